@@ -1,0 +1,86 @@
+/*
+ * sluice serve: the gateway on stdio. The client ending its input ends the
+ * gateway once the requests it already sent are answered; SIGINT or SIGTERM
+ * end it at once (in-flight calls are cancelled upstream). Either way every
+ * upstream is stopped (stdin closed, then SIGTERM, then SIGKILL) and reaped.
+ */
+#include "cli/cli.h"
+#include "core/log.h"
+#include "gateway/gateway.h"
+#include "transport/stdio.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#define DRAIN_POLL_MS 10
+
+struct serve {
+	uv_loop_t *loop;
+	struct sl_gateway *gw;
+	struct sl_stdio *stdio;
+	uv_signal_t sigint, sigterm;
+	uv_timer_t drain;
+	bool stopping;
+};
+
+static void on_gateway_stopped(void *ctx)
+{
+	struct serve *sv = ctx;
+	uv_close((uv_handle_t *)&sv->sigint, NULL);
+	uv_close((uv_handle_t *)&sv->sigterm, NULL);
+	uv_close((uv_handle_t *)&sv->drain, NULL);
+	sl_stdio_free(sv->stdio);
+	sl_gateway_free(sv->gw);
+}
+
+static void shut_down(struct serve *sv)
+{
+	if (sv->stopping)
+		return;
+	sv->stopping = true;
+	uv_timer_stop(&sv->drain);
+	sl_stdio_close(sv->stdio);
+	sl_gateway_stop(sv->gw, on_gateway_stopped, sv);
+}
+
+static void on_drain(uv_timer_t *t)
+{
+	struct serve *sv = t->data;
+	if (sl_session_idle(sl_stdio_session(sv->stdio)))
+		shut_down(sv);
+}
+
+static void on_input_end(void *ctx)
+{
+	struct serve *sv = ctx;
+	sl_log(SL_LOG_DEBUG, "the client closed its input");
+	uv_timer_start(&sv->drain, on_drain, 0, DRAIN_POLL_MS);
+}
+
+static void on_signal(uv_signal_t *h, int sig)
+{
+	struct serve *sv = h->data;
+	sl_log(SL_LOG_INFO, "signal %d: shutting down", sig);
+	shut_down(sv);
+}
+
+int sl_cli_serve(const struct sl_config *cfg)
+{
+	struct serve sv = { 0 };
+
+	signal(SIGPIPE, SIG_IGN);
+	sv.loop = uv_default_loop();
+	sv.gw = sl_gateway_new(sv.loop, cfg);
+	sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);
+	uv_signal_init(sv.loop, &sv.sigint);
+	uv_signal_init(sv.loop, &sv.sigterm);
+	uv_timer_init(sv.loop, &sv.drain);
+	sv.sigint.data = sv.sigterm.data = sv.drain.data = &sv;
+	uv_signal_start(&sv.sigint, on_signal, SIGINT);
+	uv_signal_start(&sv.sigterm, on_signal, SIGTERM);
+	sl_log(SL_LOG_INFO, "sluice %s serving %zu servers on stdio (%s mode)", SL_VERSION,
+	       cfg->nservers, sl_exposure_name(cfg->exposure));
+	uv_run(sv.loop, UV_RUN_DEFAULT);
+	uv_loop_close(sv.loop);
+	return 0;
+}

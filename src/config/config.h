@@ -1,0 +1,79 @@
+/*
+ * Configuration: a JSON file in the shape MCP clients already use (the
+ * "mcpServers" object of Claude Desktop, Cursor and Claude Code, or the
+ * "servers" object of VS Code) plus a "sluice" object for the gateway.
+ * Once loaded it is immutable; every other module borrows it.
+ *
+ * API:
+ *   struct sl_config *c;
+ *   if (sl_config_load(path, &c, &err) < 0) fprintf(stderr, "%s\n", err.msg);
+ *   for (i < c->nwarnings) print c->warnings[i];
+ *   sl_config_free(c);
+ */
+#ifndef SL_CONFIG_CONFIG_H
+#define SL_CONFIG_CONFIG_H
+
+#include "core/common.h"
+
+enum sl_exposure {
+	SL_EXPOSE_PASSTHROUGH, /* every upstream tool as server__tool */
+	SL_EXPOSE_ROUTER,      /* search_tools, list_servers, list_tools, invoke_tool */
+	SL_EXPOSE_HYBRID,      /* passthrough plus search_tools */
+};
+
+struct sl_kv {
+	char *key;
+	char *value;
+};
+
+struct sl_server_config {
+	char *name;
+	char *command;
+	char **args;           /* NULL-terminated */
+	size_t nargs;
+	struct sl_kv *env;     /* declared by the entry, ${VAR} expanded */
+	size_t nenv;
+	char *cwd;             /* NULL: the gateway's */
+	uint64_t timeout_ms;   /* per call; 0: the gateway default */
+	bool disabled;
+	char *error;           /* set: this server cannot start, and why */
+};
+
+struct sl_config {
+	char *path;
+	struct sl_server_config *servers;
+	size_t nservers;
+	enum sl_exposure exposure;
+	int log_level;
+	char *log_file;
+	uint64_t call_timeout_ms;
+	uint64_t startup_timeout_ms;
+	uint64_t restart_max_backoff_ms;
+	size_t max_request_bytes;          /* one client message */
+	size_t max_upstream_message_bytes; /* one upstream message */
+	size_t max_tools;                  /* per upstream */
+	char **warnings;
+	size_t nwarnings;
+};
+
+/* Loads and validates path. Returns 0, or SL_ERR_* with err->msg saying
+ * where (file:line:column) and what. */
+int sl_config_load(const char *path, struct sl_config **out, struct sl_err *err) SL_MUST_USE;
+/* Parses a config from memory (path is used in messages only). */
+int sl_config_parse(const char *path, const char *text, size_t len,
+		    struct sl_config **out, struct sl_err *err) SL_MUST_USE;
+void sl_config_free(struct sl_config *c);
+
+const char *sl_exposure_name(enum sl_exposure e);
+
+/* The environment for a child: a least-privilege allowlist taken from envp
+ * plus what the entry declares. Returns a NULL-terminated array; free it
+ * with sl_config_env_free. */
+char **sl_config_child_env(const struct sl_server_config *s, char *const *envp);
+void sl_config_env_free(char **env);
+
+/* Expands ${VAR} and ${env:VAR} from getenv_fn. Returns a new string, or
+ * NULL with err set (unset variable, unterminated reference). */
+char *sl_config_expand(const char *s, const char *(*getenv_fn)(const char *), struct sl_err *err);
+
+#endif

@@ -1,0 +1,89 @@
+/* Allocation that aborts on out-of-memory, error messages, clocks. */
+#include "core/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void sl_oom(void)
+{
+	static const char m[] = "sluice: out of memory\n";
+	ssize_t r = write(2, m, sizeof(m) - 1);
+	(void)r;
+	abort();
+}
+
+void *sl_alloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+	if (!p)
+		sl_oom();
+	return p;
+}
+
+void *sl_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		sl_oom();
+	return p;
+}
+
+char *sl_strndup(const char *s, size_t n)
+{
+	char *d = sl_alloc(n + 1);
+	memcpy(d, s, n);
+	return d;
+}
+
+char *sl_strdup(const char *s)
+{
+	return sl_strndup(s, strlen(s));
+}
+
+char *sl_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		sl_oom();
+	va_end(ap);
+	return s;
+}
+
+void sl_err_set(struct sl_err *e, const char *fmt, ...)
+{
+	va_list ap;
+	if (!e)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+uint64_t sl_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t sl_now_ms(void)
+{
+	return sl_now_us() / 1000u;
+}
+
+uint64_t sl_hash64(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ull ^ seed;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}

@@ -1,0 +1,51 @@
+/*
+ * Common definitions for every sluice module: error codes, attributes,
+ * allocation that never fails, and the monotonic clock.
+ *
+ * API:
+ *   int rc = sl_something(...);        0 or a negative SL_ERR_*
+ *   p = sl_alloc(n);                   aborts with a message on OOM
+ *   t = sl_now_ms();                   monotonic milliseconds
+ */
+#ifndef SL_CORE_COMMON_H
+#define SL_CORE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define SL_MUST_USE   __attribute__((warn_unused_result))
+#define SL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SL_NORETURN   __attribute__((noreturn))
+#define SL_COUNT(a)   (sizeof(a) / sizeof((a)[0]))
+
+enum {
+	SL_OK = 0,
+	SL_ERR_INVALID = -1,   /* bad input: a clear message is in the sl_err */
+	SL_ERR_TOO_LARGE = -2, /* input over a configured cap */
+	SL_ERR_IO = -3,        /* a system call failed */
+	SL_ERR_NOT_FOUND = -4,
+	SL_ERR_STATE = -5,     /* not possible in the current state */
+};
+
+/* Error detail for a fallible call: a message fit to show a user. */
+struct sl_err {
+	char msg[512];
+};
+
+void sl_err_set(struct sl_err *e, const char *fmt, ...) SL_PRINTF(2, 3);
+
+void *sl_alloc(size_t n);        /* zeroed */
+void *sl_realloc(void *p, size_t n);
+char *sl_strdup(const char *s);
+char *sl_strndup(const char *s, size_t n);
+char *sl_printf(const char *fmt, ...) SL_PRINTF(1, 2);
+SL_NORETURN void sl_oom(void);
+
+uint64_t sl_now_ms(void);
+uint64_t sl_now_us(void);
+
+/* 64-bit FNV-1a, for short stable name suffixes (not for security). */
+uint64_t sl_hash64(const void *p, size_t n, uint64_t seed);
+
+#endif

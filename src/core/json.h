@@ -1,0 +1,38 @@
+/*
+ * JSON helpers over yyjson: typed getters that return NULL on a missing key
+ * or a wrong type, line serialisation, and error positions as line:column.
+ *
+ * Ownership: getters borrow from the document; sl_json_write* return a
+ * malloc'd string the caller frees.
+ */
+#ifndef SL_CORE_JSON_H
+#define SL_CORE_JSON_H
+
+#include "core/common.h"
+#include <yyjson.h>
+
+/* Flags for every parse of peer input: big numbers are kept as written. */
+#define SL_JSON_READ_FLAGS (YYJSON_READ_BIGNUM_AS_RAW)
+
+yyjson_val *sl_json_obj(yyjson_val *o, const char *key);
+yyjson_val *sl_json_arr(yyjson_val *o, const char *key);
+const char *sl_json_str(yyjson_val *o, const char *key);
+/* Integer member; returns false if missing or not an integer. */
+bool sl_json_int(yyjson_val *o, const char *key, int64_t *out);
+bool sl_json_true(yyjson_val *o, const char *key);
+
+/* Writes d (or a value) as one line ending in "\n". */
+char *sl_json_write_line(yyjson_mut_doc *d, size_t *len);
+char *sl_json_write_val(yyjson_val *v, size_t *len);
+char *sl_json_write_mut_val(yyjson_mut_val *v, size_t *len);
+
+/* 1-based line and column of byte offset pos in s. */
+void sl_json_position(const char *s, size_t n, size_t pos, size_t *line, size_t *col);
+
+/* A mutable string value copied into d. */
+static inline yyjson_mut_val *sl_json_mstr(yyjson_mut_doc *d, const char *s)
+{
+	return yyjson_mut_strcpy(d, s);
+}
+
+#endif

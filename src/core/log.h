@@ -1,0 +1,24 @@
+/*
+ * Logging to stderr (or a file): never to stdout, which carries only MCP
+ * messages on the stdio transport.
+ *
+ * API:
+ *   sl_log_init(SL_LOG_INFO, NULL);     NULL: stderr
+ *   sl_log(SL_LOG_WARN, "upstream %s: %s", name, why);
+ */
+#ifndef SL_CORE_LOG_H
+#define SL_CORE_LOG_H
+
+#include "core/common.h"
+
+enum sl_log_level { SL_LOG_ERROR, SL_LOG_WARN, SL_LOG_INFO, SL_LOG_DEBUG };
+
+/* Opens path for appending (NULL: stderr). Returns 0 or SL_ERR_IO. */
+int sl_log_init(enum sl_log_level level, const char *path) SL_MUST_USE;
+void sl_log_set_level(enum sl_log_level level);
+bool sl_log_enabled(enum sl_log_level level);
+void sl_log(enum sl_log_level level, const char *fmt, ...) SL_PRINTF(2, 3);
+/* Parses "error", "warn", "info", "debug". Returns -1 if unknown. */
+int sl_log_level_parse(const char *s);
+
+#endif

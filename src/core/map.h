@@ -1,0 +1,35 @@
+/*
+ * A string-keyed hash map (open addressing, linear probing) for lookups by
+ * name: exposed tool names, request ids. Keys are copied; values borrowed.
+ *
+ * API:
+ *   struct sl_map m; sl_map_init(&m);
+ *   sl_map_put(&m, "k", v);  v = sl_map_get(&m, "k");  sl_map_del(&m, "k");
+ *   sl_map_dispose(&m);
+ */
+#ifndef SL_CORE_MAP_H
+#define SL_CORE_MAP_H
+
+#include "core/common.h"
+
+struct sl_map_slot {
+	char *key;   /* NULL: empty; TOMBSTONE: deleted */
+	void *value;
+};
+
+struct sl_map {
+	struct sl_map_slot *slots;
+	size_t cap;   /* power of two */
+	size_t used;  /* live + deleted */
+	size_t live;
+};
+
+void sl_map_init(struct sl_map *m);
+void sl_map_dispose(struct sl_map *m);
+/* Replaces any value under key. */
+void sl_map_put(struct sl_map *m, const char *key, void *value);
+void *sl_map_get(const struct sl_map *m, const char *key);
+/* Returns the removed value, or NULL. */
+void *sl_map_del(struct sl_map *m, const char *key);
+
+#endif

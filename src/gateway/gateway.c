@@ -1,0 +1,252 @@
+/* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
+#include "gateway/gateway.h"
+#include "gateway/session.h"
+#include "core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STOP_POLL_MS 20
+
+static void on_up_ready(void *ctx, struct sl_upstream *u);
+static void on_up_down(void *ctx, struct sl_upstream *u);
+static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+
+static const struct sl_upstream_ops up_ops = {
+	.ready = on_up_ready,
+	.down = on_up_down,
+	.notify = on_up_notify,
+	.request = on_up_request,
+};
+
+struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
+{
+	struct sl_gateway *gw = sl_alloc(sizeof(*gw));
+	gw->loop = loop;
+	gw->cfg = cfg;
+	gw->nups = cfg->nservers;
+	gw->ups = sl_alloc((gw->nups + 1) * sizeof(*gw->ups));
+	for (size_t i = 0; i < gw->nups; i++)
+		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
+	sl_catalog_init(&gw->catalog);
+	uv_timer_init(loop, &gw->timer);
+	gw->timer.data = gw;
+	return gw;
+}
+
+static void on_gw_timer_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+void sl_gateway_free(struct sl_gateway *gw)
+{
+	for (size_t i = 0; i < gw->nups; i++)
+		sl_upstream_free(gw->ups[i]);
+	free(gw->ups);
+	sl_catalog_dispose(&gw->catalog);
+	while (gw->waiters) {
+		struct sl_waiter *w = gw->waiters;
+		gw->waiters = w->next;
+		free(w);
+	}
+	uv_close((uv_handle_t *)&gw->timer, on_gw_timer_closed);
+}
+
+struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
+{
+	for (size_t i = 0; i < gw->nups; i++)
+		if (strcmp(gw->ups[i]->name, name) == 0)
+			return gw->ups[i];
+	return NULL;
+}
+
+void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s)
+{
+	s->next = gw->sessions;
+	gw->sessions = s;
+}
+
+void sl_gateway_remove_session(struct sl_gateway *gw, struct sl_session *s)
+{
+	for (struct sl_session **p = &gw->sessions; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			return;
+		}
+}
+
+/* ---- settling: every upstream has had its first go -------------------- */
+
+static void run_waiters(struct sl_gateway *gw)
+{
+	struct sl_waiter *w = gw->waiters;
+	gw->waiters = NULL;
+	while (w) {
+		struct sl_waiter *next = w->next;
+		w->fn(w->ctx);
+		free(w);
+		w = next;
+	}
+}
+
+static void check_settled(struct sl_gateway *gw)
+{
+	if (gw->settled || !gw->started)
+		return;
+	for (size_t i = 0; i < gw->nups; i++)
+		if (gw->ups[i]->state == SL_UP_STARTING && gw->ups[i]->starts == 1)
+			return;
+	gw->settled = true;
+	uv_timer_stop(&gw->timer);
+	run_waiters(gw);
+}
+
+static void on_startup_deadline(uv_timer_t *t)
+{
+	struct sl_gateway *gw = t->data;
+	if (!gw->settled) {
+		sl_log(SL_LOG_WARN, "some servers are still starting after %llu ms; serving the others",
+		       (unsigned long long)gw->cfg->startup_timeout_ms);
+		gw->settled = true;
+		run_waiters(gw);
+	}
+}
+
+static void on_settled_idle(uv_timer_t *t)
+{
+	struct sl_gateway *gw = t->data;
+	if (gw->settled)
+		run_waiters(gw);
+}
+
+void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
+{
+	struct sl_waiter *w = sl_alloc(sizeof(*w)), **p = &gw->waiters;
+	w->fn = fn;
+	w->ctx = ctx;
+	while (*p)
+		p = &(*p)->next;
+	*p = w;
+	if (gw->settled)
+		uv_timer_start(&gw->timer, on_settled_idle, 0, 0);
+}
+
+void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
+{
+	if (gw->started)
+		return;
+	gw->started = true;
+	for (size_t i = 0; i < gw->nups; i++)
+		sl_upstream_start(gw->ups[i], caps);
+	uv_timer_start(&gw->timer, on_startup_deadline, gw->cfg->startup_timeout_ms, 0);
+	check_settled(gw);
+}
+
+/* ---- what upstreams report --------------------------------------------- */
+
+static uint64_t lists_hash(struct sl_gateway *gw, bool prompts)
+{
+	uint64_t h = 0;
+	for (size_t i = 0; i < gw->nups; i++) {
+		struct sl_upstream *u = gw->ups[i];
+		const struct sl_item_list *a = prompts ? &u->prompts : &u->resources;
+		h = sl_hash64(&a->n, sizeof(a->n), h);
+		h = sl_hash64(a->items ? (const void *)a->items : (const void *)"", a->n * sizeof(void *), h);
+		if (!prompts)
+			h = sl_hash64(u->templates.items ? (const void *)u->templates.items : (const void *)"",
+				      u->templates.n * sizeof(void *), h);
+	}
+	return h;
+}
+
+static void broadcast_changes(struct sl_gateway *gw)
+{
+	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups);
+	uint64_t rh = lists_hash(gw, false), ph = lists_hash(gw, true);
+	bool resources = rh != gw->resources_hash, prompts = ph != gw->prompts_hash;
+
+	gw->resources_hash = rh;
+	gw->prompts_hash = ph;
+	if (!gw->settled)
+		return; /* nobody has seen a list yet */
+	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+		if (tools)
+			sl_session_list_changed(s, "tools");
+		if (resources)
+			sl_session_list_changed(s, "resources");
+		if (prompts)
+			sl_session_list_changed(s, "prompts");
+	}
+}
+
+static void on_up_ready(void *ctx, struct sl_upstream *u)
+{
+	struct sl_gateway *gw = ctx;
+	broadcast_changes(gw);
+	check_settled(gw);
+}
+
+static void on_up_down(void *ctx, struct sl_upstream *u)
+{
+	/* The last lists stay in the catalog while it restarts: clients keep
+	 * their view, and calls fail with "restarting" until it is back. */
+	check_settled(ctx);
+}
+
+static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
+{
+	struct sl_gateway *gw = ctx;
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		sl_session_notify(s, u, m);
+}
+
+static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
+{
+	struct sl_gateway *gw = ctx;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *err;
+	char msg[256];
+
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		if (sl_session_relay(s, u, m))
+			return;
+	/* No client can answer it: say so rather than leave the server waiting. */
+	snprintf(msg, sizeof(msg), "the client connected to sluice does not support %s", m->method);
+	d = yyjson_mut_doc_new(NULL);
+	err = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_int(d, err, "code", SL_RPC_METHOD_NOT_FOUND);
+	yyjson_mut_obj_add_strcpy(d, err, "message", msg);
+	yyjson_mut_doc_set_root(d, err);
+	{
+		/* sl_upstream_respond takes immutable values: round-trip once. */
+		yyjson_doc *imm = yyjson_mut_doc_imut_copy(d, NULL);
+		sl_upstream_respond(u, sl_upstream_generation(u), m->id, NULL, yyjson_doc_get_root(imm));
+		yyjson_doc_free(imm);
+	}
+	yyjson_mut_doc_free(d);
+}
+
+/* ---- stopping ---------------------------------------------------------- */
+
+static void on_stop_poll(uv_timer_t *t)
+{
+	struct sl_gateway *gw = t->data;
+	for (size_t i = 0; i < gw->nups; i++)
+		if (!sl_upstream_stopped(gw->ups[i]))
+			return;
+	uv_timer_stop(t);
+	if (gw->on_stopped)
+		gw->on_stopped(gw->stopped_ctx);
+}
+
+void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
+{
+	gw->stopping = true;
+	gw->on_stopped = fn;
+	gw->stopped_ctx = ctx;
+	for (size_t i = 0; i < gw->nups; i++)
+		sl_upstream_stop(gw->ups[i]);
+	uv_timer_start(&gw->timer, on_stop_poll, 0, STOP_POLL_MS);
+}

@@ -1,0 +1,19 @@
+/*
+ * The router's gateway tools: search_tools, list_servers, list_tools and
+ * invoke_tool (router mode), or search_tools alone (hybrid mode). Ranking
+ * here is simple term matching; ranked search with signatures builds on it.
+ */
+#ifndef SL_GATEWAY_ROUTER_H
+#define SL_GATEWAY_ROUTER_H
+
+#include "gateway/session.h"
+
+/* Appends the gateway tools of the configured mode to arr (in d). */
+void sl_router_list(struct sl_gateway *gw, yyjson_mut_doc *d, yyjson_mut_val *arr);
+/* True if name is a gateway tool in the configured mode. */
+bool sl_router_handles(struct sl_gateway *gw, const char *name);
+/* Runs gateway tool name for request m (taken). */
+void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
+		    yyjson_val *args);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * One MCP client session: answers the protocol's methods in both eras,
+ * turns tools/call into pipeline calls, relays progress, cancellation and
+ * server-to-client requests, and sends list_changed.
+ *
+ * A transport owns the session's I/O: it feeds complete lines with
+ * sl_session_input and receives lines through io->send. The session never
+ * frees itself; the transport calls sl_session_close and then, from the
+ * loop, sl_session_free.
+ */
+#ifndef SL_GATEWAY_SESSION_H
+#define SL_GATEWAY_SESSION_H
+
+#include "core/map.h"
+#include "gateway/gateway.h"
+#include "pipeline/call.h"
+#include "proto/jsonrpc.h"
+
+struct sl_session_io {
+	/* Sends one line (ending in "\n"); takes line. */
+	void (*send)(void *ctx, char *line, size_t len);
+};
+
+enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
+
+struct sl_deferred;
+
+struct sl_session {
+	struct sl_session *next;     /* in the gateway's list */
+	struct sl_gateway *gw;
+	const struct sl_session_io *io;
+	void *io_ctx;
+
+	enum sl_era era;             /* set by initialize (legacy) or a modern request */
+	bool initialized;            /* legacy: notifications/initialized seen */
+	char version[16];            /* legacy: the negotiated version */
+	yyjson_doc *caps_doc;        /* legacy: the client's initialize params */
+	yyjson_val *caps;            /* legacy: its capabilities */
+	bool closing;
+
+	struct sl_map calls;         /* client request id -> struct pending */
+	struct sl_map relays;        /* our request id -> struct relay */
+	int64_t next_out_id;
+	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
+	struct sl_deferred **deferred_tail;
+};
+
+struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
+/* One complete message (a line without its newline). */
+void sl_session_input(struct sl_session *s, const char *line, size_t len);
+/* A line over the transport's cap: answer with an error (id if findable). */
+void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,
+			 size_t tl, size_t total, size_t max);
+/* True when no request of this session is in flight or waiting. */
+bool sl_session_idle(const struct sl_session *s);
+/* The client is gone: cancel its calls; send nothing more. */
+void sl_session_close(struct sl_session *s);
+void sl_session_free(struct sl_session *s);
+
+/* From the gateway. */
+void sl_session_list_changed(struct sl_session *s, const char *what);
+void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+/* Relays an upstream's request to the client; false if this session cannot. */
+bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+
+/* Sends a line built from d (helper for router and session). */
+void sl_session_send_doc(struct sl_session *s, yyjson_mut_doc *d);
+/* Answers m with result (built in d, which this frees), sealed for the era. */
+void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_mut_doc *d,
+		      yyjson_mut_val *result);
+/* Answers a request id with a JSON-RPC error. */
+void sl_session_error(struct sl_session *s, yyjson_val *id, int code, const char *msg);
+/* Runs a tool call through the pipeline and answers m when it ends. Takes m
+ * (its document); args is copied. */
+void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
+			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			   yyjson_val *args);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * sluice: an MCP gateway. This file only reads the command line, loads the
+ * config and hands over to a command in src/cli/.
+ */
+#include "cli/cli.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: sluice <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  serve --config FILE   serve MCP on stdin/stdout, aggregating the config's servers\n"
+	"  check --config FILE   validate the config, start each server once, print what it offers\n"
+	"\n"
+	"options:\n"
+	"  -c, --config FILE        config file (JSON with \"mcpServers\"; default $SLUICE_CONFIG)\n"
+	"  --exposure MODE          passthrough | router | hybrid (overrides sluice.exposure)\n"
+	"  --log-level LEVEL        error | warn | info | debug (overrides sluice.logLevel)\n"
+	"  -h, --help               this text\n"
+	"  -V, --version            the version\n"
+	"\n"
+	"Logs go to stderr; stdout carries only MCP messages.\n";
+
+int main(int argc, char **argv)
+{
+	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG"), *exposure = NULL, *level = NULL;
+	struct sl_config *cfg;
+	struct sl_err err;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("sluice %s\n", SL_VERSION);
+			return 0;
+		} else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && i + 1 < argc) {
+			path = argv[++i];
+		} else if (!strcmp(a, "--exposure") && i + 1 < argc) {
+			exposure = argv[++i];
+		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
+			level = argv[++i];
+		} else if (!cmd && a[0] != '-') {
+			cmd = a;
+		} else {
+			fprintf(stderr, "sluice: unknown or incomplete argument '%s'\n\n%s", a, usage);
+			return 2;
+		}
+	}
+	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check"))) {
+		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
+			cmd ? cmd : "", cmd ? "'" : "", usage);
+		return 2;
+	}
+	if (!path) {
+		fprintf(stderr, "sluice: no config: use --config FILE or set SLUICE_CONFIG\n");
+		return 2;
+	}
+	if (sl_config_load(path, &cfg, &err) < 0) {
+		fprintf(stderr, "sluice: %s\n", err.msg);
+		return 2;
+	}
+	if (exposure) {
+		if (!strcmp(exposure, "passthrough"))
+			cfg->exposure = SL_EXPOSE_PASSTHROUGH;
+		else if (!strcmp(exposure, "router"))
+			cfg->exposure = SL_EXPOSE_ROUTER;
+		else if (!strcmp(exposure, "hybrid"))
+			cfg->exposure = SL_EXPOSE_HYBRID;
+		else {
+			fprintf(stderr, "sluice: --exposure must be passthrough, router or hybrid\n");
+			sl_config_free(cfg);
+			return 2;
+		}
+	}
+	if (level) {
+		int l = sl_log_level_parse(level);
+		if (l < 0) {
+			fprintf(stderr, "sluice: --log-level must be error, warn, info or debug\n");
+			sl_config_free(cfg);
+			return 2;
+		}
+		cfg->log_level = l;
+	}
+	if (sl_log_init(cfg->log_level, cfg->log_file) < 0) {
+		fprintf(stderr, "sluice: cannot open log file %s\n", cfg->log_file);
+		sl_config_free(cfg);
+		return 2;
+	}
+	if (strcmp(cmd, "serve") == 0)
+		for (size_t i = 0; i < cfg->nwarnings; i++)
+			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	rc = strcmp(cmd, "serve") == 0 ? sl_cli_serve(cfg) : sl_cli_check(cfg);
+	sl_config_free(cfg);
+	return rc;
+}

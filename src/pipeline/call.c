@@ -1,0 +1,227 @@
+/*
+ * The pipeline engine: runs a call through the stage table, dispatch, and
+ * the finish hooks, keeping its position so a stage can suspend it.
+ */
+#include "pipeline/call.h"
+#include "core/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PH_REQUEST, PH_DISPATCH, PH_RESPONSE, PH_FINISH };
+
+static uint64_t next_call_id = 1;
+
+struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
+			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx)
+{
+	struct sl_call *c = sl_alloc(sizeof(*c));
+	c->id = next_call_id++;
+	c->origin = origin;
+	c->up = up;
+	c->tool = sl_strdup(tool);
+	if (!args_doc) {
+		args_doc = yyjson_mut_doc_new(NULL);
+		if (!args_doc)
+			sl_oom();
+		yyjson_mut_doc_set_root(args_doc, yyjson_mut_obj(args_doc));
+	}
+	c->doc = args_doc;
+	c->args = yyjson_mut_doc_get_root(args_doc);
+	c->timeout_ms = timeout_ms;
+	c->done = done;
+	c->progress = progress;
+	c->ctx = ctx;
+	c->started_us = sl_now_us();
+	return c;
+}
+
+void sl_call_free(struct sl_call *c)
+{
+	if (!c)
+		return;
+	yyjson_mut_doc_free(c->doc);
+	yyjson_doc_free(c->result_doc);
+	free(c->why);
+	free(c->tool);
+	free(c);
+}
+
+void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		sl_oom();
+	va_end(ap);
+	free(c->why);
+	c->why = s;
+	c->outcome = o;
+}
+
+/* ---- dispatch to the upstream ----------------------------------------- */
+
+static void on_reply(void *ctx, struct sl_reply *r)
+{
+	struct sl_call *c = ctx;
+	c->ureq = NULL;
+	switch (r->kind) {
+	case SL_REPLY_RESULT:
+		c->outcome = SL_OUTCOME_OK;
+		c->result_doc = r->msg->doc;
+		r->msg->doc = NULL;
+		c->result = r->msg->result;
+		break;
+	case SL_REPLY_ERROR:
+		c->outcome = SL_OUTCOME_RPC_ERROR;
+		c->result_doc = r->msg->doc;
+		r->msg->doc = NULL;
+		c->rpc_error = r->msg->error;
+		break;
+	case SL_REPLY_FAILED:
+		sl_call_set_error(c, SL_OUTCOME_FAILED, "%s", r->why);
+		break;
+	}
+	sl_call_resume(c);
+}
+
+static void on_progress(void *ctx, yyjson_val *params)
+{
+	struct sl_call *c = ctx;
+	if (c->progress && !c->finished)
+		c->progress(c->ctx, c, params);
+}
+
+/* Returns true if the call is now waiting for the upstream. */
+static bool dispatch(struct sl_call *c)
+{
+	struct sl_err err;
+	yyjson_mut_val *params = yyjson_mut_obj(c->doc);
+
+	yyjson_mut_obj_add_strcpy(c->doc, params, "name", c->tool);
+	yyjson_mut_obj_add_val(c->doc, params, "arguments", c->args);
+	c->ureq = sl_upstream_request(c->up, "tools/call", c->doc, params, c->timeout_ms, on_reply,
+				      c->progress ? on_progress : NULL, c, &err);
+	if (!c->ureq) {
+		sl_call_set_error(c, SL_OUTCOME_FAILED, "%s", err.msg);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the engine -------------------------------------------------------- */
+
+static void advance(struct sl_call *c)
+{
+	for (;;) {
+		const struct sl_stage *st;
+		sl_stage_fn fn;
+		enum sl_stage_rc rc;
+
+		switch (c->phase) {
+		case PH_DISPATCH:
+			c->phase = PH_RESPONSE;
+			c->pos = 0;
+			if (c->outcome == SL_OUTCOME_PENDING && dispatch(c)) {
+				c->suspended = true;
+				return;
+			}
+			continue;
+		case PH_FINISH:
+			if (c->outcome == SL_OUTCOME_PENDING)
+				sl_call_set_error(c, SL_OUTCOME_FAILED, "the call ended without an answer");
+			c->finished_us = sl_now_us();
+			for (size_t i = 0; i < sl_nstages; i++)
+				if (sl_stages[i]->finish)
+					sl_stages[i]->finish(c);
+			c->finished = true;
+			c->done(c->ctx, c);
+			return;
+		default:
+			break;
+		}
+		if (c->pos >= sl_nstages) {
+			c->phase = c->phase == PH_REQUEST ? PH_DISPATCH : PH_FINISH;
+			continue;
+		}
+		st = sl_stages[c->pos++];
+		fn = c->phase == PH_REQUEST ? st->request : st->response;
+		if (!fn)
+			continue;
+		rc = fn(c);
+		switch (rc) {
+		case SL_STAGE_NEXT:
+		case SL_STAGE_DECLINED:
+			break;
+		case SL_STAGE_DONE:
+			if (c->phase == PH_REQUEST) {
+				c->phase = PH_RESPONSE;
+				c->pos = 0;
+			} else {
+				c->phase = PH_FINISH;
+			}
+			break;
+		case SL_STAGE_AGAIN:
+			c->suspended = true;
+			return;
+		case SL_STAGE_ERROR:
+			if (c->outcome == SL_OUTCOME_PENDING || c->outcome == SL_OUTCOME_OK)
+				sl_call_set_error(c, SL_OUTCOME_FAILED, "stage %s failed%s%s", st->name,
+						  c->why ? ": " : "", c->why ? c->why : "");
+			c->phase = PH_FINISH;
+			break;
+		}
+	}
+}
+
+void sl_call_run(struct sl_call *c)
+{
+	advance(c);
+}
+
+void sl_call_resume(struct sl_call *c)
+{
+	if (!c->suspended || c->finished)
+		return;
+	c->suspended = false;
+	if (c->outcome == SL_OUTCOME_CANCELLED)
+		c->phase = PH_FINISH;
+	advance(c);
+}
+
+void sl_call_cancel(struct sl_call *c, const char *why)
+{
+	if (c->finished || c->outcome == SL_OUTCOME_CANCELLED)
+		return;
+	yyjson_doc_free(c->result_doc);
+	c->result_doc = NULL;
+	c->result = c->rpc_error = NULL;
+	sl_call_set_error(c, SL_OUTCOME_CANCELLED, "%s", why);
+	if (c->ureq) {
+		/* MCP 2025-11-25 cancellation: tell the server, expect no answer. */
+		sl_upstream_cancel(c->up, c->ureq, why);
+		c->ureq = NULL;
+		c->suspended = false;
+		c->phase = PH_FINISH;
+		advance(c);
+	} else if (!c->suspended) {
+		c->phase = PH_FINISH;
+	}
+	/* A stage holding the call suspended resumes it, and it then finishes. */
+}
+
+const char *sl_origin_name(enum sl_origin o)
+{
+	static const char *n[] = { "direct", "router", "code" };
+	return n[o];
+}
+
+const char *sl_outcome_name(enum sl_outcome o)
+{
+	static const char *n[] = { "pending", "ok", "rpc_error", "denied", "failed", "cancelled" };
+	return n[o];
+}

@@ -1,0 +1,121 @@
+/*
+ * The call pipeline: every tool call, whichever way it arrived (a direct
+ * tools/call, the router's invoke_tool, later a program's tools.x.y()),
+ * becomes a struct sl_call and runs the same ordered stages:
+ *
+ *   request half:  stages[0].request ... stages[n-1].request
+ *   dispatch:      to the upstream (asynchronous)
+ *   response half: stages[0].response ... stages[n-1].response
+ *   finish:        every stage's finish hook (audit), then call->done
+ *
+ * The order lives in one table (pipeline/stages.c). Stages are blind to
+ * each other. See docs/internals/PIPELINE.md for the contract.
+ *
+ * API:
+ *   c = sl_call_new(gw, origin, up, tool, args_doc, done, ctx);
+ *   sl_call_run(c);          runs until it finishes or a stage suspends
+ *   sl_call_cancel(c, why);  the owner no longer wants an answer
+ *   ...done(c) runs exactly once; the owner then calls sl_call_free(c).
+ */
+#ifndef SL_PIPELINE_CALL_H
+#define SL_PIPELINE_CALL_H
+
+#include "core/json.h"
+#include "upstream/upstream.h"
+
+struct sl_call;
+
+/* What a stage hook returns (nginx's phase handler codes). */
+enum sl_stage_rc {
+	SL_STAGE_NEXT,     /* done with this call here: go on */
+	SL_STAGE_DECLINED, /* not my business (never an error): go on */
+	SL_STAGE_DONE,     /* the call has its answer (a deny, a cache hit): skip
+			    * the rest of the request half and dispatch */
+	SL_STAGE_AGAIN,    /* suspended: the stage calls sl_call_resume once */
+	SL_STAGE_ERROR,    /* a malfunction: the call fails with c->why */
+};
+
+typedef enum sl_stage_rc (*sl_stage_fn)(struct sl_call *c);
+typedef void (*sl_stage_finish_fn)(struct sl_call *c);
+
+struct sl_stage {
+	const char *name;
+	sl_stage_fn request;        /* may be NULL */
+	sl_stage_fn response;       /* may be NULL */
+	sl_stage_finish_fn finish;  /* runs for every call: ok, denied, failed, cancelled */
+};
+
+enum sl_origin {
+	SL_ORIGIN_DIRECT, /* tools/call of an exposed tool */
+	SL_ORIGIN_ROUTER, /* invoke_tool */
+	SL_ORIGIN_CODE,   /* a program's tool call */
+};
+
+enum sl_outcome {
+	SL_OUTCOME_PENDING,
+	SL_OUTCOME_OK,        /* result holds the tool's result (may be isError) */
+	SL_OUTCOME_RPC_ERROR, /* the upstream answered with a JSON-RPC error: rpc_error */
+	SL_OUTCOME_DENIED,    /* a stage refused it: why */
+	SL_OUTCOME_FAILED,    /* no result: timeout, crash, unavailable: why */
+	SL_OUTCOME_CANCELLED, /* the owner cancelled it */
+};
+
+typedef void (*sl_call_done_fn)(void *ctx, struct sl_call *c);
+/* A progress notification's params from the upstream (token already stripped). */
+typedef void (*sl_call_progress_fn)(void *ctx, struct sl_call *c, yyjson_val *params);
+
+struct sl_call {
+	uint64_t id;
+	uint64_t parent;          /* the program's call id for origin code, else 0 */
+	enum sl_origin origin;
+	struct sl_upstream *up;   /* borrowed */
+	char *tool;               /* the upstream's own tool name */
+
+	yyjson_mut_doc *doc;      /* owns args and anything stages build */
+	yyjson_mut_val *args;     /* the arguments object */
+
+	enum sl_outcome outcome;
+	yyjson_doc *result_doc;   /* owned: the upstream's response */
+	yyjson_val *result;       /* OK: the result object */
+	yyjson_val *rpc_error;    /* RPC_ERROR: the error object */
+	char *why;                /* DENIED/FAILED/CANCELLED: a message for the model */
+
+	uint64_t timeout_ms;
+	uint64_t started_us, finished_us;
+	size_t bytes_in, bytes_out;
+
+	/* Engine position. */
+	int phase;
+	size_t pos;
+	bool suspended;
+	bool finished;
+	struct sl_ureq *ureq;     /* while dispatched */
+
+	sl_call_done_fn done;
+	sl_call_progress_fn progress; /* NULL: the caller wants no progress */
+	void *ctx;
+};
+
+/* Takes args_doc (whose root is the arguments object; NULL: empty args). */
+struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
+			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx);
+void sl_call_free(struct sl_call *c);
+void sl_call_run(struct sl_call *c);
+/* Continues a call a stage suspended with SL_STAGE_AGAIN. */
+void sl_call_resume(struct sl_call *c);
+/* Stops the call: an in-flight upstream request is cancelled upstream; the
+ * finish hooks run and done is called with outcome CANCELLED. */
+void sl_call_cancel(struct sl_call *c, const char *why);
+
+/* Sets the outcome to DENIED or FAILED with a message (for stages). */
+void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...) SL_PRINTF(3, 4);
+
+const char *sl_origin_name(enum sl_origin o);
+const char *sl_outcome_name(enum sl_outcome o);
+
+/* The ordered stage table (pipeline/stages.c). */
+extern const struct sl_stage *const sl_stages[];
+extern const size_t sl_nstages;
+
+#endif

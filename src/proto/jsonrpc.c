@@ -1,0 +1,118 @@
+/* JSON-RPC 2.0 parsing and building (https://www.jsonrpc.org/specification). */
+#include "proto/jsonrpc.h"
+
+#include <string.h>
+
+static bool valid_id(yyjson_val *id)
+{
+	/* MCP: ids are strings or integers, never null. */
+	return yyjson_is_str(id) || yyjson_is_int(id);
+}
+
+int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e)
+{
+	yyjson_read_err rerr;
+	yyjson_val *root, *jv;
+
+	memset(m, 0, sizeof(*m));
+	m->doc = yyjson_read_opts((char *)s, n, SL_JSON_READ_FLAGS, NULL, &rerr);
+	if (!m->doc) {
+		*code = SL_RPC_PARSE_ERROR;
+		sl_err_set(e, "Parse error: %s at byte %zu", rerr.msg, rerr.pos);
+		return SL_ERR_INVALID;
+	}
+	root = m->root = yyjson_doc_get_root(m->doc);
+	*code = SL_RPC_INVALID_REQUEST;
+	if (!yyjson_is_obj(root)) {
+		sl_err_set(e, "Invalid Request: %s", yyjson_is_arr(root) ?
+			   "batches are not supported" : "a message must be a JSON object");
+		return SL_ERR_INVALID;
+	}
+	m->id = yyjson_obj_get(root, "id");
+	if (m->id && !valid_id(m->id)) {
+		m->id = NULL;
+		sl_err_set(e, "Invalid Request: id must be a string or an integer");
+		return SL_ERR_INVALID;
+	}
+	jv = yyjson_obj_get(root, "jsonrpc");
+	if (!yyjson_is_str(jv) || strcmp(yyjson_get_str(jv), "2.0") != 0) {
+		sl_err_set(e, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+		return SL_ERR_INVALID;
+	}
+	jv = yyjson_obj_get(root, "method");
+	if (jv) {
+		if (!yyjson_is_str(jv)) {
+			sl_err_set(e, "Invalid Request: \"method\" must be a string");
+			return SL_ERR_INVALID;
+		}
+		m->method = yyjson_get_str(jv);
+		m->params = yyjson_obj_get(root, "params");
+		if (m->params && !yyjson_is_obj(m->params)) {
+			*code = SL_RPC_INVALID_PARAMS;
+			sl_err_set(e, "Invalid params: \"params\" must be an object");
+			return SL_ERR_INVALID;
+		}
+		m->kind = m->id ? SL_MSG_REQUEST : SL_MSG_NOTIFICATION;
+		return SL_OK;
+	}
+	m->result = yyjson_obj_get(root, "result");
+	m->error = yyjson_obj_get(root, "error");
+	if (!m->id || (!m->result == !m->error) || (m->error && !yyjson_is_obj(m->error))) {
+		sl_err_set(e, "Invalid Request: neither a request nor a response");
+		return SL_ERR_INVALID;
+	}
+	m->kind = SL_MSG_RESPONSE;
+	return SL_OK;
+}
+
+void sl_msg_dispose(struct sl_msg *m)
+{
+	yyjson_doc_free(m->doc);
+	memset(m, 0, sizeof(*m));
+}
+
+yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	if (!d)
+		sl_oom();
+	o = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
+	yyjson_mut_obj_add_val(d, o, "id", id ? yyjson_val_mut_copy(d, id) : yyjson_mut_null(d));
+	*obj = o;
+	return d;
+}
+
+yyjson_mut_doc *sl_rpc_request_new(const char *method, int64_t id, yyjson_mut_val **params)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	if (!d)
+		sl_oom();
+	o = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
+	if (id >= 0)
+		yyjson_mut_obj_add_int(d, o, "id", id);
+	yyjson_mut_obj_add_strcpy(d, o, "method", method);
+	*params = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_val(d, o, "params", *params);
+	return d;
+}
+
+char *sl_rpc_error_line(yyjson_val *id, int code, const char *message, size_t *len)
+{
+	yyjson_mut_val *o, *err;
+	yyjson_mut_doc *d = sl_rpc_response_new(id, &o);
+	char *line;
+
+	err = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_int(d, err, "code", code);
+	yyjson_mut_obj_add_strcpy(d, err, "message", message);
+	yyjson_mut_obj_add_val(d, o, "error", err);
+	line = sl_json_write_line(d, len);
+	yyjson_mut_doc_free(d);
+	return line;
+}

@@ -1,0 +1,57 @@
+/*
+ * JSON-RPC 2.0 messages: parse one message into its parts, and build
+ * requests, responses and errors. No I/O here.
+ *
+ * JSON-RPC error codes are made only here and at the transport edge: the
+ * rest of the gateway speaks in results (a deny is a reply, a failed tool is
+ * an isError result).
+ */
+#ifndef SL_PROTO_JSONRPC_H
+#define SL_PROTO_JSONRPC_H
+
+#include "core/json.h"
+
+enum sl_rpc_code {
+	SL_RPC_PARSE_ERROR = -32700,
+	SL_RPC_INVALID_REQUEST = -32600,
+	SL_RPC_METHOD_NOT_FOUND = -32601,
+	SL_RPC_INVALID_PARAMS = -32602,
+	SL_RPC_INTERNAL_ERROR = -32603,
+	SL_RPC_RESOURCE_NOT_FOUND = -32002, /* MCP: resources/read of an unknown URI */
+	SL_RPC_HEADER_MISMATCH = -32020,    /* MCP 2026-07-28 over HTTP */
+};
+
+enum sl_msg_kind {
+	SL_MSG_REQUEST,
+	SL_MSG_NOTIFICATION,
+	SL_MSG_RESPONSE,
+};
+
+struct sl_msg {
+	yyjson_doc *doc;     /* owned */
+	yyjson_val *root;
+	enum sl_msg_kind kind;
+	const char *method;  /* requests and notifications */
+	yyjson_val *id;      /* requests and responses */
+	yyjson_val *params;  /* object, or NULL */
+	yyjson_val *result;  /* responses */
+	yyjson_val *error;   /* responses */
+};
+
+/*
+ * Parses one message of n bytes. On success fills m (which then owns the
+ * document). On failure returns SL_ERR_INVALID, sets *code to the JSON-RPC
+ * error code to answer with, e->msg to why, and leaves in m->doc/m->id what
+ * could be read (the id to answer, or NULL); call sl_msg_dispose either way.
+ */
+int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e) SL_MUST_USE;
+void sl_msg_dispose(struct sl_msg *m);
+
+/* Builds {"jsonrpc":"2.0","id":<id>} in a new document; *obj is its root. */
+yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj);
+/* Builds {"jsonrpc":"2.0","method":m,("id":id,)"params":{}}; id < 0 means a notification. */
+yyjson_mut_doc *sl_rpc_request_new(const char *method, int64_t id, yyjson_mut_val **params);
+/* A complete error response line (with "\n"); id may be NULL (null id). */
+char *sl_rpc_error_line(yyjson_val *id, int code, const char *message, size_t *len);
+
+#endif

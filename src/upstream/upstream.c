@@ -1,0 +1,1056 @@
+/*
+ * Stdio upstreams: process lifecycle, the legacy-era handshake, list
+ * fetching with pagination, and request multiplexing by integer id.
+ *
+ * A process (struct sl_proc) is separate from its upstream so that a dying
+ * process can finish closing its handles while a new one starts: when the
+ * upstream gives a process up it detaches it (p->up = NULL), and the process
+ * frees itself once it is reaped and every handle is closed.
+ */
+#include "upstream/upstream.h"
+#include "upstream/spawn.h"
+#include "core/log.h"
+#include "proto/lines.h"
+#include "proto/mcp.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BACKOFF_MIN_MS 250
+#define STABLE_MS 30000        /* up this long: the next crash starts backoff afresh */
+#define STDERR_LINE_MAX 1024
+#define LIST_MAX_PAGES 100
+#define TERM_GRACE_MS 500
+#define KILL_GRACE_MS 1500
+
+extern char **environ;
+
+struct sl_proc {
+	struct sl_upstream *up; /* NULL once detached */
+	unsigned gen;
+	struct sl_child child;
+	uv_pipe_t in, out, err;
+	uv_poll_t pidw;         /* on the pidfd */
+	uv_timer_t reap;        /* polls waitpid where the kernel has no pidfd */
+	struct sl_lines out_lines, err_lines;
+	int handles;
+	bool in_open;
+	bool reaped;
+};
+
+struct sl_ureq {
+	struct sl_ureq *next, *prev;
+	struct sl_upstream *u;
+	int64_t id;
+	const char *method;     /* static string, for messages */
+	sl_reply_fn cb;
+	sl_progress_fn progress;
+	void *ctx;
+	uv_timer_t timer;
+};
+
+enum list_kind { LIST_TOOLS, LIST_RESOURCES, LIST_TEMPLATES, LIST_PROMPTS, LIST_N };
+
+static const struct {
+	const char *method, *key, *cap, *changed;
+} lists[LIST_N] = {
+	[LIST_TOOLS] = { "tools/list", "tools", "tools", "notifications/tools/list_changed" },
+	[LIST_RESOURCES] = { "resources/list", "resources", "resources",
+			     "notifications/resources/list_changed" },
+	[LIST_TEMPLATES] = { "resources/templates/list", "resourceTemplates", "resources",
+			     "notifications/resources/list_changed" },
+	[LIST_PROMPTS] = { "prompts/list", "prompts", "prompts", "notifications/prompts/list_changed" },
+};
+
+struct list_fetch {
+	struct sl_upstream *u;
+	enum list_kind kind;
+	struct sl_item_list acc;
+	int pages;
+};
+
+static unsigned next_gen = 1;
+
+static void start_process(struct sl_upstream *u);
+static void lose_process(struct sl_upstream *u, const char *why);
+static void fetch_list(struct sl_upstream *u, enum list_kind k);
+
+static struct sl_item_list *list_of(struct sl_upstream *u, enum list_kind k)
+{
+	switch (k) {
+	case LIST_TOOLS: return &u->tools;
+	case LIST_RESOURCES: return &u->resources;
+	case LIST_TEMPLATES: return &u->templates;
+	default: return &u->prompts;
+	}
+}
+
+static void item_list_dispose(struct sl_item_list *l)
+{
+	for (size_t i = 0; i < l->ndocs; i++)
+		yyjson_doc_free(l->docs[i]);
+	free(l->docs);
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+const char *sl_upstream_state_name(enum sl_upstream_state s)
+{
+	static const char *n[] = { "idle", "starting", "ready", "restarting", "disabled",
+				   "stopping", "stopped" };
+	return n[s];
+}
+
+static void set_error(struct sl_upstream *u, const char *why)
+{
+	free(u->error);
+	u->error = why ? sl_strdup(why) : NULL;
+}
+
+/* ---- the process ------------------------------------------------------- */
+
+static void on_proc_handle_closed(uv_handle_t *h)
+{
+	struct sl_proc *p = h->data;
+	if (--p->handles > 0)
+		return;
+	sl_lines_dispose(&p->out_lines);
+	sl_lines_dispose(&p->err_lines);
+	free(p);
+}
+
+static void proc_close_handle(struct sl_proc *p, uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, on_proc_handle_closed);
+}
+
+/* Closes the pipes now; the exit watcher stays until the child is reaped. */
+static void proc_close_pipes(struct sl_proc *p)
+{
+	if (p->in_open) {
+		p->in_open = false;
+		proc_close_handle(p, (uv_handle_t *)&p->in);
+	}
+	proc_close_handle(p, (uv_handle_t *)&p->out);
+	proc_close_handle(p, (uv_handle_t *)&p->err);
+}
+
+static void proc_detach(struct sl_proc *p)
+{
+	p->up = NULL;
+	proc_close_pipes(p);
+	if (!p->reaped)
+		sl_spawn_kill(&p->child, SIGKILL);
+}
+
+static int on_stderr_line(void *ctx, const char *line, size_t len)
+{
+	struct sl_proc *p = ctx;
+	if (p->up && len)
+		sl_log(SL_LOG_INFO, "[%s] %.*s", p->up->name, (int)len, line);
+	return 0;
+}
+
+static int on_stderr_oversize(void *ctx, const char *head, size_t hl, const char *tail,
+			      size_t tl, size_t total)
+{
+	struct sl_proc *p = ctx;
+	if (p->up)
+		sl_log(SL_LOG_INFO, "[%s] %.*s... (%zu bytes, cut)", p->up->name, (int)hl, head, total);
+	return 0;
+}
+
+static void upstream_line(struct sl_upstream *u, const char *line, size_t len);
+static void upstream_oversize(struct sl_upstream *u, const char *head, size_t hl,
+			      const char *tail, size_t tl, size_t total);
+
+static int on_stdout_line(void *ctx, const char *line, size_t len)
+{
+	struct sl_proc *p = ctx;
+	if (!p->up)
+		return 1;
+	upstream_line(p->up, line, len);
+	return p->up ? 0 : 1;
+}
+
+static int on_stdout_oversize(void *ctx, const char *head, size_t hl, const char *tail,
+			      size_t tl, size_t total)
+{
+	struct sl_proc *p = ctx;
+	if (p->up)
+		upstream_oversize(p->up, head, hl, tail, tl, total);
+	return p->up ? 0 : 1;
+}
+
+static const struct sl_lines_ops stdout_ops = { on_stdout_line, on_stdout_oversize };
+static const struct sl_lines_ops stderr_ops = { on_stderr_line, on_stderr_oversize };
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char slab[65536];
+	buf->base = slab;
+	buf->len = sizeof(slab);
+}
+
+static void on_stdout_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct sl_proc *p = s->data;
+	if (n > 0) {
+		sl_lines_feed(&p->out_lines, buf->base, (size_t)n);
+	} else if (n < 0) {
+		uv_read_stop(s);
+		/* Output closed while the process lives on: it cannot answer. */
+		if (p->up && !p->reaped)
+			lose_process(p->up, "closed its standard output");
+	}
+}
+
+static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct sl_proc *p = s->data;
+	if (n > 0)
+		sl_lines_feed(&p->err_lines, buf->base, (size_t)n);
+	else if (n < 0)
+		uv_read_stop(s);
+}
+
+/* The child exited: read what it wrote before dying, then report. */
+static void proc_exited(struct sl_proc *p, int status)
+{
+	char why[128];
+	char buf[65536];
+	int fd;
+
+	p->reaped = true;
+	if (p->up && uv_fileno((uv_handle_t *)&p->out, &fd) == 0) {
+		ssize_t n;
+		while (p->up && (n = read(fd, buf, sizeof(buf))) > 0)
+			sl_lines_feed(&p->out_lines, buf, (size_t)n);
+	}
+	if (WIFEXITED(status))
+		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(why, sizeof(why), "ended (status %d)", status);
+	if (p->up)
+		lose_process(p->up, why);
+	proc_close_pipes(p);
+	if (p->child.pidfd >= 0) {
+		proc_close_handle(p, (uv_handle_t *)&p->pidw);
+		close(p->child.pidfd);
+	} else {
+		proc_close_handle(p, (uv_handle_t *)&p->reap);
+	}
+}
+
+static void try_reap(struct sl_proc *p)
+{
+	int status;
+	pid_t r;
+	do
+		r = waitpid(p->child.pid, &status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == p->child.pid)
+		proc_exited(p, status);
+	else if (r < 0) /* someone else reaped it: report it gone */
+		proc_exited(p, 0);
+}
+
+static void on_pidfd(uv_poll_t *h, int status, int events)
+{
+	struct sl_proc *p = h->data;
+	if (!p->reaped)
+		try_reap(p);
+}
+
+static void on_reap_timer(uv_timer_t *t)
+{
+	struct sl_proc *p = t->data;
+	if (!p->reaped)
+		try_reap(p);
+}
+
+static struct sl_proc *proc_start(struct sl_upstream *u, struct sl_err *err)
+{
+	const struct sl_server_config *c = u->cfg;
+	struct sl_proc *p = sl_alloc(sizeof(*p));
+	char **env = sl_config_child_env(c, environ);
+	int rc = sl_spawn(c->command, c->args, env, c->cwd, &p->child, err);
+
+	sl_config_env_free(env);
+	if (rc < 0) {
+		free(p);
+		return NULL;
+	}
+	p->up = u;
+	p->gen = next_gen++;
+	sl_lines_init(&p->out_lines, u->gcfg->max_upstream_message_bytes, &stdout_ops, p);
+	sl_lines_init(&p->err_lines, STDERR_LINE_MAX, &stderr_ops, p);
+	uv_pipe_init(u->loop, &p->in, 0);
+	uv_pipe_init(u->loop, &p->out, 0);
+	uv_pipe_init(u->loop, &p->err, 0);
+	p->in.data = p->out.data = p->err.data = p;
+	p->handles = 4;
+	p->in_open = true;
+	if (uv_pipe_open(&p->in, p->child.in) || uv_pipe_open(&p->out, p->child.out) ||
+	    uv_pipe_open(&p->err, p->child.err))
+		sl_log(SL_LOG_ERROR, "%s: cannot watch the child's pipes", u->name);
+	uv_read_start((uv_stream_t *)&p->out, on_alloc, on_stdout_read);
+	uv_read_start((uv_stream_t *)&p->err, on_alloc, on_stderr_read);
+	if (p->child.pidfd >= 0) {
+		uv_poll_init(u->loop, &p->pidw, p->child.pidfd);
+		p->pidw.data = p;
+		uv_poll_start(&p->pidw, UV_READABLE, on_pidfd);
+	} else {
+		uv_timer_init(u->loop, &p->reap);
+		p->reap.data = p;
+		uv_timer_start(&p->reap, on_reap_timer, 50, 50);
+	}
+	return p;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+struct write_req {
+	uv_write_t w;
+	char *line;
+};
+
+static void on_written(uv_write_t *w, int status)
+{
+	struct write_req *r = (struct write_req *)w;
+	free(r->line);
+	free(r);
+}
+
+/* Takes line. Returns false if the server's input is backed up or closed. */
+static bool send_line(struct sl_upstream *u, char *line, size_t len)
+{
+	struct sl_proc *p = u->proc;
+	struct write_req *r;
+	uv_buf_t b;
+
+	if (!p || !p->in_open ||
+	    p->in.write_queue_size + len > 2 * u->gcfg->max_upstream_message_bytes) {
+		free(line);
+		return false;
+	}
+	r = sl_alloc(sizeof(*r));
+	r->line = line;
+	b = uv_buf_init(line, (unsigned)len);
+	if (uv_write(&r->w, (uv_stream_t *)&p->in, &b, 1, on_written) < 0) {
+		free(line);
+		free(r);
+		return false;
+	}
+	return true;
+}
+
+static void send_doc(struct sl_upstream *u, yyjson_mut_doc *d)
+{
+	size_t len;
+	char *line = sl_json_write_line(d, &len);
+	send_line(u, line, len);
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static void on_ureq_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void ureq_free(struct sl_ureq *r)
+{
+	struct sl_upstream *u = r->u;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		u->pending = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	uv_close((uv_handle_t *)&r->timer, on_ureq_closed);
+}
+
+static struct sl_ureq *ureq_find(struct sl_upstream *u, int64_t id)
+{
+	for (struct sl_ureq *r = u->pending; r; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void ureq_fail(struct sl_ureq *r, const char *why)
+{
+	struct sl_reply rep = { .kind = SL_REPLY_FAILED, .why = why };
+	sl_reply_fn cb = r->cb;
+	void *ctx = r->ctx;
+	ureq_free(r);
+	if (cb)
+		cb(ctx, &rep);
+}
+
+static void send_cancel(struct sl_upstream *u, int64_t id, const char *reason)
+{
+	yyjson_mut_val *params;
+	yyjson_mut_doc *d = sl_rpc_request_new("notifications/cancelled", -1, &params);
+	/* MCP 2025-11-25 cancellation: requestId and an optional reason. */
+	yyjson_mut_obj_add_int(d, params, "requestId", id);
+	yyjson_mut_obj_add_strcpy(d, params, "reason", reason);
+	send_doc(u, d);
+	yyjson_mut_doc_free(d);
+}
+
+static void on_ureq_timeout(uv_timer_t *t)
+{
+	struct sl_ureq *r = t->data;
+	struct sl_upstream *u = r->u;
+	char why[256];
+	uint64_t ms = uv_timer_get_repeat(t);
+
+	snprintf(why, sizeof(why), "server '%s' did not answer %s within %llu ms", u->name,
+		 r->method, (unsigned long long)ms);
+	send_cancel(u, r->id, "timed out");
+	ureq_fail(r, why);
+}
+
+struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
+				    yyjson_mut_doc *d, yyjson_mut_val *params,
+				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
+				    void *ctx, struct sl_err *err)
+{
+	struct sl_ureq *r;
+	yyjson_mut_val *env, *meta;
+	size_t len;
+	char *line;
+	bool handshake = strcmp(method, "initialize") == 0 || u->state == SL_UP_STARTING;
+
+	if (!u->proc || (u->state != SL_UP_READY && !handshake)) {
+		if (u->state == SL_UP_BACKOFF || u->state == SL_UP_STARTING)
+			sl_err_set(err, "server '%s' is restarting (last error: %s)", u->name,
+				   u->error ? u->error : "none");
+		else
+			sl_err_set(err, "server '%s' is not available (%s%s%s)", u->name,
+				   sl_upstream_state_name(u->state), u->error ? ": " : "",
+				   u->error ? u->error : "");
+		return NULL;
+	}
+	r = sl_alloc(sizeof(*r));
+	r->u = u;
+	r->id = u->next_id++;
+	r->method = method;
+	r->cb = cb;
+	r->progress = progress;
+	r->ctx = ctx;
+
+	if (progress) {
+		meta = yyjson_mut_obj_get(params, "_meta");
+		if (!yyjson_mut_is_obj(meta)) {
+			yyjson_mut_obj_remove_key(params, "_meta");
+			meta = yyjson_mut_obj(d);
+			yyjson_mut_obj_add_val(d, params, "_meta", meta);
+		}
+		yyjson_mut_obj_remove_key(meta, "progressToken");
+		yyjson_mut_obj_add_int(d, meta, "progressToken", r->id);
+	}
+	env = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, env, "jsonrpc", "2.0");
+	yyjson_mut_obj_add_int(d, env, "id", r->id);
+	yyjson_mut_obj_add_strcpy(d, env, "method", method);
+	yyjson_mut_obj_add_val(d, env, "params", params);
+	yyjson_mut_doc_set_root(d, env);
+	line = sl_json_write_line(d, &len);
+	if (!send_line(u, line, len)) {
+		sl_err_set(err, "server '%s' is not reading its input", u->name);
+		free(r);
+		return NULL;
+	}
+	r->next = u->pending;
+	if (u->pending)
+		u->pending->prev = r;
+	u->pending = r;
+	uv_timer_init(u->loop, &r->timer);
+	r->timer.data = r;
+	uv_timer_start(&r->timer, on_ureq_timeout, timeout_ms, timeout_ms);
+	return r;
+}
+
+void sl_upstream_cancel(struct sl_upstream *u, struct sl_ureq *r, const char *reason)
+{
+	send_cancel(u, r->id, reason);
+	ureq_free(r);
+}
+
+void sl_upstream_notify(struct sl_upstream *u, const char *method)
+{
+	yyjson_mut_val *params;
+	yyjson_mut_doc *d = sl_rpc_request_new(method, -1, &params);
+	send_doc(u, d);
+	yyjson_mut_doc_free(d);
+}
+
+unsigned sl_upstream_generation(const struct sl_upstream *u)
+{
+	return u->proc ? u->proc->gen : 0;
+}
+
+void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
+			 yyjson_val *result, yyjson_val *error)
+{
+	yyjson_mut_val *o;
+	yyjson_mut_doc *d;
+
+	if (!u->proc || u->proc->gen != gen)
+		return;
+	d = sl_rpc_response_new(id, &o);
+	yyjson_mut_obj_add_val(d, o, result ? "result" : "error",
+			       yyjson_val_mut_copy(d, result ? result : error));
+	send_doc(u, d);
+	yyjson_mut_doc_free(d);
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+static void on_timer(uv_timer_t *t);
+
+static void fail_all(struct sl_upstream *u, const char *why)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "server '%s' %s", u->name, why);
+	while (u->pending)
+		ureq_fail(u->pending, msg);
+}
+
+/* The process is gone (or being given up on): fail its calls, then either
+ * finish stopping or schedule a restart. */
+static void lose_process(struct sl_upstream *u, const char *why)
+{
+	struct sl_proc *p = u->proc;
+	bool was_ready = u->state == SL_UP_READY;
+
+	if (!p)
+		return;
+	u->proc = NULL;
+	proc_detach(p);
+	fail_all(u, why);
+	uv_timer_stop(&u->timer);
+	if (u->state == SL_UP_STOPPING) {
+		u->state = SL_UP_STOPPED;
+		return;
+	}
+	set_error(u, why);
+	if (was_ready && sl_now_ms() - u->ready_at >= STABLE_MS)
+		u->backoff_ms = BACKOFF_MIN_MS;
+	sl_log(SL_LOG_WARN, "server '%s' %s; restarting in %llu ms", u->name, why,
+	       (unsigned long long)u->backoff_ms);
+	u->state = SL_UP_BACKOFF;
+	uv_timer_start(&u->timer, on_timer, u->backoff_ms, 0);
+	u->backoff_ms *= 2;
+	if (u->backoff_ms > u->gcfg->restart_max_backoff_ms)
+		u->backoff_ms = u->gcfg->restart_max_backoff_ms;
+	u->ops->down(u->ctx, u);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	struct sl_upstream *u = t->data;
+	char why[128];
+
+	switch (u->state) {
+	case SL_UP_BACKOFF:
+		start_process(u);
+		break;
+	case SL_UP_STARTING:
+		snprintf(why, sizeof(why), "did not finish its handshake within %llu ms",
+			 (unsigned long long)u->gcfg->startup_timeout_ms);
+		lose_process(u, why);
+		break;
+	case SL_UP_STOPPING:
+		/* Grace periods: first SIGTERM, then SIGKILL. */
+		if (u->proc && uv_timer_get_repeat(t) == 0) {
+			sl_spawn_kill(&u->proc->child, SIGTERM);
+			uv_timer_start(t, on_timer, KILL_GRACE_MS, KILL_GRACE_MS);
+		} else if (u->proc) {
+			sl_spawn_kill(&u->proc->child, SIGKILL);
+			uv_timer_stop(t);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void become_ready(struct sl_upstream *u)
+{
+	if (u->state == SL_UP_STARTING) {
+		uv_timer_stop(&u->timer);
+		u->state = SL_UP_READY;
+		u->ready_at = sl_now_ms();
+		set_error(u, NULL);
+		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools, %zu resources, %zu prompts (%s)",
+		       u->name, u->tools.n, u->resources.n, u->prompts.n,
+		       u->protocol_version ? u->protocol_version : "?");
+	}
+	if (u->state == SL_UP_READY)
+		u->ops->ready(u->ctx, u);
+}
+
+static bool valid_item(enum list_kind k, yyjson_val *it)
+{
+	if (!yyjson_is_obj(it))
+		return false;
+	switch (k) {
+	case LIST_TOOLS:
+		return sl_json_str(it, "name") && *sl_json_str(it, "name") &&
+		       sl_json_obj(it, "inputSchema");
+	case LIST_RESOURCES:
+		return sl_json_str(it, "uri") && sl_json_str(it, "name");
+	case LIST_TEMPLATES:
+		return sl_json_str(it, "uriTemplate") && sl_json_str(it, "name");
+	default:
+		return sl_json_str(it, "name") != NULL;
+	}
+}
+
+static void fetch_done(struct list_fetch *f)
+{
+	struct sl_upstream *u = f->u;
+	struct sl_item_list *l = list_of(u, f->kind);
+
+	item_list_dispose(l);
+	*l = f->acc;
+	free(f);
+	if (--u->lists_loading == 0) {
+		if (u->lists_dirty) {
+			u->lists_dirty = false;
+			for (int k = 0; k < LIST_N; k++)
+				if (sl_upstream_has_cap(u, lists[k].cap))
+					fetch_list(u, (enum list_kind)k);
+			return;
+		}
+		become_ready(u);
+	}
+}
+
+static void fetch_page(struct list_fetch *f, yyjson_val *cursor);
+
+static void on_list_page(void *ctx, struct sl_reply *r)
+{
+	struct list_fetch *f = ctx;
+	struct sl_upstream *u = f->u;
+	yyjson_val *arr, *it, *cursor;
+	size_t i, n;
+
+	if (r->kind != SL_REPLY_RESULT) {
+		/* A server whose list fails still serves the rest. */
+		sl_log(SL_LOG_WARN, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
+		       r->kind == SL_REPLY_FAILED ? r->why :
+		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
+		if (r->kind == SL_REPLY_FAILED && !u->proc) {
+			/* The process is gone: lose_process already rescheduled. */
+			item_list_dispose(&f->acc);
+			free(f);
+			u->lists_loading--;
+			return;
+		}
+		fetch_done(f);
+		return;
+	}
+	f->acc.docs = sl_realloc(f->acc.docs, (f->acc.ndocs + 1) * sizeof(yyjson_doc *));
+	f->acc.docs[f->acc.ndocs++] = r->msg->doc;
+	r->msg->doc = NULL;
+	arr = sl_json_arr(r->msg->result, lists[f->kind].key);
+	n = yyjson_arr_size(arr);
+	f->acc.items = sl_realloc(f->acc.items, (f->acc.n + n + 1) * sizeof(yyjson_val *));
+	yyjson_arr_foreach(arr, i, n, it) {
+		if (f->acc.n >= u->gcfg->max_tools) {
+			sl_log(SL_LOG_WARN, "server '%s': more than %zu %s; the rest are ignored",
+			       u->name, u->gcfg->max_tools, lists[f->kind].key);
+			break;
+		}
+		if (!valid_item(f->kind, it)) {
+			sl_log(SL_LOG_WARN, "server '%s': ignoring an invalid entry in %s", u->name,
+			       lists[f->kind].method);
+			continue;
+		}
+		f->acc.items[f->acc.n++] = it;
+	}
+	cursor = yyjson_obj_get(r->msg->result, "nextCursor");
+	if (yyjson_is_str(cursor) && f->acc.n < u->gcfg->max_tools && ++f->pages < LIST_MAX_PAGES) {
+		fetch_page(f, cursor);
+		return;
+	}
+	fetch_done(f);
+}
+
+static void fetch_page(struct list_fetch *f, yyjson_val *cursor)
+{
+	struct sl_upstream *u = f->u;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *params = yyjson_mut_obj(d);
+	struct sl_err err;
+
+	yyjson_mut_doc_set_root(d, params);
+	if (cursor)
+		yyjson_mut_obj_add_val(d, params, "cursor", yyjson_val_mut_copy(d, cursor));
+	if (!sl_upstream_request(u, lists[f->kind].method, d, params, u->gcfg->call_timeout_ms,
+				 on_list_page, NULL, f, &err)) {
+		sl_log(SL_LOG_WARN, "%s", err.msg);
+		yyjson_mut_doc_free(d);
+		item_list_dispose(&f->acc);
+		free(f);
+		u->lists_loading--;
+		return;
+	}
+	yyjson_mut_doc_free(d);
+}
+
+static void fetch_list(struct sl_upstream *u, enum list_kind k)
+{
+	struct list_fetch *f = sl_alloc(sizeof(*f));
+	f->u = u;
+	f->kind = k;
+	u->lists_loading++;
+	fetch_page(f, NULL);
+}
+
+static void fetch_lists(struct sl_upstream *u)
+{
+	u->lists_loading++; /* hold: no ready before every fetch is issued */
+	for (int k = 0; k < LIST_N; k++)
+		if (sl_upstream_has_cap(u, lists[k].cap))
+			fetch_list(u, (enum list_kind)k);
+	if (--u->lists_loading == 0)
+		become_ready(u);
+}
+
+bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap)
+{
+	return u->capabilities && yyjson_obj_get(u->capabilities, cap) != NULL;
+}
+
+static void on_initialized(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+	yyjson_val *res;
+	char why[512];
+
+	if (r->kind != SL_REPLY_RESULT) {
+		snprintf(why, sizeof(why), "failed its initialize handshake: %s",
+			 r->kind == SL_REPLY_FAILED ? r->why :
+			 sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
+		if (u->proc)
+			lose_process(u, why);
+		return;
+	}
+	res = r->msg->result;
+	if (!yyjson_is_obj(res) || !sl_json_str(res, "protocolVersion")) {
+		lose_process(u, "answered initialize without a protocolVersion");
+		return;
+	}
+	if (!sl_mcp_legacy_version(sl_json_str(res, "protocolVersion"))) {
+		snprintf(why, sizeof(why), "speaks protocol version %s, which sluice does not",
+			 sl_json_str(res, "protocolVersion"));
+		lose_process(u, why);
+		return;
+	}
+	yyjson_doc_free(u->init_doc);
+	u->init_doc = r->msg->doc;
+	r->msg->doc = NULL;
+	u->protocol_version = sl_json_str(res, "protocolVersion");
+	u->capabilities = sl_json_obj(res, "capabilities");
+	u->server_info = sl_json_obj(res, "serverInfo");
+	u->instructions = sl_json_str(res, "instructions");
+
+	/* MCP 2025-11-25 lifecycle: initialized before any other request. */
+	yyjson_mut_val *params;
+	yyjson_mut_doc *d = sl_rpc_request_new("notifications/initialized", -1, &params);
+	send_doc(u, d);
+	yyjson_mut_doc_free(d);
+	fetch_lists(u);
+}
+
+static void start_process(struct sl_upstream *u)
+{
+	struct sl_err err;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *params, *info;
+
+	u->starts++;
+	u->state = SL_UP_STARTING;
+	u->proc = proc_start(u, &err);
+	if (!u->proc) {
+		/* Nothing to reap: go straight to backoff. */
+		set_error(u, err.msg);
+		sl_log(SL_LOG_WARN, "server '%s': %s; retrying in %llu ms", u->name, err.msg,
+		       (unsigned long long)u->backoff_ms);
+		u->state = SL_UP_BACKOFF;
+		uv_timer_start(&u->timer, on_timer, u->backoff_ms, 0);
+		u->backoff_ms = u->backoff_ms * 2 > u->gcfg->restart_max_backoff_ms ?
+				u->gcfg->restart_max_backoff_ms : u->backoff_ms * 2;
+		u->ops->down(u->ctx, u);
+		return;
+	}
+	uv_timer_start(&u->timer, on_timer, u->gcfg->startup_timeout_ms, 0);
+
+	d = yyjson_mut_doc_new(NULL);
+	params = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, params);
+	yyjson_mut_obj_add_str(d, params, "protocolVersion", SL_MCP_LATEST_LEGACY);
+	yyjson_mut_obj_add_val(d, params, "capabilities",
+			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc)));
+	info = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, info, "name", "sluice");
+	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
+	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
+	if (!sl_upstream_request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
+				 on_initialized, NULL, u, &err))
+		lose_process(u, err.msg);
+	yyjson_mut_doc_free(d);
+}
+
+struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
+				    const struct sl_config *gcfg,
+				    const struct sl_upstream_ops *ops, void *ctx)
+{
+	struct sl_upstream *u = sl_alloc(sizeof(*u));
+	u->name = sl_strdup(cfg->name);
+	u->cfg = cfg;
+	u->gcfg = gcfg;
+	u->ops = ops;
+	u->ctx = ctx;
+	u->loop = loop;
+	u->next_id = 1;
+	u->backoff_ms = BACKOFF_MIN_MS;
+	uv_timer_init(loop, &u->timer);
+	u->timer.data = u;
+	u->caps_doc = yyjson_mut_doc_new(NULL);
+	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
+	if (cfg->disabled) {
+		u->state = SL_UP_DISABLED;
+		set_error(u, "disabled in the config");
+	} else if (cfg->error) {
+		u->state = SL_UP_DISABLED;
+		set_error(u, cfg->error);
+	}
+	return u;
+}
+
+void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
+{
+	static const char *relayed[] = { "roots", "sampling", "elicitation" };
+	yyjson_mut_val *root = yyjson_mut_doc_get_root(u->caps_doc);
+
+	if (u->state != SL_UP_IDLE)
+		return;
+	/* Declare upstream only what the gateway relays to its client. */
+	for (size_t i = 0; caps && i < SL_COUNT(relayed); i++) {
+		yyjson_val *v = sl_json_obj(caps, relayed[i]);
+		if (v)
+			yyjson_mut_obj_add_val(u->caps_doc, root, relayed[i],
+					       yyjson_val_mut_copy(u->caps_doc, v));
+	}
+	start_process(u);
+}
+
+void sl_upstream_stop(struct sl_upstream *u)
+{
+	switch (u->state) {
+	case SL_UP_STOPPING:
+	case SL_UP_STOPPED:
+		return;
+	case SL_UP_STARTING:
+	case SL_UP_READY:
+		if (u->proc) {
+			u->state = SL_UP_STOPPING;
+			/* MCP 2025-11-25 stdio shutdown: close stdin, then SIGTERM, then SIGKILL. */
+			if (u->proc->in_open) {
+				u->proc->in_open = false;
+				proc_close_handle(u->proc, (uv_handle_t *)&u->proc->in);
+			}
+			uv_timer_start(&u->timer, on_timer, TERM_GRACE_MS, 0);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	uv_timer_stop(&u->timer);
+	u->state = SL_UP_STOPPED;
+}
+
+bool sl_upstream_stopped(const struct sl_upstream *u)
+{
+	return u->state == SL_UP_STOPPED;
+}
+
+static void on_upstream_timer_closed(uv_handle_t *h)
+{
+	struct sl_upstream *u = h->data;
+	for (int k = 0; k < LIST_N; k++)
+		item_list_dispose(list_of(u, (enum list_kind)k));
+	yyjson_doc_free(u->init_doc);
+	yyjson_mut_doc_free(u->caps_doc);
+	free(u->error);
+	free(u->name);
+	free(u);
+}
+
+void sl_upstream_free(struct sl_upstream *u)
+{
+	if (u->proc)
+		proc_detach(u->proc);
+	u->proc = NULL;
+	while (u->pending)
+		ureq_free(u->pending);
+	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static void handle_progress(struct sl_upstream *u, yyjson_val *params)
+{
+	int64_t token;
+	struct sl_ureq *r;
+
+	/* Progress for a call that has answered (or was cancelled) is dropped:
+	 * its request is no longer pending. */
+	if (!sl_json_int(params, "progressToken", &token))
+		return;
+	r = ureq_find(u, token);
+	if (r && r->progress)
+		r->progress(r->ctx, params);
+}
+
+static void handle_notification(struct sl_upstream *u, struct sl_msg *m)
+{
+	if (strcmp(m->method, "notifications/progress") == 0) {
+		handle_progress(u, m->params);
+		return;
+	}
+	for (int k = 0; k < LIST_N; k++) {
+		if (strcmp(m->method, lists[k].changed) != 0)
+			continue;
+		if (u->state != SL_UP_READY && u->state != SL_UP_STARTING)
+			return;
+		if (u->lists_loading) {
+			u->lists_dirty = true;
+			return;
+		}
+		/* Refresh each list this notification covers, then report. */
+		u->lists_loading++;
+		for (int j = k; j < LIST_N; j++)
+			if (strcmp(m->method, lists[j].changed) == 0 && sl_upstream_has_cap(u, lists[j].cap))
+				fetch_list(u, (enum list_kind)j);
+		if (--u->lists_loading == 0)
+			become_ready(u);
+		return;
+	}
+	u->ops->notify(u->ctx, u, m);
+}
+
+static void handle_response(struct sl_upstream *u, struct sl_msg *m)
+{
+	struct sl_reply rep = { .msg = m };
+	struct sl_ureq *r;
+	sl_reply_fn cb;
+	void *ctx;
+
+	if (!yyjson_is_int(m->id) || !(r = ureq_find(u, yyjson_get_sint(m->id)))) {
+		sl_log(SL_LOG_DEBUG, "server '%s': answer to an unknown request dropped", u->name);
+		return;
+	}
+	rep.kind = m->error ? SL_REPLY_ERROR : SL_REPLY_RESULT;
+	cb = r->cb;
+	ctx = r->ctx;
+	ureq_free(r);
+	if (cb)
+		cb(ctx, &rep);
+}
+
+static void handle_request(struct sl_upstream *u, struct sl_msg *m)
+{
+	if (strcmp(m->method, "ping") == 0) {
+		yyjson_mut_val *o;
+		yyjson_mut_doc *d = sl_rpc_response_new(m->id, &o);
+		yyjson_mut_obj_add_val(d, o, "result", yyjson_mut_obj(d));
+		send_doc(u, d);
+		yyjson_mut_doc_free(d);
+		return;
+	}
+	u->ops->request(u->ctx, u, m);
+}
+
+static void upstream_line(struct sl_upstream *u, const char *line, size_t len)
+{
+	struct sl_msg m;
+	struct sl_err err;
+	int code;
+
+	if (len == 0)
+		return;
+	if (sl_msg_parse(&m, line, len, &code, &err) < 0) {
+		sl_log(SL_LOG_WARN, "server '%s' wrote something that is not MCP (%s): %.80s",
+		       u->name, err.msg, line);
+		sl_msg_dispose(&m);
+		return;
+	}
+	switch (m.kind) {
+	case SL_MSG_RESPONSE:
+		handle_response(u, &m);
+		break;
+	case SL_MSG_NOTIFICATION:
+		handle_notification(u, &m);
+		break;
+	case SL_MSG_REQUEST:
+		handle_request(u, &m);
+		break;
+	}
+	sl_msg_dispose(&m);
+}
+
+/* Finds "id":<digits> in a fragment of an oversize message. */
+static bool find_id(const char *s, size_t n, int64_t *id)
+{
+	for (size_t i = 0; i + 5 < n; i++) {
+		size_t j = i + 5;
+		if (memcmp(s + i, "\"id\":", 5) != 0)
+			continue;
+		while (j < n && s[j] == ' ')
+			j++;
+		if (j < n && s[j] >= '0' && s[j] <= '9') {
+			int64_t v = 0;
+			while (j < n && s[j] >= '0' && s[j] <= '9' && v < INT64_MAX / 10)
+				v = v * 10 + (s[j++] - '0');
+			if (j < n) { /* the number ended inside the fragment */
+				*id = v;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void upstream_oversize(struct sl_upstream *u, const char *head, size_t hl,
+			      const char *tail, size_t tl, size_t total)
+{
+	char why[256];
+	int64_t id;
+	struct sl_ureq *r = NULL;
+
+	snprintf(why, sizeof(why),
+		 "server '%s' sent a message of %zu bytes, over the limit of %zu (sluice.maxUpstreamMessageBytes)",
+		 u->name, total, u->gcfg->max_upstream_message_bytes);
+	sl_log(SL_LOG_WARN, "%s", why);
+	if (find_id(tail, tl, &id) || find_id(head, hl, &id))
+		r = ureq_find(u, id);
+	if (r)
+		ureq_fail(r, why);
+}

@@ -1,0 +1,151 @@
+/*
+ * An upstream MCP server on stdio: one child process at a time, its
+ * handshake, its tool/resource/prompt lists, and requests multiplexed by id.
+ *
+ * Lifetime: an upstream lives as long as the gateway. Its process does not:
+ * a crashed or hung process is replaced after a backoff (250 ms doubling to
+ * restartMaxBackoffMs) while the upstream object, and the last lists it
+ * reported, stay.
+ *
+ * API:
+ *   u = sl_upstream_new(cfg, gcfg, &ops, ctx);
+ *   sl_upstream_start(u, client_caps);      handshake; ops->ready when done
+ *   r = sl_upstream_request(u, doc, "tools/call", timeout, cb, progress_cb, ctx, &err);
+ *   sl_upstream_cancel(u, r, "reason");     cb is then never called
+ *   sl_upstream_stop(u);                     graceful: stdin closed, TERM, KILL
+ *   sl_upstream_free(u);                     once sl_upstream_stopped(u)
+ *
+ * Callbacks never run inside the call that caused them: a request that
+ * cannot be sent fails synchronously through its return value instead.
+ */
+#ifndef SL_UPSTREAM_UPSTREAM_H
+#define SL_UPSTREAM_UPSTREAM_H
+
+#include "config/config.h"
+#include "proto/jsonrpc.h"
+
+#include <uv.h>
+
+struct sl_upstream;
+struct sl_ureq;
+
+enum sl_upstream_state {
+	SL_UP_IDLE,     /* not started yet */
+	SL_UP_STARTING, /* process running, handshake or first lists in progress */
+	SL_UP_READY,
+	SL_UP_BACKOFF,  /* process gone, restart scheduled */
+	SL_UP_DISABLED, /* never starts: disabled in config or a config error */
+	SL_UP_STOPPING,
+	SL_UP_STOPPED,
+};
+
+/* What an upstream reports to its owner (the gateway). */
+struct sl_upstream_ops {
+	/* Handshake finished, or a list changed after a list_changed refresh. */
+	void (*ready)(void *ctx, struct sl_upstream *u);
+	/* The process is gone or failed to start; u->error says why. */
+	void (*down)(void *ctx, struct sl_upstream *u);
+	/* A notification other than progress and the list_changed ones (which the
+	 * upstream handles itself): notifications/message, resources/updated,
+	 * cancelled. m is borrowed. */
+	void (*notify)(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+	/* A server-to-client request (elicitation/create, sampling/createMessage,
+	 * roots/list, ping). Answer with sl_upstream_respond. m is borrowed. */
+	void (*request)(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+};
+
+enum sl_reply_kind {
+	SL_REPLY_RESULT, /* msg->result is set */
+	SL_REPLY_ERROR,  /* a JSON-RPC error from the server: msg->error */
+	SL_REPLY_FAILED, /* no answer: why says what happened */
+};
+
+struct sl_reply {
+	enum sl_reply_kind kind;
+	struct sl_msg *msg; /* RESULT/ERROR: borrowed; take msg->doc (and set it NULL) to keep it */
+	const char *why;    /* FAILED */
+};
+
+typedef void (*sl_reply_fn)(void *ctx, struct sl_reply *r);
+typedef void (*sl_progress_fn)(void *ctx, yyjson_val *params);
+
+/* One list the server reported (tools, resources, templates, prompts). */
+struct sl_item_list {
+	yyjson_doc **docs; /* the pages, owned */
+	size_t ndocs;
+	yyjson_val **items; /* borrowed from docs */
+	size_t n;
+};
+
+struct sl_upstream {
+	char *name;
+	const struct sl_server_config *cfg;
+	const struct sl_config *gcfg;
+	const struct sl_upstream_ops *ops;
+	void *ctx;
+	uv_loop_t *loop;
+
+	enum sl_upstream_state state;
+	char *error;             /* the last failure, for list_servers */
+	unsigned starts;
+	uint64_t backoff_ms;
+	uint64_t ready_at;
+
+	struct sl_proc *proc;    /* the current process, NULL in BACKOFF */
+	uv_timer_t timer;        /* handshake deadline, or restart backoff */
+	int64_t next_id;
+	struct sl_ureq *pending; /* requests awaiting an answer */
+	yyjson_mut_doc *caps_doc;/* client capabilities declared upstream */
+
+	/* From the handshake. */
+	yyjson_doc *init_doc;
+	yyjson_val *capabilities;
+	yyjson_val *server_info;
+	const char *protocol_version;
+	const char *instructions;
+
+	struct sl_item_list tools, resources, templates, prompts;
+	unsigned lists_loading;  /* list fetches in flight */
+	bool lists_dirty;        /* a list_changed arrived during a fetch */
+	bool closing_timer;
+};
+
+struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
+				    const struct sl_config *gcfg,
+				    const struct sl_upstream_ops *ops, void *ctx);
+/* caps: the client's capabilities to declare upstream (borrowed, may be NULL). */
+void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps);
+/* Graceful stop: close stdin, then SIGTERM, then SIGKILL after a grace. */
+void sl_upstream_stop(struct sl_upstream *u);
+bool sl_upstream_stopped(const struct sl_upstream *u);
+void sl_upstream_free(struct sl_upstream *u);
+
+/*
+ * Sends method with params (the object from sl_rpc_request_new-style docs:
+ * d is borrowed and mutated: the envelope is added to its root, which must
+ * be the params object). Returns the request, or NULL with err set if the
+ * server is not available or its input is backed up. With progress set, a
+ * progressToken is added and notifications/progress for it go to progress
+ * until the reply arrives. cb may be NULL when the answer does not matter.
+ */
+struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
+				    yyjson_mut_doc *d, yyjson_mut_val *params,
+				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
+				    void *ctx, struct sl_err *err);
+/* Sends a notification with empty params. */
+void sl_upstream_notify(struct sl_upstream *u, const char *method);
+/* Forgets r (cb will not run) and tells the server with notifications/cancelled. */
+void sl_upstream_cancel(struct sl_upstream *u, struct sl_ureq *r, const char *reason);
+
+/* Answers a server-to-client request with a result or an error object
+ * (exactly one non-NULL). gen is u's process generation when the request
+ * arrived: an answer for a process since replaced is dropped. */
+void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
+			 yyjson_val *result, yyjson_val *error);
+unsigned sl_upstream_generation(const struct sl_upstream *u);
+
+const char *sl_upstream_state_name(enum sl_upstream_state s);
+/* True if the server declared this capability (e.g. "tools") in its handshake. */
+bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap);
+
+#endif
