@@ -31,13 +31,17 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
 	uv_timer_init(loop, &gw->timer);
-	gw->timer.data = gw;
+	uv_timer_init(loop, &gw->wake);
+	gw->timer.data = gw->wake.data = gw;
+	gw->open_timers = 2;
 	return gw;
 }
 
 static void on_gw_timer_closed(uv_handle_t *h)
 {
-	free(h->data);
+	struct sl_gateway *gw = h->data;
+	if (--gw->open_timers == 0)
+		free(gw);
 }
 
 void sl_gateway_free(struct sl_gateway *gw)
@@ -52,6 +56,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 		free(w);
 	}
 	uv_close((uv_handle_t *)&gw->timer, on_gw_timer_closed);
+	uv_close((uv_handle_t *)&gw->wake, on_gw_timer_closed);
 }
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
@@ -130,7 +135,7 @@ void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 		p = &(*p)->next;
 	*p = w;
 	if (gw->settled)
-		uv_timer_start(&gw->timer, on_settled_idle, 0, 0);
+		uv_timer_start(&gw->wake, on_settled_idle, 0, 0);
 }
 
 void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)

@@ -44,6 +44,8 @@ struct sl_gateway {
 	uint64_t resources_hash;
 	uint64_t prompts_hash;
 	uv_timer_t timer;          /* startup deadline, then stop polling */
+	uv_timer_t wake;           /* runs waiters from the loop */
+	int open_timers;
 	struct sl_waiter *waiters;
 	sl_gateway_fn on_stopped;
 	void *stopped_ctx;

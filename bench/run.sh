@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# make bench: the gateway's overhead on a small tools/call, its idle memory
+# and its size, measured in one run on this machine. Numbers, not pass/fail.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${BENCH_CALLS:-3000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cc -O2 -o "$tmp/callbench" bench/callbench.c
+cat > "$tmp/bench.json" <<JSON
+{"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
+ "sluice": {"logLevel": "warn"}}
+JSON
+
+echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d)"
+echo
+echo "small tools/call (echo), $n sequential calls over stdio, microseconds."
+echo "Each path runs twice: all processes on one core (taskset -c 0: no cross-core"
+echo "wake-ups, which cost tens of microseconds in this VM) and unpinned."
+printf '| %-22s | %-8s | %8s | %8s | %9s |\n' path cores p50 p99 calls/s
+printf '|%s|%s|%s|%s|%s|\n' ------------------------ ---------- ---------- ---------- -----------
+row() { # label cores-label tool cmd...
+	local label=$1 cl=$2 tool=$3; shift 3
+	local pin=()
+	[ "$cl" = "one" ] && pin=(taskset -c 0)
+	read -r p50 p99 rate < <("${pin[@]}" "$tmp/callbench" -n "$n" -t "$tool" -- "$@")
+	printf '| %-22s | %-8s | %8s | %8s | %9s |\n' "$label" "$cl" "$p50" "$p99" "$rate"
+	eval "${label// /_}_$cl=$p50"
+}
+row "direct to upstream" one echo "$CATALOG" --backend github
+row "through sluice" one github__echo "$SLUICE" serve --config "$tmp/bench.json"
+row "direct to upstream" any echo "$CATALOG" --backend github
+row "through sluice" any github__echo "$SLUICE" serve --config "$tmp/bench.json"
+echo
+awk -v a="$through_sluice_one" -v b="$direct_to_upstream_one" \
+	'BEGIN { printf "gateway overhead p50 on one core: %.1f us (goal: at most 50 us)\n", a - b }'
+awk -v a="$through_sluice_any" -v b="$direct_to_upstream_any" \
+	'BEGIN { printf "gateway overhead p50 unpinned: %.1f us\n", a - b }'
+
+# Idle RSS: a gateway with its upstream up, after the handshake, doing nothing.
+mkfifo "$tmp/in"
+"$SLUICE" serve --config "$tmp/bench.json" < "$tmp/in" > "$tmp/out" 2>/dev/null &
+pid=$!
+exec 3> "$tmp/in"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >&3
+for _ in $(seq 50); do grep -q '"id":2' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+exec 3>&-
+wait "$pid" || true
+echo "idle RSS: $rss KiB (goal: at most 4096 KiB)"
+
+strip -o "$tmp/sluice.stripped" "$SLUICE"
+size=$(stat -c %s "$tmp/sluice.stripped")
+echo "stripped binary: $size bytes (goal: at most 2 MiB before the JS engine)"
