@@ -50,6 +50,26 @@ static int fail(struct parser *p, const char *where, const char *what)
 	return SL_ERR_INVALID;
 }
 
+/* JSON allows a key twice and yyjson keeps both: refuse that rather than
+ * pick one silently (or, worse, size one list and fill another). */
+static bool repeated(yyjson_val *obj, yyjson_val *key)
+{
+	yyjson_obj_iter it;
+	yyjson_val *k;
+	yyjson_obj_iter_init(obj, &it);
+	while ((k = yyjson_obj_iter_next(&it)) && k != key)
+		if (yyjson_equals(k, key))
+			return true;
+	return false;
+}
+
+static int fail_repeated(struct parser *p, const char *where, const char *key)
+{
+	char what[200];
+	snprintf(what, sizeof(what), "\"%.100s\" is given twice", key);
+	return fail(p, where, what);
+}
+
 static const char *env_getenv(const char *name)
 {
 	return getenv(name);
@@ -134,6 +154,8 @@ static int parse_server(struct parser *p, const char *group, const char *name,
 	yyjson_val *k, *v;
 	yyjson_obj_iter it;
 
+	if (!name) /* object keys are strings; this keeps the compiler sure of it */
+		name = "";
 	snprintf(where, sizeof(where), "%s.%s", group, name);
 	s->name = sl_strdup(name);
 	if (!valid_server_name(name))
@@ -145,6 +167,8 @@ static int parse_server(struct parser *p, const char *group, const char *name,
 	while ((k = yyjson_obj_iter_next(&it))) {
 		const char *key = yyjson_get_str(k);
 		v = yyjson_obj_iter_get_val(k);
+		if (repeated(o, k))
+			return fail_repeated(p, where, key);
 		if (strcmp(key, "command") == 0) {
 			if (!yyjson_is_str(v) || !*yyjson_get_str(v))
 				return fail(p, where, "\"command\" must be a non-empty string");
@@ -251,6 +275,10 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
 		const char *key = yyjson_get_str(k);
 		v = yyjson_obj_iter_get_val(k);
+		if (repeated(o, k)) {
+			rc = fail_repeated(p, "sluice", key);
+			break;
+		}
 		if (strcmp(key, "exposure") == 0) {
 			const char *e = yyjson_get_str(v);
 			if (e && strcmp(e, "passthrough") == 0)
@@ -335,6 +363,10 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
 		const char *key = yyjson_get_str(k);
 		v = yyjson_obj_iter_get_val(k);
+		if (repeated(root, k)) {
+			rc = fail_repeated(&p, "top level", key);
+			break;
+		}
 		if (strcmp(key, "mcpServers") == 0 || strcmp(key, "servers") == 0) {
 			yyjson_obj_iter sit;
 			yyjson_val *sk;

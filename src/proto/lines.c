@@ -26,6 +26,16 @@ static void tail_add(struct sl_lines *l, const char *p, size_t n)
 		l->tail[(l->tail_pos++) % SL_LINES_EDGE] = p[i];
 }
 
+/* Fills the head while it has room (a short cap starts discarding early). */
+static void head_add(struct sl_lines *l, const char *p, size_t n)
+{
+	size_t room = SL_LINES_EDGE - l->head_len;
+	if (n > room)
+		n = room;
+	memcpy(l->head + l->head_len, p, n);
+	l->head_len += n;
+}
+
 static void start_discard(struct sl_lines *l, const char *p, size_t n)
 {
 	/* The buffered part plus this chunk exceed the cap: keep the edges. */
@@ -73,6 +83,7 @@ int sl_lines_feed(struct sl_lines *l, const char *p, size_t n)
 		int rc = 0;
 
 		if (l->discarding) {
+			head_add(l, p, seg);
 			if (!nl) {
 				tail_add(l, p, n);
 				l->discarded += n;

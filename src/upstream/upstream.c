@@ -227,6 +227,8 @@ static void proc_exited(struct sl_proc *p, int status)
 	int fd;
 
 	p->reaped = true;
+	/* Whatever the server left behind in its process group goes with it. */
+	kill(-p->child.pid, SIGKILL);
 	if (p->up && uv_fileno((uv_handle_t *)&p->out, &fd) == 0) {
 		ssize_t n;
 		while (p->up && (n = read(fd, buf, sizeof(buf))) > 0)

@@ -1,0 +1,319 @@
+/* Unit tests of src/upstream/catalog.c: exposed names, URIs, and collision
+ * handling in sl_catalog_rebuild over hand-built upstreams. */
+#include "unit.h"
+
+#include "upstream/catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static bool valid_exposed(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > SL_EXPOSED_MAX)
+		return false;
+	for (; *s; s++)
+		if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
+		      ('0' <= *s && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+TEST(catalog_name_plain)
+{
+	char out[SL_EXPOSED_MAX + 1];
+	sl_catalog_name("github", "create_issue", false, out);
+	CHECK_STR(out, "github__create_issue");
+	sl_catalog_name("a-b", "C-9", false, out);
+	CHECK_STR(out, "a-b__C-9");
+}
+
+TEST(catalog_name_sanitised)
+{
+	char out[SL_EXPOSED_MAX + 1];
+	sl_catalog_name("my.server", "get tool/v2", false, out);
+	CHECK(valid_exposed(out));
+	CHECK(strncmp(out, "my_server__get_tool_v2", 22) == 0);
+	sl_catalog_name("s", "caf\xc3\xa9:x", false, out);
+	CHECK(valid_exposed(out));
+	CHECK(strncmp(out, "s__caf", 6) == 0);
+}
+
+TEST(catalog_name_length_limit)
+{
+	char out[SL_EXPOSED_MAX + 1];
+	char tool[300];
+	/* "srv__" + 59 = 64: fits exactly, plain. */
+	memset(tool, 't', 59);
+	tool[59] = '\0';
+	sl_catalog_name("srv", tool, false, out);
+	CHECK_INT(strlen(out), 64);
+	CHECK(strncmp(out, "srv__", 5) == 0 && strcmp(out + 5, tool) == 0);
+	/* One more: the hash form, still at most 64. */
+	memset(tool, 't', 60);
+	tool[60] = '\0';
+	sl_catalog_name("srv", tool, false, out);
+	CHECK(strlen(out) <= SL_EXPOSED_MAX);
+	CHECK(valid_exposed(out));
+	CHECK(strncmp(out, "srv__ttt", 8) == 0);
+	/* Very long inputs. */
+	memset(tool, 'x', 299);
+	tool[299] = '\0';
+	sl_catalog_name(tool, tool, false, out);
+	CHECK(strlen(out) <= SL_EXPOSED_MAX);
+	CHECK(valid_exposed(out));
+}
+
+TEST(catalog_name_long_names_stay_unique)
+{
+	char a[SL_EXPOSED_MAX + 1], b[SL_EXPOSED_MAX + 1], c[SL_EXPOSED_MAX + 1];
+	char t1[200], t2[200];
+	memset(t1, 'q', 150);
+	t1[150] = '\0';
+	memcpy(t2, t1, sizeof(t1));
+	t1[149] = '1';
+	t2[149] = '2';
+	sl_catalog_name("server", t1, false, a);
+	sl_catalog_name("server", t2, false, b);
+	CHECK(strlen(a) <= SL_EXPOSED_MAX && strlen(b) <= SL_EXPOSED_MAX);
+	CHECK(strcmp(a, b) != 0);
+	/* Long server names differing at their end, too. */
+	memset(t1, 's', 120);
+	t1[120] = '\0';
+	memcpy(t2, t1, 121);
+	t2[119] = 'S';
+	sl_catalog_name(t1, "tool", false, a);
+	sl_catalog_name(t2, "tool", false, b);
+	CHECK(strcmp(a, b) != 0);
+	/* The split point matters: ("ab","c") vs ("a","bc") in hash form. */
+	sl_catalog_name("ab", "c", true, a);
+	sl_catalog_name("a", "bc", true, b);
+	CHECK(strcmp(a, b) != 0);
+	sl_catalog_name("ab", "c", true, c);
+	CHECK_STR(a, c);
+}
+
+TEST(catalog_name_suffix_stable)
+{
+	char a[SL_EXPOSED_MAX + 1], b[SL_EXPOSED_MAX + 1], p[SL_EXPOSED_MAX + 1];
+	sl_catalog_name("a.b", "x", true, a);
+	sl_catalog_name("a.b", "x", true, b);
+	CHECK_STR(a, b);
+	CHECK(valid_exposed(a));
+	sl_catalog_name("a.b", "x", false, p);
+	CHECK(strcmp(a, p) != 0);
+	/* The suffix form keeps the readable prefix and adds "_" + 8 hex. */
+	CHECK(strncmp(a, "a_b__x_", 7) == 0);
+	CHECK_INT(strlen(a), 7 + 8);
+	for (size_t i = 7; i < strlen(a); i++)
+		CHECK(strchr("0123456789abcdef", a[i]) != NULL);
+	/* Names that sanitise alike get different suffixes. */
+	sl_catalog_name("a_b", "x", true, b);
+	CHECK(strcmp(a, b) != 0);
+}
+
+TEST(catalog_uri_round_trip)
+{
+	const char *origs[] = { "file:///home/u/notes.md", "https://example.com/a/b?c=d",
+				"db://x/y/z", "plain", "", "a/b/c" };
+	for (size_t i = 0; i < SL_COUNT(origs); i++) {
+		char *u = sl_catalog_uri("my-srv.1", origs[i]);
+		char *server = NULL;
+		const char *orig = NULL;
+		CHECK(strncmp(u, SL_URI_PREFIX "my-srv.1/", strlen(SL_URI_PREFIX) + 9) == 0);
+		CHECK(sl_catalog_split_uri(u, &server, &orig));
+		CHECK_STR(server, "my-srv.1");
+		CHECK_STR(orig, origs[i]);
+		free(server);
+		free(u);
+	}
+}
+
+TEST(catalog_split_uri_rejects)
+{
+	char *server = NULL;
+	const char *orig = NULL;
+	CHECK(!sl_catalog_split_uri("file:///x", &server, &orig));
+	CHECK(!sl_catalog_split_uri("sluice:///x", &server, &orig));
+	CHECK(!sl_catalog_split_uri("sluice://srv", &server, &orig));
+	CHECK(!sl_catalog_split_uri("sluice:/srv/x", &server, &orig));
+	CHECK(!sl_catalog_split_uri("SLUICE://srv/x", &server, &orig));
+	CHECK(!sl_catalog_split_uri("", &server, &orig));
+	CHECK(!sl_catalog_split_uri("xsluice://srv/x", &server, &orig));
+	CHECK(server == NULL);
+	CHECK(orig == NULL);
+}
+
+/* A hand-built upstream with tools parsed from JSON. */
+struct fake_up {
+	struct sl_upstream u;
+	yyjson_doc *doc;
+	yyjson_val *items[8];
+};
+
+static void fake_init(struct fake_up *f, const char *name, const char *tools_json)
+{
+	yyjson_val *a, *it;
+	size_t i, n;
+	memset(f, 0, sizeof(*f));
+	f->u.name = (char *)name;
+	f->doc = yyjson_read(tools_json, strlen(tools_json), 0);
+	CHECK(f->doc != NULL);
+	a = yyjson_doc_get_root(f->doc);
+	yyjson_arr_foreach(a, i, n, it) {
+		if (i < SL_COUNT(f->items))
+			f->items[f->u.tools.n++] = it;
+	}
+	f->u.tools.items = f->items;
+}
+
+static void fake_dispose(struct fake_up *f)
+{
+	yyjson_doc_free(f->doc);
+}
+
+TEST(catalog_rebuild_plain_names)
+{
+	struct fake_up a, b;
+	struct sl_upstream *ups[2];
+	struct sl_catalog c;
+	const struct sl_entry *e;
+
+	fake_init(&a, "gh", "[{\"name\":\"create_issue\"},{\"name\":\"list\"}]");
+	fake_init(&b, "fs", "[{\"name\":\"read\"},{\"name\":\"list\"}]");
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	sl_catalog_init(&c);
+	CHECK(sl_catalog_rebuild(&c, ups, 2));
+	CHECK_INT(c.tools.n, 4);
+	CHECK_INT(c.prompts.n, 0);
+	e = sl_catalog_tool(&c, "gh__list");
+	CHECK(e != NULL && e->up == &a.u && strcmp(e->name, "list") == 0);
+	e = sl_catalog_tool(&c, "fs__list");
+	CHECK(e != NULL && e->up == &b.u && e->def == b.items[1]);
+	CHECK(sl_catalog_tool(&c, "fs__create_issue") == NULL);
+	e = sl_catalog_find(&c, "gh", "create_issue");
+	CHECK(e != NULL && strcmp(e->exposed, "gh__create_issue") == 0);
+	CHECK(sl_catalog_find(&c, "gh", "read") == NULL);
+
+	/* Same input: unchanged, version not bumped. */
+	{
+		uint64_t v = c.version;
+		CHECK(!sl_catalog_rebuild(&c, ups, 2));
+		CHECK(c.version == v);
+		/* Dropping an upstream changes the set. */
+		CHECK(sl_catalog_rebuild(&c, ups, 1));
+		CHECK(c.version == v + 1);
+		CHECK_INT(c.tools.n, 2);
+		CHECK(sl_catalog_tool(&c, "fs__read") == NULL);
+	}
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+	fake_dispose(&b);
+}
+
+TEST(catalog_rebuild_collision_never_shadows)
+{
+	struct fake_up a, b, o;
+	struct sl_upstream *ups[3];
+	struct sl_catalog c;
+	const struct sl_entry *ea, *eb;
+	char na[SL_EXPOSED_MAX + 1], nb[SL_EXPOSED_MAX + 1];
+
+	fake_init(&a, "a.b", "[{\"name\":\"x\"}]");
+	fake_init(&b, "a_b", "[{\"name\":\"x\"}]");
+	fake_init(&o, "other", "[{\"name\":\"x\"}]");
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	ups[2] = &o.u;
+	sl_catalog_init(&c);
+	CHECK(sl_catalog_rebuild(&c, ups, 3));
+	CHECK_INT(c.tools.n, 3);
+	/* Neither takes the shared plain name. */
+	CHECK(sl_catalog_tool(&c, "a_b__x") == NULL);
+	ea = sl_catalog_find(&c, "a.b", "x");
+	eb = sl_catalog_find(&c, "a_b", "x");
+	CHECK(ea != NULL && eb != NULL);
+	if (!ea || !eb)
+		goto out;
+	CHECK(strcmp(ea->exposed, eb->exposed) != 0);
+	sl_catalog_name("a.b", "x", true, na);
+	sl_catalog_name("a_b", "x", true, nb);
+	CHECK_STR(ea->exposed, na);
+	CHECK_STR(eb->exposed, nb);
+	/* Both reachable by their exposed names. */
+	CHECK(sl_catalog_tool(&c, na) == ea && ea->up == &a.u);
+	CHECK(sl_catalog_tool(&c, nb) == eb && eb->up == &b.u);
+	/* An unrelated tool keeps its plain name. */
+	CHECK(sl_catalog_tool(&c, "other__x") != NULL);
+out:
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+	fake_dispose(&b);
+	fake_dispose(&o);
+}
+
+TEST(catalog_rebuild_every_exposed_name_unique)
+{
+	/* Names built to collide in several ways: sanitising, the "__"
+	 * separator, and a tool literally named like another's exposed name. */
+	struct fake_up a, b, d;
+	struct sl_upstream *ups[3];
+	struct sl_catalog c;
+	int dups = 0;
+
+	fake_init(&a, "a", "[{\"name\":\"b__c\"},{\"name\":\"t.1\"},{\"name\":\"t_1\"}]");
+	fake_init(&b, "a__b", "[{\"name\":\"c\"}]");
+	fake_init(&d, "d", "[{\"name\":\"x\"}]");
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	ups[2] = &d.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 3);
+	CHECK_INT(c.tools.n, 5);
+	for (size_t i = 0; i < c.tools.n; i++) {
+		CHECK(valid_exposed(c.tools.v[i].exposed));
+		CHECK(sl_catalog_tool(&c, c.tools.v[i].exposed) == &c.tools.v[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c.tools.v[i].exposed, c.tools.v[j].exposed) == 0)
+				dups++;
+	}
+	CHECK_INT(dups, 0);
+	CHECK(sl_catalog_tool(&c, "d__x") != NULL);
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+	fake_dispose(&b);
+	fake_dispose(&d);
+}
+
+TEST(catalog_rebuild_plain_name_equal_to_hash_form)
+{
+	/* One tool's name is too long and gets the hash form; another tool's
+	 * plain name is exactly that string. Both must stay reachable. */
+	char longname[100], hashed[SL_EXPOSED_MAX + 1], json[400];
+	struct fake_up a;
+	struct sl_upstream *ups[1];
+	struct sl_catalog c;
+	const struct sl_entry *el, *eh;
+
+	memset(longname, 'L', 80);
+	longname[80] = '\0';
+	sl_catalog_name("s", longname, false, hashed);
+	CHECK(strncmp(hashed, "s__", 3) == 0);
+	snprintf(json, sizeof(json), "[{\"name\":\"%s\"},{\"name\":\"%s\"}]", longname, hashed + 3);
+	fake_init(&a, "s", json);
+	ups[0] = &a.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 1);
+	CHECK_INT(c.tools.n, 2);
+	el = sl_catalog_find(&c, "s", longname);
+	eh = sl_catalog_find(&c, "s", hashed + 3);
+	CHECK(el != NULL && eh != NULL);
+	if (el && eh) {
+		CHECK(strcmp(el->exposed, eh->exposed) != 0);
+		CHECK(sl_catalog_tool(&c, el->exposed) == el);
+		CHECK(sl_catalog_tool(&c, eh->exposed) == eh);
+	}
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+}

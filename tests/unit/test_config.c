@@ -1,0 +1,564 @@
+/* Unit tests of src/config/config.c through sl_config_parse and
+ * sl_config_child_env. */
+#include "unit.h"
+
+#include "config/config.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct sl_err err;
+
+/* Parses text as "test.json"; returns the config or NULL (err set). */
+static struct sl_config *parse(const char *text)
+{
+	struct sl_config *c = NULL;
+	err.msg[0] = '\0';
+	if (sl_config_parse("test.json", text, strlen(text), &c, &err) != SL_OK)
+		return NULL;
+	return c;
+}
+
+/* Expects the parse to fail with every one of the parts in the message. */
+static void parse_fails(const char *text, const char *part1, const char *part2)
+{
+	struct sl_config *c = parse(text);
+	CHECK(c == NULL);
+	sl_config_free(c);
+	CHECK(strstr(err.msg, "test.json") != NULL);
+	if (part1 && !strstr(err.msg, part1)) {
+		printf("  \"%s\" lacks \"%s\"\n", err.msg, part1);
+		CHECK(0);
+	}
+	if (part2 && !strstr(err.msg, part2)) {
+		printf("  \"%s\" lacks \"%s\"\n", err.msg, part2);
+		CHECK(0);
+	}
+}
+
+static bool has_warning(const struct sl_config *c, const char *part1, const char *part2)
+{
+	for (size_t i = 0; c && i < c->nwarnings; i++)
+		if (strstr(c->warnings[i], part1) && (!part2 || strstr(c->warnings[i], part2)))
+			return true;
+	return false;
+}
+
+TEST(config_minimal)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"fs\":{\"command\":\"npx\","
+				    "\"args\":[\"-y\",\"server-fs\"]}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_STR(c->path, "test.json");
+	CHECK_INT(c->nservers, 1);
+	CHECK_STR(c->servers[0].name, "fs");
+	CHECK_STR(c->servers[0].command, "npx");
+	CHECK_INT(c->servers[0].nargs, 2);
+	CHECK_STR(c->servers[0].args[0], "-y");
+	CHECK_STR(c->servers[0].args[1], "server-fs");
+	CHECK(c->servers[0].args[2] == NULL);
+	CHECK_INT(c->servers[0].nenv, 0);
+	CHECK(c->servers[0].cwd == NULL);
+	CHECK(c->servers[0].error == NULL);
+	CHECK(!c->servers[0].disabled);
+	CHECK_INT(c->servers[0].timeout_ms, 0);
+	CHECK_INT(c->nwarnings, 0);
+	sl_config_free(c);
+}
+
+TEST(config_defaults)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nservers, 0);
+	CHECK_INT(c->exposure, SL_EXPOSE_PASSTHROUGH);
+	CHECK_INT(c->log_level, SL_LOG_INFO);
+	CHECK(c->log_file == NULL);
+	CHECK_INT(c->call_timeout_ms, 60000);
+	CHECK_INT(c->startup_timeout_ms, 30000);
+	CHECK_INT(c->restart_max_backoff_ms, 30000);
+	CHECK_INT(c->max_request_bytes, 4u << 20);
+	CHECK_INT(c->max_upstream_message_bytes, 32u << 20);
+	CHECK_INT(c->max_tools, 2000);
+	sl_config_free(c);
+}
+
+TEST(config_no_servers_object_fails)
+{
+	parse_fails("{}", "mcpServers", NULL);
+	parse_fails("{\"sluice\":{}}", "mcpServers", NULL);
+	parse_fails("[]", "object", NULL);
+	parse_fails("{\"mcpServers\":[]}", "mcpServers", NULL);
+}
+
+TEST(config_vscode_servers)
+{
+	struct sl_config *c = parse("{\"servers\":{\"gh\":{\"type\":\"stdio\",\"command\":\"gh-mcp\"}},"
+				    "\"inputs\":[]}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nservers, 1);
+	CHECK_STR(c->servers[0].name, "gh");
+	CHECK_STR(c->servers[0].command, "gh-mcp");
+	CHECK(c->servers[0].error == NULL);
+	sl_config_free(c);
+}
+
+TEST(config_both_server_keys_fail)
+{
+	parse_fails("{\"mcpServers\":{\"a\":{\"command\":\"x\"}},\"servers\":{\"b\":{\"command\":\"y\"}}}",
+		    "mcpServers", "servers");
+	parse_fails("{\"servers\":{},\"mcpServers\":{}}", "not both", NULL);
+}
+
+TEST(config_invalid_json_position)
+{
+	/* Line 3 column 10 holds the stray 'x'. */
+	const char *text = "{\n  \"mcpServers\": {\n    \"a\": x\n  }\n}\n";
+	parse_fails(text, "test.json:3:10", "invalid JSON");
+	/* With a multibyte character before the error: columns count
+	 * characters. Line 3: `  "é": ,` -> the ',' is column 8. */
+	parse_fails("{\"mcpServers\":{},\n\"sluice\": {\n  \"\xc3\xa9\": ,\n}}", "test.json:3:8", NULL);
+}
+
+TEST(config_comments_and_trailing_commas)
+{
+	struct sl_config *c = parse("// a comment\n{\n  /* block */\n  \"mcpServers\": {\n"
+				    "    \"a\": {\"command\": \"x\", \"args\": [\"1\", \"2\",],},\n  },\n}\n");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nservers, 1);
+	CHECK_INT(c->servers[0].nargs, 2);
+	sl_config_free(c);
+}
+
+TEST(config_unknown_keys_warn)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"a\":{\"command\":\"x\",\"colour\":\"red\"}},"
+				    "\"topExtra\":1,\"sluice\":{\"fancyMode\":true}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nwarnings, 3);
+	CHECK(has_warning(c, "\"topExtra\"", NULL));
+	CHECK(has_warning(c, "\"fancyMode\"", "sluice"));
+	CHECK(has_warning(c, "\"colour\"", "mcpServers.a"));
+	sl_config_free(c);
+}
+
+TEST(config_wrong_types_name_key_path)
+{
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":5}}}", "mcpServers.srv", "command");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"\"}}}", "mcpServers.srv", "command");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"args\":\"-v\"}}}", "mcpServers.srv", "args");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"args\":[1]}}}", "mcpServers.srv", "args");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"env\":[]}}}", "mcpServers.srv", "env");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"env\":{\"A\":1}}}}", "mcpServers.srv", "env");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}}}",
+		    "mcpServers.srv", "env");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"cwd\":1}}}", "mcpServers.srv", "cwd");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"disabled\":\"yes\"}}}",
+		    "mcpServers.srv", "disabled");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"timeout\":0}}}", "mcpServers.srv", "timeout");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"timeout\":\"5\"}}}", "mcpServers.srv",
+		    "timeout");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"type\":3}}}", "mcpServers.srv", "type");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"args\":[]}}}", "mcpServers.srv", "command");
+	parse_fails("{\"mcpServers\":{\"srv\":[]}}", "mcpServers.srv", NULL);
+	parse_fails("{\"servers\":{\"v\":{\"command\":true}}}", "servers.v", "command");
+	parse_fails("{\"mcpServers\":{},\"sluice\":[]}", "sluice", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"logFile\":3}}", "sluice.logFile", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"logLevel\":\"loud\"}}", "sluice.logLevel", NULL);
+}
+
+TEST(config_server_fields)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"s\":{\"command\":\"c\",\"cwd\":\"/tmp\","
+				    "\"disabled\":true,\"timeout\":1500,\"env\":{\"K\":\"v\"}}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_STR(c->servers[0].cwd, "/tmp");
+	CHECK(c->servers[0].disabled);
+	CHECK_INT(c->servers[0].timeout_ms, 1500);
+	CHECK_INT(c->servers[0].nenv, 1);
+	CHECK_STR(c->servers[0].env[0].key, "K");
+	CHECK_STR(c->servers[0].env[0].value, "v");
+	CHECK(c->servers[0].args != NULL && c->servers[0].args[0] == NULL);
+	sl_config_free(c);
+}
+
+TEST(config_remote_servers_marked_not_failed)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"r\":{\"url\":\"https://x\"},"
+				    "\"h\":{\"type\":\"http\",\"url\":\"https://y\"},\"ok\":{\"command\":\"x\"}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nservers, 3);
+	CHECK(c->servers[0].error != NULL);
+	CHECK(c->servers[1].error != NULL && strstr(c->servers[1].error, "http") != NULL);
+	CHECK(c->servers[2].error == NULL);
+	sl_config_free(c);
+}
+
+TEST(config_duplicate_server_names)
+{
+	parse_fails("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "a",
+		    "duplicate");
+}
+
+TEST(config_invalid_server_names)
+{
+	parse_fails("{\"mcpServers\":{\"has space\":{\"command\":\"x\"}}}", "has space", "server names");
+	parse_fails("{\"mcpServers\":{\"a/b\":{\"command\":\"x\"}}}", "a/b", NULL);
+	parse_fails("{\"mcpServers\":{\"\":{\"command\":\"x\"}}}", "server names", NULL);
+	parse_fails("{\"mcpServers\":{\"caf\xc3\xa9\":{\"command\":\"x\"}}}", "server names", NULL);
+	parse_fails("{\"mcpServers\":{\"a:b\":{\"command\":\"x\"}}}", "server names", NULL);
+	/* 65 characters is one too many; 64 is fine. */
+	{
+		char text[256], name[70];
+		struct sl_config *c;
+		memset(name, 'n', 65);
+		name[65] = '\0';
+		snprintf(text, sizeof(text), "{\"mcpServers\":{\"%s\":{\"command\":\"x\"}}}", name);
+		parse_fails(text, "server names", NULL);
+		name[64] = '\0';
+		snprintf(text, sizeof(text), "{\"mcpServers\":{\"%s\":{\"command\":\"x\"}}}", name);
+		c = parse(text);
+		CHECK(c != NULL);
+		sl_config_free(c);
+	}
+	{
+		struct sl_config *c = parse("{\"mcpServers\":{\"A-b_c.9\":{\"command\":\"x\"}}}");
+		CHECK(c != NULL);
+		sl_config_free(c);
+	}
+}
+
+TEST(config_env_expansion)
+{
+	struct sl_config *c;
+	setenv("SLUICE_T_CMD", "/usr/bin/tool", 1);
+	setenv("SLUICE_T_TOKEN", "s3cret", 1);
+	setenv("SLUICE_T_DIR", "/srv/work", 1);
+	c = parse("{\"mcpServers\":{\"s\":{\"command\":\"${SLUICE_T_CMD}\","
+		  "\"args\":[\"--token=${env:SLUICE_T_TOKEN}\",\"${SLUICE_T_DIR}/${SLUICE_T_TOKEN}\",\"$HOME\",\"$\",\"}{\"],"
+		  "\"env\":{\"TOKEN\":\"Bearer ${SLUICE_T_TOKEN}!\"},\"cwd\":\"${env:SLUICE_T_DIR}/sub\"}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->servers[0].error == NULL);
+	CHECK_STR(c->servers[0].command, "/usr/bin/tool");
+	CHECK_INT(c->servers[0].nargs, 5);
+	CHECK_STR(c->servers[0].args[0], "--token=s3cret");
+	CHECK_STR(c->servers[0].args[1], "/srv/work/s3cret");
+	CHECK_STR(c->servers[0].args[2], "$HOME"); /* only ${...} is expanded */
+	CHECK_STR(c->servers[0].args[3], "$");
+	CHECK_STR(c->servers[0].args[4], "}{");
+	CHECK_STR(c->servers[0].env[0].value, "Bearer s3cret!");
+	CHECK_STR(c->servers[0].cwd, "/srv/work/sub");
+	sl_config_free(c);
+}
+
+TEST(config_unset_variable_fails_only_that_server)
+{
+	struct sl_config *c;
+	unsetenv("SLUICE_T_UNSET_VAR");
+	setenv("SLUICE_T_SET", "ok", 1);
+	c = parse("{\"mcpServers\":{"
+		  "\"good\":{\"command\":\"x\",\"args\":[\"${SLUICE_T_SET}\"]},"
+		  "\"bad\":{\"command\":\"x\",\"env\":{\"K\":\"${SLUICE_T_UNSET_VAR}\"}},"
+		  "\"badcmd\":{\"command\":\"${env:SLUICE_T_UNSET_VAR}\"},"
+		  "\"badarg\":{\"command\":\"x\",\"args\":[\"a\",\"${SLUICE_T_UNSET_VAR}\"]},"
+		  "\"badcwd\":{\"command\":\"x\",\"cwd\":\"${SLUICE_T_UNSET_VAR}\"}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nservers, 5);
+	CHECK(c->servers[0].error == NULL);
+	CHECK_STR(c->servers[0].args[0], "ok");
+	for (size_t i = 1; i < 5; i++) {
+		CHECK(c->servers[i].error != NULL);
+		CHECK(c->servers[i].error && strstr(c->servers[i].error, "SLUICE_T_UNSET_VAR") != NULL);
+	}
+	CHECK(c->servers[1].error && strstr(c->servers[1].error, "env.K") != NULL);
+	CHECK(c->servers[3].error && strstr(c->servers[3].error, "args[1]") != NULL);
+	CHECK(c->servers[4].error && strstr(c->servers[4].error, "cwd") != NULL);
+	sl_config_free(c);
+}
+
+TEST(config_unterminated_reference)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"s\":{\"command\":\"x\",\"args\":[\"${OOPS\"]},"
+				    "\"t\":{\"command\":\"y\"}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->servers[0].error != NULL && strstr(c->servers[0].error, "unterminated") != NULL);
+	CHECK(c->servers[1].error == NULL);
+	sl_config_free(c);
+}
+
+static const char *fake_getenv(const char *name)
+{
+	if (strcmp(name, "A") == 0)
+		return "alpha";
+	if (strcmp(name, "EMPTY") == 0)
+		return "";
+	if (strcmp(name, "LONG") == 0)
+		return "0123456789012345678901234567890123456789";
+	return NULL;
+}
+
+TEST(config_expand_direct)
+{
+	struct sl_err e;
+	char *s;
+	s = sl_config_expand("${A}-${env:A}-${EMPTY}-${LONG}${LONG}", fake_getenv, &e);
+	CHECK_STR(s, "alpha-alpha--0123456789012345678901234567890123456789"
+		     "0123456789012345678901234567890123456789");
+	free(s);
+	s = sl_config_expand("", fake_getenv, &e);
+	CHECK_STR(s, "");
+	free(s);
+	s = sl_config_expand("plain $A {A}", fake_getenv, &e);
+	CHECK_STR(s, "plain $A {A}");
+	free(s);
+	e.msg[0] = '\0';
+	CHECK(sl_config_expand("x ${NOPE} y", fake_getenv, &e) == NULL);
+	CHECK(strstr(e.msg, "NOPE") != NULL);
+	e.msg[0] = '\0';
+	CHECK(sl_config_expand("x ${A", fake_getenv, &e) == NULL);
+	CHECK(strstr(e.msg, "unterminated") != NULL);
+	e.msg[0] = '\0';
+	CHECK(sl_config_expand("${}", fake_getenv, &e) == NULL);
+	CHECK(e.msg[0] != '\0');
+	e.msg[0] = '\0';
+	CHECK(sl_config_expand("${env:}", fake_getenv, &e) == NULL);
+	CHECK(e.msg[0] != '\0');
+}
+
+TEST(config_sluice_settings)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"router\",\"logLevel\":\"debug\","
+				    "\"logFile\":\"/tmp/s.log\",\"callTimeoutMs\":1000,\"startupTimeoutMs\":2000,"
+				    "\"restartMaxBackoffMs\":3000,\"maxRequestBytes\":1024,"
+				    "\"maxUpstreamMessageBytes\":1073741824,\"maxToolsPerServer\":100000}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->exposure, SL_EXPOSE_ROUTER);
+	CHECK_INT(c->log_level, SL_LOG_DEBUG);
+	CHECK_STR(c->log_file, "/tmp/s.log");
+	CHECK_INT(c->call_timeout_ms, 1000);
+	CHECK_INT(c->startup_timeout_ms, 2000);
+	CHECK_INT(c->restart_max_backoff_ms, 3000);
+	CHECK_INT(c->max_request_bytes, 1024);
+	CHECK_INT(c->max_upstream_message_bytes, 1073741824);
+	CHECK_INT(c->max_tools, 100000);
+	CHECK_INT(c->nwarnings, 0);
+	sl_config_free(c);
+
+	c = parse("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"hybrid\"}}");
+	CHECK(c != NULL && c->exposure == SL_EXPOSE_HYBRID);
+	sl_config_free(c);
+	c = parse("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"passthrough\"}}");
+	CHECK(c != NULL && c->exposure == SL_EXPOSE_PASSTHROUGH);
+	sl_config_free(c);
+	CHECK_STR(sl_exposure_name(SL_EXPOSE_PASSTHROUGH), "passthrough");
+	CHECK_STR(sl_exposure_name(SL_EXPOSE_ROUTER), "router");
+	CHECK_STR(sl_exposure_name(SL_EXPOSE_HYBRID), "hybrid");
+}
+
+TEST(config_sluice_range_checks)
+{
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"all\"}}", "sluice.exposure", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"exposure\":1}}", "sluice.exposure", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"callTimeoutMs\":0}}", "sluice.callTimeoutMs", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"callTimeoutMs\":86400001}}", "sluice.callTimeoutMs", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"callTimeoutMs\":-5}}", "sluice.callTimeoutMs", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"callTimeoutMs\":1.5}}", "sluice.callTimeoutMs", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"callTimeoutMs\":\"100\"}}", "sluice.callTimeoutMs", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"startupTimeoutMs\":3600001}}", "sluice.startupTimeoutMs",
+		    NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"restartMaxBackoffMs\":0}}", "sluice.restartMaxBackoffMs",
+		    NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"maxRequestBytes\":1023}}", "sluice.maxRequestBytes",
+		    "1024");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"maxUpstreamMessageBytes\":1073741825}}",
+		    "sluice.maxUpstreamMessageBytes", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"maxToolsPerServer\":0}}", "sluice.maxToolsPerServer", NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"maxToolsPerServer\":100001}}", "sluice.maxToolsPerServer",
+		    NULL);
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"maxRequestBytes\":99999999999999999999999}}",
+		    "sluice.maxRequestBytes", NULL);
+}
+
+static bool env_has(char **env, const char *kv)
+{
+	for (char **e = env; *e; e++)
+		if (strcmp(*e, kv) == 0)
+			return true;
+	return false;
+}
+
+static bool env_has_name(char **env, const char *name)
+{
+	size_t n = strlen(name);
+	for (char **e = env; *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return true;
+	return false;
+}
+
+TEST(config_child_env_allowlist)
+{
+	char *envp[] = {
+		"PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "LC_CTYPE=UTF-8",
+		"TMPDIR=/tmp", "HTTPS_PROXY=http://proxy:3128", "https_proxy=http://p:1",
+		"NO_PROXY=localhost", "SSL_CERT_FILE=/etc/ssl/cert.pem", "NODE_EXTRA_CA_CERTS=/ca.pem",
+		"AWS_SECRET_ACCESS_KEY=abc", "GITHUB_TOKEN=ghp_x", "OPENAI_API_KEY=sk", "PATHOLOGICAL=1",
+		"HOMEDIR=/x", "LD_PRELOAD=/evil.so", "SSH_AUTH_SOCK=/tmp/agent", "LC_=x", "NOEQUALS",
+		NULL,
+	};
+	struct sl_server_config s;
+	char **env;
+	size_t n = 0;
+
+	memset(&s, 0, sizeof(s));
+	env = sl_config_child_env(&s, envp);
+	CHECK(env != NULL);
+	for (char **e = env; *e; e++)
+		n++;
+	CHECK(env_has(env, "PATH=/usr/bin:/bin"));
+	CHECK(env_has(env, "HOME=/home/u"));
+	CHECK(env_has(env, "LANG=C.UTF-8"));
+	CHECK(env_has(env, "LC_ALL=C"));
+	CHECK(env_has(env, "LC_CTYPE=UTF-8"));
+	CHECK(env_has(env, "TMPDIR=/tmp"));
+	CHECK(env_has(env, "HTTPS_PROXY=http://proxy:3128"));
+	CHECK(env_has(env, "https_proxy=http://p:1"));
+	CHECK(env_has(env, "NO_PROXY=localhost"));
+	CHECK(env_has(env, "SSL_CERT_FILE=/etc/ssl/cert.pem"));
+	CHECK(env_has(env, "NODE_EXTRA_CA_CERTS=/ca.pem"));
+	CHECK(!env_has_name(env, "AWS_SECRET_ACCESS_KEY"));
+	CHECK(!env_has_name(env, "GITHUB_TOKEN"));
+	CHECK(!env_has_name(env, "OPENAI_API_KEY"));
+	CHECK(!env_has_name(env, "PATHOLOGICAL"));
+	CHECK(!env_has_name(env, "HOMEDIR"));
+	CHECK(!env_has_name(env, "LD_PRELOAD"));
+	CHECK(!env_has_name(env, "SSH_AUTH_SOCK"));
+	CHECK(!env_has_name(env, "LC_"));
+	CHECK(!env_has(env, "NOEQUALS"));
+	CHECK_INT(n, 11);
+	sl_config_env_free(env);
+}
+
+TEST(config_child_env_entry_overrides)
+{
+	char *envp[] = { "PATH=/usr/bin", "HOME=/home/u", "GITHUB_TOKEN=from-gateway", NULL };
+	struct sl_kv kv[] = {
+		{ "PATH", "/opt/bin" },
+		{ "GITHUB_TOKEN", "declared" },
+		{ "EXTRA", "1" },
+	};
+	struct sl_server_config s;
+	char **env;
+	size_t n = 0, paths = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.env = kv;
+	s.nenv = SL_COUNT(kv);
+	env = sl_config_child_env(&s, envp);
+	for (char **e = env; *e; e++) {
+		n++;
+		if (strncmp(*e, "PATH=", 5) == 0)
+			paths++;
+	}
+	CHECK_INT(paths, 1);
+	CHECK(env_has(env, "PATH=/opt/bin"));
+	CHECK(!env_has(env, "PATH=/usr/bin"));
+	CHECK(env_has(env, "HOME=/home/u"));
+	/* Declared by the entry: passes, with the declared value only. */
+	CHECK(env_has(env, "GITHUB_TOKEN=declared"));
+	CHECK(!env_has(env, "GITHUB_TOKEN=from-gateway"));
+	CHECK(env_has(env, "EXTRA=1"));
+	CHECK_INT(n, 4);
+	sl_config_env_free(env);
+}
+
+TEST(config_child_env_empty)
+{
+	struct sl_server_config s;
+	char *envp[] = { NULL };
+	char **env;
+	memset(&s, 0, sizeof(s));
+	env = sl_config_child_env(&s, envp);
+	CHECK(env != NULL && env[0] == NULL);
+	sl_config_env_free(env);
+	env = sl_config_child_env(&s, NULL);
+	CHECK(env != NULL && env[0] == NULL);
+	sl_config_env_free(env);
+}
+
+TEST(config_load_missing_file)
+{
+	struct sl_config *c = NULL;
+	struct sl_err e;
+	CHECK(sl_config_load("/nonexistent/sluice-test.json", &c, &e) < 0);
+	CHECK(c == NULL);
+	CHECK(strstr(e.msg, "/nonexistent/sluice-test.json") != NULL);
+}
+
+/* JSON objects may repeat a key and yyjson keeps both; the parser must not
+ * index a fresh array with the count from the first one. (Two args then one
+ * keeps the stray write inside malloc's slack so this fails rather than
+ * crashing; valgrind shows the invalid write.) */
+TEST(config_repeated_args_key)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"s\":{\"command\":\"x\","
+				    "\"args\":[\"a\",\"b\"],\"args\":[\"d\"]}}}");
+	if (!c) {
+		CHECK(strstr(err.msg, "args") != NULL);
+		return;
+	}
+	CHECK(c->servers[0].nargs <= 2);
+	CHECK(c->servers[0].args[0] != NULL);
+	sl_config_free(c);
+}
+
+TEST(config_repeated_env_key)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"s\":{\"command\":\"x\","
+				    "\"env\":{\"A\":\"1\"},\"env\":{\"B\":\"2\"}}}}");
+	if (!c) {
+		CHECK(strstr(err.msg, "env") != NULL);
+		return;
+	}
+	CHECK(c->servers[0].nenv <= 1);
+	CHECK(c->servers[0].env[0].key != NULL);
+	sl_config_free(c);
+}
+
+/* Repeated scalar keys: one value wins and nothing leaks (the leak shows
+ * under valgrind only). */
+TEST(config_repeated_scalar_keys)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"s\":{\"command\":\"x\",\"command\":\"y\","
+				    "\"cwd\":\"/a\",\"cwd\":\"/b\"}},"
+				    "\"sluice\":{\"logFile\":\"/l1\",\"logFile\":\"/l2\"}}");
+	if (!c)
+		return;
+	CHECK(strcmp(c->servers[0].command, "x") == 0 || strcmp(c->servers[0].command, "y") == 0);
+	CHECK(c->servers[0].cwd != NULL && c->servers[0].cwd[0] == '/');
+	CHECK(c->log_file != NULL && strncmp(c->log_file, "/l", 2) == 0);
+	sl_config_free(c);
+}
