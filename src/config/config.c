@@ -35,8 +35,7 @@ static void warn(struct parser *p, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		sl_oom();
+	s = sl_vprintf(fmt, ap);
 	va_end(ap);
 	c->warnings = sl_realloc(c->warnings, (c->nwarnings + 1) * sizeof(char *));
 	c->warnings[c->nwarnings++] = s;

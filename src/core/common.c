@@ -44,13 +44,20 @@ char *sl_strdup(const char *s)
 	return sl_strndup(s, strlen(s));
 }
 
+char *sl_vprintf(const char *fmt, va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		sl_oom();
+	return s;
+}
+
 char *sl_printf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		sl_oom();
+	s = sl_vprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 #define SL_MUST_USE   __attribute__((warn_unused_result))
@@ -40,6 +41,7 @@ void *sl_realloc(void *p, size_t n);
 char *sl_strdup(const char *s);
 char *sl_strndup(const char *s, size_t n);
 char *sl_printf(const char *fmt, ...) SL_PRINTF(1, 2);
+char *sl_vprintf(const char *fmt, va_list ap) SL_PRINTF(1, 0);
 SL_NORETURN void sl_oom(void);
 
 uint64_t sl_now_ms(void);

@@ -53,13 +53,10 @@ void sl_call_free(struct sl_call *c)
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		sl_oom();
-	va_end(ap);
 	free(c->why);
-	c->why = s;
+	c->why = sl_vprintf(fmt, ap);
+	va_end(ap);
 	c->outcome = o;
 }
 

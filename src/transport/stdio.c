@@ -1,6 +1,7 @@
 /* The stdio transport: lines in from fd 0, lines out to fd 1. */
 #include "transport/stdio.h"
 #include "core/log.h"
+#include "event/write.h"
 #include "proto/lines.h"
 
 #include <errno.h>
@@ -30,29 +31,12 @@ struct sl_stdio {
 	void *ctx;
 };
 
-struct write_req {
-	uv_write_t w;
-	char *line;
-};
-
-static void on_written(uv_write_t *w, int status)
-{
-	struct write_req *r = (struct write_req *)w;
-	free(r->line);
-	free(r);
-}
-
 static void send_line(void *ctx, char *line, size_t len)
 {
 	struct sl_stdio *t = ctx;
 	if (t->out_stream) {
-		struct write_req *r = sl_alloc(sizeof(*r));
-		uv_buf_t b = uv_buf_init(line, (unsigned)len);
-		r->line = line;
-		if (uv_write(&r->w, (uv_stream_t *)&t->out, &b, 1, on_written) < 0) {
-			free(line);
-			free(r);
-		}
+		if (sl_write_line((uv_stream_t *)&t->out, line, len) < 0)
+			sl_log(SL_LOG_DEBUG, "stdout is closed: a message was dropped");
 		return;
 	}
 	for (size_t off = 0; off < len;) {

@@ -10,6 +10,7 @@
 #include "upstream/upstream.h"
 #include "upstream/spawn.h"
 #include "core/log.h"
+#include "event/write.h"
 #include "proto/lines.h"
 #include "proto/mcp.h"
 
@@ -320,39 +321,17 @@ static struct sl_proc *proc_start(struct sl_upstream *u, struct sl_err *err)
 
 /* ---- writing ----------------------------------------------------------- */
 
-struct write_req {
-	uv_write_t w;
-	char *line;
-};
-
-static void on_written(uv_write_t *w, int status)
-{
-	struct write_req *r = (struct write_req *)w;
-	free(r->line);
-	free(r);
-}
-
 /* Takes line. Returns false if the server's input is backed up or closed. */
 static bool send_line(struct sl_upstream *u, char *line, size_t len)
 {
 	struct sl_proc *p = u->proc;
-	struct write_req *r;
-	uv_buf_t b;
 
 	if (!p || !p->in_open ||
 	    p->in.write_queue_size + len > 2 * u->gcfg->max_upstream_message_bytes) {
 		free(line);
 		return false;
 	}
-	r = sl_alloc(sizeof(*r));
-	r->line = line;
-	b = uv_buf_init(line, (unsigned)len);
-	if (uv_write(&r->w, (uv_stream_t *)&p->in, &b, 1, on_written) < 0) {
-		free(line);
-		free(r);
-		return false;
-	}
-	return true;
+	return sl_write_line((uv_stream_t *)&p->in, line, len) == SL_OK;
 }
 
 static void send_doc(struct sl_upstream *u, yyjson_mut_doc *d)
