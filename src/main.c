@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "core/log.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "serve") == 0)
 		for (size_t i = 0; i < cfg->nwarnings; i++)
 			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	/* A peer that went away is an error to handle, never a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
 	rc = strcmp(cmd, "serve") == 0 ? sl_cli_serve(cfg) : sl_cli_check(cfg);
 	sl_config_free(cfg);
 	return rc;

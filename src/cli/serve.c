@@ -9,7 +9,6 @@
 #include "gateway/gateway.h"
 #include "transport/stdio.h"
 
-#include <signal.h>
 #include <stdlib.h>
 
 #define DRAIN_POLL_MS 10
@@ -68,7 +67,6 @@ int sl_cli_serve(const struct sl_config *cfg)
 {
 	struct serve sv = { 0 };
 
-	signal(SIGPIPE, SIG_IGN);
 	sv.loop = uv_default_loop();
 	sv.gw = sl_gateway_new(sv.loop, cfg);
 	sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);

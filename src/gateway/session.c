@@ -405,6 +405,33 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	reply(s, m, modern, true, d, r);
 }
 
+/* Replaces obj.uri with the gateway's namespaced form of it. */
+static void namespace_uri(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *server)
+{
+	const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(obj, "uri"));
+	char *ns;
+	if (!uri)
+		return;
+	ns = sl_catalog_uri(server, uri);
+	yyjson_mut_obj_remove_key(obj, "uri");
+	yyjson_mut_obj_add_strcpy(d, obj, "uri", ns);
+	free(ns);
+}
+
+/* Content blocks that point at resources (resource_link, embedded
+ * resource) get namespaced URIs, so the client can read them back through
+ * the gateway. */
+static void namespace_block(yyjson_mut_doc *d, yyjson_mut_val *b, const char *server)
+{
+	const char *type = yyjson_mut_get_str(yyjson_mut_obj_get(b, "type"));
+	if (!type)
+		return;
+	if (strcmp(type, "resource_link") == 0)
+		namespace_uri(d, b, server);
+	else if (strcmp(type, "resource") == 0 && yyjson_mut_is_obj(yyjson_mut_obj_get(b, "resource")))
+		namespace_uri(d, yyjson_mut_obj_get(b, "resource"), server);
+}
+
 static void answer_call(struct sl_session *s, struct pending *p, struct sl_call *c)
 {
 	yyjson_mut_val *r;
@@ -418,6 +445,11 @@ static void answer_call(struct sl_session *s, struct pending *p, struct sl_call 
 		r = yyjson_val_mut_copy(d, c->result);
 		if (!yyjson_mut_is_obj(r)) {
 			r = error_result(d, "the server's result was not an object");
+		} else {
+			yyjson_mut_val *it;
+			size_t i, n;
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
+				namespace_block(d, it, c->up->name);
 		}
 		break;
 	case SL_OUTCOME_RPC_ERROR:
@@ -566,20 +598,15 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 		res = yyjson_val_mut_copy(d, r->msg->result);
 		if (!yyjson_mut_is_obj(res))
 			res = yyjson_mut_obj(d);
-		/* resources/read contents carry the upstream URIs: namespace them. */
-		if (strcmp(method, "resources/read") == 0) {
-			yyjson_mut_val *arr = yyjson_mut_obj_get(res, "contents"), *it;
-			size_t i, n;
-			yyjson_mut_arr_foreach(arr, i, n, it) {
-				const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(it, "uri"));
-				if (uri) {
-					char *ns = sl_catalog_uri(p->up->name, uri);
-					yyjson_mut_obj_remove_key(it, "uri");
-					yyjson_mut_obj_add_strcpy(d, it, "uri", ns);
-					free(ns);
-				}
-			}
-		}
+		/* Results name the upstream's URIs: namespace them. */
+		yyjson_mut_val *it;
+		size_t i, n;
+		if (strcmp(method, "resources/read") == 0)
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "contents"), i, n, it)
+				namespace_uri(d, it, p->up->name);
+		if (strcmp(method, "prompts/get") == 0)
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "messages"), i, n, it)
+				namespace_block(d, yyjson_mut_obj_get(it, "content"), p->up->name);
 		seal(d, res, p->modern, strcmp(method, "resources/read") == 0);
 		yyjson_mut_obj_add_val(d, o, "result", res);
 	}
@@ -925,10 +952,12 @@ void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, cons
 			 size_t tl, size_t total, size_t max)
 {
 	char msg[200];
+	yyjson_doc *id = sl_rpc_find_id(head, hl, tail, tl);
 	snprintf(msg, sizeof(msg),
 		 "Invalid Request: message of %zu bytes exceeds the limit of %zu (sluice.maxRequestBytes)",
 		 total, max);
-	sl_session_error(s, NULL, SL_RPC_INVALID_REQUEST, msg);
+	sl_session_error(s, id ? yyjson_doc_get_root(id) : NULL, SL_RPC_INVALID_REQUEST, msg);
+	yyjson_doc_free(id);
 }
 
 /* ---- from the gateway -------------------------------------------------------- */

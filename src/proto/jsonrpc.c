@@ -65,6 +65,75 @@ int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl
 	return SL_OK;
 }
 
+/* The id value starting at s[i] (an integer or a simple string), as a doc;
+ * *end is set past it. */
+static yyjson_doc *id_at(const char *s, size_t n, size_t i, size_t *end)
+{
+	size_t j = i;
+	if (j < n && s[j] == '"') {
+		for (j++; j < n && s[j] != '"'; j++)
+			if (s[j] == '\\')
+				return NULL;
+		if (j >= n)
+			return NULL;
+		j++;
+	} else {
+		if (j < n && s[j] == '-')
+			j++;
+		while (j < n && s[j] >= '0' && s[j] <= '9')
+			j++;
+		if (j == i || j >= n)
+			return NULL;
+	}
+	*end = j;
+	return yyjson_read(s + i, j - i, 0);
+}
+
+static const char *find_key(const char *s, size_t n, size_t from, const char *key)
+{
+	size_t kl = strlen(key);
+	for (size_t i = from; i + kl <= n; i++)
+		if (memcmp(s + i, key, kl) == 0)
+			return s + i;
+	return NULL;
+}
+
+yyjson_doc *sl_rpc_find_id(const char *head, size_t hl, const char *tail, size_t tl)
+{
+	const char *k, *stop;
+	yyjson_doc *d;
+	size_t end;
+
+	/* The tail: the last "id": whose value closes the message. */
+	for (size_t i = tl; i-- > 0;) {
+		if (i + 5 > tl || memcmp(tail + i, "\"id\":", 5) != 0)
+			continue;
+		size_t v = i + 5;
+		while (v < tl && tail[v] == ' ')
+			v++;
+		d = id_at(tail, tl, v, &end);
+		if (!d)
+			break;
+		while (end < tl && (tail[end] == ' ' || tail[end] == '\r'))
+			end++;
+		if (end < tl && tail[end] == '}' && end + 1 == tl)
+			return d;
+		yyjson_doc_free(d);
+		break;
+	}
+	/* The head: an "id" before the body of the message begins. */
+	k = find_key(head, hl, 0, "\"id\":");
+	stop = find_key(head, hl, 0, "\"params\"");
+	if (!stop)
+		stop = find_key(head, hl, 0, "\"result\"");
+	if (!k || (stop && stop < k))
+		return NULL;
+	size_t v = (size_t)(k - head) + 5;
+	while (v < hl && head[v] == ' ')
+		v++;
+	return id_at(head, hl, v, &end);
+}
+
 void sl_msg_dispose(struct sl_msg *m)
 {
 	yyjson_doc_free(m->doc);

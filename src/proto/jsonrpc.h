@@ -47,6 +47,14 @@ struct sl_msg {
 int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e) SL_MUST_USE;
 void sl_msg_dispose(struct sl_msg *m);
 
+/*
+ * Finds the top-level id of a message too large to parse, from its first
+ * and last bytes: in the head, an "id" before any "params"/"result"; in the
+ * tail, an "id" whose value is followed only by the closing brace. Returns
+ * a document whose root is the id, or NULL.
+ */
+yyjson_doc *sl_rpc_find_id(const char *head, size_t hl, const char *tail, size_t tl);
+
 /* Builds {"jsonrpc":"2.0","id":<id>} in a new document; *obj is its root. */
 yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj);
 /* Builds {"jsonrpc":"2.0","method":m,("id":id,)"params":{}}; id < 0 means a notification. */

@@ -27,6 +27,7 @@
 #define LIST_MAX_PAGES 100
 #define TERM_GRACE_MS 500
 #define KILL_GRACE_MS 1500
+#define EXIT_WAIT_MS 100       /* after EOF on stdout, for the exit status */
 
 extern char **environ;
 
@@ -198,6 +199,8 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = sizeof(slab);
 }
 
+static void try_reap(struct sl_proc *p);
+
 static void on_stdout_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
 	struct sl_proc *p = s->data;
@@ -205,6 +208,14 @@ static void on_stdout_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		sl_lines_feed(&p->out_lines, buf->base, (size_t)n);
 	} else if (n < 0) {
 		uv_read_stop(s);
+		/* A dying process closes its output just before it can be reaped:
+		 * give it a moment, so the log and the failed calls name the real
+		 * exit status rather than the closed pipe. */
+		for (int i = 0; i < EXIT_WAIT_MS && p->up && !p->reaped; i++) {
+			try_reap(p);
+			if (!p->reaped)
+				uv_sleep(1);
+		}
 		/* Output closed while the process lives on: it cannot answer. */
 		if (p->up && !p->reaped)
 			lose_process(p->up, "closed its standard output");
@@ -978,8 +989,8 @@ static void upstream_line(struct sl_upstream *u, const char *line, size_t len)
 	if (len == 0)
 		return;
 	if (sl_msg_parse(&m, line, len, &code, &err) < 0) {
-		sl_log(SL_LOG_WARN, "server '%s' wrote something that is not MCP (%s): %.80s",
-		       u->name, err.msg, line);
+		sl_log(SL_LOG_WARN, "server '%s' wrote something that is not MCP (%s): %.*s",
+		       u->name, err.msg, (int)(len < 80 ? len : 80), line);
 		sl_msg_dispose(&m);
 		return;
 	}
@@ -997,41 +1008,20 @@ static void upstream_line(struct sl_upstream *u, const char *line, size_t len)
 	sl_msg_dispose(&m);
 }
 
-/* Finds "id":<digits> in a fragment of an oversize message. */
-static bool find_id(const char *s, size_t n, int64_t *id)
-{
-	for (size_t i = 0; i + 5 < n; i++) {
-		size_t j = i + 5;
-		if (memcmp(s + i, "\"id\":", 5) != 0)
-			continue;
-		while (j < n && s[j] == ' ')
-			j++;
-		if (j < n && s[j] >= '0' && s[j] <= '9') {
-			int64_t v = 0;
-			while (j < n && s[j] >= '0' && s[j] <= '9' && v < INT64_MAX / 10)
-				v = v * 10 + (s[j++] - '0');
-			if (j < n) { /* the number ended inside the fragment */
-				*id = v;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 static void upstream_oversize(struct sl_upstream *u, const char *head, size_t hl,
 			      const char *tail, size_t tl, size_t total)
 {
 	char why[256];
-	int64_t id;
+	yyjson_doc *id = sl_rpc_find_id(head, hl, tail, tl);
 	struct sl_ureq *r = NULL;
 
 	snprintf(why, sizeof(why),
 		 "server '%s' sent a message of %zu bytes, over the limit of %zu (sluice.maxUpstreamMessageBytes)",
 		 u->name, total, u->gcfg->max_upstream_message_bytes);
 	sl_log(SL_LOG_WARN, "%s", why);
-	if (find_id(tail, tl, &id) || find_id(head, hl, &id))
-		r = ureq_find(u, id);
+	if (id && yyjson_is_int(yyjson_doc_get_root(id)))
+		r = ureq_find(u, yyjson_get_sint(yyjson_doc_get_root(id)));
+	yyjson_doc_free(id);
 	if (r)
 		ureq_fail(r, why);
 }

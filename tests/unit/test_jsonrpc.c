@@ -289,3 +289,32 @@ TEST(jsonrpc_dispose_twice_safe)
 	sl_msg_dispose(&m);
 	CHECK(m.doc == NULL);
 }
+
+/* sl_rpc_find_id: the id of a message too large to parse, from its edges. */
+static const char *found_id(const char *head, const char *tail, char *buf, size_t n)
+{
+	yyjson_doc *d = sl_rpc_find_id(head, strlen(head), tail, strlen(tail));
+	if (!d)
+		return NULL;
+	size_t len;
+	char *s = sl_json_write_val(yyjson_doc_get_root(d), &len);
+	snprintf(buf, n, "%s", s);
+	free(s);
+	yyjson_doc_free(d);
+	return buf;
+}
+
+TEST(jsonrpc_find_id_edges)
+{
+	char b[64];
+	/* The SDK writes the id last. */
+	CHECK_STR(found_id("{\"method\":\"tools/call\",\"params\":{\"a\":\"xx",
+			   "xx\"}},\"jsonrpc\":\"2.0\",\"id\":17}", b, sizeof(b)), "17");
+	/* Others write it first. */
+	CHECK_STR(found_id("{\"jsonrpc\":\"2.0\",\"id\":\"req-9\",\"method\":\"x\",\"params\":{\"a",
+			   "aaaa\"}}", b, sizeof(b)), "\"req-9\"");
+	/* An "id" nested in the arguments is not the message's id. */
+	CHECK(found_id("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"arguments\":{\"id\":3",
+		       "\"arguments\":{\"id\":7}}}", b, sizeof(b)) == NULL);
+	CHECK(found_id("garbage", "more garbage", b, sizeof(b)) == NULL);
+}

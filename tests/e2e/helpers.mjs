@@ -1,0 +1,360 @@
+// Shared helpers for sluice's end-to-end tests (Node's built-in test runner).
+//
+//   const gw = await connect({ servers: { github: catalog('github') }, sluice: { exposure: 'router' } });
+//   const r = await gw.client.callTool({ name: 'github__echo', arguments: { a: 1 } });
+//   await gw.close();
+//
+//   const raw = await startRaw({ servers, sluice });     // JSON lines, no SDK
+//   raw.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+//   const msg = await raw.next((m) => m.id === 1, 5000);
+//   await raw.close();
+//
+// Every wait has a timeout; every child is killed in close(), and
+// closeAll() (registered by the test files in after()) kills whatever a
+// failing test left behind.
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(here, '..', '..');
+export const SLUICE = process.env.SLUICE || path.join(REPO, 'build', 'sluice');
+export const CATALOG = process.env.CATALOG || path.join(REPO, 'build', 'tests', 'catalog');
+export const EVERYTHING =
+	process.env.EVERYTHING || path.join(REPO, 'node_modules', '.bin', 'mcp-server-everything');
+
+export const MODERN = '2026-07-28';
+export const LEGACY = '2025-11-25';
+export const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+// ---- config -----------------------------------------------------------------
+
+export function catalog(backend, extra = {}) {
+	return { command: CATALOG, args: ['--backend', backend], ...extra };
+}
+
+export function everything(extra = {}) {
+	return { command: EVERYTHING, args: ['stdio'], ...extra };
+}
+
+const tempDirs = [];
+
+// Writes {"mcpServers": servers, "sluice": sluice} to a fresh temp dir and
+// returns the file's path.
+export function writeConfig(servers, sluice = {}) {
+	const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-e2e-'));
+	tempDirs.push(dir);
+	const file = path.join(dir, 'sluice.json');
+	writeFileSync(file, JSON.stringify({ mcpServers: servers, sluice }, null, 2));
+	return file;
+}
+
+// ---- small utilities ------------------------------------------------------------
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Rejects after ms with a message naming what was awaited.
+export function withTimeout(promise, ms, what = 'operation') {
+	let timer;
+	return Promise.race([
+		promise,
+		new Promise((_, reject) => {
+			timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+		}),
+	]).finally(() => clearTimeout(timer));
+}
+
+// Polls fn until it returns a truthy value (returned) or ms pass (throws).
+export async function eventually(fn, ms = 5000, step = 100, what = 'condition') {
+	const end = Date.now() + ms;
+	let last;
+	for (;;) {
+		try {
+			const v = await fn();
+			if (v) return v;
+		} catch (e) {
+			last = e;
+		}
+		if (Date.now() > end)
+			throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ': ' + last.message : ''}`);
+		await sleep(step);
+	}
+}
+
+export function textOf(result) {
+	return (result?.content ?? [])
+		.filter((c) => c.type === 'text')
+		.map((c) => c.text)
+		.join('\n');
+}
+
+// The JSON inside a router tool's single text block.
+export function jsonOf(result) {
+	return JSON.parse(textOf(result));
+}
+
+// ---- live processes, for cleanup ------------------------------------------------
+
+const live = new Set();
+
+export async function closeAll() {
+	await Promise.allSettled([...live].map((x) => x.close()));
+	for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+// ---- SDK client ------------------------------------------------------------------
+
+// Starts sluice with the config and connects an SDK Client over stdio.
+// opts: servers, sluice, capabilities (client), handlers [[schema, fn]],
+// clientInfo, configPath (use an existing file).
+// Returns { client, transport, wire, stderr(), notifications, close() }.
+// wire: every message received from sluice, in order.
+export async function connect(opts = {}) {
+	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
+	const transport = new StdioClientTransport({
+		command: SLUICE,
+		args: ['serve', '--config', configPath],
+		stderr: 'pipe',
+	});
+	let err = '';
+	transport.stderr.on('data', (b) => {
+		err += b.toString();
+	});
+	const wire = [];
+	// Record every incoming message before the SDK sees it.
+	let handler;
+	Object.defineProperty(transport, 'onmessage', {
+		configurable: true,
+		get: () => handler,
+		set: (fn) => {
+			handler = fn
+				? (msg, extra) => {
+						wire.push(msg);
+						fn(msg, extra);
+					}
+				: fn;
+		},
+	});
+	const client = new Client(opts.clientInfo ?? { name: 'sluice-e2e', version: '1.0.0' }, {
+		capabilities: opts.capabilities ?? {},
+	});
+	for (const [schema, fn] of opts.handlers ?? []) client.setRequestHandler(schema, fn);
+	const notifications = [];
+	client.fallbackNotificationHandler = async (n) => {
+		notifications.push(n);
+	};
+	const gw = {
+		client,
+		transport,
+		wire,
+		notifications,
+		configPath,
+		stderr: () => err,
+		pid: () => transport.pid,
+		async close() {
+			live.delete(gw);
+			await withTimeout(client.close(), 6000, 'client close').catch(() => {
+				try {
+					process.kill(transport.pid, 'SIGKILL');
+				} catch {}
+			});
+		},
+	};
+	live.add(gw);
+	try {
+		await withTimeout(client.connect(transport), 15000, 'the SDK client to connect');
+	} catch (e) {
+		await gw.close();
+		e.message += `\nsluice stderr:\n${err}`;
+		throw e;
+	}
+	return gw;
+}
+
+// Waits until the gateway's tools/list satisfies pred (upstreams start
+// asynchronously and may announce tools late).
+export async function toolsWhen(client, pred, ms = 8000) {
+	let last;
+	await eventually(
+		async () => {
+			last = (await client.listTools()).tools;
+			return pred(last);
+		},
+		ms,
+		150,
+		'tools/list to match',
+	).catch((e) => {
+		e.message += `; last names: ${last?.map((t) => t.name).join(', ')}`;
+		throw e;
+	});
+	return last;
+}
+
+// ---- raw JSON lines ----------------------------------------------------------------
+
+// Starts `sluice serve --config` with a JSON-lines driver.
+// opts: servers, sluice, configPath, args (extra).
+export function startRaw(opts = {}) {
+	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
+	const child = spawn(SLUICE, ['serve', '--config', configPath, ...(opts.args ?? [])], {
+		stdio: ['pipe', 'pipe', 'pipe'],
+	});
+	let err = '';
+	let partial = '';
+	const queue = []; // { msg, line } not yet consumed
+	const all = []; // every message received, in order
+	const waiters = [];
+	let exited = null;
+	const exitPromise = new Promise((resolve) => {
+		child.on('exit', (code, signal) => {
+			exited = { code, signal };
+			resolve(exited);
+			for (const w of waiters.splice(0)) w.fail(new Error(`sluice exited (${code ?? signal}) while waiting`));
+		});
+	});
+	child.on('error', (e) => {
+		err += `spawn error: ${e.message}\n`;
+	});
+	child.stderr.on('data', (b) => {
+		err += b.toString();
+	});
+	child.stdin.on('error', () => {});
+	child.stdout.on('data', (b) => {
+		partial += b.toString('utf8');
+		let nl;
+		while ((nl = partial.indexOf('\n')) >= 0) {
+			const line = partial.slice(0, nl);
+			partial = partial.slice(nl + 1);
+			if (!line.trim()) continue;
+			let msg;
+			try {
+				msg = JSON.parse(line);
+			} catch {
+				msg = { __unparsable: line };
+			}
+			const item = { msg, line };
+			all.push(item);
+			const w = waiters.find((x) => x.pred(msg, line));
+			if (w) {
+				waiters.splice(waiters.indexOf(w), 1);
+				w.ok(item);
+			} else queue.push(item);
+		}
+	});
+
+	let nextId = 1;
+	const raw = {
+		child,
+		configPath,
+		all,
+		stderr: () => err,
+		exited: () => exited,
+		sendLine(line) {
+			child.stdin.write(line.endsWith('\n') ? line : line + '\n');
+		},
+		send(obj) {
+			raw.sendLine(JSON.stringify(obj));
+		},
+		// The next unconsumed message matching pred (msg, rawLine) => bool.
+		nextItem(pred, ms = 5000) {
+			const i = queue.findIndex((x) => pred(x.msg, x.line));
+			if (i >= 0) return Promise.resolve(queue.splice(i, 1)[0]);
+			if (exited) return Promise.reject(new Error(`sluice has exited (${exited.code ?? exited.signal})`));
+			return new Promise((resolve, reject) => {
+				const w = {
+					pred,
+					ok: (x) => {
+						clearTimeout(w.timer);
+						resolve(x);
+					},
+					fail: (e) => {
+						clearTimeout(w.timer);
+						reject(e);
+					},
+				};
+				w.timer = setTimeout(() => {
+					waiters.splice(waiters.indexOf(w), 1);
+					reject(new Error(`no matching message within ${ms} ms; stderr:\n${err.slice(-2000)}`));
+				}, ms);
+				waiters.push(w);
+			});
+		},
+		async next(pred, ms = 5000) {
+			return (await raw.nextItem(pred, ms)).msg;
+		},
+		// Resolves true if no message matching pred arrives within ms.
+		async none(pred, ms) {
+			try {
+				await raw.nextItem(pred, ms);
+				return false;
+			} catch (e) {
+				if (/no matching message/.test(e.message)) return true;
+				throw e;
+			}
+		},
+		// Sends a request and returns its response message.
+		async request(method, params, { id, ms = 8000 } = {}) {
+			const rid = id ?? `r${nextId++}`;
+			const msg = { jsonrpc: '2.0', id: rid, method };
+			if (params !== undefined) msg.params = params;
+			raw.send(msg);
+			return raw.next((m) => m.id === rid && !('method' in m), ms);
+		},
+		notify(method, params) {
+			const msg = { jsonrpc: '2.0', method };
+			if (params !== undefined) msg.params = params;
+			raw.send(msg);
+		},
+		// Legacy handshake: initialize + notifications/initialized.
+		async initialize(protocolVersion = LEGACY, capabilities = {}) {
+			const r = await raw.request(
+				'initialize',
+				{ protocolVersion, capabilities, clientInfo: { name: 'raw-e2e', version: '1.0.0' } },
+				{ ms: 15000 },
+			);
+			raw.notify('notifications/initialized');
+			return r;
+		},
+		async close() {
+			live.delete(raw);
+			if (exited) return;
+			try {
+				child.stdin.end();
+			} catch {}
+			const t = setTimeout(() => child.kill('SIGTERM'), 3000);
+			const k = setTimeout(() => child.kill('SIGKILL'), 6000);
+			await exitPromise;
+			clearTimeout(t);
+			clearTimeout(k);
+		},
+		wait: () => exitPromise,
+	};
+	live.add(raw);
+	return raw;
+}
+
+// The 2026-07-28 request _meta.
+export function modernMeta(caps = {}, extra = {}) {
+	return {
+		'io.modelcontextprotocol/protocolVersion': MODERN,
+		'io.modelcontextprotocol/clientCapabilities': caps,
+		'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
+		...extra,
+	};
+}
+
+// ---- the CLI ---------------------------------------------------------------------------
+
+// Runs sluice with args; resolves { code, stdout, stderr }.
+export function runSluice(args, ms = 20000) {
+	return new Promise((resolve) => {
+		execFile(SLUICE, args, { timeout: ms, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+			resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr, killed: error?.killed });
+		});
+	});
+}
