@@ -40,13 +40,10 @@ static void start_discard(struct sl_lines *l, const char *p, size_t n)
 {
 	/* The buffered part plus this chunk exceed the cap: keep the edges. */
 	size_t h = l->buf.len < SL_LINES_EDGE ? l->buf.len : SL_LINES_EDGE;
-	memcpy(l->head, l->buf.data, h);
+	if (h) /* an empty buffer may have no storage at all */
+		memcpy(l->head, l->buf.data, h);
 	l->head_len = h;
-	if (h < SL_LINES_EDGE) {
-		size_t more = SL_LINES_EDGE - h < n ? SL_LINES_EDGE - h : n;
-		memcpy(l->head + h, p, more);
-		l->head_len += more;
-	}
+	head_add(l, p, n);
 	l->tail_pos = 0;
 	tail_add(l, l->buf.data, l->buf.len);
 	tail_add(l, p, n);
