@@ -20,10 +20,10 @@ OBJ      := $(OUT)/obj
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wno-unused-parameter
-CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src \
+CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
 LDFLAGS  :=
-LDLIBS   := -luv
+LDLIBS   := -luv -lseccomp -lm
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SAN)
@@ -38,6 +38,9 @@ SETUP_STAMP := $(TP)/yyjson/.pinned
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
 YYJSON_O := $(OBJ)/third_party/yyjson.o
+# The JS engine of code mode: quickjs-ng without its std/os library.
+QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
+QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
 
 .PHONY: all run test unit e2e bench install clean setup
@@ -58,7 +61,11 @@ $(YYJSON_O): $(SETUP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TPFLAGS) -c $(TP)/yyjson/src/yyjson.c -o $@
 
-$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O)
+$(OBJ)/third_party/quickjs-ng/%.o: $(SETUP_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(TPFLAGS) -c $(TP)/quickjs-ng/$*.c -o $@
+
+$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O)
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -1,10 +1,12 @@
 /*
  * callbench: latency of small tools/call requests over stdio.
  *
- *   callbench -n 2000 -t TOOL -- COMMAND [ARGS...]
+ *   callbench -n 2000 -t TOOL [-a ARGS_JSON] [-p PAUSE_US] -- COMMAND [ARGS...]
  *
  * Starts COMMAND, does the MCP handshake, sends n sequential tools/call
- * requests for TOOL with {"message":"hi"} and prints p50, p99 and calls/s.
+ * requests for TOOL with ARGS (default {"message":"hi"}) and prints p50,
+ * p99 and calls/s. With -p, it pauses between calls (a model's calls do not
+ * arrive back to back; the pause lets work done between calls finish).
  * Used by bench/run.sh to compare a direct upstream with the same upstream
  * through sluice in one run.
  */
@@ -47,8 +49,8 @@ static int wait_id(FILE *in, int id)
 
 int main(int argc, char **argv)
 {
-	int n = 2000, to[2], from[2], i, a = 1;
-	const char *tool = "echo";
+	int n = 2000, to[2], from[2], i, a = 1, pause = 0;
+	const char *tool = "echo", *args = "{\"message\":\"hi\"}";
 	double *lat, t0, total;
 	FILE *out, *in;
 	pid_t pid;
@@ -58,9 +60,13 @@ int main(int argc, char **argv)
 			n = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "-t") && a + 1 < argc)
 			tool = argv[++a];
+		else if (!strcmp(argv[a], "-a") && a + 1 < argc)
+			args = argv[++a];
+		else if (!strcmp(argv[a], "-p") && a + 1 < argc)
+			pause = atoi(argv[++a]);
 	}
 	if (a + 1 >= argc || n < 1) {
-		fprintf(stderr, "usage: callbench [-n N] [-t TOOL] -- COMMAND [ARGS...]\n");
+		fprintf(stderr, "usage: callbench [-n N] [-t TOOL] [-a ARGS] -- COMMAND [ARGS...]\n");
 		return 2;
 	}
 	if (pipe(to) < 0 || pipe(from) < 0)
@@ -90,9 +96,11 @@ int main(int argc, char **argv)
 	lat = calloc((size_t)n, sizeof(double));
 	total = now_us();
 	for (i = 0; i < n; i++) {
+		if (pause)
+			usleep((useconds_t)pause);
 		t0 = now_us();
 		fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
-			"\"%s\",\"arguments\":{\"message\":\"hi\"}}}\n", i + 2, tool);
+			"\"%s\",\"arguments\":%s}}\n", i + 2, tool, args);
 		fflush(out);
 		if (wait_id(in, i + 2) < 0) {
 			fprintf(stderr, "callbench: no answer to call %d\n", i);
@@ -104,7 +112,8 @@ int main(int argc, char **argv)
 	fclose(out);
 	waitpid(pid, NULL, 0);
 	qsort(lat, (size_t)n, sizeof(double), cmp);
-	printf("%.1f %.1f %.0f\n", lat[n / 2], lat[(size_t)(n * 0.99)], n / (total / 1e6));
+	/* calls/s is only meaningful without pauses */
+	printf("%.1f %.1f %.0f\n", lat[n / 2], lat[(size_t)(n * 0.99)], pause ? 0 : n / (total / 1e6));
 	free(lat);
 	return 0;
 }

@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 #include "core/log.h"
+#include "gateway/codemode.h"
+#include "sandbox/zygote.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  -c, --config FILE        config file (JSON with \"mcpServers\"; default $SLUICE_CONFIG)\n"
-	"  --exposure MODE          passthrough | router | hybrid (overrides sluice.exposure)\n"
+	"  --exposure MODE          passthrough | router | hybrid | code (overrides sluice.exposure)\n"
 	"  --log-level LEVEL        error | warn | info | debug (overrides sluice.logLevel)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
@@ -33,6 +35,9 @@ int main(int argc, char **argv)
 	struct sl_err err;
 	int rc;
 
+	/* The code-mode zygote is this binary, started afresh by the gateway. */
+	if (argc > 1 && strcmp(argv[1], "__zygote") == 0)
+		sl_zygote_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -74,11 +79,18 @@ int main(int argc, char **argv)
 			cfg->exposure = SL_EXPOSE_ROUTER;
 		else if (!strcmp(exposure, "hybrid"))
 			cfg->exposure = SL_EXPOSE_HYBRID;
+		else if (!strcmp(exposure, "code"))
+			cfg->exposure = SL_EXPOSE_CODE, cfg->code_enabled = true;
 		else {
-			fprintf(stderr, "sluice: --exposure must be passthrough, router or hybrid\n");
+			fprintf(stderr, "sluice: --exposure must be passthrough, router, hybrid or code\n");
 			sl_config_free(cfg);
 			return 2;
 		}
+	}
+	if (cfg->code_enabled && sl_codemode_check(cfg, &err) < 0) {
+		fprintf(stderr, "sluice: %s\n", err.msg);
+		sl_config_free(cfg);
+		return 2;
 	}
 	if (level) {
 		int l = sl_log_level_parse(level);

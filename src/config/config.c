@@ -9,9 +9,11 @@
 #include "config/config.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "sandbox/kernel.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,8 @@ static int parse_size(struct parser *p, yyjson_val *v, const char *key, uint64_t
 	return SL_OK;
 }
 
+static int parse_code(struct parser *p, yyjson_val *o);
+
 static int parse_gateway(struct parser *p, yyjson_val *o)
 {
 	struct sl_config *c = p->c;
@@ -286,8 +290,11 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 				c->exposure = SL_EXPOSE_ROUTER;
 			else if (e && strcmp(e, "hybrid") == 0)
 				c->exposure = SL_EXPOSE_HYBRID;
+			else if (e && strcmp(e, "code") == 0)
+				c->exposure = SL_EXPOSE_CODE;
 			else
-				rc = fail(p, "sluice.exposure", "must be \"passthrough\", \"router\" or \"hybrid\"");
+				rc = fail(p, "sluice.exposure",
+					  "must be \"passthrough\", \"router\", \"hybrid\" or \"code\"");
 		} else if (strcmp(key, "logLevel") == 0) {
 			int l = yyjson_is_str(v) ? sl_log_level_parse(yyjson_get_str(v)) : -1;
 			if (l < 0)
@@ -310,6 +317,8 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 		} else if (strcmp(key, "maxUpstreamMessageBytes") == 0) {
 			rc = parse_size(p, v, key, 1024, 1u << 30, &n);
 			c->max_upstream_message_bytes = n;
+		} else if (strcmp(key, "codeMode") == 0) {
+			rc = parse_code(p, v);
 		} else if (strcmp(key, "maxToolsPerServer") == 0) {
 			rc = parse_size(p, v, key, 1, 100000, &n);
 			c->max_tools = n;
@@ -318,6 +327,104 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 		}
 	}
 	return rc;
+}
+
+void sl_code_limits_default(struct sl_code_limits *l)
+{
+	l->timeout_ms = 30000;
+	l->cpu_ms = 5000;
+	l->heap_bytes = 256u << 20;
+	l->stack_bytes = 1u << 20;
+	l->max_calls = 32;
+	l->max_inflight = 4;
+	l->max_output = 64u << 10;
+	l->max_console = 4u << 10;
+	l->max_source = 64u << 10;
+	l->max_args = 256u << 10;
+	l->max_result = 4u << 20;
+}
+
+static int parse_code(struct parser *p, yyjson_val *o)
+{
+	static const struct {
+		const char *key;
+		uint64_t min, max;
+		size_t off;
+		int size;
+	} nums[] = {
+#define F(k, lo, hi, field) { k, lo, hi, offsetof(struct sl_code_limits, field), \
+			      (int)sizeof(((struct sl_code_limits *)0)->field) }
+		F("timeoutMs", 1, 3600000, timeout_ms),
+		F("cpuMs", 1, 3600000, cpu_ms),
+		F("heapBytes", 1u << 20, 16ull << 30, heap_bytes),
+		F("stackBytes", 64u << 10, 64u << 20, stack_bytes),
+		F("maxCalls", 1, 100000, max_calls),
+		F("maxInFlight", 1, 1000, max_inflight),
+		F("maxOutputBytes", 1024, 1u << 30, max_output),
+		F("maxConsoleBytes", 0, 1u << 30, max_console),
+		F("maxSourceBytes", 64, 1u << 30, max_source),
+		F("maxArgsBytes", 64, 1u << 30, max_args),
+		F("maxResultBytes", 1024, 1u << 30, max_result),
+#undef F
+	};
+	struct sl_config *c = p->c;
+	yyjson_obj_iter it;
+	yyjson_val *k, *v;
+
+	if (!yyjson_is_obj(o))
+		return fail(p, "sluice.codeMode", "must be an object");
+	yyjson_obj_iter_init(o, &it);
+	while ((k = yyjson_obj_iter_next(&it))) {
+		const char *key = yyjson_get_str(k);
+		char where[96];
+		bool done = false;
+		v = yyjson_obj_iter_get_val(k);
+		snprintf(where, sizeof(where), "sluice.codeMode.%s", key);
+		if (repeated(o, k))
+			return fail_repeated(p, "sluice.codeMode", key);
+		for (size_t i = 0; i < SL_COUNT(nums) && !done; i++) {
+			uint64_t n;
+			char what[128];
+			if (strcmp(key, nums[i].key) != 0)
+				continue;
+			done = true;
+			if (!yyjson_is_uint(v) || (n = yyjson_get_uint(v)) < nums[i].min || n > nums[i].max) {
+				snprintf(what, sizeof(what), "must be a whole number from %llu to %llu",
+					 (unsigned long long)nums[i].min, (unsigned long long)nums[i].max);
+				return fail(p, where, what);
+			}
+			if (nums[i].size == 4)
+				*(uint32_t *)((char *)&c->code + nums[i].off) = (uint32_t)n;
+			else
+				*(uint64_t *)((char *)&c->code + nums[i].off) = n;
+		}
+		if (done)
+			continue;
+		if (strcmp(key, "enabled") == 0) {
+			if (!yyjson_is_bool(v))
+				return fail(p, where, "must be true or false");
+			c->code_enabled = yyjson_get_bool(v);
+		} else if (strcmp(key, "poolSize") == 0) {
+			if (!yyjson_is_uint(v) || yyjson_get_uint(v) < 1 || yyjson_get_uint(v) > 8)
+				return fail(p, where, "must be a whole number from 1 to 8");
+			c->code_pool = (int)yyjson_get_uint(v);
+		} else if (strcmp(key, "require") == 0) {
+			yyjson_val *b;
+			size_t i, n;
+			if (!yyjson_is_arr(v))
+				return fail(p, where, "must be an array of boundary names");
+			yyjson_arr_foreach(v, i, n, b) {
+				unsigned bit = yyjson_is_str(b) ? sl_boundary_parse(yyjson_get_str(b)) : 0;
+				if (!bit)
+					return fail(p, where, "names are userns, pidns, netns, ipcns, mountns, "
+						    "rlimits, no_new_privs, landlock, seccomp");
+				c->code_require |= bit;
+			}
+		} else {
+			warn(p, "sluice.codeMode: unknown key \"%s\" ignored", key);
+		}
+	}
+	return SL_OK;
 }
 
 int sl_config_parse(const char *path, const char *text, size_t len,
@@ -342,6 +449,8 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	c->max_request_bytes = 4u << 20;
 	c->max_upstream_message_bytes = 32u << 20;
 	c->max_tools = 2000;
+	sl_code_limits_default(&c->code);
+	c->code_pool = 2;
 
 	doc = yyjson_read_opts((char *)text, len,
 			       YYJSON_READ_ALLOW_COMMENTS | YYJSON_READ_ALLOW_TRAILING_COMMAS,
@@ -391,6 +500,8 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 			warn(&p, "unknown top-level key \"%s\" ignored", key);
 		}
 	}
+	if (c->exposure == SL_EXPOSE_CODE)
+		c->code_enabled = true;
 	if (rc == SL_OK && !have_servers)
 		rc = fail(&p, "top level", "no \"mcpServers\" object: nothing to serve");
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
@@ -474,6 +585,7 @@ const char *sl_exposure_name(enum sl_exposure e)
 	case SL_EXPOSE_PASSTHROUGH: return "passthrough";
 	case SL_EXPOSE_ROUTER: return "router";
 	case SL_EXPOSE_HYBRID: return "hybrid";
+	case SL_EXPOSE_CODE: return "code";
 	}
 	return "?";
 }

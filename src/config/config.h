@@ -19,7 +19,26 @@ enum sl_exposure {
 	SL_EXPOSE_PASSTHROUGH, /* every upstream tool as server__tool */
 	SL_EXPOSE_ROUTER,      /* search_tools, list_servers, list_tools, invoke_tool */
 	SL_EXPOSE_HYBRID,      /* passthrough plus search_tools */
+	SL_EXPOSE_CODE,        /* search_tools and execute_code */
 };
+
+/* The limits of one code-mode program, the same on both sides of the
+ * gateway-worker socket. */
+struct sl_code_limits {
+	uint64_t timeout_ms;   /* wall clock, tool calls included */
+	uint64_t cpu_ms;
+	size_t heap_bytes;     /* exact, from the engine */
+	size_t stack_bytes;    /* never 0 */
+	uint32_t max_calls;
+	uint32_t max_inflight;
+	size_t max_output;     /* the return value, as text */
+	size_t max_console;
+	size_t max_source;
+	size_t max_args;       /* one call's arguments, as JSON */
+	size_t max_result;     /* one tool result handed to the program, as JSON */
+};
+
+void sl_code_limits_default(struct sl_code_limits *l);
 
 struct sl_kv {
 	char *key;
@@ -52,6 +71,10 @@ struct sl_config {
 	size_t max_request_bytes;          /* one client message */
 	size_t max_upstream_message_bytes; /* one upstream message */
 	size_t max_tools;                  /* per upstream */
+	bool code_enabled;                 /* execute_code is offered */
+	struct sl_code_limits code;
+	int code_pool;                     /* workers prepared in advance */
+	unsigned code_require;             /* boundaries code mode refuses to run without */
 	char **warnings;
 	size_t nwarnings;
 };

@@ -2,6 +2,8 @@
 #include "gateway/gateway.h"
 #include "gateway/session.h"
 #include "core/log.h"
+#include "sandbox/kernel.h"
+#include "sandbox/sandbox.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +145,16 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	if (gw->started)
 		return;
 	gw->started = true;
+	if (gw->cfg->code_enabled) {
+		struct sl_err err;
+		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool, &err);
+		if (gw->sandbox)
+			gw->sandbox->require = gw->cfg->code_require;
+		else
+			memcpy(gw->code_error, err.msg, sizeof(gw->code_error));
+		if (!gw->sandbox)
+			sl_log(SL_LOG_ERROR, "code mode is unavailable: %s", err.msg);
+	}
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_start(gw->ups[i], caps);
 	uv_timer_start(&gw->timer, on_startup_deadline, gw->cfg->startup_timeout_ms, 0);
@@ -249,6 +261,10 @@ static void on_stop_poll(uv_timer_t *t)
 void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 {
 	gw->stopping = true;
+	if (gw->sandbox) {
+		sl_sandbox_free(gw->sandbox);
+		gw->sandbox = NULL;
+	}
 	gw->on_stopped = fn;
 	gw->stopped_ctx = ctx;
 	for (size_t i = 0; i < gw->nups; i++)

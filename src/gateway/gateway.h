@@ -22,6 +22,7 @@
 #include <uv.h>
 
 struct sl_session;
+struct sl_sandbox;
 
 typedef void (*sl_gateway_fn)(void *ctx);
 
@@ -47,6 +48,8 @@ struct sl_gateway {
 	uv_timer_t wake;           /* runs waiters from the loop */
 	int open_timers;
 	struct sl_waiter *waiters;
+	struct sl_sandbox *sandbox;/* code mode, once started */
+	char code_error[512];      /* why code mode could not start */
 	sl_gateway_fn on_stopped;
 	void *stopped_ctx;
 };

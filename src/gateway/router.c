@@ -46,7 +46,8 @@ static bool available(struct sl_gateway *gw, int i)
 {
 	switch (gw->cfg->exposure) {
 	case SL_EXPOSE_ROUTER: return true;
-	case SL_EXPOSE_HYBRID: return i == T_SEARCH;
+	case SL_EXPOSE_HYBRID:
+	case SL_EXPOSE_CODE: return i == T_SEARCH;
 	default: return false;
 	}
 }

@@ -8,6 +8,7 @@
  * list results carry ttlMs and cacheScope.
  */
 #include "gateway/session.h"
+#include "gateway/codemode.h"
 #include "gateway/router.h"
 #include "core/buf.h"
 #include "core/log.h"
@@ -25,6 +26,8 @@ struct pending {
 	bool modern;
 	struct sl_call *call;    /* tools/call through the pipeline */
 	struct sl_ureq *ureq;    /* other requests forwarded to an upstream */
+	struct sl_program *program; /* execute_code */
+	unsigned steps;          /* execute_code: tool calls finished, for progress */
 	struct sl_upstream *up;
 	char key[80];
 	bool router;             /* answer upstream errors as isError results */
@@ -184,6 +187,8 @@ void sl_session_close(struct sl_session *s)
 		p = slot->value;
 		if (p->call) {
 			sl_call_cancel(p->call, "the client disconnected");
+		} else if (p->program) {
+			sl_program_cancel(p->program);
 		} else if (p->ureq) {
 			sl_upstream_cancel(p->up, p->ureq, "the client disconnected");
 			pending_free(p);
@@ -324,6 +329,9 @@ static char *instructions(struct sl_gateway *gw)
 	case SL_EXPOSE_ROUTER:
 		(void)!sl_buf_appends(&b, ". Find tools with search_tools or list_tools, call them with invoke_tool.");
 		break;
+	case SL_EXPOSE_CODE:
+		(void)!sl_buf_appends(&b, ". Find tools with search_tools, call them from a program with execute_code.");
+		break;
 	}
 	return sl_buf_take(&b, NULL);
 }
@@ -391,7 +399,7 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_doc *d = new_doc(&r);
 
 	arr = yyjson_mut_arr(d);
-	if (gw->cfg->exposure != SL_EXPOSE_ROUTER) {
+	if (gw->cfg->exposure != SL_EXPOSE_ROUTER && gw->cfg->exposure != SL_EXPOSE_CODE) {
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			yyjson_mut_val *t = yyjson_val_mut_copy(d, e->def);
@@ -401,6 +409,8 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		}
 	}
 	sl_router_list(gw, d, arr);
+	if (gw->cfg->code_enabled)
+		yyjson_mut_arr_append(arr, sl_codemode_definition(gw, d));
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	reply(s, m, modern, true, d, r);
 }
@@ -543,6 +553,73 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 	sl_call_run(p->call);
 }
 
+static void on_program_done(void *ctx, struct sl_program *prog)
+{
+	struct pending *p = ctx;
+	struct sl_session *s = p->s;
+	const struct sl_program_result *r = sl_program_result(prog);
+
+	if (!s->closing && !r->cancelled) {
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		reply(s, &p->msg, p->modern, false, d, sl_codemode_result(r, d));
+	}
+	sl_program_free(prog);
+	p->program = NULL;
+	pending_free(p);
+}
+
+/* MCP progress for execute_code: one notification per finished tool call. */
+static void on_program_step(void *ctx, struct sl_program *prog, const char *server, const char *tool)
+{
+	struct pending *p = ctx;
+	yyjson_val *meta = meta_of(&p->msg);
+	yyjson_val *token = meta ? yyjson_obj_get(meta, "progressToken") : NULL;
+	yyjson_mut_val *np;
+	yyjson_mut_doc *d;
+	char *msg;
+
+	p->steps++;
+	if (!token || p->s->closing)
+		return;
+	d = sl_rpc_request_new("notifications/progress", -1, &np);
+	yyjson_mut_obj_add_val(d, np, "progressToken", yyjson_val_mut_copy(d, token));
+	yyjson_mut_obj_add_uint(d, np, "progress", p->steps);
+	msg = sl_printf("%s.%s finished", server, tool);
+	yyjson_mut_obj_add_strcpy(d, np, "message", msg);
+	free(msg);
+	sl_session_send_doc(p->s, d);
+	yyjson_mut_doc_free(d);
+}
+
+static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	struct sl_gateway *gw = s->gw;
+	yyjson_val *code = args ? yyjson_obj_get(args, "code") : NULL;
+	const char *lang = args ? sl_json_str(args, "language") : NULL;
+	struct pending *p;
+	char msg[600];
+
+	if (!yyjson_is_str(code)) {
+		snprintf(msg, sizeof(msg), "execute_code needs a code string");
+	} else if (lang && strcmp(lang, "js") != 0 && strcmp(lang, "javascript") != 0) {
+		snprintf(msg, sizeof(msg), "execute_code runs JavaScript only (language \"js\")");
+	} else if (yyjson_get_len(code) > gw->cfg->code.max_source) {
+		snprintf(msg, sizeof(msg), "the program is %zu bytes, over the limit of %zu",
+			 yyjson_get_len(code), gw->cfg->code.max_source);
+	} else if (!gw->sandbox) {
+		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
+	} else {
+		p = pending_new(s, m, modern);
+		p->program = sl_program_start(gw->sandbox, gw, yyjson_get_str(p->msg.params ?
+			yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code") : NULL),
+			yyjson_get_len(yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code")),
+			on_program_done, on_program_step, p);
+		return;
+	}
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	reply(s, m, modern, false, d, error_result(d, msg));
+}
+
 static void do_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
@@ -562,7 +639,12 @@ static void do_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 		sl_router_call(s, m, modern, name, args);
 		return;
 	}
-	e = s->gw->cfg->exposure != SL_EXPOSE_ROUTER ? sl_catalog_tool(&s->gw->catalog, name) : NULL;
+	if (s->gw->cfg->code_enabled && strcmp(name, SL_EXECUTE_CODE) == 0) {
+		do_execute(s, m, modern, args);
+		return;
+	}
+	e = s->gw->cfg->exposure == SL_EXPOSE_PASSTHROUGH || s->gw->cfg->exposure == SL_EXPOSE_HYBRID ?
+	    sl_catalog_tool(&s->gw->catalog, name) : NULL;
 	if (!e) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
@@ -842,6 +924,8 @@ static void handle_notification(struct sl_session *s, struct sl_msg *m)
 		if (p->call) {
 			sl_call_cancel(p->call, sl_json_str(m->params, "reason") ?
 					sl_json_str(m->params, "reason") : "cancelled by the client");
+		} else if (p->program) {
+			sl_program_cancel(p->program);
 		} else if (p->ureq) {
 			sl_upstream_cancel(p->up, p->ureq, "cancelled by the client");
 			pending_free(p);

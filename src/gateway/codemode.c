@@ -1,0 +1,96 @@
+/* execute_code: definition and result; see codemode.h. */
+#include "gateway/codemode.h"
+#include "core/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
+{
+	const struct sl_code_limits *l = &gw->cfg->code;
+	yyjson_mut_val *t = yyjson_mut_obj(d), *schema, *props, *p, *req, *ann, *en;
+	struct sl_buf b;
+	char *desc;
+
+	sl_buf_init(&b, 1u << 16);
+	(void)!sl_buf_appends(&b, "Run JavaScript (the body of an async function) that calls tools as "
+			      "`await tools.<server>.<tool>(args)` and returns only what the answer "
+			      "needs: filter and join results in code, not in context. Servers:");
+	for (size_t i = 0; i < gw->nups; i++) {
+		char ident[160];
+		sl_code_ident(gw->ups[i]->name, ident);
+		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
+	}
+	(void)!sl_buf_printf(&b, ". Find tools and their arguments with search_tools. A call resolves "
+			     "to the tool's structured result (or its text, parsed if JSON) and "
+			     "rejects with an Error on failure. console.log output is returned too. "
+			     "Limits: %llu s, %u calls, %zu KiB output.",
+			     (unsigned long long)(l->timeout_ms / 1000), l->max_calls, l->max_output >> 10);
+	desc = sl_buf_take(&b, NULL);
+
+	yyjson_mut_obj_add_str(d, t, "name", SL_EXECUTE_CODE);
+	yyjson_mut_obj_add_strcpy(d, t, "description", desc);
+	free(desc);
+	schema = yyjson_mut_obj(d);
+	props = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, schema, "type", "object");
+	p = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, p, "type", "string");
+	yyjson_mut_obj_add_str(d, p, "description", "The program");
+	yyjson_mut_obj_add_val(d, props, "code", p);
+	p = yyjson_mut_obj(d);
+	en = yyjson_mut_arr(d);
+	yyjson_mut_arr_add_str(d, en, "js");
+	yyjson_mut_obj_add_val(d, p, "enum", en);
+	yyjson_mut_obj_add_val(d, props, "language", p);
+	yyjson_mut_obj_add_val(d, schema, "properties", props);
+	req = yyjson_mut_arr(d);
+	yyjson_mut_arr_add_str(d, req, "code");
+	yyjson_mut_obj_add_val(d, schema, "required", req);
+	yyjson_mut_obj_add_val(d, t, "inputSchema", schema);
+	/* It runs code that can call any tool: careful clients ask first. */
+	ann = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_bool(d, ann, "destructiveHint", true);
+	yyjson_mut_obj_add_bool(d, ann, "openWorldHint", true);
+	yyjson_mut_obj_add_val(d, t, "annotations", ann);
+	return t;
+}
+
+yyjson_mut_val *sl_codemode_result(const struct sl_program_result *r, yyjson_mut_doc *d)
+{
+	yyjson_mut_val *res = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
+	char *text;
+
+	if (r->ok)
+		text = sl_printf("%s%s%s%s", r->text, *r->console ? "\n\n[console]\n" : "", r->console,
+				 r->console_cut ? "\n[console output cut at its limit]" : "");
+	else
+		text = sl_printf("%s: %s%s%s%s", r->kind, r->text, *r->console ? "\n\n[console]\n" : "",
+				 r->console, r->console_cut ? "\n[console output cut at its limit]" : "");
+	yyjson_mut_obj_add_str(d, t, "type", "text");
+	yyjson_mut_obj_add_strcpy(d, t, "text", text);
+	free(text);
+	yyjson_mut_arr_append(content, t);
+	yyjson_mut_obj_add_val(d, res, "content", content);
+	if (!r->ok)
+		yyjson_mut_obj_add_bool(d, res, "isError", true);
+	return res;
+}
+
+int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
+{
+	for (size_t i = 0; i < c->nservers; i++)
+		for (size_t j = 0; j < i; j++) {
+			char a[160], b[160];
+			sl_code_ident(c->servers[i].name, a);
+			sl_code_ident(c->servers[j].name, b);
+			if (strcmp(a, b) == 0) {
+				sl_err_set(err, "%s: servers '%s' and '%s' would both be tools.%s in code "
+					   "mode: rename one", c->path, c->servers[j].name,
+					   c->servers[i].name, a);
+				return SL_ERR_INVALID;
+			}
+		}
+	return SL_OK;
+}

@@ -1,0 +1,41 @@
+/*
+ * The gateway <-> sandbox worker wire protocol. Each frame is
+ *
+ *   u32 kind | u32 length | length bytes of JSON      (little endian)
+ *
+ * Kinds are numbered once and never renumbered or reused. The RUN frame
+ * carries the protocol version; a worker that does not speak it exits.
+ * Both sides treat the other as hostile: a length is checked against the
+ * cap before a byte of the payload is read, and a frame that is too large,
+ * of an unknown kind or not valid JSON ends the worker.
+ *
+ *   5 READY   worker -> gateway  {"boundaries":n}   (prepared, kernel boundary up)
+ *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident],...],"seed":[4 x u32]}
+ *   2 CALL    worker -> gateway  {"id":n,"server":s,"tool":t,"args":{...}}
+ *   3 RESULT  gateway -> worker  {"id":n,"ok":true,"value":v} | {"id":n,"ok":false,"error":msg}
+ *   4 DONE    worker -> gateway  {"ok":true,"value":text,"console":text}
+ *                                | {"ok":false,"kind":k,"error":msg,"console":text}
+ */
+#ifndef SL_SANDBOX_FRAME_H
+#define SL_SANDBOX_FRAME_H
+
+#include "core/common.h"
+
+#define SL_FRAME_VERSION 1
+#define SL_FRAME_HEADER 8
+
+enum sl_frame_kind {
+	SL_FRAME_RUN = 1,
+	SL_FRAME_CALL = 2,
+	SL_FRAME_RESULT = 3,
+	SL_FRAME_DONE = 4,
+	SL_FRAME_READY = 5,
+};
+
+/* Writes the 8-byte header for a payload of len bytes. */
+void sl_frame_header(unsigned char out[SL_FRAME_HEADER], uint32_t kind, uint32_t len);
+/* Reads a header; returns false if kind is unknown or len > max. */
+bool sl_frame_parse_header(const unsigned char in[SL_FRAME_HEADER], uint32_t *kind,
+			   uint32_t *len, uint32_t max);
+
+#endif

@@ -1,0 +1,690 @@
+/*
+ * One program: a worker taken from the pool, the RUN frame, its tool calls
+ * run through the pipeline (origin "code", parent = the program's id), and
+ * the DONE frame or the way the worker died. The gateway enforces the wall
+ * clock itself: at the deadline the worker is killed through its pidfd,
+ * since an engine interrupt cannot stop a long native built-in.
+ *
+ * Everything the worker sends is hostile input: a frame over its cap, of
+ * the wrong kind, not JSON, or breaking the call limits kills the worker.
+ */
+#include "sandbox/internal.h"
+#include "sandbox/frame.h"
+#include "sandbox/kernel.h"
+#include "core/buf.h"
+#include "core/log.h"
+#include "event/write.h"
+#include "pipeline/call.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+#define KILL_GRACE_MS 250   /* the worker's own deadline fires first */
+#define EXIT_WAIT_MS 1000   /* for the zygote's report of how a worker died */
+
+enum pstate { P_WAIT_WORKER, P_WAIT_READY, P_RUNNING, P_WAIT_EXIT, P_DONE };
+
+struct sl_program {
+	struct sl_program *next;
+	struct sl_sandbox *sb;
+	struct sl_gateway *gw;
+	uint64_t id;
+	char *code;
+	size_t code_len;
+	enum pstate state;
+	struct sl_wslot w;
+	bool have_worker;
+	uv_pipe_t sock;
+	bool sock_open;
+	uv_timer_t timer;
+	struct sl_buf in;
+	struct sl_call **calls;
+	uint32_t ncalls, inflight;
+	const char *killed_for;
+	bool have_status;
+	int status;
+	int handles;
+	bool free_wanted;
+	struct sl_program_result res;
+	sl_program_done_fn done;
+	sl_program_step_fn step;
+	void *ctx;
+};
+
+struct sl_program *sl_program_next(struct sl_program *p)
+{
+	return p->next;
+}
+
+pid_t sl_program_pid(const struct sl_program *p)
+{
+	return p->have_worker ? p->w.pid : -1;
+}
+
+uint64_t sl_program_id(const struct sl_program *p)
+{
+	return p->id;
+}
+
+const struct sl_program_result *sl_program_result(const struct sl_program *p)
+{
+	return &p->res;
+}
+
+void sl_program_unqueue(struct sl_sandbox *sb, struct sl_program **head, struct sl_program *p)
+{
+	for (struct sl_program **q = head; *q; q = &(*q)->next)
+		if (*q == p) {
+			*q = p->next;
+			p->next = NULL;
+			return;
+		}
+}
+
+/* ---- ending ----------------------------------------------------------------- */
+
+static void kill_worker(struct sl_program *p)
+{
+	if (!p->have_worker)
+		return;
+	if (p->w.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, p->w.pidfd, SIGKILL, NULL, 0);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct sl_program *p = h->data;
+	if (--p->handles == 0 && p->free_wanted) {
+		sl_buf_dispose(&p->in);
+		free(p->res.text);
+		free(p->res.console);
+		free(p->calls);
+		free(p->code);
+		free(p);
+	}
+}
+
+/* Ends the program with res filled in; runs done exactly once. */
+static void finish(struct sl_program *p)
+{
+	if (p->state == P_DONE)
+		return;
+	p->state = P_DONE;
+	uv_timer_stop(&p->timer);
+	kill_worker(p);
+	if (p->sock_open) {
+		p->sock_open = false;
+		uv_close((uv_handle_t *)&p->sock, on_handle_closed);
+	}
+	if (p->have_worker && p->w.pidfd >= 0) {
+		close(p->w.pidfd);
+		p->w.pidfd = -1;
+	}
+	sl_program_unqueue(p->sb, &p->sb->running, p);
+	sl_program_unqueue(p->sb, &p->sb->waiting, p);
+	/* Calls still in flight are cancelled upstream; their done callbacks
+	 * see P_DONE and only free them. */
+	for (uint32_t i = 0; i < p->ncalls; i++)
+		if (p->calls[i])
+			sl_call_cancel(p->calls[i], "the program ended");
+	if (!p->res.console)
+		p->res.console = sl_strdup("");
+	if (!p->res.text)
+		p->res.text = sl_strdup("");
+	p->res.calls = p->ncalls;
+	p->done(p->ctx, p);
+}
+
+static void fail(struct sl_program *p, const char *kind, const char *fmt, ...) SL_PRINTF(3, 4);
+static void fail(struct sl_program *p, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	if (p->state == P_DONE)
+		return;
+	va_start(ap, fmt);
+	free(p->res.text);
+	p->res.text = sl_vprintf(fmt, ap);
+	va_end(ap);
+	p->res.ok = false;
+	p->res.kind = kind;
+	finish(p);
+}
+
+/* A worker broke the protocol: it is treated as compromised. */
+static void malformed(struct sl_program *p, const char *what)
+{
+	sl_log(SL_LOG_WARN, "program %llu: the worker %s; killed", (unsigned long long)p->id, what);
+	fail(p, "crash", "the sandbox worker %s and was killed", what);
+}
+
+static void classify_exit(struct sl_program *p)
+{
+	int st = p->status;
+	if (WIFSIGNALED(st)) {
+		switch (WTERMSIG(st)) {
+		case SIGXCPU:
+			fail(p, "cpu", "the program used more than its CPU time limit (stopped by the kernel)");
+			return;
+		case SIGSYS:
+			fail(p, "crash", "the program's worker made a forbidden system call and was killed");
+			return;
+		default:
+			fail(p, "crash", "the program's worker was killed by signal %d (%s)", WTERMSIG(st),
+			     strsignal(WTERMSIG(st)));
+			return;
+		}
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 5)
+		fail(p, "memory", "the program's worker ran out of memory");
+	else
+		fail(p, "crash", "the program's worker ended without an answer (status %d)",
+		     WIFEXITED(st) ? WEXITSTATUS(st) : st);
+}
+
+void sl_program_exited(struct sl_program *p, int status)
+{
+	p->have_status = true;
+	p->status = status;
+	if (p->state == P_WAIT_EXIT)
+		classify_exit(p);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	struct sl_program *p = t->data;
+	if (p->state == P_WAIT_EXIT) {
+		fail(p, "crash", "the program's worker ended without an answer");
+		return;
+	}
+	if (!p->sb->ctl_open && p->state == P_WAIT_WORKER) {
+		fail(p, "crash", "code mode is unavailable: %s", p->sb->error);
+		return;
+	}
+	p->killed_for = "timeout";
+	fail(p, "timeout", "the program ran past its time limit of %llu ms",
+	     (unsigned long long)p->sb->lim.timeout_ms);
+}
+
+void sl_program_cancel(struct sl_program *p)
+{
+	if (p->state == P_DONE)
+		return;
+	p->killed_for = "cancel";
+	p->res.cancelled = true;
+	fail(p, "cancelled", "the program was cancelled");
+}
+
+/* ---- frames to the worker ---------------------------------------------------- */
+
+static void send_frame(struct sl_program *p, uint32_t kind, const char *json, size_t len)
+{
+	char *f = sl_alloc(SL_FRAME_HEADER + len);
+	sl_frame_header((unsigned char *)f, kind, (uint32_t)len);
+	memcpy(f + SL_FRAME_HEADER, json, len);
+	if (sl_write_line((uv_stream_t *)&p->sock, f, SL_FRAME_HEADER + len) < 0)
+		malformed(p, "closed its socket");
+}
+
+static void send_run(struct sl_program *p)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o = yyjson_mut_obj(d), *servers = yyjson_mut_arr(d);
+	struct sl_gateway *gw = p->gw;
+	size_t len;
+	char *json;
+
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_int(d, o, "v", SL_FRAME_VERSION);
+	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
+	for (size_t i = 0; i < gw->nups; i++) {
+		const char *raw = gw->ups[i]->name;
+		char *ident = sl_alloc(strlen(raw) + 2);
+		yyjson_mut_val *pair = yyjson_mut_arr(d);
+		sl_code_ident(raw, ident);
+		yyjson_mut_arr_add_strcpy(d, pair, raw);
+		yyjson_mut_arr_add_strcpy(d, pair, ident);
+		yyjson_mut_arr_append(servers, pair);
+		free(ident);
+	}
+	yyjson_mut_obj_add_val(d, o, "servers", servers);
+	{
+		/* Math.random's seed: every worker starts as the same copy. */
+		uint32_t seed[4];
+		yyjson_mut_val *a = yyjson_mut_arr(d);
+		if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
+			for (int i = 0; i < 4; i++)
+				seed[i] = (uint32_t)sl_hash64(&p->id, sizeof(p->id), sl_now_us() + (uint64_t)i);
+		for (int i = 0; i < 4; i++)
+			yyjson_mut_arr_add_uint(d, a, seed[i]);
+		yyjson_mut_obj_add_val(d, o, "seed", a);
+	}
+	json = sl_json_write_mut_val(o, &len);
+	send_frame(p, SL_FRAME_RUN, json, len);
+	free(json);
+	yyjson_mut_doc_free(d);
+}
+
+/* ---- tool calls ------------------------------------------------------------------ */
+
+/* What a program sees of a tool result: structuredContent, else a lone text
+ * block (parsed when it is a JSON object or array), else the blocks. */
+static yyjson_mut_val *result_value(yyjson_mut_doc *d, yyjson_val *r)
+{
+	yyjson_val *sc = yyjson_obj_get(r, "structuredContent");
+	yyjson_val *content = sl_json_arr(r, "content"), *b;
+	yyjson_mut_val *arr;
+	size_t i, n;
+
+	if (sc)
+		return yyjson_val_mut_copy(d, sc);
+	n = yyjson_arr_size(content);
+	if (n == 0)
+		return yyjson_mut_null(d);
+	if (n == 1) {
+		b = yyjson_arr_get_first(content);
+		const char *type = sl_json_str(b, "type"), *text = sl_json_str(b, "text");
+		if (type && strcmp(type, "text") == 0 && text) {
+			const char *t = text + strspn(text, " \t\r\n");
+			if (*t == '{' || *t == '[') {
+				yyjson_doc *j = yyjson_read(text, strlen(text), SL_JSON_READ_FLAGS);
+				if (j) {
+					yyjson_mut_val *v = yyjson_val_mut_copy(d, yyjson_doc_get_root(j));
+					yyjson_doc_free(j);
+					return v;
+				}
+			}
+			return yyjson_mut_strcpy(d, text);
+		}
+	}
+	arr = yyjson_mut_arr(d);
+	yyjson_arr_foreach(content, i, n, b) {
+		const char *type = sl_json_str(b, "type");
+		if (type && strcmp(type, "text") == 0 && sl_json_str(b, "text"))
+			yyjson_mut_arr_add_strcpy(d, arr, sl_json_str(b, "text"));
+		else
+			yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, b));
+	}
+	return arr;
+}
+
+static char *error_text(yyjson_val *r)
+{
+	struct sl_buf b;
+	yyjson_val *content = sl_json_arr(r, "content"), *blk;
+	size_t i, n;
+
+	sl_buf_init(&b, 64u << 10);
+	yyjson_arr_foreach(content, i, n, blk) {
+		const char *t = sl_json_str(blk, "text");
+		if (t && (sl_buf_appends(&b, b.len ? "\n" : "") < 0 || sl_buf_appends(&b, t) < 0))
+			break;
+	}
+	if (b.len == 0)
+		(void)!sl_buf_appends(&b, "the tool reported an error");
+	return sl_buf_take(&b, NULL);
+}
+
+static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o = yyjson_mut_obj(d);
+	char *err = NULL, *json;
+	size_t len;
+
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_uint(d, o, "id", id);
+	switch (c->outcome) {
+	case SL_OUTCOME_OK:
+		if (sl_json_true(c->result, "isError"))
+			err = error_text(c->result);
+		else
+			yyjson_mut_obj_add_val(d, o, "value", result_value(d, c->result));
+		break;
+	case SL_OUTCOME_RPC_ERROR:
+		err = sl_printf("server '%s' answered with error %lld: %s", c->up->name,
+				(long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
+				sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
+		break;
+	default:
+		err = sl_strdup(c->why ? c->why : "the call failed");
+		break;
+	}
+	yyjson_mut_obj_add_bool(d, o, "ok", err == NULL);
+	if (err)
+		yyjson_mut_obj_add_strcpy(d, o, "error", err);
+	json = sl_json_write_mut_val(o, &len);
+	if (len > p->sb->lim.max_result + 64) {
+		/* Never hand a program silently cut data: say it is too large. */
+		free(json);
+		json = sl_printf("{\"id\":%u,\"ok\":false,\"error\":\"too_large: the result of %s.%s is "
+				 "%zu bytes, over the limit of %zu for programs\"}",
+				 id, c->up->name, c->tool, len, p->sb->lim.max_result);
+		len = strlen(json);
+	}
+	send_frame(p, SL_FRAME_RESULT, json, len);
+	free(json);
+	free(err);
+	yyjson_mut_doc_free(d);
+}
+
+static void on_call_done(void *ctx, struct sl_call *c)
+{
+	struct sl_program *p = ctx;
+	uint32_t id = 0;
+
+	while (id < p->ncalls && p->calls[id] != c)
+		id++;
+	if (id < p->ncalls)
+		p->calls[id] = NULL;
+	if (p->state != P_DONE) {
+		p->inflight--;
+		answer(p, id, c);
+		if (p->step)
+			p->step(p->ctx, p, c->up->name, c->tool);
+	}
+	sl_call_free(c);
+}
+
+static void refuse(struct sl_program *p, uint32_t id, const char *msg)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o = yyjson_mut_obj(d);
+	size_t len;
+	char *json;
+
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_uint(d, o, "id", id);
+	yyjson_mut_obj_add_bool(d, o, "ok", false);
+	yyjson_mut_obj_add_strcpy(d, o, "error", msg);
+	json = sl_json_write_mut_val(o, &len);
+	send_frame(p, SL_FRAME_RESULT, json, len);
+	free(json);
+	yyjson_mut_doc_free(d);
+	p->inflight--;
+}
+
+static struct sl_upstream *find_server(struct sl_gateway *gw, const char *name)
+{
+	for (size_t i = 0; i < gw->nups; i++) {
+		char ident[160];
+		if (strcmp(gw->ups[i]->name, name) == 0)
+			return gw->ups[i];
+		sl_code_ident(gw->ups[i]->name, ident);
+		if (strcmp(ident, name) == 0)
+			return gw->ups[i];
+	}
+	return NULL;
+}
+
+/* The tool's own name for `name` (raw, or an identifier that only one of
+ * the server's tools sanitises to); NULL with msg set otherwise. */
+static const char *find_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
+			     char *msg, size_t n)
+{
+	const char *hit = NULL;
+	int hits = 0;
+	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+		const struct sl_entry *e = &gw->catalog.tools.v[i];
+		char *ident;
+		if (e->up != u)
+			continue;
+		if (strcmp(e->name, name) == 0)
+			return e->name;
+		ident = sl_alloc(strlen(e->name) + 2);
+		sl_code_ident(e->name, ident);
+		if (strcmp(ident, name) == 0) {
+			hit = e->name;
+			hits++;
+		}
+		free(ident);
+	}
+	if (hits == 1)
+		return hit;
+	if (hits > 1)
+		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
+			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
+	else
+		snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+	return NULL;
+}
+
+static void handle_call(struct sl_program *p, const char *json, size_t len)
+{
+	yyjson_doc *doc = yyjson_read(json, len, SL_JSON_READ_FLAGS);
+	yyjson_val *root = yyjson_doc_get_root(doc), *args;
+	const char *server, *tool, *raw;
+	struct sl_upstream *u;
+	yyjson_mut_doc *ad;
+	struct sl_call *c;
+	int64_t id;
+	char msg[512];
+
+	server = sl_json_str(root, "server");
+	tool = sl_json_str(root, "tool");
+	args = sl_json_obj(root, "args");
+	if (!doc || !sl_json_int(root, "id", &id) || id != p->ncalls || !server || !tool || !args) {
+		yyjson_doc_free(doc);
+		malformed(p, "sent a malformed call");
+		return;
+	}
+	if (p->ncalls >= p->sb->lim.max_calls || p->inflight >= p->sb->lim.max_inflight) {
+		yyjson_doc_free(doc);
+		malformed(p, "broke the call limits");
+		return;
+	}
+	p->ncalls++;
+	p->inflight++;
+	u = find_server(p->gw, server);
+	if (!u) {
+		/* Refused before the pipeline: only configured servers exist. */
+		snprintf(msg, sizeof(msg), "unknown server '%.100s'", server);
+		refuse(p, (uint32_t)id, msg);
+	} else if (!(raw = find_tool(p->gw, u, tool, msg, sizeof(msg)))) {
+		refuse(p, (uint32_t)id, msg);
+	} else {
+		ad = yyjson_mut_doc_new(NULL);
+		yyjson_mut_doc_set_root(ad, yyjson_val_mut_copy(ad, args));
+		c = sl_call_new(SL_ORIGIN_CODE, u, raw, ad,
+				u->cfg->timeout_ms ? u->cfg->timeout_ms : p->gw->cfg->call_timeout_ms,
+				on_call_done, NULL, p);
+		c->parent = p->id;
+		p->calls[id] = c;
+		sl_call_run(c);
+	}
+	yyjson_doc_free(doc);
+}
+
+static void handle_done(struct sl_program *p, const char *json, size_t len)
+{
+	static const char *kinds[] = { "error", "syntax", "timeout", "cpu", "memory", "output",
+				       "calls", "crash" };
+	yyjson_doc *doc = yyjson_read(json, len, 0);
+	yyjson_val *root = yyjson_doc_get_root(doc);
+	const char *console = sl_json_str(root, "console");
+	const char *text = sl_json_str(root, sl_json_true(root, "ok") ? "value" : "error");
+	const char *kind = sl_json_str(root, "kind");
+
+	if (!doc || !console || !text) {
+		yyjson_doc_free(doc);
+		malformed(p, "sent a malformed answer");
+		return;
+	}
+	p->res.ok = sl_json_true(root, "ok");
+	p->res.kind = NULL;
+	if (!p->res.ok) {
+		p->res.kind = "error";
+		for (size_t i = 0; kind && i < SL_COUNT(kinds); i++)
+			if (strcmp(kind, kinds[i]) == 0)
+				p->res.kind = kinds[i];
+	}
+	p->res.text = sl_strdup(text);
+	p->res.console = sl_strdup(console);
+	p->res.console_cut = sl_json_true(root, "consoleCut");
+	yyjson_doc_free(doc);
+	finish(p);
+}
+
+static void handle_ready(struct sl_program *p, const char *json, size_t len)
+{
+	yyjson_doc *doc = yyjson_read(json, len, 0);
+	int64_t b;
+	if (!doc || !sl_json_int(yyjson_doc_get_root(doc), "boundaries", &b)) {
+		yyjson_doc_free(doc);
+		malformed(p, "sent a malformed greeting");
+		return;
+	}
+	p->sb->boundaries = ((unsigned)b & SL_B_ALL) | p->sb->ns;
+	yyjson_doc_free(doc);
+	if (p->sb->require & ~p->sb->boundaries) {
+		char miss[256];
+		sl_sandbox_describe(p->sb->require & ~p->sb->boundaries, miss, sizeof(miss));
+		fail(p, "crash", "code mode requires boundaries this machine does not provide: %s "
+		     "(sluice.codeMode.require)", miss);
+		return;
+	}
+	p->state = P_RUNNING;
+	send_run(p);
+}
+
+/* ---- reading the worker ---------------------------------------------------------- */
+
+static uint32_t frame_cap(struct sl_program *p, uint32_t kind)
+{
+	const struct sl_code_limits *l = &p->sb->lim;
+	switch (kind) {
+	case SL_FRAME_READY: return 256;
+	case SL_FRAME_CALL: return (uint32_t)(l->max_args + 8192);
+	case SL_FRAME_DONE: return (uint32_t)((l->max_output + l->max_console) * 6 + 8192);
+	default: return 0;
+	}
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char slab[65536];
+	buf->base = slab;
+	buf->len = sizeof(slab);
+}
+
+static void parse_frames(struct sl_program *p)
+{
+	while (p->state != P_DONE && p->in.len >= SL_FRAME_HEADER) {
+		uint32_t kind, len;
+		if (!sl_frame_parse_header((unsigned char *)p->in.data, &kind, &len, UINT32_MAX) ||
+		    len > frame_cap(p, kind)) {
+			malformed(p, "sent a frame over its size limit or of an unknown kind");
+			return;
+		}
+		if (p->in.len < SL_FRAME_HEADER + (size_t)len)
+			return;
+		const char *json = p->in.data + SL_FRAME_HEADER;
+		if (kind == SL_FRAME_READY && p->state == P_WAIT_READY)
+			handle_ready(p, json, len);
+		else if (kind == SL_FRAME_CALL && p->state == P_RUNNING)
+			handle_call(p, json, len);
+		else if (kind == SL_FRAME_DONE && p->state == P_RUNNING)
+			handle_done(p, json, len);
+		else
+			malformed(p, "sent a frame out of turn");
+		if (p->state != P_DONE)
+			sl_buf_consume(&p->in, SL_FRAME_HEADER + (size_t)len);
+	}
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct sl_program *p = s->data;
+	if (p->state == P_DONE)
+		return;
+	if (n > 0) {
+		if (sl_buf_append(&p->in, buf->base, (size_t)n) < 0) {
+			malformed(p, "sent more than a frame's worth of data");
+			return;
+		}
+		parse_frames(p);
+		return;
+	}
+	if (n < 0) {
+		uv_read_stop(s);
+		/* The worker is gone without a DONE frame. */
+		if (p->have_status) {
+			classify_exit(p);
+		} else {
+			p->state = P_WAIT_EXIT;
+			uv_timer_start(&p->timer, on_timer, EXIT_WAIT_MS, 0);
+		}
+	}
+}
+
+void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w)
+{
+	struct sl_sandbox *sb = p->sb;
+	p->w = *w;
+	p->have_worker = true;
+	p->state = P_WAIT_READY;
+	p->next = sb->running;
+	sb->running = p;
+	uv_pipe_init(sb->loop, &p->sock, 0);
+	p->sock.data = p;
+	p->handles++;
+	p->sock_open = true;
+	if (uv_pipe_open(&p->sock, w->fd) < 0) {
+		close(w->fd);
+		malformed(p, "could not be reached");
+		return;
+	}
+	uv_read_start((uv_stream_t *)&p->sock, on_alloc, on_read);
+}
+
+struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw,
+				    const char *code, size_t len, sl_program_done_fn done,
+				    sl_program_step_fn step, void *ctx)
+{
+	struct sl_program *p = sl_alloc(sizeof(*p));
+	struct sl_wslot w;
+
+	p->sb = sb;
+	p->gw = gw;
+	p->id = sb->next_id++;
+	p->code = sl_strndup(code, len);
+	p->code_len = len;
+	p->done = done;
+	p->step = step;
+	p->ctx = ctx;
+	p->calls = sl_alloc((sb->lim.max_calls + 1) * sizeof(*p->calls));
+	sl_buf_init(&p->in, (sb->lim.max_output + sb->lim.max_console) * 6 + sb->lim.max_args + 65536);
+	uv_timer_init(sb->loop, &p->timer);
+	p->timer.data = p;
+	p->handles = 1;
+	if (sl_sandbox_pop(sb, &w)) {
+		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
+		sl_program_take_worker(p, &w);
+	} else if (!sb->ctl_open) {
+		/* Answer from the loop, never inside this call. */
+		uv_timer_start(&p->timer, on_timer, 0, 0);
+	} else {
+		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
+		struct sl_program **q = &sb->waiting;
+		while (*q)
+			q = &(*q)->next;
+		*q = p;
+	}
+	return p;
+}
+
+void sl_program_free(struct sl_program *p)
+{
+	p->free_wanted = true;
+	uv_close((uv_handle_t *)&p->timer, on_handle_closed);
+}

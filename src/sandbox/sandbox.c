@@ -1,0 +1,174 @@
+/* The zygote and the pool of prepared workers; see sandbox.h. */
+#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
+#include "sandbox/kernel.h"
+#include "sandbox/zygote.h"
+#include "core/log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+static void request_workers(struct sl_sandbox *sb)
+{
+	struct sl_zmsg m = { 'F', 0, 0 };
+	int waiting = 0;
+	for (struct sl_program *p = sb->waiting; p; p = sl_program_next(p))
+		waiting++;
+	while (sb->ctl_open && sb->nready + sb->requested < sb->pool + waiting &&
+	       sb->requested < SL_POOL_MAX) {
+		if (send(sb->ctl, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
+			break;
+		sb->requested++;
+	}
+}
+
+static void close_slot(struct sl_wslot *w)
+{
+	close(w->fd);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+}
+
+static void on_ctl(uv_poll_t *h, int status, int events)
+{
+	struct sl_sandbox *sb = h->data;
+	struct sl_zmsg m;
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n = recvmsg(sb->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	struct sl_wslot w = { -1, -1, 0 };
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n != sizeof(m)) {
+		snprintf(sb->error, sizeof(sb->error), "the sandbox zygote ended");
+		sl_log(SL_LOG_ERROR, "code mode: %s", sb->error);
+		uv_poll_stop(h);
+		sb->ctl_open = false;
+		return;
+	}
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int fds[2] = { -1, -1 };
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(c), (k > 2 ? 2 : k) * sizeof(int));
+			w.fd = fds[0];
+			w.pidfd = k > 1 ? fds[1] : -1;
+		}
+	}
+	if (m.type == 'W' && w.fd >= 0) {
+		w.pid = m.pid;
+		sb->requested--;
+		if (sb->waiting) {
+			struct sl_program *p = sb->waiting;
+			sl_program_unqueue(sb, &sb->waiting, p);
+			sl_program_take_worker(p, &w);
+		} else if (sb->nready < SL_POOL_MAX) {
+			sb->ready[sb->nready++] = w;
+		} else {
+			close_slot(&w);
+		}
+		request_workers(sb);
+	} else if (m.type == 'X') {
+		for (struct sl_program *p = sb->running; p; p = sl_program_next(p))
+			if (sl_program_pid(p) == m.pid) {
+				sl_program_exited(p, m.status);
+				break;
+			}
+	}
+}
+
+struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,
+				  struct sl_err *err)
+{
+	struct sl_sandbox *sb = sl_alloc(sizeof(*sb));
+	sb->loop = loop;
+	sb->lim = *l;
+	sb->pool = pool < 1 ? 1 : pool > SL_POOL_MAX / 2 ? SL_POOL_MAX / 2 : pool;
+	sb->next_id = 1;
+	if (sl_zygote_spawn(l, &sb->ctl, &sb->zygote, &sb->ns, err) < 0) {
+		free(sb);
+		return NULL;
+	}
+	sb->ctl_open = true;
+	uv_poll_init(loop, &sb->ctl_poll, sb->ctl);
+	sb->ctl_poll.data = sb;
+	uv_poll_start(&sb->ctl_poll, UV_READABLE, on_ctl);
+	request_workers(sb);
+	return sb;
+}
+
+static void on_ctl_closed(uv_handle_t *h)
+{
+	struct sl_sandbox *sb = h->data;
+	free(sb);
+}
+
+void sl_sandbox_free(struct sl_sandbox *sb)
+{
+	for (int i = 0; i < sb->nready; i++)
+		close_slot(&sb->ready[i]);
+	/* Closing the control socket ends the zygote, and with it (pid 1 of
+	 * its namespace) every worker; SIGKILL makes sure. */
+	close(sb->ctl);
+	kill(sb->zygote, SIGKILL);
+	while (waitpid(sb->zygote, NULL, 0) < 0 && errno == EINTR)
+		;
+	uv_close((uv_handle_t *)&sb->ctl_poll, on_ctl_closed);
+}
+
+const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit < SL_B_ALL; bit <<= 1)
+		if (boundaries & bit)
+			len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s",
+						len ? " " : "", sl_boundary_name(bit));
+	return buf;
+}
+
+bool sl_sandbox_pop(struct sl_sandbox *sb, struct sl_wslot *w)
+{
+	bool got = sb->nready > 0;
+	if (got) {
+		*w = sb->ready[0];
+		memmove(sb->ready, sb->ready + 1, (size_t)(sb->nready - 1) * sizeof(*w));
+		sb->nready--;
+	}
+	request_workers(sb);
+	return got;
+}
+
+void sl_code_ident(const char *name, char *out)
+{
+	static const char *reserved[] = {
+		"await", "break", "case", "catch", "class", "const", "continue", "debugger",
+		"default", "delete", "do", "else", "enum", "export", "extends", "false",
+		"finally", "for", "function", "if", "implements", "import", "in", "instanceof",
+		"interface", "let", "new", "null", "package", "private", "protected", "public",
+		"return", "static", "super", "switch", "this", "throw", "true", "try", "typeof",
+		"var", "void", "while", "with", "yield",
+	};
+	size_t k = 0;
+	bool prefix = (name[0] >= '0' && name[0] <= '9') || name[0] == '\0';
+	for (size_t i = 0; i < SL_COUNT(reserved) && !prefix; i++)
+		prefix = strcmp(name, reserved[i]) == 0;
+	if (prefix)
+		out[k++] = '_';
+	for (const char *c = name; *c; c++) {
+		bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			  (*c >= '0' && *c <= '9') || *c == '_' || *c == '$';
+		out[k++] = ok ? *c : '_';
+	}
+	out[k] = '\0';
+}

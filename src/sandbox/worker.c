@@ -1,0 +1,637 @@
+/*
+ * The worker side of code mode: QuickJS with ECMAScript built-ins plus
+ * `tools` and `console`, nothing else (no std/os modules, no bytecode
+ * loading, no Atomics or SharedArrayBuffer). One program per process.
+ *
+ * The program is the body of an async function. Tool calls become CALL
+ * frames; the worker runs pending jobs until the program's promise settles,
+ * blocking on the socket for RESULT frames while calls are in flight.
+ */
+#include "sandbox/worker.h"
+#include "sandbox/frame.h"
+
+#include <quickjs.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILENAME "program.js"
+#define WRAP_HEAD "(async () => {"
+#define WRAP_TAIL "\n})()"
+
+struct pending_call {
+	JSValue resolve, reject;
+	char *frame;      /* queued while over the in-flight cap */
+	size_t len;
+	bool sent, done;
+};
+
+struct sl_worker {
+	struct sl_code_limits lim;
+	JSRuntime *rt;
+	JSContext *ctx;
+	JSValue set_servers;
+	int fd;
+	uint64_t deadline_ms;
+	uint64_t cpu_deadline_ns;
+	const char *abort_kind; /* set: the interrupt handler stops the program */
+	char *console;
+	size_t console_len;
+	bool console_cut;
+	struct pending_call *calls;
+	uint32_t ncalls, inflight;
+};
+
+/* ---- frames (blocking; the worker does nothing else meanwhile) --------- */
+
+SL_NORETURN static void die(int code)
+{
+	_exit(code);
+}
+
+static void write_full(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die(3);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+static void read_full(int fd, void *p, size_t n)
+{
+	char *c = p;
+	while (n) {
+		ssize_t r = read(fd, c, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die(3);
+		c += r;
+		n -= (size_t)r;
+	}
+}
+
+static void send_frame(struct sl_worker *w, uint32_t kind, const char *p, size_t n)
+{
+	unsigned char h[SL_FRAME_HEADER];
+	sl_frame_header(h, kind, (uint32_t)n);
+	write_full(w->fd, h, sizeof(h));
+	write_full(w->fd, p, n);
+}
+
+/* Reads one frame of the expected kind; anything else ends the worker. */
+static char *recv_frame(struct sl_worker *w, uint32_t want, uint32_t max, size_t *len)
+{
+	unsigned char h[SL_FRAME_HEADER];
+	uint32_t kind, n;
+	char *p;
+
+	read_full(w->fd, h, sizeof(h));
+	if (!sl_frame_parse_header(h, &kind, &n, max) || kind != want)
+		die(4);
+	p = malloc((size_t)n + 1);
+	if (!p)
+		die(5);
+	read_full(w->fd, p, n);
+	p[n] = '\0';
+	*len = n;
+	return p;
+}
+
+/* ---- JSON text built in C (works even when the JS heap is exhausted) ---- */
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		size_t c = t->cap ? t->cap : 256;
+		while (c < t->len + n + 1)
+			c *= 2;
+		t->p = realloc(t->p, c);
+		if (!t->p)
+			die(5);
+		t->cap = c;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+static void text_str(struct text *t, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	text_add(t, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			text_add(t, e, 2);
+		} else if (c < 0x20) {
+			text_add(t, esc, 6);
+		} else {
+			text_add(t, (const char *)&c, 1);
+		}
+	}
+	text_add(t, "\"", 1);
+}
+
+static void text_cstr(struct text *t, const char *s)
+{
+	text_add(t, s, strlen(s));
+}
+
+/* ---- the end of a program ------------------------------------------------ */
+
+SL_NORETURN static void finish(struct sl_worker *w, const char *kind, const char *msg,
+			       size_t msg_len)
+{
+	struct text t = { 0 };
+	text_cstr(&t, kind ? "{\"ok\":false,\"kind\":" : "{\"ok\":true,\"value\":");
+	if (kind) {
+		text_str(&t, kind, strlen(kind));
+		text_cstr(&t, ",\"error\":");
+	}
+	text_str(&t, msg, msg_len);
+	text_cstr(&t, ",\"console\":");
+	text_str(&t, w->console ? w->console : "", w->console_len);
+	if (w->console_cut)
+		text_cstr(&t, ",\"consoleCut\":true");
+	text_cstr(&t, "}");
+	send_frame(w, SL_FRAME_DONE, t.p, t.len);
+	die(0);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int on_interrupt(JSRuntime *rt, void *opaque)
+{
+	struct sl_worker *w = opaque;
+	if (w->abort_kind)
+		return 1;
+	if (w->deadline_ms && mono_ms() >= w->deadline_ms)
+		w->abort_kind = "timeout";
+	else if (w->cpu_deadline_ns && cpu_ns() >= w->cpu_deadline_ns)
+		w->abort_kind = "cpu";
+	return w->abort_kind != NULL;
+}
+
+/* "Name: message (line L, column C)" for an exception value. */
+static void describe(struct sl_worker *w, JSValue exc, struct text *out)
+{
+	JSContext *ctx = w->ctx;
+	const char *s;
+	size_t n;
+
+	if (JS_IsError(exc)) {
+		JSValue name = JS_GetPropertyStr(ctx, exc, "name");
+		JSValue msg = JS_GetPropertyStr(ctx, exc, "message");
+		JSValue stack = JS_GetPropertyStr(ctx, exc, "stack");
+		const char *ns = JS_ToCString(ctx, name), *ms = JS_ToCString(ctx, msg);
+		const char *ss = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
+		const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
+		text_cstr(out, ns ? ns : "Error");
+		text_cstr(out, ": ");
+		text_cstr(out, ms ? ms : "");
+		if (at) {
+			unsigned long line = 0, col = 0;
+			if (sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
+				char pos[64];
+				if (line == 1 && col > strlen(WRAP_HEAD))
+					col -= strlen(WRAP_HEAD);
+				snprintf(pos, sizeof(pos), " (line %lu, column %lu)", line, col);
+				text_cstr(out, pos);
+			}
+		}
+		JS_FreeCString(ctx, ns);
+		JS_FreeCString(ctx, ms);
+		if (ss)
+			JS_FreeCString(ctx, ss);
+		JS_FreeValue(ctx, name);
+		JS_FreeValue(ctx, msg);
+		JS_FreeValue(ctx, stack);
+		return;
+	}
+	s = JS_ToCStringLen(ctx, &n, exc);
+	text_cstr(out, "Uncaught ");
+	if (s) {
+		text_add(out, s, n);
+		JS_FreeCString(ctx, s);
+	} else {
+		text_cstr(out, "exception");
+	}
+}
+
+SL_NORETURN static void fail_with(struct sl_worker *w, const char *kind, JSValue exc)
+{
+	struct text t = { 0 };
+	if (w->abort_kind)
+		kind = w->abort_kind;
+	if (strcmp(kind, "timeout") == 0) {
+		text_cstr(&t, "the program ran past its time limit");
+	} else if (strcmp(kind, "cpu") == 0) {
+		text_cstr(&t, "the program used more than its CPU time limit");
+	} else if (strcmp(kind, "calls") == 0) {
+		char m[96];
+		snprintf(m, sizeof(m), "the program made more than %u tool calls", w->lim.max_calls);
+		text_cstr(&t, m);
+	} else if (JS_IsNull(exc) || JS_IsUninitialized(exc)) {
+		/* The engine throws null when it cannot even build an error. */
+		char m[96];
+		snprintf(m, sizeof(m), "the program ran out of memory (limit %zu MiB)",
+			 w->lim.heap_bytes >> 20);
+		text_cstr(&t, m);
+		kind = "memory";
+	} else {
+		describe(w, exc, &t);
+		if (strstr(t.p ? t.p : "", "out of memory"))
+			kind = "memory";
+	}
+	finish(w, kind, t.p ? t.p : "", t.len);
+}
+
+/* ---- tools and console ----------------------------------------------------- */
+
+static void send_call(struct sl_worker *w, struct pending_call *c)
+{
+	send_frame(w, SL_FRAME_CALL, c->frame, c->len);
+	free(c->frame);
+	c->frame = NULL;
+	c->sent = true;
+	w->inflight++;
+}
+
+/* call(server, tool, args) -> Promise */
+static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+	struct sl_worker *w = JS_GetContextOpaque(ctx);
+	const char *server, *tool, *args;
+	size_t slen, tlen, alen;
+	JSValue json, funcs[2], promise;
+	struct pending_call *c;
+	struct text t = { 0 };
+	char idbuf[32];
+
+	if (argc < 3)
+		return JS_ThrowTypeError(ctx, "call needs a server, a tool and arguments");
+	if (w->ncalls >= w->lim.max_calls) {
+		w->abort_kind = "calls";
+		return JS_ThrowInternalError(ctx, "tool call limit reached");
+	}
+	if (!JS_IsObject(argv[2]) || JS_IsArray(argv[2]) || JS_IsFunction(ctx, argv[2]))
+		return JS_ThrowTypeError(ctx, "tool arguments must be an object");
+	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
+	if (JS_IsException(json))
+		return json;
+	server = JS_ToCStringLen(ctx, &slen, argv[0]);
+	tool = JS_ToCStringLen(ctx, &tlen, argv[1]);
+	args = JS_ToCStringLen(ctx, &alen, json);
+	JS_FreeValue(ctx, json);
+	if (!server || !tool || !args) {
+		JS_FreeCString(ctx, server);
+		JS_FreeCString(ctx, tool);
+		JS_FreeCString(ctx, args);
+		return JS_EXCEPTION;
+	}
+	if (alen > w->lim.max_args) {
+		JS_FreeCString(ctx, server);
+		JS_FreeCString(ctx, tool);
+		JS_FreeCString(ctx, args);
+		return JS_ThrowRangeError(ctx, "tool arguments are %zu bytes of JSON, over the limit of %zu",
+					  alen, w->lim.max_args);
+	}
+	promise = JS_NewPromiseCapability(ctx, funcs);
+	if (JS_IsException(promise)) {
+		JS_FreeCString(ctx, server);
+		JS_FreeCString(ctx, tool);
+		JS_FreeCString(ctx, args);
+		return promise;
+	}
+	c = &w->calls[w->ncalls];
+	snprintf(idbuf, sizeof(idbuf), "{\"id\":%u,\"server\":", w->ncalls);
+	w->ncalls++;
+	text_cstr(&t, idbuf);
+	text_str(&t, server, slen);
+	text_cstr(&t, ",\"tool\":");
+	text_str(&t, tool, tlen);
+	text_cstr(&t, ",\"args\":");
+	text_add(&t, args, alen);
+	text_cstr(&t, "}");
+	JS_FreeCString(ctx, server);
+	JS_FreeCString(ctx, tool);
+	JS_FreeCString(ctx, args);
+	c->resolve = funcs[0];
+	c->reject = funcs[1];
+	c->frame = t.p;
+	c->len = t.len;
+	if (w->inflight < w->lim.max_inflight)
+		send_call(w, c);
+	return promise;
+}
+
+/* log(text): console output, capped. */
+static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+	struct sl_worker *w = JS_GetContextOpaque(ctx);
+	size_t n, room;
+	const char *s;
+
+	if (argc < 1 || w->console_cut)
+		return JS_UNDEFINED;
+	s = JS_ToCStringLen(ctx, &n, argv[0]);
+	if (!s)
+		return JS_EXCEPTION;
+	room = w->lim.max_console - w->console_len;
+	if (n + 1 > room) {
+		n = room > 0 ? room - 1 : 0;
+		w->console_cut = true;
+	}
+	if (!w->console)
+		w->console = malloc(w->lim.max_console + 1);
+	if (!w->console)
+		die(5);
+	memcpy(w->console + w->console_len, s, n);
+	w->console_len += n;
+	if (!w->console_cut)
+		w->console[w->console_len++] = '\n';
+	w->console[w->console_len] = '\0';
+	JS_FreeCString(ctx, s);
+	return JS_UNDEFINED;
+}
+
+/* The global `tools` and `console`, built once per worker before the kernel
+ * boundary goes up. Servers are resolved by name (raw or identifier), tools
+ * only when called, so nothing hidden is ever listed. */
+static const char prelude[] =
+	"(function (call, log) {\n"
+	"  'use strict';\n"
+	"  const byName = new Map();\n"
+	"  let idents = [];\n"
+	"  const refuse = () => false;\n"
+	"  const namespace = (server) => new Proxy({}, {\n"
+	"    get(t, tool) {\n"
+	"      if (typeof tool !== 'string' || tool === 'then') return undefined;\n"
+	"      return (args) => call(server, tool, args === undefined ? {} : args);\n"
+	"    },\n"
+	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
+	"  });\n"
+	"  const tools = new Proxy({}, {\n"
+	"    get(t, name) { const s = typeof name === 'string' ? byName.get(name) : undefined;\n"
+	"      return s === undefined ? undefined : namespace(s); },\n"
+	"    has(t, name) { return byName.has(name); },\n"
+	"    ownKeys() { return idents.slice(); },\n"
+	"    getOwnPropertyDescriptor(t, name) {\n"
+	"      if (!idents.includes(name)) return undefined;\n"
+	"      return { value: namespace(byName.get(name)), enumerable: true, configurable: true, writable: false };\n"
+	"    },\n"
+	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
+	"  });\n"
+	"  const text = (a) => { if (typeof a === 'string') return a;\n"
+	"    try { const s = JSON.stringify(a); return s === undefined ? String(a) : s; }\n"
+	"    catch (e) { return String(a); } };\n"
+	"  const out = (level) => (...args) => log((level ? level + ': ' : '') + args.map(text).join(' '));\n"
+	"  const console = Object.freeze({ log: out(''), info: out(''), warn: out('warn'), error: out('error'), debug: out('') });\n"
+	"  Object.defineProperty(globalThis, 'tools', { value: tools, enumerable: false, configurable: false, writable: false });\n"
+	"  Object.defineProperty(globalThis, 'console', { value: console, enumerable: false, configurable: false, writable: false });\n"
+	"  for (const n of ['Atomics', 'SharedArrayBuffer', 'WebAssembly']) delete globalThis[n];\n"
+	/* Every worker is a copy of one engine: the engine's own Math.random
+	 * state would repeat in every program. xoshiro128** seeded per program. */
+	"  let s0 = 1, s1 = 2, s2 = 3, s3 = 4;\n"
+	"  const rotl = (x, k) => (x << k) | (x >>> (32 - k));\n"
+	"  const next = () => { const r = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0; const t = s1 << 9;\n"
+	"    s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 11); return r; };\n"
+	"  Object.defineProperty(Math, 'random', { value: function random() {\n"
+	"    return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; },\n"
+	"    writable: true, configurable: true });\n"
+	"  return (list, seed) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
+	"    idents = list.map((p) => p[1]);\n"
+	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1; };\n"
+	"})";
+
+struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
+{
+	struct sl_worker *w = calloc(1, sizeof(*w));
+	JSValue fn, args[2];
+
+	if (!w)
+		return NULL;
+	w->lim = *l;
+	w->calls = calloc(l->max_calls + 1, sizeof(*w->calls));
+	w->rt = JS_NewRuntime();
+	if (!w->calls || !w->rt)
+		return NULL;
+	JS_SetMemoryLimit(w->rt, l->heap_bytes);
+	JS_SetMaxStackSize(w->rt, l->stack_bytes ? l->stack_bytes : 1u << 20);
+	JS_SetInterruptHandler(w->rt, on_interrupt, w);
+	w->ctx = JS_NewContextRaw(w->rt);
+	if (!w->ctx)
+		return NULL;
+	JS_AddIntrinsicBaseObjects(w->ctx);
+	JS_AddIntrinsicDate(w->ctx);
+	JS_AddIntrinsicEval(w->ctx);
+	JS_AddIntrinsicRegExpCompiler(w->ctx);
+	JS_AddIntrinsicRegExp(w->ctx);
+	JS_AddIntrinsicJSON(w->ctx);
+	JS_AddIntrinsicProxy(w->ctx);
+	JS_AddIntrinsicMapSet(w->ctx);
+	JS_AddIntrinsicTypedArrays(w->ctx);
+	JS_AddIntrinsicPromise(w->ctx);
+	JS_AddIntrinsicBigInt(w->ctx);
+	JS_AddIntrinsicWeakRef(w->ctx);
+	JS_SetContextOpaque(w->ctx, w);
+
+	fn = JS_Eval(w->ctx, prelude, sizeof(prelude) - 1, "<prelude>", JS_EVAL_TYPE_GLOBAL);
+	if (JS_IsException(fn))
+		return NULL;
+	args[0] = JS_NewCFunction(w->ctx, js_call, "call", 3);
+	args[1] = JS_NewCFunction(w->ctx, js_log, "log", 1);
+	w->set_servers = JS_Call(w->ctx, fn, JS_UNDEFINED, 2, args);
+	JS_FreeValue(w->ctx, args[0]);
+	JS_FreeValue(w->ctx, args[1]);
+	JS_FreeValue(w->ctx, fn);
+	if (JS_IsException(w->set_servers))
+		return NULL;
+	return w;
+}
+
+/* Settles call c with a RESULT frame's value or error. */
+static void settle(struct sl_worker *w, const char *frame, size_t len)
+{
+	JSContext *ctx = w->ctx;
+	JSValue res = JS_ParseJSON(ctx, frame, len, "<result>"), idv, okv, arg;
+	uint32_t id;
+	struct pending_call *c;
+
+	if (JS_IsException(res))
+		fail_with(w, "memory", JS_GetException(ctx));
+	idv = JS_GetPropertyStr(ctx, res, "id");
+	if (JS_ToUint32(ctx, &id, idv) < 0 || id >= w->ncalls || !w->calls[id].sent ||
+	    w->calls[id].done)
+		die(4); /* a forged or repeated answer */
+	JS_FreeValue(ctx, idv);
+	c = &w->calls[id];
+	okv = JS_GetPropertyStr(ctx, res, "ok");
+	if (JS_ToBool(ctx, okv)) {
+		arg = JS_GetPropertyStr(ctx, res, "value");
+		JS_Call(ctx, c->resolve, JS_UNDEFINED, 1, &arg);
+	} else {
+		JSValue msg = JS_GetPropertyStr(ctx, res, "error");
+		arg = JS_NewError(ctx);
+		JS_SetPropertyStr(ctx, arg, "message", msg);
+		JS_Call(ctx, c->reject, JS_UNDEFINED, 1, &arg);
+	}
+	JS_FreeValue(ctx, arg);
+	JS_FreeValue(ctx, okv);
+	JS_FreeValue(ctx, res);
+	JS_FreeValue(ctx, c->resolve);
+	JS_FreeValue(ctx, c->reject);
+	c->done = true;
+	w->inflight--;
+	/* A slot is free: send the oldest queued call. */
+	for (uint32_t i = 0; i < w->ncalls && w->inflight < w->lim.max_inflight; i++)
+		if (!w->calls[i].sent)
+			send_call(w, &w->calls[i]);
+}
+
+static void run_jobs(struct sl_worker *w)
+{
+	JSContext *c;
+	int r;
+	while ((r = JS_ExecutePendingJob(w->rt, &c)) > 0)
+		;
+	if (r < 0 || w->abort_kind)
+		fail_with(w, "error", JS_GetException(w->ctx));
+}
+
+/* Reads the RUN frame: checks the version, sets the servers, returns the code. */
+static JSValue start(struct sl_worker *w, const char *run, size_t len)
+{
+	JSContext *ctx = w->ctx;
+	JSValue o = JS_ParseJSON(ctx, run, len, "<run>"), v, servers, seed, code;
+	int32_t version = 0;
+
+	if (JS_IsException(o))
+		die(4);
+	v = JS_GetPropertyStr(ctx, o, "v");
+	if (JS_ToInt32(ctx, &version, v) < 0 || version != SL_FRAME_VERSION)
+		die(4);
+	servers = JS_GetPropertyStr(ctx, o, "servers");
+	seed = JS_GetPropertyStr(ctx, o, "seed");
+	{
+		JSValue args[2] = { servers, seed };
+		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 2, args);
+		if (JS_IsException(r))
+			die(4);
+		JS_FreeValue(ctx, r);
+	}
+	code = JS_GetPropertyStr(ctx, o, "code");
+	JS_FreeValue(ctx, servers);
+	JS_FreeValue(ctx, seed);
+	JS_FreeValue(ctx, v);
+	JS_FreeValue(ctx, o);
+	return code;
+}
+
+void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
+{
+	JSContext *ctx = w->ctx;
+	struct text src = { 0 };
+	size_t len;
+	char *run;
+	JSValue code, promise;
+	const char *cs;
+	size_t clen;
+
+	w->fd = fd;
+	{
+		char ready[48];
+		int n = snprintf(ready, sizeof(ready), "{\"boundaries\":%u}", boundaries);
+		send_frame(w, SL_FRAME_READY, ready, (size_t)n);
+	}
+	run = recv_frame(w, SL_FRAME_RUN, (uint32_t)(w->lim.max_source * 6 + 65536), &len);
+	w->deadline_ms = mono_ms() + w->lim.timeout_ms;
+	w->cpu_deadline_ns = cpu_ns() + w->lim.cpu_ms * 1000000u;
+	code = start(w, run, len);
+	free(run);
+	cs = JS_ToCStringLen(ctx, &clen, code);
+	if (!cs || clen > w->lim.max_source)
+		die(4);
+	text_cstr(&src, WRAP_HEAD);
+	text_add(&src, cs, clen);
+	text_cstr(&src, WRAP_TAIL);
+	JS_FreeCString(ctx, cs);
+	JS_FreeValue(ctx, code);
+
+	promise = JS_Eval(ctx, src.p, src.len, FILENAME, JS_EVAL_TYPE_GLOBAL);
+	free(src.p);
+	if (JS_IsException(promise)) {
+		JSValue exc = JS_GetException(ctx);
+		bool syntax = false;
+		JSValue name = JS_GetPropertyStr(ctx, exc, "name");
+		const char *n = JS_ToCString(ctx, name);
+		syntax = n && strcmp(n, "SyntaxError") == 0;
+		JS_FreeCString(ctx, n);
+		JS_FreeValue(ctx, name);
+		fail_with(w, syntax ? "syntax" : "error", exc);
+	}
+	for (;;) {
+		run_jobs(w);
+		JSPromiseStateEnum st = JS_PromiseState(ctx, promise);
+		if (st == JS_PROMISE_FULFILLED) {
+			JSValue v = JS_PromiseResult(ctx, promise), s;
+			const char *out;
+			size_t n;
+			s = JS_IsString(v) ? JS_DupValue(ctx, v) :
+			    JS_JSONStringify(ctx, v, JS_UNDEFINED, JS_UNDEFINED);
+			if (JS_IsException(s))
+				fail_with(w, "error", JS_GetException(ctx));
+			out = JS_IsUndefined(s) ? "undefined" : JS_ToCStringLen(ctx, &n, s);
+			if (JS_IsUndefined(s))
+				n = strlen(out);
+			if (!out)
+				fail_with(w, "memory", JS_GetException(ctx));
+			if (n > w->lim.max_output) {
+				char m[128];
+				snprintf(m, sizeof(m), "the return value is %zu bytes, over the limit of %zu",
+					 n, w->lim.max_output);
+				finish(w, "output", m, strlen(m));
+			}
+			finish(w, NULL, out, n);
+		}
+		if (st == JS_PROMISE_REJECTED)
+			fail_with(w, "error", JS_PromiseResult(ctx, promise));
+		if (w->inflight == 0) {
+			static const char m[] = "the program's promise never settled (nothing left to wait for)";
+			finish(w, "error", m, sizeof(m) - 1);
+		}
+		run = recv_frame(w, SL_FRAME_RESULT, (uint32_t)(w->lim.max_result + 4096), &len);
+		settle(w, run, len);
+		free(run);
+	}
+}
