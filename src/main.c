@@ -18,6 +18,9 @@ static const char usage[] =
 	"commands:\n"
 	"  serve --config FILE   serve MCP on stdin/stdout, aggregating the config's servers\n"
 	"  check --config FILE   validate the config, start each server once, print what it offers\n"
+	"  exec --config FILE [PROGRAM | -f FILE]\n"
+	"                        run a code-mode program (default: read from stdin) and print its result\n"
+	"  doctor [--config FILE]  the kernel features and sandbox boundaries code mode gets here\n"
 	"\n"
 	"options:\n"
 	"  -c, --config FILE        config file (JSON with \"mcpServers\"; default $SLUICE_CONFIG)\n"
@@ -28,9 +31,50 @@ static const char usage[] =
 	"\n"
 	"Logs go to stderr; stdout carries only MCP messages.\n";
 
+/* The program for exec: the argument, a file, or standard input. */
+static char *read_program(const char *text, const char *file, size_t *len)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (text) {
+		*len = strlen(text);
+		return strdup(text);
+	}
+	f = file ? fopen(file, "re") : stdin;
+	if (!f) {
+		fprintf(stderr, "sluice: cannot open %s\n", file);
+		return NULL;
+	}
+	do {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > (64u << 20)) {
+				fprintf(stderr, "sluice: the program is too large\n");
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = realloc(buf, cap + 1);
+			if (!buf)
+				abort();
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	if (f != stdin)
+		fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG"), *exposure = NULL, *level = NULL;
+	const char *program = NULL, *program_file = NULL;
 	struct sl_config *cfg;
 	struct sl_err err;
 	int rc;
@@ -52,23 +96,31 @@ int main(int argc, char **argv)
 			exposure = argv[++i];
 		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
 			level = argv[++i];
+		} else if (!strcmp(a, "-f") && i + 1 < argc) {
+			program_file = argv[++i];
 		} else if (!cmd && a[0] != '-') {
 			cmd = a;
+		} else if (cmd && !strcmp(cmd, "exec") && !program && a[0] != '-') {
+			program = a;
 		} else {
 			fprintf(stderr, "sluice: unknown or incomplete argument '%s'\n\n%s", a, usage);
 			return 2;
 		}
 	}
-	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check"))) {
+	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
+		     strcmp(cmd, "doctor"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
 	}
-	if (!path) {
+	if (!path && strcmp(cmd, "doctor") == 0) {
+		static const char none[] = "{\"mcpServers\": {}}";
+		if (sl_config_parse("(defaults)", none, sizeof(none) - 1, &cfg, &err) < 0)
+			return 2;
+	} else if (!path) {
 		fprintf(stderr, "sluice: no config: use --config FILE or set SLUICE_CONFIG\n");
 		return 2;
-	}
-	if (sl_config_load(path, &cfg, &err) < 0) {
+	} else if (sl_config_load(path, &cfg, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		return 2;
 	}
@@ -111,7 +163,18 @@ int main(int argc, char **argv)
 			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
 	/* A peer that went away is an error to handle, never a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
-	rc = strcmp(cmd, "serve") == 0 ? sl_cli_serve(cfg) : sl_cli_check(cfg);
+	if (strcmp(cmd, "serve") == 0) {
+		rc = sl_cli_serve(cfg);
+	} else if (strcmp(cmd, "check") == 0) {
+		rc = sl_cli_check(cfg);
+	} else if (strcmp(cmd, "doctor") == 0) {
+		rc = sl_cli_doctor(cfg);
+	} else {
+		size_t len;
+		char *code = read_program(program, program_file, &len);
+		rc = code ? sl_cli_exec(cfg, code, len) : 2;
+		free(code);
+	}
 	sl_config_free(cfg);
 	return rc;
 }

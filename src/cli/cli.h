@@ -12,5 +12,7 @@
 
 int sl_cli_serve(const struct sl_config *cfg);
 int sl_cli_check(const struct sl_config *cfg);
+int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len);
+int sl_cli_doctor(struct sl_config *cfg);
 
 #endif

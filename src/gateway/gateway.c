@@ -39,6 +39,28 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
 	return gw;
 }
 
+/* The log line that says which boundaries code mode really has: read off
+ * a worker running `return 1`. */
+static void on_probe_done(void *ctx, struct sl_program *p)
+{
+	struct sl_gateway *gw = ctx;
+	const struct sl_program_result *r = sl_program_result(p);
+	char have[256], miss[256];
+
+	if (r->cancelled) {
+		sl_program_free(p);
+		return;
+	}
+	sl_sandbox_describe(gw->sandbox->boundaries, have, sizeof(have));
+	sl_sandbox_describe(SL_B_ALL & ~gw->sandbox->boundaries, miss, sizeof(miss));
+	if (r->ok)
+		sl_log(SL_LOG_INFO, "code mode ready; kernel boundaries: %s%s%s", have,
+		       *miss ? "; missing: " : "", miss);
+	else
+		sl_log(SL_LOG_ERROR, "code mode failed its first program: %s: %s", r->kind, r->text);
+	sl_program_free(p);
+}
+
 static void on_gw_timer_closed(uv_handle_t *h)
 {
 	struct sl_gateway *gw = h->data;
@@ -148,8 +170,10 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	if (gw->cfg->code_enabled) {
 		struct sl_err err;
 		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool, &err);
-		if (gw->sandbox)
+		if (gw->sandbox) {
 			gw->sandbox->require = gw->cfg->code_require;
+			sl_program_start(gw->sandbox, gw, "return 1", 8, on_probe_done, NULL, gw);
+		}
 		else
 			memcpy(gw->code_error, err.msg, sizeof(gw->code_error));
 		if (!gw->sandbox)

@@ -36,6 +36,48 @@ static void close_slot(struct sl_wslot *w)
 		close(w->pidfd);
 }
 
+/* The zygote is gone (and with it, as pid 1 of their namespace, every
+ * worker): forget its workers and reap it. */
+static void on_poll_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void zygote_lost(struct sl_sandbox *sb)
+{
+	uv_close((uv_handle_t *)sb->ctl_poll, on_poll_closed);
+	sb->ctl_poll = NULL;
+	sb->ctl_open = false;
+	for (int i = 0; i < sb->nready; i++)
+		close_slot(&sb->ready[i]);
+	sb->nready = 0;
+	sb->requested = 0;
+	kill(sb->zygote, SIGKILL);
+	while (waitpid(sb->zygote, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(sb->ctl);
+	sb->ctl = -1;
+}
+
+static void on_ctl(uv_poll_t *h, int status, int events);
+
+/* Starts (or restarts) the zygote. */
+static bool zygote_start(struct sl_sandbox *sb, struct sl_err *err)
+{
+	if (sl_zygote_spawn(&sb->lim, &sb->ctl, &sb->zygote, &sb->ns, err) < 0) {
+		memcpy(sb->error, err->msg, sizeof(sb->error));
+		return false;
+	}
+	sb->started_ms = sl_now_ms();
+	sb->ctl_open = true;
+	sb->ctl_poll = sl_alloc(sizeof(*sb->ctl_poll));
+	uv_poll_init(sb->loop, sb->ctl_poll, sb->ctl);
+	sb->ctl_poll->data = sb;
+	uv_poll_start(sb->ctl_poll, UV_READABLE, on_ctl);
+	request_workers(sb);
+	return true;
+}
+
 static void on_ctl(uv_poll_t *h, int status, int events)
 {
 	struct sl_sandbox *sb = h->data;
@@ -51,9 +93,8 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 		return;
 	if (n != sizeof(m)) {
 		snprintf(sb->error, sizeof(sb->error), "the sandbox zygote ended");
-		sl_log(SL_LOG_ERROR, "code mode: %s", sb->error);
-		uv_poll_stop(h);
-		sb->ctl_open = false;
+		sl_log(SL_LOG_ERROR, "code mode: %s; it is restarted with the next program", sb->error);
+		zygote_lost(sb);
 		return;
 	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -95,35 +136,24 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *
 	sb->lim = *l;
 	sb->pool = pool < 1 ? 1 : pool > SL_POOL_MAX / 2 ? SL_POOL_MAX / 2 : pool;
 	sb->next_id = 1;
-	if (sl_zygote_spawn(l, &sb->ctl, &sb->zygote, &sb->ns, err) < 0) {
+	if (!zygote_start(sb, err)) {
 		free(sb);
 		return NULL;
 	}
-	sb->ctl_open = true;
-	uv_poll_init(loop, &sb->ctl_poll, sb->ctl);
-	sb->ctl_poll.data = sb;
-	uv_poll_start(&sb->ctl_poll, UV_READABLE, on_ctl);
-	request_workers(sb);
 	return sb;
-}
-
-static void on_ctl_closed(uv_handle_t *h)
-{
-	struct sl_sandbox *sb = h->data;
-	free(sb);
 }
 
 void sl_sandbox_free(struct sl_sandbox *sb)
 {
-	for (int i = 0; i < sb->nready; i++)
-		close_slot(&sb->ready[i]);
-	/* Closing the control socket ends the zygote, and with it (pid 1 of
-	 * its namespace) every worker; SIGKILL makes sure. */
-	close(sb->ctl);
-	kill(sb->zygote, SIGKILL);
-	while (waitpid(sb->zygote, NULL, 0) < 0 && errno == EINTR)
-		;
-	uv_close((uv_handle_t *)&sb->ctl_poll, on_ctl_closed);
+	/* Programs still here end first (their owners hear about it), then the
+	 * zygote, and with it every worker (it is pid 1 of their namespace). */
+	while (sb->running)
+		sl_program_cancel(sb->running);
+	while (sb->waiting)
+		sl_program_cancel(sb->waiting);
+	if (sb->ctl_open)
+		zygote_lost(sb);
+	free(sb);
 }
 
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)
@@ -140,6 +170,13 @@ const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)
 bool sl_sandbox_pop(struct sl_sandbox *sb, struct sl_wslot *w)
 {
 	bool got = sb->nready > 0;
+	struct sl_err err;
+
+	/* A lost zygote is restarted, at most once a second. */
+	if (!sb->ctl_open && sl_now_ms() - sb->started_ms >= 1000) {
+		if (zygote_start(sb, &err))
+			sl_log(SL_LOG_INFO, "code mode: the sandbox zygote was restarted");
+	}
 	if (got) {
 		*w = sb->ready[0];
 		memmove(sb->ready, sb->ready + 1, (size_t)(sb->nready - 1) * sizeof(*w));

@@ -36,7 +36,7 @@ struct sl_sandbox {
 	struct sl_code_limits lim;
 	int ctl;
 	pid_t zygote;
-	uv_poll_t ctl_poll;
+	uv_poll_t *ctl_poll;      /* one per zygote: a restart makes a new one */
 	bool ctl_open;
 	unsigned ns;              /* namespaces the zygote got */
 	unsigned boundaries;      /* everything in force, from the last READY */
@@ -48,7 +48,8 @@ struct sl_sandbox {
 	struct sl_program *waiting;  /* programs waiting for a worker */
 	struct sl_program *running;  /* programs with a worker */
 	uint64_t next_id;
-	char error[256];
+	uint64_t started_ms;      /* when the zygote was last started */
+	char error[512];
 };
 
 struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,

@@ -67,6 +67,10 @@ static int launch_child(void *arg)
 	if (dup2(ln->ctl, CTL_FD) < 0)
 		_exit(127);
 	syscall(SYS_close_range, CTL_FD + 1, ~0u, 0u);
+	/* Not the gateway's stdin and stdout (the MCP client) nor its stderr. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		_exit(127);
 	execve("/proc/self/exe", ln->argv, envp);
 	_exit(127);
 }
@@ -170,6 +174,9 @@ SL_NORETURN static void become_worker(int sock, const struct sl_code_limits *l,
 	if (dup2(sock, CTL_FD) < 0)
 		_exit(6);
 	syscall(SYS_close_range, CTL_FD + 1, ~0u, 0u);
+	close(0);
+	close(1);
+	close(2);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGCHLD, SIG_DFL);
