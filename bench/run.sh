@@ -8,9 +8,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cc -O2 -o "$tmp/callbench" bench/callbench.c
+cc -O2 -o "$tmp/spawnbench" bench/spawnbench.c
 cat > "$tmp/bench.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
  "sluice": {"logLevel": "warn"}}
+JSON
+cat > "$tmp/code.json" <<JSON
+{"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
+ "sluice": {"logLevel": "warn", "exposure": "router", "codeMode": {"enabled": true}}}
 JSON
 
 echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d)"
@@ -38,6 +43,23 @@ awk -v a="$through_sluice_one" -v b="$direct_to_upstream_one" \
 awk -v a="$through_sluice_any" -v b="$direct_to_upstream_any" \
 	'BEGIN { printf "gateway overhead p50 unpinned: %.1f us\n", a - b }'
 
+echo
+echo "code mode: execute_code(\"return 1\") at the gateway, a small invoke_tool, and fork+exec"
+echo "of /bin/true, microseconds. 'back to back': the next call as soon as the answer is in;"
+echo "'paced': 2 ms between calls (the pool refills, but caches cool in between)."
+printf '| %-34s | %8s | %8s | %10s |\n' what p50 p99 calls/s
+printf '|%s|%s|%s|%s|\n' ------------------------------------ ---------- ---------- ------------
+read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
+printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, back to back" "$p50" "$p99" "$rate"
+floor=$p50
+read -r p50 p99 rate < <("$tmp/callbench" -n 1000 -p 2000 -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
+printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, paced" "$p50" "$p99" "-"
+read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t invoke_tool -a '{"server":"github","tool":"echo","arguments":{"m":"hi"}}' -- "$SLUICE" serve --config "$tmp/code.json")
+printf '| %-34s | %8s | %8s | %10s |\n' "invoke_tool (small), back to back" "$p50" "$p99" "$rate"
+read -r p50 p99 < <("$tmp/spawnbench" -n 1000 /bin/true)
+printf '| %-34s | %8s | %8s | %10s |\n' "fork+exec+wait of /bin/true" "$p50" "$p99" "-"
+awk -v f="$floor" -v s="$p50" 'BEGIN { printf "\nsandbox floor p50 %.0f us = %.2fx fork+exec of /bin/true (goals: at most 250 us; never above 1 ms or 2x)\n", f, f / s }'
+
 # Idle RSS: a gateway with its upstream up, after the handshake, doing nothing.
 mkfifo "$tmp/in"
 "$SLUICE" serve --config "$tmp/bench.json" < "$tmp/in" > "$tmp/out" 2>/dev/null &
@@ -54,4 +76,6 @@ echo "idle RSS: $rss KiB (goal: at most 4096 KiB)"
 
 strip -o "$tmp/sluice.stripped" "$SLUICE"
 size=$(stat -c %s "$tmp/sluice.stripped")
-echo "stripped binary: $size bytes (goal: at most 2 MiB before the JS engine)"
+engine=$(size -t build/obj/third_party/quickjs-ng/*.o | awk 'END { print $1 + $2 }')
+echo "stripped binary: $size bytes, of which the JS engine (code and data of quickjs-ng) $engine bytes"
+echo "(goals: at most 2 MiB before the engine; the engine adds at most 2 MiB)"

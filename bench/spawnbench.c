@@ -1,0 +1,57 @@
+/*
+ * spawnbench: p50 and p99 of fork + exec + wait of a command (by default
+ * /bin/true), the yardstick for the code-mode sandbox floor.
+ *
+ *   spawnbench [-n N] [COMMAND]
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 1000, a = 1;
+	const char *cmd = "/bin/true";
+	double *lat;
+
+	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
+		n = atoi(argv[a + 1]);
+		a += 2;
+	}
+	if (a < argc)
+		cmd = argv[a];
+	if (n < 1)
+		return 2;
+	lat = calloc((size_t)n, sizeof(double));
+	for (int i = 0; i < n; i++) {
+		double t0 = now_us();
+		pid_t p = fork();
+		if (p == 0) {
+			execl(cmd, cmd, (char *)NULL);
+			_exit(127);
+		}
+		waitpid(p, NULL, 0);
+		lat[i] = now_us() - t0;
+	}
+	qsort(lat, (size_t)n, sizeof(double), cmp);
+	printf("%.1f %.1f\n", lat[n / 2], lat[(size_t)(n * 0.99)]);
+	free(lat);
+	return 0;
+}
