@@ -278,7 +278,8 @@ static void send_run(struct sl_program *p)
 /* ---- tool calls ------------------------------------------------------------------ */
 
 /* What a program sees of a tool result: structuredContent, else a lone text
- * block (parsed when it is a JSON object or array), else the blocks. */
+ * block (parsed when it is a JSON object or array), else a lone other block
+ * as is, else the blocks (text blocks as strings). */
 static yyjson_mut_val *result_value(yyjson_mut_doc *d, yyjson_val *r)
 {
 	yyjson_val *sc = yyjson_obj_get(r, "structuredContent");
@@ -306,6 +307,9 @@ static yyjson_mut_val *result_value(yyjson_mut_doc *d, yyjson_val *r)
 			}
 			return yyjson_mut_strcpy(d, text);
 		}
+		/* A lone image, audio or resource block: the block itself, e.g.
+		 * {type, mimeType, data}. */
+		return yyjson_val_mut_copy(d, b);
 	}
 	arr = yyjson_mut_arr(d);
 	yyjson_arr_foreach(content, i, n, b) {
