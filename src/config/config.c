@@ -139,7 +139,7 @@ static char *expand_for(struct sl_server_config *s, const char *what, const char
 static bool valid_server_name(const char *n)
 {
 	size_t len = strlen(n);
-	if (len == 0 || len > 64)
+	if (len == 0 || len > SL_SERVER_NAME_MAX)
 		return false;
 	for (const char *p = n; *p; p++)
 		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||

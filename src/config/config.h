@@ -45,6 +45,8 @@ struct sl_kv {
 	char *value;
 };
 
+#define SL_SERVER_NAME_MAX 64 /* checked by the loader; code mode relies on it */
+
 struct sl_server_config {
 	char *name;
 	char *command;

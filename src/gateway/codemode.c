@@ -18,7 +18,7 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 			      "`await tools.<server>.<tool>(args)` and returns only what the answer "
 			      "needs: filter and join results in code, not in context. Servers:");
 	for (size_t i = 0; i < gw->nups; i++) {
-		char ident[160];
+		char ident[SL_SERVER_NAME_MAX + 2];
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
 	}
@@ -82,7 +82,7 @@ int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
 {
 	for (size_t i = 0; i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++) {
-			char a[160], b[160];
+			char a[SL_SERVER_NAME_MAX + 2], b[SL_SERVER_NAME_MAX + 2];
 			sl_code_ident(c->servers[i].name, a);
 			sl_code_ident(c->servers[j].name, b);
 			if (strcmp(a, b) == 0) {

@@ -421,7 +421,7 @@ static void refuse(struct sl_program *p, uint32_t id, const char *msg)
 static struct sl_upstream *find_server(struct sl_gateway *gw, const char *name)
 {
 	for (size_t i = 0; i < gw->nups; i++) {
-		char ident[160];
+		char ident[SL_SERVER_NAME_MAX + 2];
 		if (strcmp(gw->ups[i]->name, name) == 0)
 			return gw->ups[i];
 		sl_code_ident(gw->ups[i]->name, ident);

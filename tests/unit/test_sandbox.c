@@ -1,0 +1,859 @@
+/* Unit tests of the gateway side of the sandbox protocol: frame headers
+ * (src/sandbox/frame.c), sl_code_ident (src/sandbox/sandbox.c), and the
+ * real program code (src/sandbox/program.c) driven with forged frames.
+ *
+ * No zygote runs: a hand-built struct sl_sandbox holds one prepared
+ * worker slot whose fd is one end of a socketpair, and the test plays the
+ * worker on the other end. requested = SL_POOL_MAX keeps request_workers
+ * from touching the (absent, -1) control socket. The gateway has no
+ * upstreams, so every CALL is refused before the pipeline. */
+#include "unit.h"
+
+#include "core/common.h"
+#include "core/json.h"
+#include "sandbox/frame.h"
+#include "sandbox/internal.h"
+#include "sandbox/sandbox.h"
+#include "upstream/catalog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- frame headers ------------------------------------------------------------ */
+
+TEST(sandbox_frame_header_roundtrip)
+{
+	static const uint32_t kinds[] = { SL_FRAME_RUN, SL_FRAME_CALL, SL_FRAME_RESULT,
+					  SL_FRAME_DONE, SL_FRAME_READY };
+	static const uint32_t lens[] = { 0, 1, 255, 256, 0x01020304u, 1u << 20 };
+	unsigned char h[SL_FRAME_HEADER];
+	uint32_t kind, len;
+
+	for (size_t i = 0; i < SL_COUNT(kinds); i++)
+		for (size_t j = 0; j < SL_COUNT(lens); j++) {
+			sl_frame_header(h, kinds[i], lens[j]);
+			kind = len = 0xdeadbeef;
+			CHECK(sl_frame_parse_header(h, &kind, &len, UINT32_MAX));
+			CHECK_INT(kind, kinds[i]);
+			CHECK_INT(len, lens[j]);
+			/* exactly at the cap is allowed */
+			CHECK(sl_frame_parse_header(h, &kind, &len, lens[j]));
+		}
+	/* little endian on the wire, whatever the host */
+	sl_frame_header(h, SL_FRAME_DONE, 0x01020304u);
+	CHECK(h[0] == 4 && h[1] == 0 && h[2] == 0 && h[3] == 0);
+	CHECK(h[4] == 4 && h[5] == 3 && h[6] == 2 && h[7] == 1);
+}
+
+TEST(sandbox_frame_header_refuses)
+{
+	static const uint32_t bad[] = { 0, 6, 7, 0x100, 0xffffffffu };
+	unsigned char h[SL_FRAME_HEADER];
+	uint32_t kind, len;
+
+	for (size_t i = 0; i < SL_COUNT(bad); i++) {
+		sl_frame_header(h, bad[i], 2);
+		CHECK(!sl_frame_parse_header(h, &kind, &len, UINT32_MAX));
+	}
+	/* over the cap by one, and far over */
+	sl_frame_header(h, SL_FRAME_CALL, 257);
+	CHECK(!sl_frame_parse_header(h, &kind, &len, 256));
+	sl_frame_header(h, SL_FRAME_CALL, 100u << 20);
+	CHECK(!sl_frame_parse_header(h, &kind, &len, 1u << 20));
+	sl_frame_header(h, SL_FRAME_READY, 0xffffffffu);
+	CHECK(!sl_frame_parse_header(h, &kind, &len, 256));
+	CHECK(!sl_frame_parse_header(h, &kind, &len, 0));
+	sl_frame_header(h, SL_FRAME_READY, 0);
+	CHECK(sl_frame_parse_header(h, &kind, &len, 0));
+}
+
+/* ---- identifiers ------------------------------------------------------------- */
+
+static bool ident_is(const char *name, const char *want)
+{
+	char out[64];
+	sl_code_ident(name, out);
+	if (strcmp(out, want) != 0) {
+		printf("  sl_code_ident(\"%s\") = \"%s\", want \"%s\"\n", name, out, want);
+		return false;
+	}
+	return true;
+}
+
+TEST(sandbox_code_ident)
+{
+	CHECK(ident_is("git-hub", "git_hub"));
+	CHECK(ident_is("get-sum", "get_sum"));
+	CHECK(ident_is("1password", "_1password"));
+	CHECK(ident_is("class", "_class"));
+	CHECK(ident_is("a.b", "a_b"));
+	CHECK(ident_is("$ok_1", "$ok_1"));
+	CHECK(ident_is("", "_"));
+	/* more of the same rules */
+	CHECK(ident_is("return", "_return"));
+	CHECK(ident_is("classes", "classes"));
+	CHECK(ident_is("9", "_9"));
+	CHECK(ident_is("caf\xc3\xa9", "caf__"));
+	CHECK(ident_is("a b/c", "a_b_c"));
+}
+
+/* ---- the program against a forged worker ------------------------------------------ */
+
+struct harness {
+	uv_loop_t loop;
+	struct sl_sandbox sb;
+	struct sl_config cfg;
+	struct sl_gateway gw;
+	struct sl_program *p;
+	int peer;          /* the worker's end; -1 once closed */
+	int done_runs;
+	struct sl_program *done_p;
+	uint64_t done_at;  /* sl_now_us() when done ran */
+	char *in;          /* bytes read from the gateway */
+	size_t in_len;
+};
+
+static void on_done(void *ctx, struct sl_program *p)
+{
+	struct harness *h = ctx;
+	h->done_runs++;
+	h->done_p = p;
+	h->done_at = sl_now_us();
+}
+
+static void limits(struct sl_code_limits *l, uint64_t timeout_ms)
+{
+	sl_code_limits_default(l);
+	l->timeout_ms = timeout_ms;
+}
+
+/* Starts a program with one forged worker slot; l may be NULL (defaults, 2 s). */
+static struct harness *h_start(const struct sl_code_limits *l)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	int sv[2];
+
+	signal(SIGPIPE, SIG_IGN);
+	if (uv_loop_init(&h->loop) != 0)
+		abort();
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	h->peer = sv[1];
+	fcntl(h->peer, F_SETFL, fcntl(h->peer, F_GETFL) | O_NONBLOCK);
+
+	h->sb.loop = &h->loop;
+	if (l)
+		h->sb.lim = *l;
+	else
+		limits(&h->sb.lim, 2000);
+	h->sb.ctl = -1;
+	h->sb.zygote = -1;
+	h->sb.ctl_open = true;
+	h->sb.pool = 1;
+	h->sb.requested = SL_POOL_MAX; /* request_workers sends nothing */
+	h->sb.next_id = 1;
+	h->sb.nready = 1;
+	h->sb.ready[0].fd = sv[0];
+	h->sb.ready[0].pidfd = -1;
+	h->sb.ready[0].pid = 0;
+
+	h->cfg.call_timeout_ms = 1000;
+	h->gw.loop = &h->loop;
+	h->gw.cfg = &h->cfg;
+	sl_catalog_init(&h->gw.catalog);
+
+	h->p = sl_program_start(&h->sb, &h->gw, "return 1", 8, on_done, NULL, h);
+	CHECK(h->p != NULL);
+	/* The slot was handed out, nothing was asked of the (absent) zygote. */
+	CHECK_INT(h->sb.nready, 0);
+	CHECK_INT(h->sb.requested, SL_POOL_MAX);
+	CHECK(h->sb.running == h->p);
+	CHECK(h->sb.waiting == NULL);
+	return h;
+}
+
+/* Runs the loop without blocking for about ms; stops early once done ran
+ * if until_done. */
+static void pump(struct harness *h, int ms, bool until_done)
+{
+	uint64_t end = sl_now_us() + (uint64_t)ms * 1000;
+	while (sl_now_us() < end) {
+		uv_run(&h->loop, UV_RUN_NOWAIT);
+		if (until_done && h->done_runs)
+			return;
+		poll(NULL, 0, 2);
+	}
+}
+
+static void wait_done(struct harness *h, int ms)
+{
+	pump(h, ms, true);
+}
+
+static void put(struct harness *h, const void *data, size_t n)
+{
+	const char *c = data;
+	uint64_t end = sl_now_us() + 2000000;
+	while (n > 0 && sl_now_us() < end) {
+		ssize_t k = write(h->peer, c, n);
+		if (k > 0) {
+			c += k;
+			n -= (size_t)k;
+		} else if (k < 0 && errno != EAGAIN && errno != EINTR) {
+			break;
+		} else {
+			uv_run(&h->loop, UV_RUN_NOWAIT);
+		}
+	}
+	CHECK_INT(n, 0);
+}
+
+static void send_raw(struct harness *h, uint32_t kind, uint32_t len, const char *payload,
+		     size_t n)
+{
+	unsigned char hdr[SL_FRAME_HEADER];
+	sl_frame_header(hdr, kind, len);
+	put(h, hdr, sizeof(hdr));
+	if (n)
+		put(h, payload, n);
+}
+
+static void send_json(struct harness *h, uint32_t kind, const char *json)
+{
+	send_raw(h, kind, (uint32_t)strlen(json), json, strlen(json));
+}
+
+/* Reads one frame the gateway sent within ms; the payload is malloc'd
+ * (NUL-terminated), NULL if none came. */
+static char *recv_frame(struct harness *h, uint32_t *kind, int ms)
+{
+	uint64_t end = sl_now_us() + (uint64_t)ms * 1000;
+	for (;;) {
+		if (h->in_len >= SL_FRAME_HEADER) {
+			uint32_t len;
+			if (!sl_frame_parse_header((unsigned char *)h->in, kind, &len, 64u << 20))
+				return NULL;
+			if (h->in_len >= SL_FRAME_HEADER + (size_t)len) {
+				char *json = malloc((size_t)len + 1);
+				memcpy(json, h->in + SL_FRAME_HEADER, len);
+				json[len] = '\0';
+				h->in_len -= SL_FRAME_HEADER + (size_t)len;
+				memmove(h->in, h->in + SL_FRAME_HEADER + len, h->in_len);
+				return json;
+			}
+		}
+		if (sl_now_us() >= end || h->peer < 0)
+			return NULL;
+		uv_run(&h->loop, UV_RUN_NOWAIT);
+		char buf[4096];
+		ssize_t k = read(h->peer, buf, sizeof(buf));
+		if (k > 0) {
+			h->in = realloc(h->in, h->in_len + (size_t)k);
+			memcpy(h->in + h->in_len, buf, (size_t)k);
+			h->in_len += (size_t)k;
+		} else if (k == 0) {
+			return NULL;
+		} else {
+			poll(NULL, 0, 2);
+		}
+	}
+}
+
+/* Plays READY and reads the RUN frame; returns it parsed (caller frees). */
+static yyjson_doc *greet(struct harness *h)
+{
+	uint32_t kind = 0;
+	char *json;
+	yyjson_doc *d = NULL;
+
+	send_json(h, SL_FRAME_READY, "{\"boundaries\":0}");
+	json = recv_frame(h, &kind, 2000);
+	CHECK(json != NULL);
+	if (json) {
+		CHECK_INT(kind, SL_FRAME_RUN);
+		d = yyjson_read(json, strlen(json), 0);
+		CHECK(d != NULL);
+	}
+	free(json);
+	CHECK_INT(h->done_runs, 0);
+	return d;
+}
+
+static void greet_only(struct harness *h)
+{
+	yyjson_doc_free(greet(h));
+}
+
+static bool text_has(struct harness *h, const char *needle)
+{
+	const struct sl_program_result *r = sl_program_result(h->p);
+	if (!r->text || !strstr(r->text, needle)) {
+		printf("  result text \"%s\" lacks \"%s\"\n", r->text ? r->text : "(null)", needle);
+		return false;
+	}
+	return true;
+}
+
+static bool kind_is(struct harness *h, const char *kind)
+{
+	const struct sl_program_result *r = sl_program_result(h->p);
+	if (!r->kind || strcmp(r->kind, kind) != 0) {
+		printf("  result kind %s, want %s (text \"%s\")\n", r->kind ? r->kind : "(null)",
+		       kind, r->text ? r->text : "(null)");
+		return false;
+	}
+	return true;
+}
+
+/* Checks done ran exactly once (also after more loop turns), frees the
+ * program and everything else, and checks every handle was closed. */
+static void h_end(struct harness *h)
+{
+	uint64_t end;
+	if (h->done_runs)
+		pump(h, 20, false);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(h->done_p == h->p);
+	if (!h->done_runs)
+		sl_program_cancel(h->p);
+	CHECK(h->sb.running == NULL);
+	sl_program_free(h->p);
+	end = sl_now_us() + 2000000;
+	while (uv_loop_alive(&h->loop) && sl_now_us() < end)
+		uv_run(&h->loop, UV_RUN_NOWAIT);
+	CHECK(!uv_loop_alive(&h->loop));
+	if (h->peer >= 0)
+		close(h->peer);
+	sl_catalog_dispose(&h->gw.catalog);
+	CHECK_INT(uv_loop_close(&h->loop), 0);
+	free(h->in);
+	free(h);
+}
+
+static void assert_crash(struct harness *h, const char *needle)
+{
+	const struct sl_program_result *r = sl_program_result(h->p);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(!r->ok);
+	CHECK(kind_is(h, "crash"));
+	CHECK(text_has(h, needle));
+}
+
+TEST(sandbox_program_ok)
+{
+	struct harness *h = h_start(NULL);
+	yyjson_doc *run = greet(h);
+	yyjson_val *root = yyjson_doc_get_root(run), *servers, *seed, *v;
+	int64_t ver = 0;
+	size_t i, n;
+
+	CHECK(yyjson_is_obj(root));
+	CHECK(sl_json_int(root, "v", &ver) && ver == 1);
+	CHECK_STR(sl_json_str(root, "code"), "return 1");
+	servers = sl_json_arr(root, "servers");
+	CHECK(servers != NULL && yyjson_arr_size(servers) == 0);
+	seed = sl_json_arr(root, "seed");
+	CHECK(seed != NULL && yyjson_arr_size(seed) == 4);
+	yyjson_arr_foreach(seed, i, n, v)
+		CHECK(yyjson_is_uint(v) && yyjson_get_uint(v) <= UINT32_MAX);
+	yyjson_doc_free(run);
+	CHECK_INT(h->sb.boundaries, 0);
+
+	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"2\",\"console\":\"\"}");
+	wait_done(h, 2000);
+	CHECK_INT(h->done_runs, 1);
+	if (h->done_runs) {
+		const struct sl_program_result *r = sl_program_result(h->p);
+		CHECK(r->ok);
+		CHECK_STR(r->text, "2");
+		CHECK_STR(r->console, "");
+		CHECK(!r->console_cut);
+		CHECK(!r->cancelled);
+		CHECK_INT(r->calls, 0);
+	}
+	h_end(h);
+}
+
+/* The same exchange, READY and DONE in one write, then one byte at a time. */
+TEST(sandbox_program_frames_split_and_joined)
+{
+	static const char ready[] = "{\"boundaries\":0}";
+	static const char done[] = "{\"ok\":true,\"value\":\"joined\",\"console\":\"c\"}";
+	unsigned char buf[256];
+	size_t n = 0;
+	struct harness *h = h_start(NULL);
+
+	sl_frame_header(buf, SL_FRAME_READY, sizeof(ready) - 1);
+	memcpy(buf + SL_FRAME_HEADER, ready, sizeof(ready) - 1);
+	n = SL_FRAME_HEADER + sizeof(ready) - 1;
+	sl_frame_header(buf + n, SL_FRAME_DONE, sizeof(done) - 1);
+	memcpy(buf + n + SL_FRAME_HEADER, done, sizeof(done) - 1);
+	n += SL_FRAME_HEADER + sizeof(done) - 1;
+	put(h, buf, n);
+	wait_done(h, 2000);
+	CHECK(sl_program_result(h->p)->ok);
+	CHECK_STR(sl_program_result(h->p)->text, "joined");
+	CHECK_STR(sl_program_result(h->p)->console, "c");
+	h_end(h);
+
+	h = h_start(NULL);
+	for (size_t i = 0; i < n; i++) {
+		put(h, buf + i, 1);
+		pump(h, 1, false);
+	}
+	wait_done(h, 2000);
+	CHECK(sl_program_result(h->p)->ok);
+	CHECK_STR(sl_program_result(h->p)->text, "joined");
+	h_end(h);
+}
+
+TEST(sandbox_program_unknown_kind)
+{
+	struct harness *h = h_start(NULL);
+	greet_only(h);
+	send_json(h, 6, "{}");
+	wait_done(h, 2000);
+	assert_crash(h, "killed");
+	h_end(h);
+
+	/* kind 0 and 0xffffffff, before READY */
+	h = h_start(NULL);
+	send_json(h, 0, "{}");
+	wait_done(h, 2000);
+	assert_crash(h, "unknown kind");
+	h_end(h);
+
+	h = h_start(NULL);
+	send_json(h, 0xffffffffu, "{}");
+	wait_done(h, 2000);
+	assert_crash(h, "unknown kind");
+	h_end(h);
+}
+
+/* Kinds the gateway sends (RUN, RESULT) are out of turn from a worker. */
+TEST(sandbox_program_gateway_kinds_from_worker)
+{
+	struct harness *h = h_start(NULL);
+	greet_only(h);
+	send_json(h, SL_FRAME_RESULT, "{\"id\":0,\"ok\":true,\"value\":1}");
+	wait_done(h, 2000);
+	assert_crash(h, "killed");
+	h_end(h);
+
+	h = h_start(NULL);
+	greet_only(h);
+	send_raw(h, SL_FRAME_RUN, 0, NULL, 0);
+	wait_done(h, 2000);
+	assert_crash(h, "killed");
+	h_end(h);
+}
+
+TEST(sandbox_program_oversized_header)
+{
+	struct harness *h = h_start(NULL);
+	uint64_t t0;
+	greet_only(h);
+	t0 = sl_now_us();
+	/* a CALL of 100 MiB: only the header is ever sent */
+	send_raw(h, SL_FRAME_CALL, 100u << 20, NULL, 0);
+	wait_done(h, 3000);
+	assert_crash(h, "size limit");
+	CHECK(h->done_runs == 0 || h->done_at - t0 < 500000);
+	h_end(h);
+
+	/* a READY over its 256-byte cap */
+	h = h_start(NULL);
+	t0 = sl_now_us();
+	send_raw(h, SL_FRAME_READY, 257, NULL, 0);
+	wait_done(h, 3000);
+	assert_crash(h, "size limit");
+	CHECK(h->done_runs == 0 || h->done_at - t0 < 500000);
+	h_end(h);
+
+	/* a DONE one byte over (max_output + max_console) * 6 + 8192 */
+	h = h_start(NULL);
+	greet_only(h);
+	send_raw(h, SL_FRAME_DONE,
+		 (uint32_t)((h->sb.lim.max_output + h->sb.lim.max_console) * 6 + 8192 + 1), NULL, 0);
+	wait_done(h, 3000);
+	assert_crash(h, "size limit");
+	h_end(h);
+}
+
+TEST(sandbox_program_done_before_ready)
+{
+	struct harness *h = h_start(NULL);
+	uint32_t kind;
+	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"2\",\"console\":\"\"}");
+	wait_done(h, 2000);
+	assert_crash(h, "out of turn");
+	/* no RUN was sent to a worker that never greeted */
+	char *f = recv_frame(h, &kind, 50);
+	CHECK(f == NULL);
+	free(f);
+	h_end(h);
+
+	/* a CALL before READY too */
+	h = h_start(NULL);
+	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}");
+	wait_done(h, 2000);
+	assert_crash(h, "out of turn");
+	h_end(h);
+
+	/* a second READY */
+	h = h_start(NULL);
+	greet_only(h);
+	send_json(h, SL_FRAME_READY, "{\"boundaries\":0}");
+	wait_done(h, 2000);
+	assert_crash(h, "out of turn");
+	h_end(h);
+}
+
+TEST(sandbox_program_malformed_json)
+{
+	static const char *bad_done[] = {
+		"{not json",
+		"",
+		"[]",
+		"{\"ok\":true,\"console\":\"\"}",                 /* no value */
+		"{\"ok\":true,\"value\":2,\"console\":\"\"}",     /* value not text */
+		"{\"ok\":true,\"value\":\"2\"}",                  /* no console */
+		"{\"ok\":false,\"kind\":\"error\",\"console\":\"\"}", /* no error */
+	};
+	for (size_t i = 0; i < SL_COUNT(bad_done); i++) {
+		struct harness *h = h_start(NULL);
+		greet_only(h);
+		send_json(h, SL_FRAME_DONE, bad_done[i]);
+		wait_done(h, 2000);
+		if (h->done_runs != 1 || !kind_is(h, "crash"))
+			printf("  DONE payload #%zu: %s\n", i, bad_done[i]);
+		assert_crash(h, "malformed answer");
+		h_end(h);
+	}
+
+	/* a READY that is not JSON, or has no boundaries */
+	struct harness *h = h_start(NULL);
+	send_json(h, SL_FRAME_READY, "{\"boundaries\":");
+	wait_done(h, 2000);
+	assert_crash(h, "malformed greeting");
+	h_end(h);
+
+	h = h_start(NULL);
+	send_json(h, SL_FRAME_READY, "{}");
+	wait_done(h, 2000);
+	assert_crash(h, "malformed greeting");
+	h_end(h);
+}
+
+TEST(sandbox_program_call_out_of_sequence)
+{
+	static const char *bad_call[] = {
+		"{\"id\":5,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}",
+		"{\"id\":-1,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}",
+		"{\"id\":1,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}",
+		"{\"id\":\"0\",\"server\":\"s\",\"tool\":\"t\",\"args\":{}}",
+		"{\"server\":\"s\",\"tool\":\"t\",\"args\":{}}",
+		"{\"id\":0,\"tool\":\"t\",\"args\":{}}",          /* no server */
+		"{\"id\":0,\"server\":\"s\",\"args\":{}}",        /* no tool */
+		"{\"id\":0,\"server\":\"s\",\"tool\":\"t\",\"args\":[]}", /* args not an object */
+		"{\"id\":0,\"server\":\"s\",\"tool\":\"t\",\"args\":{}",  /* not JSON */
+	};
+	for (size_t i = 0; i < SL_COUNT(bad_call); i++) {
+		struct harness *h = h_start(NULL);
+		greet_only(h);
+		send_json(h, SL_FRAME_CALL, bad_call[i]);
+		wait_done(h, 2000);
+		if (h->done_runs != 1 || !kind_is(h, "crash"))
+			printf("  CALL payload #%zu: %s\n", i, bad_call[i]);
+		assert_crash(h, "malformed call");
+		h_end(h);
+	}
+}
+
+/* Expects a RESULT frame refusing call id with an error containing needle. */
+static void expect_refusal(struct harness *h, int64_t id, const char *needle)
+{
+	uint32_t kind = 0;
+	char *json = recv_frame(h, &kind, 2000);
+	CHECK(json != NULL);
+	if (!json)
+		return;
+	CHECK_INT(kind, SL_FRAME_RESULT);
+	yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+	yyjson_val *root = yyjson_doc_get_root(d);
+	int64_t got = -1;
+	const char *err = sl_json_str(root, "error");
+	CHECK(d != NULL);
+	CHECK(sl_json_int(root, "id", &got) && got == id);
+	CHECK(yyjson_is_false(yyjson_obj_get(root, "ok")));
+	CHECK(err != NULL && strstr(err, needle) != NULL);
+	if (!err || !strstr(err, needle))
+		printf("  RESULT %s lacks \"%s\"\n", json, needle);
+	yyjson_doc_free(d);
+	free(json);
+}
+
+TEST(sandbox_program_call_unknown_server)
+{
+	struct harness *h = h_start(NULL);
+	greet_only(h);
+	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"nope\",\"tool\":\"t\",\"args\":{}}");
+	expect_refusal(h, 0, "nope");
+	pump(h, 20, false);
+	CHECK_INT(h->done_runs, 0);
+	/* the next id is 1, and it is refused the same way */
+	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"also-nope\",\"tool\":\"t\",\"args\":{\"x\":1}}");
+	expect_refusal(h, 1, "also-nope");
+	pump(h, 20, false);
+	CHECK_INT(h->done_runs, 0);
+
+	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"after\",\"console\":\"\"}");
+	wait_done(h, 2000);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(sl_program_result(h->p)->ok);
+	CHECK_STR(sl_program_result(h->p)->text, "after");
+	CHECK_INT(sl_program_result(h->p)->calls, 2);
+	h_end(h);
+}
+
+/* With no upstreams every call is refused at once, so calls never stay in
+ * flight; the in-flight limit is reached here with max_inflight = 0 (the
+ * first call is one too many). See the report for the case with N real
+ * calls in flight. */
+TEST(sandbox_program_call_limits)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+
+	limits(&l, 2000);
+	l.max_inflight = 0;
+	h = h_start(&l);
+	greet_only(h);
+	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}");
+	wait_done(h, 2000);
+	assert_crash(h, "call limits");
+	h_end(h);
+
+	/* max_calls = 2: the third call breaks the limit */
+	limits(&l, 2000);
+	l.max_calls = 2;
+	h = h_start(&l);
+	greet_only(h);
+	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}");
+	expect_refusal(h, 0, "unknown server");
+	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}");
+	expect_refusal(h, 1, "unknown server");
+	pump(h, 20, false);
+	CHECK_INT(h->done_runs, 0);
+	send_json(h, SL_FRAME_CALL, "{\"id\":2,\"server\":\"s\",\"tool\":\"t\",\"args\":{}}");
+	wait_done(h, 2000);
+	assert_crash(h, "call limits");
+	CHECK_INT(sl_program_result(h->p)->calls, 2);
+	h_end(h);
+}
+
+TEST(sandbox_program_worker_closes)
+{
+	struct harness *h = h_start(NULL);
+	uint64_t t0;
+	greet_only(h);
+	t0 = sl_now_us();
+	close(h->peer);
+	h->peer = -1;
+	wait_done(h, 3000);
+	assert_crash(h, "without an answer");
+	/* the gateway waited for the zygote's report (about 1 s), then gave up */
+	CHECK(h->done_runs == 0 || (h->done_at - t0 >= 900000 && h->done_at - t0 < 1800000));
+	h_end(h);
+
+	/* closed before READY */
+	h = h_start(NULL);
+	close(h->peer);
+	h->peer = -1;
+	wait_done(h, 3000);
+	assert_crash(h, "without an answer");
+	h_end(h);
+
+	/* the zygote's report arrives while waiting: classified by status */
+	h = h_start(NULL);
+	greet_only(h);
+	close(h->peer);
+	h->peer = -1;
+	pump(h, 50, false);
+	CHECK_INT(h->done_runs, 0);
+	sl_program_exited(h->p, 9); /* killed by SIGKILL, as waitpid reports it */
+	CHECK_INT(h->done_runs, 1);
+	assert_crash(h, "signal 9");
+	h_end(h);
+}
+
+TEST(sandbox_program_done_kinds)
+{
+	static const struct {
+		const char *kind_json;
+		const char *want;
+	} cases[] = {
+		{ "\"bogus\"", "error" },
+		{ "\"\"", "error" },
+		{ "5", "error" },
+		{ "null", "error" },
+		{ NULL, "error" },          /* no kind at all */
+		{ "\"ok\"", "error" },
+		{ "\"cancelled\"", "error" }, /* the gateway's own kind, not the worker's */
+		{ "\"syntax\"", "syntax" },
+		{ "\"memory\"", "memory" },
+		{ "\"crash\"", "crash" },
+	};
+	for (size_t i = 0; i < SL_COUNT(cases); i++) {
+		struct harness *h = h_start(NULL);
+		char *json = cases[i].kind_json
+			? sl_printf("{\"ok\":false,\"kind\":%s,\"error\":\"boom\",\"console\":\"log\"}",
+				    cases[i].kind_json)
+			: sl_strdup("{\"ok\":false,\"error\":\"boom\",\"console\":\"log\"}");
+		greet_only(h);
+		send_json(h, SL_FRAME_DONE, json);
+		wait_done(h, 2000);
+		CHECK_INT(h->done_runs, 1);
+		if (!kind_is(h, cases[i].want))
+			printf("  DONE: %s\n", json);
+		CHECK(!sl_program_result(h->p)->ok);
+		CHECK_STR(sl_program_result(h->p)->text, "boom");
+		CHECK_STR(sl_program_result(h->p)->console, "log");
+		free(json);
+		h_end(h);
+	}
+}
+
+TEST(sandbox_program_deadline)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	uint64_t t0;
+
+	limits(&l, 300);
+	t0 = sl_now_us();
+	h = h_start(&l);
+	greet_only(h);
+	wait_done(h, 3000);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(kind_is(h, "timeout"));
+	CHECK(text_has(h, "300 ms"));
+	/* the worker's own deadline gets a grace of 250 ms before the kill */
+	CHECK(h->done_runs == 0 || (h->done_at - t0 >= 300000 && h->done_at - t0 < 1500000));
+	h_end(h);
+
+	/* also when the worker never says READY */
+	t0 = sl_now_us();
+	h = h_start(&l);
+	wait_done(h, 3000);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(kind_is(h, "timeout"));
+	CHECK(h->done_runs == 0 || h->done_at - t0 < 1500000);
+	h_end(h);
+}
+
+TEST(sandbox_program_cancel)
+{
+	struct harness *h = h_start(NULL);
+	greet_only(h);
+	sl_program_cancel(h->p);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(kind_is(h, "cancelled"));
+	CHECK(sl_program_result(h->p)->cancelled);
+	/* a late DONE changes nothing (the gateway's end is closed: the write
+	 * may fail, which is fine) */
+	{
+		unsigned char hdr[SL_FRAME_HEADER];
+		sl_frame_header(hdr, SL_FRAME_DONE, 2);
+		(void)!write(h->peer, hdr, sizeof(hdr));
+		(void)!write(h->peer, "{}", 2);
+	}
+	pump(h, 50, false);
+	sl_program_cancel(h->p);
+	CHECK(kind_is(h, "cancelled"));
+	h_end(h);
+}
+
+TEST(sandbox_program_require_boundaries)
+{
+	struct harness *h = h_start(NULL);
+	uint32_t kind;
+	h->sb.require = 1; /* the lowest boundary bit; the worker reports none */
+	send_json(h, SL_FRAME_READY, "{\"boundaries\":0}");
+	wait_done(h, 2000);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(kind_is(h, "crash"));
+	CHECK(text_has(h, "requires boundaries"));
+	char *f = recv_frame(h, &kind, 50);
+	CHECK(f == NULL); /* no RUN to a worker without the boundary */
+	free(f);
+	h_end(h);
+}
+
+/* Upstreams built by hand (only their names are read before the pipeline):
+ * the RUN frame lists [raw, ident] pairs; a CALL finds its server by raw
+ * name or identifier, and a tool the catalog lacks, or that two tools
+ * share as identifier, is refused with a RESULT. */
+TEST(sandbox_program_servers_and_tools)
+{
+	static char n1[] = "git-hub", n2[] = "1password";
+	struct sl_upstream u1, u2;
+	struct sl_upstream *ups[2] = { &u1, &u2 };
+	struct sl_entry entries[2];
+	struct harness *h = h_start(NULL);
+	yyjson_doc *run;
+	yyjson_val *servers, *pair;
+
+	memset(&u1, 0, sizeof(u1));
+	memset(&u2, 0, sizeof(u2));
+	memset(entries, 0, sizeof(entries));
+	u1.name = n1;
+	u2.name = n2;
+	h->gw.ups = ups;
+	h->gw.nups = 2;
+	/* two tools of git-hub that are both tools.git_hub.get_x */
+	entries[0].up = &u1;
+	entries[0].name = "get-x";
+	entries[1].up = &u1;
+	entries[1].name = "get.x";
+	h->gw.catalog.tools.v = entries;
+	h->gw.catalog.tools.n = 2;
+
+	run = greet(h);
+	servers = sl_json_arr(yyjson_doc_get_root(run), "servers");
+	CHECK(yyjson_arr_size(servers) == 2);
+	pair = yyjson_arr_get(servers, 0);
+	CHECK(yyjson_arr_size(pair) == 2);
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "git-hub");
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "git_hub");
+	pair = yyjson_arr_get(servers, 1);
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "1password");
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "_1password");
+	yyjson_doc_free(run);
+
+	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git_hub\",\"tool\":\"nope\",\"args\":{}}");
+	expect_refusal(h, 0, "server 'git-hub' has no tool 'nope'");
+	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"_1password\",\"tool\":\"get-x\",\"args\":{}}");
+	expect_refusal(h, 1, "server '1password' has no tool 'get-x'");
+	send_json(h, SL_FRAME_CALL, "{\"id\":2,\"server\":\"git-hub\",\"tool\":\"get_x\",\"args\":{}}");
+	expect_refusal(h, 2, "ambiguous");
+	send_json(h, SL_FRAME_CALL, "{\"id\":3,\"server\":\"GIT-HUB\",\"tool\":\"get-x\",\"args\":{}}");
+	expect_refusal(h, 3, "unknown server 'GIT-HUB'");
+	pump(h, 20, false);
+	CHECK_INT(h->done_runs, 0);
+
+	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"x\",\"console\":\"\"}");
+	wait_done(h, 2000);
+	CHECK(sl_program_result(h->p)->ok);
+	CHECK_INT(sl_program_result(h->p)->calls, 4);
+	h->gw.catalog.tools.v = NULL;
+	h->gw.catalog.tools.n = 0;
+	h_end(h);
+}
