@@ -1,7 +1,8 @@
 /*
  * sluice serve: the gateway on stdio. The client ending its input ends the
- * gateway once the requests it already sent are answered; SIGINT or SIGTERM
- * end it at once (in-flight calls are cancelled upstream). Either way every
+ * gateway once the requests it already sent are answered, or at once if it
+ * also stopped reading our output; SIGINT or SIGTERM end it at once
+ * (in-flight calls and programs are cancelled). Either way every
  * upstream is stopped (stdin closed, then SIGTERM, then SIGKILL) and reaped.
  */
 #include "cli/cli.h"
@@ -9,6 +10,7 @@
 #include "gateway/gateway.h"
 #include "transport/stdio.h"
 
+#include <poll.h>
 #include <stdlib.h>
 
 #define DRAIN_POLL_MS 10
@@ -42,10 +44,21 @@ static void shut_down(struct serve *sv)
 	sl_gateway_stop(sv->gw, on_gateway_stopped, sv);
 }
 
+/* True once nobody reads our stdout any more (the client is gone, not
+ * just done writing). */
+static bool output_gone(void)
+{
+	struct pollfd p = { .fd = 1, .events = 0 };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
 static void on_drain(uv_timer_t *t)
 {
 	struct serve *sv = t->data;
-	if (sl_session_idle(sl_stdio_session(sv->stdio)))
+	/* A client that closed only its end of our stdin still reads the
+	 * answers to what it sent; one that closed both gets none, and its
+	 * work (programs included) is cancelled at once. */
+	if (sl_session_idle(sl_stdio_session(sv->stdio)) || output_gone())
 		shut_down(sv);
 }
 

@@ -25,8 +25,8 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 	(void)!sl_buf_printf(&b, ". Find tools and their arguments with search_tools. A call resolves "
 			     "to the tool's structured result (or its text, parsed if JSON) and "
 			     "rejects with an Error on failure. console.log output is returned too. "
-			     "Limits: %llu s, %u calls, %zu KiB output.",
-			     (unsigned long long)(l->timeout_ms / 1000), l->max_calls, l->max_output >> 10);
+			     "Limits: %g s, %u calls, %zu KiB output.",
+			     (double)l->timeout_ms / 1000.0, l->max_calls, l->max_output >> 10);
 	desc = sl_buf_take(&b, NULL);
 
 	yyjson_mut_obj_add_str(d, t, "name", SL_EXECUTE_CODE);
@@ -40,6 +40,7 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 	yyjson_mut_obj_add_str(d, p, "description", "The program");
 	yyjson_mut_obj_add_val(d, props, "code", p);
 	p = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, p, "type", "string");
 	en = yyjson_mut_arr(d);
 	yyjson_mut_arr_add_str(d, en, "js");
 	yyjson_mut_obj_add_val(d, p, "enum", en);

@@ -13,7 +13,7 @@
 // closeAll() (registered by the test files in after()) kills whatever a
 // failing test left behind.
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,7 +111,7 @@ export async function closeAll() {
 
 // Starts sluice with the config and connects an SDK Client over stdio.
 // opts: servers, sluice, capabilities (client), handlers [[schema, fn]],
-// clientInfo, configPath (use an existing file).
+// clientInfo, configPath (use an existing file), env (extra environment).
 // Returns { client, transport, wire, stderr(), notifications, close() }.
 // wire: every message received from sluice, in order.
 export async function connect(opts = {}) {
@@ -120,6 +120,8 @@ export async function connect(opts = {}) {
 		command: SLUICE,
 		args: ['serve', '--config', configPath],
 		stderr: 'pipe',
+		// opts.env: extra variables for sluice (the SDK adds its safe defaults).
+		...(opts.env ? { env: opts.env } : {}),
 	});
 	let err = '';
 	transport.stderr.on('data', (b) => {
@@ -198,11 +200,12 @@ export async function toolsWhen(client, pred, ms = 8000) {
 // ---- raw JSON lines ----------------------------------------------------------------
 
 // Starts `sluice serve --config` with a JSON-lines driver.
-// opts: servers, sluice, configPath, args (extra).
+// opts: servers, sluice, configPath, args (extra), env (extra environment).
 export function startRaw(opts = {}) {
 	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
 	const child = spawn(SLUICE, ['serve', '--config', configPath, ...(opts.args ?? [])], {
 		stdio: ['pipe', 'pipe', 'pipe'],
+		...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
 	});
 	let err = '';
 	let partial = '';
@@ -357,4 +360,76 @@ export function runSluice(args, ms = 20000) {
 			resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr, killed: error?.killed });
 		});
 	});
+}
+
+// ---- processes (Linux /proc) -------------------------------------------------------------
+
+// Every process visible in /proc: { pid, ppid, state, cmdline, utime } (utime in clock ticks).
+// Processes that end while being read are skipped.
+export function listProcs() {
+	const out = [];
+	for (const d of readdirSync('/proc')) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			const status = readFileSync(`/proc/${d}/status`, 'utf8');
+			const cmdline = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ').trim();
+			const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+			// Fields after the command name "(...)": state is field 3, utime field 14.
+			const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			out.push({
+				pid: Number(d),
+				ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? -1),
+				state: rest[0],
+				utime: Number(rest[11]),
+				cmdline,
+			});
+		} catch {}
+	}
+	return out;
+}
+
+// The processes descending from pid (children first), from one snapshot.
+export function descendants(pid, procs = listProcs()) {
+	const out = [];
+	const walk = (p) => {
+		for (const c of procs.filter((x) => x.ppid === p)) {
+			out.push(c);
+			walk(c.pid);
+		}
+	};
+	walk(pid);
+	return out;
+}
+
+// The code-mode zygote of the gateway with this pid (`sluice __zygote ...`, a child of
+// the gateway) and its workers (the zygote's children), or null.
+export function zygoteOf(gatewayPid) {
+	const procs = listProcs();
+	const zygote = procs.find((p) => p.ppid === gatewayPid && p.cmdline.includes('__zygote'));
+	if (!zygote) return null;
+	return { zygote, workers: procs.filter((p) => p.ppid === zygote.pid) };
+}
+
+// True if pid is a live (not zombie) process whose cmdline contains what.
+export function aliveWith(pid, what) {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
+		return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(what);
+	} catch {
+		return false;
+	}
+}
+
+// ---- code mode --------------------------------------------------------------------------------
+
+// Runs an execute_code program through an SDK client.
+// Resolves { result, text, isError, kind, ms }: kind is the failure's kind ("timeout", ...).
+export async function execCode(client, code, options) {
+	const t0 = Date.now();
+	const result = await client.callTool({ name: 'execute_code', arguments: { code } }, undefined, options);
+	const text = textOf(result);
+	const isError = result.isError === true;
+	const kind = isError ? /^([a-z]+): /.exec(text)?.[1] : undefined;
+	return { result, text, isError, kind, ms: Date.now() - t0 };
 }
