@@ -22,7 +22,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wpointer-arith -Wformat=2 -Wno-unused-parameter
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
-LDFLAGS  :=
+LDFLAGS  := -Wl,-z,now,-z,relro
 LDLIBS   := -luv -lseccomp -lm
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
