@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/codemode.h"
+#include "pipeline/call.h"
 #include "sandbox/zygote.h"
 
 #include <signal.h>
@@ -161,6 +162,12 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "serve") == 0)
 		for (size_t i = 0; i < cfg->nwarnings; i++)
 			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	if (sl_stages_init(cfg, &err) < 0) {
+		fprintf(stderr, "sluice: %s\n", err.msg);
+		sl_stages_shutdown();
+		sl_config_free(cfg);
+		return 2;
+	}
 	/* A peer that went away is an error to handle, never a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(cmd, "serve") == 0) {
@@ -175,6 +182,7 @@ int main(int argc, char **argv)
 		rc = code ? sl_cli_exec(cfg, code, len) : 2;
 		free(code);
 	}
+	sl_stages_shutdown();
 	sl_config_free(cfg);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "pipeline/call.h"
 #include "sandbox/kernel.h"
 
 #include <errno.h>
@@ -319,6 +320,10 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 			c->max_upstream_message_bytes = n;
 		} else if (strcmp(key, "codeMode") == 0) {
 			rc = parse_code(p, v);
+		} else if (sl_stages_section(key)) {
+			/* A stage's own section: the stage reads it at start. */
+			if (!yyjson_is_obj(v))
+				rc = fail(p, key, "a stage's section must be an object");
 		} else if (strcmp(key, "maxToolsPerServer") == 0) {
 			rc = parse_size(p, v, key, 1, 100000, &n);
 			c->max_tools = n;
@@ -495,6 +500,7 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 				c->nservers++;
 			}
 		} else if (strcmp(key, "sluice") == 0) {
+			c->sluice = v;
 			rc = parse_gateway(&p, v);
 		} else {
 			warn(&p, "unknown top-level key \"%s\" ignored", key);
@@ -509,7 +515,7 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
 				rc = fail(&p, c->servers[i].name, "duplicate server name");
 out:
-	yyjson_doc_free(doc);
+	c->doc = doc;
 	if (rc != SL_OK) {
 		sl_config_free(c);
 		return rc;
@@ -576,6 +582,7 @@ void sl_config_free(struct sl_config *c)
 	free(c->warnings);
 	free(c->log_file);
 	free(c->path);
+	yyjson_doc_free(c->doc);
 	free(c);
 }
 

@@ -14,6 +14,7 @@
 #define SL_CONFIG_CONFIG_H
 
 #include "core/common.h"
+#include <yyjson.h>
 
 enum sl_exposure {
 	SL_EXPOSE_PASSTHROUGH, /* every upstream tool as server__tool */
@@ -77,6 +78,8 @@ struct sl_config {
 	struct sl_code_limits code;
 	int code_pool;                     /* workers prepared in advance */
 	unsigned code_require;             /* boundaries code mode refuses to run without */
+	yyjson_doc *doc;                   /* the file, kept for the stages' sections */
+	yyjson_val *sluice;                /* the "sluice" object, or NULL */
 	char **warnings;
 	size_t nwarnings;
 };

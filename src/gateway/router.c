@@ -160,7 +160,8 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 			terms[nterms++] = tok;
 	scores = sl_alloc((cat->tools.n + 1) * sizeof(int));
 	for (size_t i = 0; i < cat->tools.n; i++)
-		scores[i] = score(&cat->tools.v[i], terms, nterms);
+		scores[i] = sl_stages_visible(cat->tools.v[i].up, cat->tools.v[i].def) ?
+			    score(&cat->tools.v[i], terms, nterms) : 0;
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
 	for (int64_t got = 0; got < k; got++) {
@@ -224,7 +225,7 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < cat->tools.n; i++)
-		if (cat->tools.v[i].up == u)
+		if (cat->tools.v[i].up == u && sl_stages_visible(u, cat->tools.v[i].def))
 			yyjson_mut_arr_append(arr, tool_summary(d, &cat->tools.v[i], true));
 	reply_json(s, m, modern, d, arr, false);
 }

@@ -34,10 +34,14 @@ struct pending {
 };
 
 /* A server-to-client request relayed to our client. */
+/* A request of ours to the client: relayed for an upstream, or the
+ * gateway's own (an elicitation a stage asked for). */
 struct relay {
 	struct sl_upstream *up;
 	unsigned gen;
 	yyjson_doc *id_doc;      /* the upstream's id */
+	sl_elicit_fn cb;         /* the gateway's own: who wants the answer */
+	void *ctx;
 };
 
 struct sl_deferred {
@@ -192,6 +196,15 @@ void sl_session_close(struct sl_session *s)
 		} else if (p->ureq) {
 			sl_upstream_cancel(p->up, p->ureq, "the client disconnected");
 			pending_free(p);
+		}
+	}
+	/* Stages waiting for the human's answer hear that none will come. */
+	for (size_t i = 0; i < s->relays.cap; i++) {
+		struct relay *r = s->relays.slots[i].value;
+		if (r && r->cb) {
+			sl_elicit_fn cb = r->cb;
+			r->cb = NULL;
+			cb(r->ctx, NULL, NULL);
 		}
 	}
 	sl_gateway_remove_session(s->gw, s);
@@ -402,7 +415,10 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	if (gw->cfg->exposure != SL_EXPOSE_ROUTER && gw->cfg->exposure != SL_EXPOSE_CODE) {
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
-			yyjson_mut_val *t = yyjson_val_mut_copy(d, e->def);
+			yyjson_mut_val *t;
+			if (!sl_stages_visible(e->up, e->def))
+				continue;
+			t = yyjson_val_mut_copy(d, e->def);
 			yyjson_mut_obj_remove_key(t, "name");
 			yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
 			yyjson_mut_arr_append(arr, t);
@@ -452,7 +468,7 @@ static void answer_call(struct sl_session *s, struct pending *p, struct sl_call 
 	case SL_OUTCOME_OK:
 		yyjson_mut_doc_free(d);
 		d = yyjson_mut_doc_new(NULL);
-		r = yyjson_val_mut_copy(d, c->result);
+		r = sl_call_result_copy(c, d);
 		if (!yyjson_mut_is_obj(r)) {
 			r = error_result(d, "the server's result was not an object");
 		} else {
@@ -550,6 +566,7 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 	p->router = origin == SL_ORIGIN_ROUTER;
 	p->call = sl_call_new(origin, up, tool, ad, timeout, on_call_done,
 			      meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL, p);
+	p->call->session = s;
 	sl_call_run(p->call);
 }
 
@@ -614,6 +631,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 			yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code") : NULL),
 			yyjson_get_len(yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code")),
 			on_program_done, on_program_step, p);
+		sl_program_bind_session(p->program, s);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -949,9 +967,53 @@ static void handle_response(struct sl_session *s, struct sl_msg *m)
 	r = sl_map_del(&s->relays, key);
 	if (!r)
 		return;
-	sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
+	if (r->cb) {
+		const char *action = m->result ? sl_json_str(m->result, "action") : NULL;
+		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
+	} else {
+		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
+	}
 	yyjson_doc_free(r->id_doc);
 	free(r);
+}
+
+bool sl_session_can_elicit(const struct sl_session *s)
+{
+	return s && !s->closing && s->era == SL_ERA_LEGACY && s->caps &&
+	       yyjson_obj_get(s->caps, "elicitation") != NULL;
+}
+
+bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
+		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx)
+{
+	struct relay *r;
+	yyjson_mut_val *o, *params;
+	yyjson_mut_doc *req;
+	char id[32], key[80];
+
+	if (!sl_session_can_elicit(s))
+		return false;
+	r = sl_alloc(sizeof(*r));
+	r->cb = cb;
+	r->ctx = ctx;
+	snprintf(id, sizeof(id), "sluice-%lld", (long long)s->next_out_id++);
+	req = yyjson_mut_doc_new(NULL);
+	o = yyjson_mut_obj(req);
+	yyjson_mut_doc_set_root(req, o);
+	yyjson_mut_obj_add_str(req, o, "jsonrpc", "2.0");
+	yyjson_mut_obj_add_strcpy(req, o, "id", id);
+	yyjson_mut_obj_add_str(req, o, "method", "elicitation/create");
+	params = yyjson_mut_obj(req);
+	/* MCP 2025-11-25 elicitation: a message and a flat requested schema. */
+	yyjson_mut_obj_add_strcpy(req, params, "message", message);
+	yyjson_mut_obj_add_val(req, params, "requestedSchema", yyjson_mut_val_mut_copy(req, schema));
+	yyjson_mut_obj_add_val(req, o, "params", params);
+	snprintf(key, sizeof(key), "s:%s", id);
+	sl_map_put(&s->relays, key, r);
+	sl_session_send_doc(s, req);
+	yyjson_mut_doc_free(req);
+	(void)d;
+	return true;
 }
 
 static void process(struct sl_session *s, const char *line, size_t len)

@@ -63,6 +63,18 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 /* Relays an upstream's request to the client; false if this session cannot. */
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 
+/* The human's answer to an elicitation: action is "accept", "decline" or
+ * "cancel" (NULL: no answer will come: an error, or the session closed);
+ * content is borrowed for the call. */
+typedef void (*sl_elicit_fn)(void *ctx, const char *action, yyjson_val *content);
+/* True if this session's client declared the elicitation capability. */
+bool sl_session_can_elicit(const struct sl_session *s);
+/* Asks the client's human through elicitation/create (schema is copied).
+ * Returns false (and never calls cb) if the client cannot be asked; else
+ * cb runs exactly once, later, from the loop. */
+bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
+		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx);
+
 /* Sends a line built from d (helper for router and session). */
 void sl_session_send_doc(struct sl_session *s, yyjson_mut_doc *d);
 /* Answers m with result (built in d, which this frees), sealed for the era. */

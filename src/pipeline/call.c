@@ -50,6 +50,33 @@ void sl_call_free(struct sl_call *c)
 	free(c);
 }
 
+yyjson_mut_val *sl_call_result_mut(struct sl_call *c)
+{
+	if (c->outcome != SL_OUTCOME_OK || !c->result)
+		return NULL;
+	if (!c->mresult)
+		c->mresult = yyjson_val_mut_copy(c->doc, c->result);
+	return c->mresult;
+}
+
+yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d)
+{
+	if (c->mresult)
+		return yyjson_mut_val_mut_copy(d, c->mresult);
+	return yyjson_val_mut_copy(d, c->result);
+}
+
+yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc)
+{
+	*doc = NULL;
+	if (!c->mresult)
+		return c->result;
+	*doc = yyjson_mut_val_imut_copy(c->mresult, NULL);
+	if (!*doc)
+		sl_oom();
+	return yyjson_doc_get_root(*doc);
+}
+
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...)
 {
 	va_list ap;

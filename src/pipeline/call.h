@@ -23,6 +23,8 @@
 #include "core/json.h"
 #include "upstream/upstream.h"
 
+struct sl_session;
+
 struct sl_call;
 
 /* What a stage hook returns (nginx's phase handler codes). */
@@ -37,9 +39,18 @@ enum sl_stage_rc {
 
 typedef enum sl_stage_rc (*sl_stage_fn)(struct sl_call *c);
 typedef void (*sl_stage_finish_fn)(struct sl_call *c);
+/* At start: the stage reads its own config section, sluice.<name> (NULL
+ * when absent), borrowed for the life of the config. */
+typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, yyjson_val *section,
+				struct sl_err *err);
+/* Whether a tool may be shown to clients at all (tools/list, search). */
+typedef bool (*sl_stage_visible_fn)(const struct sl_upstream *up, yyjson_val *tool);
 
 struct sl_stage {
-	const char *name;
+	const char *name;           /* also its config section: sluice.<name> */
+	sl_stage_init_fn init;      /* may be NULL */
+	void (*shutdown)(void);     /* may be NULL: frees what init made */
+	sl_stage_visible_fn visible;/* may be NULL */
 	sl_stage_fn request;        /* may be NULL */
 	sl_stage_fn response;       /* may be NULL */
 	sl_stage_finish_fn finish;  /* runs for every call: ok, denied, failed, cancelled */
@@ -70,13 +81,15 @@ struct sl_call {
 	enum sl_origin origin;
 	struct sl_upstream *up;   /* borrowed */
 	char *tool;               /* the upstream's own tool name */
+	struct sl_session *session; /* the client's session, borrowed; NULL for sluice exec */
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */
 
 	enum sl_outcome outcome;
 	yyjson_doc *result_doc;   /* owned: the upstream's response */
-	yyjson_val *result;       /* OK: the result object */
+	yyjson_val *result;       /* OK: the result object as the upstream sent it */
+	yyjson_mut_val *mresult;  /* set once a stage changed it (in doc): what callers use */
 	yyjson_val *rpc_error;    /* RPC_ERROR: the error object */
 	char *why;                /* DENIED/FAILED/CANCELLED: a message for the model */
 
@@ -108,6 +121,18 @@ void sl_call_resume(struct sl_call *c);
  * finish hooks run and done is called with outcome CANCELLED. */
 void sl_call_cancel(struct sl_call *c, const char *why);
 
+/* The result as a mutable object in c->doc, copied on first use; a stage
+ * that rewrites the result edits this. NULL unless the outcome is OK. */
+yyjson_mut_val *sl_call_result_mut(struct sl_call *c);
+/* The result a caller should see: c->mresult when a stage made one, else a
+ * copy of c->result made in d. */
+yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d);
+
+/* The result a caller should see, as an immutable value: c->result, or an
+ * immutable copy of c->mresult whose document is returned in *doc (free it;
+ * NULL when none was needed). */
+yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc);
+
 /* Sets the outcome to DENIED or FAILED with a message (for stages). */
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...) SL_PRINTF(3, 4);
 
@@ -117,5 +142,14 @@ const char *sl_outcome_name(enum sl_outcome o);
 /* The ordered stage table (pipeline/stages.c). */
 extern const struct sl_stage *const sl_stages[];
 extern const size_t sl_nstages;
+
+/* Runs every stage's init with its config section; the first failure
+ * stops (err names the stage). sl_stages_shutdown undoes it. */
+int sl_stages_init(const struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
+void sl_stages_shutdown(void);
+/* True unless a stage hides the tool. */
+bool sl_stages_visible(const struct sl_upstream *up, yyjson_val *tool);
+/* Names of the config sections that belong to stages (for the loader). */
+bool sl_stages_section(const char *name);
 
 #endif

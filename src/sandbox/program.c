@@ -60,7 +60,13 @@ struct sl_program {
 	sl_program_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
+	struct sl_session *session;
 };
+
+void sl_program_bind_session(struct sl_program *p, struct sl_session *s)
+{
+	p->session = s;
+}
 
 struct sl_program *sl_program_next(struct sl_program *p)
 {
@@ -349,12 +355,16 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_uint(d, o, "id", id);
 	switch (c->outcome) {
-	case SL_OUTCOME_OK:
-		if (sl_json_true(c->result, "isError"))
-			err = error_text(c->result);
+	case SL_OUTCOME_OK: {
+		yyjson_doc *view_doc;
+		yyjson_val *r = sl_call_result_view(c, &view_doc);
+		if (sl_json_true(r, "isError"))
+			err = error_text(r);
 		else
-			yyjson_mut_obj_add_val(d, o, "value", result_value(d, c->result));
+			yyjson_mut_obj_add_val(d, o, "value", result_value(d, r));
+		yyjson_doc_free(view_doc);
 		break;
+	}
 	case SL_OUTCOME_RPC_ERROR:
 		err = sl_printf("server '%s' answered with error %lld: %s", c->up->name,
 				(long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
@@ -503,6 +513,7 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 				u->cfg->timeout_ms ? u->cfg->timeout_ms : p->gw->cfg->call_timeout_ms,
 				on_call_done, NULL, p);
 		c->parent = p->id;
+		c->session = p->session;
 		p->calls[id] = c;
 		sl_call_run(c);
 	}

@@ -78,6 +78,9 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx);
 void sl_program_cancel(struct sl_program *p);
+/* The client session the program runs for: its tool calls carry it (for
+ * stages that need to ask the human). */
+void sl_program_bind_session(struct sl_program *p, struct sl_session *s);
 const struct sl_program_result *sl_program_result(const struct sl_program *p);
 uint64_t sl_program_id(const struct sl_program *p);
 void sl_program_free(struct sl_program *p);
