@@ -9,6 +9,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 cc -O2 -o "$tmp/callbench" bench/callbench.c
 cc -O2 -o "$tmp/spawnbench" bench/spawnbench.c
+# Linked against the gateway's library like the unit tests, with the Makefile's libraries.
+ldlibs=$(sed -n 's/^LDLIBS *:= *//p' Makefile)
+cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/third_party/yyjson/src -Ibuild/third_party/quickjs-ng \
+	-o "$tmp/redact" bench/redact.c build/libsluice.a $ldlibs
 cat > "$tmp/bench.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
  "sluice": {"logLevel": "warn"}}
@@ -79,3 +83,7 @@ size=$(stat -c %s "$tmp/sluice.stripped")
 engine=$(size -t build/obj/third_party/quickjs-ng/*.o | awk 'END { print $1 + $2 }')
 echo "stripped binary: $size bytes, of which the JS engine (code and data of quickjs-ng) $engine bytes"
 echo "(goals: at most 2 MiB before the engine; the engine adds at most 2 MiB)"
+
+echo
+echo "redaction engine: sl_redact_text with every built-in pattern, 1 MB tool results:"
+"$tmp/redact" -n 10

@@ -22,6 +22,11 @@ static const char usage[] =
 	"  exec --config FILE [PROGRAM | -f FILE]\n"
 	"                        run a code-mode program (default: read from stdin) and print its result\n"
 	"  doctor [--config FILE]  the kernel features and sandbox boundaries code mode gets here\n"
+	"  policy check SERVER.TOOL --config FILE\n"
+	"                        the policy's decision for a tool and the rule that made it\n"
+	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
+	"                        tool pins: status against the live servers, what changed,\n"
+	"                        trust the current definition, forget pins\n"
 	"\n"
 	"options:\n"
 	"  -c, --config FILE        config file (JSON with \"mcpServers\"; default $SLUICE_CONFIG)\n"
@@ -76,6 +81,8 @@ int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG"), *exposure = NULL, *level = NULL;
 	const char *program = NULL, *program_file = NULL;
+	const char *words[2]; /* policy: the words after the command */
+	int nwords = 0;
 	struct sl_config *cfg;
 	struct sl_err err;
 	int rc;
@@ -103,13 +110,16 @@ int main(int argc, char **argv)
 			cmd = a;
 		} else if (cmd && !strcmp(cmd, "exec") && !program && a[0] != '-') {
 			program = a;
+		} else if (cmd && (!strcmp(cmd, "policy") || !strcmp(cmd, "pins")) && nwords < 2 &&
+			   a[0] != '-') {
+			words[nwords++] = a;
 		} else {
 			fprintf(stderr, "sluice: unknown or incomplete argument '%s'\n\n%s", a, usage);
 			return 2;
 		}
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
-		     strcmp(cmd, "doctor"))) {
+		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
@@ -162,6 +172,13 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "serve") == 0)
 		for (size_t i = 0; i < cfg->nwarnings; i++)
 			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	if (strcmp(cmd, "pins") == 0) {
+		/* Opens the pins itself: reset must work where the stages cannot start. */
+		signal(SIGPIPE, SIG_IGN);
+		rc = sl_cli_pins(cfg, nwords > 0 ? words[0] : NULL, nwords > 1 ? words[1] : NULL);
+		sl_config_free(cfg);
+		return rc;
+	}
 	if (sl_stages_init(cfg, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		sl_stages_shutdown();
@@ -176,6 +193,8 @@ int main(int argc, char **argv)
 		rc = sl_cli_check(cfg);
 	} else if (strcmp(cmd, "doctor") == 0) {
 		rc = sl_cli_doctor(cfg);
+	} else if (strcmp(cmd, "policy") == 0) {
+		rc = sl_cli_policy(cfg, nwords, words);
 	} else {
 		size_t len;
 		char *code = read_program(program, program_file, &len);

@@ -4,6 +4,8 @@
  *
  *   serve: one MCP session on stdin/stdout
  *   check: start every server once, print what each offers, exit
+ *   policy check SERVER.TOOL: the policy's decision, no server started
+ *   pins list|diff|approve|reset [SERVER.TOOL|SERVER]: tool pins (stages/pinning)
  */
 #ifndef SL_CLI_CLI_H
 #define SL_CLI_CLI_H
@@ -14,5 +16,9 @@ int sl_cli_serve(const struct sl_config *cfg);
 int sl_cli_check(const struct sl_config *cfg);
 int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len);
 int sl_cli_doctor(struct sl_config *cfg);
+/* argv: the words after "policy" ("check", "server.tool"). */
+int sl_cli_policy(const struct sl_config *cfg, int argc, const char *const *argv);
+/* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
+int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
 
 #endif

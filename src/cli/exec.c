@@ -8,6 +8,8 @@
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "sandbox/sandbox.h"
+#include "stages/audit.h"
+#include "stages/telemetry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,10 @@ static void on_done(void *ctx, struct sl_program *p)
 	struct exec *ex = ctx;
 	const struct sl_program_result *r = sl_program_result(p);
 
+	sl_audit_program(sl_program_id(p), 0, r->ok ? "ok" : r->kind, r->calls, r->duration_ms,
+			 r->ok ? strlen(r->text) : 0);
+	sl_telemetry_program(sl_program_id(p), 0, r->ok ? "ok" : r->kind, r->calls, r->duration_ms,
+			     r->ok ? strlen(r->text) : 0);
 	if (*r->console)
 		fprintf(stderr, "[console]\n%s%s", r->console,
 			r->console_cut ? "\n[console output cut at its limit]\n" : "");

@@ -66,6 +66,7 @@ static void on_input_end(void *ctx)
 {
 	struct serve *sv = ctx;
 	sl_log(SL_LOG_DEBUG, "the client closed its input");
+	sl_session_input_end(sl_stdio_session(sv->stdio));
 	uv_timer_start(&sv->drain, on_drain, 0, DRAIN_POLL_MS);
 }
 

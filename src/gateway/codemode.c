@@ -1,6 +1,7 @@
 /* execute_code: definition and result; see codemode.h. */
 #include "gateway/codemode.h"
 #include "core/buf.h"
+#include "stages/redaction.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,12 +70,26 @@ yyjson_mut_val *sl_codemode_result(const struct sl_program_result *r, yyjson_mut
 	else
 		text = sl_printf("%s: %s%s%s%s", r->kind, r->text, *r->console ? "\n\n[console]\n" : "",
 				 r->console, r->console_cut ? "\n[console output cut at its limit]" : "");
+	/* The final answer is scanned again: a program can build a secret from
+	 * pieces no single tool result showed. */
+	bool failed = !r->ok;
+	char *red;
+	size_t nred = sl_redact_text(text, strlen(text), &red);
+	if (nred == SL_REDACT_FAILED) {
+		free(text);
+		text = sl_strdup("error: the program's answer could not be scanned for secrets and "
+				 "was withheld");
+		failed = true;
+	} else if (nred > 0) {
+		free(text);
+		text = red;
+	}
 	yyjson_mut_obj_add_str(d, t, "type", "text");
 	yyjson_mut_obj_add_strcpy(d, t, "text", text);
 	free(text);
 	yyjson_mut_arr_append(content, t);
 	yyjson_mut_obj_add_val(d, res, "content", content);
-	if (!r->ok)
+	if (failed)
 		yyjson_mut_obj_add_bool(d, res, "isError", true);
 	return res;
 }

@@ -1,5 +1,9 @@
 /* Router mode: a handful of gateway tools instead of every definition. */
 #include "gateway/router.h"
+#include "core/buf.h"
+#include "gateway/results.h"
+#include "stages/governor.h"
+#include "stages/pinning.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -26,9 +30,18 @@ static const char defs_json[] =
 	"{\"name\":\"invoke_tool\",\"description\":\"Call a tool of a server with arguments that "
 	"match its input schema.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"server\":"
 	"{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"arguments\":{\"type\":\"object\"}},"
-	"\"required\":[\"server\",\"tool\"]}}]";
+	"\"required\":[\"server\",\"tool\"]}},"
+	"{\"name\":\"read_result\",\"description\":\"Read more of a result that was shortened "
+	"for the context: a range of it, the lines or array items containing some text, or a JSON "
+	"path.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"result_id\":{\"type\":"
+	"\"string\"},\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Character "
+	"offset to start at\"},\"limit_tokens\":{\"type\":\"integer\",\"minimum\":1},\"grep\":"
+	"{\"type\":\"string\",\"description\":\"Keep lines (or array items) containing this text, "
+	"ignoring case\"},\"jsonpath\":{\"type\":\"string\",\"description\":\"For example "
+	"$.items[*].title or $[3]\"}},\"required\":[\"result_id\"]},\"annotations\":"
+	"{\"readOnlyHint\":true,\"openWorldHint\":false}}]";
 
-enum { T_SEARCH, T_SERVERS, T_TOOLS, T_INVOKE, T_N };
+enum { T_SEARCH, T_SERVERS, T_TOOLS, T_INVOKE, T_READ, T_N };
 
 static yyjson_doc *defs;
 
@@ -44,6 +57,8 @@ static yyjson_val *def(int i)
 
 static bool available(struct sl_gateway *gw, int i)
 {
+	if (i == T_READ)
+		return sl_governor_enabled();
 	switch (gw->cfg->exposure) {
 	case SL_EXPOSE_ROUTER: return true;
 	case SL_EXPOSE_HYBRID:
@@ -109,6 +124,7 @@ static yyjson_mut_val *tool_summary(yyjson_mut_doc *d, const struct sl_entry *e,
 	if (schema)
 		yyjson_mut_obj_add_val(d, o, "inputSchema",
 				       yyjson_val_mut_copy(d, yyjson_obj_get(e->def, "inputSchema")));
+	sl_pinning_clean(d, o);
 	return o;
 }
 
@@ -252,12 +268,210 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	}
 	e = sl_catalog_find(&s->gw->catalog, server, tool);
 	if (!e) {
-		snprintf(msg, sizeof(msg), "server '%.100s' has no tool '%.100s': list_tools shows its tools",
-			 server, tool);
-		reply_text(s, m, modern, msg, true);
+		/* Not in the catalog: the pipeline's policy stage refreshes the
+		 * server's list once and refuses what it still does not advertise. */
+		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, sl_gateway_upstream(s->gw, server),
+				      tool, targs);
 		return;
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs);
+}
+
+/* ---- read_result -------------------------------------------------------- */
+
+/* Applies a JSON path subset ($, .key, ['key'], [n], [*], .*) to root.
+ * Returns a JSON array of the values found (in d), or NULL with msg set. */
+static yyjson_mut_val *jsonpath(yyjson_mut_doc *d, yyjson_val *root, const char *path,
+				char *msg, size_t mn)
+{
+	yyjson_val **cur = sl_alloc(sizeof(*cur)), **next;
+	size_t ncur = 1, nnext, cap;
+	const char *p = path;
+	yyjson_mut_val *out;
+
+	cur[0] = root;
+	if (*p == '$')
+		p++;
+	while (*p) {
+		char key[256];
+		size_t kl = 0;
+		long idx = -1;
+		bool all = false;
+
+		if (p[0] == '.' && p[1] == '*') {
+			all = true;
+			p += 2;
+		} else if (*p == '.') {
+			p++;
+			while (*p && *p != '.' && *p != '[' && kl < sizeof(key) - 1)
+				key[kl++] = *p++;
+			if (kl == 0) /* "..": recursive descent is not supported */
+				goto bad;
+		} else if (p[0] == '[' && p[1] == '*' && p[2] == ']') {
+			all = true;
+			p += 3;
+		} else if (p[0] == '[' && (p[1] == '\'' || p[1] == '"')) {
+			char q = p[1];
+			p += 2;
+			while (*p && *p != q && kl < sizeof(key) - 1)
+				key[kl++] = *p++;
+			if (p[0] != q || p[1] != ']')
+				goto bad;
+			p += 2;
+		} else if (*p == '[') {
+			char *end;
+			idx = strtol(p + 1, &end, 10);
+			if (*end != ']' || end == p + 1)
+				goto bad;
+			p = end + 1;
+		} else {
+			goto bad;
+		}
+		key[kl] = '\0';
+		cap = 16;
+		next = sl_alloc(cap * sizeof(*next));
+		nnext = 0;
+		for (size_t i = 0; i < ncur; i++) {
+			yyjson_val *v = cur[i], *it, *k;
+			size_t j, n;
+			if (all && yyjson_is_arr(v)) {
+				yyjson_arr_foreach(v, j, n, it) {
+					if (nnext == cap)
+						next = sl_realloc(next, (cap *= 2) * sizeof(*next));
+					next[nnext++] = it;
+				}
+			} else if (all && yyjson_is_obj(v)) {
+				yyjson_obj_foreach(v, j, n, k, it) {
+					if (nnext == cap)
+						next = sl_realloc(next, (cap *= 2) * sizeof(*next));
+					next[nnext++] = it;
+				}
+			} else {
+				it = idx >= 0 ? yyjson_arr_get(v, (size_t)idx) :
+				     (kl ? yyjson_obj_get(v, key) : NULL);
+				if (!it)
+					continue;
+				if (nnext == cap)
+					next = sl_realloc(next, (cap *= 2) * sizeof(*next));
+				next[nnext++] = it;
+			}
+		}
+		free(cur);
+		cur = next;
+		ncur = nnext;
+	}
+	out = yyjson_mut_arr(d);
+	for (size_t i = 0; i < ncur; i++)
+		yyjson_mut_arr_append(out, yyjson_val_mut_copy(d, cur[i]));
+	free(cur);
+	return out;
+bad:
+	free(cur);
+	snprintf(msg, mn, "cannot read the JSON path at \"%.40s\" (supported: $, .key, ['key'], [n], [*], .*)", p);
+	return NULL;
+}
+
+static bool has_ci(const char *hay, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; k && i + k <= n; i++)
+		if (strncasecmp(hay + i, needle, k) == 0)
+			return true;
+	return false;
+}
+
+/* Keeps the items of a JSON array, or the lines of text, containing grep. */
+static char *filter(const char *text, size_t len, const char *grep, size_t *olen)
+{
+	yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
+	struct sl_buf b;
+
+	if (j && yyjson_is_arr(yyjson_doc_get_root(j))) {
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		yyjson_mut_val *arr = yyjson_mut_arr(d);
+		yyjson_val *it;
+		size_t i, n;
+		char *s;
+		yyjson_arr_foreach(yyjson_doc_get_root(j), i, n, it) {
+			size_t il;
+			char *is = sl_json_write_val(it, &il);
+			if (has_ci(is, il, grep))
+				yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, it));
+			free(is);
+		}
+		s = sl_json_write_mut_val(arr, olen);
+		yyjson_mut_doc_free(d);
+		yyjson_doc_free(j);
+		return s;
+	}
+	yyjson_doc_free(j);
+	sl_buf_init(&b, len + 1);
+	for (const char *l = text, *end = text + len; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t ll = nl ? (size_t)(nl - l) : (size_t)(end - l);
+		if (has_ci(l, ll, grep) && (sl_buf_append(&b, l, ll) < 0 || sl_buf_append(&b, "\n", 1) < 0))
+			break;
+		l += ll + 1;
+	}
+	return sl_buf_take(&b, olen);
+}
+
+static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	const char *id = sl_json_str(args, "result_id"), *grep = sl_json_str(args, "grep");
+	const char *path = sl_json_str(args, "jsonpath"), *stored;
+	int64_t offset = 0, limit = (int64_t)sl_governor_max_tokens();
+	size_t len, from, to;
+	char *view = NULL, *page, msg[300];
+
+	stored = id ? sl_results_get(sl_governor_store(s), id, &len) : NULL;
+	if (!stored) {
+		snprintf(msg, sizeof(msg), "no result '%.60s' here: result ids last %s and belong to "
+			 "the session that received them", id ? id : "", "30 minutes by default");
+		reply_text(s, m, modern, msg, true);
+		return;
+	}
+	if ((sl_json_int(args, "offset", &offset) && offset < 0) ||
+	    (sl_json_int(args, "limit_tokens", &limit) && limit < 1)) {
+		reply_text(s, m, modern, "read_result: offset must be >= 0 and limit_tokens >= 1", true);
+		return;
+	}
+	if (path) {
+		yyjson_doc *j = yyjson_read(stored, len, SL_JSON_READ_FLAGS);
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		yyjson_mut_val *found = j ? jsonpath(d, yyjson_doc_get_root(j), path, msg, sizeof(msg)) : NULL;
+		if (!j)
+			snprintf(msg, sizeof(msg), "result '%s' is not JSON: use offset or grep", id);
+		if (found)
+			view = sl_json_write_mut_val(found, &len);
+		yyjson_mut_doc_free(d);
+		yyjson_doc_free(j);
+		if (!view) {
+			reply_text(s, m, modern, msg, true);
+			return;
+		}
+	} else {
+		view = sl_strndup(stored, len);
+	}
+	if (grep) {
+		char *f = filter(view, len, grep, &len);
+		free(view);
+		view = f;
+	}
+	from = (size_t)offset < len ? (size_t)offset : len;
+	to = from + (size_t)limit * 4 < len ? from + (size_t)limit * 4 : len;
+	while (from < len && ((unsigned char)view[from] & 0xC0) == 0x80)
+		from++;
+	while (to < len && ((unsigned char)view[to] & 0xC0) == 0x80)
+		to++;
+	if (to < len)
+		page = sl_printf("%.*s\n[sluice: characters %zu-%zu of %zu; continue with offset %zu]",
+				 (int)(to - from), view + from, from, to, len, to);
+	else
+		page = sl_strndup(view + from, to - from);
+	reply_text(s, m, modern, page, false);
+	free(page);
+	free(view);
 }
 
 void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
@@ -276,6 +490,7 @@ void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const c
 	case T_SERVERS: list_servers(s, m, modern); break;
 	case T_TOOLS: list_tools(s, m, modern, args); break;
 	case T_INVOKE: invoke(s, m, modern, args); break;
+	case T_READ: read_result(s, m, modern, args); break;
 	default: break;
 	}
 	yyjson_doc_free(ed);

@@ -9,7 +9,12 @@
  */
 #include "gateway/session.h"
 #include "gateway/codemode.h"
+#include "gateway/results.h"
 #include "gateway/router.h"
+#include "stages/audit.h"
+#include "stages/telemetry.h"
+#include "stages/governor.h"
+#include "stages/pinning.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "pipeline/call.h"
@@ -152,7 +157,9 @@ static yyjson_mut_val *error_result(yyjson_mut_doc *d, const char *text)
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx)
 {
+	static uint64_t next_id = 1;
 	struct sl_session *s = sl_alloc(sizeof(*s));
+	s->id = next_id++;
 	s->gw = gw;
 	s->io = io;
 	s->io_ctx = ctx;
@@ -210,6 +217,20 @@ void sl_session_close(struct sl_session *s)
 	sl_gateway_remove_session(s->gw, s);
 }
 
+void sl_session_input_end(struct sl_session *s)
+{
+	/* A client that closed its input can answer no elicitation: the
+	 * stages waiting for one hear now that none will come. */
+	for (size_t i = 0; i < s->relays.cap; i++) {
+		struct relay *r = s->relays.slots[i].value;
+		if (r && r->cb) {
+			sl_elicit_fn cb = r->cb;
+			r->cb = NULL;
+			cb(r->ctx, NULL, NULL);
+		}
+	}
+}
+
 void sl_session_free(struct sl_session *s)
 {
 	for (size_t i = 0; i < s->relays.cap; i++) {
@@ -227,6 +248,7 @@ void sl_session_free(struct sl_session *s)
 		free(d->line);
 		free(d);
 	}
+	sl_results_free(s->results);
 	yyjson_doc_free(s->caps_doc);
 	free(s);
 }
@@ -419,6 +441,7 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 			if (!sl_stages_visible(e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
+			sl_pinning_clean(d, t);
 			yyjson_mut_obj_remove_key(t, "name");
 			yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
 			yyjson_mut_arr_append(arr, t);
@@ -576,9 +599,23 @@ static void on_program_done(void *ctx, struct sl_program *prog)
 	struct sl_session *s = p->s;
 	const struct sl_program_result *r = sl_program_result(prog);
 
+	sl_audit_program(sl_program_id(prog), s->id, r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind,
+			 r->calls, r->duration_ms, r->ok ? strlen(r->text) : 0);
+	sl_telemetry_program(sl_program_id(prog), s->id, r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind,
+			     r->calls, r->duration_ms, r->ok ? strlen(r->text) : 0);
 	if (!s->closing && !r->cancelled) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-		reply(s, &p->msg, p->modern, false, d, sl_codemode_result(r, d));
+		yyjson_mut_val *res = sl_codemode_result(r, d);
+		/* The final output enters the context: the governor applies. */
+		yyjson_mut_val *blk = yyjson_mut_arr_get_first(yyjson_mut_obj_get(res, "content"));
+		const char *text = yyjson_mut_get_str(yyjson_mut_obj_get(blk, "text"));
+		char *cut = text ? sl_governor_output(s, text, strlen(text)) : NULL;
+		if (cut) {
+			yyjson_mut_obj_remove_key(blk, "text");
+			yyjson_mut_obj_add_strcpy(d, blk, "text", cut);
+			free(cut);
+		}
+		reply(s, &p->msg, p->modern, false, d, res);
 	}
 	sl_program_free(prog);
 	p->program = NULL;
@@ -970,7 +1007,7 @@ static void handle_response(struct sl_session *s, struct sl_msg *m)
 	if (r->cb) {
 		const char *action = m->result ? sl_json_str(m->result, "action") : NULL;
 		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
-	} else {
+	} else if (r->up) { /* not one of ours whose answer was given up on */
 		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
 	}
 	yyjson_doc_free(r->id_doc);

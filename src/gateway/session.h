@@ -24,9 +24,11 @@ struct sl_session_io {
 enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
 
 struct sl_deferred;
+struct sl_results;
 
 struct sl_session {
 	struct sl_session *next;     /* in the gateway's list */
+	uint64_t id;                 /* unique in this process, from 1 (audit, telemetry) */
 	struct sl_gateway *gw;
 	const struct sl_session_io *io;
 	void *io_ctx;
@@ -42,6 +44,7 @@ struct sl_session {
 	struct sl_map relays;        /* our request id -> struct relay */
 	int64_t next_out_id;
 	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
+	struct sl_results *results;  /* full results for read_result (the governor's) */
 	struct sl_deferred **deferred_tail;
 };
 
@@ -53,6 +56,9 @@ void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, cons
 			 size_t tl, size_t total, size_t max);
 /* True when no request of this session is in flight or waiting. */
 bool sl_session_idle(const struct sl_session *s);
+/* The client closed its input (it may still read): pending elicitations of
+ * the gateway's own are answered with no answer (their callbacks run now). */
+void sl_session_input_end(struct sl_session *s);
 /* The client is gone: cancel its calls; send nothing more. */
 void sl_session_close(struct sl_session *s);
 void sl_session_free(struct sl_session *s);

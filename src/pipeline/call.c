@@ -193,9 +193,13 @@ static void advance(struct sl_call *c)
 			c->suspended = true;
 			return;
 		case SL_STAGE_ERROR:
-			if (c->outcome == SL_OUTCOME_PENDING || c->outcome == SL_OUTCOME_OK)
+			if (c->outcome == SL_OUTCOME_PENDING || c->outcome == SL_OUTCOME_OK) {
+				/* c->why (if the stage set it) is freed by set_error: copy it. */
+				char *why = c->why ? sl_strdup(c->why) : NULL;
 				sl_call_set_error(c, SL_OUTCOME_FAILED, "stage %s failed%s%s", st->name,
-						  c->why ? ": " : "", c->why ? c->why : "");
+						  why ? ": " : "", why ? why : "");
+				free(why);
+			}
 			c->phase = PH_FINISH;
 			break;
 		}
@@ -212,8 +216,14 @@ void sl_call_resume(struct sl_call *c)
 	if (!c->suspended || c->finished)
 		return;
 	c->suspended = false;
-	if (c->outcome == SL_OUTCOME_CANCELLED)
+	if (c->outcome == SL_OUTCOME_CANCELLED) {
 		c->phase = PH_FINISH;
+	} else if (c->phase == PH_REQUEST && c->outcome != SL_OUTCOME_PENDING) {
+		/* The suspended stage answered the call (a deny after asking the
+		 * human): as SL_STAGE_DONE, skip to the response half. */
+		c->phase = PH_RESPONSE;
+		c->pos = 0;
+	}
 	advance(c);
 }
 

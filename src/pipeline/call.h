@@ -96,6 +96,7 @@ struct sl_call {
 	uint64_t timeout_ms;
 	uint64_t started_us, finished_us;
 	size_t bytes_in, bytes_out;
+	bool cache_hit;            /* the result came from the cache stage, not the upstream */
 
 	/* Engine position. */
 	int phase;

@@ -8,9 +8,23 @@
 
 #include <string.h>
 
+extern const struct sl_stage sl_stage_policy;
+extern const struct sl_stage sl_stage_pinning;
+extern const struct sl_stage sl_stage_redaction;
+extern const struct sl_stage sl_stage_cache;
+extern const struct sl_stage sl_stage_governor;
+extern const struct sl_stage sl_stage_guard;
+extern const struct sl_stage sl_stage_telemetry;
 extern const struct sl_stage sl_stage_audit;
 
 const struct sl_stage *const sl_stages[] = {
+	&sl_stage_policy,
+	&sl_stage_pinning,
+	&sl_stage_redaction,
+	&sl_stage_cache,
+	&sl_stage_guard,     /* before the governor: it scores the whole result */
+	&sl_stage_governor,
+	&sl_stage_telemetry,
 	&sl_stage_audit,
 };
 

@@ -61,6 +61,7 @@ struct sl_program {
 	sl_program_step_fn step;
 	void *ctx;
 	struct sl_session *session;
+	uint64_t started_us;
 };
 
 void sl_program_bind_session(struct sl_program *p, struct sl_session *s)
@@ -149,6 +150,7 @@ static void finish(struct sl_program *p)
 	if (!p->res.text)
 		p->res.text = sl_strdup("");
 	p->res.calls = p->ncalls;
+	p->res.duration_ms = (double)(sl_now_us() - p->started_us) / 1000.0;
 	p->done(p->ctx, p);
 }
 
@@ -672,6 +674,7 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw
 	p->sb = sb;
 	p->gw = gw;
 	p->id = sb->next_id++;
+	p->started_us = sl_now_us();
 	p->code = sl_strndup(code, len);
 	p->code_len = len;
 	p->done = done;

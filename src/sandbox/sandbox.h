@@ -67,6 +67,7 @@ struct sl_program_result {
 	bool console_cut;
 	bool cancelled;     /* no answer is due */
 	uint32_t calls;
+	double duration_ms; /* from sl_program_start to the end, waiting for a worker included */
 };
 
 typedef void (*sl_program_done_fn)(void *ctx, struct sl_program *p);

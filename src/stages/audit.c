@@ -1,22 +1,350 @@
 /*
- * Audit: runs at the end of every call (allowed, denied, failed or
- * cancelled) and records what happened. For now a log line at debug level;
- * the JSON-lines audit file and telemetry build on this hook.
+ * Audit: the last stage of the table. Its finish hook runs for every call
+ * (ok, rpc_error, denied, failed, cancelled) and writes one JSON line; code
+ * mode's owners call sl_audit_program once per program. The arguments are
+ * represented only by their size and the SHA-256 of their canonical JSON,
+ * taken after the redaction stage rewrote them, so the log can prove that
+ * two calls had the same arguments without ever holding a value.
+ *
+ * The file is opened once at start with O_APPEND and every line goes out in
+ * one write(2): lines from one process never interleave, and a log shipper
+ * tailing the file never sees half a line.
  */
-#include "pipeline/call.h"
+#include "stages/audit.h"
 #include "core/log.h"
+#include "gateway/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+	bool on;
+	int fd;          /* STDERR_FILENO or our own */
+	bool own_fd;
+} A = { .fd = -1 };
+
+/* ---- canonical JSON and its hash ------------------------------------------- */
+
+struct member {
+	yyjson_mut_val *key, *val;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	size_t lx = yyjson_mut_get_len(x->key), ly = yyjson_mut_get_len(y->key);
+	int r = memcmp(yyjson_mut_get_str(x->key), yyjson_mut_get_str(y->key), lx < ly ? lx : ly);
+	return r ? r : (lx > ly) - (lx < ly);
+}
+
+/* A copy of v in d with every object's members in key order. */
+static yyjson_mut_val *sorted_copy(yyjson_mut_doc *d, yyjson_mut_val *v)
+{
+	if (yyjson_mut_is_arr(v)) {
+		yyjson_mut_val *a = yyjson_mut_arr(d), *it;
+		yyjson_mut_arr_iter ai = yyjson_mut_arr_iter_with(v);
+		while ((it = yyjson_mut_arr_iter_next(&ai)))
+			yyjson_mut_arr_append(a, sorted_copy(d, it));
+		return a;
+	}
+	if (yyjson_mut_is_obj(v)) {
+		size_t n = yyjson_mut_obj_size(v), i = 0;
+		struct member *m = sl_alloc((n ? n : 1) * sizeof(*m));
+		yyjson_mut_val *o = yyjson_mut_obj(d), *k;
+		yyjson_mut_obj_iter oi = yyjson_mut_obj_iter_with(v);
+		while ((k = yyjson_mut_obj_iter_next(&oi)) && i < n) {
+			m[i].key = k;
+			m[i].val = yyjson_mut_obj_iter_get_val(k);
+			i++;
+		}
+		/* qsort is not stable, but equal keys only differ by value, and
+		 * a duplicate key is already a malformed object. */
+		qsort(m, i, sizeof(*m), member_cmp);
+		for (size_t j = 0; j < i; j++)
+			yyjson_mut_obj_add(o, yyjson_mut_strncpy(d, yyjson_mut_get_str(m[j].key),
+								 yyjson_mut_get_len(m[j].key)),
+					   sorted_copy(d, m[j].val));
+		free(m);
+		return o;
+	}
+	return yyjson_mut_val_mut_copy(d, v);
+}
+
+char *sl_audit_canonical(yyjson_mut_val *v, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	char *s;
+	size_t n = 0;
+
+	if (!d)
+		sl_oom();
+	yyjson_mut_doc_set_root(d, v ? sorted_copy(d, v) : yyjson_mut_null(d));
+	s = yyjson_mut_write(d, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &n);
+	yyjson_mut_doc_free(d);
+	if (!s)
+		sl_oom();
+	if (len)
+		*len = n;
+	return s;
+}
+
+void sl_audit_sha256_hex(const void *p, size_t n, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	if (!EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		/* libcrypto without SHA-256 is a broken installation. */
+		fprintf(stderr, "sluice: SHA-256 is unavailable in libcrypto\n");
+		abort();
+	}
+	for (unsigned i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+/* ---- the lines ------------------------------------------------------------------ */
+
+/* RFC 3339, UTC, milliseconds: 2026-11-30T06:17:41.123Z */
+static void stamp(const struct timespec *now, char out[40])
+{
+	struct tm tm;
+	time_t t = now->tv_sec;
+	size_t n;
+	gmtime_r(&t, &tm);
+	n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 40 - n, ".%03dZ", (int)(now->tv_nsec / 1000000) % 1000);
+}
+
+static yyjson_mut_val *line_start(yyjson_mut_doc *d, const char *type, const struct timespec *now,
+				  uint64_t session_id)
+{
+	char ts[40];
+	yyjson_mut_val *o = yyjson_mut_obj(d);
+
+	stamp(now, ts);
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_str(d, o, "type", type);
+	yyjson_mut_obj_add_strcpy(d, o, "time", ts);
+	if (session_id)
+		yyjson_mut_obj_add_uint(d, o, "session", session_id);
+	else
+		yyjson_mut_obj_add_null(d, o, "session");
+	return o;
+}
+
+static char *line_end(yyjson_mut_doc *d, size_t *len)
+{
+	char *s = sl_json_write_line(d, len);
+	yyjson_mut_doc_free(d);
+	return s;
+}
+
+/* Whole milliseconds to three decimals, so lines stay short and stable. */
+static double ms3(double ms)
+{
+	return (double)(int64_t)(ms * 1000.0 + 0.5) / 1000.0;
+}
+
+static size_t result_bytes(struct sl_call *c, bool *is_error)
+{
+	yyjson_doc *tmp = NULL;
+	yyjson_val *v = NULL;
+	size_t n = 0;
+	char *s;
+
+	*is_error = false;
+	if (c->outcome == SL_OUTCOME_OK) {
+		v = sl_call_result_view(c, &tmp);
+		*is_error = yyjson_is_true(yyjson_obj_get(v, "isError"));
+	} else if (c->outcome == SL_OUTCOME_RPC_ERROR) {
+		v = c->rpc_error;
+	}
+	if (v && (s = yyjson_val_write(v, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &n)))
+		free(s);
+	yyjson_doc_free(tmp);
+	return n;
+}
+
+char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	size_t in_len;
+	char *canon, hash[65];
+	bool is_error;
+	size_t out_len = result_bytes(c, &is_error);
+
+	if (!d)
+		sl_oom();
+	canon = sl_audit_canonical(c->args, &in_len);
+	sl_audit_sha256_hex(canon, in_len, hash);
+	free(canon);
+
+	o = line_start(d, "call", now, c->session ? c->session->id : 0);
+	yyjson_mut_obj_add_uint(d, o, "call", c->id);
+	yyjson_mut_obj_add_strcpy(d, o, "server", c->up ? c->up->name : "");
+	yyjson_mut_obj_add_strcpy(d, o, "tool", c->tool);
+	yyjson_mut_obj_add_str(d, o, "origin", sl_origin_name(c->origin));
+	if (c->origin == SL_ORIGIN_CODE)
+		yyjson_mut_obj_add_uint(d, o, "program", c->parent);
+	else
+		yyjson_mut_obj_add_null(d, o, "program");
+	yyjson_mut_obj_add_real(d, o, "duration_ms",
+				ms3((double)(c->finished_us - c->started_us) / 1000.0));
+	yyjson_mut_obj_add_str(d, o, "outcome", sl_outcome_name(c->outcome));
+	yyjson_mut_obj_add_bool(d, o, "is_error", is_error);
+	yyjson_mut_obj_add_bool(d, o, "cache_hit", c->cache_hit);
+	yyjson_mut_obj_add_uint(d, o, "bytes_in", in_len);
+	yyjson_mut_obj_add_uint(d, o, "bytes_out", out_len);
+	yyjson_mut_obj_add_strcpy(d, o, "args_sha256", hash);
+	return line_end(d, len);
+}
+
+char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char *outcome,
+			    uint32_t calls, double duration_ms, size_t output_bytes,
+			    const struct timespec *now, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+
+	if (!d)
+		sl_oom();
+	o = line_start(d, "program", now, session_id);
+	yyjson_mut_obj_add_uint(d, o, "program", program_id);
+	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
+	yyjson_mut_obj_add_uint(d, o, "calls", calls);
+	yyjson_mut_obj_add_real(d, o, "duration_ms", ms3(duration_ms));
+	yyjson_mut_obj_add_uint(d, o, "output_bytes", output_bytes);
+	return line_end(d, len);
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static void emit(char *line, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(A.fd, line + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			/* Never fail a call over its log line; say it once per line. */
+			sl_log(SL_LOG_ERROR, "audit: write failed: %s", w < 0 ? strerror(errno) : "no progress");
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(line);
+}
+
+static void now_real(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+void sl_audit_program(uint64_t program_id, uint64_t session_id, const char *outcome,
+		      uint32_t calls, double duration_ms, size_t output_bytes)
+{
+	struct timespec ts;
+	size_t len;
+	char *line;
+	if (!A.on)
+		return;
+	now_real(&ts);
+	line = sl_audit_program_line(program_id, session_id, outcome, calls, duration_ms,
+				     output_bytes, &ts, &len);
+	emit(line, len);
+}
 
 static void audit_finish(struct sl_call *c)
 {
-	if (!sl_log_enabled(SL_LOG_DEBUG))
+	struct timespec ts;
+	size_t len;
+	char *line;
+
+	if (sl_log_enabled(SL_LOG_DEBUG))
+		sl_log(SL_LOG_DEBUG, "call %llu %s.%s origin=%s outcome=%s %.3f ms%s%s",
+		       (unsigned long long)c->id, c->up->name, c->tool, sl_origin_name(c->origin),
+		       sl_outcome_name(c->outcome), (double)(c->finished_us - c->started_us) / 1000.0,
+		       c->why ? ": " : "", c->why ? c->why : "");
+	if (!A.on)
 		return;
-	sl_log(SL_LOG_DEBUG, "call %llu %s.%s origin=%s outcome=%s %.3f ms%s%s",
-	       (unsigned long long)c->id, c->up->name, c->tool, sl_origin_name(c->origin),
-	       sl_outcome_name(c->outcome), (double)(c->finished_us - c->started_us) / 1000.0,
-	       c->why ? ": " : "", c->why ? c->why : "");
+	now_real(&ts);
+	line = sl_audit_call_line(c, &ts, &len);
+	emit(line, len);
+}
+
+/* ---- config ------------------------------------------------------------------------- */
+
+static void audit_shutdown(void)
+{
+	if (A.own_fd)
+		close(A.fd);
+	A.on = false;
+	A.own_fd = false;
+	A.fd = -1;
+}
+
+static int audit_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+{
+	const char *file = NULL;
+	bool enabled = true;
+	yyjson_val *k, *v;
+	yyjson_obj_iter it;
+
+	audit_shutdown();
+	if (section) {
+		yyjson_obj_iter_init(section, &it);
+		while ((k = yyjson_obj_iter_next(&it))) {
+			const char *key = yyjson_get_str(k);
+			v = yyjson_obj_iter_get_val(k);
+			if (strcmp(key, "enabled") == 0) {
+				if (!yyjson_is_bool(v)) {
+					sl_err_set(err, "sluice.audit.enabled must be true or false");
+					return SL_ERR_INVALID;
+				}
+				enabled = yyjson_get_bool(v);
+			} else if (strcmp(key, "file") == 0) {
+				if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
+					sl_err_set(err, "sluice.audit.file must be a non-empty path");
+					return SL_ERR_INVALID;
+				}
+				file = yyjson_get_str(v);
+			} else {
+				sl_err_set(err, "sluice.audit: unknown key \"%s\"", key);
+				return SL_ERR_INVALID;
+			}
+		}
+	}
+	if (!enabled)
+		return SL_OK;
+	if (file) {
+		int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			sl_err_set(err, "sluice.audit.file: cannot open %s: %s", file, strerror(errno));
+			return SL_ERR_INVALID;
+		}
+		A.fd = fd;
+		A.own_fd = true;
+	} else {
+		A.fd = STDERR_FILENO;
+	}
+	A.on = true;
+	return SL_OK;
 }
 
 const struct sl_stage sl_stage_audit = {
 	.name = "audit",
+	.init = audit_init,
+	.shutdown = audit_shutdown,
 	.finish = audit_finish,
 };

@@ -108,9 +108,9 @@ after(() => Promise.all([code?.close(), pass?.close()]));
 // ---- 1. the definition -------------------------------------------------------------------
 
 describe('execute_code definition', () => {
-	test('code mode lists exactly search_tools and execute_code', async () => {
+	test('code mode lists exactly search_tools, execute_code and read_result', async () => {
 		const { tools } = await code.client.listTools();
-		assert.deepEqual(tools.map((t) => t.name).sort(), ['execute_code', 'search_tools']);
+		assert.deepEqual(tools.map((t) => t.name).sort(), ['execute_code', 'read_result', 'search_tools']);
 	});
 
 	test('annotated destructive and open-world, names the servers as identifiers, at most 150 tokens', async () => {
@@ -530,16 +530,24 @@ test('top 3 issues by comments across 5 repositories: code mode equals the plain
 	assert.equal(r.isError, false, r.text);
 	const fromCode = JSON.parse(r.text);
 
-	// The same from plain calls, computed here.
+	// The same from plain calls, computed here. The governor (on, with its
+	// default 4000-token budget) shortens each listing that enters the
+	// context; the whole of it is read back with read_result.
 	const repoRes = await pass.client.callTool({ name: 'github__list_repos', arguments: { owner: 'acme' } });
 	const repos = JSON.parse(textOf(repoRes));
 	assert.equal(repos.length, 5);
 	let plainChars = textOf(repoRes).length;
+	let governedChars = plainChars;
 	const all = [];
 	for (const repo of repos) {
 		const res = await pass.client.callTool({ name: 'github__list_issues', arguments: { owner: 'acme', repo: repo.name } });
 		assert.ok(!res.isError, textOf(res).slice(0, 200));
-		const text = textOf(res);
+		const shown = res.content.map((b) => b.text ?? '').join('\n');
+		governedChars += shown.length;
+		const id = /read_result \{"result_id": "([^"]+)"\}/.exec(shown)?.[1];
+		assert.ok(id, 'a 300-issue listing is shortened and names its result id');
+		const whole = await pass.client.callTool({ name: 'read_result', arguments: { result_id: id, limit_tokens: 10000000 } });
+		const text = textOf(whole);
 		plainChars += text.length;
 		const issues = JSON.parse(text);
 		assert.equal(issues.length, 300, '--large-results: 300 issues per repository');
@@ -547,8 +555,10 @@ test('top 3 issues by comments across 5 repositories: code mode equals the plain
 	}
 	all.sort((a, b) => b.comments - a.comments || a.repo.localeCompare(b.repo) || a.number - b.number);
 	const expected = all.slice(0, 3);
+	assert.ok(governedChars < plainChars / 10, `governed ${governedChars} of ${plainChars}`);
 	console.log(
-		`top-3 task: plain results ${plainChars} chars (~${Math.round(plainChars / 4)} tokens), ` +
+		`top-3 task: plain results ${plainChars} chars (~${Math.round(plainChars / 4)} tokens; ` +
+			`${governedChars} chars after the governor), ` +
 			`code-mode answer ${r.text.length} chars (~${Math.round(r.text.length / 4)} tokens), program ${r.ms} ms`,
 	);
 	assert.deepEqual(fromCode, expected);

@@ -50,6 +50,9 @@ export function writeConfig(servers, sluice = {}) {
 	const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-e2e-'));
 	tempDirs.push(dir);
 	const file = path.join(dir, 'sluice.json');
+	// Tool pins go to this test's own state directory, never the user's.
+	if (sluice && typeof sluice === 'object' && !Array.isArray(sluice))
+		sluice = { ...sluice, pinning: { stateDir: path.join(dir, 'state'), ...(sluice.pinning ?? {}) } };
 	writeFileSync(file, JSON.stringify({ mcpServers: servers, sluice }, null, 2));
 	return file;
 }

@@ -10,6 +10,8 @@ after(closeAll);
 const servers = { github: catalog('github'), jira: catalog('jira'), everything: everything() };
 const TEST_TOOLS = ['echo', 'slow', 'fail', 'crash', 'huge', 'progress', 'ask_user', 'add_tool', 'log', 'stderr', 'garbage'];
 const ROUTER = ['search_tools', 'list_servers', 'list_tools', 'invoke_tool'];
+// The governor's read_result is offered in every mode while the governor is on (the default).
+const GATEWAY = ['read_result'];
 
 const gws = {};
 const lists = {};
@@ -42,7 +44,7 @@ describe('passthrough', () => {
 			assert.ok(n.includes(`github__${t}`), `github__${t}`);
 			assert.ok(n.includes(`jira__${t}`), `jira__${t}`);
 		}
-		for (const name of n) assert.match(name, /^(github|jira|everything)__/);
+		for (const name of n) if (!GATEWAY.includes(name)) assert.match(name, /^(github|jira|everything)__/);
 	});
 
 	test('names are valid and unique', () => {
@@ -73,8 +75,8 @@ describe('passthrough', () => {
 describe('router', () => {
 	const call = (name, args) => gws.router.client.callTool({ name, arguments: args });
 
-	test('lists exactly the four router tools', () => {
-		assert.deepEqual(names(lists.router).sort(), [...ROUTER].sort());
+	test('lists exactly the four router tools and read_result', () => {
+		assert.deepEqual(names(lists.router).sort(), [...ROUTER, ...GATEWAY].sort());
 		for (const t of lists.router) assert.equal(t.inputSchema.type, 'object');
 	});
 

@@ -1,0 +1,94 @@
+/* The per-session store of full results for read_result; see results.h. */
+#include "gateway/results.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	struct entry *next;   /* newer */
+	char id[24];
+	char *json;
+	size_t len;
+	uint64_t expires_ms;
+};
+
+struct sl_results {
+	struct entry *oldest, *newest;
+	size_t bytes, max_bytes;
+	uint64_t ttl_ms;
+	uint64_t next_id;
+};
+
+struct sl_results *sl_results_new(uint64_t ttl_ms, size_t max_bytes)
+{
+	struct sl_results *r = sl_alloc(sizeof(*r));
+	r->ttl_ms = ttl_ms;
+	r->max_bytes = max_bytes;
+	r->next_id = 1;
+	return r;
+}
+
+static void drop_oldest(struct sl_results *r)
+{
+	struct entry *e = r->oldest;
+	r->oldest = e->next;
+	if (!r->oldest)
+		r->newest = NULL;
+	r->bytes -= e->len;
+	free(e->json);
+	free(e);
+}
+
+void sl_results_free(struct sl_results *r)
+{
+	if (!r)
+		return;
+	while (r->oldest)
+		drop_oldest(r);
+	free(r);
+}
+
+/* Entries are kept in insertion order, so expiry is from the front too. */
+static void expire(struct sl_results *r)
+{
+	uint64_t now = sl_now_ms();
+	while (r->oldest && r->oldest->expires_ms <= now)
+		drop_oldest(r);
+}
+
+const char *sl_results_put(struct sl_results *r, char *json, size_t len)
+{
+	struct entry *e;
+
+	expire(r);
+	if (len > r->max_bytes) {
+		free(json);
+		return NULL;
+	}
+	while (r->oldest && r->bytes + len > r->max_bytes)
+		drop_oldest(r);
+	e = sl_alloc(sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "r%llu", (unsigned long long)r->next_id++);
+	e->json = json;
+	e->len = len;
+	e->expires_ms = sl_now_ms() + r->ttl_ms;
+	if (r->newest)
+		r->newest->next = e;
+	else
+		r->oldest = e;
+	r->newest = e;
+	r->bytes += len;
+	return e->id;
+}
+
+const char *sl_results_get(struct sl_results *r, const char *id, size_t *len)
+{
+	expire(r);
+	for (struct entry *e = r->oldest; e; e = e->next)
+		if (strcmp(e->id, id) == 0) {
+			*len = e->len;
+			return e->json;
+		}
+	return NULL;
+}

@@ -1,0 +1,25 @@
+/*
+ * Full results kept for read_result: when the governor shortens a result
+ * for the model's context, the whole one stays here, per session, for a
+ * while (TTL) and within a memory cap (the oldest go first).
+ *
+ * API:
+ *   r = sl_results_new(ttl_ms, max_bytes);
+ *   id = sl_results_put(r, json, len);    takes json; id is valid until the next put
+ *   text = sl_results_get(r, "r3", &len); borrowed; NULL if unknown or expired
+ *   sl_results_free(r);
+ */
+#ifndef SL_GATEWAY_RESULTS_H
+#define SL_GATEWAY_RESULTS_H
+
+#include "core/common.h"
+
+struct sl_results;
+
+struct sl_results *sl_results_new(uint64_t ttl_ms, size_t max_bytes);
+void sl_results_free(struct sl_results *r);
+/* Keeps json (taken). Returns its id, or NULL if it alone exceeds the cap. */
+const char *sl_results_put(struct sl_results *r, char *json, size_t len);
+const char *sl_results_get(struct sl_results *r, const char *id, size_t *len);
+
+#endif

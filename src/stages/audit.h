@@ -1,0 +1,41 @@
+/*
+ * Audit: one JSON line per tool call (from the pipeline's finish hook, so
+ * also for denied, failed and cancelled calls) and one per code-mode
+ * program, to a file or stderr. A line never holds argument or result
+ * values: only sizes and a SHA-256 of the canonical redacted arguments.
+ *
+ * API:
+ *   sluice.audit: {"enabled": true, "file": "/var/log/sluice/audit.jsonl"}
+ *   sl_audit_program(id, session, "ok", calls, ms, bytes);   from whoever ran it
+ *
+ * The line formats are in docs/stages/audit.md.
+ */
+#ifndef SL_STAGES_AUDIT_H
+#define SL_STAGES_AUDIT_H
+
+#include "pipeline/call.h"
+
+#include <time.h>
+
+/* One line per finished program: outcome is "ok", "cancelled" or the
+ * failure kind (timeout, memory, ...); session_id 0 when there is no client
+ * session (sluice exec). Does nothing unless the audit stage is on. */
+void sl_audit_program(uint64_t program_id, uint64_t session_id, const char *outcome,
+		      uint32_t calls, double duration_ms, size_t output_bytes);
+
+/* The canonical JSON of v: object members sorted by key (bytewise), no
+ * whitespace, numbers and strings as yyjson writes them. Returns a malloc'd
+ * string (the caller frees it) and its length in *len. */
+char *sl_audit_canonical(yyjson_mut_val *v, size_t *len);
+
+/* SHA-256 of n bytes as 64 lowercase hex digits and a NUL. */
+void sl_audit_sha256_hex(const void *p, size_t n, char out[65]);
+
+/* The audit lines themselves, ending in "\n" (malloc'd; for tests and the
+ * writer). now: the wall-clock time to stamp. */
+char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *len);
+char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char *outcome,
+			    uint32_t calls, double duration_ms, size_t output_bytes,
+			    const struct timespec *now, size_t *len);
+
+#endif

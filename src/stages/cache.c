@@ -1,0 +1,300 @@
+/*
+ * Cache: answers a repeated call from memory. Opt-in: only tools matching
+ * one of sluice.cache.tools (globs on "server.tool") and, with readOnly,
+ * tools the server annotates readOnlyHint.
+ *
+ * It sits after redaction in the table, so the key is made of the redacted
+ * arguments and the stored result is the redacted one (a secret never
+ * lands in the cache). The key is the SHA-256 of server, tool and the
+ * canonical JSON of the arguments; the value is the result's JSON text.
+ *
+ * request:  a fresh entry finishes the call with a copy of the stored result
+ *           (SL_STAGE_DONE; the response half still runs: guard etc.)
+ * response: an ok, non-isError result from the upstream is stored; denied,
+ *           failed, rpc_error and cancelled calls never are.
+ * Entries expire after ttlMs; past maxBytes the least recently used go.
+ */
+#include "pipeline/call.h"
+#include "core/log.h"
+#include "core/map.h"
+#include "stages/audit.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRY_OVERHEAD 128 /* the entry, its map slot and key copy, roughly */
+
+struct entry {
+	struct entry *prev, *next; /* LRU: head is the most recent */
+	char key[65];
+	char *json;
+	size_t len;
+	uint64_t expires_ms;
+};
+
+static struct {
+	bool inited;     /* map made (init ran with a section) */
+	bool on;
+	char **globs;
+	size_t nglobs;
+	bool read_only;
+	uint64_t ttl_ms;
+	size_t max_bytes;
+	struct sl_map map;
+	struct entry *head, *tail;
+	size_t bytes;
+	size_t count;
+} C;
+
+static size_t entry_cost(const struct entry *e)
+{
+	return e->len + ENTRY_OVERHEAD;
+}
+
+static void unlink_entry(struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		C.head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		C.tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void push_front(struct entry *e)
+{
+	e->prev = NULL;
+	e->next = C.head;
+	if (C.head)
+		C.head->prev = e;
+	C.head = e;
+	if (!C.tail)
+		C.tail = e;
+}
+
+static void drop(struct entry *e)
+{
+	unlink_entry(e);
+	sl_map_del(&C.map, e->key);
+	C.bytes -= entry_cost(e);
+	C.count--;
+	free(e->json);
+	free(e);
+}
+
+/* ---- selection and keys ------------------------------------------------------ */
+
+static bool annotated_read_only(const struct sl_upstream *up, const char *tool)
+{
+	for (size_t i = 0; i < up->tools.n; i++) {
+		yyjson_val *t = up->tools.items[i];
+		const char *name = sl_json_str(t, "name");
+		if (name && strcmp(name, tool) == 0)
+			return yyjson_is_true(yyjson_obj_get(sl_json_obj(t, "annotations"), "readOnlyHint"));
+	}
+	return false;
+}
+
+static bool selected(const struct sl_call *c)
+{
+	char *full = sl_printf("%s.%s", c->up->name, c->tool);
+	bool hit = false;
+	for (size_t i = 0; i < C.nglobs && !hit; i++)
+		hit = fnmatch(C.globs[i], full, 0) == 0;
+	free(full);
+	return hit || (C.read_only && annotated_read_only(c->up, c->tool));
+}
+
+/* Lengths first, so no choice of names can make two keys the same text. */
+static void make_key(struct sl_call *c, char out[65])
+{
+	size_t n;
+	char *canon = sl_audit_canonical(c->args, &n);
+	char *text = sl_printf("%zu:%s\n%zu:%s\n%s", strlen(c->up->name), c->up->name,
+			       strlen(c->tool), c->tool, canon);
+	sl_audit_sha256_hex(text, strlen(text), out);
+	free(text);
+	free(canon);
+}
+
+/* ---- hooks --------------------------------------------------------------------- */
+
+static enum sl_stage_rc cache_request(struct sl_call *c)
+{
+	char key[65];
+	struct entry *e;
+	yyjson_doc *doc;
+
+	if (!C.on || !selected(c))
+		return SL_STAGE_DECLINED;
+	make_key(c, key);
+	e = sl_map_get(&C.map, key);
+	if (!e)
+		return SL_STAGE_NEXT;
+	if (sl_now_ms() >= e->expires_ms) {
+		drop(e);
+		return SL_STAGE_NEXT;
+	}
+	doc = yyjson_read(e->json, e->len, SL_JSON_READ_FLAGS);
+	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		/* We wrote it; unreadable means memory went bad. Forget it. */
+		yyjson_doc_free(doc);
+		drop(e);
+		return SL_STAGE_NEXT;
+	}
+	unlink_entry(e);
+	push_front(e);
+	yyjson_doc_free(c->result_doc);
+	c->result_doc = doc;
+	c->result = yyjson_doc_get_root(doc);
+	c->mresult = NULL;
+	c->outcome = SL_OUTCOME_OK;
+	c->cache_hit = true;
+	return SL_STAGE_DONE;
+}
+
+static enum sl_stage_rc cache_response(struct sl_call *c)
+{
+	char key[65];
+	struct entry *e;
+	yyjson_doc *tmp = NULL;
+	yyjson_val *res;
+	char *json;
+	size_t len = 0;
+
+	if (!C.on || c->cache_hit || c->outcome != SL_OUTCOME_OK || !selected(c))
+		return SL_STAGE_DECLINED;
+	res = sl_call_result_view(c, &tmp);
+	if (!yyjson_is_obj(res) || yyjson_is_true(yyjson_obj_get(res, "isError"))) {
+		yyjson_doc_free(tmp);
+		return SL_STAGE_DECLINED;
+	}
+	json = yyjson_val_write(res, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &len);
+	yyjson_doc_free(tmp);
+	if (!json)
+		sl_oom();
+	if (len + ENTRY_OVERHEAD > C.max_bytes) {
+		free(json);
+		return SL_STAGE_DECLINED;
+	}
+	make_key(c, key);
+	if ((e = sl_map_get(&C.map, key)))
+		drop(e);
+	while (C.tail && C.bytes + len + ENTRY_OVERHEAD > C.max_bytes)
+		drop(C.tail);
+	e = sl_alloc(sizeof(*e));
+	memcpy(e->key, key, sizeof(e->key));
+	e->json = json;
+	e->len = len;
+	e->expires_ms = sl_now_ms() + C.ttl_ms;
+	push_front(e);
+	sl_map_put(&C.map, e->key, e);
+	C.bytes += entry_cost(e);
+	C.count++;
+	return SL_STAGE_NEXT;
+}
+
+/* ---- config ------------------------------------------------------------------------ */
+
+static void cache_shutdown(void)
+{
+	while (C.head)
+		drop(C.head);
+	if (C.inited)
+		sl_map_dispose(&C.map);
+	for (size_t i = 0; i < C.nglobs; i++)
+		free(C.globs[i]);
+	free(C.globs);
+	memset(&C, 0, sizeof(C));
+}
+
+static int uint_opt(yyjson_val *v, const char *key, uint64_t min, uint64_t max, uint64_t *out,
+		    struct sl_err *err)
+{
+	if (!yyjson_is_uint(v) || yyjson_get_uint(v) < min || yyjson_get_uint(v) > max) {
+		sl_err_set(err, "sluice.cache.%s must be an integer from %llu to %llu", key,
+			   (unsigned long long)min, (unsigned long long)max);
+		return SL_ERR_INVALID;
+	}
+	*out = yyjson_get_uint(v);
+	return SL_OK;
+}
+
+static int cache_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+{
+	yyjson_val *k, *v, *g;
+	yyjson_obj_iter it;
+	uint64_t n;
+	int rc = SL_OK;
+
+	cache_shutdown();
+	if (!section)
+		return SL_OK;
+	C.ttl_ms = 60000;
+	C.max_bytes = 64u << 20;
+	sl_map_init(&C.map);
+	C.inited = true;
+	C.on = true;
+	yyjson_obj_iter_init(section, &it);
+	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
+		const char *key = yyjson_get_str(k);
+		v = yyjson_obj_iter_get_val(k);
+		if (strcmp(key, "tools") == 0) {
+			yyjson_arr_iter ai;
+			if (!yyjson_is_arr(v)) {
+				sl_err_set(err, "sluice.cache.tools must be an array of \"server.tool\" globs");
+				rc = SL_ERR_INVALID;
+				break;
+			}
+			C.globs = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*C.globs));
+			yyjson_arr_iter_init(v, &ai);
+			while ((g = yyjson_arr_iter_next(&ai))) {
+				if (!yyjson_is_str(g) || !*yyjson_get_str(g)) {
+					sl_err_set(err, "sluice.cache.tools: every entry must be a non-empty "
+						   "\"server.tool\" glob");
+					rc = SL_ERR_INVALID;
+					break;
+				}
+				C.globs[C.nglobs++] = sl_strdup(yyjson_get_str(g));
+			}
+		} else if (strcmp(key, "readOnly") == 0) {
+			if (!yyjson_is_bool(v)) {
+				sl_err_set(err, "sluice.cache.readOnly must be true or false");
+				rc = SL_ERR_INVALID;
+			}
+			C.read_only = yyjson_get_bool(v);
+		} else if (strcmp(key, "ttlMs") == 0) {
+			rc = uint_opt(v, key, 1, 86400000ull * 7, &C.ttl_ms, err);
+		} else if (strcmp(key, "maxBytes") == 0) {
+			if ((rc = uint_opt(v, key, 1024, 1ull << 40, &n, err)) == SL_OK)
+				C.max_bytes = (size_t)n;
+		} else {
+			sl_err_set(err, "sluice.cache: unknown key \"%s\"", key);
+			rc = SL_ERR_INVALID;
+		}
+	}
+	if (rc < 0) {
+		cache_shutdown();
+		return rc;
+	}
+	/* Configured but selecting nothing: stay out of every call's way. */
+	if (C.nglobs == 0 && !C.read_only)
+		C.on = false;
+	else
+		sl_log(SL_LOG_INFO, "cache: %zu tool glob%s%s, ttl %llu ms, at most %zu bytes", C.nglobs,
+		       C.nglobs == 1 ? "" : "s", C.read_only ? " and read-only tools" : "",
+		       (unsigned long long)C.ttl_ms, C.max_bytes);
+	return SL_OK;
+}
+
+const struct sl_stage sl_stage_cache = {
+	.name = "cache",
+	.init = cache_init,
+	.shutdown = cache_shutdown,
+	.request = cache_request,
+	.response = cache_response,
+};

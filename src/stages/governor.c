@@ -1,0 +1,280 @@
+/*
+ * The response governor; see governor.h and docs/stages/governor.md.
+ *
+ * Shortening keeps the shape a model can use: a JSON array keeps its first
+ * items and gains a final marker string saying how many were omitted;
+ * long strings are cut with a marker; plain text keeps its head and tail.
+ */
+#include "stages/governor.h"
+#include "gateway/results.h"
+#include "gateway/session.h"
+#include "pipeline/call.h"
+#include "core/buf.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEPTH_MAX 64
+
+static struct {
+	bool enabled;
+	size_t max_tokens;
+	uint64_t ttl_ms;
+	size_t store_bytes;
+} gov = { true, 4000, 30 * 60 * 1000, 128u << 20 };
+
+bool sl_governor_enabled(void)
+{
+	return gov.enabled;
+}
+
+size_t sl_governor_max_tokens(void)
+{
+	return gov.max_tokens;
+}
+
+struct sl_results *sl_governor_store(struct sl_session *s)
+{
+	if (!s->results)
+		s->results = sl_results_new(gov.ttl_ms, gov.store_bytes);
+	return s->results;
+}
+
+static int governor_init(const struct sl_config *cfg, yyjson_val *sec, struct sl_err *err)
+{
+	yyjson_obj_iter it;
+	yyjson_val *k, *v;
+
+	gov.enabled = true;
+	gov.max_tokens = 4000;
+	gov.ttl_ms = 30 * 60 * 1000;
+	gov.store_bytes = 128u << 20;
+	if (!sec)
+		return SL_OK;
+	yyjson_obj_iter_init(sec, &it);
+	while ((k = yyjson_obj_iter_next(&it))) {
+		const char *key = yyjson_get_str(k);
+		v = yyjson_obj_iter_get_val(k);
+		if (strcmp(key, "enabled") == 0 && yyjson_is_bool(v)) {
+			gov.enabled = yyjson_get_bool(v);
+		} else if (strcmp(key, "maxTokens") == 0 && yyjson_is_uint(v) &&
+			   yyjson_get_uint(v) >= 100 && yyjson_get_uint(v) <= 1000000) {
+			gov.max_tokens = yyjson_get_uint(v);
+		} else if (strcmp(key, "ttlMs") == 0 && yyjson_is_uint(v) && yyjson_get_uint(v) >= 1000) {
+			gov.ttl_ms = yyjson_get_uint(v);
+		} else if (strcmp(key, "maxStoreBytes") == 0 && yyjson_is_uint(v) &&
+			   yyjson_get_uint(v) >= (1u << 20)) {
+			gov.store_bytes = yyjson_get_uint(v);
+		} else {
+			sl_err_set(err, "sluice.governor.%s: unknown key or bad value (enabled: boolean, "
+				   "maxTokens: 100-1000000, ttlMs: >= 1000, maxStoreBytes: >= 1048576)", key);
+			return SL_ERR_INVALID;
+		}
+	}
+	return SL_OK;
+}
+
+/* UTF-8 safe cut: never in the middle of a character. */
+static size_t cut_at(const char *s, size_t len, size_t want)
+{
+	if (want >= len)
+		return len;
+	while (want > 0 && ((unsigned char)s[want] & 0xC0) == 0x80)
+		want--;
+	return want;
+}
+
+char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id)
+{
+	size_t head = cut_at(text, len, budget * 2 / 3), tail_start, tail;
+	char marker[256];
+
+	tail = budget / 4;
+	tail_start = len > tail ? len - tail : 0;
+	while (tail_start < len && ((unsigned char)text[tail_start] & 0xC0) == 0x80)
+		tail_start++;
+	if (tail_start < head)
+		tail_start = head;
+	snprintf(marker, sizeof(marker),
+		 "\n[sluice: %zu of %zu characters omitted here%s%s%s]\n", tail_start - head, len,
+		 id ? "; read them with read_result {\"result_id\": \"" : "", id ? id : "",
+		 id ? "\"}" : "");
+	return sl_printf("%.*s%s%.*s", (int)head, text, marker, (int)(len - tail_start),
+			 text + tail_start);
+}
+
+/* Shortens v (copied into d) to roughly *budget bytes of JSON. */
+static yyjson_mut_val *shorten(yyjson_mut_doc *d, yyjson_val *v, size_t *budget, int depth)
+{
+	size_t i, n;
+	yyjson_val *it, *key;
+
+	if (yyjson_is_str(v)) {
+		size_t len = yyjson_get_len(v), keep;
+		size_t cap = *budget / 2 > 200 ? *budget / 2 : 200;
+		if (len <= cap) {
+			*budget = *budget > len + 2 ? *budget - len - 2 : 0;
+			return yyjson_val_mut_copy(d, v);
+		}
+		keep = cut_at(yyjson_get_str(v), len, cap);
+		*budget = *budget > keep + 40 ? *budget - keep - 40 : 0;
+		char *s = sl_printf("%.*s...[%zu more characters]", (int)keep, yyjson_get_str(v),
+				    len - keep);
+		yyjson_mut_val *r = yyjson_mut_strcpy(d, s);
+		free(s);
+		return r;
+	}
+	if (depth >= DEPTH_MAX || (!yyjson_is_arr(v) && !yyjson_is_obj(v))) {
+		size_t len;
+		char *s = sl_json_write_val(v, &len);
+		free(s);
+		*budget = *budget > len ? *budget - len : 0;
+		return yyjson_val_mut_copy(d, v);
+	}
+	if (yyjson_is_arr(v)) {
+		yyjson_mut_val *arr = yyjson_mut_arr(d);
+		size_t kept = 0;
+		n = yyjson_arr_size(v);
+		yyjson_arr_foreach(v, i, n, it) {
+			/* Always keep the first item, then only what fits. */
+			if (kept > 0 && *budget < 64)
+				break;
+			yyjson_mut_arr_append(arr, shorten(d, it, budget, depth + 1));
+			kept++;
+		}
+		if (kept < n) {
+			char *s = sl_printf("[sluice: %zu more items omitted]", n - kept);
+			yyjson_mut_arr_add_strcpy(d, arr, s);
+			free(s);
+		}
+		return arr;
+	}
+	yyjson_mut_val *obj = yyjson_mut_obj(d);
+	yyjson_obj_foreach(v, i, n, key, it) {
+		size_t kl = yyjson_get_len(key) + 4;
+		*budget = *budget > kl ? *budget - kl : 0;
+		yyjson_mut_obj_add_val(d, obj, yyjson_get_str(key), shorten(d, it, budget, depth + 1));
+	}
+	return obj;
+}
+
+/* A text block: JSON text is shortened structurally, other text by cutting. */
+static yyjson_mut_val *shorten_text_block(yyjson_mut_doc *d, const char *text, size_t len,
+					  size_t budget, const char *id)
+{
+	const char *t = text + strspn(text, " \t\r\n");
+	char *out;
+	yyjson_mut_val *v;
+
+	if (*t == '{' || *t == '[') {
+		yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
+		if (j) {
+			size_t b = budget, olen;
+			yyjson_mut_doc *tmp = yyjson_mut_doc_new(NULL);
+			yyjson_mut_val *sv = shorten(tmp, yyjson_doc_get_root(j), &b, 0);
+			out = sl_json_write_mut_val(sv, &olen);
+			yyjson_mut_doc_free(tmp);
+			yyjson_doc_free(j);
+			v = yyjson_mut_strncpy(d, out, olen);
+			free(out);
+			return v;
+		}
+	}
+	out = sl_governor_cut_text(text, len, budget, id);
+	v = yyjson_mut_strcpy(d, out);
+	free(out);
+	return v;
+}
+
+static enum sl_stage_rc governor_response(struct sl_call *c)
+{
+	yyjson_doc *vd;
+	yyjson_val *r, *content, *b, *sc;
+	yyjson_mut_val *nr, *ncontent, *blk;
+	size_t len, budget, i, n;
+	char *json, note[256];
+	const char *id = NULL;
+
+	/* Programs get whole results, never shortened ones. */
+	if (!gov.enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
+		return SL_STAGE_DECLINED;
+	r = sl_call_result_view(c, &vd);
+	json = sl_json_write_val(r, &len);
+	if (sl_tokens(len) <= gov.max_tokens) {
+		free(json);
+		yyjson_doc_free(vd);
+		return SL_STAGE_DECLINED;
+	}
+	if (c->session) {
+		/* Keep what read_result should page through: the text of a lone
+		 * text block, else the whole result as JSON. */
+		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
+				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
+		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
+		if (t)
+			id = sl_results_put(sl_governor_store(c->session), sl_strdup(t), strlen(t));
+		else
+			id = sl_results_put(sl_governor_store(c->session), sl_strndup(json, len), len);
+	}
+	free(json);
+	budget = gov.max_tokens * 4;
+	nr = yyjson_mut_obj(c->doc);
+	ncontent = yyjson_mut_arr(c->doc);
+	content = sl_json_arr(r, "content");
+	sc = yyjson_obj_get(r, "structuredContent");
+	/* Budget shared by the blocks (and structuredContent, if any). */
+	n = yyjson_arr_size(content) + (sc ? 1 : 0);
+	yyjson_arr_foreach(content, i, n, b) {
+		const char *type = sl_json_str(b, "type"), *text = sl_json_str(b, "text");
+		size_t share = budget / (yyjson_arr_size(content) + (sc ? 1 : 0));
+		if (type && strcmp(type, "text") == 0 && text) {
+			blk = yyjson_mut_obj(c->doc);
+			yyjson_mut_obj_add_str(c->doc, blk, "type", "text");
+			yyjson_mut_obj_add_val(c->doc, blk, "text",
+					       shorten_text_block(c->doc, text, strlen(text), share, id));
+			yyjson_mut_arr_append(ncontent, blk);
+		} else {
+			size_t bl;
+			char *bj = sl_json_write_val(b, &bl);
+			free(bj);
+			if (bl <= share)
+				yyjson_mut_arr_append(ncontent, yyjson_val_mut_copy(c->doc, b));
+		}
+	}
+	if (sc) {
+		size_t share = budget / (yyjson_arr_size(content) + 1);
+		yyjson_mut_obj_add_val(c->doc, nr, "structuredContent", shorten(c->doc, sc, &share, 0));
+	}
+	snprintf(note, sizeof(note),
+		 "[sluice: this result was shortened from about %zu to about %zu tokens%s%s%s]",
+		 sl_tokens(len), gov.max_tokens, id ? "; the whole of it: read_result {\"result_id\": \"" : "",
+		 id ? id : "", id ? "\"}" : "");
+	blk = yyjson_mut_obj(c->doc);
+	yyjson_mut_obj_add_str(c->doc, blk, "type", "text");
+	yyjson_mut_obj_add_strcpy(c->doc, blk, "text", note);
+	yyjson_mut_arr_append(ncontent, blk);
+	yyjson_mut_obj_add_val(c->doc, nr, "content", ncontent);
+	if (sl_json_true(r, "isError"))
+		yyjson_mut_obj_add_bool(c->doc, nr, "isError", true);
+	c->mresult = nr;
+	yyjson_doc_free(vd);
+	return SL_STAGE_NEXT;
+}
+
+char *sl_governor_output(struct sl_session *s, const char *text, size_t len)
+{
+	const char *id = NULL;
+	if (!gov.enabled || sl_tokens(len) <= gov.max_tokens)
+		return NULL;
+	if (s)
+		id = sl_results_put(sl_governor_store(s), sl_strndup(text, len), len);
+	return sl_governor_cut_text(text, len, gov.max_tokens * 4, id);
+}
+
+const struct sl_stage sl_stage_governor = {
+	.name = "governor",
+	.init = governor_init,
+	.response = governor_response,
+};

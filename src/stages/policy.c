@@ -1,0 +1,653 @@
+/*
+ * Policy: the first stage of the request half. For each call it finds the
+ * tool's definition in the server's advertised list (refreshing that list
+ * once if the tool is not there), decides allow, deny or confirm from the
+ * rules, and for confirm asks the client's human through elicitation,
+ * suspending the call until the answer.
+ *
+ * The same rules hide denied tools from tools/list, search_tools and
+ * list_tools (the visible hook), so a model never sees what it may not call.
+ *
+ * Suspensions and who resumes:
+ *   refresh:  our own tools/list request; its callback (which always runs,
+ *             also on failure) decides and resumes, or starts a confirm.
+ *   confirm:  the session's elicitation callback (which always runs, with
+ *             NULL when the client goes away) or our timer (the deadline,
+ *             or the call was cancelled meanwhile), whichever comes first,
+ *             resumes; the wait state lives until both the callback and the
+ *             timer's close have run.
+ */
+#include "stages/policy.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "gateway/session.h"
+#include "pipeline/call.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CONFIRM_TIMEOUT_DEFAULT_MS 120000
+#define CONFIRM_TICK_MS 200
+#define REFRESH_MAX_PAGES 50
+#define SUMMARY_MAX 300
+#define SUMMARY_VALUE_MAX 40
+
+static struct sl_policy policy = { .def = SL_POLICY_ALLOW };
+
+/* ---- rules: pure ------------------------------------------------------- */
+
+static const char *const action_names[] = { "allow", "deny", "confirm" };
+
+/* MCP 2025-11-25 tools: the behaviour hints a tool's annotations may carry. */
+static const char *const hints[] = { "readOnlyHint", "destructiveHint", "idempotentHint",
+				     "openWorldHint" };
+
+const char *sl_policy_action_name(enum sl_policy_action a)
+{
+	return action_names[a];
+}
+
+static bool parse_action(yyjson_val *v, enum sl_policy_action *out)
+{
+	for (size_t i = 0; yyjson_is_str(v) && i < SL_COUNT(action_names); i++)
+		if (strcmp(yyjson_get_str(v), action_names[i]) == 0) {
+			*out = (enum sl_policy_action)i;
+			return true;
+		}
+	return false;
+}
+
+void sl_policy_dispose(struct sl_policy *p)
+{
+	for (size_t i = 0; i < p->nrules; i++) {
+		free(p->rules[i].match);
+		free(p->rules[i].annotation);
+	}
+	free(p->rules);
+	memset(p, 0, sizeof(*p));
+	p->def = SL_POLICY_ALLOW;
+	p->confirm_timeout_ms = CONFIRM_TIMEOUT_DEFAULT_MS;
+}
+
+static int parse_rule(yyjson_val *o, size_t idx, struct sl_policy_rule *r, struct sl_err *err)
+{
+	yyjson_val *k, *v;
+	size_t i, n;
+	bool has_action = false;
+
+	if (!yyjson_is_obj(o)) {
+		sl_err_set(err, "sluice.policy.rules[%zu]: must be an object", idx);
+		return SL_ERR_INVALID;
+	}
+	yyjson_obj_foreach(o, i, n, k, v) {
+		const char *key = yyjson_get_str(k);
+		if (strcmp(key, "match") == 0) {
+			if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
+				sl_err_set(err, "sluice.policy.rules[%zu].match: must be a non-empty "
+					   "\"server.tool\" glob", idx);
+				return SL_ERR_INVALID;
+			}
+			r->match = sl_strdup(yyjson_get_str(v));
+		} else if (strcmp(key, "annotation") == 0) {
+			bool known = false;
+			for (size_t h = 0; yyjson_is_str(v) && h < SL_COUNT(hints); h++)
+				known |= strcmp(yyjson_get_str(v), hints[h]) == 0;
+			if (!known) {
+				sl_err_set(err, "sluice.policy.rules[%zu].annotation: must be one of "
+					   "readOnlyHint, destructiveHint, idempotentHint, openWorldHint", idx);
+				return SL_ERR_INVALID;
+			}
+			r->annotation = sl_strdup(yyjson_get_str(v));
+		} else if (strcmp(key, "action") == 0) {
+			if (!parse_action(v, &r->action)) {
+				sl_err_set(err, "sluice.policy.rules[%zu].action: must be \"allow\", \"deny\" "
+					   "or \"confirm\"", idx);
+				return SL_ERR_INVALID;
+			}
+			has_action = true;
+		} else {
+			sl_err_set(err, "sluice.policy.rules[%zu].%.80s: unknown key (a rule has match, "
+				   "annotation and action)", idx, key);
+			return SL_ERR_INVALID;
+		}
+	}
+	if (!has_action) {
+		sl_err_set(err, "sluice.policy.rules[%zu].action: missing", idx);
+		return SL_ERR_INVALID;
+	}
+	if (!r->match && !r->annotation) {
+		sl_err_set(err, "sluice.policy.rules[%zu]: needs \"match\" or \"annotation\"", idx);
+		return SL_ERR_INVALID;
+	}
+	return SL_OK;
+}
+
+int sl_policy_parse(yyjson_val *section, struct sl_policy *out, struct sl_err *err)
+{
+	struct sl_policy p = { .def = SL_POLICY_ALLOW, .confirm_timeout_ms = CONFIRM_TIMEOUT_DEFAULT_MS };
+	yyjson_val *k, *v;
+	size_t i, n;
+	int rc = SL_OK;
+
+	if (!section)
+		goto out;
+	if (!yyjson_is_obj(section)) {
+		sl_err_set(err, "sluice.policy: must be an object");
+		rc = SL_ERR_INVALID;
+		goto out;
+	}
+	yyjson_obj_foreach(section, i, n, k, v) {
+		const char *key = yyjson_get_str(k);
+		if (strcmp(key, "default") == 0) {
+			if (!parse_action(v, &p.def)) {
+				sl_err_set(err, "sluice.policy.default: must be \"allow\", \"deny\" or \"confirm\"");
+				rc = SL_ERR_INVALID;
+				goto out;
+			}
+		} else if (strcmp(key, "confirmTimeoutMs") == 0) {
+			if (!yyjson_is_uint(v) || yyjson_get_uint(v) == 0 ||
+			    yyjson_get_uint(v) > 24ull * 3600 * 1000) {
+				sl_err_set(err, "sluice.policy.confirmTimeoutMs: must be a positive integer "
+					   "of milliseconds (at most a day)");
+				rc = SL_ERR_INVALID;
+				goto out;
+			}
+			p.confirm_timeout_ms = yyjson_get_uint(v);
+		} else if (strcmp(key, "rules") == 0) {
+			yyjson_val *r;
+			size_t j, m;
+			if (!yyjson_is_arr(v)) {
+				sl_err_set(err, "sluice.policy.rules: must be an array of rules");
+				rc = SL_ERR_INVALID;
+				goto out;
+			}
+			p.rules = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*p.rules));
+			yyjson_arr_foreach(v, j, m, r) {
+				rc = parse_rule(r, j, &p.rules[p.nrules++], err);
+				if (rc < 0)
+					goto out;
+			}
+		} else {
+			sl_err_set(err, "sluice.policy.%.80s: unknown key (policy has default, rules and "
+				   "confirmTimeoutMs)", key);
+			rc = SL_ERR_INVALID;
+			goto out;
+		}
+	}
+out:
+	if (rc < 0)
+		sl_policy_dispose(&p);
+	*out = p;
+	return rc;
+}
+
+/* Length of the UTF-8 character starting at s (1 for a stray byte). */
+static size_t utf8_len(const char *s)
+{
+	size_t n = 1;
+	while (n < 4 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n++;
+	return n;
+}
+
+bool sl_policy_glob(const char *pat, const char *s)
+{
+	/* Iterative, with one backtrack point: linear in practice, never
+	 * exponential on many stars. */
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*pat == '*') {
+			star = pat++;
+			resume = s;
+		} else if (*pat == '?') {
+			pat++;
+			s += utf8_len(s);
+		} else if (*pat && *pat == *s) {
+			pat++;
+			s++;
+		} else if (star) {
+			pat = star + 1;
+			resume += utf8_len(resume);
+			s = resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *server,
+				       const char *tool, yyjson_val *annotations,
+				       bool skip_annotation_rules, int *rule)
+{
+	char *full = sl_printf("%s.%s", server, tool);
+	enum sl_policy_action a = p->def;
+
+	*rule = -1;
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sl_policy_rule *r = &p->rules[i];
+		if (r->annotation && (skip_annotation_rules || !yyjson_is_obj(annotations) ||
+				      !sl_json_true(annotations, r->annotation)))
+			continue;
+		if (r->match && !sl_policy_glob(r->match, full))
+			continue;
+		*rule = (int)i;
+		a = r->action;
+		break;
+	}
+	free(full);
+	return a;
+}
+
+void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n)
+{
+	if (r->match && r->annotation)
+		snprintf(out, n, "match \"%s\", annotation %s", r->match, r->annotation);
+	else if (r->match)
+		snprintf(out, n, "match \"%s\"", r->match);
+	else
+		snprintf(out, n, "annotation %s", r->annotation);
+}
+
+const struct sl_policy *sl_policy_current(void)
+{
+	return &policy;
+}
+
+/* ---- the confirmation's summary of the arguments -------------------------- */
+
+/* Keys whose values never go into the summary: policy runs before the
+ * redaction stage, so the human's dialog must not show a secret. */
+static bool secret_key(const char *k)
+{
+	static const char *const words[] = { "token", "secret", "password", "passwd", "apikey",
+					     "api_key", "private", "auth", "credential", "cookie",
+					     "session" };
+	for (size_t i = 0; i < SL_COUNT(words); i++)
+		if (strcasestr(k, words[i]))
+			return true;
+	return false;
+}
+
+static void summary_value(struct sl_buf *b, yyjson_mut_val *v)
+{
+	int rc = 0;
+	if (yyjson_mut_is_str(v)) {
+		const char *s = yyjson_mut_get_str(v);
+		size_t len = yyjson_mut_get_len(v), cut = len;
+		if (cut > SUMMARY_VALUE_MAX) {
+			cut = SUMMARY_VALUE_MAX;
+			while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+				cut--;
+		}
+		rc |= sl_buf_appends(b, "\"");
+		for (size_t i = 0; i < cut; i++)
+			rc |= sl_buf_append(b, iscntrl((unsigned char)s[i]) ? " " : &s[i], 1);
+		rc |= sl_buf_appends(b, cut < len ? "...\"" : "\"");
+	} else if (yyjson_mut_is_obj(v)) {
+		rc |= sl_buf_printf(b, "{%zu keys}", yyjson_mut_obj_size(v));
+	} else if (yyjson_mut_is_arr(v)) {
+		rc |= sl_buf_printf(b, "[%zu items]", yyjson_mut_arr_size(v));
+	} else {
+		char *s = sl_json_write_mut_val(v, NULL);
+		rc |= sl_buf_appends(b, s ? s : "?");
+		free(s);
+	}
+	(void)rc; /* the buffer's cap cuts the summary; the caller marks it */
+}
+
+char *sl_policy_summary(yyjson_mut_val *args, size_t max)
+{
+	struct sl_buf b;
+	yyjson_mut_val *k, *v;
+	size_t i, n;
+	bool first = true;
+	char *out;
+
+	/* The buffer is capped well above max; the cut is made below so that
+	 * it falls on a character boundary and is marked. */
+	sl_buf_init(&b, max * 4 + 64);
+	yyjson_mut_obj_foreach(args, i, n, k, v) {
+		if (b.len > max)
+			break;
+		if (!first && sl_buf_appends(&b, ", ") < 0)
+			break;
+		first = false;
+		if (sl_buf_append(&b, yyjson_mut_get_str(k), yyjson_mut_get_len(k)) < 0 ||
+		    sl_buf_appends(&b, "=") < 0)
+			break;
+		if (secret_key(yyjson_mut_get_str(k))) {
+			if (sl_buf_appends(&b, "[hidden]") < 0)
+				break;
+		} else {
+			summary_value(&b, v);
+		}
+	}
+	if (first && sl_buf_appends(&b, "(none)") < 0)
+		sl_oom();
+	if (b.len > max) {
+		size_t cut = max > 3 ? max - 3 : 0;
+		while (cut > 0 && ((unsigned char)b.data[cut] & 0xC0) == 0x80)
+			cut--;
+		out = sl_printf("%.*s...", (int)cut, b.data);
+	} else {
+		out = sl_strndup(b.data ? b.data : "", b.len);
+	}
+	sl_buf_dispose(&b);
+	return out;
+}
+
+/* ---- the stage -------------------------------------------------------- */
+
+static int policy_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+{
+	struct sl_policy p;
+	int rc = sl_policy_parse(section, &p, err);
+	if (rc < 0)
+		return rc;
+	sl_policy_dispose(&policy);
+	policy = p;
+	return SL_OK;
+}
+
+static void policy_shutdown(void)
+{
+	sl_policy_dispose(&policy);
+}
+
+static bool policy_visible(const struct sl_upstream *up, yyjson_val *tool)
+{
+	int rule;
+	return sl_policy_decide(&policy, up->name, sl_json_str(tool, "name"),
+				sl_json_obj(tool, "annotations"), false, &rule) != SL_POLICY_DENY;
+}
+
+static void rule_reason(int rule, char *out, size_t n)
+{
+	char text[300];
+	if (rule < 0) {
+		snprintf(out, n, "the default action (%s)", sl_policy_action_name(policy.def));
+		return;
+	}
+	sl_policy_rule_text(&policy.rules[rule], text, sizeof(text));
+	snprintf(out, n, "rule %d (%s)", rule + 1, text);
+}
+
+/* A confirmation in progress. */
+struct wait {
+	struct sl_call *c;       /* NULL once resumed */
+	uv_timer_t timer;
+	uint64_t deadline;
+	char reason[400];
+	bool answered;           /* the elicitation callback ran */
+	bool closed;             /* the timer's handle is closed */
+};
+
+static void wait_maybe_free(struct wait *w)
+{
+	if (!w->c && w->answered && w->closed)
+		free(w);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	struct wait *w = h->data;
+	w->closed = true;
+	wait_maybe_free(w);
+}
+
+/* Ends the wait: allow or deny, then resume the call exactly once. */
+static void settle(struct wait *w, bool allow, const char *why)
+{
+	struct sl_call *c = w->c;
+	if (!c)
+		return;
+	w->c = NULL;
+	uv_timer_stop(&w->timer);
+	uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+	sl_log(SL_LOG_DEBUG, "policy: %s.%s: stopped waiting: %s", c->up->name, c->tool,
+	       allow ? "approved" : why);
+	if (!allow && c->outcome == SL_OUTCOME_PENDING)
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, and %s",
+				  c->up->name, c->tool, w->reason, why);
+	sl_call_resume(c);
+}
+
+static void on_answer(void *ctx, const char *action, yyjson_val *content)
+{
+	struct wait *w = ctx;
+	w->answered = true;
+	if (!action)
+		settle(w, false, "no answer came (the client went away or the request failed)");
+	else if (strcmp(action, "accept") == 0 && sl_json_true(content, "approve"))
+		settle(w, true, NULL);
+	else if (strcmp(action, "accept") == 0)
+		settle(w, false, "the user did not approve it");
+	else if (strcmp(action, "decline") == 0)
+		settle(w, false, "the user declined");
+	else
+		settle(w, false, "the user cancelled the confirmation");
+	wait_maybe_free(w);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	struct wait *w = t->data;
+	if (!w->c)
+		return;
+	/* A call cancelled meanwhile finishes now, not when the human answers. */
+	if (w->c->outcome == SL_OUTCOME_CANCELLED)
+		settle(w, false, "the call was cancelled");
+	else if (sl_now_ms() >= w->deadline)
+		settle(w, false, "no answer came in time");
+}
+
+static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
+{
+	struct wait *w;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *schema, *props, *approve, *req;
+	char *summary, *msg;
+	bool asked;
+
+	if (!c->session || !sl_session_can_elicit(c->session)) {
+		sl_call_set_error(c, SL_OUTCOME_DENIED,
+				  "policy: %s.%s needs confirmation by %s, but %s, so nobody can be "
+				  "asked; the call is refused", c->up->name, c->tool, reason,
+				  c->session ? "the client does not support elicitation" :
+				  "there is no client session");
+		return SL_STAGE_DONE;
+	}
+	w = sl_alloc(sizeof(*w));
+	snprintf(w->reason, sizeof(w->reason), "%s", reason);
+	w->deadline = sl_now_ms() + policy.confirm_timeout_ms;
+
+	summary = sl_policy_summary(c->args, SUMMARY_MAX);
+	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
+			"Arguments: %s", c->tool, c->up->name, reason, summary);
+	free(summary);
+
+	/* MCP 2025-11-25 elicitation: a flat object of primitive properties. */
+	d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	schema = yyjson_mut_obj(d);
+	props = yyjson_mut_obj(d);
+	approve = yyjson_mut_obj(d);
+	req = yyjson_mut_arr(d);
+	yyjson_mut_obj_add_str(d, approve, "type", "boolean");
+	yyjson_mut_obj_add_str(d, approve, "title", "Approve this call");
+	yyjson_mut_obj_add_bool(d, approve, "default", false);
+	yyjson_mut_obj_add_val(d, props, "approve", approve);
+	yyjson_mut_arr_add_str(d, req, "approve");
+	yyjson_mut_obj_add_str(d, schema, "type", "object");
+	yyjson_mut_obj_add_val(d, schema, "properties", props);
+	yyjson_mut_obj_add_val(d, schema, "required", req);
+
+	w->c = c;
+	uv_timer_init(c->up->loop, &w->timer);
+	w->timer.data = w;
+	asked = sl_session_elicit(c->session, msg, d, schema, on_answer, w);
+	free(msg);
+	yyjson_mut_doc_free(d);
+	if (!asked) {
+		w->c = NULL;
+		w->answered = true;
+		uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, but "
+				  "the client could not be asked; the call is refused", c->up->name,
+				  c->tool, reason);
+		return SL_STAGE_DONE;
+	}
+	uv_timer_start(&w->timer, on_tick, CONFIRM_TICK_MS, CONFIRM_TICK_MS);
+	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
+	return SL_STAGE_AGAIN;
+}
+
+/* Applies the rules to a tool the server advertises (def). */
+static enum sl_stage_rc decide(struct sl_call *c, yyjson_val *def)
+{
+	int rule;
+	char reason[400];
+	enum sl_policy_action a = sl_policy_decide(&policy, c->up->name, c->tool,
+						   sl_json_obj(def, "annotations"), false, &rule);
+
+	rule_reason(rule, reason, sizeof(reason));
+	switch (a) {
+	case SL_POLICY_ALLOW:
+		return SL_STAGE_NEXT;
+	case SL_POLICY_DENY:
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s is denied by %s", c->up->name,
+				  c->tool, reason);
+		return SL_STAGE_DONE;
+	default:
+		return confirm(c, reason);
+	}
+}
+
+static yyjson_val *find_tool(yyjson_val *const *items, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *s = sl_json_str(items[i], "name");
+		if (s && strcmp(s, name) == 0)
+			return items[i];
+	}
+	return NULL;
+}
+
+/* A refresh of the server's tools list, for a tool it did not advertise. */
+struct refresh {
+	struct sl_call *c;
+	int pages;
+};
+
+static bool refresh_page(struct refresh *r, yyjson_val *cursor, struct sl_err *err);
+
+static void refresh_end(struct refresh *r, enum sl_stage_rc rc)
+{
+	struct sl_call *c = r->c;
+	free(r);
+	if (rc != SL_STAGE_AGAIN)
+		sl_call_resume(c); /* an outcome set here skips to the response half */
+}
+
+static void unadvertised(struct sl_call *c, const char *detail)
+{
+	sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: server '%s' has no tool '%s' (%s): "
+			  "only tools a server advertises can be called", c->up->name, c->tool, detail);
+}
+
+static void on_refresh(void *ctx, struct sl_reply *rep)
+{
+	struct refresh *r = ctx;
+	struct sl_call *c = r->c;
+	struct sl_err err;
+	yyjson_val *arr, *it, *cursor, *hit = NULL;
+	size_t i, n;
+
+	if (c->outcome == SL_OUTCOME_CANCELLED) {
+		refresh_end(r, SL_STAGE_DONE);
+		return;
+	}
+	if (rep->kind != SL_REPLY_RESULT) {
+		unadvertised(c, rep->kind == SL_REPLY_FAILED ? rep->why :
+			     "its tools list could not be refreshed");
+		refresh_end(r, SL_STAGE_DONE);
+		return;
+	}
+	arr = sl_json_arr(rep->msg->result, "tools");
+	yyjson_arr_foreach(arr, i, n, it)
+		if (!hit && yyjson_is_obj(it) && sl_json_str(it, "name") &&
+		    strcmp(sl_json_str(it, "name"), c->tool) == 0)
+			hit = it;
+	if (hit) {
+		/* def is borrowed from the reply: decide before it goes. */
+		sl_log(SL_LOG_INFO, "policy: server '%s' advertises '%s' after a refresh of its list",
+		       c->up->name, c->tool);
+		refresh_end(r, decide(c, hit));
+		return;
+	}
+	cursor = yyjson_obj_get(rep->msg->result, "nextCursor");
+	if (yyjson_is_str(cursor) && ++r->pages < REFRESH_MAX_PAGES) {
+		if (refresh_page(r, cursor, &err))
+			return;
+		unadvertised(c, err.msg);
+	} else {
+		unadvertised(c, "not in its tools list, also after a refresh");
+	}
+	refresh_end(r, SL_STAGE_DONE);
+}
+
+static bool refresh_page(struct refresh *r, yyjson_val *cursor, struct sl_err *err)
+{
+	struct sl_call *c = r->c;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *params;
+	bool ok;
+
+	if (!d)
+		sl_oom();
+	params = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, params);
+	if (cursor)
+		yyjson_mut_obj_add_val(d, params, "cursor", yyjson_val_mut_copy(d, cursor));
+	ok = sl_upstream_request(c->up, "tools/list", d, params, c->up->gcfg->call_timeout_ms,
+				 on_refresh, NULL, r, err) != NULL;
+	yyjson_mut_doc_free(d);
+	return ok;
+}
+
+static enum sl_stage_rc policy_request(struct sl_call *c)
+{
+	yyjson_val *def = find_tool(c->up->tools.items, c->up->tools.n, c->tool);
+	struct refresh *r;
+	struct sl_err err;
+
+	if (def)
+		return decide(c, def);
+	/* Not in the list we hold: the server may have added it without telling
+	 * (no list_changed). Ask once; only what it advertises may run. */
+	r = sl_alloc(sizeof(*r));
+	r->c = c;
+	if (!refresh_page(r, NULL, &err)) {
+		free(r);
+		unadvertised(c, err.msg);
+		return SL_STAGE_DONE;
+	}
+	return SL_STAGE_AGAIN;
+}
+
+const struct sl_stage sl_stage_policy = {
+	.name = "policy",
+	.init = policy_init,
+	.shutdown = policy_shutdown,
+	.visible = policy_visible,
+	.request = policy_request,
+};

@@ -1,0 +1,640 @@
+/*
+ * Redaction of secrets, both directions: see redaction.h and
+ * docs/stages/redaction.md.
+ *
+ * Each pattern is its own PCRE2 program, so that each keeps PCRE2's own
+ * start-of-match optimisation (most begin with a literal: "ghp_", "AKIA",
+ * "-----BEGIN"): one alternation of forty patterns would start a match
+ * attempt at almost every byte. A text is scanned by every pattern in turn;
+ * the matches are then ordered by position (ties go to the earlier pattern,
+ * which is the more specific one) and overlapping ones dropped. Patterns
+ * that need context to be tight ("aws_secret_access_key = ...") use \K so
+ * that only the secret is replaced, never its key.
+ *
+ * Subject strings are matched as bytes (no UTF mode): the built-in patterns
+ * only consume ASCII, so a replacement never splits a UTF-8 sequence, and
+ * invalid UTF-8 can never make a match fail. Custom patterns run in UTF mode
+ * that tolerates invalid input, so their "." is a character.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "stages/redaction.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "pipeline/call.h"
+
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Left and right boundaries: a token is not the middle of a longer word or
+ * of a base64 run (a PNG's base64 must never be redacted). */
+#define LB    "(?<![A-Za-z0-9_])"
+#define LB64  "(?<![A-Za-z0-9+/])"
+#define LBX   "(?<![A-Za-z0-9_+/-])"
+#define RB    "(?![A-Za-z0-9_])"
+#define RBD   "(?![A-Za-z0-9_-])"
+/* Between a key and its value: key=value, key: value, "key": "value". */
+#define SEP   "[\"']?\\s*[:=]\\s*[\"']?"
+/* Never redact a redaction again. */
+#define NOTRED "(?!\\[REDACTED)"
+#define PEM_END(x) "-----END[ A-Z0-9]*" x "-----"
+/* The body of a PEM block, raw or inside a JSON text (newlines as \n). */
+#define PEM_BODY "(?:[A-Za-z0-9+/=\\s:,.-]|\\\\[rn])"
+
+struct builtin {
+	const char *kind;
+	const char *re;
+};
+
+/* Tried in this order; on a tie (two matches starting at the same byte)
+ * the earlier entry wins, so specific formats come before generic ones. */
+static const struct builtin builtins[] = {
+	/* Private key blocks: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH and
+	 * PGP; a block cut before its END line is redacted to the end of its
+	 * body. */
+	{ "ssh_private_key",
+	  "-----BEGIN OPENSSH PRIVATE KEY-----(?:" PEM_BODY "*?" PEM_END("PRIVATE KEY") "|"
+	  PEM_BODY "*)" },
+	{ "pgp_private_key",
+	  "-----BEGIN PGP PRIVATE KEY BLOCK-----(?:" PEM_BODY "*?" PEM_END("PRIVATE KEY BLOCK")
+	  "|" PEM_BODY "*)" },
+	{ "private_key",
+	  "-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?:" PEM_BODY "*?" PEM_END("PRIVATE KEY") "|"
+	  PEM_BODY "*)" },
+	{ "age_secret_key", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" },
+
+	/* Cloud providers. */
+	{ "aws_access_key_id", LB64 "(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9+/])" },
+	{ "aws_secret_access_key",
+	  "(?i)(?:aws.{0,20}?secret.{0,20}?|secret_?access_?key)" SEP "\\K" NOTRED
+	  "[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])" },
+	{ "aws_session_token",
+	  "(?i)(?:aws_?session_?token|sessiontoken|security_?token)" SEP "\\K" NOTRED
+	  "[A-Za-z0-9/+=]{100,}" },
+	{ "gcp_api_key", LBX "AIza[0-9A-Za-z_-]{35}" RBD },
+	{ "gcp_oauth_token", LBX "ya29\\.[0-9A-Za-z_-]{20,}" },
+	{ "gcp_refresh_token", LBX "1//0[0-9A-Za-z_-]{40,}" },
+	{ "gcp_oauth_client_secret", LBX "GOCSPX-[0-9A-Za-z_-]{28}" RBD },
+	{ "azure_storage_key", "(?i)AccountKey=\\K[A-Za-z0-9+/]{86}==" },
+	{ "azure_shared_access_key", "(?i)SharedAccessKey=\\K[A-Za-z0-9+/]{42,43}=" },
+	{ "azure_sas_signature", "[?&]sig=\\K[A-Za-z0-9%+/]{40,}(?:%3D|=){0,2}" },
+	/* Entra ID client secrets: "xxx8Q~" then 31-34 characters; the four
+	 * characters before Q~ are left (a lookbehind must have a fixed length). */
+	{ "azure_client_secret",
+	  "(?<=[A-Za-z0-9_~.-]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])" },
+	{ "digitalocean_token", LB "do[opr]_v1_[a-f0-9]{64}" RB },
+	{ "heroku_api_key",
+	  "(?:" LBX "HRKU-[A-Za-z0-9_-]{60}" RBD "|(?i)heroku[a-z_ -]{0,20}?(?:key|token|secret)"
+	  SEP "\\K[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})" },
+
+	/* Source hosting and CI. */
+	{ "github_fine_grained_token", LB "github_pat_[A-Za-z0-9_]{50,255}" },
+	{ "github_token", LB "gh[pousr]_[A-Za-z0-9]{36,251}" RB },
+	{ "gitlab_token", LBX "gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt)-[A-Za-z0-9_-]{20,}" },
+	{ "atlassian_api_token", LBX "ATATT3[A-Za-z0-9_=-]{50,}" },
+	{ "npm_token", LB "npm_[A-Za-z0-9]{36}" RB },
+	{ "pypi_token", LBX "pypi-AgE[A-Za-z0-9_-]{60,}" },
+	{ "vault_token", "(?<![A-Za-z0-9_.-])hv[sb]\\.[A-Za-z0-9_-]{24,}" },
+	{ "postman_api_key", LBX "PMAK-[a-f0-9]{24}-[a-f0-9]{34}" RBD },
+
+	/* Messaging, payments, SaaS. */
+	{ "slack_token",
+	  LBX "(?:xox[abposr]-[0-9A-Za-z-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})" },
+	{ "slack_webhook",
+	  "https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}" },
+	{ "stripe_secret_key", LB "(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,247}" RB },
+	{ "stripe_webhook_secret", LB "whsec_[A-Za-z0-9+/=]{32,}" },
+	{ "square_token", LBX "sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}" RBD },
+	{ "twilio_api_key", "(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])" },
+	{ "sendgrid_api_key", LBX "SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" RBD },
+	{ "mailgun_api_key", LBX "key-[0-9a-f]{32}" RBD },
+	{ "shopify_token", LB "shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" RB },
+	{ "datadog_api_key",
+	  "(?i)(?:datadog|\\bdd)[_ -]?(?:api|app|application)[_ -]?key" SEP "\\K[0-9a-f]{32,40}"
+	  "(?![0-9a-f])" },
+	{ "telegram_bot_token",
+	  "(?<=[0-9]{8}:|[0-9]{9}:|[0-9]{10}:)AA[0-9A-Za-z_-]{33}" RBD },
+	{ "linear_api_key", LB "lin_api_[A-Za-z0-9]{40}" RB },
+	{ "notion_token", LB "(?:secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35})" RB },
+
+	/* AI providers: Anthropic before OpenAI (both begin with "sk-"). */
+	{ "anthropic_api_key", LBX "sk-ant-[a-z]{2,8}[0-9]{0,3}-[A-Za-z0-9_-]{32,}" },
+	{ "openai_api_key",
+	  LBX "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+	  "|[A-Za-z0-9]{48})" RBD },
+	{ "huggingface_token",
+	  LB "hf_(?=[A-Za-z]{0,33}[A-Z])(?=[A-Za-z]{0,33}[a-z])[A-Za-z]{34,40}" RB },
+
+	/* Tokens by shape and by context. */
+	{ "jwt", LBX "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*" },
+	{ "basic_auth",
+	  "(?i)authorization" SEP "basic\\s+\\K" NOTRED "[A-Za-z0-9+/]{8,}={0,2}" },
+	{ "bearer_token",
+	  "(?i)(?<![A-Za-z0-9])bearer\\s+\\K" NOTRED "(?=[A-Za-z0-9._~+/-]*[0-9])"
+	  "[A-Za-z0-9._~+/-]{20,}=*" },
+	/* scheme://user:password@host: only the password goes. */
+	{ "url_password",
+	  "://[^\\s:/@\"'<>\\[\\]]{1,128}:\\K" NOTRED "[^\\s@/\"'<>]{1,256}(?=@)" },
+	/* password=..., "api_key": "...", SECRET_KEY: x9...: a quoted value, a
+	 * value right after "=" (not a call such as password=get()), or after
+	 * ":" a value holding a digit or a symbol, so that prose ("password:
+	 * required") and code ("apiKey = process.env.API_KEY") stay. */
+	{ "secret_assignment",
+	  "(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|secret|client[_-]?secret|"
+	  "secret[_-]?key|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
+	  "private[_-]?key)(?:"
+	  "[\"']?\\s*[:=]\\s*[\"']\\K" NOTRED "[^\"'`\\\\\\r\\n]{4,}"
+	  "|[\"']?=\\K" NOTRED "[^\\s\"'`&,;<>(){}\\[\\]\\\\]{4,}+(?![()])"
+	  "|\\s*:\\s*\\K" NOTRED "(?=[^\\s\"']*[0-9!@#$%^*+~])[^\\s\"'`&,;<>(){}\\[\\]\\\\]{4,}+"
+	  ")" },
+};
+
+/* Not a pattern: a JSON string member whose key names a secret is replaced
+ * whole (the key is compared lower-cased, without '_' and '-'). */
+#define SECRET_FIELD "secret_field"
+static const char *const secret_keys[] = {
+	"password", "passwd", "passphrase", "secret", "clientsecret", "secretkey", "apikey",
+	"accesstoken", "authtoken", "refreshtoken", "privatekey", "secretaccesskey",
+	"sessiontoken",
+};
+
+#define DEFAULT_MAX_DEPTH 64
+#define MATCH_LIMIT 10000000u   /* per match attempt: a runaway custom pattern fails */
+
+struct pattern {
+	char *kind;
+	pcre2_code *re;
+};
+
+static struct {
+	bool ready;                 /* init ran and redaction is enabled */
+	bool secret_fields;
+	size_t max_depth;
+	struct pattern *pats;
+	size_t npats;
+	pcre2_match_data *md;
+	pcre2_match_context *mctx;
+	pcre2_jit_stack *jstack;
+} R;
+
+struct hit {
+	size_t start, end, pat;
+};
+
+static int hit_cmp(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->pat < y->pat ? -1 : x->pat > y->pat;
+}
+
+/* ---- the engine ---------------------------------------------------------- */
+
+/* Collects every pattern's matches in in[0..len): 0, or SL_ERR_TOO_LARGE
+ * with err set (a match limit, a JIT stack overflow). */
+static int find_hits(const char *in, size_t len, struct hit **hits, size_t *nhits,
+		     struct sl_err *err)
+{
+	size_t n = 0, cap = 0;
+	struct hit *h = NULL;
+
+	for (size_t p = 0; p < R.npats; p++) {
+		size_t off = 0;
+		while (off <= len) {
+			int rc = pcre2_match(R.pats[p].re, (PCRE2_SPTR)in, len, off, 0, R.md, R.mctx);
+			PCRE2_SIZE *ov;
+			if (rc == PCRE2_ERROR_NOMATCH)
+				break;
+			if (rc < 0) {
+				PCRE2_UCHAR msg[128];
+				pcre2_get_error_message(rc, msg, sizeof(msg));
+				sl_err_set(err, "pattern %s: %s", R.pats[p].kind, (char *)msg);
+				free(h);
+				return SL_ERR_TOO_LARGE;
+			}
+			ov = pcre2_get_ovector_pointer(R.md);
+			if (ov[1] <= off || ov[0] >= ov[1]) {
+				/* Empty (or \K-inverted) match: nothing to replace. */
+				off = (ov[1] > off ? ov[1] : off) + 1;
+				continue;
+			}
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				h = sl_realloc(h, cap * sizeof(*h));
+			}
+			h[n++] = (struct hit){ ov[0], ov[1], p };
+			off = ov[1];
+		}
+	}
+	*hits = h;
+	*nhits = n;
+	return SL_OK;
+}
+
+size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, struct sl_err *err)
+{
+	struct hit *hits = NULL;
+	size_t nhits = 0, count = 0, pos = 0;
+	struct sl_buf b;
+	struct sl_err scratch;
+
+	*out = NULL;
+	if (outlen)
+		*outlen = 0;
+	if (!err)
+		err = &scratch;
+	if (!R.ready || len == 0)
+		return 0;
+	if (find_hits(in, len, &hits, &nhits, err) < 0)
+		return SL_REDACT_FAILED;
+	if (nhits == 0)
+		return 0;
+	qsort(hits, nhits, sizeof(*hits), hit_cmp);
+	/* Output cap: the text plus a marker per replacement, within reason. */
+	sl_buf_init(&b, len + (len < (64u << 20) ? len : (64u << 20)) + 4096);
+	for (size_t i = 0; i < nhits; i++) {
+		if (hits[i].start < pos)
+			continue; /* overlaps a replacement already made */
+		if (sl_buf_append(&b, in + pos, hits[i].start - pos) < 0 ||
+		    sl_buf_printf(&b, "[REDACTED:%s]", R.pats[hits[i].pat].kind) < 0) {
+			sl_err_set(err, "the redacted text would exceed %zu bytes", b.max);
+			sl_buf_dispose(&b);
+			free(hits);
+			return SL_REDACT_FAILED;
+		}
+		pos = hits[i].end;
+		count++;
+	}
+	free(hits);
+	if (sl_buf_append(&b, in + pos, len - pos) < 0) {
+		sl_err_set(err, "the redacted text would exceed %zu bytes", b.max);
+		sl_buf_dispose(&b);
+		return SL_REDACT_FAILED;
+	}
+	*out = sl_buf_take(&b, outlen);
+	return count;
+}
+
+size_t sl_redact_text(const char *in, size_t len, char **out)
+{
+	return sl_redact_textn(in, len, out, NULL, NULL);
+}
+
+const char *sl_redact_builtin_kind(size_t i)
+{
+	return i < SL_COUNT(builtins) ? builtins[i].kind : NULL;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static bool is_secret_key(const char *k, size_t n)
+{
+	char norm[32];
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = k[i];
+		if (ch == '_' || ch == '-')
+			continue;
+		if (m + 1 >= sizeof(norm))
+			return false;
+		norm[m++] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+	}
+	norm[m] = '\0';
+	for (size_t i = 0; i < SL_COUNT(secret_keys); i++)
+		if (strcmp(norm, secret_keys[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool already_redacted(const char *s, size_t n)
+{
+	return n > 11 && memcmp(s, "[REDACTED:", 10) == 0 && s[n - 1] == ']';
+}
+
+static int redact_mut(yyjson_mut_doc *d, yyjson_mut_val *v, size_t depth, size_t *count,
+		      struct sl_err *err)
+{
+	if (depth > R.max_depth) {
+		sl_err_set(err, "JSON nested deeper than %zu levels", R.max_depth);
+		return SL_ERR_INVALID;
+	}
+	if (yyjson_mut_is_str(v)) {
+		char *out;
+		size_t outlen, n = sl_redact_textn(yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out,
+						   &outlen, err);
+		if (n == SL_REDACT_FAILED)
+			return SL_ERR_TOO_LARGE;
+		if (n > 0) {
+			yyjson_mut_val *copy = yyjson_mut_strncpy(d, out, outlen);
+			free(out);
+			if (!copy)
+				sl_oom();
+			yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), outlen);
+			*count += n;
+		}
+	} else if (yyjson_mut_is_arr(v)) {
+		yyjson_mut_arr_iter it;
+		yyjson_mut_val *e;
+		yyjson_mut_arr_iter_init(v, &it);
+		while ((e = yyjson_mut_arr_iter_next(&it)))
+			if (redact_mut(d, e, depth + 1, count, err) < 0)
+				return SL_ERR_INVALID;
+	} else if (yyjson_mut_is_obj(v)) {
+		yyjson_mut_obj_iter it;
+		yyjson_mut_val *k;
+		yyjson_mut_obj_iter_init(v, &it);
+		while ((k = yyjson_mut_obj_iter_next(&it))) {
+			yyjson_mut_val *e = yyjson_mut_obj_iter_get_val(k);
+			if (R.secret_fields && yyjson_mut_is_str(e) && yyjson_mut_get_len(e) > 0 &&
+			    is_secret_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k)) &&
+			    !already_redacted(yyjson_mut_get_str(e), yyjson_mut_get_len(e))) {
+				yyjson_mut_set_str(e, "[REDACTED:" SECRET_FIELD "]");
+				(*count)++;
+				continue;
+			}
+			if (redact_mut(d, e, depth + 1, count, err) < 0)
+				return SL_ERR_INVALID;
+		}
+	}
+	return SL_OK;
+}
+
+int sl_redact_json(yyjson_mut_doc *d, yyjson_mut_val *v, size_t *count, struct sl_err *err)
+{
+	struct sl_err scratch;
+	if (!R.ready || !v)
+		return SL_OK;
+	return redact_mut(d, v, 0, count, err ? err : &scratch);
+}
+
+/* Counts what redact_mut would replace in an immutable value, so that a
+ * result without secrets is never copied. */
+static int scan_imm(yyjson_val *v, size_t depth, size_t *count, struct sl_err *err)
+{
+	if (depth > R.max_depth) {
+		sl_err_set(err, "JSON nested deeper than %zu levels", R.max_depth);
+		return SL_ERR_INVALID;
+	}
+	if (yyjson_is_str(v)) {
+		struct hit *hits = NULL;
+		size_t n = 0;
+		if (find_hits(yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+			return SL_ERR_TOO_LARGE;
+		free(hits);
+		*count += n;
+	} else if (yyjson_is_arr(v)) {
+		size_t i, max;
+		yyjson_val *e;
+		yyjson_arr_foreach(v, i, max, e)
+			if (scan_imm(e, depth + 1, count, err) < 0)
+				return SL_ERR_INVALID;
+	} else if (yyjson_is_obj(v)) {
+		size_t i, max;
+		yyjson_val *k, *e;
+		yyjson_obj_foreach(v, i, max, k, e) {
+			if (R.secret_fields && yyjson_is_str(e) && yyjson_get_len(e) > 0 &&
+			    is_secret_key(yyjson_get_str(k), yyjson_get_len(k)) &&
+			    !already_redacted(yyjson_get_str(e), yyjson_get_len(e))) {
+				(*count)++;
+				continue;
+			}
+			if (scan_imm(e, depth + 1, count, err) < 0)
+				return SL_ERR_INVALID;
+		}
+	}
+	return SL_OK;
+}
+
+/* ---- the stage ------------------------------------------------------------ */
+
+static enum sl_stage_rc redaction_request(struct sl_call *c)
+{
+	struct sl_err err;
+	size_t n = 0;
+
+	if (!R.ready)
+		return SL_STAGE_DECLINED;
+	if (sl_redact_json(c->doc, c->args, &n, &err) < 0) {
+		/* The arguments may be half redacted: they must not be sent. */
+		sl_call_set_error(c, SL_OUTCOME_FAILED,
+				  "redaction of the arguments failed (%s); the call was not sent",
+				  err.msg);
+		return SL_STAGE_ERROR;
+	}
+	if (n > 0)
+		sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu secret(s) redacted from the arguments",
+		       (unsigned long long)c->id, c->up->name, c->tool, n);
+	return SL_STAGE_NEXT;
+}
+
+static enum sl_stage_rc redaction_response(struct sl_call *c)
+{
+	struct sl_err err;
+	yyjson_mut_val *m;
+	size_t n = 0;
+
+	if (!R.ready || c->outcome != SL_OUTCOME_OK || !c->result)
+		return SL_STAGE_DECLINED;
+	if (!c->mresult) {
+		if (scan_imm(c->result, 0, &n, &err) < 0)
+			goto fail;
+		if (n == 0)
+			return SL_STAGE_NEXT;
+		n = 0;
+	}
+	m = sl_call_result_mut(c);
+	if (sl_redact_json(c->doc, m, &n, &err) < 0)
+		goto fail;
+	if (n > 0)
+		sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu secret(s) redacted from the result",
+		       (unsigned long long)c->id, c->up->name, c->tool, n);
+	return SL_STAGE_NEXT;
+fail:
+	sl_call_set_error(c, SL_OUTCOME_FAILED,
+			  "redaction of the result failed (%s); the result was withheld", err.msg);
+	return SL_STAGE_ERROR;
+}
+
+static void redaction_shutdown(void)
+{
+	for (size_t i = 0; i < R.npats; i++) {
+		pcre2_code_free(R.pats[i].re);
+		free(R.pats[i].kind);
+	}
+	free(R.pats);
+	pcre2_match_data_free(R.md);
+	pcre2_match_context_free(R.mctx);
+	pcre2_jit_stack_free(R.jstack);
+	memset(&R, 0, sizeof(R));
+}
+
+static int add_pattern(const char *kind, const char *re, uint32_t opts, const char *what,
+		       struct sl_err *err)
+{
+	int ec;
+	PCRE2_SIZE eo;
+	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, opts, &ec, &eo, NULL);
+
+	if (!code) {
+		PCRE2_UCHAR msg[128];
+		pcre2_get_error_message(ec, msg, sizeof(msg));
+		sl_err_set(err, "sluice.redaction: %s '%s': bad regex at offset %zu: %s", what, kind,
+			   (size_t)eo, (char *)msg);
+		return SL_ERR_INVALID;
+	}
+	/* Without JIT (a kernel that forbids executable mappings) PCRE2's
+	 * interpreter runs the same pattern, only slower. */
+	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+	R.pats = sl_realloc(R.pats, (R.npats + 1) * sizeof(*R.pats));
+	R.pats[R.npats++] = (struct pattern){ sl_strdup(kind), code };
+	return SL_OK;
+}
+
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 64)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == ']' || *s == '[')
+			return false;
+	return true;
+}
+
+static bool is_disabled(yyjson_val *disable, const char *kind)
+{
+	size_t i, max;
+	yyjson_val *e;
+	yyjson_arr_foreach(disable, i, max, e)
+		if (yyjson_equals_str(e, kind))
+			return true;
+	return false;
+}
+
+static bool known_kind(const char *s)
+{
+	if (strcmp(s, SECRET_FIELD) == 0)
+		return true;
+	for (size_t i = 0; i < SL_COUNT(builtins); i++)
+		if (strcmp(s, builtins[i].kind) == 0)
+			return true;
+	return false;
+}
+
+struct options {
+	bool enabled;
+	int64_t depth;
+	yyjson_val *disable, *patterns;
+};
+
+static int parse_section(yyjson_val *section, struct options *o, struct sl_err *err)
+{
+	yyjson_val *k, *v, *e;
+	size_t i, max;
+
+	if (!yyjson_is_obj(section)) {
+		sl_err_set(err, "sluice.redaction must be an object");
+		return SL_ERR_INVALID;
+	}
+	yyjson_obj_foreach(section, i, max, k, v) {
+		const char *key = yyjson_get_str(k);
+		if (strcmp(key, "enabled") == 0) {
+			if (!yyjson_is_bool(v)) {
+				sl_err_set(err, "sluice.redaction.enabled must be true or false");
+				return SL_ERR_INVALID;
+			}
+			o->enabled = yyjson_get_bool(v);
+		} else if (strcmp(key, "maxDepth") == 0) {
+			if (!yyjson_is_int(v) || yyjson_get_sint(v) < 1 || yyjson_get_sint(v) > 1000) {
+				sl_err_set(err, "sluice.redaction.maxDepth must be an integer from 1 to 1000");
+				return SL_ERR_INVALID;
+			}
+			o->depth = yyjson_get_sint(v);
+		} else if (strcmp(key, "disable") == 0) {
+			o->disable = v;
+		} else if (strcmp(key, "patterns") == 0) {
+			o->patterns = v;
+		} else {
+			sl_err_set(err, "sluice.redaction: unknown key '%s' (known: enabled, patterns, "
+				   "disable, maxDepth)", key);
+			return SL_ERR_INVALID;
+		}
+	}
+	if (o->disable && !yyjson_is_arr(o->disable)) {
+		sl_err_set(err, "sluice.redaction.disable must be an array of pattern kinds");
+		return SL_ERR_INVALID;
+	}
+	yyjson_arr_foreach(o->disable, i, max, e) {
+		if (!yyjson_is_str(e) || !known_kind(yyjson_get_str(e))) {
+			sl_err_set(err, "sluice.redaction.disable[%zu]: not a built-in pattern kind "
+				   "(see docs/stages/redaction.md)", i);
+			return SL_ERR_INVALID;
+		}
+	}
+	if (o->patterns && !yyjson_is_arr(o->patterns)) {
+		sl_err_set(err, "sluice.redaction.patterns must be an array of {name, regex}");
+		return SL_ERR_INVALID;
+	}
+	return SL_OK;
+}
+
+static int redaction_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+{
+	struct options o = { .enabled = true, .depth = DEFAULT_MAX_DEPTH };
+	yyjson_val *v;
+	size_t i, max;
+	int rc = SL_ERR_INVALID;
+
+	redaction_shutdown();
+	if (section && parse_section(section, &o, err) < 0)
+		return SL_ERR_INVALID;
+	if (!o.enabled)
+		return SL_OK;
+
+	R.max_depth = (size_t)o.depth;
+	R.secret_fields = !is_disabled(o.disable, SECRET_FIELD);
+	for (size_t j = 0; j < SL_COUNT(builtins); j++)
+		if (!is_disabled(o.disable, builtins[j].kind) &&
+		    add_pattern(builtins[j].kind, builtins[j].re, 0, "built-in pattern", err) < 0)
+			goto out;
+	yyjson_arr_foreach(o.patterns, i, max, v) {
+		const char *name = sl_json_str(v, "name"), *re = sl_json_str(v, "regex");
+		if (!yyjson_is_obj(v) || !name || !re || yyjson_obj_size(v) != 2) {
+			sl_err_set(err, "sluice.redaction.patterns[%zu] must be {\"name\": ..., "
+				   "\"regex\": ...}", i);
+			goto out;
+		}
+		if (!valid_name(name)) {
+			sl_err_set(err, "sluice.redaction.patterns[%zu]: name must be 1 to 64 printable "
+				   "characters without '[' or ']'", i);
+			goto out;
+		}
+		if (add_pattern(name, re, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, "pattern", err) < 0)
+			goto out;
+	}
+	R.md = pcre2_match_data_create(1, NULL);
+	R.mctx = pcre2_match_context_create(NULL);
+	R.jstack = pcre2_jit_stack_create(32u << 10, 1u << 20, NULL);
+	if (!R.md || !R.mctx || !R.jstack)
+		sl_oom();
+	pcre2_set_match_limit(R.mctx, MATCH_LIMIT);
+	pcre2_jit_stack_assign(R.mctx, NULL, R.jstack);
+	R.ready = true;
+	rc = SL_OK;
+out:
+	if (rc < 0)
+		redaction_shutdown();
+	return rc;
+}
+
+const struct sl_stage sl_stage_redaction = {
+	.name = "redaction",
+	.init = redaction_init,
+	.shutdown = redaction_shutdown,
+	.request = redaction_request,
+	.response = redaction_response,
+};

@@ -1,0 +1,706 @@
+/*
+ * Telemetry: OTLP/HTTP JSON export of spans and metrics (see telemetry.h).
+ *
+ * Spans are serialised when a call or program ends and appended to one
+ * capped buffer; a repeating timer (intervalMs) wraps what is queued into
+ * an ExportTraceServiceRequest and, if counters moved, an
+ * ExportMetricsServiceRequest, and hands both to a curl multi handle. A
+ * short "pump" timer drives the transfers while any is in flight: curl
+ * never blocks the loop (connect, send and receive are non-blocking, names
+ * resolve on curl's resolver thread). Both timers are unreferenced, so
+ * telemetry never keeps sluice alive; the shutdown hook sends what is left.
+ *
+ * Ids need no state: a program's trace id is a per-process random prefix
+ * plus the program id, and a call's parent span id is derived from its
+ * program id, so a child span can be emitted before its parent.
+ */
+#include "stages/telemetry.h"
+#include "core/buf.h"
+#include "core/log.h"
+#include "gateway/session.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <uv.h>
+
+#define MAX_INFLIGHT 4
+#define PUMP_MS 5
+#define NBOUNDS 10
+
+static const double BOUNDS[NBOUNDS] = { 1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000 };
+
+static const char *const PROGRAM_OUTCOMES[] = { "ok", "cancelled", "error", "syntax", "timeout",
+						"cpu", "memory", "output", "calls", "crash",
+						"other" };
+#define NPOUT SL_COUNT(PROGRAM_OUTCOMES)
+#define NORIGIN 3
+#define NOUTCOME 6
+
+struct post {
+	CURL *easy;
+	char *body;
+	struct curl_slist *headers;
+};
+
+static struct {
+	bool on;
+	char *traces_url, *metrics_url;
+	char *service;
+	uint64_t interval_ms, timeout_ms;
+	uint8_t seed[16];
+	struct sl_buf spans;       /* span objects, comma separated */
+	size_t nspans;
+	uint64_t dropped;          /* spans lost to the queue cap or a failed export */
+	bool warned;
+	CURLM *multi;
+	struct post *posts[MAX_INFLIGHT];
+	int inflight;
+	uv_timer_t tick, pump;
+	bool timers;
+	/* Metrics, cumulative since start. */
+	uint64_t start_ns;
+	bool dirty;
+	uint64_t calls[NORIGIN][NOUTCOME];
+	uint64_t cache_hits[NORIGIN];
+	uint64_t programs[NPOUT];
+	uint64_t hist[NORIGIN][NBOUNDS + 1];
+	double hist_sum[NORIGIN];
+} T;
+
+/* ---- ids and times ---------------------------------------------------------- */
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[p[i] >> 4];
+		out[2 * i + 1] = d[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void be64(uint64_t v, uint8_t *out)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		out[i] = (uint8_t)v;
+}
+
+/* Programs use the first half of the seed, lone calls the second. */
+static void trace_id(bool program, uint64_t id, char out[33])
+{
+	uint8_t b[16];
+	memcpy(b, T.seed + (program ? 0 : 8), 8);
+	be64(id, b + 8);
+	hex(b, 16, out);
+}
+
+void sl_telemetry_trace_id(uint64_t program_id, char out[33])
+{
+	trace_id(true, program_id, out);
+}
+
+/* Span ids are unique within a trace: calls have the top bit clear. */
+void sl_telemetry_program_span_id(uint64_t program_id, char out[17])
+{
+	uint8_t b[8];
+	be64(program_id | (1ull << 63), b);
+	hex(b, 8, out);
+}
+
+void sl_telemetry_call_span_id(uint64_t call_id, char out[17])
+{
+	uint8_t b[8];
+	be64(call_id & ~(1ull << 63), b);
+	hex(b, 8, out);
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* OTLP JSON writes 64-bit integers as decimal strings. */
+static void add_u64s(yyjson_mut_doc *d, yyjson_mut_val *o, const char *key, uint64_t v)
+{
+	char s[24];
+	snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+	yyjson_mut_obj_add_strcpy(d, o, key, s);
+}
+
+/* ---- attributes --------------------------------------------------------------- */
+
+static yyjson_mut_val *attr(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key)
+{
+	yyjson_mut_val *a = yyjson_mut_arr_add_obj(d, arr);
+	yyjson_mut_val *v;
+	yyjson_mut_obj_add_str(d, a, "key", key);
+	v = yyjson_mut_obj_add_obj(d, a, "value");
+	return v;
+}
+
+static void attr_str(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key, const char *s)
+{
+	yyjson_mut_obj_add_strcpy(d, attr(d, arr, key), "stringValue", s);
+}
+
+static void attr_int(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key, uint64_t n)
+{
+	add_u64s(d, attr(d, arr, key), "intValue", n);
+}
+
+static void attr_bool(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key, bool b)
+{
+	yyjson_mut_obj_add_bool(d, attr(d, arr, key), "boolValue", b);
+}
+
+/* ---- spans --------------------------------------------------------------------- */
+
+static void queue_span(yyjson_mut_doc *d)
+{
+	size_t len;
+	char *s = yyjson_mut_write(d, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &len);
+	yyjson_mut_doc_free(d);
+	if (!s)
+		sl_oom();
+	if ((T.spans.len && sl_buf_append(&T.spans, ",", 1) < 0) || sl_buf_append(&T.spans, s, len) < 0)
+		T.dropped++;
+	else
+		T.nspans++;
+	free(s);
+}
+
+static yyjson_mut_val *span_start(yyjson_mut_doc *d, const char *trace, const char *span,
+				  const char *parent, const char *name, int kind, uint64_t start_ns,
+				  uint64_t end_ns)
+{
+	yyjson_mut_val *o = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_strcpy(d, o, "traceId", trace);
+	yyjson_mut_obj_add_strcpy(d, o, "spanId", span);
+	yyjson_mut_obj_add_strcpy(d, o, "parentSpanId", parent ? parent : "");
+	yyjson_mut_obj_add_strcpy(d, o, "name", name);
+	yyjson_mut_obj_add_int(d, o, "kind", kind);
+	add_u64s(d, o, "startTimeUnixNano", start_ns);
+	add_u64s(d, o, "endTimeUnixNano", end_ns);
+	return o;
+}
+
+static void span_status(yyjson_mut_doc *d, yyjson_mut_val *o, bool ok, const char *msg)
+{
+	yyjson_mut_val *st = yyjson_mut_obj_add_obj(d, o, "status");
+	yyjson_mut_obj_add_int(d, st, "code", ok ? 1 : 2); /* STATUS_CODE_OK, _ERROR */
+	if (!ok && msg)
+		yyjson_mut_obj_add_strcpy(d, st, "message", msg);
+}
+
+static size_t result_size(struct sl_call *c, bool *is_error)
+{
+	yyjson_doc *tmp = NULL;
+	yyjson_val *v = NULL;
+	size_t n = 0;
+	char *s;
+	*is_error = false;
+	if (c->outcome == SL_OUTCOME_OK) {
+		v = sl_call_result_view(c, &tmp);
+		*is_error = yyjson_is_true(yyjson_obj_get(v, "isError"));
+	}
+	if (v && (s = yyjson_val_write(v, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &n)))
+		free(s);
+	yyjson_doc_free(tmp);
+	return n;
+}
+
+static void telemetry_finish(struct sl_call *c)
+{
+	uint64_t now = real_ns(), mono = sl_now_us();
+	uint64_t end = now - (mono - c->finished_us) * 1000, start = end - (c->finished_us - c->started_us) * 1000;
+	double ms = (double)(c->finished_us - c->started_us) / 1000.0;
+	char trace[33], span[17], parent[17], *name;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *o, *attrs;
+	bool is_error;
+	size_t out, in = 0;
+	char *a;
+	size_t b = 0;
+
+	if (!T.on)
+		return;
+	/* Metrics. */
+	T.calls[c->origin][c->outcome]++;
+	if (c->cache_hit)
+		T.cache_hits[c->origin]++;
+	while (b < NBOUNDS && ms > BOUNDS[b])
+		b++;
+	T.hist[c->origin][b]++;
+	T.hist_sum[c->origin] += ms;
+	T.dirty = true;
+
+	/* The span. */
+	d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	trace_id(c->origin == SL_ORIGIN_CODE, c->origin == SL_ORIGIN_CODE ? c->parent : c->id, trace);
+	sl_telemetry_call_span_id(c->id, span);
+	if (c->origin == SL_ORIGIN_CODE)
+		sl_telemetry_program_span_id(c->parent, parent);
+	name = sl_printf("tools/call %s.%s", c->up ? c->up->name : "", c->tool);
+	o = span_start(d, trace, span, c->origin == SL_ORIGIN_CODE ? parent : NULL, name, 3 /* CLIENT */,
+		       start, end);
+	free(name);
+	out = result_size(c, &is_error);
+	if ((a = yyjson_mut_val_write(c->args, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &in)))
+		free(a);
+	attrs = yyjson_mut_obj_add_arr(d, o, "attributes");
+	attr_str(d, attrs, "sluice.server", c->up ? c->up->name : "");
+	attr_str(d, attrs, "sluice.tool", c->tool);
+	attr_str(d, attrs, "sluice.origin", sl_origin_name(c->origin));
+	attr_str(d, attrs, "sluice.outcome", sl_outcome_name(c->outcome));
+	attr_int(d, attrs, "sluice.call.id", c->id);
+	if (c->origin == SL_ORIGIN_CODE)
+		attr_int(d, attrs, "sluice.program.id", c->parent);
+	if (c->session)
+		attr_int(d, attrs, "sluice.session.id", c->session->id);
+	attr_bool(d, attrs, "sluice.cache_hit", c->cache_hit);
+	attr_bool(d, attrs, "sluice.is_error", is_error);
+	attr_int(d, attrs, "sluice.bytes_in", in);
+	attr_int(d, attrs, "sluice.bytes_out", out);
+	/* The outcome's name, never c->why: a message may quote arguments. */
+	span_status(d, o, c->outcome == SL_OUTCOME_OK && !is_error, sl_outcome_name(c->outcome));
+	queue_span(d);
+}
+
+void sl_telemetry_program(uint64_t program_id, uint64_t session_id, const char *outcome,
+			  uint32_t calls, double duration_ms, size_t output_bytes)
+{
+	char trace[33], span[17];
+	uint64_t end = real_ns(), start = end - (uint64_t)(duration_ms * 1e6);
+	yyjson_mut_doc *d;
+	yyjson_mut_val *o, *attrs;
+	size_t k = NPOUT - 1;
+
+	if (!T.on)
+		return;
+	if (!outcome)
+		outcome = "error";
+	for (size_t i = 0; i < NPOUT - 1; i++)
+		if (strcmp(PROGRAM_OUTCOMES[i], outcome) == 0)
+			k = i;
+	T.programs[k]++;
+	T.dirty = true;
+	d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	sl_telemetry_trace_id(program_id, trace);
+	sl_telemetry_program_span_id(program_id, span);
+	o = span_start(d, trace, span, NULL, "execute_code", 1 /* INTERNAL */, start, end);
+	attrs = yyjson_mut_obj_add_arr(d, o, "attributes");
+	attr_int(d, attrs, "sluice.program.id", program_id);
+	if (session_id)
+		attr_int(d, attrs, "sluice.session.id", session_id);
+	attr_str(d, attrs, "sluice.outcome", outcome);
+	attr_int(d, attrs, "sluice.program.calls", calls);
+	attr_int(d, attrs, "sluice.program.output_bytes", output_bytes);
+	span_status(d, o, strcmp(outcome, "ok") == 0, outcome);
+	queue_span(d);
+}
+
+/* ---- export bodies --------------------------------------------------------------- */
+
+static yyjson_mut_val *resource(yyjson_mut_doc *d, yyjson_mut_val *parent)
+{
+	yyjson_mut_val *r = yyjson_mut_obj_add_obj(d, parent, "resource");
+	yyjson_mut_val *attrs = yyjson_mut_obj_add_arr(d, r, "attributes");
+	attr_str(d, attrs, "service.name", T.service);
+	attr_str(d, attrs, "service.version", SL_VERSION);
+	return r;
+}
+
+static yyjson_mut_val *scope(yyjson_mut_doc *d, yyjson_mut_val *parent)
+{
+	yyjson_mut_val *s = yyjson_mut_obj_add_obj(d, parent, "scope");
+	yyjson_mut_obj_add_str(d, s, "name", "sluice");
+	yyjson_mut_obj_add_str(d, s, "version", SL_VERSION);
+	return s;
+}
+
+/* {"resourceSpans":[{"resource":..,"scopeSpans":[{"scope":..,"spans":[ <queued> ]}]}]} */
+static char *traces_body(size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *root = yyjson_mut_obj(d), *rs, *ss;
+	char *head, *body;
+	size_t hl;
+
+	yyjson_mut_doc_set_root(d, root);
+	rs = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, root, "resourceSpans"));
+	resource(d, rs);
+	ss = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, rs, "scopeSpans"));
+	scope(d, ss);
+	yyjson_mut_obj_add_arr(d, ss, "spans");
+	head = yyjson_mut_write(d, 0, &hl);
+	yyjson_mut_doc_free(d);
+	if (!head)
+		sl_oom();
+	/* head ends in "[]}]}]}": splice the queued spans between the brackets. */
+	body = sl_alloc(hl + T.spans.len + 1);
+	memcpy(body, head, hl - 6);
+	memcpy(body + hl - 6, T.spans.data, T.spans.len);
+	memcpy(body + hl - 6 + T.spans.len, head + hl - 6, 6);
+	*len = hl + T.spans.len;
+	body[*len] = '\0';
+	free(head);
+	return body;
+}
+
+static yyjson_mut_val *point(yyjson_mut_doc *d, yyjson_mut_val *points, uint64_t now)
+{
+	yyjson_mut_val *p = yyjson_mut_arr_add_obj(d, points);
+	add_u64s(d, p, "startTimeUnixNano", T.start_ns);
+	add_u64s(d, p, "timeUnixNano", now);
+	return p;
+}
+
+static yyjson_mut_val *metric(yyjson_mut_doc *d, yyjson_mut_val *metrics, const char *name,
+			      const char *unit, const char *desc, const char *kind, bool monotonic)
+{
+	yyjson_mut_val *m = yyjson_mut_arr_add_obj(d, metrics), *data;
+	yyjson_mut_obj_add_str(d, m, "name", name);
+	yyjson_mut_obj_add_str(d, m, "unit", unit);
+	yyjson_mut_obj_add_str(d, m, "description", desc);
+	data = yyjson_mut_obj_add_obj(d, m, kind);
+	yyjson_mut_obj_add_int(d, data, "aggregationTemporality", 2); /* CUMULATIVE */
+	if (monotonic)
+		yyjson_mut_obj_add_bool(d, data, "isMonotonic", true);
+	return yyjson_mut_obj_add_arr(d, data, "dataPoints");
+}
+
+static char *metrics_body(size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *root = yyjson_mut_obj(d), *rm, *sm, *metrics, *pts, *p, *attrs, *bc, *eb;
+	uint64_t now = real_ns();
+	char *s;
+
+	yyjson_mut_doc_set_root(d, root);
+	rm = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, root, "resourceMetrics"));
+	resource(d, rm);
+	sm = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, rm, "scopeMetrics"));
+	scope(d, sm);
+	metrics = yyjson_mut_obj_add_arr(d, sm, "metrics");
+
+	pts = metric(d, metrics, "sluice.calls", "{call}", "Tool calls by origin and outcome", "sum", true);
+	for (int o = 0; o < NORIGIN; o++)
+		for (int k = 0; k < NOUTCOME; k++) {
+			if (!T.calls[o][k])
+				continue;
+			p = point(d, pts, now);
+			attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
+			attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
+			attr_str(d, attrs, "sluice.outcome", sl_outcome_name((enum sl_outcome)k));
+			add_u64s(d, p, "asInt", T.calls[o][k]);
+		}
+	pts = metric(d, metrics, "sluice.cache.hits", "{call}", "Tool calls answered by the cache", "sum", true);
+	for (int o = 0; o < NORIGIN; o++) {
+		p = point(d, pts, now);
+		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
+		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
+		add_u64s(d, p, "asInt", T.cache_hits[o]);
+	}
+	pts = metric(d, metrics, "sluice.programs", "{program}", "execute_code programs by outcome", "sum", true);
+	for (size_t k = 0; k < NPOUT; k++) {
+		if (!T.programs[k])
+			continue;
+		p = point(d, pts, now);
+		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
+		attr_str(d, attrs, "sluice.outcome", PROGRAM_OUTCOMES[k]);
+		add_u64s(d, p, "asInt", T.programs[k]);
+	}
+	pts = metric(d, metrics, "sluice.call.duration", "ms", "Tool call duration, stages included",
+		     "histogram", false);
+	for (int o = 0; o < NORIGIN; o++) {
+		uint64_t n = 0;
+		for (int b = 0; b <= NBOUNDS; b++)
+			n += T.hist[o][b];
+		if (!n)
+			continue;
+		p = point(d, pts, now);
+		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
+		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
+		add_u64s(d, p, "count", n);
+		yyjson_mut_obj_add_real(d, p, "sum", T.hist_sum[o]);
+		bc = yyjson_mut_obj_add_arr(d, p, "bucketCounts");
+		eb = yyjson_mut_obj_add_arr(d, p, "explicitBounds");
+		for (int b = 0; b <= NBOUNDS; b++) {
+			char num[24];
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)T.hist[o][b]);
+			yyjson_mut_arr_add_strcpy(d, bc, num);
+			if (b < NBOUNDS)
+				yyjson_mut_arr_add_real(d, eb, BOUNDS[b]);
+		}
+	}
+	s = yyjson_mut_write(d, 0, len);
+	yyjson_mut_doc_free(d);
+	if (!s)
+		sl_oom();
+	return s;
+}
+
+/* ---- transfers ------------------------------------------------------------------- */
+
+static void drop_post(struct post *p)
+{
+	for (int i = 0; i < MAX_INFLIGHT; i++)
+		if (T.posts[i] == p)
+			T.posts[i] = NULL;
+	curl_multi_remove_handle(T.multi, p->easy);
+	curl_easy_cleanup(p->easy);
+	curl_slist_free_all(p->headers);
+	free(p->body);
+	free(p);
+	T.inflight--;
+}
+
+static void reap(void)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(T.multi, &left))) {
+		struct post *p = NULL;
+		long code = 0;
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
+		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+		if (m->data.result != CURLE_OK || code < 200 || code > 299) {
+			if (!T.warned)
+				sl_log(SL_LOG_WARN, "telemetry: export failed: %s",
+				       m->data.result != CURLE_OK ? curl_easy_strerror(m->data.result) :
+				       "the collector answered with an error status");
+			T.warned = true;
+		} else if (T.warned) {
+			sl_log(SL_LOG_INFO, "telemetry: exports work again");
+			T.warned = false;
+		}
+		drop_post(p);
+	}
+}
+
+static void on_pump(uv_timer_t *t)
+{
+	int running = 0;
+	curl_multi_perform(T.multi, &running);
+	reap();
+	if (T.inflight == 0)
+		uv_timer_stop(&T.pump);
+}
+
+/* Takes body. */
+static void post(const char *url, char *body, size_t len)
+{
+	struct post *p;
+	CURL *e;
+	int running;
+
+	if (T.inflight >= MAX_INFLIGHT) {
+		/* The collector is slow or gone: drop rather than pile up. */
+		free(body);
+		T.dropped++;
+		return;
+	}
+	e = curl_easy_init();
+	if (!e)
+		sl_oom();
+	p = sl_alloc(sizeof(*p));
+	p->easy = e;
+	p->body = body;
+	for (int i = 0; i < MAX_INFLIGHT; i++)
+		if (!T.posts[i]) {
+			T.posts[i] = p;
+			break;
+		}
+	p->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T.timeout_ms);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, p);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
+	curl_multi_add_handle(T.multi, e);
+	T.inflight++;
+	curl_multi_perform(T.multi, &running);
+	reap();
+	if (T.inflight && T.timers && !uv_is_active((uv_handle_t *)&T.pump))
+		uv_timer_start(&T.pump, on_pump, PUMP_MS, PUMP_MS);
+}
+
+static void flush(void)
+{
+	size_t len;
+	char *body;
+	if (T.nspans) {
+		body = traces_body(&len);
+		sl_buf_reset(&T.spans);
+		T.nspans = 0;
+		post(T.traces_url, body, len);
+	}
+	if (T.dirty) {
+		T.dirty = false;
+		body = metrics_body(&len);
+		post(T.metrics_url, body, len);
+	}
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	flush();
+}
+
+/* ---- config ------------------------------------------------------------------------ */
+
+static void on_closed(uv_handle_t *h)
+{
+}
+
+static void telemetry_shutdown(void)
+{
+	if (T.on) {
+		/* Send what is queued; the loop has ended, so wait here, bounded. */
+		uint64_t deadline = sl_now_ms() + T.timeout_ms;
+		flush();
+		while (T.inflight > 0 && sl_now_ms() < deadline) {
+			int running = 0;
+			curl_multi_perform(T.multi, &running);
+			reap();
+			if (T.inflight)
+				curl_multi_poll(T.multi, NULL, 0, 20, NULL);
+		}
+		/* Whatever did not finish is abandoned. */
+		for (int i = 0; i < MAX_INFLIGHT; i++)
+			if (T.posts[i])
+				drop_post(T.posts[i]);
+	}
+	if (T.timers) {
+		uv_close((uv_handle_t *)&T.tick, on_closed);
+		uv_close((uv_handle_t *)&T.pump, on_closed);
+		uv_run(T.tick.loop, UV_RUN_NOWAIT);
+	}
+	if (T.multi) {
+		curl_multi_cleanup(T.multi);
+		curl_global_cleanup();
+	}
+	sl_buf_dispose(&T.spans);
+	free(T.traces_url);
+	free(T.metrics_url);
+	free(T.service);
+	memset(&T, 0, sizeof(T));
+}
+
+static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+{
+	const char *endpoint = NULL;
+	yyjson_val *k, *v;
+	yyjson_obj_iter it;
+	uint64_t max_queue = 4u << 20;
+	size_t n;
+
+	telemetry_shutdown();
+	if (!section)
+		return SL_OK;
+	T.interval_ms = 1000;
+	T.timeout_ms = 5000;
+	yyjson_obj_iter_init(section, &it);
+	while ((k = yyjson_obj_iter_next(&it))) {
+		const char *key = yyjson_get_str(k);
+		v = yyjson_obj_iter_get_val(k);
+		if (strcmp(key, "endpoint") == 0) {
+			endpoint = yyjson_get_str(v);
+			if (!endpoint || (strncmp(endpoint, "http://", 7) != 0 &&
+					  strncmp(endpoint, "https://", 8) != 0)) {
+				sl_err_set(err, "sluice.telemetry.endpoint must be an http:// or https:// URL "
+					   "(the OTLP/HTTP base, e.g. http://127.0.0.1:4318)");
+				return SL_ERR_INVALID;
+			}
+		} else if (strcmp(key, "serviceName") == 0) {
+			if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
+				sl_err_set(err, "sluice.telemetry.serviceName must be a non-empty string");
+				return SL_ERR_INVALID;
+			}
+			free(T.service);
+			T.service = sl_strdup(yyjson_get_str(v));
+		} else if (strcmp(key, "intervalMs") == 0 || strcmp(key, "timeoutMs") == 0 ||
+			   strcmp(key, "maxQueueBytes") == 0) {
+			uint64_t lo = strcmp(key, "maxQueueBytes") == 0 ? 4096 : 10;
+			uint64_t hi = strcmp(key, "maxQueueBytes") == 0 ? (1ull << 30) : 600000;
+			if (!yyjson_is_uint(v) || yyjson_get_uint(v) < lo || yyjson_get_uint(v) > hi) {
+				sl_err_set(err, "sluice.telemetry.%s must be an integer from %llu to %llu", key,
+					   (unsigned long long)lo, (unsigned long long)hi);
+				free(T.service);
+				T.service = NULL;
+				return SL_ERR_INVALID;
+			}
+			if (key[0] == 'i')
+				T.interval_ms = yyjson_get_uint(v);
+			else if (key[0] == 't')
+				T.timeout_ms = yyjson_get_uint(v);
+			else
+				max_queue = yyjson_get_uint(v);
+		} else {
+			sl_err_set(err, "sluice.telemetry: unknown key \"%s\"", key);
+			free(T.service);
+			T.service = NULL;
+			return SL_ERR_INVALID;
+		}
+	}
+	if (!endpoint) {
+		/* A section without an endpoint exports nothing. */
+		free(T.service);
+		T.service = NULL;
+		return SL_OK;
+	}
+	if (!T.service)
+		T.service = sl_strdup("sluice");
+	n = strlen(endpoint);
+	while (n > 0 && endpoint[n - 1] == '/')
+		n--;
+	T.traces_url = sl_printf("%.*s/v1/traces", (int)n, endpoint);
+	T.metrics_url = sl_printf("%.*s/v1/metrics", (int)n, endpoint);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(T.multi = curl_multi_init())) {
+		sl_err_set(err, "sluice.telemetry: libcurl failed to start");
+		telemetry_shutdown();
+		return SL_ERR_INVALID;
+	}
+	if (getrandom(T.seed, sizeof(T.seed), 0) != (ssize_t)sizeof(T.seed)) {
+		uint64_t x = sl_hash64(&T, sizeof(T), real_ns());
+		memcpy(T.seed, &x, 8);
+		x = sl_hash64(&x, 8, sl_now_us());
+		memcpy(T.seed + 8, &x, 8);
+	}
+	sl_buf_init(&T.spans, (size_t)max_queue);
+	T.start_ns = real_ns();
+	uv_timer_init(uv_default_loop(), &T.tick);
+	uv_timer_init(uv_default_loop(), &T.pump);
+	uv_unref((uv_handle_t *)&T.tick);
+	uv_unref((uv_handle_t *)&T.pump);
+	uv_timer_start(&T.tick, on_tick, T.interval_ms, T.interval_ms);
+	T.timers = true;
+	T.on = true;
+	sl_log(SL_LOG_INFO, "telemetry: OTLP/HTTP JSON to %.*s every %llu ms", (int)n, endpoint,
+	       (unsigned long long)T.interval_ms);
+	return SL_OK;
+}
+
+const struct sl_stage sl_stage_telemetry = {
+	.name = "telemetry",
+	.init = telemetry_init,
+	.shutdown = telemetry_shutdown,
+	.finish = telemetry_finish,
+};

@@ -1,0 +1,32 @@
+/*
+ * Telemetry: OpenTelemetry spans and metrics, exported as OTLP over HTTP
+ * with JSON bodies (POST <endpoint>/v1/traces and /v1/metrics), batched on
+ * a timer of the default loop through libcurl's multi interface, so the
+ * loop never waits for the collector. No payloads: names, ids, times,
+ * outcomes and sizes only.
+ *
+ *   sluice.telemetry: {"endpoint": "http://127.0.0.1:4318", "intervalMs": 1000}
+ *
+ * A program is a trace: its execute_code span is the root and each tool
+ * call it makes is a child span. A call outside a program is a trace of one
+ * span. What is still queued at exit is sent before sluice ends (bounded
+ * by timeoutMs).
+ */
+#ifndef SL_STAGES_TELEMETRY_H
+#define SL_STAGES_TELEMETRY_H
+
+#include "pipeline/call.h"
+
+/* One finished program: the root span of its trace (the program's calls
+ * are its children) and the program counter. outcome as for
+ * sl_audit_program. Does nothing unless telemetry is on. */
+void sl_telemetry_program(uint64_t program_id, uint64_t session_id, const char *outcome,
+			  uint32_t calls, double duration_ms, size_t output_bytes);
+
+/* The ids the spans use, as lowercase hex (for tests): a program's trace
+ * (32 digits) and span (16), a call's span (16). */
+void sl_telemetry_trace_id(uint64_t program_id, char out[33]);
+void sl_telemetry_program_span_id(uint64_t program_id, char out[17]);
+void sl_telemetry_call_span_id(uint64_t call_id, char out[17]);
+
+#endif

@@ -1,0 +1,231 @@
+/* Unit tests of src/stages/audit.c: canonical JSON, the argument hash, the
+ * call and program lines, and the file the stage writes. */
+#include "unit.h"
+
+#include "core/json.h"
+#include "pipeline/call.h"
+#include "stages/audit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+extern const struct sl_stage sl_stage_audit;
+
+static yyjson_mut_doc *mdoc(const char *json)
+{
+	yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+	yyjson_mut_doc *m = yyjson_doc_mut_copy(d, NULL);
+	yyjson_doc_free(d);
+	return m;
+}
+
+static char *canon_of(const char *json)
+{
+	yyjson_mut_doc *m = mdoc(json);
+	char *s = sl_audit_canonical(yyjson_mut_doc_get_root(m), NULL);
+	yyjson_mut_doc_free(m);
+	return s;
+}
+
+TEST(audit_canonical_sorts_keys_deeply)
+{
+	char *a = canon_of("{ \"b\": 1, \"a\": {\"z\": [3, {\"y\": 1, \"x\": 2}], \"c\": null} }");
+	CHECK_STR(a, "{\"a\":{\"c\":null,\"z\":[3,{\"x\":2,\"y\":1}]},\"b\":1}");
+	free(a);
+	/* Prefix keys sort first; bytewise, so upper case before lower. */
+	a = canon_of("{\"ab\":1,\"a\":2,\"B\":3}");
+	CHECK_STR(a, "{\"B\":3,\"a\":2,\"ab\":1}");
+	free(a);
+	a = canon_of("{}");
+	CHECK_STR(a, "{}");
+	free(a);
+}
+
+TEST(audit_sha256_known_vector)
+{
+	char hex[65];
+	sl_audit_sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static struct sl_upstream up_named = { .name = (char *)"github" };
+
+static struct sl_call *call_with(const char *args_json, enum sl_origin origin)
+{
+	struct sl_call *c = sl_call_new(origin, &up_named, "create_issue", mdoc(args_json), 1000,
+					NULL, NULL, NULL);
+	c->started_us = 1000000;
+	c->finished_us = 1012345;
+	return c;
+}
+
+static yyjson_doc *line_doc(char *line, size_t len)
+{
+	CHECK(len > 0 && line[len - 1] == '\n');
+	CHECK(memchr(line, '\n', len - 1) == NULL);
+	yyjson_doc *d = yyjson_read(line, len, 0);
+	CHECK(d != NULL);
+	return d;
+}
+
+TEST(audit_call_line_format_and_no_arguments)
+{
+	struct timespec ts = { .tv_sec = 1798761600, .tv_nsec = 987654321 }; /* 2027-01-01 */
+	const char *res = "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}";
+	struct sl_call *c = call_with("{\"title\":\"SECRET-ARG-VALUE\",\"n\":1}", SL_ORIGIN_CODE);
+	size_t len;
+	char *line, canon_hash[65];
+	yyjson_doc *d;
+	yyjson_val *o;
+
+	c->parent = 7;
+	c->outcome = SL_OUTCOME_OK;
+	c->result_doc = yyjson_read(res, strlen(res), 0);
+	c->result = yyjson_doc_get_root(c->result_doc);
+	line = sl_audit_call_line(c, &ts, &len);
+	CHECK(strstr(line, "SECRET-ARG-VALUE") == NULL);
+	CHECK(strstr(line, "hello") == NULL);
+	d = line_doc(line, len);
+	o = yyjson_doc_get_root(d);
+	CHECK_STR(sl_json_str(o, "type"), "call");
+	CHECK_STR(sl_json_str(o, "time"), "2027-01-01T00:00:00.987Z");
+	CHECK(yyjson_is_null(yyjson_obj_get(o, "session")));
+	CHECK_STR(sl_json_str(o, "server"), "github");
+	CHECK_STR(sl_json_str(o, "tool"), "create_issue");
+	CHECK_STR(sl_json_str(o, "origin"), "code");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "program")), 7);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "call")), c->id);
+	CHECK(yyjson_get_real(yyjson_obj_get(o, "duration_ms")) == 12.345);
+	CHECK_STR(sl_json_str(o, "outcome"), "ok");
+	CHECK(yyjson_is_false(yyjson_obj_get(o, "is_error")));
+	CHECK(yyjson_is_false(yyjson_obj_get(o, "cache_hit")));
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "bytes_in")), strlen("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}"));
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "bytes_out")), strlen(res));
+	sl_audit_sha256_hex("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}",
+			    strlen("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}"), canon_hash);
+	CHECK_STR(sl_json_str(o, "args_sha256"), canon_hash);
+	CHECK_INT(yyjson_obj_size(o), 15);
+	yyjson_doc_free(d);
+	free(line);
+	sl_call_free(c);
+}
+
+TEST(audit_call_hash_stable_across_key_order)
+{
+	struct timespec ts = { 0 };
+	struct sl_call *a = call_with("{\"x\":{\"q\":[1,2],\"p\":\"v\"},\"a\":true}", SL_ORIGIN_DIRECT);
+	struct sl_call *b = call_with("{\"a\":true,\"x\":{\"p\":\"v\",\"q\":[1,2]}}", SL_ORIGIN_ROUTER);
+	struct sl_call *c = call_with("{\"a\":true,\"x\":{\"p\":\"w\",\"q\":[1,2]}}", SL_ORIGIN_ROUTER);
+	size_t la, lb, lc;
+	char *sa, *sb, *sc;
+	yyjson_doc *da, *db, *dc;
+
+	a->outcome = b->outcome = c->outcome = SL_OUTCOME_DENIED;
+	sa = sl_audit_call_line(a, &ts, &la);
+	sb = sl_audit_call_line(b, &ts, &lb);
+	sc = sl_audit_call_line(c, &ts, &lc);
+	da = line_doc(sa, la);
+	db = line_doc(sb, lb);
+	dc = line_doc(sc, lc);
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(da), "args_sha256"),
+		  sl_json_str(yyjson_doc_get_root(db), "args_sha256"));
+	CHECK(strcmp(sl_json_str(yyjson_doc_get_root(da), "args_sha256"),
+		     sl_json_str(yyjson_doc_get_root(dc), "args_sha256")) != 0);
+	CHECK(yyjson_is_null(yyjson_obj_get(yyjson_doc_get_root(da), "program")));
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(da), "origin"), "direct");
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(db), "origin"), "router");
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(da), "outcome"), "denied");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(yyjson_doc_get_root(da), "bytes_out")), 0);
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(da), "time"), "1970-01-01T00:00:00.000Z");
+	yyjson_doc_free(da);
+	yyjson_doc_free(db);
+	yyjson_doc_free(dc);
+	free(sa);
+	free(sb);
+	free(sc);
+	sl_call_free(a);
+	sl_call_free(b);
+	sl_call_free(c);
+}
+
+TEST(audit_program_line_format)
+{
+	struct timespec ts = { .tv_sec = 1798761600, .tv_nsec = 5000000 };
+	size_t len;
+	char *line = sl_audit_program_line(3, 9, "timeout", 4, 1500.25, 0, &ts, &len);
+	yyjson_doc *d = line_doc(line, len);
+	yyjson_val *o = yyjson_doc_get_root(d);
+	CHECK_STR(sl_json_str(o, "type"), "program");
+	CHECK_STR(sl_json_str(o, "time"), "2027-01-01T00:00:00.005Z");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "session")), 9);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "program")), 3);
+	CHECK_STR(sl_json_str(o, "outcome"), "timeout");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "calls")), 4);
+	CHECK(yyjson_get_real(yyjson_obj_get(o, "duration_ms")) == 1500.25);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "output_bytes")), 0);
+	yyjson_doc_free(d);
+	free(line);
+}
+
+static yyjson_doc *section(const char *json)
+{
+	return yyjson_read(json, strlen(json), 0);
+}
+
+TEST(audit_writes_file_and_rejects_bad_config)
+{
+	char dir[] = "/tmp/sluice-audit-XXXXXX", path[128], buf[4096], *cfgjson;
+	struct sl_err err = { 0 };
+	struct sl_call *c = call_with("{\"k\":\"v\"}", SL_ORIGIN_DIRECT);
+	yyjson_doc *s;
+	FILE *f;
+	size_t n;
+	int lines = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	cfgjson = sl_printf("{\"file\":\"%s\"}", path);
+	s = section(cfgjson);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) == 0);
+	c->outcome = SL_OUTCOME_FAILED;
+	sl_stage_audit.finish(c);
+	sl_audit_program(1, 2, "ok", 1, 3.5, 10);
+	sl_stage_audit.shutdown();
+	/* Off after shutdown: nothing more is written. */
+	sl_audit_program(1, 2, "ok", 1, 3.5, 10);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		lines += buf[i] == '\n';
+	CHECK_INT(lines, 2);
+	CHECK(strstr(buf, "\"type\":\"call\"") != NULL);
+	CHECK(strstr(buf, "\"outcome\":\"failed\"") != NULL);
+	CHECK(strstr(buf, "\"type\":\"program\"") != NULL);
+	yyjson_doc_free(s);
+	free(cfgjson);
+
+	/* A file that cannot be opened is an init error. */
+	s = section("{\"file\":\"/nonexistent-dir/x/audit.jsonl\"}");
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	CHECK(strstr(err.msg, "cannot open") != NULL);
+	yyjson_doc_free(s);
+	s = section("{\"enabled\":\"yes\"}");
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	yyjson_doc_free(s);
+	s = section("{\"fiel\":\"x\"}");
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	CHECK(strstr(err.msg, "fiel") != NULL);
+	yyjson_doc_free(s);
+	s = section("{\"enabled\":false,\"file\":\"/nonexistent-dir/x\"}");
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) == 0);
+	yyjson_doc_free(s);
+	sl_stage_audit.shutdown();
+	unlink(path);
+	rmdir(dir);
+	sl_call_free(c);
+}

@@ -1,0 +1,373 @@
+/* Unit tests of src/stages/pinning.c: canonical JSON, the hash, hidden
+ * characters, atomic writes and the pin store. */
+#include "unit.h"
+
+#include "config/config.h"
+#include "core/json.h"
+#include "stages/pinning.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static yyjson_doc *parse(const char *s)
+{
+	return yyjson_read_opts((char *)s, strlen(s), SL_JSON_READ_FLAGS, NULL, NULL);
+}
+
+static char *canon_of(const char *json)
+{
+	yyjson_doc *d = parse(json);
+	yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+	char *s = sl_pinning_canonical(yyjson_val_mut_copy(m, yyjson_doc_get_root(d)), NULL);
+	yyjson_mut_doc_free(m);
+	yyjson_doc_free(d);
+	return s;
+}
+
+static void hash_of(const char *json, char hex[SL_PIN_HEX])
+{
+	yyjson_doc *d = parse(json);
+	sl_pinning_hash(yyjson_doc_get_root(d), hex, NULL);
+	yyjson_doc_free(d);
+}
+
+TEST(pinning_canonical_sorts_keys_recursively)
+{
+	char *s = canon_of("{ \"b\": 1, \"a\": {\"d\": [{\"z\": 1, \"y\": 2}, 3], \"c\": true},"
+			   " \"ab\": null, \"B\": \"x\" }");
+	CHECK_STR(s, "{\"B\":\"x\",\"a\":{\"c\":true,\"d\":[{\"y\":2,\"z\":1},3]},\"ab\":null,\"b\":1}");
+	free(s);
+	/* Arrays keep their order; empty containers stay. */
+	s = canon_of("[3, {}, [], {\"k\": [2, 1]}]");
+	CHECK_STR(s, "[3,{},[],{\"k\":[2,1]}]");
+	free(s);
+	/* Keys compare by UTF-8 bytes: "é" (C3 A9) after "z". */
+	s = canon_of("{\"\xc3\xa9\": 1, \"z\": 2, \"Z\": 3}");
+	CHECK_STR(s, "{\"Z\":3,\"z\":2,\"\xc3\xa9\":1}");
+	free(s);
+}
+
+TEST(pinning_canonical_numbers_as_yyjson_writes)
+{
+	char *a = canon_of("{\"x\": 1.50, \"y\": -7, \"z\": 1E3, \"big\": 123456789012345678901234567890}");
+	char *b = canon_of("{\"big\":123456789012345678901234567890,\"z\":1E3,\"y\":-7,\"x\":1.50}");
+	CHECK_STR(a, b);
+	CHECK(strstr(a, "\"big\":123456789012345678901234567890") != NULL);
+	CHECK(strstr(a, "\"y\":-7") != NULL);
+	free(a);
+	free(b);
+}
+
+TEST(pinning_hash_stable_and_sensitive)
+{
+	char h1[SL_PIN_HEX], h2[SL_PIN_HEX], h3[SL_PIN_HEX], h4[SL_PIN_HEX];
+	/* The known value: SHA-256 of the canonical six fields. */
+	hash_of("{\"name\":\"greet\",\"inputSchema\":{\"type\":\"object\"},\"description\":\"Says hello.\"}", h1);
+	CHECK_STR(h1, "1b4a901ce74a2f460927b456bab71dcd4d43ef64422b9e66ad387134f6b7bde9");
+	/* Order, whitespace and fields outside the six do not matter. */
+	hash_of("{ \"description\" : \"Says hello.\", \"_meta\": {\"x\": 1}, \"icons\": [],"
+		" \"inputSchema\": { \"type\": \"object\" }, \"name\": \"greet\" }", h2);
+	CHECK_STR(h1, h2);
+	/* Hidden characters do not either: the pin is over the cleaned definition. */
+	hash_of("{\"name\":\"greet\",\"inputSchema\":{\"type\":\"object\"},"
+		"\"description\":\"Says\xe2\x80\x8b hello.\xf3\xa0\x81\x81\"}", h3);
+	CHECK_STR(h1, h3);
+	/* Any of the six fields does. */
+	hash_of("{\"name\":\"greet\",\"inputSchema\":{\"type\":\"object\"},\"description\":\"Says hello!\"}", h4);
+	CHECK(strcmp(h1, h4) != 0);
+	hash_of("{\"name\":\"greet\",\"inputSchema\":{\"type\":\"object\"},\"description\":\"Says hello.\","
+		"\"annotations\":{\"destructiveHint\":true}}", h4);
+	CHECK(strcmp(h1, h4) != 0);
+	hash_of("{\"name\":\"greet\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
+		"\"description\":\"Says hello.\"}", h4);
+	CHECK(strcmp(h1, h4) != 0);
+}
+
+TEST(pinning_strip_invisible_characters)
+{
+	/* Every listed range, at its edges, between visible letters. */
+	char s[] = "a\xc2\xad" "b\xe2\x80\x8b" "c\xe2\x80\x8f" "d\xe2\x80\xaa" "e\xe2\x80\xae"
+		   "f\xe2\x81\xa0" "g\xe2\x81\xa4" "h\xe2\x81\xa6" "i\xe2\x81\xa9" "j\xef\xbb\xbf"
+		   "k\xf3\xa0\x80\x80" "l\xf3\xa0\x81\xbf" "m";
+	size_t n = sl_pinning_strip(s, strlen(s));
+	CHECK_INT(n, 13);
+	CHECK_STR(s, "abcdefghijklm");
+	/* Neighbours that are visible or not in the list stay: U+200A, U+2065,
+	 * U+E0080, U+00AE, U+202F. */
+	char keep[] = "\xe2\x80\x8a|\xe2\x81\xa5|\xf3\xa0\x82\x80|\xc2\xae|\xe2\x80\xaf";
+	size_t kl = strlen(keep);
+	CHECK_INT(sl_pinning_strip(keep, kl), kl);
+	char only[] = "\xe2\x80\x8b\xe2\x80\x8b";
+	CHECK_INT(sl_pinning_strip(only, strlen(only)), 0);
+	CHECK_STR(only, "");
+}
+
+TEST(pinning_clean_tool_metadata)
+{
+	yyjson_doc *d = parse(
+		"{\"name\":\"t\",\"title\":\"T\xe2\x80\x8bitle\",\"description\":\"D\xf3\xa0\x81\x81\",\"annotations\":"
+		"{\"title\":\"A\xef\xbb\xbf\"},\"inputSchema\":{\"type\":\"object\",\"properties\":{\"q\":"
+		"{\"type\":\"string\",\"description\":\"Q\xe2\x80\xae\",\"enum\":[\"e\xe2\x80\x8b\"]},"
+		"\"description\":{\"type\":\"string\",\"title\":\"N\xc2\xad\"}}},"
+		"\"outputSchema\":{\"description\":\"O\xe2\x81\xa0\"}}");
+	yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *t = yyjson_val_mut_copy(m, yyjson_doc_get_root(d));
+	char *s;
+	sl_pinning_clean(m, t);
+	s = sl_pinning_canonical(t, NULL);
+	CHECK_STR(s, "{\"annotations\":{\"title\":\"A\"},\"description\":\"D\",\"inputSchema\":{\"properties\":"
+		  "{\"description\":{\"title\":\"N\",\"type\":\"string\"},\"q\":{\"description\":\"Q\",\"enum\":"
+		  "[\"e\xe2\x80\x8b\"],\"type\":\"string\"}},\"type\":\"object\"},\"name\":\"t\","
+		  "\"outputSchema\":{\"description\":\"O\"},\"title\":\"Title\"}");
+	free(s);
+	/* A router summary has the same fields. */
+	yyjson_mut_val *o = yyjson_mut_obj(m);
+	yyjson_mut_obj_add_str(m, o, "server", "s");
+	yyjson_mut_obj_add_str(m, o, "description", "x\xe2\x80\x8by");
+	sl_pinning_clean(m, o);
+	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(o, "description")), "xy");
+	yyjson_mut_doc_free(m);
+	yyjson_doc_free(d);
+}
+
+static char *temp_dir(void)
+{
+	char tmpl[] = "/tmp/sluice-pin-unit-XXXXXX";
+	return sl_strdup(mkdtemp(tmpl));
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = sl_alloc(1 << 20);
+	size_t n;
+	if (!f) {
+		free(buf);
+		return NULL;
+	}
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void remove_tree(const char *dir)
+{
+	char *cmd = sl_printf("rm -rf '%s'", dir);
+	(void)!system(cmd);
+	free(cmd);
+}
+
+TEST(pinning_write_atomic_leaves_no_temp_files)
+{
+	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *got;
+	struct sl_err err;
+	CHECK_INT(sl_pinning_write_atomic(dir, "pins.json", "one\n", 4, &err), 0);
+	CHECK_INT(sl_pinning_write_atomic(dir, "pins.json", "two\n", 4, &err), 0);
+	got = slurp(file);
+	CHECK_STR(got, "two\n");
+	CHECK_INT(count_entries(dir), 1);
+	free(got);
+	/* A directory that does not exist: a clear error, nothing created. */
+	char *missing = sl_printf("%s/nope", dir);
+	CHECK(sl_pinning_write_atomic(missing, "pins.json", "x", 1, &err) < 0);
+	CHECK(strstr(err.msg, "cannot create a temporary file in") != NULL);
+	CHECK(strstr(err.msg, "No such file") != NULL);
+	free(missing);
+	remove_tree(dir);
+	free(file);
+	free(dir);
+}
+
+/* Makes dir read-only for this process: chmod for a normal user; for root
+ * (which chmod does not stop) a read-only bind mount in a private mount
+ * namespace. Returns false if neither is possible here. Run in a child. */
+static bool make_read_only(const char *dir)
+{
+	int fd;
+	char *probe;
+	if (geteuid() != 0)
+		return chmod(dir, 0500) == 0;
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(dir, dir, NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		return false;
+	probe = sl_printf("%s/probe", dir);
+	fd = open(probe, O_CREAT | O_WRONLY, 0600);
+	free(probe);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return true;
+}
+
+static struct sl_config *config_for(const char *dir, const char *extra)
+{
+	char *text = sl_printf("{\"mcpServers\":{},\"sluice\":{\"pinning\":{\"stateDir\":\"%s\"%s}}}", dir,
+			       extra);
+	struct sl_config *cfg = NULL;
+	struct sl_err err;
+	if (sl_config_parse("test.json", text, strlen(text), &cfg, &err) < 0)
+		printf("  config: %s\n", err.msg);
+	free(text);
+	return cfg;
+}
+
+static yyjson_val *section_of(struct sl_config *cfg)
+{
+	return yyjson_obj_get(cfg->sluice, "pinning");
+}
+
+TEST(pinning_store_approve_check_forget)
+{
+	char *dir = temp_dir(), *sub = sl_printf("%s/a/b", dir);
+	struct sl_config *cfg = config_for(sub, "");
+	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
+	yyjson_doc *v2 = parse("{\"name\":\"t\",\"description\":\"two\"}");
+	yyjson_doc *u = parse("{\"name\":\"u\"}"), *w = parse("{\"name\":\"w\"}");
+	yyjson_val *defs[2] = { yyjson_doc_get_root(v1), yyjson_doc_get_root(u) }, *pin;
+	struct sl_err err;
+	size_t n;
+
+	CHECK(cfg != NULL);
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
+	CHECK(sl_pinning_check("s", defs[0], NULL) == SL_PIN_FIRST);
+	CHECK_INT(sl_pinning_approve("s", defs, 2, &err), 0); /* creates a/b */
+	CHECK(sl_pinning_check("s", defs[0], &pin) == SL_PIN_OK);
+	CHECK(sl_json_str(pin, "pinnedAt") != NULL);
+	CHECK(sl_pinning_check("s", yyjson_doc_get_root(v2), NULL) == SL_PIN_CHANGED);
+	CHECK(sl_pinning_check("s", yyjson_doc_get_root(w), NULL) == SL_PIN_NEW);
+	CHECK_INT(count_entries(sub), 1);
+	/* A second process sees the pins. */
+	sl_pinning_close();
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
+	CHECK(sl_pinning_check("s", defs[1], NULL) == SL_PIN_OK);
+	CHECK_INT(sl_pinning_forget("s", "t", &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK(sl_pinning_check("s", defs[0], NULL) == SL_PIN_NEW);
+	CHECK_INT(sl_pinning_forget(NULL, NULL, &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK(sl_pinning_check("s", defs[1], NULL) == SL_PIN_FIRST);
+	sl_pinning_close();
+	sl_config_free(cfg);
+	yyjson_doc_free(v1);
+	yyjson_doc_free(v2);
+	yyjson_doc_free(u);
+	yyjson_doc_free(w);
+	remove_tree(dir);
+	free(sub);
+	free(dir);
+}
+
+TEST(pinning_store_corrupt_and_bad_config)
+{
+	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir);
+	struct sl_config *cfg = config_for(dir, "");
+	struct sl_err err;
+	size_t n;
+	FILE *f = fopen(file, "w");
+	fputs("{\"servers\": [", f);
+	fclose(f);
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(strstr(err.msg, "pins.json:1:") != NULL);
+	CHECK(strstr(err.msg, "corrupt") != NULL);
+	CHECK(strstr(err.msg, "sluice pins reset") != NULL);
+	/* reset opens it tolerantly and replaces it */
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), true, &err), 0);
+	CHECK_INT(sl_pinning_forget(NULL, NULL, &n, &err), 0);
+	sl_pinning_close();
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
+	sl_pinning_close();
+	sl_config_free(cfg);
+
+	cfg = config_for(dir, ",\"changed\":\"maybe\"");
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(strstr(err.msg, "sluice.pinning.changed must be") != NULL);
+	sl_config_free(cfg);
+	cfg = config_for(dir, ",\"chnaged\":\"warn\"");
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(strstr(err.msg, "unknown key 'chnaged'") != NULL);
+	sl_config_free(cfg);
+	remove_tree(dir);
+	free(file);
+	free(dir);
+}
+
+TEST(pinning_store_read_only_dir_warns_and_keeps_file)
+{
+	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *before, *after;
+	struct sl_config *cfg = config_for(dir, "");
+	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
+	yyjson_doc *v2 = parse("{\"name\":\"t2\"}");
+	yyjson_val *d1 = yyjson_doc_get_root(v1), *d2 = yyjson_doc_get_root(v2);
+	struct sl_err err;
+	int status = 0;
+	pid_t pid;
+
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
+	CHECK_INT(sl_pinning_approve("s", &d1, 1, &err), 0);
+	sl_pinning_close();
+	before = slurp(file);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int rc = 0;
+		if (!make_read_only(dir))
+			_exit(77);
+		if (sl_pinning_open(cfg, section_of(cfg), false, &err) < 0)
+			_exit(1);
+		/* The change fails to save with a clear error ... */
+		if (sl_pinning_approve("s", &d2, 1, &err) == 0)
+			rc = 2;
+		else if (!strstr(err.msg, "Read-only") && !strstr(err.msg, "Permission denied"))
+			rc = 3;
+		/* ... yet holds in memory for this run. */
+		else if (sl_pinning_check("s", d2, NULL) != SL_PIN_OK)
+			rc = 4;
+		else if (count_entries(dir) != 1)
+			rc = 5;
+		_exit(rc);
+	}
+	CHECK(pid > 0);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		printf("  (read-only directory not possible here: skipped)\n");
+	else
+		CHECK_INT(WEXITSTATUS(status), 0);
+	after = slurp(file);
+	CHECK_STR(before, after);
+	CHECK_INT(count_entries(dir), 1);
+	chmod(dir, 0700);
+	free(before);
+	free(after);
+	sl_config_free(cfg);
+	yyjson_doc_free(v1);
+	yyjson_doc_free(v2);
+	remove_tree(dir);
+	free(file);
+	free(dir);
+}
