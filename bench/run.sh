@@ -74,9 +74,10 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 for _ in $(seq 50); do grep -q '"id":2' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
 sleep 0.5
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+anon=$(awk '/^Anonymous:/ {print $2}' "/proc/$pid/smaps_rollup")
 exec 3>&-
 wait "$pid" || true
-echo "idle RSS: $rss KiB (goal: at most 4096 KiB)"
+echo "idle RSS: $rss KiB, of which private (anonymous) $anon KiB; the rest is shared library and binary text (goal: at most 4096 KiB)"
 
 strip -o "$tmp/sluice.stripped" "$SLUICE"
 size=$(stat -c %s "$tmp/sluice.stripped")

@@ -228,7 +228,7 @@ static char *pretty_live(yyjson_val *def)
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *subj = sl_pinning_subject(d, def);
 	char *s;
-	free(sl_pinning_canonical(subj, NULL)); /* sorts the keys */
+	sl_json_sort_keys(subj);
 	s = yyjson_mut_val_write(subj, YYJSON_WRITE_PRETTY_TWO_SPACES, NULL);
 	yyjson_mut_doc_free(d);
 	return s ? s : sl_strdup("");

@@ -1,6 +1,7 @@
 /* Typed access and serialisation helpers over yyjson. */
 #include "core/json.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 yyjson_val *sl_json_obj(yyjson_val *o, const char *key)
@@ -84,4 +85,85 @@ void sl_json_position(const char *s, size_t n, size_t pos, size_t *line, size_t 
 	}
 	*line = l;
 	*col = c;
+}
+
+#define SORT_DEPTH_MAX 128
+
+struct member {
+	yyjson_mut_val *key, *val;
+	size_t idx;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	size_t lx = yyjson_mut_get_len(x->key), ly = yyjson_mut_get_len(y->key);
+	int c = memcmp(yyjson_mut_get_str(x->key), yyjson_mut_get_str(y->key), lx < ly ? lx : ly);
+	if (c)
+		return c;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void sort_keys(yyjson_mut_val *v, int depth)
+{
+	/* Bounded: a hostile document may nest far deeper than the stack. */
+	if (depth > SORT_DEPTH_MAX)
+		return;
+	if (yyjson_mut_is_obj(v)) {
+		size_t n = yyjson_mut_obj_size(v), i = 0;
+		struct member *m;
+		yyjson_mut_obj_iter it;
+		yyjson_mut_val *k;
+		if (n == 0)
+			return;
+		m = sl_alloc(n * sizeof(*m));
+		it = yyjson_mut_obj_iter_with(v);
+		while ((k = yyjson_mut_obj_iter_next(&it)) && i < n) {
+			m[i].key = k;
+			m[i].val = yyjson_mut_obj_iter_get_val(k);
+			m[i].idx = i;
+			i++;
+		}
+		qsort(m, i, sizeof(*m), member_cmp);
+		yyjson_mut_obj_clear(v);
+		for (size_t j = 0; j < i; j++) {
+			sort_keys(m[j].val, depth + 1);
+			yyjson_mut_obj_add(v, m[j].key, m[j].val);
+		}
+		free(m);
+	} else if (yyjson_mut_is_arr(v)) {
+		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
+		yyjson_mut_val *x;
+		while ((x = yyjson_mut_arr_iter_next(&it)))
+			sort_keys(x, depth + 1);
+	}
+}
+
+void sl_json_sort_keys(yyjson_mut_val *v)
+{
+	sort_keys(v, 0);
+}
+
+char *sl_json_canonical(yyjson_mut_val *v, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *c;
+	size_t n = 0;
+	char *s;
+
+	if (!d)
+		sl_oom();
+	c = v ? yyjson_mut_val_mut_copy(d, v) : yyjson_mut_null(d);
+	if (!c)
+		sl_oom();
+	sort_keys(c, 0);
+	s = yyjson_mut_val_write(c, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &n);
+	yyjson_mut_doc_free(d);
+	if (!s)
+		sl_oom();
+	if (len)
+		*len = n;
+	return s;
 }

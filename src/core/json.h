@@ -26,6 +26,13 @@ char *sl_json_write_line(yyjson_mut_doc *d, size_t *len);
 char *sl_json_write_val(yyjson_val *v, size_t *len);
 char *sl_json_write_mut_val(yyjson_mut_val *v, size_t *len);
 
+/* Sorts every object's members by key (bytes; equal keys keep their
+ * order), in place, down to a depth limit (deeper levels keep theirs). */
+void sl_json_sort_keys(yyjson_mut_val *v);
+/* Canonical JSON of v (v untouched): keys sorted at every level, no
+ * whitespace, numbers as written. Caller frees. */
+char *sl_json_canonical(yyjson_mut_val *v, size_t *len);
+
 /* 1-based line and column of byte offset pos in s. */
 void sl_json_position(const char *s, size_t n, size_t pos, size_t *line, size_t *col);
 

@@ -11,12 +11,12 @@
  * tailing the file never sees half a line.
  */
 #include "stages/audit.h"
+#include "core/digest.h"
 #include "core/log.h"
 #include "gateway/session.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,88 +28,6 @@ static struct {
 	bool own_fd;
 } A = { .fd = -1 };
 
-/* ---- canonical JSON and its hash ------------------------------------------- */
-
-struct member {
-	yyjson_mut_val *key, *val;
-};
-
-static int member_cmp(const void *a, const void *b)
-{
-	const struct member *x = a, *y = b;
-	size_t lx = yyjson_mut_get_len(x->key), ly = yyjson_mut_get_len(y->key);
-	int r = memcmp(yyjson_mut_get_str(x->key), yyjson_mut_get_str(y->key), lx < ly ? lx : ly);
-	return r ? r : (lx > ly) - (lx < ly);
-}
-
-/* A copy of v in d with every object's members in key order. */
-static yyjson_mut_val *sorted_copy(yyjson_mut_doc *d, yyjson_mut_val *v)
-{
-	if (yyjson_mut_is_arr(v)) {
-		yyjson_mut_val *a = yyjson_mut_arr(d), *it;
-		yyjson_mut_arr_iter ai = yyjson_mut_arr_iter_with(v);
-		while ((it = yyjson_mut_arr_iter_next(&ai)))
-			yyjson_mut_arr_append(a, sorted_copy(d, it));
-		return a;
-	}
-	if (yyjson_mut_is_obj(v)) {
-		size_t n = yyjson_mut_obj_size(v), i = 0;
-		struct member *m = sl_alloc((n ? n : 1) * sizeof(*m));
-		yyjson_mut_val *o = yyjson_mut_obj(d), *k;
-		yyjson_mut_obj_iter oi = yyjson_mut_obj_iter_with(v);
-		while ((k = yyjson_mut_obj_iter_next(&oi)) && i < n) {
-			m[i].key = k;
-			m[i].val = yyjson_mut_obj_iter_get_val(k);
-			i++;
-		}
-		/* qsort is not stable, but equal keys only differ by value, and
-		 * a duplicate key is already a malformed object. */
-		qsort(m, i, sizeof(*m), member_cmp);
-		for (size_t j = 0; j < i; j++)
-			yyjson_mut_obj_add(o, yyjson_mut_strncpy(d, yyjson_mut_get_str(m[j].key),
-								 yyjson_mut_get_len(m[j].key)),
-					   sorted_copy(d, m[j].val));
-		free(m);
-		return o;
-	}
-	return yyjson_mut_val_mut_copy(d, v);
-}
-
-char *sl_audit_canonical(yyjson_mut_val *v, size_t *len)
-{
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	char *s;
-	size_t n = 0;
-
-	if (!d)
-		sl_oom();
-	yyjson_mut_doc_set_root(d, v ? sorted_copy(d, v) : yyjson_mut_null(d));
-	s = yyjson_mut_write(d, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &n);
-	yyjson_mut_doc_free(d);
-	if (!s)
-		sl_oom();
-	if (len)
-		*len = n;
-	return s;
-}
-
-void sl_audit_sha256_hex(const void *p, size_t n, char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	if (!EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* libcrypto without SHA-256 is a broken installation. */
-		fprintf(stderr, "sluice: SHA-256 is unavailable in libcrypto\n");
-		abort();
-	}
-	for (unsigned i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
-}
 
 /* ---- the lines ------------------------------------------------------------------ */
 
@@ -185,8 +103,8 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 
 	if (!d)
 		sl_oom();
-	canon = sl_audit_canonical(c->args, &in_len);
-	sl_audit_sha256_hex(canon, in_len, hash);
+	canon = sl_json_canonical(c->args, &in_len);
+	sl_sha256_hex(canon, in_len, hash);
 	free(canon);
 
 	o = line_start(d, "call", now, c->session ? c->session->id : 0);

@@ -23,13 +23,7 @@
 void sl_audit_program(uint64_t program_id, uint64_t session_id, const char *outcome,
 		      uint32_t calls, double duration_ms, size_t output_bytes);
 
-/* The canonical JSON of v: object members sorted by key (bytewise), no
- * whitespace, numbers and strings as yyjson writes them. Returns a malloc'd
- * string (the caller frees it) and its length in *len. */
-char *sl_audit_canonical(yyjson_mut_val *v, size_t *len);
 
-/* SHA-256 of n bytes as 64 lowercase hex digits and a NUL. */
-void sl_audit_sha256_hex(const void *p, size_t n, char out[65]);
 
 /* The audit lines themselves, ending in "\n" (malloc'd; for tests and the
  * writer). now: the wall-clock time to stamp. */

@@ -14,6 +14,7 @@
  *           failed, rpc_error and cancelled calls never are.
  * Entries expire after ttlMs; past maxBytes the least recently used go.
  */
+#include "core/digest.h"
 #include "pipeline/call.h"
 #include "core/log.h"
 #include "core/map.h"
@@ -113,10 +114,10 @@ static bool selected(const struct sl_call *c)
 static void make_key(struct sl_call *c, char out[65])
 {
 	size_t n;
-	char *canon = sl_audit_canonical(c->args, &n);
+	char *canon = sl_json_canonical(c->args, &n);
 	char *text = sl_printf("%zu:%s\n%zu:%s\n%s", strlen(c->up->name), c->up->name,
 			       strlen(c->tool), c->tool, canon);
-	sl_audit_sha256_hex(text, strlen(text), out);
+	sl_sha256_hex(text, strlen(text), out);
 	free(text);
 	free(canon);
 }

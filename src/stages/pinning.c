@@ -10,6 +10,7 @@
  * changes on disk, so `sluice pins approve` takes effect without a restart.
  */
 #include "stages/pinning.h"
+#include "core/digest.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "core/map.h"
@@ -17,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,68 +159,7 @@ void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool)
 	clean_schema(d, yyjson_mut_obj_get(tool, "outputSchema"), 0);
 }
 
-/* ---- canonical JSON and the hash ------------------------------------------ */
-
-struct pair {
-	yyjson_mut_val *key, *val;
-	size_t idx;
-};
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct pair *x = a, *y = b;
-	size_t lx = yyjson_mut_get_len(x->key), ly = yyjson_mut_get_len(y->key);
-	int c = memcmp(yyjson_mut_get_str(x->key), yyjson_mut_get_str(y->key), lx < ly ? lx : ly);
-	if (c)
-		return c;
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx; /* duplicates keep their order */
-}
-
-static void sort_keys(yyjson_mut_val *v, int depth)
-{
-	if (depth > MAX_DEPTH)
-		return;
-	if (yyjson_mut_is_obj(v)) {
-		size_t n = yyjson_mut_obj_size(v), i = 0;
-		struct pair *ps;
-		yyjson_mut_obj_iter it;
-		yyjson_mut_val *k;
-		if (n == 0)
-			return;
-		ps = sl_alloc(n * sizeof(*ps));
-		it = yyjson_mut_obj_iter_with(v);
-		while ((k = yyjson_mut_obj_iter_next(&it)) && i < n) {
-			ps[i].key = k;
-			ps[i].val = yyjson_mut_obj_iter_get_val(k);
-			ps[i].idx = i;
-			i++;
-		}
-		qsort(ps, i, sizeof(*ps), cmp_pair);
-		yyjson_mut_obj_clear(v);
-		for (size_t j = 0; j < i; j++) {
-			sort_keys(ps[j].val, depth + 1);
-			yyjson_mut_obj_add(v, ps[j].key, ps[j].val);
-		}
-		free(ps);
-	} else if (yyjson_mut_is_arr(v)) {
-		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
-		yyjson_mut_val *x;
-		while ((x = yyjson_mut_arr_iter_next(&it)))
-			sort_keys(x, depth + 1);
-	}
-}
-
-char *sl_pinning_canonical(yyjson_mut_val *v, size_t *len)
-{
-	char *s;
-	sort_keys(v, 0);
-	s = yyjson_mut_val_write(v, 0, len);
-	if (!s)
-		sl_oom(); /* the value came from valid JSON: only memory can fail */
-	return s;
-}
+/* ---- the hash ------------------------------------------------------------ */
 
 static const char *const pinned_fields[] = {
 	"name", "title", "description", "inputSchema", "outputSchema", "annotations",
@@ -238,33 +177,16 @@ yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def)
 	return o;
 }
 
-static void hex_of(const unsigned char *md, unsigned n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (unsigned i = 0; i < n; i++) {
-		out[2 * i] = digits[md[i] >> 4];
-		out[2 * i + 1] = digits[md[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 void sl_pinning_hash(yyjson_val *def, char hex[SL_PIN_HEX], char **canon)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
 	size_t len;
 	char *s;
 
 	if (!d)
 		sl_oom();
-	s = sl_pinning_canonical(sl_pinning_subject(d, def), &len);
-	if (!EVP_Digest(s, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* libcrypto without SHA-256 is a broken installation, not an input */
-		fprintf(stderr, "sluice: SHA-256 is not available from libcrypto\n");
-		abort();
-	}
-	hex_of(md, mdlen, hex);
+	s = sl_json_canonical(sl_pinning_subject(d, def), &len);
+	sl_sha256_hex(s, len, hex);
 	if (canon)
 		*canon = s;
 	else
@@ -648,7 +570,7 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 			continue;
 		sl_pinning_hash(a->defs[i], hex, NULL);
 		subject = sl_pinning_subject(d, a->defs[i]);
-		free(sl_pinning_canonical(subject, NULL)); /* stored with sorted keys */
+		sl_json_sort_keys(subject); /* stored with sorted keys */
 		entry = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, entry, "sha256", hex);
 		yyjson_mut_obj_add_strcpy(d, entry, "pinnedAt", when);

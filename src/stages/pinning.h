@@ -10,7 +10,6 @@
  * API (the stage is sl_stage_pinning in the table; these are for the
  * gateway's listings, `sluice pins` and tests):
  *   sl_pinning_clean(d, tool);              strip hidden characters from a copied definition
- *   s = sl_pinning_canonical(v, &len);      sorted keys, no whitespace; caller frees
  *   sl_pinning_hash(def, hex);              the pin of a definition
  *   sl_pinning_write_atomic(dir, name, data, len, &err);
  */
@@ -30,10 +29,6 @@ size_t sl_pinning_strip(char *s, size_t len);
  * every "title"/"description" string inside inputSchema and outputSchema.
  * The definition is a copy in d; strings are replaced in d. */
 void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool);
-/* The canonical JSON of v: object keys sorted by their UTF-8 bytes at every
- * level, no whitespace, numbers and strings as yyjson writes them. Sorts v's
- * objects in place. Returns a string the caller frees. */
-char *sl_pinning_canonical(yyjson_mut_val *v, size_t *len);
 /* The pinned part of a tool definition (the six fields, cleaned), in d. */
 yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def);
 /* SHA-256 (hex) of the canonical subject of def; *canon (if not NULL)

@@ -1,6 +1,7 @@
 /* Unit tests of src/stages/audit.c: canonical JSON, the argument hash, the
  * call and program lines, and the file the stage writes. */
 #include "unit.h"
+#include "core/digest.h"
 
 #include "core/json.h"
 #include "pipeline/call.h"
@@ -23,7 +24,7 @@ static yyjson_mut_doc *mdoc(const char *json)
 static char *canon_of(const char *json)
 {
 	yyjson_mut_doc *m = mdoc(json);
-	char *s = sl_audit_canonical(yyjson_mut_doc_get_root(m), NULL);
+	char *s = sl_json_canonical(yyjson_mut_doc_get_root(m), NULL);
 	yyjson_mut_doc_free(m);
 	return s;
 }
@@ -45,7 +46,7 @@ TEST(audit_canonical_sorts_keys_deeply)
 TEST(audit_sha256_known_vector)
 {
 	char hex[65];
-	sl_audit_sha256_hex("abc", 3, hex);
+	sl_sha256_hex("abc", 3, hex);
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
@@ -102,7 +103,7 @@ TEST(audit_call_line_format_and_no_arguments)
 	CHECK(yyjson_is_false(yyjson_obj_get(o, "cache_hit")));
 	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "bytes_in")), strlen("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}"));
 	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "bytes_out")), strlen(res));
-	sl_audit_sha256_hex("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}",
+	sl_sha256_hex("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}",
 			    strlen("{\"n\":1,\"title\":\"SECRET-ARG-VALUE\"}"), canon_hash);
 	CHECK_STR(sl_json_str(o, "args_sha256"), canon_hash);
 	CHECK_INT(yyjson_obj_size(o), 15);

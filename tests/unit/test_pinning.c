@@ -26,7 +26,7 @@ static char *canon_of(const char *json)
 {
 	yyjson_doc *d = parse(json);
 	yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
-	char *s = sl_pinning_canonical(yyjson_val_mut_copy(m, yyjson_doc_get_root(d)), NULL);
+	char *s = sl_json_canonical(yyjson_val_mut_copy(m, yyjson_doc_get_root(d)), NULL);
 	yyjson_mut_doc_free(m);
 	yyjson_doc_free(d);
 	return s;
@@ -122,7 +122,7 @@ TEST(pinning_clean_tool_metadata)
 	yyjson_mut_val *t = yyjson_val_mut_copy(m, yyjson_doc_get_root(d));
 	char *s;
 	sl_pinning_clean(m, t);
-	s = sl_pinning_canonical(t, NULL);
+	s = sl_json_canonical(t, NULL);
 	CHECK_STR(s, "{\"annotations\":{\"title\":\"A\"},\"description\":\"D\",\"inputSchema\":{\"properties\":"
 		  "{\"description\":{\"title\":\"N\",\"type\":\"string\"},\"q\":{\"description\":\"Q\",\"enum\":"
 		  "[\"e\xe2\x80\x8b\"],\"type\":\"string\"}},\"type\":\"object\"},\"name\":\"t\","
