@@ -15,11 +15,12 @@ cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/third_party/yyjson/src -Ibuild/third
 	-o "$tmp/redact" bench/redact.c build/libsluice.a $ldlibs
 cat > "$tmp/bench.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
- "sluice": {"logLevel": "warn"}}
+ "sluice": {"logLevel": "warn", "audit": {"file": "/dev/null"}}}
 JSON
 cat > "$tmp/code.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
- "sluice": {"logLevel": "warn", "exposure": "router", "codeMode": {"enabled": true}}}
+ "sluice": {"logLevel": "warn", "exposure": "router", "codeMode": {"enabled": true},
+            "audit": {"file": "/dev/null"}}}
 JSON
 
 echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d)"
