@@ -28,8 +28,11 @@ static const char defs_json[] =
 	"{\"server\":{\"type\":\"string\",\"description\":\"Server name from list_servers\"}},"
 	"\"required\":[\"server\"]},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}},"
 	"{\"name\":\"invoke_tool\",\"description\":\"Call a tool of a server with arguments that "
-	"match its input schema.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"server\":"
-	"{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"arguments\":{\"type\":\"object\"}},"
+	"match its input schema. fields keeps only those fields of each result object.\",\"inputSchema\":"
+	"{\"type\":\"object\",\"properties\":{\"server\":"
+	"{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"arguments\":{\"type\":\"object\"},"
+	"\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+	"\"Field names to keep, dotted for nested ones\"}},"
 	"\"required\":[\"server\",\"tool\"]}},"
 	"{\"name\":\"read_result\",\"description\":\"Read more of a result that was shortened "
 	"for the context: a range of it, the lines or array items containing some text, or a JSON "
@@ -249,13 +252,25 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	const char *server = sl_json_str(args, "server"), *tool = sl_json_str(args, "tool");
-	yyjson_val *targs = yyjson_obj_get(args, "arguments");
+	yyjson_val *targs = yyjson_obj_get(args, "arguments"), *fields = yyjson_obj_get(args, "fields");
 	const struct sl_entry *e;
 	char msg[400];
 
 	if (!server || !tool) {
 		reply_text(s, m, modern, "invoke_tool needs server and tool", true);
 		return;
+	}
+	if (fields) {
+		yyjson_val *f;
+		size_t i, n;
+		bool ok = yyjson_is_arr(fields) && yyjson_arr_size(fields) <= 64;
+		yyjson_arr_foreach(fields, i, n, f)
+			ok = ok && yyjson_is_str(f) && yyjson_get_len(f) > 0;
+		if (!ok) {
+			reply_text(s, m, modern, "invoke_tool: fields must be a list of up to 64 field names "
+				   "(dotted for nested ones, like \"user.login\")", true);
+			return;
+		}
 	}
 	if (targs && !yyjson_is_obj(targs)) {
 		reply_text(s, m, modern, "invoke_tool: arguments must be an object", true);
@@ -271,10 +286,10 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		/* Not in the catalog: the pipeline's policy stage refreshes the
 		 * server's list once and refuses what it still does not advertise. */
 		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, sl_gateway_upstream(s->gw, server),
-				      tool, targs);
+				      tool, targs, fields);
 		return;
 	}
-	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs);
+	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs, fields);
 }
 
 /* ---- read_result -------------------------------------------------------- */

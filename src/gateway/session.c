@@ -577,7 +577,7 @@ static struct pending *pending_new(struct sl_session *s, struct sl_msg *m, bool 
 /* Starts a pipeline call for (up, tool) with args (copied). Takes m. */
 void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
-			   yyjson_val *args)
+			   yyjson_val *args, yyjson_val *fields)
 {
 	struct pending *p;
 	yyjson_mut_doc *ad = yyjson_mut_doc_new(NULL);
@@ -590,6 +590,8 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 	p->call = sl_call_new(origin, up, tool, ad, timeout, on_call_done,
 			      meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL, p);
 	p->call->session = s;
+	if (fields)
+		p->call->fields = yyjson_val_mut_copy(p->call->doc, fields);
 	sl_call_run(p->call);
 }
 
@@ -607,7 +609,8 @@ static void on_program_done(void *ctx, struct sl_program *prog)
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		yyjson_mut_val *res = sl_codemode_result(r, d);
 		/* The final output enters the context: the governor applies. */
-		yyjson_mut_val *blk = yyjson_mut_arr_get_first(yyjson_mut_obj_get(res, "content"));
+		/* The answer is the last block (a guard warning may precede it). */
+		yyjson_mut_val *blk = yyjson_mut_arr_get_last(yyjson_mut_obj_get(res, "content"));
 		const char *text = yyjson_mut_get_str(yyjson_mut_obj_get(blk, "text"));
 		char *cut = text ? sl_governor_output(s, text, strlen(text)) : NULL;
 		if (cut) {
@@ -705,7 +708,7 @@ static void do_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
 		return;
 	}
-	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args);
+	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args, NULL);
 }
 
 /* ---- resources, prompts, completion: routed to their server --------------- */

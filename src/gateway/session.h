@@ -89,9 +89,10 @@ void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjso
 /* Answers a request id with a JSON-RPC error. */
 void sl_session_error(struct sl_session *s, yyjson_val *id, int code, const char *msg);
 /* Runs a tool call through the pipeline and answers m when it ends. Takes m
- * (its document); args is copied. */
+ * (its document); args and fields (invoke_tool's projection, may be NULL)
+ * are copied. */
 void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
-			   yyjson_val *args);
+			   yyjson_val *args, yyjson_val *fields);
 
 #endif

@@ -85,6 +85,7 @@ struct sl_call {
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */
+	yyjson_mut_val *fields;   /* invoke_tool's projection (strings, in doc), or NULL */
 
 	enum sl_outcome outcome;
 	yyjson_doc *result_doc;   /* owned: the upstream's response */

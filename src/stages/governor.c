@@ -188,6 +188,94 @@ static yyjson_mut_val *shorten_text_block(yyjson_mut_doc *d, const char *text, s
 	return v;
 }
 
+/* ---- invoke_tool's fields projection -------------------------------------- */
+
+/* A copy of object o with only the named fields ("a" or "a.b.c"). */
+static yyjson_mut_val *project_obj(yyjson_mut_doc *d, yyjson_val *o, yyjson_mut_val *fields,
+				   int depth)
+{
+	yyjson_mut_val *out = yyjson_mut_obj(d), *f;
+	size_t i, n;
+
+	yyjson_mut_arr_foreach(fields, i, n, f) {
+		const char *path = yyjson_mut_get_str(f), *dot = strchr(path, '.');
+		size_t kl = dot ? (size_t)(dot - path) : strlen(path);
+		char *key = sl_strndup(path, kl);
+		yyjson_val *v = yyjson_obj_get(o, key);
+
+		if (v && !yyjson_mut_obj_get(out, key)) {
+			if (dot && yyjson_is_obj(v) && depth < DEPTH_MAX) {
+				/* Every field under this key, relative to it. */
+				yyjson_mut_val *sub = yyjson_mut_arr(d), *g;
+				size_t j, m;
+				yyjson_mut_arr_foreach(fields, j, m, g) {
+					const char *q = yyjson_mut_get_str(g);
+					if (strncmp(q, path, kl) == 0 && q[kl] == '.')
+						yyjson_mut_arr_add_strcpy(d, sub, q + kl + 1);
+				}
+				/* The key is copied: add_val would only borrow it. */
+				yyjson_mut_obj_add(out, yyjson_mut_strcpy(d, key), project_obj(d, v, sub, depth + 1));
+			} else if (!dot) {
+				yyjson_mut_obj_add(out, yyjson_mut_strcpy(d, key), yyjson_val_mut_copy(d, v));
+			}
+		}
+		free(key);
+	}
+	return out;
+}
+
+/* Objects keep only the fields; an array of objects, each of them. */
+static yyjson_mut_val *project(yyjson_mut_doc *d, yyjson_val *v, yyjson_mut_val *fields)
+{
+	if (yyjson_is_obj(v))
+		return project_obj(d, v, fields, 0);
+	if (yyjson_is_arr(v)) {
+		yyjson_mut_val *arr = yyjson_mut_arr(d);
+		yyjson_val *it;
+		size_t i, n;
+		yyjson_arr_foreach(v, i, n, it)
+			yyjson_mut_arr_append(arr, yyjson_is_obj(it) ? project_obj(d, it, fields, 0) :
+						   yyjson_val_mut_copy(d, it));
+		return arr;
+	}
+	return yyjson_val_mut_copy(d, v);
+}
+
+/* Applies c->fields to structuredContent and to text blocks holding JSON. */
+static void apply_fields(struct sl_call *c)
+{
+	yyjson_doc *vd;
+	yyjson_val *r = sl_call_result_view(c, &vd), *sc, *b;
+	yyjson_mut_val *nr = yyjson_mut_obj(c->doc), *content = yyjson_mut_arr(c->doc);
+	size_t i, n;
+
+	yyjson_arr_foreach(sl_json_arr(r, "content"), i, n, b) {
+		const char *text = sl_json_str(b, "text");
+		yyjson_doc *j = text ? yyjson_read(text, strlen(text), SL_JSON_READ_FLAGS) : NULL;
+		if (j && (yyjson_is_obj(yyjson_doc_get_root(j)) || yyjson_is_arr(yyjson_doc_get_root(j)))) {
+			yyjson_mut_doc *tmp = yyjson_mut_doc_new(NULL);
+			size_t len;
+			char *out = sl_json_write_mut_val(project(tmp, yyjson_doc_get_root(j), c->fields), &len);
+			yyjson_mut_val *nb = yyjson_mut_obj(c->doc);
+			yyjson_mut_obj_add_str(c->doc, nb, "type", "text");
+			yyjson_mut_obj_add_strncpy(c->doc, nb, "text", out, len);
+			yyjson_mut_arr_append(content, nb);
+			free(out);
+			yyjson_mut_doc_free(tmp);
+		} else {
+			yyjson_mut_arr_append(content, yyjson_val_mut_copy(c->doc, b));
+		}
+		yyjson_doc_free(j);
+	}
+	yyjson_mut_obj_add_val(c->doc, nr, "content", content);
+	if ((sc = yyjson_obj_get(r, "structuredContent")))
+		yyjson_mut_obj_add_val(c->doc, nr, "structuredContent", project(c->doc, sc, c->fields));
+	if (sl_json_true(r, "isError"))
+		yyjson_mut_obj_add_bool(c->doc, nr, "isError", true);
+	c->mresult = nr;
+	yyjson_doc_free(vd);
+}
+
 static enum sl_stage_rc governor_response(struct sl_call *c)
 {
 	yyjson_doc *vd;
@@ -197,6 +285,10 @@ static enum sl_stage_rc governor_response(struct sl_call *c)
 	char *json, note[256];
 	const char *id = NULL;
 
+	/* The projection the caller asked for comes first: it is not the
+	 * governor's cut, and applies even with the budget off. */
+	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
+		apply_fields(c);
 	/* Programs get whole results, never shortened ones. */
 	if (!gov.enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
 		return SL_STAGE_DECLINED;

@@ -1093,6 +1093,11 @@ int sl_guard_threshold(void)
 	return G.threshold;
 }
 
+bool sl_guard_enabled(void)
+{
+	return G.enabled;
+}
+
 /* ---- the stage --------------------------------------------------------------------- */
 
 static enum sl_stage_rc guard_response(struct sl_call *c)

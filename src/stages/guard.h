@@ -31,5 +31,7 @@ int sl_guard_explain(const char *s, size_t n, char *why, size_t whyn);
 
 /* The configured threshold (the default before init). */
 int sl_guard_threshold(void);
+/* False when sluice.guard.enabled is false. */
+bool sl_guard_enabled(void);
 
 #endif

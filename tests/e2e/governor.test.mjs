@@ -135,3 +135,27 @@ test('with the governor off, results arrive whole and read_result is not offered
 	});
 	assert.equal(textOf(r).length, 100000);
 });
+
+test("invoke_tool's fields keep only the named fields, nested ones too", async () => {
+	const r = await off.client.callTool({
+		name: 'invoke_tool',
+		arguments: {
+			server: 'github',
+			tool: 'list_issues',
+			arguments: { owner: 'acme', repo: 'api' },
+			fields: ['number', 'comments', 'user.login'],
+		},
+	});
+	const issues = JSON.parse(textOf(r));
+	assert.equal(issues.length, 20);
+	for (const i of issues) {
+		assert.deepEqual(Object.keys(i).sort(), ['comments', 'number', 'user']);
+		assert.deepEqual(Object.keys(i.user), ['login']);
+	}
+	const bad = await off.client.callTool({
+		name: 'invoke_tool',
+		arguments: { server: 'github', tool: 'list_issues', arguments: { owner: 'acme', repo: 'api' }, fields: 'number' },
+	});
+	assert.equal(bad.isError, true);
+	assert.match(textOf(bad), /fields must be a list/);
+});

@@ -97,13 +97,17 @@ describe('guard, warn (the default)', () => {
 		assert.ok(!/sluice guard/.test(textOf(routed)));
 	});
 
-	test("a program's call sees the unmodified data (warn only logs)", async () => {
-		const { text, isError } = await execCode(
+	test("a program's call sees the unmodified data (warn only logs); its answer is scored", async () => {
+		const { result, isError } = await execCode(
 			pass.client,
 			`const r = await tools.github.echo({ body: ${JSON.stringify(INJECTION)} });
 			 return { same: JSON.stringify(r) === JSON.stringify({ arguments: { body: ${JSON.stringify(INJECTION)} } }), r };`,
 		);
+		const text = result.content.at(-1).text;
 		assert.ok(!isError, text);
+		// The answer it returns to the model carries the injection: flagged once, in front.
+		assert.equal(result.content.length, 2);
+		assert.match(result.content[0].text, /^\[sluice guard\] This answer contains text that looks like instructions/);
 		const out = JSON.parse(text);
 		assert.equal(out.same, true, text);
 		assert.ok(!/sluice guard/.test(JSON.stringify(out.r)));
@@ -143,13 +147,16 @@ describe('guard, withhold', () => {
 	});
 
 	test("a program's call rejects with the reason; benign results pass", async () => {
-		const { text, isError } = await execCode(
+		// The answer quotes the guard's own message, so it may carry a warning
+		// block in front: the answer is the last block.
+		const { result, isError } = await execCode(
 			pass.client,
 			`let caught = null;
 			 try { await tools.github.echo({ body: ${JSON.stringify(INJECTION)} }); } catch (e) { caught = e.message; }
 			 const ok = await tools.github.echo({ body: ${JSON.stringify(BENIGN)} });
 			 return { caught, ok };`,
 		);
+		const text = result.content.at(-1).text;
 		assert.ok(!isError, text);
 		const out = JSON.parse(text);
 		assert.match(out.caught, /sluice guard withheld the result of github\.echo/);
