@@ -102,6 +102,10 @@ static void seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, bool ca
 {
 	if (!modern)
 		return;
+	/* An input_required result (MCP 2026-07-28 MRTR) keeps its type. */
+	if (strcmp(yyjson_mut_get_str(yyjson_mut_obj_get(result, "resultType")) ?
+		   yyjson_mut_get_str(yyjson_mut_obj_get(result, "resultType")) : "", "input_required") == 0)
+		return;
 	yyjson_mut_obj_remove_key(result, "resultType");
 	yyjson_mut_obj_add_str(d, result, "resultType", "complete");
 	if (cacheable) {
@@ -517,6 +521,9 @@ static void answer_call(struct sl_session *s, struct pending *p, struct sl_call 
 			 sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
 		r = error_result(d, text);
 		break;
+	case SL_OUTCOME_INPUT_REQUIRED:
+		r = yyjson_mut_val_mut_copy(d, c->input_required);
+		break;
 	case SL_OUTCOME_CANCELLED:
 		/* MCP: a cancelled request gets no answer. */
 		yyjson_mut_doc_free(d);
@@ -592,6 +599,18 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 	p->call->session = s;
 	if (fields)
 		p->call->fields = yyjson_val_mut_copy(p->call->doc, fields);
+	if (modern) {
+		/* MCP 2026-07-28 MRTR: questions go back as input_required results
+		 * when this request's capabilities allow elicitation. */
+		yyjson_val *caps = client_caps(s, &p->msg, true), *params = p->msg.params;
+		const char *state = params ? sl_json_str(params, "requestState") : NULL;
+		yyjson_val *responses = params ? sl_json_obj(params, "inputResponses") : NULL;
+		p->call->mrtr = caps && yyjson_obj_get(caps, "elicitation") != NULL;
+		if (state)
+			p->call->request_state = sl_strdup(state);
+		if (responses)
+			p->call->input_responses = yyjson_val_mut_copy(p->call->doc, responses);
+	}
 	sl_call_run(p->call);
 }
 

@@ -47,6 +47,7 @@ void sl_call_free(struct sl_call *c)
 	yyjson_doc_free(c->result_doc);
 	free(c->why);
 	free(c->tool);
+	free(c->request_state);
 	free(c);
 }
 
@@ -256,6 +257,7 @@ const char *sl_origin_name(enum sl_origin o)
 
 const char *sl_outcome_name(enum sl_outcome o)
 {
-	static const char *n[] = { "pending", "ok", "rpc_error", "denied", "failed", "cancelled" };
+	static const char *n[] = { "pending", "ok", "rpc_error", "denied", "failed", "cancelled",
+				   "input_required" };
 	return n[o];
 }

@@ -69,6 +69,7 @@ enum sl_outcome {
 	SL_OUTCOME_DENIED,    /* a stage refused it: why */
 	SL_OUTCOME_FAILED,    /* no result: timeout, crash, unavailable: why */
 	SL_OUTCOME_CANCELLED, /* the owner cancelled it */
+	SL_OUTCOME_INPUT_REQUIRED, /* 2026-07-28: the client must answer input_required first */
 };
 
 typedef void (*sl_call_done_fn)(void *ctx, struct sl_call *c);
@@ -86,6 +87,12 @@ struct sl_call {
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */
 	yyjson_mut_val *fields;   /* invoke_tool's projection (strings, in doc), or NULL */
+	/* MCP 2026-07-28 multi-round-trip requests: the client declared
+	 * elicitation in this request, and a retry carries its answers. */
+	bool mrtr;
+	yyjson_mut_val *input_responses; /* in doc, or NULL */
+	char *request_state;             /* owned, or NULL */
+	yyjson_mut_val *input_required;  /* INPUT_REQUIRED: the result to send (in doc) */
 
 	enum sl_outcome outcome;
 	yyjson_doc *result_doc;   /* owned: the upstream's response */

@@ -18,6 +18,7 @@
  *             timer's close have run.
  */
 #include "stages/policy.h"
+#include "core/digest.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 
 #define CONFIRM_TIMEOUT_DEFAULT_MS 120000
 #define CONFIRM_TICK_MS 200
@@ -37,6 +39,8 @@
 #define SUMMARY_VALUE_MAX 40
 
 static struct sl_policy policy = { .def = SL_POLICY_ALLOW };
+/* Signs the requestState of 2026-07-28 confirmations; made at start. */
+static unsigned char state_key[32];
 
 /* ---- rules: pure ------------------------------------------------------- */
 
@@ -354,6 +358,10 @@ static int policy_init(const struct sl_config *cfg, yyjson_val *section, struct 
 		return rc;
 	sl_policy_dispose(&policy);
 	policy = p;
+	if (getrandom(state_key, sizeof(state_key), 0) != (ssize_t)sizeof(state_key)) {
+		sl_err_set(err, "sluice.policy: no randomness for signing confirmations");
+		return SL_ERR_IO;
+	}
 	return SL_OK;
 }
 
@@ -449,14 +457,104 @@ static void on_tick(uv_timer_t *t)
 		settle(w, false, "no answer came in time");
 }
 
+/* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
+
+/* The requestState binds the answer to this exact call: server, tool, the
+ * canonical arguments, and an expiry, under a key that never leaves this
+ * process. "expiry-hex.hmac-hex". */
+static void state_mac(struct sl_call *c, unsigned long long expiry, char out[SL_SHA256_HEX])
+{
+	size_t alen;
+	char *args = sl_json_canonical(c->args, &alen), ahash[SL_SHA256_HEX];
+	char *msg;
+
+	sl_sha256_hex(args, alen, ahash);
+	free(args);
+	msg = sl_printf("sluice-confirm\n%llx\n%s\n%s\n%s", expiry, c->up->name, c->tool, ahash);
+	sl_hmac_sha256_hex(state_key, sizeof(state_key), msg, strlen(msg), out);
+	free(msg);
+}
+
+static bool state_valid(struct sl_call *c, const char *state)
+{
+	unsigned long long expiry;
+	char mac[SL_SHA256_HEX];
+	int used = 0;
+	unsigned char diff = 0;
+
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
+		return false;
+	state_mac(c, expiry, mac);
+	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
+		diff |= (unsigned char)(mac[i] ^ state[used + i]);
+	return diff == 0;
+}
+
+static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d);
+
+static enum sl_stage_rc confirm_mrtr(struct sl_call *c, const char *reason)
+{
+	yyjson_mut_val *resp = c->input_responses ? yyjson_mut_obj_get(c->input_responses, "confirm") : NULL;
+	yyjson_mut_val *r, *reqs, *q, *params;
+	unsigned long long expiry;
+	char mac[SL_SHA256_HEX], *summary, *msg, *state;
+
+	if (resp && c->request_state) {
+		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
+		yyjson_mut_val *content = yyjson_mut_obj_get(resp, "content");
+		if (!state_valid(c, c->request_state)) {
+			sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: the confirmation for %s.%s came "
+					  "back with a requestState that is not ours, is for another call, "
+					  "or expired; the call is refused", c->up->name, c->tool);
+			return SL_STAGE_DONE;
+		}
+		if (action && strcmp(action, "accept") == 0 &&
+		    yyjson_mut_is_true(yyjson_mut_obj_get(content, "approve")))
+			return SL_STAGE_NEXT;
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, and "
+				  "it was %s", c->up->name, c->tool, reason,
+				  action && strcmp(action, "accept") != 0 ? action : "not approved");
+		return SL_STAGE_DONE;
+	}
+	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
+	expiry = sl_now_ms() / 1000 + (policy.confirm_timeout_ms + 999) / 1000;
+	state_mac(c, expiry, mac);
+	state = sl_printf("%llx.%s", expiry, mac);
+	summary = sl_policy_summary(c->args, SUMMARY_MAX);
+	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
+			"Arguments: %s", c->tool, c->up->name, reason, summary);
+	r = yyjson_mut_obj(c->doc);
+	reqs = yyjson_mut_obj(c->doc);
+	q = yyjson_mut_obj(c->doc);
+	params = yyjson_mut_obj(c->doc);
+	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
+	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
+	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema", confirm_schema(c->doc));
+	yyjson_mut_obj_add_str(c->doc, q, "method", "elicitation/create");
+	yyjson_mut_obj_add_val(c->doc, q, "params", params);
+	yyjson_mut_obj_add_val(c->doc, reqs, "confirm", q);
+	yyjson_mut_obj_add_str(c->doc, r, "resultType", "input_required");
+	yyjson_mut_obj_add_val(c->doc, r, "inputRequests", reqs);
+	yyjson_mut_obj_add_strcpy(c->doc, r, "requestState", state);
+	c->input_required = r;
+	c->outcome = SL_OUTCOME_INPUT_REQUIRED;
+	free(state);
+	free(summary);
+	free(msg);
+	return SL_STAGE_DONE;
+}
+
 static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 {
 	struct wait *w;
 	yyjson_mut_doc *d;
-	yyjson_mut_val *schema, *props, *approve, *req;
+	yyjson_mut_val *schema;
 	char *summary, *msg;
 	bool asked;
 
+	if (c->mrtr)
+		return confirm_mrtr(c, reason);
 	if (!c->session || !sl_session_can_elicit(c->session)) {
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "policy: %s.%s needs confirmation by %s, but %s, so nobody can be "
@@ -474,22 +572,10 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 			"Arguments: %s", c->tool, c->up->name, reason, summary);
 	free(summary);
 
-	/* MCP 2025-11-25 elicitation: a flat object of primitive properties. */
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	schema = yyjson_mut_obj(d);
-	props = yyjson_mut_obj(d);
-	approve = yyjson_mut_obj(d);
-	req = yyjson_mut_arr(d);
-	yyjson_mut_obj_add_str(d, approve, "type", "boolean");
-	yyjson_mut_obj_add_str(d, approve, "title", "Approve this call");
-	yyjson_mut_obj_add_bool(d, approve, "default", false);
-	yyjson_mut_obj_add_val(d, props, "approve", approve);
-	yyjson_mut_arr_add_str(d, req, "approve");
-	yyjson_mut_obj_add_str(d, schema, "type", "object");
-	yyjson_mut_obj_add_val(d, schema, "properties", props);
-	yyjson_mut_obj_add_val(d, schema, "required", req);
+	schema = confirm_schema(d);
 
 	w->c = c;
 	uv_timer_init(c->up->loop, &w->timer);
@@ -509,6 +595,23 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 	uv_timer_start(&w->timer, on_tick, CONFIRM_TICK_MS, CONFIRM_TICK_MS);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
 	return SL_STAGE_AGAIN;
+}
+
+/* MCP elicitation: a flat object of primitive properties. */
+static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d)
+{
+	yyjson_mut_val *schema = yyjson_mut_obj(d), *props = yyjson_mut_obj(d);
+	yyjson_mut_val *approve = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
+
+	yyjson_mut_obj_add_str(d, approve, "type", "boolean");
+	yyjson_mut_obj_add_str(d, approve, "title", "Approve this call");
+	yyjson_mut_obj_add_bool(d, approve, "default", false);
+	yyjson_mut_obj_add_val(d, props, "approve", approve);
+	yyjson_mut_arr_add_str(d, req, "approve");
+	yyjson_mut_obj_add_str(d, schema, "type", "object");
+	yyjson_mut_obj_add_val(d, schema, "properties", props);
+	yyjson_mut_obj_add_val(d, schema, "required", req);
+	return schema;
 }
 
 /* Applies the rules to a tool the server advertises (def). */
