@@ -67,6 +67,12 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d)
 	return yyjson_val_mut_copy(d, c->result);
 }
 
+void sl_call_human_wait(struct sl_call *c, bool waiting)
+{
+	if (c->human)
+		c->human(c->ctx, c, waiting);
+}
+
 yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc)
 {
 	*doc = NULL;

@@ -73,6 +73,8 @@ enum sl_outcome {
 };
 
 typedef void (*sl_call_done_fn)(void *ctx, struct sl_call *c);
+/* A stage started (true) or stopped (false) waiting for a human. */
+typedef void (*sl_call_human_fn)(void *ctx, struct sl_call *c, bool waiting);
 /* A progress notification's params from the upstream (token already stripped). */
 typedef void (*sl_call_progress_fn)(void *ctx, struct sl_call *c, yyjson_val *params);
 
@@ -115,6 +117,7 @@ struct sl_call {
 
 	sl_call_done_fn done;
 	sl_call_progress_fn progress; /* NULL: the caller wants no progress */
+	sl_call_human_fn human;   /* NULL: the caller does not care (programs pause their clock) */
 	void *ctx;
 };
 
@@ -141,6 +144,10 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d);
  * immutable copy of c->mresult whose document is returned in *doc (free it;
  * NULL when none was needed). */
 yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc);
+
+/* For stages that wait for a person (a confirmation): tells the call's
+ * owner when the wait starts and ends, so a program's wall clock can pause. */
+void sl_call_human_wait(struct sl_call *c, bool waiting);
 
 /* Sets the outcome to DENIED or FAILED with a message (for stages). */
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...) SL_PRINTF(3, 4);

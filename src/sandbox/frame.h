@@ -13,6 +13,7 @@
  *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident],...],"seed":[4 x u32]}
  *   2 CALL    worker -> gateway  {"id":n,"server":s,"tool":t,"args":{...}}
  *   3 RESULT  gateway -> worker  {"id":n,"ok":true,"value":v} | {"id":n,"ok":false,"error":msg}
+ *                                (+ "pausedMs": time spent waiting for a person, added to the deadline)
  *   4 DONE    worker -> gateway  {"ok":true,"value":text,"console":text}
  *                                | {"ok":false,"kind":k,"error":msg,"console":text}
  */

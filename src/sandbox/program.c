@@ -62,6 +62,10 @@ struct sl_program {
 	void *ctx;
 	struct sl_session *session;
 	uint64_t started_us;
+	uint64_t deadline_ms;     /* moves later while a call waits for a person */
+	unsigned humans;          /* calls waiting for a person now */
+	uint64_t paused_at_ms;
+	uint64_t paused_ms;       /* not yet told to the worker */
 };
 
 void sl_program_bind_session(struct sl_program *p, struct sl_session *s)
@@ -217,6 +221,11 @@ static void on_timer(uv_timer_t *t)
 	}
 	if (!p->sb->ctl_open && p->state == P_WAIT_WORKER) {
 		fail(p, "crash", "code mode is unavailable: %s", p->sb->error);
+		return;
+	}
+	if (p->humans > 0) {
+		/* Paused: look again once the person has answered. */
+		uv_timer_start(&p->timer, on_timer, 1000, 0);
 		return;
 	}
 	p->killed_for = "timeout";
@@ -379,6 +388,10 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 	yyjson_mut_obj_add_bool(d, o, "ok", err == NULL);
 	if (err)
 		yyjson_mut_obj_add_strcpy(d, o, "error", err);
+	if (p->paused_ms) {
+		yyjson_mut_obj_add_uint(d, o, "pausedMs", p->paused_ms);
+		p->paused_ms = 0;
+	}
 	json = sl_json_write_mut_val(o, &len);
 	if (len > p->sb->lim.max_result + 64) {
 		/* Never hand a program silently cut data: say it is too large. */
@@ -392,6 +405,28 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 	free(json);
 	free(err);
 	yyjson_mut_doc_free(d);
+}
+
+/* Confirmations: the program's wall clock stops while one of its calls
+ * waits for a person; the worker hears of the pause with the next RESULT
+ * (pausedMs) and moves its own deadline too. */
+static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
+{
+	struct sl_program *p = ctx;
+	uint64_t now = sl_now_ms();
+
+	if (p->state == P_DONE)
+		return;
+	if (waiting) {
+		if (p->humans++ == 0)
+			p->paused_at_ms = now;
+		return;
+	}
+	if (p->humans == 0 || --p->humans > 0)
+		return;
+	p->paused_ms += now - p->paused_at_ms;
+	p->deadline_ms += now - p->paused_at_ms;
+	uv_timer_start(&p->timer, on_timer, p->deadline_ms > now ? p->deadline_ms - now : 0, 0);
 }
 
 static void on_call_done(void *ctx, struct sl_call *c)
@@ -516,6 +551,7 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 				on_call_done, NULL, p);
 		c->parent = p->id;
 		c->session = p->session;
+		c->human = on_call_human;
 		p->calls[id] = c;
 		sl_call_run(c);
 	}
@@ -685,6 +721,7 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw
 	uv_timer_init(sb->loop, &p->timer);
 	p->timer.data = p;
 	p->handles = 1;
+	p->deadline_ms = sl_now_ms() + sb->lim.timeout_ms + KILL_GRACE_MS;
 	if (sl_sandbox_pop(sb, &w)) {
 		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
 		sl_program_take_worker(p, &w);

@@ -498,6 +498,12 @@ static void settle(struct sl_worker *w, const char *frame, size_t len)
 		die(4); /* a forged or repeated answer */
 	JS_FreeValue(ctx, idv);
 	c = &w->calls[id];
+	/* Time the gateway spent waiting for a person does not count. */
+	JSValue paused = JS_GetPropertyStr(ctx, res, "pausedMs");
+	uint32_t pms = 0;
+	if (!JS_IsUndefined(paused) && JS_ToUint32(ctx, &pms, paused) == 0)
+		w->deadline_ms += pms;
+	JS_FreeValue(ctx, paused);
 	okv = JS_GetPropertyStr(ctx, res, "ok");
 	if (JS_ToBool(ctx, okv)) {
 		arg = JS_GetPropertyStr(ctx, res, "value");

@@ -420,6 +420,7 @@ static void settle(struct wait *w, bool allow, const char *why)
 	w->c = NULL;
 	uv_timer_stop(&w->timer);
 	uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+	sl_call_human_wait(c, false);
 	sl_log(SL_LOG_DEBUG, "policy: %s.%s: stopped waiting: %s", c->up->name, c->tool,
 	       allow ? "approved" : why);
 	if (!allow && c->outcome == SL_OUTCOME_PENDING)
@@ -593,6 +594,7 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 		return SL_STAGE_DONE;
 	}
 	uv_timer_start(&w->timer, on_tick, CONFIRM_TICK_MS, CONFIRM_TICK_MS);
+	sl_call_human_wait(c, true);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
 	return SL_STAGE_AGAIN;
 }

@@ -437,3 +437,45 @@ describe('sluice policy check', () => {
 		assert.match(s.stderr, /sluice\.policy\.default/);
 	});
 });
+
+// ---- a program's clock while a person decides -------------------------------------------------
+
+test("a program's wall clock pauses while its call waits for the human", async () => {
+	const TIMEOUT = 1500;
+	const gw = await connect({
+		servers: SERVERS,
+		sluice: {
+			exposure: 'passthrough',
+			codeMode: { enabled: true, timeoutMs: TIMEOUT },
+			policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
+		},
+		capabilities: { elicitation: {} },
+		handlers: [
+			[
+				ElicitRequestSchema,
+				async () => {
+					// The person takes longer than the program's whole time limit.
+					await new Promise((r) => setTimeout(r, TIMEOUT + 1000));
+					return { action: 'accept', content: { approve: true } };
+				},
+			],
+		],
+	});
+	try {
+		await toolsWhen(gw.client, (t) => t.some((x) => x.name === 'github__merge_pull_request'));
+		const t0 = Date.now();
+		const r = await execCode(
+			gw.client,
+			`const m = await tools.github.merge_pull_request(${JSON.stringify(MERGE)}).catch((e) => e.message);
+			 return { m, after: (await tools.github.echo({ still: 'running' })).arguments };`,
+		);
+		const ms = Date.now() - t0;
+		assert.equal(r.isError, false, r.text);
+		const out = JSON.parse(r.text);
+		assert.doesNotMatch(JSON.stringify(out.m), /policy:/);
+		assert.deepEqual(out.after, { still: 'running' });
+		assert.ok(ms > TIMEOUT + 900, `the program ran ${ms} ms, past its ${TIMEOUT} ms limit, while paused`);
+	} finally {
+		await gw.close();
+	}
+});
