@@ -32,6 +32,8 @@ struct pending {
 	struct sl_call *call;    /* tools/call through the pipeline */
 	struct sl_ureq *ureq;    /* other requests forwarded to an upstream */
 	struct sl_program *program; /* execute_code */
+	uint64_t progress_us;    /* when the last progress notification went out */
+	uv_timer_t *defer;       /* the answer waits a moment after a progress */
 	unsigned steps;          /* execute_code: tool calls finished, for progress */
 	struct sl_upstream *up;
 	char key[80];
@@ -56,6 +58,7 @@ struct sl_deferred {
 };
 
 static void handle_request(struct sl_session *s, struct sl_msg *m);
+static void on_defer_closed(uv_handle_t *h);
 
 /* ---- sending ------------------------------------------------------------ */
 
@@ -200,7 +203,13 @@ void sl_session_close(struct sl_session *s)
 		if (!slot->value)
 			continue;
 		p = slot->value;
-		if (p->call) {
+		if (p->defer) {
+			/* Its answer was waiting to go out: nobody will read it. */
+			uv_timer_stop(p->defer);
+			uv_close((uv_handle_t *)p->defer, on_defer_closed);
+			p->defer = NULL;
+			pending_free(p);
+		} else if (p->call) {
 			sl_call_cancel(p->call, "the client disconnected");
 		} else if (p->program) {
 			sl_program_cancel(p->program);
@@ -535,10 +544,38 @@ static void answer_call(struct sl_session *s, struct pending *p, struct sl_call 
 	reply(s, &p->msg, p->modern, false, d, r);
 }
 
+static void on_defer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void on_defer(uv_timer_t *t)
+{
+	struct pending *p = t->data;
+	struct sl_session *s = p->s;
+	uv_close((uv_handle_t *)t, on_defer_closed);
+	p->defer = NULL;
+	if (!s->closing)
+		answer_call(s, p, p->call);
+	pending_free(p);
+}
+
+/* Progress must reach the client before the answer it belongs to, and
+ * real clients (SDK 1.x) lose a progress notification that arrives in the
+ * same read as its answer: after a recent one, the answer waits a moment. */
+#define PROGRESS_GAP_US 5000
+
 static void on_call_done(void *ctx, struct sl_call *c)
 {
 	struct pending *p = ctx;
 	struct sl_session *s = p->s;
+	if (!s->closing && p->progress_us && sl_now_us() - p->progress_us < PROGRESS_GAP_US) {
+		p->defer = sl_alloc(sizeof(*p->defer));
+		uv_timer_init(s->gw->loop, p->defer);
+		p->defer->data = p;
+		uv_timer_start(p->defer, on_defer, PROGRESS_GAP_US / 1000, 0);
+		return;
+	}
 	if (!s->closing)
 		answer_call(s, p, c);
 	pending_free(p);
@@ -567,6 +604,7 @@ static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params)
 		yyjson_mut_obj_add_strcpy(d, np, "message", sl_json_str(params, "message"));
 	sl_session_send_doc(p->s, d);
 	yyjson_mut_doc_free(d);
+	p->progress_us = sl_now_us();
 }
 
 static struct pending *pending_new(struct sl_session *s, struct sl_msg *m, bool modern)
