@@ -3,8 +3,6 @@
 // official SDK client.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 
 import {
 	connect,
@@ -18,35 +16,18 @@ import {
 	writeConfig,
 	textOf,
 	CATALOG,
+	tinyServer,
 } from './helpers.mjs';
 
 after(closeAll);
 
 // A tiny MCP server whose only tool answers every call with a JSON-RPC error.
-const RPC_ERROR_SERVER = `
-const rl = require('node:readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-rl.on('line', (line) => {
-	let m;
-	try { m = JSON.parse(line); } catch { return; }
-	if (m.id === undefined || !m.method) return;
-	const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
-	if (m.method === 'initialize')
-		ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'rpcerr', version: '1.0.0' } });
-	else if (m.method === 'tools/list')
-		ok({ tools: [{ name: 'boom', description: 'Answers with a JSON-RPC error.', inputSchema: { type: 'object' } }] });
-	else if (m.method === 'tools/call')
-		send({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'upstream exploded' } });
-	else if (m.method === 'ping') ok({});
-	else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-});
-`;
-
-function rpcErrorServer() {
-	const file = path.join(path.dirname(writeConfig({})), 'rpcerr.cjs');
-	writeFileSync(file, RPC_ERROR_SERVER);
-	return { command: process.execPath, args: [file] };
-}
+const rpcErrorServer = () =>
+	tinyServer({
+		name: 'rpcerr',
+		tools: `[{ name: 'boom', description: 'Answers with a JSON-RPC error.', inputSchema: { type: 'object' } }]`,
+		call: `(params, ok, fail) => fail(-32603, 'upstream exploded')`,
+	});
 
 // Small limits, so every limit test is fast.
 const LIMITS = {

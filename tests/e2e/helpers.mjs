@@ -57,6 +57,36 @@ export function writeConfig(servers, sluice = {}) {
 	return file;
 }
 
+// A tiny MCP stdio server for a test, written to a temp file. `tools` is
+// the source of an expression giving the tools list (evaluated at each
+// tools/list), `call` the source of a function (params, ok, fail) for
+// tools/call, `prelude` code run first (process.argv[2] is args[0]).
+// Returns a server entry for writeConfig.
+export function tinyServer({ name, prelude = '', tools, call, args = [] }) {
+	const src = `${prelude}
+const rl = require('node:readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+const listTools = () => (${tools});
+const callTool = ${call};
+rl.on('line', (line) => {
+	let m;
+	try { m = JSON.parse(line); } catch { return; }
+	if (m.id === undefined || !m.method) return;
+	const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+	const fail = (code, message) => send({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+	if (m.method === 'initialize')
+		ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: ${JSON.stringify(name)}, version: '1.0.0' } });
+	else if (m.method === 'tools/list') ok({ tools: listTools() });
+	else if (m.method === 'tools/call') callTool(m.params, ok, fail);
+	else if (m.method === 'ping') ok({});
+	else fail(-32601, 'Method not found');
+});
+`;
+	const file = path.join(path.dirname(writeConfig({})), `${name}.cjs`);
+	writeFileSync(file, src);
+	return { command: process.execPath, args: [file, ...args] };
+}
+
 // ---- small utilities ------------------------------------------------------------
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,6 @@
 // tools/call, the router's invoke_tool, and a program's tools.x.y().
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +21,7 @@ import {
 	writeConfig,
 	textOf,
 	jsonOf,
+	tinyServer,
 } from './helpers.mjs';
 
 after(closeAll);
@@ -337,34 +337,20 @@ describe('confirm with no answer, and cancelled while asking', () => {
 
 // A server that adds a tool to its list without sending list_changed: the
 // second tools/list (the policy's refresh) is the first to show "late".
-const SILENT_SERVER = `
-const rl = require('node:readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-let lists = 0;
-const tool = (name) => ({ name, description: name, inputSchema: { type: 'object' } });
-rl.on('line', (line) => {
-	let m;
-	try { m = JSON.parse(line); } catch { return; }
-	if (m.id === undefined || !m.method) return;
-	const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
-	if (m.method === 'initialize')
-		ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'silent', version: '1.0.0' } });
-	else if (m.method === 'tools/list')
-		ok({ tools: ++lists === 1 ? [tool('early')] : [tool('early'), tool('late')] });
-	else if (m.method === 'tools/call')
-		ok({ content: [{ type: 'text', text: 'ran ' + m.params.name + ' after ' + lists + ' lists' }] });
-	else if (m.method === 'ping') ok({});
-	else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-});
-`;
+const silentServer = () =>
+	tinyServer({
+		name: 'silent',
+		prelude: `let lists = 0;
+const tool = (name) => ({ name, description: name, inputSchema: { type: 'object' } });`,
+		tools: `++lists === 1 ? [tool('early')] : [tool('early'), tool('late')]`,
+		call: `(params, ok) => ok({ content: [{ type: 'text', text: 'ran ' + params.name + ' after ' + lists + ' lists' }] })`,
+	});
 
 describe('tools a server does not advertise', () => {
 	let g;
 	before(async () => {
-		const file = path.join(path.dirname(writeConfig({})), 'silent.cjs');
-		writeFileSync(file, SILENT_SERVER);
 		g = await connect({
-			servers: { github: catalog('github'), silent: { command: process.execPath, args: [file] } },
+			servers: { github: catalog('github'), silent: silentServer() },
 			sluice: { exposure: 'router' },
 		});
 		await eventually(async () => {

@@ -7,10 +7,10 @@
 // pieces at run time.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, catalog, closeAll, execCode, runSluice, writeConfig, textOf } from './helpers.mjs';
+import { connect, catalog, closeAll, execCode, runSluice, writeConfig, textOf, tinyServer } from './helpers.mjs';
 
 after(closeAll);
 
@@ -20,40 +20,6 @@ const MARK = '[REDACTED:aws_access_key_id]';
 // An upstream that writes the arguments of every call of "record" to a file
 // (so the test sees exactly what an upstream received) and whose "leak"
 // answers with KEY in text, in a resource and in structuredContent.
-const RECORDER = `
-const fs = require('node:fs');
-const out = process.argv[2];
-const KEY = 'AK' + 'IA' + 'QWERTYUIOP234567';
-const rl = require('node:readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-rl.on('line', (line) => {
-	let m;
-	try { m = JSON.parse(line); } catch { return; }
-	if (m.id === undefined || !m.method) return;
-	const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
-	if (m.method === 'initialize')
-		ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'rec', version: '1.0.0' } });
-	else if (m.method === 'tools/list')
-		ok({ tools: [
-			{ name: 'record', description: 'Records its arguments.', inputSchema: { type: 'object' } },
-			{ name: 'leak', description: 'Answers with a secret.', inputSchema: { type: 'object' } },
-		] });
-	else if (m.method === 'tools/call' && m.params.name === 'record') {
-		fs.appendFileSync(out, JSON.stringify(m.params.arguments) + '\\n');
-		ok({ content: [{ type: 'text', text: 'recorded' }] });
-	} else if (m.method === 'tools/call' && m.params.name === 'leak')
-		ok({
-			content: [
-				{ type: 'text', text: 'the key is ' + KEY },
-				{ type: 'resource', resource: { uri: 'file:///creds', mimeType: 'text/plain', text: 'aws ' + KEY } },
-			],
-			structuredContent: { creds: { id: KEY, list: ['x ' + KEY + ' y'] }, note: 'plain' },
-		});
-	else if (m.method === 'ping') ok({});
-	else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-});
-`;
-
 let pass; // passthrough + code mode: direct calls and programs
 let router; // router + code mode: invoke_tool
 let recFile;
@@ -64,11 +30,32 @@ const REDACTION = {
 };
 
 function recorder() {
-	const dir = path.dirname(writeConfig({}));
-	const file = path.join(dir, 'rec.cjs');
-	writeFileSync(file, RECORDER);
-	recFile = path.join(dir, 'received.jsonl');
-	return { command: process.execPath, args: [file, recFile] };
+	recFile = path.join(path.dirname(writeConfig({})), 'received.jsonl');
+	return tinyServer({
+		name: 'rec',
+		args: [recFile],
+		prelude: `const fs = require('node:fs');
+const out = process.argv[2];
+const KEY = 'AK' + 'IA' + 'QWERTYUIOP234567';`,
+		tools: `[
+			{ name: 'record', description: 'Records its arguments.', inputSchema: { type: 'object' } },
+			{ name: 'leak', description: 'Answers with a secret.', inputSchema: { type: 'object' } },
+		]`,
+		call: `(params, ok) => {
+			if (params.name === 'record') {
+				fs.appendFileSync(out, JSON.stringify(params.arguments) + '\\n');
+				ok({ content: [{ type: 'text', text: 'recorded' }] });
+			} else {
+				ok({
+					content: [
+						{ type: 'text', text: 'the key is ' + KEY },
+						{ type: 'resource', resource: { uri: 'file:///creds', mimeType: 'text/plain', text: 'aws ' + KEY } },
+					],
+					structuredContent: { creds: { id: KEY, list: ['x ' + KEY + ' y'] }, note: 'plain' },
+				});
+			}
+		}`,
+	});
 }
 
 before(async () => {
