@@ -23,7 +23,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
 LDFLAGS  := -Wl,-z,now,-z,relro
-LDLIBS   := -luv -lseccomp -lpcre2-8 -lnettle -lm
+LDLIBS   := -luv -lmicrohttpd -lseccomp -lpcre2-8 -lnettle -lm
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SAN)

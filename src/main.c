@@ -18,6 +18,8 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  serve --config FILE   serve MCP on stdin/stdout, aggregating the config's servers\n"
+	"  serve --http HOST:PORT --config FILE\n"
+	"                        serve MCP Streamable HTTP at http://HOST:PORT/mcp instead\n"
 	"  check --config FILE   validate the config, start each server once, print what it offers\n"
 	"  exec --config FILE [PROGRAM | -f FILE]\n"
 	"                        run a code-mode program (default: read from stdin) and print its result\n"
@@ -80,7 +82,7 @@ static char *read_program(const char *text, const char *file, size_t *len)
 int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG"), *exposure = NULL, *level = NULL;
-	const char *program = NULL, *program_file = NULL;
+	const char *program = NULL, *program_file = NULL, *http = NULL;
 	const char *words[2]; /* policy: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
 			exposure = argv[++i];
 		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
 			level = argv[++i];
+		} else if (!strcmp(a, "--http") && i + 1 < argc) {
+			http = argv[++i];
 		} else if (!strcmp(a, "-f") && i + 1 < argc) {
 			program_file = argv[++i];
 		} else if (!cmd && a[0] != '-') {
@@ -188,7 +192,7 @@ int main(int argc, char **argv)
 	/* A peer that went away is an error to handle, never a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(cmd, "serve") == 0) {
-		rc = sl_cli_serve(cfg);
+		rc = sl_cli_serve(cfg, http);
 	} else if (strcmp(cmd, "check") == 0) {
 		rc = sl_cli_check(cfg);
 	} else if (strcmp(cmd, "doctor") == 0) {

@@ -2,7 +2,7 @@
  * The sluice commands. Each runs its own event loop to completion and
  * returns the process exit code.
  *
- *   serve: one MCP session on stdin/stdout
+ *   serve: one MCP session on stdin/stdout, or MCP over HTTP (http: "host:port")
  *   check: start every server once, print what each offers, exit
  *   policy check SERVER.TOOL: the policy's decision, no server started
  *   pins list|diff|approve|reset [SERVER.TOOL|SERVER]: tool pins (stages/pinning)
@@ -12,7 +12,7 @@
 
 #include "config/config.h"
 
-int sl_cli_serve(const struct sl_config *cfg);
+int sl_cli_serve(const struct sl_config *cfg, const char *http);
 int sl_cli_check(const struct sl_config *cfg);
 int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len);
 int sl_cli_doctor(struct sl_config *cfg);

@@ -1,5 +1,7 @@
 /*
- * sluice serve: the gateway on stdio. The client ending its input ends the
+ * sluice serve: the gateway on stdio, or on HTTP (--http or
+ * sluice.http.listen), where sessions come and go and only a signal ends
+ * the gateway. The client ending its input ends the
  * gateway once the requests it already sent are answered, or at once if it
  * also stopped reading our output; SIGINT or SIGTERM end it at once
  * (in-flight calls and programs are cancelled). Either way every
@@ -8,9 +10,11 @@
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "transport/http.h"
 #include "transport/stdio.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define DRAIN_POLL_MS 10
@@ -18,7 +22,8 @@
 struct serve {
 	uv_loop_t *loop;
 	struct sl_gateway *gw;
-	struct sl_stdio *stdio;
+	struct sl_stdio *stdio;      /* one of these two */
+	struct sl_http *http;
 	uv_signal_t sigint, sigterm;
 	uv_timer_t drain;
 	bool stopping;
@@ -30,7 +35,16 @@ static void on_gateway_stopped(void *ctx)
 	uv_close((uv_handle_t *)&sv->sigint, NULL);
 	uv_close((uv_handle_t *)&sv->sigterm, NULL);
 	uv_close((uv_handle_t *)&sv->drain, NULL);
-	sl_stdio_free(sv->stdio);
+	if (sv->stdio)
+		sl_stdio_free(sv->stdio);
+	else
+		sl_http_free(sv->http);
+	sl_gateway_free(sv->gw);
+}
+
+static void on_start_failed(void *ctx)
+{
+	struct serve *sv = ctx;
 	sl_gateway_free(sv->gw);
 }
 
@@ -40,7 +54,10 @@ static void shut_down(struct serve *sv)
 		return;
 	sv->stopping = true;
 	uv_timer_stop(&sv->drain);
-	sl_stdio_close(sv->stdio);
+	if (sv->stdio)
+		sl_stdio_close(sv->stdio);
+	else
+		sl_http_stop(sv->http);
 	sl_gateway_stop(sv->gw, on_gateway_stopped, sv);
 }
 
@@ -77,21 +94,34 @@ static void on_signal(uv_signal_t *h, int sig)
 	shut_down(sv);
 }
 
-int sl_cli_serve(const struct sl_config *cfg)
+int sl_cli_serve(const struct sl_config *cfg, const char *http)
 {
 	struct serve sv = { 0 };
+	struct sl_err err;
 
 	sv.loop = uv_default_loop();
+	if (!http)
+		http = cfg->http.listen;
 	sv.gw = sl_gateway_new(sv.loop, cfg);
-	sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);
+	if (http) {
+		if (sl_http_start(sv.loop, sv.gw, cfg, http, &sv.http, &err) < 0) {
+			fprintf(stderr, "sluice: %s\n", err.msg);
+			sl_gateway_stop(sv.gw, on_start_failed, &sv);
+			uv_run(sv.loop, UV_RUN_DEFAULT);
+			uv_loop_close(sv.loop);
+			return 2;
+		}
+	} else {
+		sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);
+	}
 	uv_signal_init(sv.loop, &sv.sigint);
 	uv_signal_init(sv.loop, &sv.sigterm);
 	uv_timer_init(sv.loop, &sv.drain);
 	sv.sigint.data = sv.sigterm.data = sv.drain.data = &sv;
 	uv_signal_start(&sv.sigint, on_signal, SIGINT);
 	uv_signal_start(&sv.sigterm, on_signal, SIGTERM);
-	sl_log(SL_LOG_INFO, "sluice %s serving %zu servers on stdio (%s mode)", SL_VERSION,
-	       cfg->nservers, sl_exposure_name(cfg->exposure));
+	sl_log(SL_LOG_INFO, "sluice %s serving %zu servers on %s (%s mode)", SL_VERSION,
+	       cfg->nservers, http ? "HTTP" : "stdio", sl_exposure_name(cfg->exposure));
 	uv_run(sv.loop, UV_RUN_DEFAULT);
 	uv_loop_close(sv.loop);
 	return 0;

@@ -264,6 +264,7 @@ static int parse_size(struct parser *p, yyjson_val *v, const char *key, uint64_t
 }
 
 static int parse_code(struct parser *p, yyjson_val *o);
+static int parse_http(struct parser *p, yyjson_val *o);
 
 static int parse_gateway(struct parser *p, yyjson_val *o)
 {
@@ -320,6 +321,8 @@ static int parse_gateway(struct parser *p, yyjson_val *o)
 			c->max_upstream_message_bytes = n;
 		} else if (strcmp(key, "codeMode") == 0) {
 			rc = parse_code(p, v);
+		} else if (strcmp(key, "http") == 0) {
+			rc = parse_http(p, v);
 		} else if (sl_stages_section(key)) {
 			/* A stage's own section: the stage reads it at start. */
 			if (!yyjson_is_obj(v))
@@ -432,6 +435,63 @@ static int parse_code(struct parser *p, yyjson_val *o)
 	return SL_OK;
 }
 
+static int parse_http(struct parser *p, yyjson_val *o)
+{
+	struct sl_http_config *h = &p->c->http;
+	yyjson_obj_iter it;
+	yyjson_val *k, *v;
+	uint64_t n;
+	int rc = SL_OK;
+
+	if (!yyjson_is_obj(o))
+		return fail(p, "sluice.http", "must be an object");
+	yyjson_obj_iter_init(o, &it);
+	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
+		const char *key = yyjson_get_str(k);
+		v = yyjson_obj_iter_get_val(k);
+		if (repeated(o, k))
+			return fail_repeated(p, "sluice.http", key);
+		if (strcmp(key, "listen") == 0) {
+			if (!yyjson_is_str(v) || !strchr(yyjson_get_str(v), ':'))
+				return fail(p, "sluice.http.listen", "must be \"host:port\"");
+			free(h->listen);
+			h->listen = sl_strdup(yyjson_get_str(v));
+		} else if (strcmp(key, "bearerToken") == 0) {
+			struct sl_err e;
+			if (!yyjson_is_str(v) || !yyjson_get_len(v))
+				return fail(p, "sluice.http.bearerToken", "must be a non-empty string");
+			free(h->bearer_token);
+			h->bearer_token = sl_config_expand(yyjson_get_str(v), env_getenv, &e);
+			if (!h->bearer_token)
+				return fail(p, "sluice.http.bearerToken", e.msg);
+		} else if (strcmp(key, "allowedOrigins") == 0) {
+			yyjson_val *s;
+			size_t i, max;
+			if (!yyjson_is_arr(v))
+				return fail(p, "sluice.http.allowedOrigins", "must be an array of origins");
+			h->allowed_origins = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
+			yyjson_arr_foreach(v, i, max, s) {
+				if (!yyjson_is_str(s))
+					return fail(p, "sluice.http.allowedOrigins", "must be an array of origins");
+				h->allowed_origins[h->norigins++] = sl_strdup(yyjson_get_str(s));
+			}
+		} else if (strcmp(key, "maxBodyBytes") == 0) {
+			rc = parse_size(p, v, "http.maxBodyBytes", 1024, 1u << 30, &n);
+			h->max_body_bytes = n;
+		} else if (strcmp(key, "maxSessions") == 0) {
+			rc = parse_size(p, v, "http.maxSessions", 1, 100000, &n);
+			h->max_sessions = (uint32_t)n;
+		} else if (strcmp(key, "idleSessionTimeoutMs") == 0) {
+			rc = parse_size(p, v, "http.idleSessionTimeoutMs", 100, 7ull * 86400000, &h->idle_timeout_ms);
+		} else if (strcmp(key, "heartbeatMs") == 0) {
+			rc = parse_size(p, v, "http.heartbeatMs", 100, 3600000, &h->heartbeat_ms);
+		} else {
+			warn(p, "sluice.http: unknown key \"%s\" ignored", key);
+		}
+	}
+	return rc;
+}
+
 int sl_config_parse(const char *path, const char *text, size_t len,
 		    struct sl_config **out, struct sl_err *err)
 {
@@ -454,6 +514,10 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	c->max_request_bytes = 4u << 20;
 	c->max_upstream_message_bytes = 32u << 20;
 	c->max_tools = 2000;
+	c->http.max_body_bytes = 4u << 20;
+	c->http.max_sessions = 64;
+	c->http.idle_timeout_ms = 30ull * 60 * 1000;
+	c->http.heartbeat_ms = 15000;
 	sl_code_limits_default(&c->code);
 	c->code_pool = 2;
 
@@ -582,6 +646,11 @@ void sl_config_free(struct sl_config *c)
 	free(c->warnings);
 	free(c->log_file);
 	free(c->path);
+	free(c->http.listen);
+	free(c->http.bearer_token);
+	for (size_t i = 0; i < c->http.norigins; i++)
+		free(c->http.allowed_origins[i]);
+	free(c->http.allowed_origins);
 	yyjson_doc_free(c->doc);
 	free(c);
 }

@@ -61,8 +61,21 @@ struct sl_server_config {
 	char *error;           /* set: this server cannot start, and why */
 };
 
+/* sluice.http: the Streamable HTTP front end (src/transport/http.c). */
+struct sl_http_config {
+	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
+	char *bearer_token;        /* ${VAR} expanded; NULL: none (loopback only) */
+	char **allowed_origins;    /* NULL-terminated; NULL: http://localhost:*, http://127.0.0.1:* */
+	size_t norigins;
+	size_t max_body_bytes;     /* one POST body (4 MiB) */
+	uint32_t max_sessions;     /* live session-era sessions (64) */
+	uint64_t idle_timeout_ms;  /* a session with no request and no open stream (30 min) */
+	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */
+};
+
 struct sl_config {
 	char *path;
+	struct sl_http_config http;
 	struct sl_server_config *servers;
 	size_t nservers;
 	enum sl_exposure exposure;

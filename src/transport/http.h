@@ -1,0 +1,34 @@
+/*
+ * The Streamable HTTP front end: the single MCP endpoint /mcp served with
+ * libmicrohttpd, driven from the gateway's libuv loop (MHD's epoll fd is
+ * watched by a uv_poll, its timeout by a uv_timer). See
+ * docs/internals/HTTP.md for the rules.
+ *
+ *   session era (2025-11-25, 2025-06-18, 2025-03-26): one struct
+ *   sl_session per Mcp-Session-Id; POST answers in JSON or SSE, GET opens
+ *   the session's stream, DELETE ends it.
+ *   2026-07-28: POST only, no sessions; each request gets a short-lived
+ *   session of its own.
+ *
+ * API:
+ *   if (sl_http_start(loop, gw, cfg, "127.0.0.1:8370", &h, &err) < 0) ... err.msg
+ *   sl_http_stop(h);   ends every session and stops listening
+ *   sl_http_free(h);   from the loop, after stop
+ */
+#ifndef SL_TRANSPORT_HTTP_H
+#define SL_TRANSPORT_HTTP_H
+
+#include "gateway/session.h"
+
+struct sl_http;
+
+/* Listens on listen ("host:port"; port 0 picks one, logged). Fails with a
+ * clear message on a bad address, a non-loopback address without
+ * sluice.http.bearerToken, or a port that cannot be bound. cfg and gw are
+ * borrowed for the transport's life. */
+int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config *cfg,
+		  const char *listen, struct sl_http **out, struct sl_err *err) SL_MUST_USE;
+void sl_http_stop(struct sl_http *h);
+void sl_http_free(struct sl_http *h);
+
+#endif

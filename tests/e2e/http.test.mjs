@@ -1,0 +1,259 @@
+// The Streamable HTTP front end (`sluice serve --http`): the official SDK's
+// StreamableHTTPClientTransport in the session era, raw requests for the
+// status codes, the security checks and the 2026-07-28 headers.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { catalog, closeAll, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
+
+const servers = { github: catalog('github') };
+const running = new Set();
+
+// Starts `sluice serve --http 127.0.0.1:0` and resolves { url, port, close() }
+// once it logs the address it listens on.
+function startHttp(sluice = {}, listen = '127.0.0.1:0') {
+	const file = writeConfig(servers, sluice);
+	const proc = spawn(SLUICE, ['serve', '--http', listen, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+	let err = '';
+	const gw = {
+		proc,
+		stderr: () => err,
+		close: () =>
+			new Promise((resolve) => {
+				running.delete(gw);
+				if (proc.exitCode !== null) return resolve();
+				proc.once('exit', resolve);
+				proc.kill('SIGTERM');
+				setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
+			}),
+	};
+	running.add(gw);
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 10000);
+		proc.stderr.on('data', (d) => {
+			err += d;
+			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+			if (m && !gw.url) {
+				clearTimeout(timer);
+				gw.url = m[1];
+				gw.port = Number(new URL(gw.url).port);
+				resolve(gw);
+			}
+		});
+		proc.on('exit', (code) => reject(new Error(`sluice exited ${code}: ${err}`)));
+	});
+}
+
+after(async () => {
+	await Promise.allSettled([...running].map((g) => g.close()));
+	await closeAll();
+});
+
+async function sdkClient(url, headers = {}) {
+	const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+	const client = new Client({ name: 'http-e2e', version: '1.0.0' });
+	await client.connect(transport);
+	return { client, transport };
+}
+
+// One raw HTTP request (node:http, so Host can be set). Resolves
+// { status, headers, text, json }.
+function raw(url, { method = 'POST', headers = {}, body } = {}) {
+	const u = new URL(url);
+	const h = { accept: 'application/json, text/event-stream', ...headers };
+	if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
+	const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+	return new Promise((resolve, reject) => {
+		const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: h }, (res) => {
+			let text = '';
+			res.setEncoding('utf8');
+			res.on('data', (c) => (text += c));
+			res.on('end', () => {
+				let json;
+				try {
+					json = JSON.parse(text);
+				} catch {}
+				resolve({ status: res.statusCode, headers: res.headers, text, json });
+			});
+		});
+		req.on('error', reject);
+		req.setTimeout(10000, () => req.destroy(new Error('timeout')));
+		if (data !== undefined) req.write(data);
+		req.end();
+	});
+}
+
+const initBody = (id = 1) => ({
+	jsonrpc: '2.0',
+	id,
+	method: 'initialize',
+	params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+const idOf = (text) => /read_result \{"result_id": "([^"]+)"\}/.exec(text)?.[1];
+
+describe('session era over HTTP with the SDK', () => {
+	let gw;
+	before(async () => {
+		gw = await startHttp({ codeMode: { enabled: true }, governor: { maxTokens: 300 } });
+	});
+
+	test('initialize, tools/list and tools/call', async () => {
+		const { client, transport } = await sdkClient(gw.url);
+		assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
+		const { tools } = await client.listTools();
+		assert.ok(tools.some((t) => t.name === 'github__echo'));
+		const r = await client.callTool({ name: 'github__echo', arguments: { a: 1 } });
+		assert.deepEqual(JSON.parse(textOf(r)), { a: 1 });
+		await client.close();
+	});
+
+	test('progress arrives over SSE before the result', async () => {
+		const { client } = await sdkClient(gw.url);
+		const seen = [];
+		const r = await client.callTool({ name: 'github__progress', arguments: { steps: 3, interval_ms: 20 } }, undefined, {
+			onprogress: (p) => seen.push(p.progress),
+		});
+		assert.equal(textOf(r), 'done 3');
+		assert.deepEqual(seen, [1, 2, 3]);
+		await client.close();
+	});
+
+	test('a program runs over HTTP', async () => {
+		const { client } = await sdkClient(gw.url);
+		const r = await execCode(client, 'const rs = await Promise.all([1, 2].map((n) => tools.github.echo({ n }))); return JSON.stringify(rs);');
+		assert.equal(r.isError, false, r.text);
+		assert.match(r.text, /"n":1.*"n":2/s);
+		await client.close();
+	});
+
+	test('two sessions do not see each other', async () => {
+		const a = await sdkClient(gw.url);
+		const b = await sdkClient(gw.url);
+		assert.notEqual(a.transport.sessionId, b.transport.sessionId);
+		const big = await a.client.callTool({ name: 'github__list_issues', arguments: { owner: 'acme', repo: 'api' } });
+		const id = idOf(textOf(big));
+		assert.ok(id, textOf(big).slice(-200));
+		const mine = await a.client.callTool({ name: 'read_result', arguments: { result_id: id } });
+		assert.notEqual(mine.isError, true, textOf(mine));
+		const theirs = await b.client.callTool({ name: 'read_result', arguments: { result_id: id } });
+		assert.equal(theirs.isError, true, textOf(theirs));
+		// The same request ids and progress tokens in both: each gets its own.
+		const pa = [], pb = [];
+		const [ra, rb] = await Promise.all([
+			a.client.callTool({ name: 'github__progress', arguments: { steps: 2, interval_ms: 30 } }, undefined, { onprogress: (p) => pa.push(p.total) }),
+			b.client.callTool({ name: 'github__progress', arguments: { steps: 4, interval_ms: 15 } }, undefined, { onprogress: (p) => pb.push(p.total) }),
+		]);
+		assert.equal(textOf(ra), 'done 2');
+		assert.equal(textOf(rb), 'done 4');
+		assert.deepEqual(pa, [2, 2]);
+		assert.deepEqual(pb, [4, 4, 4, 4]);
+		await a.client.close();
+		await b.client.close();
+	});
+
+	test('list_changed arrives on the GET stream', async () => {
+		const { client } = await sdkClient(gw.url);
+		let changed = 0;
+		client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+		await client.callTool({ name: 'github__add_tool', arguments: { name: 'fresh_http' } });
+		for (let i = 0; i < 50 && !changed; i++) await new Promise((r) => setTimeout(r, 100));
+		assert.ok(changed > 0, 'no list_changed');
+		const { tools } = await client.listTools();
+		assert.ok(tools.some((t) => t.name === 'github__fresh_http'));
+		await client.close();
+	});
+
+	test('DELETE ends the session, then 404', async () => {
+		const { client, transport } = await sdkClient(gw.url);
+		const sid = transport.sessionId;
+		await transport.terminateSession();
+		const r = await raw(gw.url, {
+			headers: { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY },
+			body: { jsonrpc: '2.0', id: 5, method: 'tools/list' },
+		});
+		assert.equal(r.status, 404);
+		await client.close();
+	});
+
+	test('status codes: missing session 400, notification 202, bad Accept 406, bad version 400', async () => {
+		let r = await raw(gw.url, { body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
+		assert.equal(r.status, 400);
+		assert.equal(r.json.error.code, -32000);
+		r = await raw(gw.url, { body: initBody() });
+		assert.equal(r.status, 200);
+		assert.equal(r.headers['content-type'], 'application/json');
+		const sid = r.headers['mcp-session-id'];
+		assert.match(sid, /^[0-9a-f]{32}$/);
+		r = await raw(gw.url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+		assert.equal(r.status, 202);
+		assert.equal(r.text, '');
+		r = await raw(gw.url, { headers: { 'mcp-session-id': sid, accept: 'application/json' }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
+		assert.equal(r.status, 406);
+		r = await raw(gw.url, { headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '1999-01-01' }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
+		assert.equal(r.status, 400);
+		r = await raw(gw.url, { headers: { 'mcp-session-id': 'f'.repeat(32) }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
+		assert.equal(r.status, 404);
+		r = await raw(gw.url, { headers: { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
+		assert.equal(r.status, 200);
+		assert.deepEqual(r.json, { jsonrpc: '2.0', id: 3, result: {} });
+	});
+
+	test('Origin evil.example and Host evil are refused with 403', async () => {
+		let r = await raw(gw.url, { headers: { origin: 'http://evil.example' }, body: initBody() });
+		assert.equal(r.status, 403);
+		r = await raw(gw.url, { headers: { origin: `http://localhost:${gw.port}` }, body: initBody() });
+		assert.equal(r.status, 200);
+		r = await raw(gw.url, { headers: { host: 'evil' }, body: initBody() });
+		assert.equal(r.status, 403);
+		r = await raw(gw.url, { headers: { host: `evil.example:${gw.port}` }, body: initBody() });
+		assert.equal(r.status, 403);
+		r = await raw(gw.url, { headers: { host: `localhost:${gw.port}` }, body: initBody() });
+		assert.equal(r.status, 200);
+	});
+});
+
+describe('limits and credentials', () => {
+	test('a body over sluice.http.maxBodyBytes gets 413 with a JSON-RPC error', async () => {
+		const gw = await startHttp({ http: { maxBodyBytes: 2048 } });
+		const r = await raw(gw.url, { body: { ...initBody(), pad: 'x'.repeat(5000) } });
+		assert.equal(r.status, 413);
+		assert.equal(r.json.error.code, -32600);
+		assert.match(r.json.error.message, /maxBodyBytes/);
+		await gw.close();
+	});
+
+	test('sluice.http.maxSessions: one more gets 503', async () => {
+		const gw = await startHttp({ http: { maxSessions: 1 } });
+		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
+		assert.equal((await raw(gw.url, { body: initBody() })).status, 503);
+		await gw.close();
+	});
+
+	test('bearer token: missing 401, wrong 401, right works', async () => {
+		const gw = await startHttp({ http: { bearerToken: 'sekret-token-1' } });
+		let r = await raw(gw.url, { body: initBody() });
+		assert.equal(r.status, 401);
+		assert.match(r.headers['www-authenticate'], /^Bearer/);
+		r = await raw(gw.url, { headers: { authorization: 'Bearer sekret-token-2' }, body: initBody() });
+		assert.equal(r.status, 401);
+		const { client } = await sdkClient(gw.url, { Authorization: 'Bearer sekret-token-1' });
+		const { tools } = await client.listTools();
+		assert.ok(tools.length > 0);
+		await client.close();
+		await gw.close();
+	});
+
+	test('a non-loopback address without a bearer token is refused', async () => {
+		const file = writeConfig(servers, {});
+		const r = await runSluice(['serve', '--http', '0.0.0.0:0', '--config', file]);
+		assert.equal(r.code, 2);
+		assert.match(r.stderr, /refusing to serve HTTP on 0\.0\.0\.0:0 without sluice\.http\.bearerToken/);
+	});
+});
