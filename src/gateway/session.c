@@ -1128,7 +1128,11 @@ static void process(struct sl_session *s, const char *line, size_t len)
 	case SL_MSG_REQUEST:
 		/* Until every upstream has had its first handshake, requests that
 		 * need the catalog wait (bounded by startupTimeoutMs). */
-		if (needs_upstreams(m.method) && !s->gw->settled && s->era != SL_ERA_NONE) {
+		if (needs_upstreams(m.method) && !s->gw->settled &&
+		    (s->era != SL_ERA_NONE ||
+		     (s->gw->started && meta_of(&m) && sl_json_str(meta_of(&m), SL_MCP_META_VERSION)))) {
+			/* A fresh session's 2026-07-28 request (over HTTP, every
+			 * request has a fresh session) waits like any other. */
 			defer(s, line, len);
 			break;
 		}

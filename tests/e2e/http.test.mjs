@@ -77,7 +77,9 @@ function raw(url, { method = 'POST', headers = {}, body } = {}) {
 			res.on('end', () => {
 				let json;
 				try {
-					json = JSON.parse(text);
+					// An SSE answer: the last event is the answer.
+					const data = text.split('\n').filter((l) => l.startsWith('data: '));
+					json = JSON.parse(/event-stream/.test(res.headers['content-type']) ? data.at(-1).slice(6) : text);
 				} catch {}
 				resolve({ status: res.statusCode, headers: res.headers, text, json });
 			});
@@ -255,5 +257,106 @@ describe('limits and credentials', () => {
 		const r = await runSluice(['serve', '--http', '0.0.0.0:0', '--config', file]);
 		assert.equal(r.code, 2);
 		assert.match(r.stderr, /refusing to serve HTTP on 0\.0\.0\.0:0 without sluice\.http\.bearerToken/);
+	});
+});
+
+describe('2026-07-28 over HTTP: POST only, no sessions, header checks', () => {
+	let gw;
+	before(async () => {
+		gw = await startHttp({});
+	});
+	const MODERN = '2026-07-28';
+	const post = (method, params, headers = {}, id = 7) =>
+		raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...headers },
+			body: { jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta() } },
+		});
+
+	test('server/discover, tools/list and tools/call without a session', async () => {
+		let r = await post('server/discover', {});
+		assert.equal(r.status, 200, r.text);
+		assert.equal(r.headers['mcp-session-id'], undefined);
+		assert.equal(r.json.result.resultType, 'complete');
+		r = await post('tools/list', {});
+		assert.equal(r.status, 200, r.text);
+		assert.ok(r.json.result.tools.some((t) => t.name === 'github__echo'));
+		r = await post('tools/call', { name: 'github__echo', arguments: { b: 2 } }, { 'mcp-name': 'github__echo' });
+		assert.equal(r.status, 200, r.text);
+		assert.deepEqual(JSON.parse(r.json.result.content[0].text), { b: 2 });
+	});
+
+	test('progress comes as SSE before the result', async () => {
+		const r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'github__progress' },
+			body: {
+				jsonrpc: '2.0',
+				id: 'p1',
+				method: 'tools/call',
+				params: { name: 'github__progress', arguments: { steps: 2, interval_ms: 10 }, _meta: modernMeta({}, { progressToken: 'tok' }) },
+			},
+		});
+		assert.equal(r.status, 200);
+		assert.match(r.headers['content-type'], /^text\/event-stream/);
+		const events = r.text
+			.split('\n')
+			.filter((l) => l.startsWith('data: '))
+			.map((l) => JSON.parse(l.slice(6)));
+		assert.deepEqual(events.map((e) => e.method ?? 'answer'), ['notifications/progress', 'notifications/progress', 'answer']);
+		assert.equal(events[2].id, 'p1');
+	});
+
+	test('Mcp-Method or Mcp-Name not matching the body: 400 with -32020', async () => {
+		let r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },
+			body: { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: modernMeta() } },
+		});
+		assert.equal(r.status, 400);
+		assert.equal(r.json.error.code, -32020);
+		assert.equal(r.json.id, 8);
+		r = await post('tools/call', { name: 'github__echo', arguments: {} }, { 'mcp-name': 'github__fail' });
+		assert.equal(r.status, 400);
+		assert.equal(r.json.error.code, -32020);
+		r = await post('tools/call', { name: 'github__echo', arguments: {} });
+		assert.equal(r.status, 400);
+		assert.equal(r.json.error.code, -32020);
+		r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN },
+			body: { jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: modernMeta() } },
+		});
+		assert.equal(r.status, 400);
+		assert.equal(r.json.error.code, -32020);
+	});
+
+	test('GET and DELETE from that era: 405', async () => {
+		let r = await raw(gw.url, { method: 'GET', headers: { 'mcp-protocol-version': MODERN, accept: 'text/event-stream' } });
+		assert.equal(r.status, 405);
+		r = await raw(gw.url, { method: 'DELETE', headers: { 'mcp-protocol-version': MODERN } });
+		assert.equal(r.status, 405);
+	});
+});
+
+describe('session lifetime', () => {
+	test('an idle session ends after sluice.http.idleSessionTimeoutMs', async () => {
+		const gw = await startHttp({ http: { idleSessionTimeoutMs: 300 } });
+		const r = await raw(gw.url, { body: initBody() });
+		const sid = r.headers['mcp-session-id'];
+		const ping = () => raw(gw.url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', id: 2, method: 'ping' } });
+		assert.equal((await ping()).status, 200);
+		await new Promise((res) => setTimeout(res, 1600));
+		assert.equal((await ping()).status, 404);
+		await gw.close();
+	});
+
+	test('SIGTERM ends the gateway promptly with a stream open', async () => {
+		const gw = await startHttp({ http: { heartbeatMs: 200 } });
+		const { client } = await sdkClient(gw.url);
+		await client.listTools();
+		const t0 = Date.now();
+		const exited = new Promise((res) => gw.proc.once('exit', (code, sig) => res({ code, sig })));
+		gw.proc.kill('SIGTERM');
+		const { code } = await exited;
+		assert.equal(code, 0);
+		assert.ok(Date.now() - t0 < 2500);
+		await client.close().catch(() => {});
 	});
 });
