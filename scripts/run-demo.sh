@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
 # `make run`: serve the demo config (examples/demo.json) on stdio, after
-# printing how to connect an MCP client to it.
+# printing how to connect an MCP client to it (SLUICE_HTTP=host:port: over
+# HTTP instead, from `make run HTTP=host:port`).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$1
 bash "$top/scripts/setup.sh" >&2
 cfg="$top/build/demo.json"
 sed "s|@ROOT@|$top|g" "$top/examples/demo.json" > "$cfg"
+
+if [ -n "${SLUICE_HTTP:-}" ]; then
+	cat >&2 <<MSG
+
+sluice demo: $("$sluice" --version), servers github and jira (the test catalog) and
+@modelcontextprotocol/server-everything, config $cfg, over HTTP at http://$SLUICE_HTTP/mcp
+
+Claude Code: claude mcp add --transport http sluice http://$SLUICE_HTTP/mcp
+VS Code (.vscode/mcp.json): { "servers": { "sluice": { "type": "http", "url": "http://$SLUICE_HTTP/mcp" } } }
+
+Try it from another terminal:
+  curl -si http://$SLUICE_HTTP/mcp -H 'Content-Type: application/json' \\
+    -H 'Accept: application/json, text/event-stream' \\
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}'
+Ctrl-C ends it.
+
+MSG
+	exec "$sluice" serve --http "$SLUICE_HTTP" --config "$cfg"
+fi
 
 cat >&2 <<MSG
 
@@ -26,7 +46,7 @@ Claude Code: claude mcp add sluice -- $sluice serve --config $cfg
 This terminal now speaks MCP on stdin/stdout (one JSON-RPC message per line); try:
   {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}
   {"jsonrpc":"2.0","id":2,"method":"tools/list"}
-Ctrl-D or Ctrl-C ends it.
+Ctrl-D or Ctrl-C ends it. (make run HTTP=127.0.0.1:8370 serves it over HTTP instead.)
 
 MSG
 exec "$sluice" serve --config "$cfg"
