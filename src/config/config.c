@@ -481,6 +481,9 @@ static int parse_http(struct parser *p, yyjson_val *o)
 		} else if (strcmp(key, "maxSessions") == 0) {
 			rc = parse_size(p, v, "http.maxSessions", 1, 100000, &n);
 			h->max_sessions = (uint32_t)n;
+		} else if (strcmp(key, "maxRequestsPerSession") == 0) {
+			rc = parse_size(p, v, "http.maxRequestsPerSession", 1, 100000, &n);
+			h->max_requests = (uint32_t)n;
 		} else if (strcmp(key, "idleSessionTimeoutMs") == 0) {
 			rc = parse_size(p, v, "http.idleSessionTimeoutMs", 100, 7ull * 86400000, &h->idle_timeout_ms);
 		} else if (strcmp(key, "heartbeatMs") == 0) {
@@ -516,6 +519,7 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	c->max_tools = 2000;
 	c->http.max_body_bytes = 4u << 20;
 	c->http.max_sessions = 64;
+	c->http.max_requests = 32;
 	c->http.idle_timeout_ms = 30ull * 60 * 1000;
 	c->http.heartbeat_ms = 15000;
 	sl_code_limits_default(&c->code);

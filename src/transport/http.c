@@ -695,6 +695,18 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		hs->last_ms = sl_now_ms();
 	}
 
+	if (method && id && !hs->ephemeral) {
+		uint32_t n = 0;
+		for (struct stream *x = hs->streams; x; x = x->next)
+			n += !x->is_get && !x->answered;
+		if (n >= h->cfg->max_requests) {
+			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_SERVER, id,
+				   "too many requests in flight in this session "
+				   "(sluice.http.maxRequestsPerSession)");
+			goto out;
+		}
+	}
+
 	if (!method || !id) {
 		/* A notification or a response: 202, no body. */
 		sl_session_input(hs->s, r->body.data, r->body.len);

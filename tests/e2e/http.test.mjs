@@ -8,7 +8,7 @@ import http from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { catalog, closeAll, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
 
@@ -55,9 +55,10 @@ after(async () => {
 	await closeAll();
 });
 
-async function sdkClient(url, headers = {}) {
+async function sdkClient(url, headers = {}, { capabilities = {}, handlers = [] } = {}) {
 	const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-	const client = new Client({ name: 'http-e2e', version: '1.0.0' });
+	const client = new Client({ name: 'http-e2e', version: '1.0.0' }, { capabilities });
+	for (const [schema, fn] of handlers) client.setRequestHandler(schema, fn);
 	await client.connect(transport);
 	return { client, transport };
 }
@@ -160,6 +161,21 @@ describe('session era over HTTP with the SDK', () => {
 		await b.client.close();
 	});
 
+	test('an elicitation is relayed on the call stream and answered by POST', async () => {
+		// Upstreams hear the first client's capabilities: a gateway of its own.
+		const own = await startHttp({});
+		const asked = [];
+		const { client } = await sdkClient(own.url, {}, {
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, (req) => (asked.push(req.params.message), { action: 'accept', content: { answer: 'forty-two' } })]],
+		});
+		const r = await client.callTool({ name: 'github__ask_user', arguments: { question: 'What is the answer?' } });
+		assert.deepEqual(JSON.parse(textOf(r)), { action: 'accept', content: { answer: 'forty-two' } });
+		assert.deepEqual(asked, ['What is the answer?']);
+		await client.close();
+		await own.close();
+	});
+
 	test('list_changed arrives on the GET stream', async () => {
 		const { client } = await sdkClient(gw.url);
 		let changed = 0;
@@ -235,6 +251,24 @@ describe('limits and credentials', () => {
 		const gw = await startHttp({ http: { maxSessions: 1 } });
 		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
 		assert.equal((await raw(gw.url, { body: initBody() })).status, 503);
+		await gw.close();
+	});
+
+	test('sluice.http.maxRequestsPerSession: one more in flight gets 429', async () => {
+		const gw = await startHttp({ http: { maxRequestsPerSession: 1 } });
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const call = (id, ms) =>
+			raw(gw.url, {
+				headers: { 'mcp-session-id': sid },
+				body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'github__slow', arguments: { ms } } },
+			});
+		const first = call(1, 800);
+		await new Promise((res) => setTimeout(res, 200));
+		const second = await call(2, 0);
+		assert.equal(second.status, 429);
+		assert.equal(second.json.id, 2);
+		assert.equal((await first).json.result.content[0].text, 'slept 800 ms');
+		assert.equal((await call(3, 0)).status, 200);
 		await gw.close();
 	});
 
