@@ -32,6 +32,7 @@
 #define BACKLOG_MAX 64        /* lines kept for a GET stream not yet open */
 #define SWEEP_MS 1000
 #define HEARTBEAT ": keep-alive\n\n"
+#define HISTORY_MAX (1u << 20) /* bytes of past events a stream keeps for resumption */
 
 /* JSON-RPC codes made at this edge (the session makes its own). */
 #define RPC_PARSE -32700
@@ -43,9 +44,11 @@ struct line {
 	struct line *next;
 	char *data;
 	size_t len, off;
+	uint32_t n;                  /* the event's number in its stream (history) */
 };
 
 struct hsess;
+struct req;
 
 struct stream {
 	struct sl_http *h;
@@ -60,6 +63,13 @@ struct stream {
 	bool done;                   /* end once the queue is written */
 	bool suspended;
 	bool is_get;
+	bool detached;               /* the client went away; resumable by Last-Event-ID */
+	bool cut;                    /* the connection ended before the response did */
+	struct req *req;             /* the HTTP request writing it, while both live */
+	uint32_t no;                 /* the stream's number in its session (event ids) */
+	uint32_t nevents;
+	struct line *hist, **hist_tail; /* events sent, for replay (at most HISTORY_MAX) */
+	size_t hist_bytes;
 };
 
 struct hsess {
@@ -72,6 +82,7 @@ struct hsess {
 	struct stream *get;
 	struct line *backlog, **backlog_tail;
 	size_t nbacklog;
+	uint32_t nstreams;           /* streams numbered so far */
 	uint64_t last_ms;
 	bool ephemeral;              /* 2026-07-28: one request, no id */
 	bool ended;
@@ -99,6 +110,7 @@ struct req {
 	struct sl_buf body;
 	bool over;
 	size_t total;
+	struct stream *st;           /* the stream it answers with, while both live */
 };
 
 static void run_mhd(struct sl_http *h);
@@ -121,17 +133,57 @@ static struct line *line_new(char *data, size_t len)
 	return l;
 }
 
-/* MCP 2025-11-25 transports: each JSON-RPC message is one SSE event. */
-static struct line *sse_frame(const char *json, size_t len)
+static bool resumable(const struct stream *st)
 {
+	return st->hs && !st->hs->ephemeral;
+}
+
+static void remember(struct stream *st, const struct line *l)
+{
+	struct line *c = line_new(sl_strndup(l->data, l->len), l->len);
+	c->n = l->n;
+	*st->hist_tail = c;
+	st->hist_tail = &c->next;
+	st->hist_bytes += c->len;
+	while (st->hist_bytes > HISTORY_MAX && st->hist) {
+		struct line *old = st->hist;
+		st->hist = old->next;
+		if (!st->hist)
+			st->hist_tail = &st->hist;
+		st->hist_bytes -= old->len;
+		free(old->data);
+		free(old);
+	}
+}
+
+/* MCP 2025-11-25 transports: each JSON-RPC message is one SSE event; in a
+ * session each has an id "<stream>-<n>" so a client can resume after it. */
+static struct line *sse_frame(struct stream *st, const char *json, size_t len)
+{
+	struct line *l;
+	char *f;
 	while (len && (json[len - 1] == '\n' || json[len - 1] == '\r'))
 		len--;
-	char *f = sl_printf("event: message\ndata: %.*s\n\n", (int)len, json);
-	return line_new(f, strlen(f));
+	if (!resumable(st)) {
+		f = sl_printf("event: message\ndata: %.*s\n\n", (int)len, json);
+		return line_new(f, strlen(f));
+	}
+	f = sl_printf("id: %u-%u\nevent: message\ndata: %.*s\n\n", st->no, ++st->nevents, (int)len,
+		      json);
+	l = line_new(f, strlen(f));
+	l->n = st->nevents;
+	remember(st, l);
+	return l;
 }
 
 static void stream_push(struct stream *st, struct line *l)
 {
+	if (st->detached) {
+		/* Nobody reads: the event is in the history for a resumption. */
+		free(l->data);
+		free(l);
+		return;
+	}
 	*st->tail = l;
 	st->tail = &l->next;
 	if (st->suspended) {
@@ -184,6 +236,7 @@ static void stream_free(struct stream *st)
 	struct hsess *hs = st->hs;
 	stream_unlink(st);
 	lines_free(st->head);
+	lines_free(st->hist);
 	free(st->key);
 	free(st->token);
 	free(st);
@@ -194,7 +247,25 @@ static void stream_free(struct stream *st)
 
 static void on_stream_freed(void *cls)
 {
-	stream_free(cls);
+	struct stream *st = cls;
+	if (st->req) {
+		st->req->st = NULL;
+		st->req = NULL;
+	}
+	/* MCP 2025-11-25 transports, resumability: a session's stream whose
+	 * client went away before its end (even with its last events in
+	 * MHD's buffer) waits for a GET with Last-Event-ID. */
+	if ((st->cut || !st->done) && resumable(st) && !st->hs->ended) {
+		st->cut = false;
+		lines_free(st->head);
+		st->head = NULL;
+		st->tail = &st->head;
+		st->conn = NULL;
+		st->suspended = false;
+		st->detached = true;
+		return;
+	}
+	stream_free(st);
 }
 
 static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -235,6 +306,8 @@ static struct stream *stream_new(struct sl_http *h, struct hsess *hs, struct MHD
 	st->conn = c;
 	st->tail = &st->head;
 	st->hs = hs;
+	st->hist_tail = &st->hist;
+	st->no = ++hs->nstreams;
 	st->next = hs->streams;
 	hs->streams = st;
 	return st;
@@ -250,7 +323,7 @@ static char *json_key(yyjson_val *v)
 static void to_get_stream(struct hsess *hs, char *line, size_t len)
 {
 	if (hs->get) {
-		stream_push(hs->get, sse_frame(line, len));
+		stream_push(hs->get, sse_frame(hs->get, line, len));
 		free(line);
 		return;
 	}
@@ -270,7 +343,7 @@ static void to_get_stream(struct hsess *hs, char *line, size_t len)
 static void deliver(struct stream *st, char *line, size_t len)
 {
 	if (st->sse) {
-		stream_push(st, sse_frame(line, len));
+		stream_push(st, sse_frame(st, line, len));
 		free(line);
 	} else {
 		stream_push(st, line_new(line, len));
@@ -395,6 +468,10 @@ static void session_end(struct hsess *hs)
 	sl_session_close(hs->s);
 	while (hs->streams) {
 		struct stream *st = hs->streams;
+		if (st->detached) {
+			stream_free(st); /* no response holds it */
+			continue;
+		}
 		stream_unlink(st);
 		stream_end(st);
 	}
@@ -563,11 +640,27 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code,
 	return ret;
 }
 
-static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, struct hsess *hs)
+/* MCP 2025-11-25 transports: a stream starts with a priming event (an id,
+ * empty data) so that a client cut off before any message can resume. */
+static void prime(struct stream *st)
+{
+	struct line *l;
+	if (!resumable(st))
+		return;
+	l = line_new(sl_printf("id: %u-0\ndata: \n\n", st->no), 0);
+	l->len = strlen(l->data);
+	stream_push(st, l);
+}
+
+static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, struct hsess *hs,
+				struct req *q)
 {
 	struct MHD_Response *r = MHD_create_response_from_callback(
 		MHD_SIZE_UNKNOWN, 16384, on_stream_read, st, on_stream_freed);
 	enum MHD_Result ret;
+	/* The request hears how the connection ended (cut or complete). */
+	st->req = q;
+	q->st = st;
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	if (hs && hs->id[0])
@@ -739,13 +832,14 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		st->head = NULL;
 		st->tail = &st->head;
 		st->sse = true;
+		prime(st);
 		for (struct line *l = old; l; l = l->next)
-			stream_push(st, sse_frame(l->data, l->len));
+			stream_push(st, sse_frame(st, l->data, l->len));
 		lines_free(old);
 		if (st->answered)
 			st->done = true;
 	}
-	ret = open_sse(c, st, hs);
+	ret = open_sse(c, st, hs, r);
 out:
 	yyjson_doc_free(doc);
 	return ret;
@@ -772,8 +866,37 @@ static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c, c
 	return hs;
 }
 
-static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, const char *token)
+/* GET with Last-Event-ID "<stream>-<n>": the events of that stream after
+ * n, then the rest of the stream as it comes, on this connection. */
+static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+			      struct hsess *hs, const char *last)
 {
+	unsigned no, n;
+	char end;
+	struct stream *st;
+
+	if (sscanf(last, "%u-%u%c", &no, &n, &end) != 2)
+		return fail(c, MHD_HTTP_BAD_REQUEST, RPC_SERVER, NULL, "Bad Request: unknown Last-Event-ID");
+	for (st = hs->streams; st; st = st->next)
+		if (st->no == no)
+			break;
+	if (!st || !st->detached)
+		return fail(c, MHD_HTTP_NOT_FOUND, RPC_SERVER, NULL,
+			    "Not Found: no stream to resume with that Last-Event-ID");
+	st->detached = false;
+	st->conn = c;
+	for (struct line *l = st->hist; l; l = l->next)
+		if (l->n > n) {
+			struct line *copy = line_new(sl_strndup(l->data, l->len), l->len);
+			stream_push(st, copy);
+		}
+	return open_sse(c, st, hs, r);
+}
+
+static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+			   const char *token)
+{
+	const char *last;
 	enum MHD_Result ret;
 	struct hsess *hs;
 	struct stream *st;
@@ -783,22 +906,27 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, const ch
 			    "Not Acceptable: Accept must allow text/event-stream");
 	if (!(hs = find_session(h, c, token, &ret)))
 		return ret;
-	if (hs->get)
+	if ((last = header(c, "Last-Event-ID")))
+		return resume(h, c, r, hs, last);
+	if (hs->get && !hs->get->detached)
 		return fail(c, MHD_HTTP_CONFLICT, RPC_SERVER, NULL,
 			    "Conflict: this session's stream is already open");
+	if (hs->get)
+		stream_free(hs->get); /* a new stream replaces one nobody resumed */
 	st = stream_new(h, hs, c);
 	st->is_get = st->sse = true;
 	hs->get = st;
+	prime(st);
 	while (hs->backlog) {
 		struct line *l = hs->backlog;
 		hs->backlog = l->next;
-		stream_push(st, sse_frame(l->data, l->len));
+		stream_push(st, sse_frame(st, l->data, l->len));
 		free(l->data);
 		free(l);
 	}
 	hs->backlog_tail = &hs->backlog;
 	hs->nbacklog = 0;
-	return open_sse(c, st, hs);
+	return open_sse(c, st, hs, r);
 }
 
 static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c, const char *token)
@@ -861,7 +989,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
 	if (modern || (strcmp(method, "GET") && strcmp(method, "DELETE")))
 		return fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_SERVER, NULL, "Method Not Allowed");
-	return !strcmp(method, "GET") ? get(h, c, token) : del(h, c, token);
+	return !strcmp(method, "GET") ? get(h, c, r, token) : del(h, c, token);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -870,6 +998,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *r = *con_cls;
 	if (!r)
 		return;
+	if (r->st) {
+		r->st->cut = why != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+		r->st->req = NULL;
+	}
 	sl_buf_dispose(&r->body);
 	free(r);
 	*con_cls = NULL;
@@ -912,8 +1044,11 @@ static void on_sweep(uv_timer_t *t)
 	uint64_t now = sl_now_ms();
 	struct hsess *hs = h->sessions, *next;
 	for (; hs; hs = next) {
+		bool open = false;
 		next = hs->next;
-		if (!hs->ephemeral && !hs->streams && now - hs->last_ms > h->cfg->idle_timeout_ms) {
+		for (struct stream *st = hs->streams; st; st = st->next)
+			open |= !st->detached;
+		if (!hs->ephemeral && !open && now - hs->last_ms > h->cfg->idle_timeout_ms) {
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
 			session_end(hs);
 		}
@@ -927,7 +1062,7 @@ static void on_beat(uv_timer_t *t)
 	 * out, and lets a suspended connection notice a vanished peer. */
 	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
 		for (struct stream *st = hs->streams; st; st = st->next)
-			if (st->sse && !st->head && !st->done)
+			if (st->sse && !st->head && !st->done && !st->detached)
 				stream_push(st, line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)));
 }
 

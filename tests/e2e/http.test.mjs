@@ -34,6 +34,7 @@ function startHttp(sluice = {}, listen = '127.0.0.1:0') {
 			}),
 	};
 	running.add(gw);
+	started.push(gw);
 	return new Promise((resolve, reject) => {
 		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 10000);
 		proc.stderr.on('data', (d) => {
@@ -50,9 +51,13 @@ function startHttp(sluice = {}, listen = '127.0.0.1:0') {
 	});
 }
 
+const started = [];
+
 after(async () => {
 	await Promise.allSettled([...running].map((g) => g.close()));
 	await closeAll();
+	// Under `make test SAN=...`, a sanitizer report fails the file.
+	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
 });
 
 async function sdkClient(url, headers = {}, { capabilities = {}, handlers = [] } = {}) {
@@ -221,6 +226,41 @@ describe('session era over HTTP with the SDK', () => {
 		r = await raw(gw.url, { headers: { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
 		assert.equal(r.status, 200);
 		assert.deepEqual(r.json, { jsonrpc: '2.0', id: 3, result: {} });
+	});
+
+	test('a stream cut off resumes with GET and Last-Event-ID', async () => {
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		// Read the priming event of a slow call's SSE answer, then hang up.
+		const primed = await new Promise((resolve, reject) => {
+			const u = new URL(gw.url);
+			const body = JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 400 } } });
+			const req = http.request(
+				{ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid } },
+				(res) => {
+					let text = '';
+					res.setEncoding('utf8');
+					res.on('data', (c) => {
+						text += c;
+						const m = /^id: (\d+-0)$/m.exec(text);
+						if (m) {
+							req.destroy();
+							resolve(m[1]);
+						}
+					});
+				},
+			);
+			req.on('error', () => {});
+			req.setTimeout(5000, () => reject(new Error('no priming event')));
+			req.end(body);
+		});
+		await new Promise((res) => setTimeout(res, 700)); // the answer comes while nobody reads
+		const r = await raw(gw.url, { method: 'GET', headers: { 'mcp-session-id': sid, accept: 'text/event-stream', 'last-event-id': primed } });
+		assert.equal(r.status, 200);
+		assert.equal(r.json.id, 'r1');
+		assert.equal(r.json.result.content[0].text, 'slept 400 ms');
+		assert.match(r.text, new RegExp(`^id: ${primed.split('-')[0]}-1$`, 'm'));
+		const again = await raw(gw.url, { method: 'GET', headers: { 'mcp-session-id': sid, accept: 'text/event-stream', 'last-event-id': primed } });
+		assert.equal(again.status, 404);
 	});
 
 	test('Origin evil.example and Host evil are refused with 403', async () => {
