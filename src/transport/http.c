@@ -705,6 +705,20 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 	return NULL;
 }
 
+/* A cancelled request is never answered (MCP: cancellation): its stream
+ * ends now rather than when the client gives up on it. */
+static void end_cancelled(struct hsess *hs, yyjson_val *rid)
+{
+	char *key = json_key(rid);
+	for (struct stream *st = hs->streams; st && key; st = st->next)
+		if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
+			st->answered = true;
+			stream_end(st);
+			break;
+		}
+	free(key);
+}
+
 static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
 			    const char *token, bool modern)
 {
@@ -803,6 +817,8 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	if (!method || !id) {
 		/* A notification or a response: 202, no body. */
 		sl_session_input(hs->s, r->body.data, r->body.len);
+		if (method && yyjson_equals_str(method, "notifications/cancelled"))
+			end_cancelled(hs, yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
 		ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
 		goto out;
 	}

@@ -263,6 +263,24 @@ describe('session era over HTTP with the SDK', () => {
 		assert.equal(again.status, 404);
 	});
 
+	test('a cancelled request: its stream ends at once, with no answer', async () => {
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const t0 = Date.now();
+		const slow = raw(gw.url, {
+			headers: { 'mcp-session-id': sid },
+			body: { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 5000 } } },
+		});
+		await new Promise((res) => setTimeout(res, 200));
+		const n = await raw(gw.url, {
+			headers: { 'mcp-session-id': sid },
+			body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1', reason: 'test' } },
+		});
+		assert.equal(n.status, 202);
+		const r = await slow;
+		assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
+		assert.doesNotMatch(r.text, /"id":"c1"/);
+	});
+
 	test('Origin evil.example and Host evil are refused with 403', async () => {
 		let r = await raw(gw.url, { headers: { origin: 'http://evil.example' }, body: initBody() });
 		assert.equal(r.status, 403);
