@@ -577,8 +577,11 @@ static bool host_allowed(struct sl_http *h, const char *host)
 		return false;
 	memcpy(name, host, n);
 	name[n] = '\0';
-	if (port && (strtoul(port, NULL, 10) != h->port || !*port))
-		return false;
+	if (port) {
+		char *end;
+		if (!*port || strtoul(port, &end, 10) != h->port || *end)
+			return false;
+	}
 	if (!strcasecmp(name, h->host))
 		return true;
 	return h->loopback && (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||

@@ -292,6 +292,23 @@ describe('session era over HTTP with the SDK', () => {
 		assert.equal(r.status, 403);
 		r = await raw(gw.url, { headers: { host: `localhost:${gw.port}` }, body: initBody() });
 		assert.equal(r.status, 200);
+		const cases = [
+			[{ origin: 'http://localhost.evil.example:1234' }, 403],
+			[{ origin: 'http://localhost:12ab' }, 403],
+			[{ origin: 'http://localhost:' }, 403],
+			[{ origin: 'https://localhost:8080' }, 403],
+			[{ origin: 'null' }, 403],
+			[{ origin: 'http://localhost' }, 200],
+			[{ origin: 'http://127.0.0.1:9' }, 200],
+			[{ host: 'localhost:1' }, 403],
+			[{ host: `127.0.0.1:${gw.port}0` }, 403],
+			[{ host: `127.0.0.1:${gw.port}x` }, 403],
+			[{ host: '127.0.0.1' }, 200],
+			[{ host: `[::1]:${gw.port}` }, 200],
+			[{ host: `127.0.0.1.evil.example:${gw.port}` }, 403],
+		];
+		for (const [headers, status] of cases)
+			assert.equal((await raw(gw.url, { headers, body: initBody() })).status, status, JSON.stringify(headers));
 	});
 });
 
