@@ -19,81 +19,7 @@
 #include "core/log.h"
 #include "gateway/session.h"
 
-/* libcurl is loaded only when telemetry is configured: linking it would
- * map it and its dependencies (TLS stacks, Kerberos, LDAP...) into every
- * gateway, about 8 MiB of resident pages, for a feature most do not use. */
-#define CURL_DISABLE_TYPECHECK
-#include <curl/curl.h>
-#include <dlfcn.h>
-
-static struct {
-	void *lib;
-	__typeof__(curl_easy_cleanup) *easy_cleanup;
-	__typeof__(curl_easy_getinfo) *easy_getinfo;
-	__typeof__(curl_easy_init) *easy_init;
-	__typeof__(curl_easy_setopt) *easy_setopt;
-	__typeof__(curl_easy_strerror) *easy_strerror;
-	__typeof__(curl_global_cleanup) *global_cleanup;
-	__typeof__(curl_global_init) *global_init;
-	__typeof__(curl_multi_add_handle) *multi_add_handle;
-	__typeof__(curl_multi_cleanup) *multi_cleanup;
-	__typeof__(curl_multi_info_read) *multi_info_read;
-	__typeof__(curl_multi_init) *multi_init;
-	__typeof__(curl_multi_perform) *multi_perform;
-	__typeof__(curl_multi_poll) *multi_poll;
-	__typeof__(curl_multi_remove_handle) *multi_remove_handle;
-	__typeof__(curl_slist_append) *slist_append;
-	__typeof__(curl_slist_free_all) *slist_free_all;
-} curl;
-
-static bool curl_load(struct sl_err *err)
-{
-	static const char *names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so" };
-	for (size_t i = 0; i < SL_COUNT(names) && !curl.lib; i++)
-		curl.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!curl.lib) {
-		sl_err_set(err, "sluice.telemetry: libcurl is not installed (apt-get install libcurl4)");
-		return false;
-	}
-	if (!(curl.easy_cleanup = (__typeof__(curl.easy_cleanup))dlsym(curl.lib, "curl_easy_cleanup")))
-		goto missing;
-	if (!(curl.easy_getinfo = (__typeof__(curl.easy_getinfo))dlsym(curl.lib, "curl_easy_getinfo")))
-		goto missing;
-	if (!(curl.easy_init = (__typeof__(curl.easy_init))dlsym(curl.lib, "curl_easy_init")))
-		goto missing;
-	if (!(curl.easy_setopt = (__typeof__(curl.easy_setopt))dlsym(curl.lib, "curl_easy_setopt")))
-		goto missing;
-	if (!(curl.easy_strerror = (__typeof__(curl.easy_strerror))dlsym(curl.lib, "curl_easy_strerror")))
-		goto missing;
-	if (!(curl.global_cleanup = (__typeof__(curl.global_cleanup))dlsym(curl.lib, "curl_global_cleanup")))
-		goto missing;
-	if (!(curl.global_init = (__typeof__(curl.global_init))dlsym(curl.lib, "curl_global_init")))
-		goto missing;
-	if (!(curl.multi_add_handle = (__typeof__(curl.multi_add_handle))dlsym(curl.lib, "curl_multi_add_handle")))
-		goto missing;
-	if (!(curl.multi_cleanup = (__typeof__(curl.multi_cleanup))dlsym(curl.lib, "curl_multi_cleanup")))
-		goto missing;
-	if (!(curl.multi_info_read = (__typeof__(curl.multi_info_read))dlsym(curl.lib, "curl_multi_info_read")))
-		goto missing;
-	if (!(curl.multi_init = (__typeof__(curl.multi_init))dlsym(curl.lib, "curl_multi_init")))
-		goto missing;
-	if (!(curl.multi_perform = (__typeof__(curl.multi_perform))dlsym(curl.lib, "curl_multi_perform")))
-		goto missing;
-	if (!(curl.multi_poll = (__typeof__(curl.multi_poll))dlsym(curl.lib, "curl_multi_poll")))
-		goto missing;
-	if (!(curl.multi_remove_handle = (__typeof__(curl.multi_remove_handle))dlsym(curl.lib, "curl_multi_remove_handle")))
-		goto missing;
-	if (!(curl.slist_append = (__typeof__(curl.slist_append))dlsym(curl.lib, "curl_slist_append")))
-		goto missing;
-	if (!(curl.slist_free_all = (__typeof__(curl.slist_free_all))dlsym(curl.lib, "curl_slist_free_all")))
-		goto missing;
-	return true;
-missing:
-	sl_err_set(err, "sluice.telemetry: this libcurl lacks a function sluice needs");
-	dlclose(curl.lib);
-	curl.lib = NULL;
-	return false;
-}
+#include "core/curl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,9 +459,9 @@ static void drop_post(struct post *p)
 	for (int i = 0; i < MAX_INFLIGHT; i++)
 		if (T.posts[i] == p)
 			T.posts[i] = NULL;
-	curl.multi_remove_handle(T.multi, p->easy);
-	curl.easy_cleanup(p->easy);
-	curl.slist_free_all(p->headers);
+	sl_curl.multi_remove_handle(T.multi, p->easy);
+	sl_curl.easy_cleanup(p->easy);
+	sl_curl.slist_free_all(p->headers);
 	free(p->body);
 	free(p);
 	T.inflight--;
@@ -545,17 +471,17 @@ static void reap(void)
 {
 	CURLMsg *m;
 	int left;
-	while ((m = curl.multi_info_read(T.multi, &left))) {
+	while ((m = sl_curl.multi_info_read(T.multi, &left))) {
 		struct post *p = NULL;
 		long code = 0;
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
-		curl.easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
+		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
 		if (m->data.result != CURLE_OK || code < 200 || code > 299) {
 			if (!T.warned)
 				sl_log(SL_LOG_WARN, "telemetry: export failed: %s",
-				       m->data.result != CURLE_OK ? curl.easy_strerror(m->data.result) :
+				       m->data.result != CURLE_OK ? sl_curl.easy_strerror(m->data.result) :
 				       "the collector answered with an error status");
 			T.warned = true;
 		} else if (T.warned) {
@@ -569,7 +495,7 @@ static void reap(void)
 static void on_pump(uv_timer_t *t)
 {
 	int running = 0;
-	curl.multi_perform(T.multi, &running);
+	sl_curl.multi_perform(T.multi, &running);
 	reap();
 	if (T.inflight == 0)
 		uv_timer_stop(&T.pump);
@@ -588,7 +514,7 @@ static void post(const char *url, char *body, size_t len)
 		T.dropped++;
 		return;
 	}
-	e = curl.easy_init();
+	e = sl_curl.easy_init();
 	if (!e)
 		sl_oom();
 	p = sl_alloc(sizeof(*p));
@@ -599,19 +525,19 @@ static void post(const char *url, char *body, size_t len)
 			T.posts[i] = p;
 			break;
 		}
-	p->headers = curl.slist_append(NULL, "Content-Type: application/json");
-	curl.easy_setopt(e, CURLOPT_URL, url);
-	curl.easy_setopt(e, CURLOPT_POSTFIELDS, body);
-	curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl.easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
-	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T.timeout_ms);
-	curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl.easy_setopt(e, CURLOPT_PRIVATE, p);
-	curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
-	curl.multi_add_handle(T.multi, e);
+	p->headers = sl_curl.slist_append(NULL, "Content-Type: application/json");
+	sl_curl.easy_setopt(e, CURLOPT_URL, url);
+	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	sl_curl.easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
+	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T.timeout_ms);
+	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	sl_curl.easy_setopt(e, CURLOPT_PRIVATE, p);
+	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	sl_curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
+	sl_curl.multi_add_handle(T.multi, e);
 	T.inflight++;
-	curl.multi_perform(T.multi, &running);
+	sl_curl.multi_perform(T.multi, &running);
 	reap();
 	if (T.inflight && T.timers && !uv_is_active((uv_handle_t *)&T.pump))
 		uv_timer_start(&T.pump, on_pump, PUMP_MS, PUMP_MS);
@@ -653,10 +579,10 @@ static void telemetry_shutdown(void)
 		flush();
 		while (T.inflight > 0 && sl_now_ms() < deadline) {
 			int running = 0;
-			curl.multi_perform(T.multi, &running);
+			sl_curl.multi_perform(T.multi, &running);
 			reap();
 			if (T.inflight)
-				curl.multi_poll(T.multi, NULL, 0, 20, NULL);
+				sl_curl.multi_poll(T.multi, NULL, 0, 20, NULL);
 		}
 		/* Whatever did not finish is abandoned. */
 		for (int i = 0; i < MAX_INFLIGHT; i++)
@@ -669,8 +595,7 @@ static void telemetry_shutdown(void)
 		uv_run(T.tick.loop, UV_RUN_NOWAIT);
 	}
 	if (T.multi) {
-		curl.multi_cleanup(T.multi);
-		curl.global_cleanup();
+		sl_curl.multi_cleanup(T.multi);
 	}
 	sl_buf_dispose(&T.spans);
 	free(T.traces_url);
@@ -748,11 +673,11 @@ static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, stru
 		n--;
 	T.traces_url = sl_printf("%.*s/v1/traces", (int)n, endpoint);
 	T.metrics_url = sl_printf("%.*s/v1/metrics", (int)n, endpoint);
-	if (!curl_load(err)) {
+	if (!sl_curl_load("sluice.telemetry", err)) {
 		telemetry_shutdown();
 		return SL_ERR_INVALID;
 	}
-	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(T.multi = curl.multi_init())) {
+	if (!(T.multi = sl_curl.multi_init())) {
 		sl_err_set(err, "sluice.telemetry: libcurl failed to start");
 		telemetry_shutdown();
 		return SL_ERR_INVALID;
