@@ -12,6 +12,7 @@
 #include "pipeline/call.h"
 #include "sandbox/kernel.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,12 +150,24 @@ static bool valid_server_name(const char *n)
 	return true;
 }
 
+/* A header name is an RFC 9110 token; no value may break a line. */
+static bool valid_header(const char *name, const char *value)
+{
+	if (!*name || strpbrk(value, "\r\n"))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("!#$%&'*+-.^_`|~", *c))
+			return false;
+	return true;
+}
+
 static int parse_server(struct parser *p, const char *group, const char *name,
 			yyjson_val *o, struct sl_server_config *s)
 {
 	char where[160];
 	yyjson_val *k, *v;
 	yyjson_obj_iter it;
+	bool typed = false;
 
 	if (!name) /* object keys are strings; this keeps the compiler sure of it */
 		name = "";
@@ -229,19 +242,63 @@ static int parse_server(struct parser *p, const char *group, const char *name,
 			const char *t = yyjson_get_str(v);
 			if (!t)
 				return fail(p, where, "\"type\" must be a string");
-			if (strcmp(t, "stdio") != 0 && !s->error)
-				s->error = sl_printf("transport type \"%s\" is not supported yet "
-						     "(sluice connects to stdio servers)", t);
+			typed = true;
+			if (strcmp(t, "stdio") == 0)
+				s->transport = SL_TRANSPORT_STDIO;
+			else if (strcmp(t, "http") == 0 || strcmp(t, "streamable-http") == 0 ||
+				 strcmp(t, "streamableHttp") == 0)
+				s->transport = SL_TRANSPORT_HTTP;
+			else if (strcmp(t, "sse") == 0)
+				s->transport = SL_TRANSPORT_SSE;
+			else
+				return fail(p, where, "\"type\" must be \"stdio\", \"http\" or \"sse\"");
 		} else if (strcmp(key, "url") == 0) {
-			if (!s->error)
-				s->error = sl_strdup("remote servers (\"url\") are not supported yet "
-						     "(sluice connects to stdio servers)");
+			const char *u = yyjson_get_str(v);
+			if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
+				return fail(p, where, "\"url\" must be an http:// or https:// URL");
+			s->url = expand_for(s, "url", u);
+		} else if (strcmp(key, "headers") == 0) {
+			yyjson_obj_iter hit;
+			yyjson_val *hk;
+			if (!yyjson_is_obj(v))
+				return fail(p, where, "\"headers\" must be an object of strings");
+			s->headers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->headers));
+			yyjson_obj_iter_init(v, &hit);
+			while ((hk = yyjson_obj_iter_next(&hit))) {
+				yyjson_val *hv = yyjson_obj_iter_get_val(hk);
+				const char *hn = yyjson_get_str(hk);
+				char what[300];
+				char *val;
+				if (!yyjson_is_str(hv) || !valid_header(hn, yyjson_get_str(hv)))
+					return fail(p, where, "\"headers\" must map header names to "
+						    "single-line string values");
+				snprintf(what, sizeof(what), "headers.%s", hn);
+				if (!(val = expand_for(s, what, yyjson_get_str(hv))))
+					continue;
+				if (!valid_header(hn, val)) {
+					free(val);
+					return fail(p, where, "a header value expands to more than one line");
+				}
+				s->headers[s->nheaders].key = sl_strdup(hn);
+				s->headers[s->nheaders++].value = val;
+			}
 		} else {
 			warn(p, "%s: unknown key \"%s\" ignored", where, key);
 		}
 	}
-	if (!s->command && !s->error)
-		return fail(p, where, "missing \"command\"");
+	if (s->url && !typed)
+		s->transport = SL_TRANSPORT_HTTP;
+	if (s->transport == SL_TRANSPORT_STDIO) {
+		if (yyjson_obj_get(o, "url"))
+			return fail(p, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
+		if (!s->command && !s->error)
+			return fail(p, where, "missing \"command\" (or \"url\" for a remote server)");
+	} else {
+		if (s->command)
+			return fail(p, where, "a server has either \"command\" or \"url\", not both");
+		if (!yyjson_obj_get(o, "url"))
+			return fail(p, where, "missing \"url\"");
+	}
 	if (!s->args)
 		s->args = sl_alloc(sizeof(char *));
 	if (!s->env)
@@ -635,6 +692,12 @@ static void server_dispose(struct sl_server_config *s)
 	}
 	free(s->env);
 	free(s->cwd);
+	free(s->url);
+	for (size_t i = 0; i < s->nheaders; i++) {
+		free(s->headers[i].key);
+		free(s->headers[i].value);
+	}
+	free(s->headers);
 	free(s->error);
 }
 

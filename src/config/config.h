@@ -48,8 +48,19 @@ struct sl_kv {
 
 #define SL_SERVER_NAME_MAX 64 /* checked by the loader; code mode relies on it */
 
+/* How sluice reaches an upstream server. */
+enum sl_transport {
+	SL_TRANSPORT_STDIO, /* "command": a child process */
+	SL_TRANSPORT_HTTP,  /* "url": Streamable HTTP (the default for a url) */
+	SL_TRANSPORT_SSE,   /* "url" with "type": "sse": the 2024-11-05 HTTP+SSE transport */
+};
+
 struct sl_server_config {
 	char *name;
+	enum sl_transport transport;
+	char *url;             /* HTTP and SSE */
+	struct sl_kv *headers; /* HTTP and SSE: sent on every request, ${VAR} expanded */
+	size_t nheaders;
 	char *command;
 	char **args;           /* NULL-terminated */
 	size_t nargs;

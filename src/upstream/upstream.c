@@ -1,48 +1,22 @@
 /*
- * Stdio upstreams: process lifecycle, the legacy-era handshake, list
- * fetching with pagination, and request multiplexing by integer id.
+ * Upstreams: lifecycle and restarts, the legacy-era handshake, list
+ * fetching with pagination, and request multiplexing by integer id, over
+ * whichever link the server's config calls for (link.h).
  *
- * A process (struct sl_proc) is separate from its upstream so that a dying
- * process can finish closing its handles while a new one starts: when the
- * upstream gives a process up it detaches it (p->up = NULL), and the process
- * frees itself once it is reaped and every handle is closed.
+ * A link is separate from its upstream so that a dying one can finish
+ * closing its handles while a new one starts: when the upstream gives a
+ * link up it detaches it, and the link frees itself once it is done.
  */
-#include "upstream/upstream.h"
-#include "upstream/spawn.h"
+#include "upstream/link.h"
 #include "core/log.h"
-#include "event/write.h"
-#include "proto/lines.h"
 #include "proto/mcp.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define BACKOFF_MIN_MS 250
 #define STABLE_MS 30000        /* up this long: the next crash starts backoff afresh */
-#define STDERR_LINE_MAX 1024
 #define LIST_MAX_PAGES 100
-#define TERM_GRACE_MS 500
-#define KILL_GRACE_MS 1500
-#define EXIT_WAIT_MS 100       /* after EOF on stdout, for the exit status */
-
-extern char **environ;
-
-struct sl_proc {
-	struct sl_upstream *up; /* NULL once detached */
-	unsigned gen;
-	struct sl_child child;
-	uv_pipe_t in, out, err;
-	uv_poll_t pidw;         /* on the pidfd */
-	uv_timer_t reap;        /* polls waitpid where the kernel has no pidfd */
-	struct sl_lines out_lines, err_lines;
-	int handles;
-	bool in_open;
-	bool reaped;
-};
 
 struct sl_ureq {
 	struct sl_ureq *next, *prev;
@@ -77,8 +51,13 @@ struct list_fetch {
 
 static unsigned next_gen = 1;
 
-static void start_process(struct sl_upstream *u);
-static void lose_process(struct sl_upstream *u, const char *why);
+unsigned sl_link_next_gen(void)
+{
+	return next_gen++;
+}
+
+static void start_link(struct sl_upstream *u);
+static void lose_link(struct sl_upstream *u, const char *why);
 static void fetch_list(struct sl_upstream *u, enum list_kind k);
 
 static struct sl_item_list *list_of(struct sl_upstream *u, enum list_kind k)
@@ -113,236 +92,16 @@ static void set_error(struct sl_upstream *u, const char *why)
 	u->error = why ? sl_strdup(why) : NULL;
 }
 
-/* ---- the process ------------------------------------------------------- */
-
-static void on_proc_handle_closed(uv_handle_t *h)
-{
-	struct sl_proc *p = h->data;
-	if (--p->handles > 0)
-		return;
-	sl_lines_dispose(&p->out_lines);
-	sl_lines_dispose(&p->err_lines);
-	free(p);
-}
-
-static void proc_close_handle(struct sl_proc *p, uv_handle_t *h)
-{
-	if (!uv_is_closing(h))
-		uv_close(h, on_proc_handle_closed);
-}
-
-/* Closes the pipes now; the exit watcher stays until the child is reaped. */
-static void proc_close_pipes(struct sl_proc *p)
-{
-	if (p->in_open) {
-		p->in_open = false;
-		proc_close_handle(p, (uv_handle_t *)&p->in);
-	}
-	proc_close_handle(p, (uv_handle_t *)&p->out);
-	proc_close_handle(p, (uv_handle_t *)&p->err);
-}
-
-static void proc_detach(struct sl_proc *p)
-{
-	p->up = NULL;
-	proc_close_pipes(p);
-	if (!p->reaped)
-		sl_spawn_kill(&p->child, SIGKILL);
-}
-
-static int on_stderr_line(void *ctx, const char *line, size_t len)
-{
-	struct sl_proc *p = ctx;
-	if (p->up && len)
-		sl_log(SL_LOG_INFO, "[%s] %.*s", p->up->name, (int)len, line);
-	return 0;
-}
-
-static int on_stderr_oversize(void *ctx, const char *head, size_t hl, const char *tail,
-			      size_t tl, size_t total)
-{
-	struct sl_proc *p = ctx;
-	if (p->up)
-		sl_log(SL_LOG_INFO, "[%s] %.*s... (%zu bytes, cut)", p->up->name, (int)hl, head, total);
-	return 0;
-}
-
-static void upstream_line(struct sl_upstream *u, const char *line, size_t len);
-static void upstream_oversize(struct sl_upstream *u, const char *head, size_t hl,
-			      const char *tail, size_t tl, size_t total);
-
-static int on_stdout_line(void *ctx, const char *line, size_t len)
-{
-	struct sl_proc *p = ctx;
-	if (!p->up)
-		return 1;
-	upstream_line(p->up, line, len);
-	return p->up ? 0 : 1;
-}
-
-static int on_stdout_oversize(void *ctx, const char *head, size_t hl, const char *tail,
-			      size_t tl, size_t total)
-{
-	struct sl_proc *p = ctx;
-	if (p->up)
-		upstream_oversize(p->up, head, hl, tail, tl, total);
-	return p->up ? 0 : 1;
-}
-
-static const struct sl_lines_ops stdout_ops = { on_stdout_line, on_stdout_oversize };
-static const struct sl_lines_ops stderr_ops = { on_stderr_line, on_stderr_oversize };
-
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char slab[65536];
-	buf->base = slab;
-	buf->len = sizeof(slab);
-}
-
-static void try_reap(struct sl_proc *p);
-
-static void on_stdout_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
-{
-	struct sl_proc *p = s->data;
-	if (n > 0) {
-		sl_lines_feed(&p->out_lines, buf->base, (size_t)n);
-	} else if (n < 0) {
-		uv_read_stop(s);
-		/* A dying process closes its output just before it can be reaped:
-		 * give it a moment, so the log and the failed calls name the real
-		 * exit status rather than the closed pipe. */
-		for (int i = 0; i < EXIT_WAIT_MS && p->up && !p->reaped; i++) {
-			try_reap(p);
-			if (!p->reaped)
-				uv_sleep(1);
-		}
-		/* Output closed while the process lives on: it cannot answer. */
-		if (p->up && !p->reaped)
-			lose_process(p->up, "closed its standard output");
-	}
-}
-
-static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
-{
-	struct sl_proc *p = s->data;
-	if (n > 0)
-		sl_lines_feed(&p->err_lines, buf->base, (size_t)n);
-	else if (n < 0)
-		uv_read_stop(s);
-}
-
-/* The child exited: read what it wrote before dying, then report. */
-static void proc_exited(struct sl_proc *p, int status)
-{
-	char why[128];
-	char buf[65536];
-	int fd;
-
-	p->reaped = true;
-	/* Whatever the server left behind in its process group goes with it. */
-	kill(-p->child.pid, SIGKILL);
-	if (p->up && uv_fileno((uv_handle_t *)&p->out, &fd) == 0) {
-		ssize_t n;
-		while (p->up && (n = read(fd, buf, sizeof(buf))) > 0)
-			sl_lines_feed(&p->out_lines, buf, (size_t)n);
-	}
-	if (WIFEXITED(status))
-		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(why, sizeof(why), "was killed by signal %d (%s)", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)));
-	else
-		snprintf(why, sizeof(why), "ended (status %d)", status);
-	if (p->up)
-		lose_process(p->up, why);
-	proc_close_pipes(p);
-	if (p->child.pidfd >= 0) {
-		proc_close_handle(p, (uv_handle_t *)&p->pidw);
-		close(p->child.pidfd);
-	} else {
-		proc_close_handle(p, (uv_handle_t *)&p->reap);
-	}
-}
-
-static void try_reap(struct sl_proc *p)
-{
-	int status;
-	pid_t r;
-	do
-		r = waitpid(p->child.pid, &status, WNOHANG);
-	while (r < 0 && errno == EINTR);
-	if (r == p->child.pid)
-		proc_exited(p, status);
-	else if (r < 0) /* someone else reaped it: report it gone */
-		proc_exited(p, 0);
-}
-
-static void on_pidfd(uv_poll_t *h, int status, int events)
-{
-	struct sl_proc *p = h->data;
-	if (!p->reaped)
-		try_reap(p);
-}
-
-static void on_reap_timer(uv_timer_t *t)
-{
-	struct sl_proc *p = t->data;
-	if (!p->reaped)
-		try_reap(p);
-}
-
-static struct sl_proc *proc_start(struct sl_upstream *u, struct sl_err *err)
-{
-	const struct sl_server_config *c = u->cfg;
-	struct sl_proc *p = sl_alloc(sizeof(*p));
-	char **env = sl_config_child_env(c, environ);
-	int rc = sl_spawn(c->command, c->args, env, c->cwd, &p->child, err);
-
-	sl_config_env_free(env);
-	if (rc < 0) {
-		free(p);
-		return NULL;
-	}
-	p->up = u;
-	p->gen = next_gen++;
-	sl_lines_init(&p->out_lines, u->gcfg->max_upstream_message_bytes, &stdout_ops, p);
-	sl_lines_init(&p->err_lines, STDERR_LINE_MAX, &stderr_ops, p);
-	uv_pipe_init(u->loop, &p->in, 0);
-	uv_pipe_init(u->loop, &p->out, 0);
-	uv_pipe_init(u->loop, &p->err, 0);
-	p->in.data = p->out.data = p->err.data = p;
-	p->handles = 4;
-	p->in_open = true;
-	if (uv_pipe_open(&p->in, p->child.in) || uv_pipe_open(&p->out, p->child.out) ||
-	    uv_pipe_open(&p->err, p->child.err))
-		sl_log(SL_LOG_ERROR, "%s: cannot watch the child's pipes", u->name);
-	uv_read_start((uv_stream_t *)&p->out, on_alloc, on_stdout_read);
-	uv_read_start((uv_stream_t *)&p->err, on_alloc, on_stderr_read);
-	if (p->child.pidfd >= 0) {
-		uv_poll_init(u->loop, &p->pidw, p->child.pidfd);
-		p->pidw.data = p;
-		uv_poll_start(&p->pidw, UV_READABLE, on_pidfd);
-	} else {
-		uv_timer_init(u->loop, &p->reap);
-		p->reap.data = p;
-		uv_timer_start(&p->reap, on_reap_timer, 50, 50);
-	}
-	return p;
-}
-
 /* ---- writing ----------------------------------------------------------- */
 
 /* Takes line. Returns false if the server's input is backed up or closed. */
 static bool send_line(struct sl_upstream *u, char *line, size_t len)
 {
-	struct sl_proc *p = u->proc;
-
-	if (!p || !p->in_open ||
-	    p->in.write_queue_size + len > 2 * u->gcfg->max_upstream_message_bytes) {
+	if (!u->link) {
 		free(line);
 		return false;
 	}
-	return sl_write_line((uv_stream_t *)&p->in, line, len) == SL_OK;
+	return u->link->ops->send(u->link, line, len);
 }
 
 static void send_doc(struct sl_upstream *u, yyjson_mut_doc *d)
@@ -424,7 +183,7 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 	char *line;
 	bool handshake = strcmp(method, "initialize") == 0 || u->state == SL_UP_STARTING;
 
-	if (!u->proc || (u->state != SL_UP_READY && !handshake)) {
+	if (!u->link || (u->state != SL_UP_READY && !handshake)) {
 		if (u->state == SL_UP_BACKOFF || u->state == SL_UP_STARTING)
 			sl_err_set(err, "server '%s' is restarting (last error: %s)", u->name,
 				   u->error ? u->error : "none");
@@ -490,7 +249,7 @@ void sl_upstream_notify(struct sl_upstream *u, const char *method)
 
 unsigned sl_upstream_generation(const struct sl_upstream *u)
 {
-	return u->proc ? u->proc->gen : 0;
+	return u->link ? u->link->gen : 0;
 }
 
 void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
@@ -499,7 +258,7 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 	yyjson_mut_val *o;
 	yyjson_mut_doc *d;
 
-	if (!u->proc || u->proc->gen != gen)
+	if (!u->link || u->link->gen != gen)
 		return;
 	d = sl_rpc_response_new(id, &o);
 	yyjson_mut_obj_add_val(d, o, result ? "result" : "error",
@@ -522,15 +281,15 @@ static void fail_all(struct sl_upstream *u, const char *why)
 
 /* The process is gone (or being given up on): fail its calls, then either
  * finish stopping or schedule a restart. */
-static void lose_process(struct sl_upstream *u, const char *why)
+static void lose_link(struct sl_upstream *u, const char *why)
 {
-	struct sl_proc *p = u->proc;
+	struct sl_link *l = u->link;
 	bool was_ready = u->state == SL_UP_READY;
 
-	if (!p)
+	if (!l)
 		return;
-	u->proc = NULL;
-	proc_detach(p);
+	u->link = NULL;
+	l->ops->detach(l);
 	fail_all(u, why);
 	uv_timer_stop(&u->timer);
 	if (u->state == SL_UP_STOPPING) {
@@ -557,22 +316,12 @@ static void on_timer(uv_timer_t *t)
 
 	switch (u->state) {
 	case SL_UP_BACKOFF:
-		start_process(u);
+		start_link(u);
 		break;
 	case SL_UP_STARTING:
 		snprintf(why, sizeof(why), "did not finish its handshake within %llu ms",
 			 (unsigned long long)u->gcfg->startup_timeout_ms);
-		lose_process(u, why);
-		break;
-	case SL_UP_STOPPING:
-		/* Grace periods: first SIGTERM, then SIGKILL. */
-		if (u->proc && uv_timer_get_repeat(t) == 0) {
-			sl_spawn_kill(&u->proc->child, SIGTERM);
-			uv_timer_start(t, on_timer, KILL_GRACE_MS, KILL_GRACE_MS);
-		} else if (u->proc) {
-			sl_spawn_kill(&u->proc->child, SIGKILL);
-			uv_timer_stop(t);
-		}
+		lose_link(u, why);
 		break;
 	default:
 		break;
@@ -645,7 +394,7 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 		sl_log(SL_LOG_WARN, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
 		       r->kind == SL_REPLY_FAILED ? r->why :
 		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
-		if (r->kind == SL_REPLY_FAILED && !u->proc) {
+		if (r->kind == SL_REPLY_FAILED && !u->link) {
 			/* The process is gone: lose_process already rescheduled. */
 			item_list_dispose(&f->acc);
 			free(f);
@@ -738,19 +487,19 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 		snprintf(why, sizeof(why), "failed its initialize handshake: %s",
 			 r->kind == SL_REPLY_FAILED ? r->why :
 			 sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
-		if (u->proc)
-			lose_process(u, why);
+		if (u->link)
+			lose_link(u, why);
 		return;
 	}
 	res = r->msg->result;
 	if (!yyjson_is_obj(res) || !sl_json_str(res, "protocolVersion")) {
-		lose_process(u, "answered initialize without a protocolVersion");
+		lose_link(u, "answered initialize without a protocolVersion");
 		return;
 	}
 	if (!sl_mcp_legacy_version(sl_json_str(res, "protocolVersion"))) {
 		snprintf(why, sizeof(why), "speaks protocol version %s, which sluice does not",
 			 sl_json_str(res, "protocolVersion"));
-		lose_process(u, why);
+		lose_link(u, why);
 		return;
 	}
 	yyjson_doc_free(u->init_doc);
@@ -766,10 +515,12 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 	yyjson_mut_doc *d = sl_rpc_request_new("notifications/initialized", -1, &params);
 	send_doc(u, d);
 	yyjson_mut_doc_free(d);
+	if (u->link->ops->established)
+		u->link->ops->established(u->link, u->protocol_version);
 	fetch_lists(u);
 }
 
-static void start_process(struct sl_upstream *u)
+static void start_link(struct sl_upstream *u)
 {
 	struct sl_err err;
 	yyjson_mut_doc *d;
@@ -777,8 +528,8 @@ static void start_process(struct sl_upstream *u)
 
 	u->starts++;
 	u->state = SL_UP_STARTING;
-	u->proc = proc_start(u, &err);
-	if (!u->proc) {
+	u->link = u->cfg->url ? sl_remote_link_start(u, &err) : sl_stdio_link_start(u, &err);
+	if (!u->link) {
 		/* Nothing to reap: go straight to backoff. */
 		set_error(u, err.msg);
 		sl_log(SL_LOG_WARN, "server '%s': %s; retrying in %llu ms", u->name, err.msg,
@@ -804,7 +555,7 @@ static void start_process(struct sl_upstream *u)
 	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
 	if (!sl_upstream_request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
 				 on_initialized, NULL, u, &err))
-		lose_process(u, err.msg);
+		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
 }
 
@@ -849,7 +600,7 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 			yyjson_mut_obj_add_val(u->caps_doc, root, relayed[i],
 					       yyjson_val_mut_copy(u->caps_doc, v));
 	}
-	start_process(u);
+	start_link(u);
 }
 
 void sl_upstream_stop(struct sl_upstream *u)
@@ -860,14 +611,10 @@ void sl_upstream_stop(struct sl_upstream *u)
 		return;
 	case SL_UP_STARTING:
 	case SL_UP_READY:
-		if (u->proc) {
+		if (u->link) {
 			u->state = SL_UP_STOPPING;
-			/* MCP 2025-11-25 stdio shutdown: close stdin, then SIGTERM, then SIGKILL. */
-			if (u->proc->in_open) {
-				u->proc->in_open = false;
-				proc_close_handle(u->proc, (uv_handle_t *)&u->proc->in);
-			}
-			uv_timer_start(&u->timer, on_timer, TERM_GRACE_MS, 0);
+			uv_timer_stop(&u->timer);
+			u->link->ops->stop(u->link);
 			return;
 		}
 		break;
@@ -897,9 +644,9 @@ static void on_upstream_timer_closed(uv_handle_t *h)
 
 void sl_upstream_free(struct sl_upstream *u)
 {
-	if (u->proc)
-		proc_detach(u->proc);
-	u->proc = NULL;
+	if (u->link)
+		u->link->ops->detach(u->link);
+	u->link = NULL;
 	while (u->pending)
 		ureq_free(u->pending);
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
@@ -980,7 +727,12 @@ static void handle_request(struct sl_upstream *u, struct sl_msg *m)
 	u->ops->request(u->ctx, u, m);
 }
 
-static void upstream_line(struct sl_upstream *u, const char *line, size_t len)
+void sl_upstream_link_lost(struct sl_upstream *u, const char *why)
+{
+	lose_link(u, why);
+}
+
+void sl_upstream_link_message(struct sl_upstream *u, const char *line, size_t len)
 {
 	struct sl_msg m;
 	struct sl_err err;
@@ -1008,7 +760,7 @@ static void upstream_line(struct sl_upstream *u, const char *line, size_t len)
 	sl_msg_dispose(&m);
 }
 
-static void upstream_oversize(struct sl_upstream *u, const char *head, size_t hl,
+void sl_upstream_link_oversize(struct sl_upstream *u, const char *head, size_t hl,
 			      const char *tail, size_t tl, size_t total)
 {
 	char why[256];

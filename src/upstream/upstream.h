@@ -91,7 +91,7 @@ struct sl_upstream {
 	uint64_t backoff_ms;
 	uint64_t ready_at;
 
-	struct sl_proc *proc;    /* the current process, NULL in BACKOFF */
+	struct sl_link *link;    /* the current incarnation, NULL in BACKOFF */
 	uv_timer_t timer;        /* handshake deadline, or restart backoff */
 	int64_t next_id;
 	struct sl_ureq *pending; /* requests awaiting an answer */

