@@ -25,6 +25,7 @@
 #include "core/curl.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 #include "proto/sse.h"
 
 #include <stdarg.h>
@@ -404,12 +405,10 @@ static struct xfer *xfer_new(struct sl_remote *r, enum xfer_kind kind, const cha
 	sl_sse_init(&x->sse, r->link.up->gcfg->max_upstream_message_bytes, &sse_ops, x);
 	for (size_t i = 0; i < c->nheaders; i++)
 		add_header(x, c->headers[i].key, c->headers[i].value);
-	if (!r->sse_transport) {
-		if (r->session_id)
-			add_header(x, "Mcp-Session-Id", r->session_id);
-		if (r->version)
-			add_header(x, "MCP-Protocol-Version", r->version);
-	}
+	if (!r->sse_transport && r->session_id)
+		add_header(x, "Mcp-Session-Id", r->session_id);
+	if (kind != X_POST && r->version && sl_mcp_legacy_version(r->version))
+		add_header(x, "MCP-Protocol-Version", r->version);
 	sl_curl.easy_setopt(e, CURLOPT_URL, url);
 	sl_curl.easy_setopt(e, CURLOPT_PRIVATE, x);
 	sl_curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
@@ -462,15 +461,42 @@ static void xfer_free(struct xfer *x)
 	free(x);
 }
 
-/* The id of the request a line carries, or -1 (a notification or response). */
-static int64_t request_id(const char *line, size_t len)
+/* Visible ASCII and spaces only: what may go in a header as it is. */
+static bool header_safe(const char *v)
+{
+	for (; *v; v++)
+		if (*v < 0x20 || *v > 0x7e)
+			return false;
+	return true;
+}
+
+/* Reads what the HTTP layer needs from a message: the id of the request it
+ * carries (-1 for a notification or response), and for a 2026-07-28
+ * message (its _meta names the version) the headers that era requires:
+ * MCP-Protocol-Version, Mcp-Method and, for what names a thing, Mcp-Name. */
+static int64_t describe(struct xfer *x, const char *line, size_t len)
 {
 	yyjson_doc *d = yyjson_read(line, len, 0);
-	yyjson_val *root = yyjson_doc_get_root(d);
+	yyjson_val *root = yyjson_doc_get_root(d), *params = sl_json_obj(root, "params");
+	const char *method = sl_json_str(root, "method"), *version, *name = NULL;
 	int64_t id = -1;
 
-	if (sl_json_str(root, "method") && yyjson_is_int(yyjson_obj_get(root, "id")))
+	if (method && yyjson_is_int(yyjson_obj_get(root, "id")))
 		id = yyjson_get_sint(yyjson_obj_get(root, "id"));
+	version = sl_json_str(sl_json_obj(params, "_meta"), SL_MCP_META_VERSION);
+	if (method && version && !sl_mcp_legacy_version(version) && header_safe(version) &&
+	    header_safe(method)) {
+		add_header(x, "MCP-Protocol-Version", version);
+		add_header(x, "Mcp-Method", method);
+		if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+			name = sl_json_str(params, "name");
+		else if (!strcmp(method, "resources/read"))
+			name = sl_json_str(params, "uri");
+		if (name && header_safe(name))
+			add_header(x, "Mcp-Name", name);
+	} else if (x->r->version && sl_mcp_legacy_version(x->r->version)) {
+		add_header(x, "MCP-Protocol-Version", x->r->version);
+	}
 	yyjson_doc_free(d);
 	return id;
 }
@@ -490,7 +516,7 @@ static bool post(struct sl_remote *r, char *line, size_t len)
 		return false;
 	}
 	x->body = line;
-	x->req_id = request_id(line, len);
+	x->req_id = describe(x, line, len);
 	add_header(x, "Content-Type", "application/json");
 	add_header(x, "Accept", "application/json, text/event-stream");
 	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, line);
@@ -614,9 +640,12 @@ static void xfer_done(struct xfer *x, CURLcode rc)
 		note_lost(r, "stopped");
 		break;
 	case X_POST:
+		/* The server is gone, or ended the session. An HTTP error during
+		 * the handshake fails that request alone: the upstream decides
+		 * (a refused server/discover probe means a session-era server). */
 		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-		    (status == 404 && r->session_id) || (!r->version && why[0]))
-			note_lost(r, "%s", why); /* the handshake or the whole server failed */
+		    (status == 404 && r->session_id))
+			note_lost(r, "%s", why);
 		else if (why[0])
 			answer_lost(x, why);
 		else if (r->sse_transport)
@@ -841,7 +870,8 @@ static void remote_established(struct sl_link *l, const char *version)
 
 	free(r->version);
 	r->version = version ? sl_strdup(version) : NULL;
-	if (r->sse_transport || r->no_get_stream)
+	/* 2026-07-28 has no GET stream (subscriptions/listen replaces it). */
+	if (r->sse_transport || r->no_get_stream || !version || !sl_mcp_legacy_version(version))
 		return;
 	/* The GET stream, for what the server sends on its own: list_changed,
 	 * logging, and requests outside any call. */

@@ -17,6 +17,10 @@
 #define BACKOFF_MIN_MS 250
 #define STABLE_MS 30000        /* up this long: the next crash starts backoff afresh */
 #define LIST_MAX_PAGES 100
+#define PROBE_TIMEOUT_MS 5000  /* for the server/discover probe */
+#define MRTR_MAX_ROUNDS 8      /* input_required answers to one request */
+#define MRTR_MAX_INPUTS 16     /* input requests in one answer */
+#define MRTR_ID_PREFIX "sluice-mrtr:"
 
 struct sl_ureq {
 	struct sl_ureq *next, *prev;
@@ -27,6 +31,20 @@ struct sl_ureq {
 	sl_progress_fn progress;
 	void *ctx;
 	uv_timer_t timer;
+	/* 2026-07-28 only: the params as sent, to retry with the client's
+	 * input when the server answers input_required (MRTR). */
+	yyjson_mut_doc *sent;
+	struct mrtr *mrtr;
+	unsigned rounds;        /* input_required answers so far */
+};
+
+/* A request whose server asked for input: the client's answers being
+ * collected, one per input request, before the request is sent again. */
+struct mrtr {
+	yyjson_doc *asked;       /* the input_required result */
+	yyjson_mut_doc *answers; /* root: {key: result} */
+	char **keys;
+	size_t nkeys, waiting;
 };
 
 enum list_kind { LIST_TOOLS, LIST_RESOURCES, LIST_TEMPLATES, LIST_PROMPTS, LIST_N };
@@ -57,6 +75,9 @@ unsigned sl_link_next_gen(void)
 }
 
 static void start_link(struct sl_upstream *u);
+static void on_initialized(void *ctx, struct sl_reply *r);
+static void mrtr_answer(struct sl_upstream *u, int64_t rid, size_t i, yyjson_val *result,
+			const char *failed);
 static void lose_link(struct sl_upstream *u, const char *why);
 static void fetch_list(struct sl_upstream *u, enum list_kind k);
 
@@ -118,9 +139,23 @@ static void on_ureq_closed(uv_handle_t *h)
 	free(h->data);
 }
 
+static void mrtr_free(struct mrtr *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->nkeys; i++)
+		free(x->keys[i]);
+	free(x->keys);
+	yyjson_doc_free(x->asked);
+	yyjson_mut_doc_free(x->answers);
+	free(x);
+}
+
 static void ureq_free(struct sl_ureq *r)
 {
 	struct sl_upstream *u = r->u;
+	mrtr_free(r->mrtr);
+	yyjson_mut_doc_free(r->sent);
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -172,6 +207,34 @@ static void on_ureq_timeout(uv_timer_t *t)
 	ureq_fail(r, why);
 }
 
+/* MCP 2026-07-28: every request names the version and the client's
+ * capabilities (and who the client is) in params._meta. */
+static void add_modern_meta(struct sl_upstream *u, yyjson_mut_doc *d, yyjson_mut_val *params)
+{
+	yyjson_mut_val *meta = yyjson_mut_obj_get(params, "_meta"), *info, *caps, *el;
+
+	if (!yyjson_mut_is_obj(meta)) {
+		yyjson_mut_obj_remove_key(params, "_meta");
+		meta = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, params, "_meta", meta);
+	}
+	yyjson_mut_obj_remove_key(meta, SL_MCP_META_VERSION);
+	yyjson_mut_obj_remove_key(meta, SL_MCP_META_CAPS);
+	yyjson_mut_obj_remove_key(meta, SL_MCP_META_CLIENT);
+	yyjson_mut_obj_add_str(d, meta, SL_MCP_META_VERSION, SL_MCP_MODERN);
+	caps = yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc));
+	/* Session-era "elicitation": {} means form mode (2025-11-25); the
+	 * 2026-07-28 era names the modes. */
+	el = yyjson_mut_obj_get(caps, "elicitation");
+	if (yyjson_mut_is_obj(el) && yyjson_mut_obj_size(el) == 0)
+		yyjson_mut_obj_add_val(d, el, "form", yyjson_mut_obj(d));
+	yyjson_mut_obj_add_val(d, meta, SL_MCP_META_CAPS, caps);
+	info = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, info, "name", "sluice");
+	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
+	yyjson_mut_obj_add_val(d, meta, SL_MCP_META_CLIENT, info);
+}
+
 struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 				    yyjson_mut_doc *d, yyjson_mut_val *params,
 				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
@@ -211,6 +274,11 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 		yyjson_mut_obj_remove_key(meta, "progressToken");
 		yyjson_mut_obj_add_int(d, meta, "progressToken", r->id);
 	}
+	if (u->modern) {
+		add_modern_meta(u, d, params);
+		r->sent = yyjson_mut_doc_new(NULL);
+		yyjson_mut_doc_set_root(r->sent, yyjson_mut_val_mut_copy(r->sent, params));
+	}
 	env = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, env, "jsonrpc", "2.0");
 	yyjson_mut_obj_add_int(d, env, "id", r->id);
@@ -220,6 +288,7 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 	line = sl_json_write_line(d, &len);
 	if (!send_line(u, line, len)) {
 		sl_err_set(err, "server '%s' is not reading its input", u->name);
+		yyjson_mut_doc_free(r->sent);
 		free(r);
 		return NULL;
 	}
@@ -260,6 +329,14 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 
 	if (!u->link || u->link->gen != gen)
 		return;
+	if (yyjson_is_str(id) && !strncmp(yyjson_get_str(id), MRTR_ID_PREFIX, strlen(MRTR_ID_PREFIX))) {
+		long long rid;
+		size_t i;
+		if (sscanf(yyjson_get_str(id) + strlen(MRTR_ID_PREFIX), "%lld:%zu", &rid, &i) == 2)
+			mrtr_answer(u, rid, i, result,
+				    error ? (sl_json_str(error, "message") ? sl_json_str(error, "message") : "an error") : NULL);
+		return;
+	}
 	d = sl_rpc_response_new(id, &o);
 	yyjson_mut_obj_add_val(d, o, result ? "result" : "error",
 			       yyjson_val_mut_copy(d, result ? result : error));
@@ -477,6 +554,80 @@ bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap)
 	return u->capabilities && yyjson_obj_get(u->capabilities, cap) != NULL;
 }
 
+/* The session-era handshake: initialize, then notifications/initialized. */
+static void send_initialize(struct sl_upstream *u)
+{
+	struct sl_err err;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *params = yyjson_mut_obj(d), *info;
+
+	yyjson_mut_doc_set_root(d, params);
+	yyjson_mut_obj_add_str(d, params, "protocolVersion", SL_MCP_LATEST_LEGACY);
+	yyjson_mut_obj_add_val(d, params, "capabilities",
+			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc)));
+	info = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, info, "name", "sluice");
+	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
+	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
+	if (!sl_upstream_request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
+				 on_initialized, NULL, u, &err))
+		lose_link(u, err.msg);
+	yyjson_mut_doc_free(d);
+}
+
+/* A server that does not answer the probe soon is a session-era one that
+ * ignores unknown methods: it gets initialize without waiting for the
+ * whole start-up timeout. */
+static uint64_t probe_timeout(const struct sl_upstream *u)
+{
+	return u->gcfg->startup_timeout_ms < PROBE_TIMEOUT_MS ? u->gcfg->startup_timeout_ms :
+								  PROBE_TIMEOUT_MS;
+}
+
+static bool speaks_modern(yyjson_val *res)
+{
+	yyjson_val *v, *versions = sl_json_arr(res, "supportedVersions");
+	size_t i, n;
+
+	yyjson_arr_foreach(versions, i, n, v)
+		if (yyjson_is_str(v) && !strcmp(yyjson_get_str(v), SL_MCP_MODERN))
+			return true;
+	return false;
+}
+
+/* The answer to the server/discover probe (MCP 2026-07-28). A server that
+ * answers it and lists 2026-07-28 is spoken to in that era: no initialize,
+ * every request self-describing. Any other answer (-32601 from a
+ * session-era server, an HTTP 400 for a request without a session) means
+ * the session era. */
+static void on_discovered(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+	yyjson_val *res;
+
+	if (!u->link)
+		return;
+	if (r->kind != SL_REPLY_RESULT || !yyjson_is_obj(r->msg->result) ||
+	    !speaks_modern(r->msg->result)) {
+		send_initialize(u);
+		return;
+	}
+	res = r->msg->result;
+	yyjson_doc_free(u->init_doc);
+	u->init_doc = r->msg->doc;
+	r->msg->doc = NULL;
+	u->modern = true;
+	u->protocol_version = SL_MCP_MODERN;
+	u->capabilities = sl_json_obj(res, "capabilities");
+	u->server_info = sl_json_obj(sl_json_obj(res, "_meta"), SL_MCP_META_SERVER);
+	if (!u->server_info)
+		u->server_info = sl_json_obj(res, "serverInfo");
+	u->instructions = sl_json_str(res, "instructions");
+	if (u->link->ops->established)
+		u->link->ops->established(u->link, u->protocol_version);
+	fetch_lists(u);
+}
+
 static void on_initialized(void *ctx, struct sl_reply *r)
 {
 	struct sl_upstream *u = ctx;
@@ -524,7 +675,7 @@ static void start_link(struct sl_upstream *u)
 {
 	struct sl_err err;
 	yyjson_mut_doc *d;
-	yyjson_mut_val *params, *info;
+	yyjson_mut_val *params;
 
 	u->starts++;
 	u->state = SL_UP_STARTING;
@@ -542,19 +693,13 @@ static void start_link(struct sl_upstream *u)
 		return;
 	}
 	uv_timer_start(&u->timer, on_timer, u->gcfg->startup_timeout_ms, 0);
-
+	u->modern = false;
 	d = yyjson_mut_doc_new(NULL);
 	params = yyjson_mut_obj(d);
 	yyjson_mut_doc_set_root(d, params);
-	yyjson_mut_obj_add_str(d, params, "protocolVersion", SL_MCP_LATEST_LEGACY);
-	yyjson_mut_obj_add_val(d, params, "capabilities",
-			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc)));
-	info = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_str(d, info, "name", "sluice");
-	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
-	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
-	if (!sl_upstream_request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
-				 on_initialized, NULL, u, &err))
+	add_modern_meta(u, d, params);
+	if (!sl_upstream_request(u, "server/discover", d, params, probe_timeout(u), on_discovered,
+				 NULL, u, &err))
 		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
 }
@@ -695,18 +840,158 @@ static void handle_notification(struct sl_upstream *u, struct sl_msg *m)
 	u->ops->notify(u->ctx, u, m);
 }
 
+/* ---- multi-round-trip requests (MCP 2026-07-28) ------------------------- */
+
+/* Sends r again with the client's answers and the server's requestState. */
+static void mrtr_retry(struct sl_upstream *u, struct sl_ureq *r)
+{
+	struct mrtr *x = r->mrtr;
+	yyjson_mut_doc *d = r->sent;
+	yyjson_mut_val *params = yyjson_mut_doc_get_root(d), *env;
+	yyjson_val *state = yyjson_obj_get(yyjson_doc_get_root(x->asked), "requestState");
+	char *line;
+	size_t len;
+
+	yyjson_mut_obj_remove_key(params, "inputResponses");
+	yyjson_mut_obj_remove_key(params, "requestState");
+	yyjson_mut_obj_add_val(d, params, "inputResponses",
+			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(x->answers)));
+	if (state)
+		yyjson_mut_obj_add_val(d, params, "requestState", yyjson_val_mut_copy(d, state));
+	r->mrtr = NULL;
+	r->id = u->next_id++;
+	env = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, env, "jsonrpc", "2.0");
+	yyjson_mut_obj_add_int(d, env, "id", r->id);
+	yyjson_mut_obj_add_strcpy(d, env, "method", r->method);
+	yyjson_mut_obj_add_val(d, env, "params", params);
+	yyjson_mut_doc_set_root(d, env);
+	line = sl_json_write_line(d, &len);
+	/* Keep params alone at the root for a further round. */
+	yyjson_mut_doc_set_root(d, params);
+	mrtr_free(x);
+	if (!send_line(u, line, len))
+		ureq_fail(r, "the server is not reading its input");
+}
+
+/* The server answered r with input_required: relay each of its input
+ * requests to the client as the server-to-client request it embeds, under
+ * an id that brings the answer back here (sl_upstream_respond). Returns
+ * NULL when under way, else why it cannot be. */
+static const char *mrtr_start(struct sl_upstream *u, struct sl_ureq *r, struct sl_msg *m)
+{
+	yyjson_val *reqs = sl_json_obj(m->result, "inputRequests"), *k, *v;
+	yyjson_obj_iter it;
+	struct mrtr *x;
+	unsigned gen = sl_upstream_generation(u);
+	int64_t rid = r->id;
+
+	if (!r->sent || !yyjson_is_obj(reqs) || yyjson_obj_size(reqs) == 0)
+		return "input_required without input requests";
+	if (yyjson_obj_size(reqs) > MRTR_MAX_INPUTS)
+		return "too many input requests at once";
+	if (r->rounds >= MRTR_MAX_ROUNDS)
+		return "too many rounds of input requests";
+	x = sl_alloc(sizeof(*x));
+	x->asked = m->doc;
+	m->doc = NULL;
+	x->answers = yyjson_mut_doc_new(NULL);
+	yyjson_mut_doc_set_root(x->answers, yyjson_mut_obj(x->answers));
+	x->keys = sl_alloc(yyjson_obj_size(reqs) * sizeof(char *));
+	mrtr_free(r->mrtr);
+	r->mrtr = x;
+	r->rounds++;
+	yyjson_obj_iter_init(reqs, &it);
+	while ((k = yyjson_obj_iter_next(&it)))
+		x->keys[x->nkeys++] = sl_strdup(yyjson_get_str(k));
+	x->waiting = x->nkeys;
+	/* Relaying may answer at once (no client can): re-find r each time. */
+	for (size_t i = 0, n = x->nkeys; i < n; i++) {
+		struct sl_msg req;
+		struct sl_err err;
+		int code;
+		char *line;
+		size_t len;
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		struct sl_ureq *cur = ureq_find(u, rid);
+		char id[64];
+
+		if (!cur || cur->mrtr != x || sl_upstream_generation(u) != gen) {
+			yyjson_mut_doc_free(d);
+			break;
+		}
+		v = yyjson_obj_get(reqs, x->keys[i]);
+		snprintf(id, sizeof(id), MRTR_ID_PREFIX "%lld:%zu", (long long)rid, i);
+		yyjson_mut_doc_set_root(d, o);
+		yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
+		yyjson_mut_obj_add_strcpy(d, o, "id", id);
+		yyjson_mut_obj_add_val(d, o, "method",
+				       yyjson_val_mut_copy(d, yyjson_obj_get(v, "method")));
+		yyjson_mut_obj_add_val(d, o, "params", yyjson_val_mut_copy(d, yyjson_obj_get(v, "params")));
+		line = sl_json_write_line(d, &len);
+		yyjson_mut_doc_free(d);
+		if (sl_msg_parse(&req, line, len, &code, &err) < 0 || req.kind != SL_MSG_REQUEST) {
+			sl_msg_dispose(&req);
+			free(line);
+			/* Answer it as failed, which fails the whole request. */
+			mrtr_answer(u, rid, i, NULL, "an input request that is not a request");
+			break;
+		}
+		u->ops->request(u->ctx, u, &req);
+		sl_msg_dispose(&req);
+		free(line);
+	}
+	return NULL;
+}
+
+/* The client's answer to input request i of request rid (or why none). */
+static void mrtr_answer(struct sl_upstream *u, int64_t rid, size_t i, yyjson_val *result,
+			const char *failed)
+{
+	struct sl_ureq *r = ureq_find(u, rid);
+	struct mrtr *x = r ? r->mrtr : NULL;
+	yyjson_mut_val *answers;
+	char why[300];
+
+	if (!x || i >= x->nkeys || !x->keys[i][0])
+		return; /* given up on, or answered twice */
+	if (failed) {
+		snprintf(why, sizeof(why), "server '%s' asked for input the client could not give: %s",
+			 u->name, failed);
+		ureq_fail(r, why);
+		return;
+	}
+	answers = yyjson_mut_doc_get_root(x->answers);
+	yyjson_mut_obj_add(answers, yyjson_mut_strcpy(x->answers, x->keys[i]),
+			   yyjson_val_mut_copy(x->answers, result));
+	x->keys[i][0] = '\0'; /* answered */
+	if (--x->waiting == 0)
+		mrtr_retry(u, r);
+}
+
 static void handle_response(struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_reply rep = { .msg = m };
 	struct sl_ureq *r;
 	sl_reply_fn cb;
 	void *ctx;
+	char why[256];
 
 	if (!yyjson_is_int(m->id) || !(r = ureq_find(u, yyjson_get_sint(m->id)))) {
 		sl_log(SL_LOG_DEBUG, "server '%s': answer to an unknown request dropped", u->name);
 		return;
 	}
 	rep.kind = m->error ? SL_REPLY_ERROR : SL_REPLY_RESULT;
+	if (u->modern && !m->error && sl_json_str(m->result, "resultType") &&
+	    !strcmp(sl_json_str(m->result, "resultType"), "input_required")) {
+		const char *bad = mrtr_start(u, r, m);
+		if (!bad)
+			return; /* asking the client; the request goes again once it answers */
+		snprintf(why, sizeof(why), "server '%s' asked for input: %s", u->name, bad);
+		rep.kind = SL_REPLY_FAILED;
+		rep.why = why;
+	}
 	cb = r->cb;
 	ctx = r->ctx;
 	ureq_free(r);

@@ -102,6 +102,7 @@ struct sl_upstream {
 	yyjson_val *capabilities;
 	yyjson_val *server_info;
 	const char *protocol_version;
+	bool modern;             /* spoken to in 2026-07-28 (it answered server/discover) */
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;

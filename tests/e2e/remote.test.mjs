@@ -18,7 +18,7 @@ import {
 	ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
-import { connect, closeAll, textOf, jsonOf, eventually, EVERYTHING, REPO } from './helpers.mjs';
+import { connect, closeAll, textOf, jsonOf, eventually, writeConfig, catalog, SLUICE, EVERYTHING, REPO } from './helpers.mjs';
 
 after(closeAll);
 
@@ -277,6 +277,85 @@ describe('HTTP+SSE upstream ("type": "sse")', () => {
 			return !x.isError && x;
 		}, 10000, 100, 'a call after reconnecting');
 		assert.deepEqual(JSON.parse(textOf(again)), { back: 1 });
+	});
+});
+
+// ---- a 2026-07-28 server ---------------------------------------------------------------
+
+describe('a 2026-07-28 upstream is spoken to in its era', () => {
+	// sluice's own front end serves 2026-07-28 (server/discover, _meta on
+	// every request; over HTTP, POST only with Mcp-Method and Mcp-Name
+	// checked against the body), so a second sluice is a strict modern server.
+	let inner, gw;
+	const innerCfg = () => writeConfig({ github: catalog('github') }, { logLevel: 'warn' });
+
+	before(async () => {
+		const port = 39800 + Math.floor(Math.random() * 150);
+		inner = spawn(SLUICE, ['serve', '--config', innerCfg(), '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+		await eventually(async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'DELETE' }).catch(() => null)) !== null,
+			10000, 50, 'the inner gateway to listen');
+		gw = await connect({
+			servers: {
+				overstdio: { command: SLUICE, args: ['serve', '--config', innerCfg()] },
+				overhttp: { url: `http://127.0.0.1:${port}/mcp` },
+				legacy: catalog('jira'),
+				sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] },
+			},
+			sluice: { exposure: 'router' },
+		});
+	});
+	after(() => inner?.kill('SIGKILL'));
+
+	test('the probe finds the era of each server', async () => {
+		const list = jsonOf(await gw.client.callTool({ name: 'list_servers', arguments: {} }));
+		const by = Object.fromEntries(list.map((x) => [x.name, x]));
+		assert.equal(by.overstdio.status, 'ready', JSON.stringify(by.overstdio));
+		assert.equal(by.overstdio.protocolVersion, '2026-07-28');
+		assert.equal(by.overhttp.status, 'ready', JSON.stringify(by.overhttp));
+		assert.equal(by.overhttp.protocolVersion, '2026-07-28');
+		assert.equal(by.legacy.protocolVersion, '2025-11-25');
+		assert.equal(by.sdk2.status, 'ready', JSON.stringify(by.sdk2));
+		assert.equal(by.sdk2.protocolVersion, '2026-07-28');
+	});
+
+	test('a server of the official SDK 2.x answers in 2026-07-28', async () => {
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'sdk2', tool: 'add', arguments: { a: 40, b: 2 } } });
+		assert.ok(!r.isError, textOf(r));
+		assert.equal(JSON.parse(textOf(r)).sum, 42);
+		const bad = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'sdk2', tool: 'add', arguments: { a: 'x' } } });
+		assert.equal(bad.isError, true);
+	});
+
+	test('input_required (MRTR): the input is asked of the client and the call retried with it', async () => {
+		const asked = [];
+		const c = await connect({
+			servers: { sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] } },
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => {
+				asked.push(req.params.message);
+				return { action: 'accept', content: { confirm: true } };
+			}]],
+		});
+		const r = await c.client.callTool({ name: 'sdk2__deploy', arguments: { env: 'prod' } });
+		assert.ok(!r.isError, textOf(r));
+		assert.equal(textOf(r), 'deployed to prod');
+		assert.deepEqual(asked, ['Deploy to prod?']);
+		await c.close();
+
+		// A client without the capability: sluice declares none upstream, so
+		// the server refuses at once, and the client hears why.
+		const mute = await connect({ servers: { sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] } } });
+		await assert.rejects(mute.client.callTool({ name: 'sdk2__deploy', arguments: { env: 'prod' } }),
+			/-32021.*capabilit/);
+		await mute.close();
+	});
+
+	test('calls carry what the era requires and are answered, over stdio and HTTP', async () => {
+		for (const server of ['overstdio', 'overhttp']) {
+			const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server, tool: 'github__echo', arguments: { era: server } } });
+			assert.ok(!r.isError, textOf(r));
+			assert.match(textOf(r), new RegExp(server));
+		}
 	});
 });
 
