@@ -1,6 +1,6 @@
 # The chart of make bench: tokens on the wire per scenario, plain calls against one
 # execute_code program (o200k_base), log scale. bench/run.sh passes data and out.
-set terminal pngcairo size 900,520 font "sans,11"
+set terminal pngcairo size 960,540 font "sans,11"
 set output out
 set title "Tokens on the wire per task: plain tool calls against code mode (o200k\\_base)"
 set style data histograms
@@ -12,6 +12,7 @@ set yrange [10:*]
 set format y "10^{%L}"
 set ylabel "tokens (log scale)"
 set xlabel "scenario"
+set xtics noenhanced
 set key top right
 set grid ytics
 plot data using 2:xtic(1) title "plain (invoke\\_tool)" lc rgb "#c0504d", \

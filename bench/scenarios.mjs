@@ -154,7 +154,7 @@ const SCENARIOS = [
 	},
 	{
 		id: 2,
-		short: 'top 3, governor', // for the chart
+		short: 'governor', // for the chart
 		name: 'the same, response governor on (4000 tokens per result)',
 		ref: { plain: 18977, code: 206, note: 'wrong answer' },
 		governor: true,
@@ -165,7 +165,7 @@ const SCENARIOS = [
 	},
 	{
 		id: 3,
-		short: 'create\\_issue', // for the chart
+		short: 'create_issue', // for the chart
 		name: 'one small call (create_issue)',
 		ref: { plain: 104, code: 101 },
 		governor: false,
@@ -322,6 +322,7 @@ async function main() {
 			passOk: same(passAnswer, expected),
 			codeOk: same(codeAnswer, expected),
 			expected,
+			plainAnswer,
 			codeAnswer,
 		});
 	}
@@ -351,9 +352,10 @@ const fmt = (n) => n.toLocaleString('en-US');
 const ms = (v) => v.toFixed(1);
 const yes = (ok) => (ok ? 'yes' : '**no**');
 
-function table(head, body) {
+// Columns after the first are numbers, right-aligned, unless left is set.
+function table(head, body, left = false) {
 	console.log(`| ${head.join(' | ')} |`);
-	console.log(`|${head.map((h, i) => (i ? '---:' : '---')).join('|')}|`);
+	console.log(`|${head.map((h, i) => (i && !left ? '---:' : '---')).join('|')}|`);
 	for (const r of body) console.log(`| ${r.join(' | ')} |`);
 	console.log();
 }
@@ -432,6 +434,23 @@ function print(rows, modes, idle, peak) {
 		}),
 	);
 
+	console.log('## Scenarios: answers');
+	console.log();
+	const show = (v) => {
+		const j = JSON.stringify(v);
+		return '`' + (j.length > 150 ? j.slice(0, 147) + '...' : j) + '`';
+	};
+	table(
+		['scenario', 'answer (from whole plain results)', 'code mode', 'plain, when it differs'],
+		rows.map((r) => [
+			`${r.sc.id}`,
+			show(r.expected),
+			r.codeOk ? 'the same' : show(r.codeAnswer),
+			same(r.plainAnswer, r.expected) ? '' : show(r.plainAnswer),
+		]),
+		true,
+	);
+
 	console.log('## Fixed costs');
 	console.log();
 	const e = process.env;
@@ -466,7 +485,7 @@ function print(rows, modes, idle, peak) {
 		`${kib(idle.routerGov.rss)} / ${kib(peak.routerGov.hwm)}`,
 	]);
 	body.push(['gateway RSS, passthrough: idle / peak', `${kib(idle.pass.rss)} / ${kib(peak.pass.hwm)}`]);
-	table(['what', 'measured'], body);
+	table(['what', 'measured'], body, true);
 }
 
 // Data for the chart: scenario, plain o200k, code o200k.
