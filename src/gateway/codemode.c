@@ -40,7 +40,6 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 	yyjson_mut_obj_add_str(d, schema, "type", "object");
 	p = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, p, "type", "string");
-	yyjson_mut_obj_add_str(d, p, "description", "The program");
 	yyjson_mut_obj_add_val(d, props, "code", p);
 	yyjson_mut_obj_add_val(d, schema, "properties", props);
 	req = yyjson_mut_arr(d);
