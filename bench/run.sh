@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# make bench: the gateway's overhead on a small tools/call, its idle memory
-# and its size, measured in one run on this machine. Numbers, not pass/fail.
+# make bench: the gateway's overhead on a small tools/call, the code-mode floor, the
+# code-mode scenarios against plain tool calls (tokens, latency, correctness), fixed
+# costs and the redaction engine, measured in one run on this machine. Numbers, not
+# pass/fail, except that a wrong code-mode answer fails the run.
+#
+# Prints markdown, one table per section, and writes the same to bench/results/latest.md
+# and a chart of the scenarios' tokens to bench/results/latest.png (gnuplot).
+# docs/BENCHMARKS.md explains the method. BENCH_CALLS (3000) and BENCH_RUNS (7) scale it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${BENCH_CALLS:-3000}
+runs=${BENCH_RUNS:-7}
+results=bench/results
+node=node_modules/.bin/node
+[ -x "$node" ] || node=node
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$results"
 
 cc -O2 -o "$tmp/callbench" bench/callbench.c
 cc -O2 -o "$tmp/spawnbench" bench/spawnbench.c
@@ -15,77 +26,145 @@ cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/third_party/yyjson/src -Ibuild/third
 	-o "$tmp/redact" bench/redact.c build/libsluice.a $ldlibs
 cat > "$tmp/bench.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
- "sluice": {"logLevel": "warn", "audit": {"file": "/dev/null"}}}
+ "sluice": {"logLevel": "warn", "audit": {"file": "/dev/null"}, "pinning": {"stateDir": "$tmp/pins"}}}
 JSON
 cat > "$tmp/code.json" <<JSON
 {"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
  "sluice": {"logLevel": "warn", "exposure": "router", "codeMode": {"enabled": true},
-            "audit": {"file": "/dev/null"}}}
+            "audit": {"file": "/dev/null"}, "pinning": {"stateDir": "$tmp/pins"}}}
 JSON
 
-echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d)"
-echo
-echo "small tools/call (echo), $n sequential calls over stdio, microseconds."
-echo "Each path runs twice: all processes on one core (taskset -c 0: no cross-core"
-echo "wake-ups, which cost tens of microseconds in this VM) and unpinned."
-printf '| %-22s | %-8s | %8s | %8s | %9s |\n' path cores p50 p99 calls/s
-printf '|%s|%s|%s|%s|%s|\n' ------------------------ ---------- ---------- ---------- -----------
-row() { # label cores-label tool cmd...
-	local label=$1 cl=$2 tool=$3; shift 3
-	local pin=()
-	[ "$cl" = "one" ] && pin=(taskset -c 0)
-	read -r p50 p99 rate < <("${pin[@]}" "$tmp/callbench" -n "$n" -t "$tool" -- "$@")
-	printf '| %-22s | %-8s | %8s | %8s | %9s |\n' "$label" "$cl" "$p50" "$p99" "$rate"
-	eval "${label// /_}_$cl=$p50"
+machine() {
+	local cpu mem os
+	cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)
+	mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+	os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME" || uname -s)
+	echo "# sluice benchmarks"
+	echo
+	echo "| machine | |"
+	echo "|---|---|"
+	echo "| CPU | ${cpu:-unknown}, $(nproc) cores online |"
+	echo "| memory | $mem |"
+	echo "| system | $os, Linux $(uname -r) |"
+	echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+	echo "| sluice | $(git describe --always --dirty 2>/dev/null || echo unknown), $("$SLUICE" --version 2>/dev/null | head -n1) |"
+	echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
+	echo
 }
-row "direct to upstream" one echo "$CATALOG" --backend github
-row "through sluice" one github__echo "$SLUICE" serve --config "$tmp/bench.json"
-row "direct to upstream" any echo "$CATALOG" --backend github
-row "through sluice" any github__echo "$SLUICE" serve --config "$tmp/bench.json"
-echo
-awk -v a="$through_sluice_one" -v b="$direct_to_upstream_one" \
-	'BEGIN { printf "gateway overhead p50 on one core: %.1f us (goal: at most 50 us)\n", a - b }'
-awk -v a="$through_sluice_any" -v b="$direct_to_upstream_any" \
-	'BEGIN { printf "gateway overhead p50 unpinned: %.1f us\n", a - b }'
 
-echo
-echo "code mode: execute_code(\"return 1\") at the gateway, a small invoke_tool, and fork+exec"
-echo "of /bin/true, microseconds. 'back to back': the next call as soon as the answer is in;"
-echo "'paced': 2 ms between calls (the pool refills, but caches cool in between)."
-printf '| %-34s | %8s | %8s | %10s |\n' what p50 p99 calls/s
-printf '|%s|%s|%s|%s|\n' ------------------------------------ ---------- ---------- ------------
-read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
-printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, back to back" "$p50" "$p99" "$rate"
-floor=$p50
-read -r p50 p99 rate < <("$tmp/callbench" -n 1000 -p 2000 -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
-printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, paced" "$p50" "$p99" "-"
-read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t invoke_tool -a '{"server":"github","tool":"echo","arguments":{"m":"hi"}}' -- "$SLUICE" serve --config "$tmp/code.json")
-printf '| %-34s | %8s | %8s | %10s |\n' "invoke_tool (small), back to back" "$p50" "$p99" "$rate"
-read -r p50 p99 < <("$tmp/spawnbench" -n 1000 /bin/true)
-printf '| %-34s | %8s | %8s | %10s |\n' "fork+exec+wait of /bin/true" "$p50" "$p99" "-"
-awk -v f="$floor" -v s="$p50" 'BEGIN { printf "\nsandbox floor p50 %.0f us = %.2fx fork+exec of /bin/true (goals: at most 250 us; never above 1 ms or 2x)\n", f, f / s }'
+overhead() {
+	echo "## Gateway overhead: a small tools/call over stdio"
+	echo
+	echo "echo tool, $n sequential calls, microseconds. Each path runs twice: all processes on one"
+	echo "core (taskset -c 0: no cross-core wake-ups, which cost tens of microseconds in a VM) and"
+	echo "unpinned. Default stages on (policy, pinning, redaction, guard, governor, audit)."
+	echo
+	printf '| %-22s | %-8s | %8s | %8s | %9s |\n' path cores p50 p99 calls/s
+	printf '|%s|%s|%s|%s|%s|\n' ------------------------ ---------- ---------: ---------: ----------:
+	row() { # label cores-label tool cmd...
+		local label=$1 cl=$2 tool=$3; shift 3
+		local pin=()
+		[ "$cl" = "one" ] && pin=(taskset -c 0)
+		read -r p50 p99 rate < <("${pin[@]}" "$tmp/callbench" -n "$n" -t "$tool" -- "$@")
+		printf '| %-22s | %-8s | %8s | %8s | %9s |\n' "$label" "$cl" "$p50" "$p99" "$rate"
+		eval "${label// /_}_$cl=$p50"
+	}
+	row "direct to upstream" one echo "$CATALOG" --backend github
+	row "through sluice" one github__echo "$SLUICE" serve --config "$tmp/bench.json"
+	row "direct to upstream" any echo "$CATALOG" --backend github
+	row "through sluice" any github__echo "$SLUICE" serve --config "$tmp/bench.json"
+	echo
+	awk -v a="$through_sluice_one" -v b="$direct_to_upstream_one" -v c="$through_sluice_any" \
+		-v d="$direct_to_upstream_any" 'BEGIN {
+		printf "Gateway overhead p50: %.1f us on one core (goal: at most 50 us), %.1f us unpinned.\n\n", a - b, c - d }'
+}
 
-# Idle RSS: a gateway with its upstream up, after the handshake, doing nothing.
-mkfifo "$tmp/in"
-"$SLUICE" serve --config "$tmp/bench.json" < "$tmp/in" > "$tmp/out" 2>/dev/null &
-pid=$!
-exec 3> "$tmp/in"
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}' \
-	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >&3
-for _ in $(seq 50); do grep -q '"id":2' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
-rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
-anon=$(awk '/^Anonymous:/ {print $2}' "/proc/$pid/smaps_rollup")
-exec 3>&-
-wait "$pid" || true
-echo "idle RSS: $rss KiB, of which private (anonymous) $anon KiB; the rest is shared library and binary text (goal: at most 4096 KiB)"
+floor() {
+	echo "## Code-mode floor"
+	echo
+	echo "execute_code(\"return 1\") at the gateway, a small invoke_tool, and fork+exec of /bin/true,"
+	echo "microseconds. Back to back: the next call as soon as the answer is in; paced: 2 ms between"
+	echo "calls (the worker pool refills, but caches cool in between)."
+	echo
+	printf '| %-34s | %8s | %8s | %10s |\n' what p50 p99 calls/s
+	printf '|%s|%s|%s|%s|\n' ------------------------------------ ---------: ---------: -----------:
+	read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
+	printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, back to back" "$p50" "$p99" "$rate"
+	FLOOR_US=$p50
+	read -r p50 p99 rate < <("$tmp/callbench" -n 1000 -p 2000 -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
+	printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, paced" "$p50" "$p99" "-"
+	read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t invoke_tool -a '{"server":"github","tool":"echo","arguments":{"m":"hi"}}' -- "$SLUICE" serve --config "$tmp/code.json")
+	printf '| %-34s | %8s | %8s | %10s |\n' "invoke_tool (small), back to back" "$p50" "$p99" "$rate"
+	INVOKE_US=$p50
+	read -r p50 p99 < <("$tmp/spawnbench" -n 1000 /bin/true)
+	printf '| %-34s | %8s | %8s | %10s |\n' "fork+exec+wait of /bin/true" "$p50" "$p99" "-"
+	echo
+	awk -v f="$FLOOR_US" -v s="$p50" 'BEGIN {
+		printf "Sandbox floor p50 %.0f us = %.2fx fork+exec of /bin/true (goals: at most 250 us; never above 1 ms or 2x).\n\n", f, f / s }'
+	export FLOOR_US INVOKE_US
+}
 
-strip -o "$tmp/sluice.stripped" "$SLUICE"
-size=$(stat -c %s "$tmp/sluice.stripped")
-engine=$(size -t build/obj/third_party/quickjs-ng/*.o | awk 'END { print $1 + $2 }')
-echo "stripped binary: $size bytes, of which the JS engine (code and data of quickjs-ng) $engine bytes"
-echo "(goals: at most 2 MiB before the engine; the engine adds at most 2 MiB)"
+# Idle RSS of a gateway with one upstream, after the handshake, doing nothing; the
+# scenario gateways' idle and peak RSS are measured by bench/scenarios.mjs.
+idle_rss() {
+	local pid
+	mkfifo "$tmp/in"
+	"$SLUICE" serve --config "$tmp/bench.json" < "$tmp/in" > "$tmp/out" 2>/dev/null &
+	pid=$!
+	exec 3> "$tmp/in"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >&3
+	for _ in $(seq 50); do grep -q '"id":2' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
+	sleep 0.5
+	IDLE_RSS=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+	IDLE_ANON=$(awk '/^Anonymous:/ {print $2}' "/proc/$pid/smaps_rollup")
+	exec 3>&-
+	wait "$pid" || true
+	strip -o "$tmp/sluice.stripped" "$SLUICE"
+	BINARY_BYTES=$(stat -c %s "$tmp/sluice.stripped")
+	ENGINE_BYTES=$(size -t build/obj/third_party/quickjs-ng/*.o | awk 'END { print $1 + $2 }')
+	export IDLE_RSS IDLE_ANON BINARY_BYTES ENGINE_BYTES
+}
 
-echo
-echo "redaction engine: sl_redact_text with every built-in pattern, 1 MB tool results:"
-"$tmp/redact" -n 10
+# The scenario tables and the fixed costs (bench/scenarios.mjs prints them).
+scenarios() {
+	"$node" bench/scenarios.mjs --runs "$runs" --dat "$tmp/tokens.dat" || status=1
+}
+
+redaction() {
+	echo "## Redaction engine"
+	echo
+	echo "sl_redact_text with every built-in pattern on 1 MB tool results."
+	echo
+	"$tmp/redact" -n 10
+	echo
+}
+
+# Runs in the pipeline's subshell: a failing step stops it; a wrong code-mode answer (the
+# scenarios' exit status) is reported at the end.
+all() {
+	set -e
+	status=0
+	machine
+	overhead
+	floor
+	idle_rss
+	scenarios
+	redaction
+	# More sections: one line each below, printing markdown (e.g. the HTTP comparison).
+	return "$status"
+}
+set +e
+all | tee "$tmp/latest.md"
+status=${PIPESTATUS[0]}
+set -e
+cp "$tmp/latest.md" "$results/latest.md"
+
+# The chart: plain against code-mode tokens per scenario.
+if [ -s "$tmp/tokens.dat" ] && command -v gnuplot > /dev/null; then
+	gnuplot -e "data='$tmp/tokens.dat'; out='$results/latest.png'" bench/chart.gp
+	echo "wrote $results/latest.md and $results/latest.png"
+else
+	echo "wrote $results/latest.md (no chart: gnuplot is missing or the scenarios failed)"
+fi
+exit "$status"

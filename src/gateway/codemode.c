@@ -11,23 +11,24 @@
 yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 {
 	const struct sl_code_limits *l = &gw->cfg->code;
-	yyjson_mut_val *t = yyjson_mut_obj(d), *schema, *props, *p, *req, *ann, *en;
+	yyjson_mut_val *t = yyjson_mut_obj(d), *schema, *props, *p, *req, *ann;
 	struct sl_buf b;
 	char *desc;
 
 	sl_buf_init(&b, 1u << 16);
-	(void)!sl_buf_appends(&b, "Run JavaScript (the body of an async function) that calls tools as "
-			      "`await tools.<server>.<tool>(args)` and returns only what the answer "
-			      "needs: filter and join results in code, not in context. Servers:");
+	/* Every client session carries this text: kept under 150 tokens (o200k_base) with a few
+	 * servers, and it says only what a model cannot find out with search_tools. */
+	(void)!sl_buf_appends(&b, "Run JavaScript (an async function body). "
+			      "`await tools.<server>.<tool>(args)` returns the tool's structured result "
+			      "(or its text, parsed if JSON) or throws. Return only what the answer "
+			      "needs: filter and join in code, not in context. Servers:");
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
 	}
-	(void)!sl_buf_printf(&b, ". Find tools and their arguments with search_tools. A call resolves "
-			     "to the tool's structured result (or its text, parsed if JSON) and "
-			     "rejects with an Error on failure. console.log output is returned too. "
-			     "Limits: %g s, %u calls, %zu KiB output.",
+	(void)!sl_buf_printf(&b, ". Find tools with search_tools. Limits: %g s, %u calls, %zu KiB "
+			     "output; console.log is returned too.",
 			     (double)l->timeout_ms / 1000.0, l->max_calls, l->max_output >> 10);
 	desc = sl_buf_take(&b, NULL);
 
@@ -39,14 +40,7 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 	yyjson_mut_obj_add_str(d, schema, "type", "object");
 	p = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, p, "type", "string");
-	yyjson_mut_obj_add_str(d, p, "description", "The program");
 	yyjson_mut_obj_add_val(d, props, "code", p);
-	p = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_str(d, p, "type", "string");
-	en = yyjson_mut_arr(d);
-	yyjson_mut_arr_add_str(d, en, "js");
-	yyjson_mut_obj_add_val(d, p, "enum", en);
-	yyjson_mut_obj_add_val(d, props, "language", p);
 	yyjson_mut_obj_add_val(d, schema, "properties", props);
 	req = yyjson_mut_arr(d);
 	yyjson_mut_arr_add_str(d, req, "code");

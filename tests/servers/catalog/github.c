@@ -11,10 +11,12 @@
  * Cross-back-end join: five pull requests name Jira tickets, always and only
  * OPS-2, OPS-3, OPS-5, OPS-7 and OPS-8 (see jira_refs), in the title
  * ("OPS-3: ...") and the body ("Fixes OPS-3.").  No other text names OPS-.
+ * search_pull_requests finds them by key (whole words, so OPS-1 finds none).
  *
  * Writes (create_issue, add_comment, merge_pull_request) answer as GitHub
  * would but change nothing: every call sees the same data.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -680,6 +682,69 @@ static int search_code(struct cat_req *rq)
 	return CAT_OK;
 }
 
+/* A term matches as a whole word: "OPS-1" must not find "OPS-10". */
+static bool has_word_ci(const char *hay, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = hay; n && (p = strcasestr(p, word)); p++) {
+		bool left = p == hay || !(isalnum((unsigned char)p[-1]) || p[-1] == '-');
+		bool right = !(isalnum((unsigned char)p[n]) || p[n] == '-');
+		if (left && right)
+			return true;
+	}
+	return false;
+}
+
+/* Pull requests of every repository (or of repo:owner/name) whose title or
+ * body holds every word of q, newest first per repository. */
+static int search_pull_requests(struct cat_req *rq)
+{
+	char q[512];
+	snprintf(q, sizeof(q), "%s", cat_arg_str(rq, "q", ""));
+	int64_t per_page = cat_arg_int(rq, "per_page", 30);
+	char *terms[16];
+	int nterms = 0;
+	const char *only_repo = NULL;
+	char *save = NULL;
+	for (char *t = strtok_r(q, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		if (!strncmp(t, "repo:", 5))
+			only_repo = t + 5;
+		else if (nterms < 16)
+			terms[nterms++] = t;
+	}
+	if (!nterms) {
+		cat_fail(rq, "Validation Failed: the search query has no words");
+		return CAT_OK;
+	}
+	yyjson_mut_doc *doc = rq->doc;
+	rq->data = yyjson_mut_obj(doc);
+	yyjson_mut_val *items = yyjson_mut_arr(doc);
+	int64_t total = 0;
+	char full[64];
+	for (int r = 0; r < NREPOS; r++) {
+		snprintf(full, sizeof(full), OWNER "/%s", repos[r].name);
+		if (only_repo && strcmp(only_repo, full))
+			continue;
+		for (int i = NPULLS; i >= 1; i--) {
+			yyjson_mut_val *pr = make_pull(doc, r, i);
+			const char *title = yyjson_mut_get_str(yyjson_mut_obj_get(pr, "title"));
+			const char *body = yyjson_mut_get_str(yyjson_mut_obj_get(pr, "body"));
+			bool ok = true;
+			for (int k = 0; ok && k < nterms; k++)
+				ok = has_word_ci(title, terms[k]) || has_word_ci(body, terms[k]);
+			if (!ok || ++total > per_page)
+				continue;
+			yyjson_mut_val *repo = yyjson_mut_obj_add_obj(doc, pr, "repository");
+			yyjson_mut_obj_add_strcpy(doc, repo, "full_name", full);
+			yyjson_mut_arr_append(items, pr);
+		}
+	}
+	yyjson_mut_obj_add_int(doc, rq->data, "total_count", total);
+	yyjson_mut_obj_add_bool(doc, rq->data, "incomplete_results", false);
+	yyjson_mut_obj_add_val(doc, rq->data, "items", items);
+	return CAT_OK;
+}
+
 static int get_file_contents(struct cat_req *rq)
 {
 	int r = find_repo(rq);
@@ -844,6 +909,16 @@ static const struct cat_tool tools[] = {
 	  "{'type':'object','properties':{'sha':{'type':'string','description':'The merge commit.'},"
 	  "'merged':{'type':'boolean'},'message':{'type':'string'}},'required':['sha','merged','message']}",
 	  CAT_DESTRUCTIVE | CAT_OPEN_WORLD, merge_pull_request },
+	{ "search_pull_requests", "Search pull requests",
+	  "Search pull requests across repositories by the words of their title and body "
+	  "(whole words, all must match); repo:owner/name narrows the search.",
+	  "{'type':'object','properties':{"
+	  "'q':{'type':'string','description':'Search query, e.g. OPS-3 repo:acme/api'}," P_PER_PAGE "},"
+	  "'required':['q']}",
+	  "{'type':'object','properties':{'total_count':{'type':'integer'},'incomplete_results':{'type':'boolean'},"
+	  "'items':{'type':'array','items':" S_PULL "}},"
+	  "'required':['total_count','items']}",
+	  CAT_RO | CAT_IDEMPOTENT | CAT_OPEN_WORLD, search_pull_requests },
 	{ "search_code", "Search code",
 	  "Search file contents and paths across repositories. Every word must match; "
 	  "qualifiers repo:owner/name and path:prefix narrow the search.",
