@@ -1111,6 +1111,12 @@ static enum sl_stage_rc guard_response(struct sl_call *c)
 
 	if (!G.enabled || c->outcome != SL_OUTCOME_OK || !c->result)
 		return SL_STAGE_DECLINED;
+	/* In warn mode a program's call gets its data unchanged whatever the
+	 * score, and what reaches the model is the program's answer, scored
+	 * on its own: scoring every call's whole result (a large listing
+	 * costs tens of milliseconds) would change nothing. */
+	if (!G.withhold && c->origin == SL_ORIGIN_CODE)
+		return SL_STAGE_DECLINED;
 	r = sl_call_result_view(c, &view_doc);
 	scan_init(&sc);
 	scan_result(&sc, r);
@@ -1123,8 +1129,7 @@ static enum sl_stage_rc guard_response(struct sl_call *c)
 	sl_log(SL_LOG_WARN, "guard: the result of %s.%s (call %llu, origin %s) looks like "
 	       "instructions to the model (score %d: %s); %s", c->up->name, c->tool,
 	       (unsigned long long)c->id, sl_origin_name(c->origin), score, why,
-	       G.withhold ? "withheld" : c->origin == SL_ORIGIN_CODE ? "passed to the program unchanged"
-								 : "warning prepended");
+	       G.withhold ? "withheld" : "warning prepended");
 	if (G.withhold) {
 		/* A deny is a reply: an isError result for the client, a
 		 * rejected promise for a program. */
@@ -1134,9 +1139,6 @@ static enum sl_stage_rc guard_response(struct sl_call *c)
 				  c->up->name, c->tool, score, why);
 		return SL_STAGE_NEXT;
 	}
-	/* A program computes on the data: a text block would change it. */
-	if (c->origin == SL_ORIGIN_CODE)
-		return SL_STAGE_NEXT;
 	m = sl_call_result_mut(c);
 	if (!yyjson_mut_is_obj(m))
 		return SL_STAGE_NEXT;

@@ -77,7 +77,7 @@ describe('guard, warn (the default)', () => {
 		assert.ok(!/sluice guard/.test(textOf(routed)));
 	});
 
-	test("a program's call sees the unmodified data (warn only logs); its answer is scored", async () => {
+	test("a program's call sees the unmodified data, unscored; its answer is scored", async () => {
 		const { result, isError } = await execCode(
 			pass.client,
 			`const r = await tools.github.echo({ body: ${JSON.stringify(INJECTION)} });
@@ -91,7 +91,8 @@ describe('guard, warn (the default)', () => {
 		const out = JSON.parse(text);
 		assert.equal(out.same, true, text);
 		assert.ok(!/sluice guard/.test(JSON.stringify(out.r)));
-		await eventually(() => /guard: the result of github\.echo .*origin code.*passed to the program unchanged/.test(pass.stderr()), 5000, 50, 'the log line for the program call');
+		// The call itself is not scored in warn mode: its data reaches the model only through the answer.
+		assert.ok(!/guard: the result of github\.echo .*origin code/.test(pass.stderr()), 'no score for the program call');
 	});
 
 	test('a poisoned tool description is logged, not hidden', async () => {
