@@ -955,17 +955,21 @@ static void scan_json(struct scan *sc, yyjson_val *v, int depth, int text_depth)
 static void scan_text(struct scan *sc, const char *s, size_t n, int text_depth)
 {
 	size_t i = 0;
-	scan_string(sc, s, n, 0);
 	while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'))
 		i++;
 	if (i < n && (s[i] == '{' || s[i] == '[') && n <= TEXT_JSON_MAX &&
 	    text_depth < TEXT_JSON_DEPTH_MAX) {
 		yyjson_doc *d = yyjson_read(s, n, SL_JSON_READ_FLAGS);
 		if (d) {
+			/* Its strings, decoded, are the text a model would read; the
+			 * JSON around them adds nothing to score (and scanning both
+			 * costs a second pass of every pattern over a large result). */
 			scan_json(sc, yyjson_doc_get_root(d), 0, text_depth + 1);
 			yyjson_doc_free(d);
+			return;
 		}
 	}
+	scan_string(sc, s, n, 0);
 }
 
 static void scan_json(struct scan *sc, yyjson_val *v, int depth, int text_depth)
@@ -1076,7 +1080,7 @@ int sl_guard_explain(const char *s, size_t n, char *why, size_t whyn)
 	int score;
 	ensure_loaded();
 	scan_init(&sc);
-	scan_string(&sc, s, n, 0);
+	scan_text(&sc, s, n, 0);
 	score = score_of(&sc, why, whyn);
 	scan_dispose(&sc);
 	return score;
