@@ -84,6 +84,10 @@ int sl_ts_decls(struct sl_ts *ts, struct sl_buf *b, bool exported) SL_MUST_USE;
  * "type Root = unknown;" when the bytes are not JSON or not translatable.
  * Never NULL; no gateway state. */
 char *sl_ts_from_json(const char *bytes, size_t len, size_t *out_len);
+/* text as the body of a one-line JSDoc comment: whitespace runs become one
+ * space, it cannot close the comment, and it is cut at 400 bytes on a
+ * character boundary. NULL when empty; caller frees. */
+char *sl_ts_doc(const char *text);
 /* Appends name to b as a property key: as is if it is an identifier,
  * else as a quoted string. */
 int sl_ts_key(struct sl_buf *b, const char *name) SL_MUST_USE;

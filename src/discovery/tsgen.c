@@ -222,7 +222,7 @@ int sl_ts_key(struct sl_buf *b, const char *name)
 /* A description as a one-line JSDoc body: whitespace runs become one space,
  * "*" "/" cannot close the comment, control characters go, and it is cut
  * (on a character boundary) at MAX_DOC bytes. NULL if empty. */
-static char *doc_text(const char *s)
+char *sl_ts_doc(const char *s)
 {
 	struct sl_buf b;
 	bool space = false;
@@ -260,7 +260,7 @@ static char *doc_text(const char *s)
 static char *schema_doc(yyjson_val *s)
 {
 	const char *d = sl_json_str(s, "description");
-	return doc_text(d ? d : sl_json_str(s, "title"));
+	return sl_ts_doc(d ? d : sl_json_str(s, "title"));
 }
 
 static int emit(struct gen *g, yyjson_val *s, struct sl_buf *b, int ind, int depth);

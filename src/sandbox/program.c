@@ -297,7 +297,7 @@ static void send_run(struct sl_program *p)
 /* What a program sees of a tool result: structuredContent, else a lone text
  * block (parsed when it is a JSON object or array), else a lone other block
  * as is, else the blocks (text blocks as strings). */
-static yyjson_mut_val *result_value(yyjson_mut_doc *d, yyjson_val *r)
+yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 {
 	yyjson_val *sc = yyjson_obj_get(r, "structuredContent");
 	yyjson_val *content = sl_json_arr(r, "content"), *b;
@@ -372,7 +372,7 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 		if (sl_json_true(r, "isError"))
 			err = error_text(r);
 		else
-			yyjson_mut_obj_add_val(d, o, "value", result_value(d, r));
+			yyjson_mut_obj_add_val(d, o, "value", sl_program_value(d, r));
 		yyjson_doc_free(view_doc);
 		break;
 	}
