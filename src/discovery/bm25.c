@@ -41,6 +41,7 @@ static const char *const stop_words[] = {
 static const struct { const char *word, *as[2]; } same[] = {
 	{ "repository", { "repo" } },
 	{ "pr", { "pull", "request" } },
+	{ "prs", { "pull", "request" } }, /* too short for the stemmer */
 	{ "db", { "databas" } },
 };
 
@@ -144,13 +145,13 @@ size_t sl_bm25_tokens(const char *text, char (*out)[SL_BM25_TOKEN_MAX + 1], size
 		if (!*p)
 			break;
 		/* One word: camelCase and HTMLParser split, snake_case and
-		 * kebab-case were split by the loop above. */
+		 * kebab-case were split by the loop above; "PRs" stays one. */
 		do {
 			if (l < SL_BM25_TOKEN_MAX)
 				w[l++] = upper(*p) ? (char)(*p - 'A' + 'a') : *p;
 			p++;
 		} while (wordc(*p) && !(upper(*p) && (lower(p[-1]) || digit(p[-1]))) &&
-			 !(upper(*p) && upper(p[-1]) && lower(p[1])));
+			 !(upper(*p) && upper(p[-1]) && lower(p[1]) && !(p[1] == 's' && !lower(p[2]))));
 		w[l] = '\0';
 		if (l < 2 || is_stop(w))
 			continue;
@@ -242,12 +243,14 @@ static double tf_of(const struct doc *d, const char *tok)
 void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores)
 {
 	char toks[MAX_QUERY_TERMS][SL_BM25_TOKEN_MAX + 1], terms[MAX_QUERY_TERMS * 3][SL_BM25_TOKEN_MAX + 1];
-	double weight[MAX_QUERY_TERMS * 3], avg = 0;
+	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], avg = 0;
+	size_t origin[MAX_QUERY_TERMS * 3];
 	size_t n = sl_bm25_tokens(query, toks, MAX_QUERY_TERMS), nt = 0;
 
 	/* The query's terms, each once, with the related words added. */
 	for (size_t i = 0; i < n; i++) {
 		const char *add[3] = { toks[i], NULL, NULL };
+		size_t first = 0;
 		for (size_t r = 0; r < SL_COUNT(related); r++)
 			for (size_t j = 0; j < 3; j++)
 				if (strcmp(toks[i], related[r][j]) == 0) {
@@ -261,10 +264,14 @@ void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores)
 				;
 			if (t == nt) {
 				strcpy(terms[nt], add[a]);
+				origin[nt] = a ? first : nt;
 				weight[nt++] = w;
 			} else if (weight[t] < w) {
 				weight[t] = w;
+				origin[t] = t;
 			}
+			if (a == 0)
+				first = t;
 		}
 	}
 	for (size_t d = 0; d < ix->n; d++) {
@@ -275,16 +282,23 @@ void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores)
 		return;
 	avg = avg > 0 ? avg / (double)ix->n : 1;
 	for (size_t t = 0; t < nt; t++) {
-		double df = 0, idf;
+		double df = 0;
 		for (size_t d = 0; d < ix->n; d++)
 			df += tf_of(&ix->docs[d], terms[t]) > 0;
-		if (df == 0)
+		idf[t] = df == 0 ? 0 : log(1 + ((double)ix->n - df + 0.5) / (df + 0.5));
+	}
+	for (size_t t = 0; t < nt; t++) {
+		/* A synonym is worth no more than the word asked for: a rare
+		 * synonym must not outrank the word itself. */
+		double w = idf[t];
+		if (origin[t] != t && idf[origin[t]] > 0 && idf[origin[t]] < w)
+			w = idf[origin[t]];
+		if (w == 0)
 			continue;
-		idf = log(1 + ((double)ix->n - df + 0.5) / (df + 0.5));
 		for (size_t d = 0; d < ix->n; d++) {
 			double tf = tf_of(&ix->docs[d], terms[t]);
 			if (tf > 0)
-				scores[d] += weight[t] * idf * tf * (K1 + 1) /
+				scores[d] += weight[t] * w * tf * (K1 + 1) /
 					     (tf + K1 * (1 - B + B * ix->docs[d].len / avg));
 		}
 	}

@@ -163,9 +163,11 @@ static yyjson_mut_val *kind_schema(yyjson_mut_doc *d, const struct shape *s, uns
 	if (kind == K_OBJ && !s->deep) {
 		yyjson_mut_val *props = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
 		for (size_t i = 0; i < s->nprops; i++) {
-			yyjson_mut_obj_add_val(d, props, s->props[i].key, to_schema(d, s->props[i].s));
+			/* Copied: the shape (and its keys) may be freed first. */
+			yyjson_mut_obj_add(props, yyjson_mut_strcpy(d, s->props[i].key),
+					   to_schema(d, s->props[i].s));
 			if (s->props[i].seen == s->nobjs)
-				yyjson_mut_arr_add_str(d, req, s->props[i].key);
+				yyjson_mut_arr_add_strcpy(d, req, s->props[i].key);
 		}
 		yyjson_mut_obj_add_val(d, o, "properties", props);
 		yyjson_mut_obj_add_val(d, o, "required", req);
