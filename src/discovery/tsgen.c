@@ -685,12 +685,13 @@ static int emit(struct gen *g, yyjson_val *s, struct sl_buf *b, int ind, int dep
 
 	sl_buf_init(&parts[np], MAX_BYTES);
 	p = emit_base(g, s, &parts[np], ind, depth, &none);
+	np++;
 	if (p < 0)
 		goto out;
-	if (!none)
-		prec[np++] = p;
+	if (none)
+		sl_buf_dispose(&parts[--np]);
 	else
-		sl_buf_dispose(&parts[np]);
+		prec[np - 1] = p;
 	static const char *const unions[] = { "anyOf", "oneOf" };
 	for (size_t u = 0; u < SL_COUNT(unions); u++) {
 		if (!(v = yyjson_obj_get(s, unions[u])))
