@@ -174,18 +174,6 @@ static int by_score(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-/* The server named (raw or identifier), or NULL. */
-static struct sl_upstream *find_server(struct sl_gateway *gw, const char *name)
-{
-	for (size_t i = 0; i < gw->nups; i++) {
-		char id[SL_SERVER_NAME_MAX + 2];
-		sl_code_ident(gw->ups[i]->name, id);
-		if (strcmp(gw->ups[i]->name, name) == 0 || strcmp(id, name) == 0)
-			return gw->ups[i];
-	}
-	return NULL;
-}
-
 static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e)
 {
 	yyjson_val *props = sl_json_obj(sl_json_obj(e->def, "inputSchema"), "properties"), *k, *v;
@@ -213,7 +201,7 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	struct keep kept = { 0 };
 	struct sl_buf b;
 
-	if (server && !(only = find_server(gw, server))) {
+	if (server && !(only = sl_code_server(gw, server))) {
 		*msg = sl_printf("unknown server '%.100s'", server);
 		return NULL;
 	}
@@ -290,7 +278,7 @@ char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const cha
 			    size_t n, char **msg)
 {
 	struct sl_catalog *cat = &gw->catalog;
-	struct sl_upstream *u = server ? find_server(gw, server) : NULL;
+	struct sl_upstream *u = server ? sl_code_server(gw, server) : NULL;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf members, b;

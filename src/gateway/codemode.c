@@ -24,7 +24,7 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
 	}
-	(void)!sl_buf_printf(&b, ". Find tools and their arguments with search_tools. A call resolves "
+	(void)!sl_buf_printf(&b, ". Find tools and their TypeScript signatures with search_tools. A call resolves "
 			     "to the tool's structured result (or its text, parsed if JSON) and "
 			     "rejects with an Error on failure. console.log output is returned too. "
 			     "Limits: %g s, %u calls, %zu KiB output.",

@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "discovery/discovery.h"
 #include "gateway/results.h"
+#include "sandbox/sandbox.h"
 #include "stages/governor.h"
 #include "stages/pinning.h"
 
@@ -243,6 +244,8 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	const char *server = sl_json_str(args, "server"), *tool = sl_json_str(args, "tool");
 	yyjson_val *targs = yyjson_obj_get(args, "arguments"), *fields = yyjson_obj_get(args, "fields");
 	const struct sl_entry *e;
+	struct sl_upstream *u;
+	const char *raw;
 	char msg[400];
 
 	if (!server || !tool) {
@@ -265,17 +268,20 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		reply_text(s, m, modern, "invoke_tool: arguments must be an object", true);
 		return;
 	}
-	if (!sl_gateway_upstream(s->gw, server)) {
+	/* Raw names, or the identifiers search_tools' lines show (git_hub,
+	 * get_sum), resolved the way programs resolve them. */
+	if (!(u = sl_gateway_upstream(s->gw, server)) && !(u = sl_code_server(s->gw, server))) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers", server);
 		reply_text(s, m, modern, msg, true);
 		return;
 	}
-	e = sl_catalog_find(&s->gw->catalog, server, tool);
+	e = sl_catalog_find(&s->gw->catalog, u->name, tool);
+	if (!e && (raw = sl_code_tool(s->gw, u, tool, msg, sizeof(msg))))
+		e = sl_catalog_find(&s->gw->catalog, u->name, raw);
 	if (!e) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the
 		 * server's list once and refuses what it still does not advertise. */
-		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, sl_gateway_upstream(s->gw, server),
-				      tool, targs, fields);
+		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, u, tool, targs, fields);
 		return;
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs, fields);

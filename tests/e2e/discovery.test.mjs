@@ -174,6 +174,12 @@ describe('search_tools', () => {
 		assert.match(r.text, /42/);
 		const e = await execCode(gws.extra.client, `const t = await tools.${ticket.server}.list_projects({}); return Array.isArray(t) || typeof t;`);
 		assert.equal(e.isError, false, e.text);
+		// invoke_tool (router mode) takes the same identifiers as the raw names.
+		const [r2] = searchHits(await call(gws.router, 'search_tools', { query: 'sum of two numbers', k: 1 }));
+		const sum2 = await call(gws.router, 'invoke_tool', { server: r2.server, tool: r2.tool, arguments: { a: 2, b: 3 } });
+		assert.match(textOf(sum2), /The sum of 2 and 3 is 5/);
+		const raw = await call(gws.router, 'invoke_tool', { server: 'everything', tool: 'get-sum', arguments: { a: 1, b: 1 } });
+		assert.match(textOf(raw), /The sum of 1 and 1 is 2/);
 	});
 
 	test('30 queries written from the catalog: the expected tool is in the top 3 for at least 27', async () => {
