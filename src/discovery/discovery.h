@@ -88,6 +88,8 @@ char *sl_ts_from_json(const char *bytes, size_t len, size_t *out_len);
  * space, it cannot close the comment, and it is cut at 400 bytes on a
  * character boundary. NULL when empty; caller frees. */
 char *sl_ts_doc(const char *text);
+/* Appends s to b as a TypeScript string literal. */
+int sl_ts_quote(struct sl_buf *b, const char *s) SL_MUST_USE;
 /* Appends name to b as a property key: as is if it is an identifier,
  * else as a quoted string. */
 int sl_ts_key(struct sl_buf *b, const char *name) SL_MUST_USE;

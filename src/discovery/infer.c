@@ -233,6 +233,10 @@ void sl_infer_record(const char *server, const char *tool, yyjson_val *result)
 	free(r->json);
 	r->json = sl_json_write_mut_val(to_schema(d, r->shape), NULL);
 	yyjson_mut_doc_free(d);
+	if (r->samples == SL_INFER_SAMPLES) { /* final: only the schema is needed */
+		shape_free(r->shape);
+		r->shape = NULL;
+	}
 }
 
 void sl_infer_reset(void)

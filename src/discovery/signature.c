@@ -88,6 +88,34 @@ static char *item_base(const char *tool)
 	return s;
 }
 
+/* How a program names e: tools.<server>.<ident>, or tools.<server>["raw"]
+ * when another tool of the server has the same identifier (programs are
+ * refused the ambiguous one). member: the form for a .d.ts member. */
+static char *call_name(struct sl_gateway *gw, const struct sl_entry *e, bool member)
+{
+	char *id = ident(e->name);
+	struct sl_buf b;
+	int same = 0;
+
+	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+		const struct sl_entry *o = &gw->catalog.tools.v[i];
+		char *oid;
+		if (o->up != e->up)
+			continue;
+		oid = ident(o->name);
+		same += strcmp(oid, id) == 0;
+		free(oid);
+	}
+	if (same <= 1)
+		return member ? id : sl_printf(".%s", id);
+	free(id);
+	sl_buf_init(&b, SIZE_MAX);
+	(void)!sl_buf_appends(&b, member ? "" : "[");
+	(void)!sl_ts_quote(&b, e->name);
+	(void)!sl_buf_appends(&b, member ? "" : "]");
+	return sl_buf_take(&b, NULL);
+}
+
 struct sig {
 	char *args;      /* the argument type (a name in describe, else inline) */
 	char *result;    /* the Promise's type */
@@ -231,11 +259,11 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	for (size_t i = 0; i < nhits; i++) {
 		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
 		yyjson_val *def = clean_def(&kept, e);
-		char sid[SL_SERVER_NAME_MAX + 2], *tid = ident(e->name);
+		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(gw, e, false);
 		struct sig sig;
 		signature(ts, &kept, e, def, false, &sig);
 		sl_code_ident(e->up->name, sid);
-		(void)!sl_buf_printf(&b, "tools.%s.%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
+		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
 				     sig.result, sig.inferred ? " /* inferred */" : "");
 		(void)!summary(&b, def);
 		(void)!sl_buf_appends(&b, "\n");
@@ -303,7 +331,7 @@ char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const cha
 			continue;
 		def = clean_def(&kept, e);
 		signature(ts, &kept, e, def, true, &sig);
-		tid = ident(e->name);
+		tid = call_name(gw, e, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));
 		if (doc || sig.inferred) {

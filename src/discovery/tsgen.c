@@ -214,6 +214,11 @@ static bool is_ident(const char *s)
 	return true;
 }
 
+int sl_ts_quote(struct sl_buf *b, const char *s)
+{
+	return quote(b, s, strlen(s));
+}
+
 int sl_ts_key(struct sl_buf *b, const char *name)
 {
 	return is_ident(name) ? sl_buf_appends(b, name) : quote(b, name, strlen(name));

@@ -49,9 +49,11 @@ const UNTRANSLATABLE = ['external-ref', 'missing-ref', 'not-translatable', 'ref-
 const corpusServer = () =>
 	tinyServer({
 		name: 'corpus',
-		tools: JSON.stringify(
-			corpus.map(({ name, schema }) => ({ name, description: `Fixture ${name}.`, inputSchema: schema, outputSchema: schema })),
-		),
+		tools: JSON.stringify([
+			...corpus.map(({ name, schema }) => ({ name, description: `Fixture ${name}.`, inputSchema: schema, outputSchema: schema })),
+			// Two tools with one identifier: programs must use the raw names.
+			...['dup-name', 'dup_name'].map((name) => ({ name, description: 'Twin tool.', inputSchema: { type: 'object' } })),
+		]),
 		call: `(params, ok) => ok({ content: [{ type: 'text', text: 'ok' }] })`,
 	});
 
@@ -80,7 +82,7 @@ before(async () => {
 	]);
 	// Upstreams come up asynchronously: wait until each has all its tools.
 	const want = { github: 11, jira: 10, slack: 11, postgres: 10, everything: 13 };
-	const wantExtra = { git_hub: 10, filesystem: 14, corpus: corpus.length };
+	const wantExtra = { git_hub: 10, filesystem: 14, corpus: corpus.length + 2 };
 	await eventually(
 		async () => {
 			for (const [s, n] of Object.entries(want))
@@ -174,6 +176,13 @@ describe('search_tools', () => {
 		assert.match(r.text, /42/);
 		const e = await execCode(gws.extra.client, `const t = await tools.${ticket.server}.list_projects({}); return Array.isArray(t) || typeof t;`);
 		assert.equal(e.isError, false, e.text);
+		// Two tools sharing an identifier are named by their raw names.
+		const twins = searchHits(await call(gws.extra, 'search_tools', { query: 'twin tool', k: 2 }));
+		assert.deepEqual(twins.map((h) => h.tool).sort(), ['dup-name', 'dup_name']);
+		assert.ok(twins.some((h) => h.line.startsWith('tools.corpus["dup-name"](args: ')), twins[0].line);
+		const t = await execCode(gws.extra.client, `return await tools.corpus["dup-name"]({});`);
+		assert.equal(t.text, 'ok');
+		assert.match(await describeText(gws.extra, 'corpus', ['dup-name', 'dup_name']), /^ {4}"dup-name"\(args: DupNameArgs\): Promise<string>;$/m);
 		// invoke_tool (router mode) takes the same identifiers as the raw names.
 		const [r2] = searchHits(await call(gws.router, 'search_tools', { query: 'sum of two numbers', k: 1 }));
 		const sum2 = await call(gws.router, 'invoke_tool', { server: r2.server, tool: r2.tool, arguments: { a: 2, b: 3 } });

@@ -133,16 +133,17 @@ export function jsonOf(result) {
 }
 
 // search_tools' answer as hits, one per line:
-// `tools.<server>.<tool>(args: {...}): Promise<Result>  // summary`.
+// `tools.<server>.<tool>(args: {...}): Promise<Result>  // summary`, or
+// `tools.<server>["raw-name"](...)` when two tools share an identifier.
 export function searchHits(result) {
 	return textOf(result)
 		.split('\n')
 		.filter((line) => line.startsWith('tools.'))
 		.map((line) => {
-			const m = /^tools\.([A-Za-z0-9_$]+)\.([A-Za-z0-9_$]+)\(args: /.exec(line);
+			const m = /^tools\.([A-Za-z0-9_$]+)(?:\.([A-Za-z0-9_$]+)|\[("(?:[^"\\]|\\.)*")\])\(args: /.exec(line);
 			assert.ok(m, `not a signature line: ${line}`);
 			const c = line.indexOf('  // ');
-			return { server: m[1], tool: m[2], line, summary: c >= 0 ? line.slice(c + 5) : '' };
+			return { server: m[1], tool: m[2] ?? JSON.parse(m[3]), line, summary: c >= 0 ? line.slice(c + 5) : '' };
 		});
 }
 
