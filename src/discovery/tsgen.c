@@ -676,14 +676,10 @@ static int emit(struct gen *g, yyjson_val *s, struct sl_buf *b, int ind, int dep
 			return emit_ref(g, yyjson_get_str(v), b, depth);
 		return emit_ref(g, yyjson_get_str(v), b, depth) < 0 || !out(g, b, " | null") ? P_FAIL : P_UNION;
 	}
-	if ((v = yyjson_obj_get(s, "const")))
-		p = literal(g, v, b);
-	else if ((v = yyjson_obj_get(s, "enum")))
-		p = emit_enum(g, v, b);
-	else
-		p = P_ATOM, v = NULL;
-	if (v) {
-		if (p >= 0 && nullable && !(out(g, b, " | null")))
+	/* const and enum say everything: the type keywords beside them add nothing. */
+	if ((v = yyjson_obj_get(s, "const")) || (v = yyjson_obj_get(s, "enum"))) {
+		p = yyjson_obj_get(s, "const") ? literal(g, v, b) : emit_enum(g, v, b);
+		if (p >= 0 && nullable && !out(g, b, " | null"))
 			return P_FAIL;
 		return p >= 0 && nullable ? P_UNION : p;
 	}
