@@ -30,7 +30,7 @@ static const double field_weight[SL_BM25_NFIELDS] = {
 	[SL_BM25_PARAM_DESC] = 0.4,
 };
 
-static const char *const stop_words[] = {
+static const char *const stop_words[] = { /* sorted, at most 5 letters */
 	"a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "e", "eg",
 	"for", "from", "g", "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on",
 	"or", "so", "some", "that", "the", "their", "them", "this", "to", "what", "which", "with",
@@ -106,12 +106,17 @@ void sl_bm25_stem(char *w)
 	w[n] = '\0';
 }
 
+static int by_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+/* stop_words is sorted: a binary search (this runs for every word of every
+ * tool on each search). */
 static bool is_stop(const char *w)
 {
-	for (size_t i = 0; i < SL_COUNT(stop_words); i++)
-		if (strcmp(w, stop_words[i]) == 0)
-			return true;
-	return false;
+	return strlen(w) <= 5 &&
+	       bsearch(w, stop_words, SL_COUNT(stop_words), sizeof(stop_words[0]), by_word) != NULL;
 }
 
 static bool lower(char c) { return c >= 'a' && c <= 'z'; }
