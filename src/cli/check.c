@@ -44,8 +44,10 @@ static void on_settled(void *ctx)
 		printf(":\n");
 		for (size_t i = 0; i < gw->catalog.tools.n; i++)
 			printf("  %s\n", gw->catalog.tools.v[i].exposed);
+	} else if (cfg->exposure == SL_EXPOSE_CODE) {
+		printf(" behind search_tools, describe_tools and execute_code\n");
 	} else {
-		printf(" behind search_tools, list_servers, list_tools and invoke_tool\n");
+		printf(" behind search_tools, describe_tools, list_servers, list_tools and invoke_tool\n");
 	}
 	fflush(stdout);
 	sl_gateway_stop(gw, on_stopped, ck);

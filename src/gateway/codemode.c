@@ -27,8 +27,8 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
 	}
-	(void)!sl_buf_printf(&b, ". Find tools with search_tools. Limits: %g s, %u calls, %zu KiB "
-			     "output; console.log is returned too.",
+	(void)!sl_buf_printf(&b, ". Find tools and their TypeScript signatures with search_tools. "
+			     "Limits: %g s, %u calls, %zu KiB output; console.log is returned too.",
 			     (double)l->timeout_ms / 1000.0, l->max_calls, l->max_output >> 10);
 	desc = sl_buf_take(&b, NULL);
 

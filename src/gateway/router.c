@@ -1,7 +1,9 @@
 /* Router mode: a handful of gateway tools instead of every definition. */
 #include "gateway/router.h"
 #include "core/buf.h"
+#include "discovery/discovery.h"
 #include "gateway/results.h"
+#include "sandbox/sandbox.h"
 #include "stages/governor.h"
 #include "stages/pinning.h"
 
@@ -15,10 +17,20 @@
 
 static const char defs_json[] =
 	"[{\"name\":\"search_tools\",\"description\":\"Find tools of the connected MCP servers by "
-	"keywords. Returns the best matches with their input schemas.\",\"inputSchema\":{\"type\":"
-	"\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"What the tool "
-	"should do, in a few words\"},\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,"
-	"\"description\":\"How many results (default 5)\"}},\"required\":[\"query\"]},"
+	"what they do. Each hit is one line, tools.<server>.<tool>(args: {...}): Promise<Result>  "
+	"// summary, as a program calls it; detail full adds the declarations of the named types.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\","
+	"\"description\":\"What the tool should do, in a few words\"},\"k\":{\"type\":\"integer\","
+	"\"minimum\":1,\"maximum\":20,\"description\":\"How many results (default 5)\"},"
+	"\"server\":{\"type\":\"string\",\"description\":\"Only this server's tools\"},"
+	"\"detail\":{\"type\":\"string\",\"enum\":[\"signature\",\"full\"]}},"
+	"\"required\":[\"query\"]},"
+	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}},"
+	"{\"name\":\"describe_tools\",\"description\":\"TypeScript declarations (one .d.ts module) "
+	"of a server's tools as programs call them: argument and result types with their "
+	"documentation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"server\":"
+	"{\"type\":\"string\"},\"tools\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	"\"description\":\"Only these tools (default all)\"}},\"required\":[\"server\"]},"
 	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}},"
 	"{\"name\":\"list_servers\",\"description\":\"List the connected MCP servers with their "
 	"status and tool counts.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
@@ -44,7 +56,7 @@ static const char defs_json[] =
 	"$.items[*].title or $[3]\"}},\"required\":[\"result_id\"]},\"annotations\":"
 	"{\"readOnlyHint\":true,\"openWorldHint\":false}}]";
 
-enum { T_SEARCH, T_SERVERS, T_TOOLS, T_INVOKE, T_READ, T_N };
+enum { T_SEARCH, T_DESCRIBE, T_SERVERS, T_TOOLS, T_INVOKE, T_READ, T_N };
 
 static yyjson_doc *defs;
 
@@ -64,8 +76,8 @@ static bool available(struct sl_gateway *gw, int i)
 		return sl_governor_enabled();
 	switch (gw->cfg->exposure) {
 	case SL_EXPOSE_ROUTER: return true;
-	case SL_EXPOSE_HYBRID:
-	case SL_EXPOSE_CODE: return i == T_SEARCH;
+	case SL_EXPOSE_HYBRID: return i == T_SEARCH;
+	case SL_EXPOSE_CODE: return i == T_SEARCH || i == T_DESCRIBE;
 	default: return false;
 	}
 }
@@ -131,76 +143,54 @@ static yyjson_mut_val *tool_summary(yyjson_mut_doc *d, const struct sl_entry *e,
 	return o;
 }
 
-/* Case-insensitive substring test. */
-static bool contains(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; hay && *hay; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return true;
-	return false;
-}
-
-static int score(const struct sl_entry *e, char **terms, size_t nterms)
-{
-	int sc = 0;
-	for (size_t i = 0; i < nterms; i++) {
-		if (contains(e->name, terms[i]))
-			sc += 3;
-		if (contains(e->up->name, terms[i]))
-			sc += 1;
-		if (contains(sl_json_str(e->def, "description"), terms[i]))
-			sc += 1;
-	}
-	return sc;
-}
-
 static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
-	struct sl_catalog *cat = &s->gw->catalog;
-	const char *q = sl_json_str(args, "query");
+	const char *q = sl_json_str(args, "query"), *server = sl_json_str(args, "server");
+	const char *detail = sl_json_str(args, "detail");
+	yyjson_val *sv = yyjson_obj_get(args, "server"), *dv = yyjson_obj_get(args, "detail");
 	int64_t k = SEARCH_DEFAULT_K;
-	char *copy, *tok, *save, *terms[32];
-	size_t nterms = 0;
-	int *scores;
-	yyjson_mut_doc *d;
-	yyjson_mut_val *arr;
+	char *text, *msg = NULL;
 
-	if (!q) {
-		reply_text(s, m, modern, "search_tools needs a query string", true);
+	if (!q || (sv && !server) || (dv && (!detail || (strcmp(detail, "signature") != 0 &&
+							 strcmp(detail, "full") != 0)))) {
+		reply_text(s, m, modern, "search_tools needs a query string; server is a server name "
+			   "and detail \"signature\" or \"full\"", true);
 		return;
 	}
 	if (sl_json_int(args, "k", &k) && (k < 1 || k > SEARCH_MAX_K))
 		k = k < 1 ? 1 : SEARCH_MAX_K;
-	copy = sl_strdup(q);
-	for (tok = strtok_r(copy, " \t\n,.;:/_-", &save); tok && nterms < SL_COUNT(terms);
-	     tok = strtok_r(NULL, " \t\n,.;:/_-", &save))
-		if (strlen(tok) > 1)
-			terms[nterms++] = tok;
-	scores = sl_alloc((cat->tools.n + 1) * sizeof(int));
-	for (size_t i = 0; i < cat->tools.n; i++)
-		scores[i] = sl_stages_visible(cat->tools.v[i].up, cat->tools.v[i].def) ?
-			    score(&cat->tools.v[i], terms, nterms) : 0;
-	d = yyjson_mut_doc_new(NULL);
-	arr = yyjson_mut_arr(d);
-	for (int64_t got = 0; got < k; got++) {
-		size_t best = SIZE_MAX;
-		for (size_t i = 0; i < cat->tools.n; i++)
-			if (scores[i] > 0 && (best == SIZE_MAX || scores[i] > scores[best]))
-				best = i;
-		if (best == SIZE_MAX)
-			break;
-		scores[best] = 0;
-		yyjson_mut_arr_append(arr, tool_summary(d, &cat->tools.v[best], true));
-	}
-	free(scores);
-	free(copy);
-	if (yyjson_mut_arr_size(arr) == 0) {
-		yyjson_mut_doc_free(d);
-		reply_text(s, m, modern, "no tools match; list_servers and list_tools show them all", false);
+	text = sl_discovery_search(s->gw, q, (size_t)k, server,
+				   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
+				   SL_DETAIL_SIGNATURE, &msg);
+	reply_text(s, m, modern, text ? text : msg, !text);
+	free(text);
+	free(msg);
+}
+
+static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	const char *server = sl_json_str(args, "server"), **names = NULL;
+	yyjson_val *tools = yyjson_obj_get(args, "tools"), *t;
+	size_t i, n = 0;
+	char *text, *msg = NULL;
+	bool ok = server && (!tools || (yyjson_is_arr(tools) && yyjson_arr_size(tools) <= 1000));
+
+	yyjson_arr_foreach(tools, i, n, t)
+		ok = ok && yyjson_is_str(t);
+	if (!ok) {
+		reply_text(s, m, modern, "describe_tools needs a server name and, optionally, tools: "
+			   "a list of tool names", true);
 		return;
 	}
-	reply_json(s, m, modern, d, arr, false);
+	n = yyjson_arr_size(tools);
+	names = sl_alloc((n + 1) * sizeof(*names));
+	yyjson_arr_foreach(tools, i, n, t)
+		names[i] = yyjson_get_str(t);
+	text = sl_discovery_describe(s->gw, server, names, n, &msg);
+	reply_text(s, m, modern, text ? text : msg, !text);
+	free(text);
+	free(msg);
+	free(names);
 }
 
 static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -254,6 +244,8 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	const char *server = sl_json_str(args, "server"), *tool = sl_json_str(args, "tool");
 	yyjson_val *targs = yyjson_obj_get(args, "arguments"), *fields = yyjson_obj_get(args, "fields");
 	const struct sl_entry *e;
+	struct sl_upstream *u;
+	const char *raw;
 	char msg[400];
 
 	if (!server || !tool) {
@@ -276,17 +268,20 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		reply_text(s, m, modern, "invoke_tool: arguments must be an object", true);
 		return;
 	}
-	if (!sl_gateway_upstream(s->gw, server)) {
+	/* Raw names, or the identifiers search_tools' lines show (git_hub,
+	 * get_sum), resolved the way programs resolve them. */
+	if (!(u = sl_gateway_upstream(s->gw, server)) && !(u = sl_code_server(s->gw, server))) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers", server);
 		reply_text(s, m, modern, msg, true);
 		return;
 	}
-	e = sl_catalog_find(&s->gw->catalog, server, tool);
+	e = sl_catalog_find(&s->gw->catalog, u->name, tool);
+	if (!e && (raw = sl_code_tool(s->gw, u, tool, msg, sizeof(msg))))
+		e = sl_catalog_find(&s->gw->catalog, u->name, raw);
 	if (!e) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the
 		 * server's list once and refuses what it still does not advertise. */
-		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, sl_gateway_upstream(s->gw, server),
-				      tool, targs, fields);
+		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, u, tool, targs, fields);
 		return;
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs, fields);
@@ -502,6 +497,7 @@ void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const c
 	}
 	switch (which(name)) {
 	case T_SEARCH: search(s, m, modern, args); break;
+	case T_DESCRIBE: describe(s, m, modern, args); break;
 	case T_SERVERS: list_servers(s, m, modern); break;
 	case T_TOOLS: list_tools(s, m, modern, args); break;
 	case T_INVOKE: invoke(s, m, modern, args); break;

@@ -1,7 +1,8 @@
 /*
- * The router's gateway tools: search_tools, list_servers, list_tools and
- * invoke_tool (router mode), or search_tools alone (hybrid mode). Ranking
- * here is simple term matching; ranked search with signatures builds on it.
+ * The router's gateway tools: search_tools, describe_tools, list_servers,
+ * list_tools and invoke_tool (router mode), search_tools and describe_tools
+ * (code mode), or search_tools alone (hybrid mode). This is the thin front:
+ * ranking and TypeScript signatures are src/discovery/'s.
  */
 #ifndef SL_GATEWAY_ROUTER_H
 #define SL_GATEWAY_ROUTER_H

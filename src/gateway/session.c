@@ -378,7 +378,8 @@ static char *instructions(struct sl_gateway *gw)
 		(void)!sl_buf_appends(&b, ". Find tools with search_tools or list_tools, call them with invoke_tool.");
 		break;
 	case SL_EXPOSE_CODE:
-		(void)!sl_buf_appends(&b, ". Find tools with search_tools, call them from a program with execute_code.");
+		(void)!sl_buf_appends(&b, ". Find tools and their TypeScript signatures with search_tools (describe_tools: "
+					 "a whole server), call them from a program with execute_code.");
 		break;
 	}
 	return sl_buf_take(&b, NULL);

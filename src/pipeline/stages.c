@@ -14,6 +14,7 @@ extern const struct sl_stage sl_stage_redaction;
 extern const struct sl_stage sl_stage_cache;
 extern const struct sl_stage sl_stage_governor;
 extern const struct sl_stage sl_stage_guard;
+extern const struct sl_stage sl_stage_discovery;
 extern const struct sl_stage sl_stage_telemetry;
 extern const struct sl_stage sl_stage_audit;
 
@@ -24,6 +25,7 @@ const struct sl_stage *const sl_stages[] = {
 	&sl_stage_cache,
 	&sl_stage_guard,     /* before the governor: it scores the whole result */
 	&sl_stage_governor,
+	&sl_stage_discovery, /* finish only: samples result types (src/discovery/infer.c) */
 	&sl_stage_telemetry,
 	&sl_stage_audit,
 };

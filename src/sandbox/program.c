@@ -297,7 +297,7 @@ static void send_run(struct sl_program *p)
 /* What a program sees of a tool result: structuredContent, else a lone text
  * block (parsed when it is a JSON object or array), else a lone other block
  * as is, else the blocks (text blocks as strings). */
-static yyjson_mut_val *result_value(yyjson_mut_doc *d, yyjson_val *r)
+yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 {
 	yyjson_val *sc = yyjson_obj_get(r, "structuredContent");
 	yyjson_val *content = sl_json_arr(r, "content"), *b;
@@ -372,7 +372,7 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 		if (sl_json_true(r, "isError"))
 			err = error_text(r);
 		else
-			yyjson_mut_obj_add_val(d, o, "value", result_value(d, r));
+			yyjson_mut_obj_add_val(d, o, "value", sl_program_value(d, r));
 		yyjson_doc_free(view_doc);
 		break;
 	}
@@ -465,7 +465,7 @@ static void refuse(struct sl_program *p, uint32_t id, const char *msg)
 	p->inflight--;
 }
 
-static struct sl_upstream *find_server(struct sl_gateway *gw, const char *name)
+struct sl_upstream *sl_code_server(struct sl_gateway *gw, const char *name)
 {
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
@@ -478,9 +478,7 @@ static struct sl_upstream *find_server(struct sl_gateway *gw, const char *name)
 	return NULL;
 }
 
-/* The tool's own name for `name` (raw, or an identifier that only one of
- * the server's tools sanitises to); NULL with msg set otherwise. */
-static const char *find_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
+const char *sl_code_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
 			     char *msg, size_t n)
 {
 	const char *hit = NULL;
@@ -536,12 +534,12 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 	}
 	p->ncalls++;
 	p->inflight++;
-	u = find_server(p->gw, server);
+	u = sl_code_server(p->gw, server);
 	if (!u) {
 		/* Refused before the pipeline: only configured servers exist. */
 		snprintf(msg, sizeof(msg), "unknown server '%.100s'", server);
 		refuse(p, (uint32_t)id, msg);
-	} else if (!(raw = find_tool(p->gw, u, tool, msg, sizeof(msg)))) {
+	} else if (!(raw = sl_code_tool(p->gw, u, tool, msg, sizeof(msg)))) {
 		refuse(p, (uint32_t)id, msg);
 	} else {
 		ad = yyjson_mut_doc_new(NULL);

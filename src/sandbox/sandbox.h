@@ -86,6 +86,20 @@ const struct sl_program_result *sl_program_result(const struct sl_program *p);
 uint64_t sl_program_id(const struct sl_program *p);
 void sl_program_free(struct sl_program *p);
 
+/* What a program's call resolves to for tool result r, built in d:
+ * structuredContent, else a lone text block (parsed when it is a JSON object
+ * or array), else a lone other block as is, else the blocks (text blocks as
+ * strings). Also what inferred result types describe. */
+yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r);
+
+/* The server a program names (raw name or identifier), or NULL. */
+struct sl_upstream *sl_code_server(struct sl_gateway *gw, const char *name);
+/* The tool's own name for `name` (raw, or an identifier that only one of
+ * u's tools sanitises to), borrowed from the catalog; NULL with msg set
+ * otherwise. */
+const char *sl_code_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name, char *msg,
+			 size_t n);
+
 /* The identifier a server or tool name is reachable by as tools.<ident>:
  * characters outside [A-Za-z0-9_$] become '_', and a leading digit or a
  * reserved word gets a leading '_'. out holds at least strlen(name) + 2. */

@@ -12,6 +12,7 @@
 // Every wait has a timeout; every child is killed in close(), and
 // closeAll() (registered by the test files in after()) kills whatever a
 // failing test left behind.
+import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -129,6 +130,21 @@ export function textOf(result) {
 // The JSON inside a router tool's single text block.
 export function jsonOf(result) {
 	return JSON.parse(textOf(result));
+}
+
+// search_tools' answer as hits, one per line:
+// `tools.<server>.<tool>(args: {...}): Promise<Result>  // summary`, or
+// `tools.<server>["raw-name"](...)` when two tools share an identifier.
+export function searchHits(result) {
+	return textOf(result)
+		.split('\n')
+		.filter((line) => line.startsWith('tools.'))
+		.map((line) => {
+			const m = /^tools\.([A-Za-z0-9_$]+)(?:\.([A-Za-z0-9_$]+)|\[("(?:[^"\\]|\\.)*")\])\(args: /.exec(line);
+			assert.ok(m, `not a signature line: ${line}`);
+			const c = line.indexOf('  // ');
+			return { server: m[1], tool: m[2] ?? JSON.parse(m[3]), line, summary: c >= 0 ? line.slice(c + 5) : '' };
+		});
 }
 
 // ---- live processes, for cleanup ------------------------------------------------

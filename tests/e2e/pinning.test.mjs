@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync, readdirSync, mkdtempSync, rmSy
 import os from 'node:os';
 import path from 'node:path';
 
-import { connect, writeConfig, closeAll, textOf, jsonOf, execCode, runSluice, eventually } from './helpers.mjs';
+import { connect, writeConfig, closeAll, textOf, jsonOf, searchHits, execCode, runSluice, eventually } from './helpers.mjs';
 
 after(closeAll);
 
@@ -94,8 +94,9 @@ test('a changed tool is hidden and refused: direct, invoke_tool and a program', 
 	gw = await connect({ configPath: config(rug, EVIL, { exposure: 'router' }) });
 	const listed = jsonOf(await gw.client.callTool({ name: 'list_tools', arguments: { server: 'pin' } }));
 	assert.deepEqual(listed.map((t) => t.tool), ['stable']);
-	const found = textOf(await gw.client.callTool({ name: 'search_tools', arguments: { query: 'hello greet' } }));
-	assert.doesNotMatch(found, /"greet"/);
+	const found = textOf(await gw.client.callTool({ name: 'search_tools', arguments: { query: 'hello greet changes' } }));
+	assert.match(found, /^tools\.pin\.stable\(/m);
+	assert.doesNotMatch(found, /tools\.pin\.greet\(/);
 	r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'pin', tool: 'greet', arguments: {} } });
 	assert.equal(r.isError, true);
 	assert.match(textOf(r), MSG);
@@ -199,8 +200,8 @@ test('zero-width and tag characters are stripped from what clients see', async (
 	gw = await connect({ configPath: config(state, sneaky, { exposure: 'router' }) });
 	const listed = jsonOf(await gw.client.callTool({ name: 'list_tools', arguments: { server: 'pin' } }));
 	assert.equal(listed.find((x) => x.tool === 'greet').description, 'Says hello.');
-	const found = jsonOf(await gw.client.callTool({ name: 'search_tools', arguments: { query: 'greet' } }));
-	assert.equal(found[0].description, 'Says hello.');
+	const found = searchHits(await gw.client.callTool({ name: 'search_tools', arguments: { query: 'greet' } }));
+	assert.equal(found[0].summary, 'Says hello.');
 	await gw.close();
 	// The pin is over the cleaned definition: the clean text is "unchanged".
 	gw = await connect({ configPath: config(state, 'Says hello.') });

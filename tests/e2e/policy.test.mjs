@@ -21,6 +21,7 @@ import {
 	writeConfig,
 	textOf,
 	jsonOf,
+	searchHits,
 	tinyServer,
 } from './helpers.mjs';
 
@@ -80,7 +81,7 @@ describe('deny rule', () => {
 		const { tools } = await g.pass.client.listTools();
 		assert.ok(tools.some((t) => t.name === 'github__get_pull_request'));
 		assert.ok(!tools.some((t) => t.name === 'github__merge_pull_request'));
-		const hits = jsonOf(await g.router.client.callTool({ name: 'search_tools', arguments: { query: 'merge pull request', k: 20 } }));
+		const hits = searchHits(await g.router.client.callTool({ name: 'search_tools', arguments: { query: 'merge pull request', k: 20 } }));
 		assert.ok(hits.length > 0);
 		assert.ok(!hits.some((h) => h.tool === 'merge_pull_request'), JSON.stringify(hits.map((h) => h.tool)));
 		const listed = jsonOf(await g.router.client.callTool({ name: 'list_tools', arguments: { server: 'github' } }));

@@ -1,0 +1,127 @@
+/*
+ * Tool discovery: what search_tools and describe_tools answer, built so a
+ * model can write a program against it at once.
+ *
+ *   bm25.c       tokens (camelCase, snake_case and kebab-case split, light
+ *                stemming, a few synonyms) and BM25F ranking of the catalog
+ *   tsgen.c      JSON Schema -> TypeScript (pure: no gateway state)
+ *   infer.c      result types inferred from a tool's first successful results,
+ *                for tools without outputSchema (the "discovery" stage)
+ *   signature.c  one-line signatures and .d.ts modules from the three above
+ *
+ * See docs/internals/DISCOVERY.md for the method, the weights, the type
+ * mapping and the limits.
+ *
+ * API:
+ *   n = sl_bm25_tokens("listPullRequests", toks, 32);   "list" "pull" "request"
+ *   struct sl_bm25 *ix = sl_bm25_new();  sl_bm25_add(ix, doc, field, text) ...
+ *   sl_bm25_rank(ix, "open prs", scores);
+ *   ts = sl_ts_new(pretty);  t = sl_ts_type(ts, root, schema, "Name", NULL);
+ *   sl_ts_decls(ts, &buf, export);  sl_ts_free(ts);
+ *   text = sl_ts_from_json(bytes, len, &n);              the fuzzing entry point
+ */
+#ifndef SL_DISCOVERY_H
+#define SL_DISCOVERY_H
+
+#include "core/buf.h"
+#include "core/json.h"
+
+struct sl_gateway;
+struct sl_upstream;
+
+/* ---- tokens and ranking (bm25.c) ----------------------------------------- */
+
+#define SL_BM25_TOKEN_MAX 32   /* longer words are cut to this many bytes */
+
+enum sl_bm25_field {
+	SL_BM25_SERVER,
+	SL_BM25_NAME,         /* the tool's name: weighted highest */
+	SL_BM25_DESCRIPTION,  /* description and title */
+	SL_BM25_PARAM,        /* parameter names */
+	SL_BM25_PARAM_DESC,   /* parameter descriptions */
+	SL_BM25_NFIELDS,
+};
+
+/* Splits text into lower-case, stemmed, canonical tokens (stop words
+ * dropped), each a NUL-terminated string of at most SL_BM25_TOKEN_MAX
+ * bytes written to out[i]; returns how many (at most max). */
+size_t sl_bm25_tokens(const char *text, char (*out)[SL_BM25_TOKEN_MAX + 1], size_t max);
+/* The light stemmer alone, in place. */
+void sl_bm25_stem(char *word);
+
+struct sl_bm25;
+struct sl_bm25 *sl_bm25_new(void);
+void sl_bm25_free(struct sl_bm25 *ix);
+/* Returns the new document's index (0, 1, ...). */
+size_t sl_bm25_doc(struct sl_bm25 *ix);
+/* Adds text (NULL: nothing) to a field of document doc. */
+void sl_bm25_add(struct sl_bm25 *ix, size_t doc, enum sl_bm25_field f, const char *text);
+/* Scores every document for query into scores[ndocs] (0: no match). */
+void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores);
+
+/* ---- TypeScript from JSON Schema (tsgen.c) -------------------------------- */
+
+struct sl_ts; /* named declarations collected while translating */
+
+/* pretty: declarations over several lines with descriptions as JSDoc;
+ * otherwise one line, no comments (for signature lines). */
+struct sl_ts *sl_ts_new(bool pretty);
+void sl_ts_free(struct sl_ts *ts);
+/* The TypeScript type of schema, whose document root is root (for $ref),
+ * or NULL when it cannot be translated (the caller writes "unknown"; the
+ * declarations this attempt added are withdrawn). Types it refers to are
+ * declared in ts under unique names. name (may be NULL): an object type
+ * is declared under that name (an interface) and the name returned;
+ * item (may be NULL): the same for the objects of an array type. Caller
+ * frees the result. Never suspends. */
+char *sl_ts_type(struct sl_ts *ts, yyjson_val *root, yyjson_val *schema, const char *name,
+		 const char *item);
+/* Appends every declaration made so far to b, in order ("export " before
+ * each if exported). Returns 0 or SL_ERR_TOO_LARGE (b's cap). */
+int sl_ts_decls(struct sl_ts *ts, struct sl_buf *b, bool exported) SL_MUST_USE;
+/* The pure entry point (for fuzzing): the bytes of a JSON Schema in,
+ * "type Root = ...;" and its declarations out (malloc'd, *len set);
+ * "type Root = unknown;" when the bytes are not JSON or not translatable.
+ * Never NULL; no gateway state. */
+char *sl_ts_from_json(const char *bytes, size_t len, size_t *out_len);
+/* text as the body of a one-line JSDoc comment: whitespace runs become one
+ * space, it cannot close the comment, and it is cut at 400 bytes on a
+ * character boundary. NULL when empty; caller frees. */
+char *sl_ts_doc(const char *text);
+/* Appends s to b as a TypeScript string literal. */
+int sl_ts_quote(struct sl_buf *b, const char *s) SL_MUST_USE;
+/* Appends name to b as a property key: as is if it is an identifier,
+ * else as a quoted string. */
+int sl_ts_key(struct sl_buf *b, const char *name) SL_MUST_USE;
+
+/* ---- inferred result types (infer.c) -------------------------------------- */
+
+#define SL_INFER_SAMPLES 3             /* results merged per tool */
+#define SL_INFER_MAX_BYTES (256u << 10) /* larger results are not sampled */
+#define SL_INFER_MAX_TOOLS 4096        /* tools with an inferred type */
+
+/* A JSON Schema describing value (depth, keys and items bounded), in d. */
+yyjson_mut_val *sl_infer_schema(yyjson_mut_doc *d, yyjson_mut_val *value);
+/* The inferred result schema of server's tool as JSON text (borrowed
+ * until the next call result) and how many results it merges, or NULL. */
+const char *sl_infer_get(const char *server, const char *tool, unsigned *samples);
+/* Records a successful result (the upstream's result object) of a tool. */
+void sl_infer_record(const char *server, const char *tool, yyjson_val *result);
+/* Forgets everything (tests, shutdown). */
+void sl_infer_reset(void);
+
+/* ---- signatures (signature.c) --------------------------------------------- */
+
+enum sl_detail { SL_DETAIL_SIGNATURE, SL_DETAIL_FULL };
+
+/* search_tools: the answer text for query (k hits, only server's tools when
+ * server is not NULL), or NULL with *msg (caller frees) set when the
+ * arguments are wrong. Hidden tools (policy, pinning) never appear. */
+char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, const char *server,
+			  enum sl_detail detail, char **msg);
+/* describe_tools: one .d.ts module for server's tools (all visible ones,
+ * or the n named, raw names or identifiers), or NULL with *msg set. */
+char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const char **names,
+			    size_t n, char **msg);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * search_tools and describe_tools answers (see discovery.h): ranked hits as
+ * one-line signatures a program can use as written, and .d.ts modules.
+ *
+ * Names are the ones programs use: sl_code_ident's, never another copy of
+ * its rule. The result type is what a call resolves to in a program: the
+ * outputSchema's (it describes structuredContent), else a type inferred
+ * from the tool's first results, else unknown.
+ */
+#include "discovery/discovery.h"
+#include "gateway/gateway.h"
+#include "pipeline/call.h"
+#include "sandbox/sandbox.h"
+#include "stages/pinning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ANSWER_MAX (4u << 20)  /* one answer, whatever the catalog */
+#define SUMMARY_MAX 140        /* bytes of a description in a signature line */
+
+/* The documents a translation borrows from: kept until the answer is made,
+ * because tsgen keys $ref targets by their document's address. */
+struct keep {
+	yyjson_doc **v;
+	size_t n;
+};
+
+static yyjson_val *keep(struct keep *k, yyjson_doc *doc)
+{
+	if (!doc)
+		return NULL;
+	k->v = sl_realloc(k->v, (k->n + 1) * sizeof(*k->v));
+	k->v[k->n++] = doc;
+	return yyjson_doc_get_root(doc);
+}
+
+static void keep_free(struct keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		yyjson_doc_free(k->v[i]);
+	free(k->v);
+}
+
+/* The definition as a client may see it: hidden characters stripped. */
+static yyjson_val *clean_def(struct keep *k, const struct sl_entry *e)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *m = yyjson_val_mut_copy(d, e->def);
+	yyjson_doc *r;
+	sl_pinning_clean(d, m);
+	r = yyjson_mut_val_imut_copy(m, NULL);
+	yyjson_mut_doc_free(d);
+	if (!r)
+		sl_oom();
+	return keep(k, r);
+}
+
+static char *ident(const char *name)
+{
+	char *s = sl_alloc(strlen(name) + 2);
+	sl_code_ident(name, s);
+	return s;
+}
+
+/* The noun a list tool returns many of: list_pull_requests -> pull_request. */
+static char *item_base(const char *tool)
+{
+	static const char *const verbs[] = { "list_", "get_", "search_", "find_", "fetch_", "query_" };
+	char *s = NULL;
+	size_t n;
+	for (size_t i = 0; i < SL_COUNT(verbs) && !s; i++)
+		if (strncmp(tool, verbs[i], strlen(verbs[i])) == 0 && tool[strlen(verbs[i])])
+			s = sl_strdup(tool + strlen(verbs[i]));
+	if (!s)
+		return sl_printf("%s_item", tool);
+	n = strlen(s);
+	if (n > 4 && strcmp(s + n - 3, "ies") == 0)
+		strcpy(s + n - 3, "y");
+	else if (n > 2 && s[n - 1] == 's' && s[n - 2] != 's')
+		s[n - 1] = '\0';
+	else {
+		char *t = sl_printf("%s_item", s);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* How a program names e: tools.<server>.<ident>, or tools.<server>["raw"]
+ * when another tool of the server has the same identifier (programs are
+ * refused the ambiguous one). member: the form for a .d.ts member. */
+static char *call_name(struct sl_gateway *gw, const struct sl_entry *e, bool member)
+{
+	char *id = ident(e->name);
+	struct sl_buf b;
+	int same = 0;
+
+	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+		const struct sl_entry *o = &gw->catalog.tools.v[i];
+		char *oid;
+		if (o->up != e->up)
+			continue;
+		oid = ident(o->name);
+		same += strcmp(oid, id) == 0;
+		free(oid);
+	}
+	if (same <= 1)
+		return member ? id : sl_printf(".%s", id);
+	free(id);
+	sl_buf_init(&b, SIZE_MAX);
+	(void)!sl_buf_appends(&b, member ? "" : "[");
+	(void)!sl_ts_quote(&b, e->name);
+	(void)!sl_buf_appends(&b, member ? "" : "]");
+	return sl_buf_take(&b, NULL);
+}
+
+struct sig {
+	char *args;      /* the argument type (a name in describe, else inline) */
+	char *result;    /* the Promise's type */
+	unsigned inferred; /* results the result type was inferred from, or 0 */
+};
+
+/* Translates one tool's types into ts. named: the argument object gets a
+ * declaration too (describe_tools). */
+static void signature(struct sl_ts *ts, struct keep *k, const struct sl_entry *e, yyjson_val *def,
+		      bool named, struct sig *sig)
+{
+	yyjson_val *in = yyjson_obj_get(def, "inputSchema"), *os = yyjson_obj_get(def, "outputSchema");
+	char *tid = ident(e->name), *rname = sl_printf("%s_result", tid), *iname = item_base(tid);
+	char *aname = named ? sl_printf("%s_args", tid) : NULL;
+
+	memset(sig, 0, sizeof(*sig));
+	sig->args = in ? sl_ts_type(ts, in, in, aname, NULL) : NULL;
+	if (!sig->args)
+		sig->args = sl_strdup("unknown");
+	if (os) {
+		sig->result = sl_ts_type(ts, os, os, rname, iname);
+	} else {
+		unsigned samples = 0;
+		const char *json = sl_infer_get(e->up->name, e->name, &samples);
+		yyjson_val *root = json ? keep(k, yyjson_read(json, strlen(json), 0)) : NULL;
+		if (root && (sig->result = sl_ts_type(ts, root, root, rname, iname)))
+			sig->inferred = samples;
+	}
+	if (!sig->result)
+		sig->result = sl_strdup("unknown");
+	free(tid);
+	free(rname);
+	free(iname);
+	free(aname);
+}
+
+static void sig_dispose(struct sig *s)
+{
+	free(s->args);
+	free(s->result);
+}
+
+/* The first sentence of the description (or the title), on one line. */
+static int summary(struct sl_buf *b, yyjson_val *def)
+{
+	const char *d = sl_json_str(def, "description");
+	size_t n = 0;
+	bool space = false;
+	int rc = 0;
+
+	if (!d || !*d)
+		d = sl_json_str(def, "title");
+	for (const char *p = d ? d : ""; *p && rc == 0; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c <= ' ') {
+			space = n > 0;
+			if (n >= 20 && p > d && p[-1] == '.')
+				break;
+			continue;
+		}
+		if (n >= SUMMARY_MAX && (c & 0xc0) != 0x80) {
+			rc = sl_buf_appends(b, "...");
+			break;
+		}
+		if (space)
+			rc = sl_buf_append(b, " ", 1), n++;
+		space = false;
+		if (rc == 0)
+			rc = sl_buf_append(b, p, 1), n++;
+	}
+	return rc;
+}
+
+struct hit {
+	size_t entry;
+	double score;
+};
+
+static int by_score(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e)
+{
+	yyjson_val *props = sl_json_obj(sl_json_obj(e->def, "inputSchema"), "properties"), *k, *v;
+	size_t i, n;
+	sl_bm25_add(ix, doc, SL_BM25_SERVER, e->up->name);
+	sl_bm25_add(ix, doc, SL_BM25_NAME, e->name);
+	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "description"));
+	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "title"));
+	yyjson_obj_foreach(props, i, n, k, v) {
+		sl_bm25_add(ix, doc, SL_BM25_PARAM, yyjson_get_str(k));
+		sl_bm25_add(ix, doc, SL_BM25_PARAM_DESC, sl_json_str(v, "description"));
+	}
+}
+
+char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, const char *server,
+			  enum sl_detail detail, char **msg)
+{
+	struct sl_catalog *cat = &gw->catalog;
+	struct sl_upstream *only = NULL;
+	struct sl_bm25 *ix;
+	struct hit *hits;
+	size_t *entry, nhits = 0, ndocs = 0;
+	double *scores;
+	struct sl_ts *ts;
+	struct keep kept = { 0 };
+	struct sl_buf b;
+
+	if (server && !(only = sl_code_server(gw, server))) {
+		*msg = sl_printf("unknown server '%.100s'", server);
+		return NULL;
+	}
+	ix = sl_bm25_new();
+	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
+	for (size_t i = 0; i < cat->tools.n; i++) {
+		const struct sl_entry *e = &cat->tools.v[i];
+		if ((only && e->up != only) || !sl_stages_visible(e->up, e->def))
+			continue;
+		size_t doc = sl_bm25_doc(ix);
+		entry[doc] = i;
+		index_tool(ix, doc, e);
+		ndocs = doc + 1;
+	}
+	scores = sl_alloc((cat->tools.n + 1) * sizeof(*scores));
+	hits = sl_alloc((cat->tools.n + 1) * sizeof(*hits));
+	sl_bm25_rank(ix, query, scores);
+	for (size_t d = 0; d < ndocs; d++)
+		if (scores[d] > 0)
+			hits[nhits++] = (struct hit){ entry[d], scores[d] };
+	qsort(hits, nhits, sizeof(*hits), by_score);
+	if (nhits > k)
+		nhits = k;
+
+	ts = sl_ts_new(true);
+	sl_buf_init(&b, ANSWER_MAX);
+	for (size_t i = 0; i < nhits; i++) {
+		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
+		yyjson_val *def = clean_def(&kept, e);
+		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(gw, e, false);
+		struct sig sig;
+		signature(ts, &kept, e, def, false, &sig);
+		sl_code_ident(e->up->name, sid);
+		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
+				     sig.result, sig.inferred ? " /* inferred */" : "");
+		(void)!summary(&b, def);
+		(void)!sl_buf_appends(&b, "\n");
+		sig_dispose(&sig);
+		free(tid);
+	}
+	if (detail == SL_DETAIL_FULL && nhits) {
+		size_t before = b.len;
+		(void)!sl_buf_appends(&b, "\n");
+		(void)!sl_ts_decls(ts, &b, false);
+		if (b.len == before + 1) /* nothing named */
+			b.len = before;
+	}
+	sl_ts_free(ts);
+	keep_free(&kept);
+	sl_bm25_free(ix);
+	free(entry);
+	free(scores);
+	free(hits);
+	if (nhits == 0) {
+		sl_buf_dispose(&b);
+		return sl_strdup("no tools match; list_servers and list_tools show them all");
+	}
+	return sl_buf_take(&b, NULL);
+}
+
+static bool wanted(const struct sl_entry *e, const char **names, size_t n, bool *found)
+{
+	bool yes = n == 0;
+	for (size_t i = 0; i < n; i++) {
+		char *id = ident(e->name);
+		if (strcmp(names[i], e->name) == 0 || strcmp(names[i], id) == 0)
+			yes = found[i] = true;
+		free(id);
+	}
+	return yes;
+}
+
+char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const char **names,
+			    size_t n, char **msg)
+{
+	struct sl_catalog *cat = &gw->catalog;
+	struct sl_upstream *u = server ? sl_code_server(gw, server) : NULL;
+	struct sl_ts *ts;
+	struct keep kept = { 0 };
+	struct sl_buf members, b;
+	bool *found;
+	size_t count = 0;
+	char sid[SL_SERVER_NAME_MAX + 2];
+
+	if (!u) {
+		*msg = sl_printf("unknown server '%.100s'", server ? server : "");
+		return NULL;
+	}
+	sl_code_ident(u->name, sid);
+	found = sl_alloc(n + 1);
+	ts = sl_ts_new(true);
+	sl_buf_init(&members, ANSWER_MAX);
+	for (size_t i = 0; i < cat->tools.n; i++) {
+		const struct sl_entry *e = &cat->tools.v[i];
+		yyjson_val *def;
+		struct sig sig;
+		char *tid, *doc;
+		if (e->up != u || !sl_stages_visible(u, e->def) || !wanted(e, names, n, found))
+			continue;
+		def = clean_def(&kept, e);
+		signature(ts, &kept, e, def, true, &sig);
+		tid = call_name(gw, e, true);
+		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
+				sl_json_str(def, "title"));
+		if (doc || sig.inferred) {
+			(void)!sl_buf_printf(&members, "    /** %s", doc ? doc : "");
+			if (sig.inferred)
+				(void)!sl_buf_printf(&members, "%sThe result type is inferred from %u "
+						     "result%s.", doc ? " " : "", sig.inferred,
+						     sig.inferred == 1 ? "" : "s");
+			(void)!sl_buf_appends(&members, " */\n");
+		}
+		(void)!sl_buf_printf(&members, "    %s(args: %s): Promise<%s>;\n", tid, sig.args, sig.result);
+		free(doc);
+		free(tid);
+		sig_dispose(&sig);
+		count++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!found[i]) {
+			*msg = sl_printf("server '%s' has no tool '%.100s' (or it is hidden)", u->name, names[i]);
+			sl_buf_dispose(&members);
+			sl_ts_free(ts);
+			keep_free(&kept);
+			free(found);
+			return NULL;
+		}
+	sl_buf_init(&b, ANSWER_MAX);
+	(void)!sl_buf_printf(&b, "// %zu tool%s of server \"%s\", called in programs as "
+			     "tools.%s.<tool>(args).\n", count, count == 1 ? "" : "s", u->name, sid);
+	(void)!sl_ts_decls(ts, &b, true);
+	(void)!sl_buf_printf(&b, "export declare const tools: {\n  %s: {\n", sid);
+	(void)!sl_buf_append(&b, members.data ? members.data : "", members.len);
+	(void)!sl_buf_appends(&b, "  };\n};\n");
+	sl_buf_dispose(&members);
+	sl_ts_free(ts);
+	keep_free(&kept);
+	free(found);
+	return sl_buf_take(&b, NULL);
+}

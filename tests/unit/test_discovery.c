@@ -1,0 +1,352 @@
+/* Unit tests of src/discovery/: tokens, stemming, BM25F ranking, the JSON
+ * Schema -> TypeScript generator (with the corpus in tests/fixtures/schemas)
+ * and result type inference. */
+#include "unit.h"
+
+#include "discovery/discovery.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static char toks[64][SL_BM25_TOKEN_MAX + 1];
+
+/* The tokens of text joined by spaces. */
+static const char *tokens(const char *text)
+{
+	static char out[1024];
+	size_t n = sl_bm25_tokens(text, toks, 64), l = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		l += (size_t)snprintf(out + l, sizeof(out) - l, "%s%s", i ? " " : "", toks[i]);
+	return out;
+}
+
+TEST(discovery_tokens_split_names)
+{
+	CHECK_STR(tokens("listPullRequests"), "list pull request");
+	CHECK_STR(tokens("get_issue-comments"), "get issu comment");
+	CHECK_STR(tokens("HTMLParser v2Api"), "html parser v2 api");
+	CHECK_STR(tokens("The issues of a repository"), "issu repo");
+	CHECK_STR(tokens("open PRs in repos"), "open pull request repo");
+	CHECK_STR(tokens("  ,,, "), "");
+	CHECK_STR(tokens(NULL), "");
+	/* Longer words are cut, not dropped. */
+	CHECK_STR(tokens("abcdefghijklmnopqrstuvwxyzabcdefghij"), "abcdefghijklmnopqrstuvwxyzabcdef");
+	CHECK_INT(sl_bm25_tokens("a b c d e f g h i j k l", toks, 3), 0);
+	CHECK_INT(sl_bm25_tokens("one two three four", toks, 3), 3);
+}
+
+TEST(discovery_stemmer_joins_forms)
+{
+	static const char *const pairs[][2] = {
+		{ "issues", "issu" }, { "issue", "issu" }, { "messages", "messag" },
+		{ "message", "messag" }, { "queries", "query" }, { "query", "query" },
+		{ "listing", "list" }, { "listed", "list" }, { "merged", "merg" }, { "merge", "merg" },
+		{ "status", "status" }, { "statuses", "status" }, { "string", "string" },
+		{ "running", "run" }, { "indexes", "index" }, { "index", "index" },
+		{ "classes", "class" }, { "committed", "commit" }, { "pr", "pr" }, { "tickets", "ticket" },
+	};
+	for (size_t i = 0; i < SL_COUNT(pairs); i++) {
+		char w[40];
+		strcpy(w, pairs[i][0]);
+		sl_bm25_stem(w);
+		if (strcmp(w, pairs[i][1]) != 0)
+			fprintf(stderr, "stem(%s) = %s, want %s\n", pairs[i][0], w, pairs[i][1]);
+		CHECK_STR(w, pairs[i][1]);
+	}
+}
+
+static size_t best(const double *scores, size_t n)
+{
+	size_t b = 0;
+	for (size_t i = 1; i < n; i++)
+		if (scores[i] > scores[b])
+			b = i;
+	return b;
+}
+
+TEST(discovery_bm25_ranks_by_field_weight_and_synonyms)
+{
+	struct sl_bm25 *ix = sl_bm25_new();
+	double s[4];
+	size_t d;
+
+	d = sl_bm25_doc(ix); /* 0: the word in the name */
+	sl_bm25_add(ix, d, SL_BM25_NAME, "create_ticket");
+	sl_bm25_add(ix, d, SL_BM25_DESCRIPTION, "Create a ticket in a project.");
+	d = sl_bm25_doc(ix); /* 1: only in a parameter's description */
+	sl_bm25_add(ix, d, SL_BM25_NAME, "add_comment");
+	sl_bm25_add(ix, d, SL_BM25_PARAM_DESC, "The ticket to comment on.");
+	d = sl_bm25_doc(ix); /* 2: an issue, not a ticket */
+	sl_bm25_add(ix, d, SL_BM25_NAME, "create_issue");
+	sl_bm25_add(ix, d, SL_BM25_DESCRIPTION, "Open a new issue in a repository.");
+	d = sl_bm25_doc(ix); /* 3: nothing in common */
+	sl_bm25_add(ix, d, SL_BM25_NAME, "list_channels");
+	CHECK_INT(d, 3);
+
+	sl_bm25_rank(ix, "tickets", s);
+	CHECK_INT(best(s, 4), 0);
+	CHECK(s[0] > s[1] && s[1] > 0);
+	CHECK(s[2] > 0);        /* ticket finds issue, at a lower weight */
+	CHECK(s[0] > s[2]);
+	CHECK(s[3] == 0);
+
+	sl_bm25_rank(ix, "new bug in a repo", s);
+	CHECK_INT(best(s, 4), 2); /* bug ~ issue, repo = repository */
+	sl_bm25_rank(ix, "zzz", s);
+	CHECK(s[0] == 0 && s[1] == 0 && s[2] == 0 && s[3] == 0);
+	sl_bm25_rank(ix, "", s);
+	CHECK(s[0] == 0);
+	sl_bm25_free(ix);
+}
+
+/* ---- TypeScript ------------------------------------------------------------- */
+
+static char *ts_of(const char *schema)
+{
+	size_t n;
+	return sl_ts_from_json(schema, strlen(schema), &n);
+}
+
+static void check_ts(const char *schema, const char *want)
+{
+	char *got = ts_of(schema);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "schema %s\n got: %s\nwant: %s\n", schema, got, want);
+	CHECK_STR(got, want);
+	free(got);
+}
+
+TEST(discovery_ts_mapping_table)
+{
+	static const char *const cases[][2] = {
+		{ "{\"type\":\"string\"}", "type Root = string;\n" },
+		{ "{\"type\":\"integer\"}", "type Root = number;\n" },
+		{ "true", "type Root = unknown;\n" },
+		{ "false", "type Root = never;\n" },
+		{ "{}", "type Root = unknown;\n" },
+		{ "{\"type\":[\"string\",\"null\"]}", "type Root = string | null;\n" },
+		{ "{\"type\":\"string\",\"nullable\":true}", "type Root = string | null;\n" },
+		{ "{\"enum\":[\"a\",2,true,null]}", "type Root = \"a\" | 2 | true | null;\n" },
+		{ "{\"const\":\"x\\\"y\"}", "type Root = \"x\\\"y\";\n" },
+		{ "{\"enum\":[]}", "type Root = never;\n" },
+		{ "{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"number\"}]}}",
+		  "type Root = (string | number)[];\n" },
+		{ "{\"type\":\"array\",\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"number\"}],"
+		  "\"items\":false,\"minItems\":1}", "type Root = [string, number?];\n" },
+		{ "{\"type\":\"array\",\"items\":[{\"type\":\"string\"}],\"minItems\":1}",
+		  "type Root = [string, ...unknown[]];\n" },
+		{ "{\"type\":\"object\",\"properties\":{\"a-b\":{\"type\":\"string\"},\"c\":{\"type\":"
+		  "\"number\",\"description\":\"C */ here\"}},\"required\":[\"a-b\"]}",
+		  "interface Root {\n  \"a-b\": string;\n  /** C *\\/ here */\n  c?: number;\n}\n" },
+		{ "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"}}",
+		  "interface Root {\n  [key: string]: number;\n}\n" },
+		{ "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},"
+		  "\"additionalProperties\":{\"type\":\"number\"}}",
+		  "interface Root {\n  a?: string;\n  [key: string]: number | string | undefined;\n}\n" },
+		{ "{\"type\":\"object\",\"additionalProperties\":false}",
+		  "interface Root {\n  [key: string]: never;\n}\n" },
+		{ "{\"allOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}},"
+		  "{\"required\":[\"a\"]}]}", "interface Root {\n  a?: string;\n}\n" },
+		{ "{\"oneOf\":[{\"type\":\"string\"},{}]}", "type Root = unknown;\n" },
+		{ "{\"$ref\":\"#/$defs/A\",\"$defs\":{\"A\":{\"type\":\"string\",\"description\":\"An A\"}}}",
+		  "type Root = A;\n/** An A */\ntype A = string;\n" },
+		{ "{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#\"}}}",
+		  "interface Root {\n  next?: Root;\n}\n" },
+		/* What it cannot translate is unknown, never half a type. */
+		{ "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"strnig\"}}}", "type Root = unknown;\n" },
+		{ "{\"$ref\":\"#/$defs/A\",\"$defs\":{\"A\":{\"$ref\":\"#/$defs/A\"}}}", "type Root = unknown;\n" },
+		{ "{\"$ref\":\"other.json#/x\"}", "type Root = unknown;\n" },
+		{ "{\"type\":\"object\",\"properties\":[1]}", "type Root = unknown;\n" },
+		{ "{\"anyOf\":{}}", "type Root = unknown;\n" },
+		{ "{\"type\":5}", "type Root = unknown;\n" },
+		{ "[1,2", "type Root = unknown;\n" },
+		{ "", "type Root = unknown;\n" },
+		{ "42", "type Root = unknown;\n" },
+	};
+	for (size_t i = 0; i < SL_COUNT(cases); i++)
+		check_ts(cases[i][0], cases[i][1]);
+}
+
+TEST(discovery_ts_depth_limit_and_size)
+{
+	/* 200 levels of arrays: unknown below the limit, no crash. */
+	char s[16384];
+	size_t l = 0;
+	for (int i = 0; i < 200; i++)
+		l += (size_t)snprintf(s + l, sizeof(s) - l, "{\"type\":\"array\",\"items\":");
+	l += (size_t)snprintf(s + l, sizeof(s) - l, "{\"type\":\"string\"}");
+	for (int i = 0; i < 200; i++)
+		s[l++] = '}';
+	s[l] = '\0';
+	char *t = ts_of(s);
+	CHECK(strstr(t, "unknown[]") != NULL);
+	CHECK(strstr(t, "string") == NULL);
+	free(t);
+}
+
+static char *fixture(const char *name, size_t *len)
+{
+	const char *slash = strrchr(__FILE__, '/');
+	char path[512];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%.*s../fixtures/schemas/%s",
+		 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__, name);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	*len = fread(buf, 1, (size_t)n, f);
+	fclose(f);
+	return buf;
+}
+
+TEST(discovery_ts_corpus)
+{
+	/* Which fixtures translate and which are unknown; tsc checks the rest
+	 * (tests/e2e/discovery.test.mjs). */
+	static const struct { const char *file; const char *has; } corpus[] = {
+		{ "ref-defs.json", "owner: User;" },
+		{ "recursive-tree.json", "children: Node[];" },
+		{ "root-recursion.json", "sub?: Root[];" },
+		{ "json-value.json", "type Json = string | number | boolean | null | Json[] | {" },
+		{ "unions.json", "list?: (string | number)[];" },
+		{ "allof.json", "{id: string} & {created?: string}" },
+		{ "enums-consts.json", "big?: 123456789012345678901234567890;" },
+		{ "tuples.json", "rest?: [string, boolean, ...number[]];" },
+		{ "nullable.json", "c?: C | null;" },
+		{ "additional.json", "[key: string]: boolean | string | number | undefined;" },
+		{ "quoted-keys.json", "\"kebab-case\": string;" },
+		{ "descriptions.json", "/** Line one. Line two with *\\/ inside and /* opener. */" },
+		{ "booleans.json", "nothing?: never;" },
+		{ "escaped-pointer.json", "Promise?: PromiseType;" },
+		{ "deep.json", "a?: unknown;" },
+		{ "zod-style.json", "oldText: string;" },
+		{ "type-list-object.json", "value?: number[] | string;" },
+		{ "name-clash.json", "c?: ArrayType;" },
+		{ "not-translatable.json", NULL },
+		{ "external-ref.json", NULL },
+		{ "missing-ref.json", NULL },
+		{ "ref-cycle.json", NULL },
+	};
+	for (size_t i = 0; i < SL_COUNT(corpus); i++) {
+		size_t len, n;
+		char *s = fixture(corpus[i].file, &len), *t;
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		t = sl_ts_from_json(s, len, &n);
+		if (corpus[i].has ? !strstr(t, corpus[i].has) : strcmp(t, "type Root = unknown;\n") != 0)
+			fprintf(stderr, "%s:\n%s\n", corpus[i].file, t);
+		if (corpus[i].has)
+			CHECK(strstr(t, corpus[i].has) != NULL);
+		else
+			CHECK_STR(t, "type Root = unknown;\n");
+		free(t);
+		free(s);
+	}
+}
+
+TEST(discovery_ts_names_are_unique_and_failures_withdrawn)
+{
+	static const char sa[] = "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\"}}}";
+	static const char sbad[] = "{\"type\":\"object\",\"properties\":{\"u\":{\"$ref\":\"#/$defs/U\"},"
+				   "\"z\":{\"type\":\"nope\"}},\"$defs\":{\"U\":{\"type\":\"string\"}}}";
+	yyjson_doc *a = yyjson_read(sa, strlen(sa), 0), *bad = yyjson_read(sbad, strlen(sbad), 0);
+	struct sl_ts *ts = sl_ts_new(false);
+	struct sl_buf b;
+	char *t1, *t2, *t3;
+
+	CHECK(a && bad);
+	t1 = sl_ts_type(ts, yyjson_doc_get_root(a), yyjson_doc_get_root(a), "get_thing", NULL);
+	t2 = sl_ts_type(ts, yyjson_doc_get_root(a), yyjson_doc_get_root(a), "get_thing", NULL);
+	t3 = sl_ts_type(ts, yyjson_doc_get_root(bad), yyjson_doc_get_root(bad), "bad", NULL);
+	CHECK_STR(t1, "GetThing");
+	CHECK_STR(t2, "GetThing2");
+	CHECK(t3 == NULL);
+	sl_buf_init(&b, 1 << 16);
+	CHECK_INT(sl_ts_decls(ts, &b, true), 0);
+	CHECK_STR(b.data, "export interface GetThing {x?: string}\nexport interface GetThing2 {x?: string}\n");
+	sl_buf_dispose(&b);
+	free(t1);
+	free(t2);
+	sl_ts_free(ts);
+	yyjson_doc_free(a);
+	yyjson_doc_free(bad);
+}
+
+/* ---- inference -------------------------------------------------------------- */
+
+static char *inferred(const char *json)
+{
+	yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+	yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *v = yyjson_val_mut_copy(m, yyjson_doc_get_root(d));
+	char *s = sl_json_write_mut_val(sl_infer_schema(m, v), NULL);
+	yyjson_mut_doc_free(m);
+	yyjson_doc_free(d);
+	return s;
+}
+
+TEST(discovery_infer_schema_from_values)
+{
+	char *s = inferred("[{\"a\":1,\"b\":\"x\"},{\"a\":2,\"c\":null},{\"a\":3,\"b\":null}]");
+	CHECK_STR(s, "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":"
+		  "\"number\"},\"b\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]},\"c\":{\"type\":"
+		  "\"null\"}},\"required\":[\"a\"]}}");
+	free(s);
+	s = inferred("[]");
+	CHECK_STR(s, "{\"type\":\"array\"}");
+	free(s);
+	s = inferred("\"text\"");
+	CHECK_STR(s, "{\"type\":\"string\"}");
+	free(s);
+	/* Deep values stop at the depth limit. */
+	s = inferred("{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":1}}}}}}}}");
+	CHECK(strstr(s, "\"number\"") == NULL);
+	free(s);
+}
+
+TEST(discovery_infer_records_first_results_per_tool)
+{
+	static const char *const results[] = {
+		"{\"content\":[{\"type\":\"text\",\"text\":\"[{\\\"id\\\":1,\\\"name\\\":\\\"a\\\"}]\"}]}",
+		"{\"content\":[],\"structuredContent\":{\"x\":true}}",
+		"{\"content\":[{\"type\":\"text\",\"text\":\"[{\\\"id\\\":2}]\"}]}",
+		"{\"content\":[{\"type\":\"text\",\"text\":\"[{\\\"id\\\":\\\"late\\\"}]\"}]}",
+	};
+	yyjson_doc *d[4];
+	unsigned n = 0;
+
+	sl_infer_reset();
+	CHECK(sl_infer_get("srv", "list", NULL) == NULL);
+	for (size_t i = 0; i < 4; i++)
+		d[i] = yyjson_read(results[i], strlen(results[i]), 0);
+	sl_infer_record("srv", "list", yyjson_doc_get_root(d[0]));
+	CHECK_STR(sl_infer_get("srv", "list", &n), "{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		  "\"properties\":{\"id\":{\"type\":\"number\"},\"name\":{\"type\":\"string\"}},\"required\":"
+		  "[\"id\",\"name\"]}}");
+	CHECK_INT(n, 1);
+	sl_infer_record("srv", "other", yyjson_doc_get_root(d[1]));
+	CHECK_STR(sl_infer_get("srv", "other", NULL), "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"
+		  "\"boolean\"}},\"required\":[\"x\"]}");
+	sl_infer_record("srv", "list", yyjson_doc_get_root(d[2]));
+	CHECK(strstr(sl_infer_get("srv", "list", &n), "\"required\":[\"id\"]") != NULL);
+	CHECK_INT(n, 2);
+	/* Only the first SL_INFER_SAMPLES results count. */
+	sl_infer_record("srv", "list", yyjson_doc_get_root(d[2]));
+	sl_infer_record("srv", "list", yyjson_doc_get_root(d[3]));
+	CHECK_INT(SL_INFER_SAMPLES, 3);
+	CHECK(strstr(sl_infer_get("srv", "list", &n), "\"id\":{\"type\":\"number\"}") != NULL);
+	CHECK_INT(n, 3);
+	sl_infer_reset();
+	CHECK(sl_infer_get("srv", "list", NULL) == NULL);
+	for (size_t i = 0; i < 4; i++)
+		yyjson_doc_free(d[i]);
+}
