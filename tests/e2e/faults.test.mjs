@@ -115,3 +115,92 @@ describe('SIGHUP reloads the config', () => {
 		await gw.close();
 	});
 });
+
+// ---- a full disk and a read-only state directory ------------------------------
+
+// Runs its arguments (sluice serve ...) with STATE replaced by a small tmpfs
+// in a private mount namespace, holding a copy of SAVED/pins.json, then made
+// full (MODE full) or read-only (MODE ro). Afterwards it copies what the
+// tmpfs holds to SAVED/after, since the namespace ends with it.
+const STATE_WRAPPER = `
+state=$1 saved=$2 mode=$3; shift 3
+mount -t tmpfs -o size=256k sluice-e2e "$state" || exit 97
+cp "$saved/pins.json" "$state/pins.json" || exit 97
+if [ "$mode" = full ]; then
+	dd if=/dev/zero of="$state/fill" bs=1k 2>/dev/null
+	[ "$(df --output=avail "$state" | tail -n1 | tr -d ' ')" = 0 ] || exit 97
+else
+	mount -o remount,ro "$state" || exit 97
+fi
+"$@"
+rc=$?
+mkdir -p "$saved/after" && cp -a "$state/." "$saved/after/"
+exit $rc
+`;
+
+// Whether this machine lets the tests mount (root in a VM, not a container).
+async function canMount() {
+	const { execFileSync } = await import('node:child_process');
+	try {
+		execFileSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs -o size=4k x /mnt'], { stdio: 'ignore' });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+for (const mode of ['full', 'ro']) {
+	const what = mode === 'full' ? 'a full disk' : 'a read-only state directory';
+	test(`${what}: pins fail to save with a clear log line, the old file stays whole, calls are answered`, async (t) => {
+		if (!(await canMount())) return t.skip('mounting a tmpfs needs root outside a container');
+		const { mkdirSync, readdirSync } = await import('node:fs');
+		// A first run pins github's tools in a normal directory.
+		const configPath = writeConfig({ github: catalog('github') }, {});
+		const dir = path.dirname(configPath);
+		const state = path.join(dir, 'state');
+		const saved = path.join(dir, 'saved');
+		mkdirSync(saved);
+		let gw = await connect({ configPath });
+		await toolsWhen(gw.client, (tools) => tools.some((x) => x.name === 'github__echo'));
+		await eventually(() => existsSync(path.join(state, 'pins.json')), 5000, 50, 'pins.json');
+		await gw.close();
+		const pins = readFileSync(path.join(state, 'pins.json'), 'utf8');
+		writeFileSync(path.join(saved, 'pins.json'), pins);
+		assert.match(pins, /"github"/);
+
+		// Then jira is added: its tools are new, and their pins cannot be saved.
+		// The audit file shares the full disk (a read-only one would stop
+		// sluice at start, by design: docs/stages/audit.md).
+		const audit = mode === 'full' ? path.join(state, 'audit.jsonl') : auditPath(configPath);
+		rewrite(configPath, { github: catalog('github'), jira: catalog('jira') }, { audit: { file: audit } });
+		gw = await connect({ configPath, wrap: ['unshare', '-m', '--propagation', 'private', 'sh', '-c', STATE_WRAPPER, 'sh', state, saved, mode] });
+		await toolsWhen(gw.client, (tools) => tools.some((x) => x.name === 'jira__echo'));
+		const calls = await Promise.all([
+			gw.client.callTool({ name: 'jira__echo', arguments: { disk: mode } }),
+			gw.client.callTool({ name: 'github__slow', arguments: { ms: 300 } }),
+			gw.client.callTool({ name: 'github__echo', arguments: { disk: mode } }),
+		]);
+		assert.deepEqual(JSON.parse(textOf(calls[0])), { disk: mode });
+		assert.equal(textOf(calls[1]), 'slept 300 ms');
+		assert.deepEqual(JSON.parse(textOf(calls[2])), { disk: mode });
+		const reason = mode === 'full' ? /the disk is full/ : /Read-only file system/;
+		await eventually(() => /pinning: pins not saved: /.test(gw.stderr()), 5000, 50, 'the pinning warning');
+		assert.match(/pinning: pins not saved: .*/.exec(gw.stderr())[0], reason);
+		if (mode === 'full') assert.match(gw.stderr(), /audit: write failed: No space left on device/);
+		else await audited(audit, 'jira', 'echo', 'ok');
+		// Still serving after the failed writes.
+		const again = await gw.client.callTool({ name: 'jira__echo', arguments: { again: true } });
+		assert.deepEqual(JSON.parse(textOf(again)), { again: true });
+		await gw.close();
+
+		// The old pins, byte for byte, and no temporary file left behind.
+		await eventually(() => existsSync(path.join(saved, 'after', 'pins.json')), 5000, 50, 'the wrapper to copy the tmpfs out');
+		assert.equal(readFileSync(path.join(saved, 'after', 'pins.json'), 'utf8'), pins);
+		const left = readdirSync(path.join(saved, 'after')).filter((f) => !['pins.json', 'fill', 'audit.jsonl'].includes(f));
+		assert.deepEqual(left, [], 'no temporary files');
+		if (mode === 'full') {
+			const a = readFileSync(path.join(saved, 'after', 'audit.jsonl'), 'utf8');
+			assert.ok(a === '' || a.endsWith('\n'), 'the audit file holds whole lines only');
+		}
+	});
+}

@@ -145,14 +145,18 @@ export async function closeAll() {
 
 // Starts sluice with the config and connects an SDK Client over stdio.
 // opts: servers, sluice, capabilities (client), handlers [[schema, fn]],
-// clientInfo, configPath (use an existing file), env (extra environment).
+// clientInfo, configPath (use an existing file), env (extra environment),
+// wrap (a command line in front of sluice's).
 // Returns { client, transport, wire, stderr(), notifications, close() }.
 // wire: every message received from sluice, in order.
 export async function connect(opts = {}) {
 	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
+	// opts.wrap: a command line that runs sluice as its last arguments
+	// (e.g. a script that mounts something first).
+	const wrap = opts.wrap ?? [];
 	const transport = new StdioClientTransport({
-		command: SLUICE,
-		args: ['serve', '--config', configPath],
+		command: wrap.length ? wrap[0] : SLUICE,
+		args: [...wrap.slice(1), ...(wrap.length ? [SLUICE] : []), 'serve', '--config', configPath],
 		stderr: 'pipe',
 		// opts.env: extra variables for sluice (the SDK adds its safe defaults).
 		...(opts.env ? { env: opts.env } : {}),

@@ -18,7 +18,7 @@
 //
 //   SLUICE=build/sluice CATALOG=build/tests/catalog node tests/soak/soak.mjs
 import { readFileSync, readdirSync } from 'node:fs';
-import assert from 'node:assert/strict';
+import os from 'node:os';
 
 import { startHttp, httpClient, catalog, textOf, closeAll, sleep } from '../e2e/helpers.mjs';
 
@@ -122,11 +122,19 @@ function pick(r) {
 	return SCENARIOS[0];
 }
 
+// CPU seconds (user + system) a process used so far.
+function cpuSeconds(pid) {
+	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+	const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+	return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 function sample(pid) {
 	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
 	return {
 		rss: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)[1]) * 1024,
 		fds: readdirSync(`/proc/${pid}/fd`).length,
+		cpu: cpuSeconds(pid),
 		at: Date.now(),
 	};
 }
@@ -150,6 +158,7 @@ async function main() {
 	const samples = {};
 	const t0 = Date.now();
 	const end = t0 + SECONDS * 1000;
+	const cpu0 = { gateway: cpuSeconds(gw.pid), client: process.cpuUsage() };
 
 	// Warm-up sample after a sixth of the run, middle at half, end just
 	// before the clients stop.
@@ -200,6 +209,13 @@ async function main() {
 		if (r.status === 'rejected') failures.push(`session ${i} could not run: ${r.reason?.message ?? r.reason}`);
 	timers.forEach(clearTimeout);
 	const elapsed = (Date.now() - t0) / 1000;
+	const cpu = {
+		gateway: cpuSeconds(gw.pid) - cpu0.gateway,
+		client: (() => {
+			const u = process.cpuUsage(cpu0.client);
+			return (u.user + u.system) / 1e6;
+		})(),
+	};
 	await sleep(1500);
 	samples['after the clients left'] = sample(gw.pid);
 	const children = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
@@ -222,6 +238,10 @@ async function main() {
 	out.push(`- requests served: ${served} (${(served / elapsed).toFixed(0)}/s)`);
 	out.push(`- unexpected answers: ${unexpected}`);
 	out.push(`- latency, all requests: p50 ${pct(all, 50).toFixed(1)} ms, p99 ${pct(all, 99).toFixed(1)} ms`);
+	out.push(
+		`- CPU used: gateway ${cpu.gateway.toFixed(1)} s, the soak's own clients ${cpu.client.toFixed(1)} s ` +
+			`(${os.cpus().length} cores, load average at the end ${os.loadavg()[0].toFixed(1)})`,
+	);
 	out.push(`- gateway exit on SIGTERM: ${exited.code ?? exited.signal}; children left before it: ${children} (upstreams, zygote)`);
 	out.push('');
 	out.push('| scenario | requests | unexpected | p50 ms | p99 ms |');
