@@ -8,7 +8,22 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, catalog, closeAll, textOf, eventually, toolsWhen, writeConfig, sleep } from './helpers.mjs';
+import {
+	connect,
+	startRaw,
+	startHttp,
+	httpClient,
+	catalog,
+	closeAll,
+	textOf,
+	eventually,
+	toolsWhen,
+	writeConfig,
+	sleep,
+	withTimeout,
+	descendants,
+	zygoteOf,
+} from './helpers.mjs';
 
 after(closeAll);
 
@@ -204,3 +219,153 @@ for (const mode of ['full', 'ro']) {
 		}
 	});
 }
+
+// ---- upstreams that crash or hang, with the audit trail -----------------------
+
+// A router gateway over github and jira with its audit in a file.
+async function routerGateway(sluice = {}, servers = { github: catalog('github'), jira: catalog('jira') }) {
+	const configPath = writeConfig(servers, {});
+	rewrite(configPath, servers, { exposure: 'router', governor: { enabled: false }, ...sluice });
+	const gw = await connect({ configPath });
+	const invoke = (server, tool, args = {}) =>
+		gw.client.callTool({ name: 'invoke_tool', arguments: { server, tool, arguments: args } });
+	return { gw, invoke, audit: auditPath(configPath) };
+}
+
+test('an upstream that crashes mid-call: clear errors, audited, restarted with backoff, the next call works', async () => {
+	const { gw, invoke, audit } = await routerGateway();
+	const inflight = invoke('github', 'slow', { ms: 5000 });
+	const other = invoke('jira', 'slow', { ms: 400 });
+	await sleep(100);
+	const crash = await invoke('github', 'crash');
+	assert.equal(crash.isError, true);
+	assert.match(textOf(crash), /github.*exit|exit.*github/is);
+	const lost = await inflight;
+	assert.equal(lost.isError, true);
+	assert.match(textOf(lost), /github/);
+	assert.equal(textOf(await other), 'slept 400 ms', 'the other server is untouched');
+	await audited(audit, 'github', 'crash', 'ok').catch(() => audited(audit, 'github', 'crash', 'failed'));
+	await audited(audit, 'github', 'slow', 'failed');
+	await audited(audit, 'jira', 'slow', 'ok');
+	assert.match(gw.stderr(), /retrying in \d+ ms|restart/i);
+	const back = await eventually(async () => {
+		const r = await invoke('github', 'echo', { back: true });
+		return r.isError ? null : r;
+	}, 8000, 200, 'github to serve again');
+	assert.deepEqual(JSON.parse(textOf(back)), { back: true });
+	await gw.close();
+});
+
+test('an upstream that hangs: the call times out, the upstream is told to cancel, audited, the next call works', async () => {
+	const { gw, invoke, audit } = await routerGateway({}, { github: catalog('github', { timeout: 500 }), jira: catalog('jira') });
+	const t0 = Date.now();
+	const [hung, other] = await Promise.all([invoke('github', 'slow', { ms: 30000 }), invoke('jira', 'slow', { ms: 700 })]);
+	assert.equal(hung.isError, true);
+	assert.match(textOf(hung), /github.*did not answer .*within 500 ms/);
+	assert.ok(Date.now() - t0 < 10000);
+	assert.equal(textOf(other), 'slept 700 ms');
+	// The catalog server logs the notifications/cancelled it got (its stderr goes to sluice's log).
+	await eventually(() => /catalog: cancelled request/.test(gw.stderr()), 5000, 50, 'the upstream to see the cancellation');
+	await audited(audit, 'github', 'slow', 'failed');
+	const next = await invoke('github', 'echo', { after: 'hang' });
+	assert.deepEqual(JSON.parse(textOf(next)), { after: 'hang' });
+	await gw.close();
+});
+
+// ---- SIGTERM ------------------------------------------------------------------
+
+test('SIGTERM with a program and a call in flight: both cancelled and audited, exit 0, no child or zombie left', async () => {
+	const servers = { github: catalog('github') };
+	const configPath = writeConfig(servers, {});
+	rewrite(configPath, servers, { exposure: 'router', codeMode: { enabled: true } });
+	const audit = auditPath(configPath);
+	const raw = startRaw({ configPath });
+	await raw.initialize();
+	const pid = raw.child.pid;
+	await eventually(() => zygoteOf(pid)?.workers.length > 0, 8000, 50, 'the zygote and its workers');
+	raw.send({
+		jsonrpc: '2.0',
+		id: 'prog',
+		method: 'tools/call',
+		params: {
+			name: 'execute_code',
+			arguments: { code: 'await tools.github.stderr({ lines: 1 }); await tools.github.slow({ ms: 20000 }); return 1;' },
+		},
+	});
+	raw.send({
+		jsonrpc: '2.0',
+		id: 'call',
+		method: 'tools/call',
+		params: { name: 'invoke_tool', arguments: { server: 'github', tool: 'slow', arguments: { ms: 20000 } } },
+	});
+	// The program is past its first call (the upstream's stderr line is in
+	// sluice's log); give its second one a moment to reach the upstream.
+	await eventually(() => /catalog: stderr line 1 of 1/.test(raw.stderr()), 8000, 50, 'the program to start calling');
+	await sleep(300);
+	const kids = descendants(pid);
+	assert.ok(kids.some((k) => k.cmdline.includes('__zygote')), 'a zygote');
+	assert.ok(kids.some((k) => k.cmdline.includes('--backend github')), 'the upstream');
+	const t0 = Date.now();
+	raw.child.kill('SIGTERM');
+	const ex = await withTimeout(raw.wait(), 8000, 'sluice to exit');
+	assert.equal(ex.code, 0, raw.stderr().slice(-2000));
+	assert.ok(Date.now() - t0 < 6000, `exited after ${Date.now() - t0} ms`);
+	// Nothing answered after the signal is a half answer: every line is whole JSON.
+	assert.ok(raw.all.every((m) => !m.msg.__unparsable));
+	// Each call and the program left their audit line.
+	const lines = await eventually(() => {
+		const l = auditLines(audit);
+		const calls = l.filter((x) => x.type === 'call' && x.tool === 'slow' && x.outcome === 'cancelled');
+		const progs = l.filter((x) => x.type === 'program' && x.outcome === 'cancelled');
+		return calls.length === 2 && progs.length === 1 ? l : null;
+	}, 3000, 50, 'two cancelled call lines and a cancelled program line');
+	assert.deepEqual(lines.filter((x) => x.tool === 'slow').map((x) => x.origin).sort(), ['code', 'router']);
+	// Every process it started is gone: none alive, none a zombie.
+	await eventually(() => kids.every((k) => !existsSync(`/proc/${k.pid}`)), 5000, 50, `no process left of ${kids.map((k) => `${k.pid} ${k.cmdline}`).join('; ')}`);
+});
+
+// ---- a client that goes away in the middle of a program, over HTTP ------------
+
+test('an HTTP client that ends its session mid-program: program killed, its calls cancelled, others served', async () => {
+	const servers = { github: catalog('github') };
+	const configPath = writeConfig(servers, {});
+	rewrite(configPath, servers, { exposure: 'router', codeMode: { enabled: true } });
+	const audit = auditPath(configPath);
+	const gw = await startHttp({ configPath });
+	const a = await httpClient(gw.url, { name: 'leaver' });
+	const b = await httpClient(gw.url, { name: 'stayer' });
+	const stays = b.client.callTool({ name: 'invoke_tool', arguments: { server: 'github', tool: 'slow', arguments: { ms: 1500 } } });
+	const leaving = a.client
+		.callTool({
+			name: 'execute_code',
+			arguments: { code: 'await tools.github.stderr({ lines: 1 }); await tools.github.slow({ ms: 20000 }); return "finished";' },
+		})
+		.then(
+			(r) => ({ r }),
+			(e) => ({ e }),
+		);
+	// The program is past its first call; its second reaches the upstream.
+	await eventually(() => /catalog: stderr line 1 of 1/.test(gw.stderr()), 8000, 50, 'the program to start calling');
+	await sleep(300);
+	await a.transport.terminateSession();
+	await a.client.close();
+	const left = await withTimeout(leaving, 5000, 'the leaving call to settle');
+	assert.ok(left.e || left.r?.isError, 'the program did not run to its end');
+	// Its call was cancelled upstream, and both were audited as cancelled.
+	await eventually(() => /catalog: cancelled request/.test(gw.stderr()), 5000, 50, 'the upstream to see the cancellation');
+	await eventually(
+		() => auditLines(audit).some((x) => x.type === 'program' && x.outcome === 'cancelled'),
+		5000,
+		50,
+		'a cancelled program line',
+	);
+	await audited(audit, 'github', 'slow', 'cancelled');
+	// The other session was not disturbed, and keeps serving.
+	assert.equal(textOf(await stays), 'slept 1500 ms');
+	await audited(audit, 'github', 'slow', 'ok');
+	const r = await b.client.callTool({ name: 'execute_code', arguments: { code: 'return (await tools.github.echo({ n: 7 })).arguments.n * 6;' } });
+	assert.equal(textOf(r), '42');
+	await b.client.close();
+	const ex = await gw.close();
+	assert.equal(ex.code, 0);
+});
