@@ -76,6 +76,10 @@ describe('SIGHUP reloads the config', () => {
 		);
 		const before = gw.notifications.length;
 		process.kill(gw.pid(), 'SIGHUP');
+		// A call made while the stages wait for the one in flight is held,
+		// then runs on the new settings: the new policy denies it.
+		await eventually(() => /config reload: 2 servers/.test(gw.stderr()), 5000, 20, 'the reload');
+		const held = gw.client.callTool({ name: 'github__merge_pull_request', arguments: { repo: 'api', number: 1 } });
 
 		const tools = await toolsWhen(
 			gw.client,
@@ -90,6 +94,10 @@ describe('SIGHUP reloads the config', () => {
 		);
 		assert.equal(textOf(await slow), 'slept 1500 ms');
 		await audited(audit, 'github', 'slow', 'ok');
+		const denied = await held;
+		assert.equal(denied.isError, true);
+		assert.match(textOf(denied), /policy: github\.merge_pull_request is denied by rule 1/);
+		await audited(audit, 'github', 'merge_pull_request', 'denied');
 
 		// The same session: the new server serves, the new policy holds.
 		const j = await gw.client.callTool({ name: 'jira__echo', arguments: { after: 'reload' } });
@@ -98,6 +106,43 @@ describe('SIGHUP reloads the config', () => {
 		assert.equal(m.isError, true);
 		assert.match(gw.stderr(), /config reload: 2 servers \(1 added, 0 restarted, 0 removed\)/);
 		assert.match(gw.stderr(), /config reload: new settings for 1 stage\b/);
+		await gw.close();
+	});
+
+	test('a server removed and one changed: the removed one stops after its call in flight, the changed one restarts', async () => {
+		const servers = { github: catalog('github'), jira: catalog('jira') };
+		const configPath = writeConfig(servers, {});
+		rewrite(configPath, servers, {});
+		const gw = await connect({ configPath });
+		const audit = auditPath(configPath);
+		const names = (tools) => tools.map((t) => t.name);
+		await toolsWhen(gw.client, (t) => names(t).includes('github__echo') && names(t).includes('jira__echo'));
+		const procs = () => descendants(gw.pid()).filter((p) => p.cmdline.includes('--backend'));
+		const before = procs();
+		const github = before.find((p) => p.cmdline.includes('--backend github'));
+		const jira = before.find((p) => p.cmdline.includes('--backend jira'));
+		assert.ok(github && jira, JSON.stringify(before));
+
+		const inflight = gw.client.callTool({ name: 'github__slow', arguments: { ms: 1200 } });
+		await sleep(200);
+		// github goes; jira gets an extra argument (a changed command line).
+		rewrite(configPath, { jira: { ...catalog('jira'), args: ['--backend', 'jira', '--name', 'jira-two'] } }, {});
+		process.kill(gw.pid(), 'SIGHUP');
+		await eventually(() => /config reload: 1 servers \(0 added, 1 restarted, 1 removed\)/.test(gw.stderr()), 5000, 50, 'the reload');
+		const tools = await toolsWhen(gw.client, (t) => !names(t).includes('github__echo') && names(t).includes('jira__echo'));
+		assert.ok(!names(tools).some((n) => n.startsWith('github__')));
+		// The call in flight on the removed server is answered, not cut.
+		assert.equal(textOf(await inflight), 'slept 1200 ms');
+		await audited(audit, 'github', 'slow', 'ok');
+		// Then its process ends; jira's old process is replaced by a new one.
+		await eventually(() => !existsSync(`/proc/${github.pid}`) && !existsSync(`/proc/${jira.pid}`), 8000, 50, 'the old processes to end');
+		const after = procs();
+		assert.equal(after.length, 1, JSON.stringify(after));
+		assert.match(after[0].cmdline, /--name jira-two/);
+		const r = await gw.client.callTool({ name: 'jira__echo', arguments: { changed: true } });
+		assert.deepEqual(JSON.parse(textOf(r)), { changed: true });
+		const gone = await gw.client.callTool({ name: 'github__echo', arguments: {} }).catch((e) => e);
+		assert.ok(gone instanceof Error ? /github__echo/.test(gone.message) : gone.isError, 'a removed tool is refused');
 		await gw.close();
 	});
 
@@ -368,4 +413,21 @@ test('an HTTP client that ends its session mid-program: program killed, its call
 	await b.client.close();
 	const ex = await gw.close();
 	assert.equal(ex.code, 0);
+});
+
+test('an upstream that writes a line over the cap and non-JSON lines: clear errors, audited, nothing else lost', async () => {
+	const { gw, invoke, audit } = await routerGateway({ maxUpstreamMessageBytes: 65536 });
+	const other = invoke('github', 'slow', { ms: 600 });
+	const [big, junk] = await Promise.all([invoke('github', 'huge', { bytes: 200000 }), invoke('github', 'garbage')]);
+	assert.equal(big.isError, true);
+	assert.match(textOf(big), /65536|maxUpstreamMessageBytes/);
+	assert.equal(junk.isError ?? false, false, textOf(junk));
+	assert.match(textOf(junk), /garbage/);
+	assert.equal(textOf(await other), 'slept 600 ms', 'the call in flight beside them is answered');
+	await audited(audit, 'github', 'huge', 'failed');
+	await audited(audit, 'github', 'garbage', 'ok');
+	await audited(audit, 'github', 'slow', 'ok');
+	const next = await invoke('github', 'echo', { after: 'junk' });
+	assert.deepEqual(JSON.parse(textOf(next)), { after: 'junk' });
+	await gw.close();
 });
