@@ -510,6 +510,9 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_er
 
 	if (sl_stages_changed(gw->stage_next ? gw->stage_next : gw->stage_cfg, cfg)) {
 		gw->stage_next = cfg;
+		if (sl_calls_running())
+			sl_log(SL_LOG_INFO, "config reload: new stage settings wait for %u call%s in flight; "
+			       "new calls wait with them", sl_calls_running(), sl_calls_running() == 1 ? "" : "s");
 		sl_calls_hold(on_calls_idle, gw);
 	} else if (gw->stage_next) {
 		gw->stage_next = cfg;
