@@ -227,9 +227,12 @@ static uint64_t lists_hash(struct sl_gateway *gw, bool prompts)
 	return h;
 }
 
-static void broadcast_changes(struct sl_gateway *gw, bool force_tools)
+/* tools: the tools may have changed whatever the catalog says (a reload's
+ * new policy); exposure: the exposure mode changed, so even a router
+ * client's list did. */
+static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool exposure)
 {
-	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups) || force_tools;
+	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups) || tools_maybe;
 	uint64_t rh = lists_hash(gw, false), ph = lists_hash(gw, true);
 	bool resources = rh != gw->resources_hash, prompts = ph != gw->prompts_hash;
 
@@ -237,6 +240,9 @@ static void broadcast_changes(struct sl_gateway *gw, bool force_tools)
 	gw->prompts_hash = ph;
 	if (!gw->settled)
 		return; /* nobody has seen a list yet */
+	/* The router's own tools do not change with the catalog. */
+	if (gw->cfg->exposure == SL_EXPOSE_ROUTER && !exposure)
+		tools = false;
 	for (struct sl_session *s = gw->sessions; s; s = s->next) {
 		if (tools)
 			sl_session_list_changed(s, "tools");
@@ -250,7 +256,7 @@ static void broadcast_changes(struct sl_gateway *gw, bool force_tools)
 static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
-	broadcast_changes(gw, false);
+	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }
 
@@ -389,10 +395,6 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
 }
 
-static void tell_tools_changed(struct sl_gateway *gw)
-{
-	broadcast_changes(gw, true);
-}
 
 static void on_swap(uv_timer_t *t)
 {
@@ -413,7 +415,7 @@ static void on_swap(uv_timer_t *t)
 	gw->stage_cfg = next;
 	sl_calls_release();
 	/* Policy and pinning decide which tools are visible. */
-	tell_tools_changed(gw);
+	broadcast_changes(gw, true, false);
 }
 
 static void on_calls_idle(void *ctx)
@@ -506,7 +508,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_er
 		for (size_t j = 0; j < gw->nups; j++)
 			if (gw->ups[j]->state == SL_UP_IDLE)
 				sl_upstream_start(gw->ups[j], gw->caps ? yyjson_doc_get_root(gw->caps) : NULL);
-	broadcast_changes(gw, exposure);
+	broadcast_changes(gw, exposure, exposure);
 
 	if (sl_stages_changed(gw->stage_next ? gw->stage_next : gw->stage_cfg, cfg)) {
 		gw->stage_next = cfg;

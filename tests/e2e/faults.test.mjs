@@ -146,6 +146,32 @@ describe('SIGHUP reloads the config', () => {
 		await gw.close();
 	});
 
+	test('exposure passthrough to router: list_changed, the router tools, and back', async () => {
+		const servers = { github: catalog('github') };
+		const configPath = writeConfig(servers, {});
+		rewrite(configPath, servers, {});
+		const gw = await connect({ configPath });
+		const names = (tools) => tools.map((t) => t.name).sort();
+		await toolsWhen(gw.client, (t) => names(t).includes('github__echo'));
+		const before = gw.notifications.length;
+		rewrite(configPath, servers, { exposure: 'router' });
+		process.kill(gw.pid(), 'SIGHUP');
+		await eventually(
+			() => gw.notifications.slice(before).some((n) => n.method === 'notifications/tools/list_changed'),
+			5000,
+			50,
+			'notifications/tools/list_changed',
+		);
+		const tools = await toolsWhen(gw.client, (t) => names(t).includes('invoke_tool'));
+		assert.ok(!names(tools).includes('github__echo'), names(tools).join(', '));
+		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'github', tool: 'echo', arguments: { via: 'router' } } });
+		assert.deepEqual(JSON.parse(textOf(r)), { via: 'router' });
+		rewrite(configPath, servers, {});
+		process.kill(gw.pid(), 'SIGHUP');
+		await toolsWhen(gw.client, (t) => names(t).includes('github__echo') && !names(t).includes('invoke_tool'));
+		await gw.close();
+	});
+
 	test('a broken config is refused with a clear log line; the old one keeps serving', async () => {
 		const servers = { github: catalog('github') };
 		const configPath = writeConfig(servers, {});
