@@ -25,7 +25,15 @@ import {
 	zygoteOf,
 } from './helpers.mjs';
 
-after(closeAll);
+// Every gateway a test started: under `make test SAN=...` a sanitizer
+// report in any of their logs fails the file.
+const started = [];
+const track = (gw) => (started.push(gw), gw);
+const open = async (opts) => track(await connect(opts));
+after(async () => {
+	await closeAll();
+	for (const gw of started) assert.doesNotMatch(gw.stderr(), /Sanitizer|runtime error/, gw.stderr().slice(-3000));
+});
 
 // The audit file of a config written by writeConfig (in its own temp dir).
 const auditPath = (configPath) => path.join(path.dirname(configPath), 'audit.jsonl');
@@ -61,7 +69,7 @@ describe('SIGHUP reloads the config', () => {
 		const servers = { github: catalog('github') };
 		const configPath = writeConfig(servers, {});
 		rewrite(configPath, servers, {});
-		const gw = await connect({ configPath });
+		const gw = await open({ configPath });
 		const audit = auditPath(configPath);
 		const names = (tools) => tools.map((t) => t.name);
 		await toolsWhen(gw.client, (t) => names(t).includes('github__merge_pull_request'));
@@ -113,7 +121,7 @@ describe('SIGHUP reloads the config', () => {
 		const servers = { github: catalog('github'), jira: catalog('jira') };
 		const configPath = writeConfig(servers, {});
 		rewrite(configPath, servers, {});
-		const gw = await connect({ configPath });
+		const gw = await open({ configPath });
 		const audit = auditPath(configPath);
 		const names = (tools) => tools.map((t) => t.name);
 		await toolsWhen(gw.client, (t) => names(t).includes('github__echo') && names(t).includes('jira__echo'));
@@ -150,7 +158,7 @@ describe('SIGHUP reloads the config', () => {
 		const servers = { github: catalog('github') };
 		const configPath = writeConfig(servers, {});
 		rewrite(configPath, servers, {});
-		const gw = await connect({ configPath });
+		const gw = await open({ configPath });
 		const names = (tools) => tools.map((t) => t.name).sort();
 		await toolsWhen(gw.client, (t) => names(t).includes('github__echo'));
 		const before = gw.notifications.length;
@@ -176,7 +184,7 @@ describe('SIGHUP reloads the config', () => {
 		const servers = { github: catalog('github') };
 		const configPath = writeConfig(servers, {});
 		rewrite(configPath, servers, {});
-		const gw = await connect({ configPath });
+		const gw = await open({ configPath });
 		const audit = auditPath(configPath);
 		await toolsWhen(gw.client, (t) => t.some((x) => x.name === 'github__echo'));
 
@@ -246,7 +254,7 @@ for (const mode of ['full', 'ro']) {
 		const state = path.join(dir, 'state');
 		const saved = path.join(dir, 'saved');
 		mkdirSync(saved);
-		let gw = await connect({ configPath });
+		let gw = await open({ configPath });
 		await toolsWhen(gw.client, (tools) => tools.some((x) => x.name === 'github__echo'));
 		await eventually(() => existsSync(path.join(state, 'pins.json')), 5000, 50, 'pins.json');
 		await gw.close();
@@ -259,7 +267,7 @@ for (const mode of ['full', 'ro']) {
 		// sluice at start, by design: docs/stages/audit.md).
 		const audit = mode === 'full' ? path.join(state, 'audit.jsonl') : auditPath(configPath);
 		rewrite(configPath, { github: catalog('github'), jira: catalog('jira') }, { audit: { file: audit } });
-		gw = await connect({ configPath, wrap: ['unshare', '-m', '--propagation', 'private', 'sh', '-c', STATE_WRAPPER, 'sh', state, saved, mode] });
+		gw = await open({ configPath, wrap: ['unshare', '-m', '--propagation', 'private', 'sh', '-c', STATE_WRAPPER, 'sh', state, saved, mode] });
 		await toolsWhen(gw.client, (tools) => tools.some((x) => x.name === 'jira__echo'));
 		const calls = await Promise.all([
 			gw.client.callTool({ name: 'jira__echo', arguments: { disk: mode } }),
@@ -297,7 +305,7 @@ for (const mode of ['full', 'ro']) {
 async function routerGateway(sluice = {}, servers = { github: catalog('github'), jira: catalog('jira') }) {
 	const configPath = writeConfig(servers, {});
 	rewrite(configPath, servers, { exposure: 'router', governor: { enabled: false }, ...sluice });
-	const gw = await connect({ configPath });
+	const gw = await open({ configPath });
 	const invoke = (server, tool, args = {}) =>
 		gw.client.callTool({ name: 'invoke_tool', arguments: { server, tool, arguments: args } });
 	return { gw, invoke, audit: auditPath(configPath) };
@@ -350,7 +358,7 @@ test('SIGTERM with a program and a call in flight: both cancelled and audited, e
 	const configPath = writeConfig(servers, {});
 	rewrite(configPath, servers, { exposure: 'router', codeMode: { enabled: true } });
 	const audit = auditPath(configPath);
-	const raw = startRaw({ configPath });
+	const raw = track(startRaw({ configPath }));
 	await raw.initialize();
 	const pid = raw.child.pid;
 	await eventually(() => zygoteOf(pid)?.workers.length > 0, 8000, 50, 'the zygote and its workers');
@@ -402,7 +410,7 @@ test('an HTTP client that ends its session mid-program: program killed, its call
 	const configPath = writeConfig(servers, {});
 	rewrite(configPath, servers, { exposure: 'router', codeMode: { enabled: true } });
 	const audit = auditPath(configPath);
-	const gw = await startHttp({ configPath });
+	const gw = track(await startHttp({ configPath }));
 	const a = await httpClient(gw.url, { name: 'leaver' });
 	const b = await httpClient(gw.url, { name: 'stayer' });
 	const stays = b.client.callTool({ name: 'invoke_tool', arguments: { server: 'github', tool: 'slow', arguments: { ms: 1500 } } });
