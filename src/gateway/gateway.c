@@ -395,7 +395,6 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
 }
 
-
 static void on_swap(uv_timer_t *t)
 {
 	struct sl_gateway *gw = t->data;
