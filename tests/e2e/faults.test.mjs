@@ -75,7 +75,7 @@ describe('SIGHUP reloads the config', () => {
 		await toolsWhen(gw.client, (t) => names(t).includes('github__merge_pull_request'));
 
 		// A call in flight across the reload finishes against the old settings.
-		const slow = gw.client.callTool({ name: 'github__slow', arguments: { ms: 1500 } });
+		const slow = gw.client.callTool({ name: 'github__slow', arguments: { ms: 3000 } });
 		await sleep(200);
 		rewrite(
 			configPath,
@@ -86,12 +86,13 @@ describe('SIGHUP reloads the config', () => {
 		process.kill(gw.pid(), 'SIGHUP');
 		// A call made while the stages wait for the one in flight is held,
 		// then runs on the new settings: the new policy denies it.
-		await eventually(() => /config reload: 2 servers/.test(gw.stderr()), 5000, 20, 'the reload');
+		await eventually(() => /config reload: 2 servers/.test(gw.stderr()), 15000, 20, 'the reload');
 		const held = gw.client.callTool({ name: 'github__merge_pull_request', arguments: { repo: 'api', number: 1 } });
 
 		const tools = await toolsWhen(
 			gw.client,
 			(t) => names(t).includes('jira__get_ticket') && !names(t).includes('github__merge_pull_request'),
+			15000,
 		);
 		assert.ok(names(tools).includes('github__echo'));
 		await eventually(
@@ -100,7 +101,7 @@ describe('SIGHUP reloads the config', () => {
 			50,
 			'notifications/tools/list_changed',
 		);
-		assert.equal(textOf(await slow), 'slept 1500 ms');
+		assert.equal(textOf(await slow), 'slept 3000 ms');
 		await audited(audit, 'github', 'slow', 'ok');
 		const denied = await held;
 		assert.equal(denied.isError, true);
@@ -131,16 +132,16 @@ describe('SIGHUP reloads the config', () => {
 		const jira = before.find((p) => p.cmdline.includes('--backend jira'));
 		assert.ok(github && jira, JSON.stringify(before));
 
-		const inflight = gw.client.callTool({ name: 'github__slow', arguments: { ms: 1200 } });
+		const inflight = gw.client.callTool({ name: 'github__slow', arguments: { ms: 3000 } });
 		await sleep(200);
 		// github goes; jira gets an extra argument (a changed command line).
 		rewrite(configPath, { jira: { ...catalog('jira'), args: ['--backend', 'jira', '--name', 'jira-two'] } }, {});
 		process.kill(gw.pid(), 'SIGHUP');
-		await eventually(() => /config reload: 1 servers \(0 added, 1 restarted, 1 removed\)/.test(gw.stderr()), 5000, 50, 'the reload');
-		const tools = await toolsWhen(gw.client, (t) => !names(t).includes('github__echo') && names(t).includes('jira__echo'));
+		await eventually(() => /config reload: 1 servers \(0 added, 1 restarted, 1 removed\)/.test(gw.stderr()), 15000, 50, 'the reload');
+		const tools = await toolsWhen(gw.client, (t) => !names(t).includes('github__echo') && names(t).includes('jira__echo'), 15000);
 		assert.ok(!names(tools).some((n) => n.startsWith('github__')));
 		// The call in flight on the removed server is answered, not cut.
-		assert.equal(textOf(await inflight), 'slept 1200 ms');
+		assert.equal(textOf(await inflight), 'slept 3000 ms');
 		await audited(audit, 'github', 'slow', 'ok');
 		// Then its process ends; jira's old process is replaced by a new one.
 		await eventually(() => !existsSync(`/proc/${github.pid}`) && !existsSync(`/proc/${jira.pid}`), 8000, 50, 'the old processes to end');
@@ -170,13 +171,13 @@ describe('SIGHUP reloads the config', () => {
 			50,
 			'notifications/tools/list_changed',
 		);
-		const tools = await toolsWhen(gw.client, (t) => names(t).includes('invoke_tool'));
+		const tools = await toolsWhen(gw.client, (t) => names(t).includes('invoke_tool'), 15000);
 		assert.ok(!names(tools).includes('github__echo'), names(tools).join(', '));
 		const r = await gw.client.callTool({ name: 'invoke_tool', arguments: { server: 'github', tool: 'echo', arguments: { via: 'router' } } });
 		assert.deepEqual(JSON.parse(textOf(r)), { via: 'router' });
 		rewrite(configPath, servers, {});
 		process.kill(gw.pid(), 'SIGHUP');
-		await toolsWhen(gw.client, (t) => names(t).includes('github__echo') && !names(t).includes('invoke_tool'));
+		await toolsWhen(gw.client, (t) => names(t).includes('github__echo') && !names(t).includes('invoke_tool'), 15000);
 		await gw.close();
 	});
 
@@ -191,7 +192,7 @@ describe('SIGHUP reloads the config', () => {
 		// Invalid JSON: the loader's message with line and column.
 		writeFileSync(configPath, '{ "mcpServers": { "github": ');
 		process.kill(gw.pid(), 'SIGHUP');
-		await eventually(() => /config reload refused, the current config stays: \S+:\d+:\d+: invalid JSON/.test(gw.stderr()), 5000, 50, 'the refusal');
+		await eventually(() => /config reload refused, the current config stays: \S+:\d+:\d+: invalid JSON/.test(gw.stderr()), 15000, 50, 'the refusal');
 		let r = await gw.client.callTool({ name: 'github__echo', arguments: { still: 1 } });
 		assert.deepEqual(JSON.parse(textOf(r)), { still: 1 });
 
@@ -199,7 +200,7 @@ describe('SIGHUP reloads the config', () => {
 		// not even the servers of the same file.
 		rewrite(configPath, { ...servers, jira: catalog('jira') }, { policy: { rules: [{ match: 'github.*', action: 'nope' }] } });
 		process.kill(gw.pid(), 'SIGHUP');
-		await eventually(() => /config reload refused.*sluice\.policy\.rules\[0\]\.action/.test(gw.stderr()), 5000, 50, 'the refusal');
+		await eventually(() => /config reload refused.*sluice\.policy\.rules\[0\]\.action/.test(gw.stderr()), 15000, 50, 'the refusal');
 		const names = (await gw.client.listTools()).tools.map((t) => t.name);
 		assert.ok(!names.includes('jira__echo'), 'the refused file added no server');
 		r = await gw.client.callTool({ name: 'github__echo', arguments: { still: 2 } });
