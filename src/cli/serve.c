@@ -136,7 +136,9 @@ static void on_rl_closed(uv_handle_t *h)
 	sv->rl.running = false;
 	if (sv->stopping)
 		return;
-	if (sv->rl.status != 0 || sv->rl.signal) {
+	if (sv->rl.status < 0) {
+		/* The check could not start: reload() said so. */
+	} else if (sv->rl.status != 0 || sv->rl.signal) {
 		/* The validator's last line is "sluice: <why>". */
 		sv->rl.text[sv->rl.len] = '\0';
 		while (sv->rl.len && sv->rl.text[sv->rl.len - 1] == '\n')
@@ -253,18 +255,18 @@ static void reload(struct serve *sv)
 	o.exit_cb = on_rl_exit;
 	rc = uv_spawn(sv->loop, &sv->rl.proc, &o);
 	sv->rl.running = true;
-	sv->rl.open = 2;
+	sv->rl.open = 3;
 	if (rc < 0) {
 		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: "
 		       "cannot start the check of the new config: %s", uv_strerror(rc));
 		sv->rl.status = -1;
-		sv->rl.signal = 0;
-		sv->rl.len = 0;
+		/* On Unix the process handle is initialised even when the spawn
+		 * fails: it is closed like the others. */
+		uv_close((uv_handle_t *)&sv->rl.proc, on_rl_closed);
 		uv_close((uv_handle_t *)&sv->rl.out, on_rl_closed);
 		uv_close((uv_handle_t *)&sv->rl.deadline, on_rl_closed);
 		return;
 	}
-	sv->rl.open = 3;
 	uv_timer_start(&sv->rl.deadline, on_rl_deadline, VALIDATE_TIMEOUT_MS, 0);
 	uv_read_start((uv_stream_t *)&sv->rl.out, on_rl_alloc, on_rl_read);
 }
