@@ -1,6 +1,7 @@
 // A short run of the soak (tests/soak/soak.mjs; `make soak` runs the full
 // 60 s): 5 s of 10 HTTP sessions mixing invoke_tool and execute_code,
-// including failing and hostile programs, must give no unexpected answer.
+// including failing and hostile programs, with two config reloads under
+// load, must give no unexpected answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -21,5 +22,6 @@ test('5 s soak over HTTP: every answer is the one its scenario expects', async (
 	assert.match(stdout, /- unexpected answers: 0\n/);
 	const served = Number(/- requests served: (\d+)/.exec(stdout)?.[1]);
 	assert.ok(served >= 10, `${served} requests served:\n${stdout}`);
+	assert.match(stdout, /config reloads .*: 2 of 2 applied/);
 	assert.match(stdout, /\*\*PASS\*\*/);
 });

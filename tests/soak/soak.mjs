@@ -10,6 +10,12 @@
 // are sampled after warm-up (the first sixth of the run), in the middle
 // and at the end, and once more after every client has gone.
 //
+// At a third and at two thirds of the run the config file is rewritten
+// with another sluice.governor.maxTokens and the gateway gets SIGHUP
+// (SOAK_RELOADS=0 turns this off): the pipeline is held while the calls in
+// flight finish and the new settings are swapped in, under full load, and
+// still no answer may be unexpected.
+//
 // Prints a markdown report; exits non-zero on any unexpected answer, or
 // (runs of SOAK_SECONDS >= 30 only) when RSS grew more than
 // RSS_TOLERANCE (25% and at least 16 MiB) or fds more than FD_TOLERANCE
@@ -17,7 +23,7 @@
 // are above the warm-up's.
 //
 //   SLUICE=build/sluice CATALOG=build/tests/catalog node tests/soak/soak.mjs
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
 import { startHttp, httpClient, catalog, textOf, closeAll, sleep } from '../e2e/helpers.mjs';
@@ -27,6 +33,7 @@ const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 50);
 const RSS_TOLERANCE = { ratio: 0.25, bytes: 16 << 20 };
 const FD_TOLERANCE = 8;
 const CHECK_GROWTH = SECONDS >= 30;
+const RELOADS = process.env.SOAK_RELOADS === '0' ? 0 : 2;
 
 // A small deterministic generator: runs are comparable.
 function rng(seed) {
@@ -167,6 +174,14 @@ async function main() {
 		['middle', SECONDS / 2],
 		['end', SECONDS - Math.min(1, SECONDS / 10)],
 	].map(([label, s]) => setTimeout(() => (samples[label] = sample(gw.pid)), s * 1000));
+	// Reloads: a stage's settings change under load, then change back.
+	const reload = (maxTokens) => {
+		const cfg = JSON.parse(readFileSync(gw.configPath, 'utf8'));
+		cfg.sluice.governor = { maxTokens };
+		writeFileSync(gw.configPath, JSON.stringify(cfg, null, 2));
+		process.kill(gw.pid, 'SIGHUP');
+	};
+	for (let i = 1; i <= RELOADS; i++) timers.push(setTimeout(() => reload(4000 - i), (SECONDS * 1000 * i) / (RELOADS + 1)));
 
 	async function session(i) {
 		const r = rng(1000 + i);
@@ -217,6 +232,9 @@ async function main() {
 		})(),
 	};
 	await sleep(1500);
+	// A reload sent late in a short run may still be checking the file.
+	const applied = () => (gw.stderr().match(/config reload: new settings for 1 stage\b/g) ?? []).length;
+	for (let i = 0; i < 150 && applied() < RELOADS; i++) await sleep(100);
 	samples['after the clients left'] = sample(gw.pid);
 	const children = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
 		try {
@@ -227,6 +245,7 @@ async function main() {
 	}).length;
 	const exited = await gw.close();
 	const stderr = gw.stderr();
+	const reloaded = applied();
 
 	// ---- the report ----
 	const served = [...stats.values()].reduce((a, s) => a + s.n, 0);
@@ -242,6 +261,7 @@ async function main() {
 		`- CPU used: gateway ${cpu.gateway.toFixed(1)} s, the soak's own clients ${cpu.client.toFixed(1)} s ` +
 			`(${os.cpus().length} cores, load average at the end ${os.loadavg()[0].toFixed(1)})`,
 	);
+	if (RELOADS) out.push(`- config reloads (SIGHUP, a stage's settings changed under load): ${reloaded} of ${RELOADS} applied`);
 	out.push(`- gateway exit on SIGTERM: ${exited.code ?? exited.signal}; children left before it: ${children} (upstreams, zygote)`);
 	out.push('');
 	out.push('| scenario | requests | unexpected | p50 ms | p99 ms |');
@@ -258,6 +278,8 @@ async function main() {
 
 	const problems = [];
 	if (unexpected) problems.push(`${unexpected} unexpected answers`);
+	if (reloaded !== RELOADS) problems.push(`${reloaded} of ${RELOADS} reloads applied`);
+	if (/config reload refused/.test(stderr)) problems.push('a reload was refused');
 	const start = samples['start (after warm-up)'], last = samples.end, left = samples['after the clients left'];
 	if (!start || !last) problems.push('a sample is missing');
 	else if (CHECK_GROWTH) {
