@@ -231,7 +231,8 @@ async function main() {
 			return (u.user + u.system) / 1e6;
 		})(),
 	};
-	await sleep(1500);
+	// Past undici's 4 s keep-alive, so the clients' idle sockets are closed too.
+	await sleep(5000);
 	// A reload sent late in a short run may still be checking the file.
 	const applied = () => (gw.stderr().match(/config reload: new settings for 1 stage\b/g) ?? []).length;
 	for (let i = 0; i < 150 && applied() < RELOADS; i++) await sleep(100);
