@@ -327,7 +327,7 @@ test('an upstream that crashes mid-call: clear errors, audited, restarted with b
 	await audited(audit, 'github', 'crash', 'ok').catch(() => audited(audit, 'github', 'crash', 'failed'));
 	await audited(audit, 'github', 'slow', 'failed');
 	await audited(audit, 'jira', 'slow', 'ok');
-	assert.match(gw.stderr(), /retrying in \d+ ms|restart/i);
+	assert.match(gw.stderr(), /'github' exited .*; restarting in \d+ ms/);
 	const back = await eventually(async () => {
 		const r = await invoke('github', 'echo', { back: true });
 		return r.isError ? null : r;
@@ -464,5 +464,29 @@ test('an upstream that writes a line over the cap and non-JSON lines: clear erro
 	await audited(audit, 'github', 'slow', 'ok');
 	const next = await invoke('github', 'echo', { after: 'junk' });
 	assert.deepEqual(JSON.parse(textOf(next)), { after: 'junk' });
+	await gw.close();
+});
+
+test('an upstream that exits at start: not ready with its reason, restarted with growing backoff, calls answered, others served', async () => {
+	const quitter = { command: 'sh', args: ['-c', 'echo "quitter: no config found" >&2; exit 7'] };
+	const { gw, invoke, audit } = await routerGateway({}, { github: catalog('github'), quitter });
+	const servers = async () => JSON.parse(textOf(await gw.client.callTool({ name: 'list_servers', arguments: {} })));
+	const q = (await servers()).find((s) => s.name === 'quitter');
+	assert.notEqual(q.status, 'ready');
+	assert.match(q.error ?? '', /exited with status 7/, JSON.stringify(q));
+	const [r, other] = await Promise.all([invoke('quitter', 'echo', {}), invoke('github', 'slow', { ms: 300 })]);
+	assert.equal(r.isError, true);
+	assert.match(textOf(r), /quitter/);
+	assert.equal(textOf(other), 'slept 300 ms');
+	await audited(audit, 'github', 'slow', 'ok');
+	// Its stderr reaches the log, and the retries back off: 250, 500, 1000 ms ...
+	await eventually(() => /restarting in 1000 ms/.test(gw.stderr()), 8000, 100, 'the backoff to grow');
+	assert.match(gw.stderr(), /\[quitter\] quitter: no config found/);
+	assert.match(
+		gw.stderr(),
+		/'quitter' exited with status 7; restarting in 250 ms[\s\S]*restarting in 500 ms[\s\S]*restarting in 1000 ms/,
+	);
+	const next = await invoke('github', 'echo', { still: 'serving' });
+	assert.deepEqual(JSON.parse(textOf(next)), { still: 'serving' });
 	await gw.close();
 });
