@@ -25,7 +25,7 @@
 #include <string.h>
 
 #define DRAIN_POLL_MS 10
-#define VALIDATE_OUT_MAX 2048 /* what is kept of the validator's output */
+#define VALIDATE_OUT_MAX 2048 /* the tail of the validator's output that is kept */
 #define VALIDATE_TIMEOUT_MS 30000
 
 struct serve {
@@ -174,21 +174,21 @@ static void close_rl(struct serve *sv, uv_handle_t *h)
 
 static void on_rl_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
-	static char scratch[512];
 	struct serve *sv = h->data;
-	size_t room = sizeof(sv->rl.text) - 1 - sv->rl.len;
+	size_t half = sv->rl.len / 2;
 
-	/* Past the cap, read into scratch and drop it: the child never blocks. */
-	if (room == 0)
-		*buf = uv_buf_init(scratch, sizeof(scratch));
-	else
-		*buf = uv_buf_init(sv->rl.text + sv->rl.len, room);
+	/* The reason is the last line: when full, keep the newer half. */
+	if (sv->rl.len == sizeof(sv->rl.text) - 1) {
+		memmove(sv->rl.text, sv->rl.text + half, sv->rl.len - half);
+		sv->rl.len -= half;
+	}
+	*buf = uv_buf_init(sv->rl.text + sv->rl.len, sizeof(sv->rl.text) - 1 - sv->rl.len);
 }
 
 static void on_rl_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct serve *sv = st->data;
-	if (n > 0 && buf->base == sv->rl.text + sv->rl.len)
+	if (n > 0)
 		sv->rl.len += (size_t)n;
 	else if (n < 0)
 		close_rl(sv, (uv_handle_t *)st);
