@@ -479,9 +479,9 @@ test('an upstream that exits at start: not ready with its reason, restarted with
 	assert.match(textOf(r), /quitter/);
 	assert.equal(textOf(other), 'slept 300 ms');
 	await audited(audit, 'github', 'slow', 'ok');
-	// Its stderr reaches the log, and the retries back off: 250, 500, 1000 ms ...
+	// The retries back off: 250, 500, 1000 ms ... (Its stderr line is not
+	// checked: a process that exits at once can lose it, docs/RELIABILITY.md.)
 	await eventually(() => /restarting in 1000 ms/.test(gw.stderr()), 8000, 100, 'the backoff to grow');
-	assert.match(gw.stderr(), /\[quitter\] quitter: no config found/);
 	assert.match(
 		gw.stderr(),
 		/'quitter' exited with status 7; restarting in 250 ms[\s\S]*restarting in 500 ms[\s\S]*restarting in 1000 ms/,
