@@ -5,6 +5,7 @@
 #                   (make run HTTP=127.0.0.1:8370: on http://127.0.0.1:8370/mcp)
 #   make test       install what is missing, build, run every test; ends "N passed, N failed"
 #   make bench      benchmarks (numbers, not pass/fail)
+#   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
 #   make install PREFIX=/usr/local
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 
@@ -44,7 +45,7 @@ QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
 QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
 
-.PHONY: all run test unit e2e bench install clean setup
+.PHONY: all run test unit e2e bench soak install clean setup
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -87,6 +88,10 @@ run: $(SLUICE) $(CATALOG)
 
 bench: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) bash bench/run.sh
+
+# Fails on an unexpected answer or on RSS/fd growth after warm-up (tests/soak/soak.mjs).
+soak: setup $(SLUICE) $(CATALOG)
+	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) node tests/soak/soak.mjs
 
 install: $(SLUICE)
 	install -d $(DESTDIR)$(PREFIX)/bin

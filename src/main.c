@@ -4,7 +4,6 @@
  */
 #include "cli/cli.h"
 #include "core/log.h"
-#include "gateway/codemode.h"
 #include "pipeline/call.h"
 #include "sandbox/zygote.h"
 
@@ -12,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"usage: sluice <command> [options]\n"
@@ -81,7 +81,8 @@ static char *read_program(const char *text, const char *file, size_t *len)
 
 int main(int argc, char **argv)
 {
-	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG"), *exposure = NULL, *level = NULL;
+	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG");
+	struct sl_cli_opts opts = { 0 };
 	const char *program = NULL, *program_file = NULL, *http = NULL;
 	const char *words[2]; /* policy: the words after the command */
 	int nwords = 0;
@@ -103,9 +104,9 @@ int main(int argc, char **argv)
 		} else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && i + 1 < argc) {
 			path = argv[++i];
 		} else if (!strcmp(a, "--exposure") && i + 1 < argc) {
-			exposure = argv[++i];
+			opts.exposure = argv[++i];
 		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
-			level = argv[++i];
+			opts.log_level = argv[++i];
 		} else if (!strcmp(a, "--http") && i + 1 < argc) {
 			http = argv[++i];
 		} else if (!strcmp(a, "-f") && i + 1 < argc) {
@@ -123,50 +124,27 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
-		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins"))) {
+		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins") &&
+		     strcmp(cmd, "__validate"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
 	}
+	/* serve's reload reads what __validate says on one pipe. */
+	if (strcmp(cmd, "__validate") == 0)
+		dup2(STDOUT_FILENO, STDERR_FILENO);
 	if (!path && strcmp(cmd, "doctor") == 0) {
 		static const char none[] = "{\"mcpServers\": {}}";
-		if (sl_config_parse("(defaults)", none, sizeof(none) - 1, &cfg, &err) < 0)
+		if (sl_cli_parse(none, sizeof(none) - 1, &opts, &cfg, &err) < 0) {
+			fprintf(stderr, "sluice: %s\n", err.msg);
 			return 2;
+		}
 	} else if (!path) {
 		fprintf(stderr, "sluice: no config: use --config FILE or set SLUICE_CONFIG\n");
 		return 2;
-	} else if (sl_config_load(path, &cfg, &err) < 0) {
+	} else if (sl_cli_load(path, &opts, &cfg, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		return 2;
-	}
-	if (exposure) {
-		if (!strcmp(exposure, "passthrough"))
-			cfg->exposure = SL_EXPOSE_PASSTHROUGH;
-		else if (!strcmp(exposure, "router"))
-			cfg->exposure = SL_EXPOSE_ROUTER;
-		else if (!strcmp(exposure, "hybrid"))
-			cfg->exposure = SL_EXPOSE_HYBRID;
-		else if (!strcmp(exposure, "code"))
-			cfg->exposure = SL_EXPOSE_CODE, cfg->code_enabled = true;
-		else {
-			fprintf(stderr, "sluice: --exposure must be passthrough, router, hybrid or code\n");
-			sl_config_free(cfg);
-			return 2;
-		}
-	}
-	if (cfg->code_enabled && sl_codemode_check(cfg, &err) < 0) {
-		fprintf(stderr, "sluice: %s\n", err.msg);
-		sl_config_free(cfg);
-		return 2;
-	}
-	if (level) {
-		int l = sl_log_level_parse(level);
-		if (l < 0) {
-			fprintf(stderr, "sluice: --log-level must be error, warn, info or debug\n");
-			sl_config_free(cfg);
-			return 2;
-		}
-		cfg->log_level = l;
 	}
 	if (sl_log_init(cfg->log_level, cfg->log_file) < 0) {
 		fprintf(stderr, "sluice: cannot open log file %s\n", cfg->log_file);
@@ -191,8 +169,11 @@ int main(int argc, char **argv)
 	}
 	/* A peer that went away is an error to handle, never a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
-	if (strcmp(cmd, "serve") == 0) {
-		rc = sl_cli_serve(cfg, http);
+	if (strcmp(cmd, "__validate") == 0) {
+		/* serve's reload: the config loads and every stage accepts it. */
+		rc = 0;
+	} else if (strcmp(cmd, "serve") == 0) {
+		rc = sl_cli_serve(cfg, http, &opts);
 	} else if (strcmp(cmd, "check") == 0) {
 		rc = sl_cli_check(cfg);
 	} else if (strcmp(cmd, "doctor") == 0) {

@@ -12,7 +12,22 @@
 
 #include "config/config.h"
 
-int sl_cli_serve(const struct sl_config *cfg, const char *http);
+/* The command line's overrides of the config file. */
+struct sl_cli_opts {
+	const char *exposure;  /* --exposure, or NULL */
+	const char *log_level; /* --log-level, or NULL */
+};
+
+/* The config file with the overrides applied and code mode checked.
+ * Returns 0 with *out owned by the caller, or SL_ERR_* with err set. */
+int sl_cli_load(const char *path, const struct sl_cli_opts *o, struct sl_config **out,
+		struct sl_err *err) SL_MUST_USE;
+/* The same for a config held in memory. */
+int sl_cli_parse(const char *text, size_t len, const struct sl_cli_opts *o,
+		 struct sl_config **out, struct sl_err *err) SL_MUST_USE;
+
+/* On SIGHUP, serve reads cfg->path again with the same opts (see serve.c). */
+int sl_cli_serve(const struct sl_config *cfg, const char *http, const struct sl_cli_opts *o);
 int sl_cli_check(const struct sl_config *cfg);
 int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len);
 int sl_cli_doctor(struct sl_config *cfg);

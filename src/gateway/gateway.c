@@ -4,11 +4,14 @@
 #include "core/log.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
+#include "pipeline/call.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define STOP_POLL_MS 20
+#define RETIRE_POLL_MS 100
 
 static void on_up_ready(void *ctx, struct sl_upstream *u);
 static void on_up_down(void *ctx, struct sl_upstream *u);
@@ -32,10 +35,13 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
+	gw->stage_cfg = cfg;
 	uv_timer_init(loop, &gw->timer);
 	uv_timer_init(loop, &gw->wake);
-	gw->timer.data = gw->wake.data = gw;
-	gw->open_timers = 2;
+	uv_timer_init(loop, &gw->swap);
+	uv_timer_init(loop, &gw->retire);
+	gw->timer.data = gw->wake.data = gw->swap.data = gw->retire.data = gw;
+	gw->open_timers = 4;
 	return gw;
 }
 
@@ -64,8 +70,14 @@ static void on_probe_done(void *ctx, struct sl_program *p)
 static void on_gw_timer_closed(uv_handle_t *h)
 {
 	struct sl_gateway *gw = h->data;
-	if (--gw->open_timers == 0)
-		free(gw);
+	if (--gw->open_timers > 0)
+		return;
+	/* Last: the upstreams' timers closed before these, and they borrow
+	 * from the configs. */
+	for (size_t i = 0; i < gw->nconfigs; i++)
+		sl_config_free(gw->configs[i]);
+	free(gw->configs);
+	free(gw);
 }
 
 void sl_gateway_free(struct sl_gateway *gw)
@@ -73,6 +85,11 @@ void sl_gateway_free(struct sl_gateway *gw)
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_free(gw->ups[i]);
 	free(gw->ups);
+	for (size_t i = 0; i < gw->nretired; i++)
+		sl_upstream_free(gw->retired[i]);
+	free(gw->retired);
+	free(gw->retire_by);
+	yyjson_doc_free(gw->caps);
 	sl_catalog_dispose(&gw->catalog);
 	while (gw->waiters) {
 		struct sl_waiter *w = gw->waiters;
@@ -81,6 +98,8 @@ void sl_gateway_free(struct sl_gateway *gw)
 	}
 	uv_close((uv_handle_t *)&gw->timer, on_gw_timer_closed);
 	uv_close((uv_handle_t *)&gw->wake, on_gw_timer_closed);
+	uv_close((uv_handle_t *)&gw->swap, on_gw_timer_closed);
+	uv_close((uv_handle_t *)&gw->retire, on_gw_timer_closed);
 }
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
@@ -167,6 +186,12 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	if (gw->started)
 		return;
 	gw->started = true;
+	if (caps) {
+		yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+		yyjson_mut_doc_set_root(m, yyjson_val_mut_copy(m, caps));
+		gw->caps = yyjson_mut_doc_imut_copy(m, NULL);
+		yyjson_mut_doc_free(m);
+	}
 	if (gw->cfg->code_enabled) {
 		struct sl_err err;
 		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool, &err);
@@ -202,9 +227,12 @@ static uint64_t lists_hash(struct sl_gateway *gw, bool prompts)
 	return h;
 }
 
-static void broadcast_changes(struct sl_gateway *gw)
+/* tools: the tools may have changed whatever the catalog says (a reload's
+ * new policy); exposure: the exposure mode changed, so even a router
+ * client's list did. */
+static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool exposure)
 {
-	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups);
+	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups) || tools_maybe;
 	uint64_t rh = lists_hash(gw, false), ph = lists_hash(gw, true);
 	bool resources = rh != gw->resources_hash, prompts = ph != gw->prompts_hash;
 
@@ -212,6 +240,9 @@ static void broadcast_changes(struct sl_gateway *gw)
 	gw->prompts_hash = ph;
 	if (!gw->settled)
 		return; /* nobody has seen a list yet */
+	/* The router's own tools do not change with the catalog. */
+	if (gw->cfg->exposure == SL_EXPOSE_ROUTER && !exposure)
+		tools = false;
 	for (struct sl_session *s = gw->sessions; s; s = s->next) {
 		if (tools)
 			sl_session_list_changed(s, "tools");
@@ -225,7 +256,7 @@ static void broadcast_changes(struct sl_gateway *gw)
 static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
-	broadcast_changes(gw);
+	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }
 
@@ -277,6 +308,9 @@ static void on_stop_poll(uv_timer_t *t)
 	for (size_t i = 0; i < gw->nups; i++)
 		if (!sl_upstream_stopped(gw->ups[i]))
 			return;
+	for (size_t i = 0; i < gw->nretired; i++)
+		if (!sl_upstream_stopped(gw->retired[i]))
+			return;
 	uv_timer_stop(t);
 	if (gw->on_stopped)
 		gw->on_stopped(gw->stopped_ctx);
@@ -291,7 +325,198 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 	}
 	gw->on_stopped = fn;
 	gw->stopped_ctx = ctx;
+	/* A pending settings swap is dropped: calls it held run (and are
+	 * cancelled with their sessions) on the settings they have. */
+	uv_timer_stop(&gw->swap);
+	uv_timer_stop(&gw->retire);
+	if (gw->stage_next) {
+		gw->stage_next = NULL;
+		sl_calls_release();
+	}
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_stop(gw->ups[i]);
+	for (size_t i = 0; i < gw->nretired; i++)
+		sl_upstream_stop(gw->retired[i]);
 	uv_timer_start(&gw->timer, on_stop_poll, 0, STOP_POLL_MS);
+}
+
+/* ---- reload ------------------------------------------------------------ */
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether a server's process would differ (then it is restarted). */
+static bool server_same(const struct sl_server_config *a, const struct sl_server_config *b)
+{
+	if (!str_same(a->command, b->command) || !str_same(a->cwd, b->cwd) ||
+	    !str_same(a->error, b->error) || a->disabled != b->disabled ||
+	    a->nargs != b->nargs || a->nenv != b->nenv)
+		return false;
+	for (size_t i = 0; i < a->nargs; i++)
+		if (!str_same(a->args[i], b->args[i]))
+			return false;
+	for (size_t i = 0; i < a->nenv; i++)
+		if (!str_same(a->env[i].key, b->env[i].key) || !str_same(a->env[i].value, b->env[i].value))
+			return false;
+	return true;
+}
+
+static void on_retire_poll(uv_timer_t *t)
+{
+	struct sl_gateway *gw = t->data;
+	uint64_t now = sl_now_ms();
+	bool waiting = false;
+
+	for (size_t i = 0; i < gw->nretired; i++) {
+		struct sl_upstream *u = gw->retired[i];
+		if (u->state == SL_UP_STOPPING || u->state == SL_UP_STOPPED)
+			continue;
+		if (u->pending && now < gw->retire_by[i]) {
+			waiting = true;
+			continue;
+		}
+		sl_log(SL_LOG_INFO, "server %s: stopping the process the config reload replaced", u->name);
+		sl_upstream_stop(u);
+	}
+	if (!waiting)
+		uv_timer_stop(t);
+}
+
+static void retire(struct sl_gateway *gw, struct sl_upstream *u)
+{
+	gw->retired = sl_realloc(gw->retired, (gw->nretired + 1) * sizeof(*gw->retired));
+	gw->retire_by = sl_realloc(gw->retire_by, (gw->nretired + 1) * sizeof(*gw->retire_by));
+	gw->retired[gw->nretired] = u;
+	gw->retire_by[gw->nretired++] = sl_now_ms() + gw->cfg->call_timeout_ms +
+					(u->cfg->timeout_ms > gw->cfg->call_timeout_ms ?
+					 u->cfg->timeout_ms - gw->cfg->call_timeout_ms : 0);
+	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
+}
+
+static void on_swap(uv_timer_t *t)
+{
+	struct sl_gateway *gw = t->data;
+	const struct sl_config *next = gw->stage_next;
+	char skipped[256];
+	size_t n = 0;
+	struct sl_err err;
+
+	if (!next)
+		return;
+	gw->stage_next = NULL;
+	if (sl_stages_reload(gw->stage_cfg, next, &n, skipped, sizeof(skipped), &err) < 0)
+		sl_log(SL_LOG_ERROR, "config reload: %s; that stage keeps its old settings", err.msg);
+	if (*skipped)
+		sl_log(SL_LOG_WARN, "config reload: sluice.%s changed; that takes effect at restart", skipped);
+	sl_log(SL_LOG_INFO, "config reload: new settings for %zu stage%s", n, n == 1 ? "" : "s");
+	gw->stage_cfg = next;
+	sl_calls_release();
+	/* Policy and pinning decide which tools are visible. */
+	broadcast_changes(gw, true, false);
+}
+
+static void on_calls_idle(void *ctx)
+{
+	struct sl_gateway *gw = ctx;
+	/* Called from inside the engine: swap from the loop. */
+	uv_timer_start(&gw->swap, on_swap, 0, 0);
+}
+
+/* Whether a sluice.<key> section differs. */
+static bool section_changed(const struct sl_config *a, const struct sl_config *b, const char *key)
+{
+	yyjson_val *x = a->sluice ? yyjson_obj_get(a->sluice, key) : NULL;
+	yyjson_val *y = b->sluice ? yyjson_obj_get(b->sluice, key) : NULL;
+	return (x || y) && !(x && y && yyjson_equals(x, y));
+}
+
+int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_err *err)
+{
+	const struct sl_config *old = gw->cfg;
+	struct sl_upstream **ups;
+	size_t added = 0, replaced = 0, removed = 0;
+	char later[128] = "";
+	bool exposure;
+
+	if (gw->stopping || cfg->code_enabled != old->code_enabled) {
+		sl_err_set(err, gw->stopping ? "the gateway is stopping" :
+			   "turning code mode on or off (sluice.exposure \"code\" or "
+			   "sluice.codeMode.enabled) needs a restart");
+		sl_config_free(cfg);
+		return SL_ERR_INVALID;
+	}
+	gw->configs = sl_realloc(gw->configs, (gw->nconfigs + 1) * sizeof(*gw->configs));
+	gw->configs[gw->nconfigs++] = cfg;
+
+	/* What this gateway cannot change while it runs. */
+	{
+		static const char *const keys[] = { "http", "codeMode" };
+		for (size_t i = 0; i < SL_COUNT(keys); i++)
+			if (section_changed(old, cfg, keys[i]))
+				snprintf(later + strlen(later), sizeof(later) - strlen(later), "%ssluice.%s",
+					 *later ? ", " : "", keys[i]);
+		if (!str_same(old->log_file, cfg->log_file))
+			snprintf(later + strlen(later), sizeof(later) - strlen(later), "%ssluice.logFile",
+				 *later ? ", " : "");
+		if (*later)
+			sl_log(SL_LOG_WARN, "config reload: %s changed; that takes effect at restart", later);
+	}
+	sl_log_set_level(cfg->log_level);
+
+	ups = sl_alloc((cfg->nservers + 1) * sizeof(*ups));
+	for (size_t j = 0; j < cfg->nservers; j++) {
+		const struct sl_server_config *sc = &cfg->servers[j];
+		struct sl_upstream *u = NULL;
+		for (size_t i = 0; i < gw->nups; i++)
+			if (gw->ups[i] && strcmp(gw->ups[i]->name, sc->name) == 0) {
+				u = gw->ups[i];
+				gw->ups[i] = NULL;
+				break;
+			}
+		if (u && server_same(u->cfg, sc)) {
+			u->cfg = sc;
+			u->gcfg = cfg;
+			ups[j] = u;
+			continue;
+		}
+		if (u) {
+			retire(gw, u);
+			replaced++;
+		} else {
+			added++;
+		}
+		ups[j] = sl_upstream_new(gw->loop, sc, cfg, &up_ops, gw);
+	}
+	for (size_t i = 0; i < gw->nups; i++)
+		if (gw->ups[i]) {
+			retire(gw, gw->ups[i]);
+			removed++;
+		}
+	free(gw->ups);
+	gw->ups = ups;
+	gw->nups = cfg->nservers;
+	exposure = cfg->exposure != old->exposure;
+	gw->cfg = cfg;
+	sl_log(SL_LOG_INFO, "config reload: %zu servers (%zu added, %zu restarted, %zu removed), "
+	       "%s mode", cfg->nservers, added, replaced, removed, sl_exposure_name(cfg->exposure));
+	/* New processes start only once the gateway has (the first client
+	 * brings the capabilities declared upstream). */
+	if (gw->started)
+		for (size_t j = 0; j < gw->nups; j++)
+			if (gw->ups[j]->state == SL_UP_IDLE)
+				sl_upstream_start(gw->ups[j], gw->caps ? yyjson_doc_get_root(gw->caps) : NULL);
+	broadcast_changes(gw, exposure, exposure);
+
+	if (sl_stages_changed(gw->stage_next ? gw->stage_next : gw->stage_cfg, cfg)) {
+		gw->stage_next = cfg;
+		if (sl_calls_running())
+			sl_log(SL_LOG_INFO, "config reload: new stage settings wait for %u call%s in flight; "
+			       "new calls wait with them", sl_calls_running(), sl_calls_running() == 1 ? "" : "s");
+		sl_calls_hold(on_calls_idle, gw);
+	} else if (gw->stage_next) {
+		gw->stage_next = cfg;
+	}
+	return SL_OK;
 }

@@ -10,6 +10,7 @@
  *   sl_gateway_when_settled(gw, fn, ctx);  fn runs when every upstream has
  *                                          answered its first handshake or
  *                                          failed, or startupTimeoutMs passed
+ *   sl_gateway_reload(gw, newcfg, &err); a config reload (SIGHUP): see below
  *   sl_gateway_stop(gw, fn, ctx);        stops upstreams; fn when all ended
  *   sl_gateway_free(gw);
  */
@@ -34,7 +35,23 @@ struct sl_waiter {
 
 struct sl_gateway {
 	uv_loop_t *loop;
-	const struct sl_config *cfg;
+	const struct sl_config *cfg;   /* the current one */
+	/* Config reloads. Every config a reload brought is kept until
+	 * sl_gateway_free: upstreams, stages, the HTTP front end and code mode
+	 * borrow from the one they started with, and reloads are rare. */
+	struct sl_config **configs;    /* owned */
+	size_t nconfigs;
+	const struct sl_config *stage_cfg;  /* what the pipeline's stages run on */
+	const struct sl_config *stage_next; /* waiting for the calls in flight to finish */
+	uv_timer_t swap;               /* replaces the stages' settings from the loop */
+	/* Servers a reload removed or replaced: stopped once their requests in
+	 * flight have answered (at most callTimeoutMs), kept until
+	 * sl_gateway_free since calls may still hold them. */
+	struct sl_upstream **retired;
+	uint64_t *retire_by;           /* deadline (ms) per retired server */
+	size_t nretired;
+	uv_timer_t retire;
+	yyjson_doc *caps;              /* the client's capabilities, for servers a reload adds */
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
@@ -61,6 +78,22 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps);
 /* Runs fn from the loop (never inside this call) once settled. */
 void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
 void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
+
+/*
+ * Applies a new configuration (taken: owned by gw from here on, also on
+ * failure) without dropping sessions. Servers that are new start; servers
+ * that are gone, or whose command, args, env, cwd or disabled flag changed,
+ * are stopped once their calls in flight have answered (a changed one is
+ * replaced by a new process at once); the others keep running with the new
+ * entry (a new timeout applies to new calls). Exposure and log level apply
+ * at once; clients hear notifications/tools/list_changed. Stages whose
+ * sluice.<stage> section changed get their new settings once the calls in
+ * flight have finished (new calls wait for that). sluice.http,
+ * sluice.codeMode, sluice.telemetry and logFile are logged as needing a
+ * restart and otherwise ignored. Returns SL_ERR_INVALID (nothing changed)
+ * if the new config turns code mode on or off.
+ */
+int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
 

@@ -1216,9 +1216,9 @@ void sl_session_list_changed(struct sl_session *s, const char *what)
 	yyjson_mut_val *params;
 	yyjson_mut_doc *d;
 
-	/* The router's own tools do not change with the catalog. */
-	if (s->era != SL_ERA_LEGACY ||
-	    (strcmp(what, "tools") == 0 && s->gw->cfg->exposure == SL_EXPOSE_ROUTER))
+	/* 2026-07-28 clients have no stream to hear it on (their lists carry
+	 * ttlMs 0); the gateway decides whether the router's list changed. */
+	if (s->era != SL_ERA_LEGACY)
 		return;
 	snprintf(method, sizeof(method), "notifications/%s/list_changed", what);
 	d = sl_rpc_request_new(method, -1, &params);

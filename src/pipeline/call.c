@@ -14,6 +14,15 @@ enum { PH_REQUEST, PH_DISPATCH, PH_RESPONSE, PH_FINISH };
 
 static uint64_t next_call_id = 1;
 
+/* The pipeline hold (sl_calls_hold): calls running, calls queued. */
+static struct {
+	unsigned running;
+	bool holding;
+	sl_calls_idle_fn idle;
+	void *ctx;
+	struct sl_call *head, **tail;
+} H;
+
 struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const char *tool,
 			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx)
@@ -39,10 +48,14 @@ struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const
 	return c;
 }
 
+static void dequeue(struct sl_call *c);
+
 void sl_call_free(struct sl_call *c)
 {
 	if (!c)
 		return;
+	if (c->held)
+		dequeue(c);
 	yyjson_mut_doc_free(c->doc);
 	yyjson_doc_free(c->result_doc);
 	free(c->why);
@@ -170,6 +183,14 @@ static void advance(struct sl_call *c)
 				if (sl_stages[i]->finish)
 					sl_stages[i]->finish(c);
 			c->finished = true;
+			if (c->counted) {
+				c->counted = false;
+				if (--H.running == 0 && H.holding && H.idle) {
+					sl_calls_idle_fn idle = H.idle;
+					H.idle = NULL;
+					idle(H.ctx);
+				}
+			}
 			c->done(c->ctx, c);
 			return;
 		default:
@@ -215,6 +236,72 @@ static void advance(struct sl_call *c)
 
 void sl_call_run(struct sl_call *c)
 {
+	if (H.holding) {
+		c->held = true;
+		c->held_next = NULL;
+		if (!H.tail)
+			H.tail = &H.head;
+		*H.tail = c;
+		H.tail = &c->held_next;
+		return;
+	}
+	c->counted = true;
+	H.running++;
+	advance(c);
+}
+
+void sl_calls_hold(sl_calls_idle_fn idle, void *ctx)
+{
+	H.holding = true;
+	H.idle = idle;
+	H.ctx = ctx;
+	if (H.running == 0) {
+		H.idle = NULL;
+		idle(ctx);
+	}
+}
+
+void sl_calls_release(void)
+{
+	struct sl_call *c;
+
+	H.holding = false;
+	H.idle = NULL;
+	/* A call started here may hold the pipeline again: take the queue first. */
+	c = H.head;
+	H.head = NULL;
+	H.tail = &H.head;
+	while (c) {
+		struct sl_call *next = c->held_next;
+		c->held = false;
+		c->held_next = NULL;
+		sl_call_run(c);
+		c = next;
+	}
+}
+
+unsigned sl_calls_running(void)
+{
+	return H.running;
+}
+
+static void dequeue(struct sl_call *c)
+{
+	for (struct sl_call **p = &H.head; *p; p = &(*p)->held_next)
+		if (*p == c) {
+			*p = c->held_next;
+			if (!*p)
+				H.tail = p;
+			break;
+		}
+	c->held = false;
+	c->held_next = NULL;
+}
+
+/* A queued call that is cancelled leaves the queue and finishes now. */
+static void unhold(struct sl_call *c)
+{
+	dequeue(c);
 	advance(c);
 }
 
@@ -251,6 +338,8 @@ void sl_call_cancel(struct sl_call *c, const char *why)
 		advance(c);
 	} else if (!c->suspended) {
 		c->phase = PH_FINISH;
+		if (c->held)
+			unhold(c);
 	}
 	/* A stage holding the call suspended resumes it, and it then finishes. */
 }

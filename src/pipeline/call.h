@@ -54,6 +54,8 @@ struct sl_stage {
 	sl_stage_fn request;        /* may be NULL */
 	sl_stage_fn response;       /* may be NULL */
 	sl_stage_finish_fn finish;  /* runs for every call: ok, denied, failed, cancelled */
+	bool restart_only;          /* a changed section takes effect at the next start, not on
+				     * reload (its shutdown must not run inside the loop) */
 };
 
 enum sl_origin {
@@ -113,6 +115,9 @@ struct sl_call {
 	size_t pos;
 	bool suspended;
 	bool finished;
+	bool counted;             /* between sl_call_run and its finish hooks */
+	struct sl_call *held_next;/* waiting in the engine's queue (sl_calls_hold) */
+	bool held;
 	struct sl_ureq *ureq;     /* while dispatched */
 
 	sl_call_done_fn done;
@@ -132,6 +137,21 @@ void sl_call_resume(struct sl_call *c);
 /* Stops the call: an in-flight upstream request is cancelled upstream; the
  * finish hooks run and done is called with outcome CANCELLED. */
 void sl_call_cancel(struct sl_call *c, const char *why);
+
+/*
+ * Holding the pipeline, so the stages' settings can be replaced between
+ * calls (a config reload). While held, sl_call_run queues new calls
+ * instead of starting them; idle(ctx) runs once no call is between
+ * sl_call_run and its finish hooks (possibly inside sl_calls_hold itself,
+ * or inside the engine as the last call finishes: schedule the work on
+ * the loop, do not do it there). sl_calls_release starts the queued calls
+ * in arrival order. One hold at a time.
+ */
+typedef void (*sl_calls_idle_fn)(void *ctx);
+void sl_calls_hold(sl_calls_idle_fn idle, void *ctx);
+void sl_calls_release(void);
+/* Calls between sl_call_run and their finish hooks. */
+unsigned sl_calls_running(void);
 
 /* The result as a mutable object in c->doc, copied on first use; a stage
  * that rewrites the result edits this. NULL unless the outcome is OK. */
@@ -163,6 +183,19 @@ extern const size_t sl_nstages;
  * stops (err names the stage). sl_stages_shutdown undoes it. */
 int sl_stages_init(const struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
 void sl_stages_shutdown(void);
+/*
+ * A config reload: every stage whose section differs between old and cfg
+ * (and that is not restart_only) is shut down and initialised again from
+ * cfg. Call it only while no call is running (sl_calls_hold). A stage whose
+ * new init fails gets its old section back, and err says which; the other
+ * stages keep their new settings. Both configs must outlive the stages'
+ * use of them. changed (may be NULL) gets how many stages were replaced;
+ * skipped, the names of changed restart_only sections (", "-separated).
+ */
+/* How many stages' sections differ between old and cfg. */
+size_t sl_stages_changed(const struct sl_config *old, const struct sl_config *cfg);
+int sl_stages_reload(const struct sl_config *old, const struct sl_config *cfg,
+		     size_t *changed, char *skipped, size_t skipped_size, struct sl_err *err) SL_MUST_USE;
 /* True unless a stage hides the tool. */
 bool sl_stages_visible(const struct sl_upstream *up, yyjson_val *tool);
 /* Names of the config sections that belong to stages (for the loader). */

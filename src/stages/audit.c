@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct {
@@ -149,7 +150,10 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char
 
 static void emit(char *line, size_t len)
 {
+	struct stat st;
+	bool regular = fstat(A.fd, &st) == 0 && S_ISREG(st.st_mode);
 	size_t off = 0;
+
 	while (off < len) {
 		ssize_t w = write(A.fd, line + off, len - off);
 		if (w < 0 && errno == EINTR)
@@ -157,6 +161,10 @@ static void emit(char *line, size_t len)
 		if (w <= 0) {
 			/* Never fail a call over its log line; say it once per line. */
 			sl_log(SL_LOG_ERROR, "audit: write failed: %s", w < 0 ? strerror(errno) : "no progress");
+			/* A disk that filled up mid-line: cut the part that went out,
+			 * so the file holds whole lines only. */
+			if (off > 0 && regular && ftruncate(A.fd, st.st_size) < 0)
+				sl_log(SL_LOG_ERROR, "audit: cannot remove a partial line: %s", strerror(errno));
 			break;
 		}
 		off += (size_t)w;

@@ -41,6 +41,7 @@
 static struct sl_policy policy = { .def = SL_POLICY_ALLOW };
 /* Signs the requestState of 2026-07-28 confirmations; made at start. */
 static unsigned char state_key[32];
+static bool keyed;
 
 /* ---- rules: pure ------------------------------------------------------- */
 
@@ -358,10 +359,13 @@ static int policy_init(const struct sl_config *cfg, yyjson_val *section, struct 
 		return rc;
 	sl_policy_dispose(&policy);
 	policy = p;
-	if (getrandom(state_key, sizeof(state_key), 0) != (ssize_t)sizeof(state_key)) {
+	/* One key per process: a confirmation signed before a config reload
+	 * still verifies after it. */
+	if (!keyed && getrandom(state_key, sizeof(state_key), 0) != (ssize_t)sizeof(state_key)) {
 		sl_err_set(err, "sluice.policy: no randomness for signing confirmations");
 		return SL_ERR_IO;
 	}
+	keyed = true;
 	return SL_OK;
 }
 

@@ -707,4 +707,6 @@ const struct sl_stage sl_stage_telemetry = {
 	.init = telemetry_init,
 	.shutdown = telemetry_shutdown,
 	.finish = telemetry_finish,
+	/* Its shutdown drains the exporter by running the loop. */
+	.restart_only = true,
 };

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '..', '..');
@@ -152,7 +153,7 @@ export function searchHits(result) {
 const live = new Set();
 
 export async function closeAll() {
-	await Promise.allSettled([...live].map((x) => x.close()));
+	await Promise.allSettled([...live, ...httpGateways].map((x) => x.close()));
 	for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
@@ -160,14 +161,18 @@ export async function closeAll() {
 
 // Starts sluice with the config and connects an SDK Client over stdio.
 // opts: servers, sluice, capabilities (client), handlers [[schema, fn]],
-// clientInfo, configPath (use an existing file), env (extra environment).
+// clientInfo, configPath (use an existing file), env (extra environment),
+// wrap (a command line in front of sluice's).
 // Returns { client, transport, wire, stderr(), notifications, close() }.
 // wire: every message received from sluice, in order.
 export async function connect(opts = {}) {
 	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
+	// opts.wrap: a command line that runs sluice as its last arguments
+	// (e.g. a script that mounts something first).
+	const wrap = opts.wrap ?? [];
 	const transport = new StdioClientTransport({
-		command: SLUICE,
-		args: ['serve', '--config', configPath],
+		command: wrap.length ? wrap[0] : SLUICE,
+		args: [...wrap.slice(1), ...(wrap.length ? [SLUICE] : []), 'serve', '--config', configPath],
 		stderr: 'pipe',
 		// opts.env: extra variables for sluice (the SDK adds its safe defaults).
 		...(opts.env ? { env: opts.env } : {}),
@@ -398,6 +403,66 @@ export function modernMeta(caps = {}, extra = {}) {
 		'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
 		...extra,
 	};
+}
+
+// ---- HTTP ------------------------------------------------------------------------------
+
+const httpGateways = new Set();
+
+// Starts `sluice serve --http LISTEN --config FILE` and resolves once it logs
+// the address it listens on: { proc, pid, url, port, configPath, stderr(), close() }.
+// opts: servers, sluice, configPath (use an existing file), listen
+// (127.0.0.1:0), env (extra environment), args (extra).
+export function startHttp(opts = {}) {
+	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
+	const proc = spawn(SLUICE, ['serve', '--http', opts.listen ?? '127.0.0.1:0', '--config', configPath, ...(opts.args ?? [])], {
+		stdio: ['ignore', 'ignore', 'pipe'],
+		...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+	});
+	let err = '';
+	const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+	const gw = {
+		proc,
+		pid: proc.pid,
+		configPath,
+		exited,
+		stderr: () => err,
+		close: () => {
+			httpGateways.delete(gw);
+			if (proc.exitCode === null && proc.signalCode === null) {
+				proc.kill('SIGTERM');
+				setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
+			}
+			return exited;
+		},
+	};
+	httpGateways.add(gw);
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 15000);
+		proc.stderr.on('data', (d) => {
+			err += d;
+			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+			if (m && !gw.url) {
+				clearTimeout(timer);
+				gw.url = m[1];
+				gw.port = Number(new URL(gw.url).port);
+				resolve(gw);
+			}
+		});
+		proc.on('exit', (code) => {
+			clearTimeout(timer);
+			reject(new Error(`sluice exited ${code}: ${err}`));
+		});
+	});
+}
+
+// An SDK 1.x client over Streamable HTTP: { client, transport }.
+export async function httpClient(url, { headers = {}, capabilities = {}, handlers = [], name = 'http-e2e' } = {}) {
+	const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+	const client = new Client({ name, version: '1.0.0' }, { capabilities });
+	for (const [schema, fn] of handlers) client.setRequestHandler(schema, fn);
+	await client.connect(transport);
+	return { client, transport };
 }
 
 // ---- the CLI ---------------------------------------------------------------------------

@@ -3,52 +3,22 @@
 // status codes, the security checks and the 2026-07-28 headers.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, startHttp as startHttpGateway, httpClient, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
 const running = new Set();
 
-// Starts `sluice serve --http 127.0.0.1:0` and resolves { url, port, close() }
-// once it logs the address it listens on.
-function startHttp(sluice = {}, listen = '127.0.0.1:0') {
-	const file = writeConfig(servers, sluice);
-	const proc = spawn(SLUICE, ['serve', '--http', listen, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-	let err = '';
-	const gw = {
-		proc,
-		stderr: () => err,
-		close: () =>
-			new Promise((resolve) => {
-				running.delete(gw);
-				if (proc.exitCode !== null) return resolve();
-				proc.once('exit', resolve);
-				proc.kill('SIGTERM');
-				setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
-			}),
-	};
+// Starts `sluice serve --http LISTEN` with this file's servers; the
+// gateways are kept to check their stderr for sanitizer reports at the end.
+async function startHttp(sluice = {}, listen = '127.0.0.1:0') {
+	const gw = await startHttpGateway({ servers, sluice, listen });
 	running.add(gw);
 	started.push(gw);
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 10000);
-		proc.stderr.on('data', (d) => {
-			err += d;
-			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-			if (m && !gw.url) {
-				clearTimeout(timer);
-				gw.url = m[1];
-				gw.port = Number(new URL(gw.url).port);
-				resolve(gw);
-			}
-		});
-		proc.on('exit', (code) => reject(new Error(`sluice exited ${code}: ${err}`)));
-	});
+	return gw;
 }
 
 const started = [];
@@ -60,13 +30,7 @@ after(async () => {
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
 });
 
-async function sdkClient(url, headers = {}, { capabilities = {}, handlers = [] } = {}) {
-	const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-	const client = new Client({ name: 'http-e2e', version: '1.0.0' }, { capabilities });
-	for (const [schema, fn] of handlers) client.setRequestHandler(schema, fn);
-	await client.connect(transport);
-	return { client, transport };
-}
+const sdkClient = (url, headers = {}, opts = {}) => httpClient(url, { ...opts, headers });
 
 // One raw HTTP request (node:http, so Host can be set). Resolves
 // { status, headers, text, json }.
