@@ -348,17 +348,27 @@ static bool str_same(const char *a, const char *b)
 }
 
 /* Whether a server's process would differ (then it is restarted). */
+static bool kv_same(const struct sl_kv *a, size_t na, const struct sl_kv *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!str_same(a[i].key, b[i].key) || !str_same(a[i].value, b[i].value))
+			return false;
+	return true;
+}
+
 static bool server_same(const struct sl_server_config *a, const struct sl_server_config *b)
 {
 	if (!str_same(a->command, b->command) || !str_same(a->cwd, b->cwd) ||
 	    !str_same(a->error, b->error) || a->disabled != b->disabled ||
-	    a->nargs != b->nargs || a->nenv != b->nenv)
+	    a->transport != b->transport || !str_same(a->url, b->url) ||
+	    a->timeout_ms != b->timeout_ms || a->nargs != b->nargs ||
+	    !kv_same(a->env, a->nenv, b->env, b->nenv) ||
+	    !kv_same(a->headers, a->nheaders, b->headers, b->nheaders))
 		return false;
 	for (size_t i = 0; i < a->nargs; i++)
 		if (!str_same(a->args[i], b->args[i]))
-			return false;
-	for (size_t i = 0; i < a->nenv; i++)
-		if (!str_same(a->env[i].key, b->env[i].key) || !str_same(a->env[i].value, b->env[i].value))
 			return false;
 	return true;
 }

@@ -161,10 +161,19 @@ static void proc_exited(struct sl_proc *p, int status)
 	p->reaped = true;
 	/* Whatever the server left behind in its process group goes with it. */
 	kill(-p->child.pid, SIGKILL);
+	/* Its last words: answers on stdout, and on stderr often the reason
+	 * it exited (a last line without its newline included). */
 	if (p->link.up && uv_fileno((uv_handle_t *)&p->out, &fd) == 0) {
 		ssize_t n;
 		while (p->link.up && (n = read(fd, buf, sizeof(buf))) > 0)
 			sl_lines_feed(&p->out_lines, buf, (size_t)n);
+	}
+	if (p->link.up && uv_fileno((uv_handle_t *)&p->err, &fd) == 0) {
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			sl_lines_feed(&p->err_lines, buf, (size_t)n);
+		if (p->err_lines.buf.len)
+			sl_lines_feed(&p->err_lines, "\n", 1);
 	}
 	if (WIFEXITED(status))
 		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));

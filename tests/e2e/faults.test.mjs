@@ -479,9 +479,10 @@ test('an upstream that exits at start: not ready with its reason, restarted with
 	assert.match(textOf(r), /quitter/);
 	assert.equal(textOf(other), 'slept 300 ms');
 	await audited(audit, 'github', 'slow', 'ok');
-	// The retries back off: 250, 500, 1000 ms ... (Its stderr line is not
-	// checked: a process that exits at once can lose it, docs/RELIABILITY.md.)
+	// Its last stderr line reaches the log (drained when it is reaped),
+	// and the retries back off: 250, 500, 1000 ms ...
 	await eventually(() => /restarting in 1000 ms/.test(gw.stderr()), 8000, 100, 'the backoff to grow');
+	assert.equal(gw.stderr().match(/\[quitter\] quitter: no config found/g)?.length >= 3, true, gw.stderr());
 	assert.match(
 		gw.stderr(),
 		/'quitter' exited with status 7; restarting in 250 ms[\s\S]*restarting in 500 ms[\s\S]*restarting in 1000 ms/,
