@@ -1,5 +1,6 @@
 /* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
 #include "gateway/gateway.h"
+#include "gateway/router.h"
 #include "gateway/session.h"
 #include "core/log.h"
 #include "sandbox/kernel.h"
@@ -32,6 +33,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
+	gw->catalog.reserved = sl_router_reserved;
 	uv_timer_init(loop, &gw->timer);
 	uv_timer_init(loop, &gw->wake);
 	gw->timer.data = gw->wake.data = gw;

@@ -42,6 +42,7 @@ struct sl_session {
 
 	struct sl_map calls;         /* client request id -> struct pending */
 	struct sl_map relays;        /* our request id -> struct relay */
+	struct sl_map subs;          /* resource URIs subscribed to, as the client names them */
 	int64_t next_out_id;
 	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
 	struct sl_results *results;  /* full results for read_result (the governor's) */

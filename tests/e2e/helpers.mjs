@@ -38,6 +38,11 @@ export function catalog(backend, extra = {}) {
 	return { command: CATALOG, args: ['--backend', backend], ...extra };
 }
 
+// The conformance suite's fixture back end (tests/servers/conformance).
+export function conformanceFixture(extra = {}) {
+	return { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'conformance', 'server.mjs')], ...extra };
+}
+
 export function everything(extra = {}) {
 	return { command: EVERYTHING, args: ['stdio'], ...extra };
 }
@@ -138,6 +143,44 @@ const live = new Set();
 export async function closeAll() {
 	await Promise.allSettled([...live].map((x) => x.close()));
 	for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+// ---- sluice over HTTP ----------------------------------------------------------------
+
+// Starts `sluice serve --http LISTEN` with the config (or an existing file
+// opts.configPath) and resolves { url, port, proc, stderr(), close() } once
+// it logs the address it listens on. closeAll() stops it too.
+export function startHttp({ servers, sluice = {}, listen = '127.0.0.1:0', configPath } = {}) {
+	const file = configPath ?? writeConfig(servers, sluice);
+	const proc = spawn(SLUICE, ['serve', '--http', listen, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+	let err = '';
+	const gw = {
+		proc,
+		stderr: () => err,
+		close: () =>
+			new Promise((resolve) => {
+				live.delete(gw);
+				if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+				proc.once('exit', resolve);
+				proc.kill('SIGTERM');
+				setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
+			}),
+	};
+	live.add(gw);
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 10000);
+		proc.stderr.on('data', (d) => {
+			err += d;
+			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+			if (m && !gw.url) {
+				clearTimeout(timer);
+				gw.url = m[1];
+				gw.port = Number(new URL(gw.url).port);
+				resolve(gw);
+			}
+		});
+		proc.on('exit', (code) => reject(new Error(`sluice exited ${code}: ${err}`)));
+	});
 }
 
 // ---- SDK client ------------------------------------------------------------------

@@ -10,51 +10,18 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, startHttp as startShared, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
-const running = new Set();
-
-// Starts `sluice serve --http 127.0.0.1:0` and resolves { url, port, close() }
-// once it logs the address it listens on.
-function startHttp(sluice = {}, listen = '127.0.0.1:0') {
-	const file = writeConfig(servers, sluice);
-	const proc = spawn(SLUICE, ['serve', '--http', listen, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-	let err = '';
-	const gw = {
-		proc,
-		stderr: () => err,
-		close: () =>
-			new Promise((resolve) => {
-				running.delete(gw);
-				if (proc.exitCode !== null) return resolve();
-				proc.once('exit', resolve);
-				proc.kill('SIGTERM');
-				setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
-			}),
-	};
-	running.add(gw);
-	started.push(gw);
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 10000);
-		proc.stderr.on('data', (d) => {
-			err += d;
-			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-			if (m && !gw.url) {
-				clearTimeout(timer);
-				gw.url = m[1];
-				gw.port = Number(new URL(gw.url).port);
-				resolve(gw);
-			}
-		});
-		proc.on('exit', (code) => reject(new Error(`sluice exited ${code}: ${err}`)));
-	});
+// Every gateway this file started, for the sanitizer check at the end.
+const started = [];
+async function startHttp(sluice = {}, listen = '127.0.0.1:0') {
+	const p = startShared({ servers, sluice, listen });
+	p.then((gw) => started.push(gw), () => {});
+	return p;
 }
 
-const started = [];
-
 after(async () => {
-	await Promise.allSettled([...running].map((g) => g.close()));
 	await closeAll();
 	// Under `make test SAN=...`, a sanitizer report fails the file.
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
