@@ -38,6 +38,7 @@
 #define RPC_PARSE -32700
 #define RPC_INVALID -32600
 #define RPC_SERVER -32000
+#define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
 #define RPC_HEADER_MISMATCH -32020 /* MCP 2026-07-28: Mcp-Method/Mcp-Name vs body */
 
 struct line {
@@ -644,13 +645,14 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code,
 }
 
 /* MCP 2025-11-25 transports: a stream starts with a priming event (an id,
- * empty data) so that a client cut off before any message can resume. */
+ * empty data) so that a client cut off before any message can resume; its
+ * retry field tells the client how long to wait before it does (SEP-1699). */
 static void prime(struct stream *st)
 {
 	struct line *l;
 	if (!resumable(st))
 		return;
-	l = line_new(sl_printf("id: %u-0\ndata: \n\n", st->no), 0);
+	l = line_new(sl_printf("id: %u-0\nretry: %u\ndata: \n\n", st->no, RETRY_MS), 0);
 	l->len = strlen(l->data);
 	stream_push(st, l);
 }
