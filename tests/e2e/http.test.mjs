@@ -195,6 +195,24 @@ describe('session era over HTTP with the SDK', () => {
 		assert.deepEqual(r.json, { jsonrpc: '2.0', id: 3, result: {} });
 	});
 
+	test('a quick tool call is answered as JSON, a slow one as SSE with a priming event', async () => {
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const call = (id, name, args) => raw(gw.url, {
+			headers: { 'mcp-session-id': sid },
+			body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+		});
+		let r = await call(1, 'github__echo', { message: 'hi' });
+		assert.equal(r.status, 200);
+		assert.equal(r.headers['content-type'], 'application/json');
+		assert.equal(r.json.id, 1);
+		assert.ok(r.json.result.content.length > 0);
+		// Slower than sluice waits for an answer (50 ms): streamed.
+		r = await call(2, 'github__slow', { ms: 300 });
+		assert.equal(r.headers['content-type'], 'text/event-stream');
+		assert.match(r.text, /^id: \d+-0\nretry: \d+\ndata: \n\n/);
+		assert.match(r.text, /"id":2,"result"/);
+	});
+
 	test('a stream cut off resumes with GET and Last-Event-ID', async () => {
 		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
 		// Read the priming event of a slow call's SSE answer, then hang up.
