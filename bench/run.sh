@@ -89,3 +89,4 @@ echo "(goals: at most 2 MiB before the engine; the engine adds at most 2 MiB)"
 echo
 echo "redaction engine: sl_redact_text with every built-in pattern, 1 MB tool results:"
 "$tmp/redact" -n 10
+echo && bash bench/http.sh
