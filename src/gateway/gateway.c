@@ -251,9 +251,15 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	yyjson_mut_doc *d;
 	yyjson_mut_val *err;
 	char msg[256];
+	bool busy = false;
 
+	/* A server asks on behalf of a call: only a session with a call in
+	 * flight to it may hear the question, else sessions would see each
+	 * other's. With none (roots/list at start, say), any session. */
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		if (sl_session_relay(s, u, m))
+		busy |= sl_session_waits_on(s, u);
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		if ((!busy || sl_session_waits_on(s, u)) && sl_session_relay(s, u, m))
 			return;
 	/* No client can answer it: say so rather than leave the server waiting. */
 	snprintf(msg, sizeof(msg), "the client connected to sluice does not support %s", m->method);

@@ -641,6 +641,7 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 
 	yyjson_mut_doc_set_root(ad, args ? yyjson_val_mut_copy(ad, args) : yyjson_mut_obj(ad));
 	p = pending_new(s, m, modern);
+	p->up = up;
 	p->router = origin == SL_ORIGIN_ROUTER;
 	p->call = sl_call_new(origin, up, tool, ad, timeout, on_call_done,
 			      meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL, p);
@@ -1328,6 +1329,18 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	yyjson_mut_obj_add_val(d, yyjson_mut_doc_get_root(d), "params", params);
 	sl_session_send_doc(s, d);
 	yyjson_mut_doc_free(d);
+}
+
+static bool waits_on(const void *value, const void *ctx)
+{
+	const struct pending *p = value;
+	/* A program may call any server. */
+	return p->up == ctx || p->program;
+}
+
+bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u)
+{
+	return !s->closing && sl_map_find(&s->calls, waits_on, u) != NULL;
 }
 
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)

@@ -190,6 +190,23 @@ describe('session era over HTTP with the SDK', () => {
 		await own.close();
 	});
 
+	test('a server\'s question goes to the session whose call it belongs to', async () => {
+		const own = await startHttp({});
+		const asked = { a: 0, b: 0 };
+		const open = (who) => sdkClient(own.url, {}, {
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, () => (asked[who]++, { action: 'accept', content: { answer: who } })]],
+		});
+		const a = await open('a');
+		const b = await open('b'); // the newer session, also able to answer
+		const r = await a.client.callTool({ name: 'github__ask_user', arguments: { question: 'Who calls?' } });
+		assert.deepEqual(JSON.parse(textOf(r)), { action: 'accept', content: { answer: 'a' } });
+		assert.deepEqual(asked, { a: 1, b: 0 });
+		await a.client.close();
+		await b.client.close();
+		await own.close();
+	});
+
 	test('an elicitation is relayed on the call stream and answered by POST', async () => {
 		// Upstreams hear the first client's capabilities: a gateway of its own.
 		const own = await startHttp({});
