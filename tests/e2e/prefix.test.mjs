@@ -9,13 +9,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, conformanceFixture, connect, eventually, startHttp, textOf, toolsWhen, sleep } from './helpers.mjs';
+import { catalog, closeAll, conformanceFixture, connect, eventually, execCode, startHttp, textOf, toolsWhen, sleep } from './helpers.mjs';
 
 after(closeAll);
 
 describe('a server with "prefix": false', () => {
 	test('keeps its names and URIs; other servers stay prefixed', async () => {
-		const gw = await connect({ servers: { conf: conformanceFixture({ prefix: false }), github: catalog('github') } });
+		const gw = await connect({
+			servers: { conf: conformanceFixture({ prefix: false }), github: catalog('github') },
+			sluice: { codeMode: { enabled: true } },
+		});
 		const tools = await toolsWhen(gw.client, (ts) => ts.some((t) => t.name === 'test_simple_text'));
 		const names = tools.map((t) => t.name);
 		assert.ok(names.includes('json_schema_2020_12_tool'));
@@ -44,6 +47,11 @@ describe('a server with "prefix": false', () => {
 		assert.ok(prompts.some((p) => p.name === 'test_simple_prompt'));
 		const p = await gw.client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'a', arg2: 'b' } });
 		assert.equal(p.messages[0].content.text, "Prompt with arguments: arg1='a', arg2='b'");
+		// Code mode names servers and their own tool names, prefix or not.
+		const prog = await execCode(gw.client, 'const r = await tools.conf.test_simple_text({}); ' +
+			'const e = await tools.github.echo({ n: 1 }); return r + " " + e.arguments.n;');
+		assert.equal(prog.isError, false, prog.text);
+		assert.match(prog.text, /This is a simple text response for testing\. 1/);
 		const c = await gw.client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' },
 			argument: { name: 'arg1', value: 'par' } });
 		assert.deepEqual(c.completion.values, ['paris', 'park', 'party']);
