@@ -1,8 +1,8 @@
 # sluice: an MCP gateway in C.
 #
 #   make            build build/sluice (installs build dependencies if missing)
-#   make run        build and serve the demo config (examples/demo.json) on stdio
-#                   (make run HTTP=127.0.0.1:8370: on http://127.0.0.1:8370/mcp)
+#   make run        build and serve the demo config (examples/demo.json) on
+#                   http://127.0.0.1:8370/mcp (HTTP=host:port elsewhere; STDIO=1 on stdio)
 #   make test       install what is missing, build, run every test; ends "N passed, N failed"
 #   make bench      benchmarks (numbers, not pass/fail)
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
@@ -82,9 +82,10 @@ test: setup $(SLUICE) $(TEST_BINS)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) UNIT=$(abspath $(UNIT)) \
 		bash tests/run.sh
 
-# make run HTTP=127.0.0.1:8370 serves the demo over HTTP instead.
+# make run serves the demo over HTTP on $(HTTP); make run STDIO=1 on stdio.
+HTTP     ?= 127.0.0.1:8370
 run: $(SLUICE) $(CATALOG)
-	@SLUICE_HTTP=$(HTTP) bash scripts/run-demo.sh $(abspath $(SLUICE)) $(abspath $(CATALOG))
+	@SLUICE_HTTP=$(if $(STDIO),,$(HTTP)) bash scripts/run-demo.sh $(abspath $(SLUICE)) $(abspath $(CATALOG))
 
 bench: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) bash bench/run.sh

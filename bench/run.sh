@@ -151,7 +151,8 @@ all() {
 	idle_rss
 	scenarios
 	redaction
-	# More sections: one line each below, printing markdown (e.g. the HTTP comparison).
+	# More sections: one line each below, printing markdown.
+	bash bench/http.sh
 	return "$status"
 }
 set +e

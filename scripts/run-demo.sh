@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: serve the demo config (examples/demo.json) on stdio, after
-# printing how to connect an MCP client to it (SLUICE_HTTP=host:port: over
-# HTTP instead, from `make run HTTP=host:port`).
+# `make run`: serve the demo config (examples/demo.json) over HTTP at
+# http://$SLUICE_HTTP/mcp (the Makefile sets 127.0.0.1:8370; `make run
+# HTTP=host:port` another), after printing how to connect an MCP client to
+# it; with SLUICE_HTTP empty (`make run STDIO=1`), on stdio.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$1
@@ -15,8 +16,11 @@ if [ -n "${SLUICE_HTTP:-}" ]; then
 sluice demo: $("$sluice" --version), servers github and jira (the test catalog) and
 @modelcontextprotocol/server-everything, config $cfg, over HTTP at http://$SLUICE_HTTP/mcp
 
+Connect an MCP client to http://$SLUICE_HTTP/mcp (Streamable HTTP):
+
 Claude Code: claude mcp add --transport http sluice http://$SLUICE_HTTP/mcp
 VS Code (.vscode/mcp.json): { "servers": { "sluice": { "type": "http", "url": "http://$SLUICE_HTTP/mcp" } } }
+Cursor (~/.cursor/mcp.json): { "mcpServers": { "sluice": { "url": "http://$SLUICE_HTTP/mcp" } } }
 
 Try it from another terminal:
   curl -si http://$SLUICE_HTTP/mcp -H 'Content-Type: application/json' \\
@@ -46,7 +50,7 @@ Claude Code: claude mcp add sluice -- $sluice serve --config $cfg
 This terminal now speaks MCP on stdin/stdout (one JSON-RPC message per line); try:
   {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}
   {"jsonrpc":"2.0","id":2,"method":"tools/list"}
-Ctrl-D or Ctrl-C ends it. (make run HTTP=127.0.0.1:8370 serves it over HTTP instead.)
+Ctrl-D or Ctrl-C ends it. (make run without STDIO=1 serves it over HTTP instead.)
 
 MSG
 exec "$sluice" serve --config "$cfg"

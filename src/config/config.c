@@ -234,6 +234,10 @@ static int parse_server(struct parser *p, const char *group, const char *name,
 			if (!yyjson_is_bool(v))
 				return fail(p, where, "\"disabled\" must be true or false");
 			s->disabled = yyjson_get_bool(v);
+		} else if (strcmp(key, "prefix") == 0) {
+			if (!yyjson_is_bool(v))
+				return fail(p, where, "\"prefix\" must be true or false");
+			s->unprefixed = !yyjson_get_bool(v);
 		} else if (strcmp(key, "timeout") == 0) {
 			if (!yyjson_is_uint(v) || yyjson_get_uint(v) == 0)
 				return fail(p, where, "\"timeout\" must be a positive number of milliseconds");

@@ -69,6 +69,7 @@ struct sl_server_config {
 	char *cwd;             /* NULL: the gateway's */
 	uint64_t timeout_ms;   /* per call; 0: the gateway default */
 	bool disabled;
+	bool unprefixed;       /* "prefix": false: its names and URIs as it gives them */
 	char *error;           /* set: this server cannot start, and why */
 };
 

@@ -97,3 +97,12 @@ void *sl_map_del(struct sl_map *m, const char *key)
 	m->live--;
 	return v;
 }
+
+void *sl_map_find(const struct sl_map *m, bool (*pred)(const void *value, const void *ctx),
+		  const void *ctx)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key && m->slots[i].key != tombstone && pred(m->slots[i].value, ctx))
+			return m->slots[i].value;
+	return NULL;
+}

@@ -31,5 +31,9 @@ void sl_map_put(struct sl_map *m, const char *key, void *value);
 void *sl_map_get(const struct sl_map *m, const char *key);
 /* Returns the removed value, or NULL. */
 void *sl_map_del(struct sl_map *m, const char *key);
+/* The first value (in no particular order) for which pred is true, or NULL.
+ * pred must not change the map. */
+void *sl_map_find(const struct sl_map *m, bool (*pred)(const void *value, const void *ctx),
+		  const void *ctx);
 
 #endif

@@ -1,5 +1,6 @@
 /* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
 #include "gateway/gateway.h"
+#include "gateway/router.h"
 #include "gateway/session.h"
 #include "core/log.h"
 #include "sandbox/kernel.h"
@@ -36,6 +37,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
 	gw->stage_cfg = cfg;
+	gw->catalog.reserved = sl_router_reserved;
 	uv_timer_init(loop, &gw->timer);
 	uv_timer_init(loop, &gw->wake);
 	uv_timer_init(loop, &gw->swap);
@@ -280,9 +282,15 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	yyjson_mut_doc *d;
 	yyjson_mut_val *err;
 	char msg[256];
+	bool busy = false;
 
+	/* A server asks on behalf of a call: only a session with a call in
+	 * flight to it may hear the question, else sessions would see each
+	 * other's. With none (roots/list at start, say), any session. */
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		if (sl_session_relay(s, u, m))
+		busy |= sl_session_waits_on(s, u);
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		if ((!busy || sl_session_waits_on(s, u)) && sl_session_relay(s, u, m))
 			return;
 	/* No client can answer it: say so rather than leave the server waiting. */
 	snprintf(msg, sizeof(msg), "the client connected to sluice does not support %s", m->method);
@@ -363,6 +371,7 @@ static bool server_same(const struct sl_server_config *a, const struct sl_server
 	if (!str_same(a->command, b->command) || !str_same(a->cwd, b->cwd) ||
 	    !str_same(a->error, b->error) || a->disabled != b->disabled ||
 	    a->transport != b->transport || !str_same(a->url, b->url) ||
+	    a->unprefixed != b->unprefixed ||
 	    a->timeout_ms != b->timeout_ms || a->nargs != b->nargs ||
 	    !kv_same(a->env, a->nenv, b->env, b->nenv) ||
 	    !kv_same(a->headers, a->nheaders, b->headers, b->nheaders))

@@ -2,6 +2,7 @@
 #include "gateway/router.h"
 #include "core/buf.h"
 #include "discovery/discovery.h"
+#include "gateway/codemode.h"
 #include "gateway/results.h"
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
@@ -95,6 +96,11 @@ static int which(const char *name)
 		if (strcmp(name, sl_json_str(def(i), "name")) == 0)
 			return i;
 	return -1;
+}
+
+bool sl_router_reserved(const char *name)
+{
+	return which(name) >= 0 || strcmp(name, SL_EXECUTE_CODE) == 0;
 }
 
 bool sl_router_handles(struct sl_gateway *gw, const char *name)

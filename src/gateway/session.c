@@ -173,6 +173,7 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	s->next_out_id = 1;
 	sl_map_init(&s->calls);
 	sl_map_init(&s->relays);
+	sl_map_init(&s->subs);
 	s->deferred_tail = &s->deferred;
 	sl_gateway_add_session(gw, s);
 	return s;
@@ -254,6 +255,7 @@ void sl_session_free(struct sl_session *s)
 		}
 	}
 	sl_map_dispose(&s->relays);
+	sl_map_dispose(&s->subs);
 	sl_map_dispose(&s->calls);
 	while (s->deferred) {
 		struct sl_deferred *d = s->deferred;
@@ -342,6 +344,7 @@ static yyjson_mut_val *server_caps(yyjson_mut_doc *d)
 	yyjson_mut_obj_add_bool(d, t, "listChanged", true);
 	yyjson_mut_obj_add_val(d, c, "tools", t);
 	t = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_bool(d, t, "subscribe", true);
 	yyjson_mut_obj_add_bool(d, t, "listChanged", true);
 	yyjson_mut_obj_add_val(d, c, "resources", t);
 	t = yyjson_mut_obj(d);
@@ -372,7 +375,12 @@ static char *instructions(struct sl_gateway *gw)
 	switch (gw->cfg->exposure) {
 	case SL_EXPOSE_PASSTHROUGH:
 	case SL_EXPOSE_HYBRID:
-		(void)!sl_buf_appends(&b, ". Tools are named <server>__<tool>.");
+		(void)!sl_buf_appends(&b, ". Tools are named <server>__<tool>");
+		for (size_t i = 0, k = 0; i < gw->nups; i++)
+			if (gw->ups[i]->cfg->unprefixed &&
+			    sl_buf_printf(&b, "%s%s", k++ ? ", " : ", except those of ", gw->ups[i]->name) < 0)
+				break;
+		(void)!sl_buf_appends(&b, ".");
 		break;
 	case SL_EXPOSE_ROUTER:
 		(void)!sl_buf_appends(&b, ". Find tools with search_tools or list_tools, call them with invoke_tool.");
@@ -469,13 +477,14 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 }
 
 /* Replaces obj.uri with the gateway's namespaced form of it. */
-static void namespace_uri(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *server)
+static void namespace_uri(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *obj,
+			  const struct sl_upstream *u)
 {
 	const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(obj, "uri"));
 	char *ns;
 	if (!uri)
 		return;
-	ns = sl_catalog_uri(server, uri);
+	ns = sl_catalog_expose_uri(&s->gw->catalog, u, uri);
 	yyjson_mut_obj_remove_key(obj, "uri");
 	yyjson_mut_obj_add_strcpy(d, obj, "uri", ns);
 	free(ns);
@@ -484,15 +493,16 @@ static void namespace_uri(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *se
 /* Content blocks that point at resources (resource_link, embedded
  * resource) get namespaced URIs, so the client can read them back through
  * the gateway. */
-static void namespace_block(yyjson_mut_doc *d, yyjson_mut_val *b, const char *server)
+static void namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
+			    const struct sl_upstream *u)
 {
 	const char *type = yyjson_mut_get_str(yyjson_mut_obj_get(b, "type"));
 	if (!type)
 		return;
 	if (strcmp(type, "resource_link") == 0)
-		namespace_uri(d, b, server);
+		namespace_uri(s, d, b, u);
 	else if (strcmp(type, "resource") == 0 && yyjson_mut_is_obj(yyjson_mut_obj_get(b, "resource")))
-		namespace_uri(d, yyjson_mut_obj_get(b, "resource"), server);
+		namespace_uri(s, d, yyjson_mut_obj_get(b, "resource"), u);
 }
 
 static void answer_call(struct sl_session *s, struct pending *p, struct sl_call *c)
@@ -512,7 +522,7 @@ static void answer_call(struct sl_session *s, struct pending *p, struct sl_call 
 			yyjson_mut_val *it;
 			size_t i, n;
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
-				namespace_block(d, it, c->up->name);
+				namespace_block(s, d, it, c->up);
 		}
 		break;
 	case SL_OUTCOME_RPC_ERROR:
@@ -632,6 +642,7 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 
 	yyjson_mut_doc_set_root(ad, args ? yyjson_val_mut_copy(ad, args) : yyjson_mut_obj(ad));
 	p = pending_new(s, m, modern);
+	p->up = up;
 	p->router = origin == SL_ORIGIN_ROUTER;
 	p->call = sl_call_new(origin, up, tool, ad, timeout, on_call_done,
 			      meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL, p);
@@ -801,10 +812,10 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 		size_t i, n;
 		if (strcmp(method, "resources/read") == 0)
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "contents"), i, n, it)
-				namespace_uri(d, it, p->up->name);
+				namespace_uri(s, d, it, p->up);
 		if (strcmp(method, "prompts/get") == 0)
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "messages"), i, n, it)
-				namespace_block(d, yyjson_mut_obj_get(it, "content"), p->up->name);
+				namespace_block(s, d, yyjson_mut_obj_get(it, "content"), p->up);
 		seal(d, res, p->modern, strcmp(method, "resources/read") == 0);
 		yyjson_mut_obj_add_val(d, o, "result", res);
 	}
@@ -854,7 +865,11 @@ static void do_resources_list(struct sl_session *s, struct sl_msg *m, bool moder
 		struct sl_item_list *l = templates ? &u->templates : &u->resources;
 		for (size_t j = 0; j < l->n; j++) {
 			yyjson_mut_val *it = yyjson_val_mut_copy(d, l->items[j]);
-			char *ns = sl_catalog_uri(u->name, sl_json_str(l->items[j], field));
+			const char *uri = sl_json_str(l->items[j], field);
+			char *ns;
+			if (!uri)
+				continue;
+			ns = sl_catalog_expose_uri(&gw->catalog, u, uri);
 			yyjson_mut_obj_remove_key(it, field);
 			yyjson_mut_obj_add_strcpy(d, it, field, ns);
 			free(ns);
@@ -867,13 +882,7 @@ static void do_resources_list(struct sl_session *s, struct sl_msg *m, bool moder
 
 static struct sl_upstream *upstream_of_uri(struct sl_session *s, const char *uri, const char **orig)
 {
-	char *server;
-	struct sl_upstream *u;
-	if (!uri || !sl_catalog_split_uri(uri, &server, orig))
-		return NULL;
-	u = sl_gateway_upstream(s->gw, server);
-	free(server);
-	return u;
+	return uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
 }
 
 static void do_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -885,6 +894,62 @@ static void do_resources_read(struct sl_session *s, struct sl_msg *m, bool moder
 		sl_session_error(s, m->id, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
 			   "Resource not found: the URI does not name a server of this gateway");
 		return;
+	}
+	forward(s, m, modern, u, "uri", NULL, orig);
+}
+
+/* A session's subscriptions, a bounded set: the client's input. */
+#define MAX_SUBSCRIPTIONS 1024
+
+static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
+{
+	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
+		if (o != s && !o->closing && sl_map_get(&o->subs, uri))
+			return true;
+	return false;
+}
+
+/* resources/subscribe and unsubscribe go to the resource's server; each
+ * session gets updates only for what it subscribed to, and a server hears
+ * an unsubscribe only when no session still wants the resource. */
+static void do_subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool on)
+{
+	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
+	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	yyjson_val *rc;
+	yyjson_mut_val *r;
+	char msg[300];
+
+	if (!uri) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: uri is required");
+		return;
+	}
+	if (!u) {
+		sl_session_error(s, m->id, SL_RPC_RESOURCE_NOT_FOUND,
+				 "Resource not found: the URI does not name a server of this gateway");
+		return;
+	}
+	rc = u->capabilities ? sl_json_obj(u->capabilities, "resources") : NULL;
+	if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe"))) {
+		snprintf(msg, sizeof(msg), "Method not found: server '%.64s' offers no resource subscriptions",
+			 u->name);
+		sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
+		return;
+	}
+	if (on) {
+		if (!sl_map_get(&s->subs, uri) && s->subs.live >= MAX_SUBSCRIPTIONS) {
+			sl_session_error(s, m->id, SL_RPC_INVALID_REQUEST,
+					 "Invalid Request: too many resource subscriptions in this session");
+			return;
+		}
+		sl_map_put(&s->subs, uri, s);
+	} else {
+		sl_map_del(&s->subs, uri);
+		if (subscribed_elsewhere(s, uri)) {
+			yyjson_mut_doc *d = new_doc(&r);
+			reply(s, m, modern, false, d, r);
+			return;
+		}
 	}
 	forward(s, m, modern, u, "uri", NULL, orig);
 }
@@ -1008,6 +1073,10 @@ static void handle_request(struct sl_session *s, struct sl_msg *m)
 		do_resources_list(s, m, modern, true);
 	} else if (strcmp(meth, "resources/read") == 0) {
 		do_resources_read(s, m, modern);
+	} else if (strcmp(meth, "resources/subscribe") == 0 && !modern) {
+		do_subscribe(s, m, modern, true);
+	} else if (strcmp(meth, "resources/unsubscribe") == 0 && !modern) {
+		do_subscribe(s, m, modern, false);
 	} else if (strcmp(meth, "prompts/list") == 0) {
 		do_prompts_list(s, m, modern);
 	} else if (strcmp(meth, "prompts/get") == 0) {
@@ -1244,7 +1313,11 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 		free(name);
 	} else if (strcmp(m->method, "notifications/resources/updated") == 0 &&
 		   sl_json_str(m->params, "uri")) {
-		char *uri = sl_catalog_uri(u->name, sl_json_str(m->params, "uri"));
+		char *uri = sl_catalog_expose_uri(&s->gw->catalog, u, sl_json_str(m->params, "uri"));
+		if (!sl_map_get(&s->subs, uri)) {
+			free(uri);
+			return; /* MCP 2025-11-25 resources: updates go to subscribers */
+		}
 		d = sl_rpc_request_new(m->method, -1, &params);
 		params = yyjson_val_mut_copy(d, m->params);
 		yyjson_mut_obj_remove_key(params, "uri");
@@ -1257,6 +1330,18 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	yyjson_mut_obj_add_val(d, yyjson_mut_doc_get_root(d), "params", params);
 	sl_session_send_doc(s, d);
 	yyjson_mut_doc_free(d);
+}
+
+static bool waits_on(const void *value, const void *ctx)
+{
+	const struct pending *p = value;
+	/* A program may call any server. */
+	return p->up == ctx || p->program;
+}
+
+bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u)
+{
+	return !s->closing && sl_map_find(&s->calls, waits_on, u) != NULL;
 }
 
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)

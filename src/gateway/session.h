@@ -42,6 +42,7 @@ struct sl_session {
 
 	struct sl_map calls;         /* client request id -> struct pending */
 	struct sl_map relays;        /* our request id -> struct relay */
+	struct sl_map subs;          /* resource URIs subscribed to, as the client names them */
 	int64_t next_out_id;
 	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
 	struct sl_results *results;  /* full results for read_result (the governor's) */
@@ -66,6 +67,9 @@ void sl_session_free(struct sl_session *s);
 /* From the gateway. */
 void sl_session_list_changed(struct sl_session *s, const char *what);
 void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+/* True while a request of s is in flight to u (or a program of s, which may
+ * call any server): the sessions a request from u most likely belongs to. */
+bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u);
 /* Relays an upstream's request to the client; false if this session cannot. */
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 

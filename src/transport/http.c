@@ -38,6 +38,8 @@
 #define RPC_PARSE -32700
 #define RPC_INVALID -32600
 #define RPC_SERVER -32000
+#define WAIT_MS 50 /* a POST's answer this quick comes as JSON (settle()) */
+#define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
 #define RPC_HEADER_MISMATCH -32020 /* MCP 2026-07-28: Mcp-Method/Mcp-Name vs body */
 
 struct line {
@@ -94,7 +96,7 @@ struct sl_http {
 	const struct sl_http_config *cfg;
 	struct MHD_Daemon *d;
 	uv_poll_t poll;
-	uv_timer_t timer, kick, sweep, beat;
+	uv_timer_t timer, kick, sweep, beat, wait;
 	int handles;
 	bool stopping, freeing;
 	char host[256];              /* the listen host as written */
@@ -110,6 +112,8 @@ struct req {
 	struct sl_buf body;
 	bool over;
 	size_t total;
+	bool waiting;                /* suspended before any response: see settle() */
+	uint64_t since_ms;           /* when it began to wait */
 	struct stream *st;           /* the stream it answers with, while both live */
 };
 
@@ -176,6 +180,16 @@ static struct line *sse_frame(struct stream *st, const char *json, size_t len)
 	return l;
 }
 
+/* Resumes the stream's connection if it waits for something to write. */
+static void wake(struct stream *st)
+{
+	if (st->suspended) {
+		st->suspended = false;
+		MHD_resume_connection(st->conn);
+		kick(st->h);
+	}
+}
+
 static void stream_push(struct stream *st, struct line *l)
 {
 	if (st->detached) {
@@ -186,22 +200,14 @@ static void stream_push(struct stream *st, struct line *l)
 	}
 	*st->tail = l;
 	st->tail = &l->next;
-	if (st->suspended) {
-		st->suspended = false;
-		MHD_resume_connection(st->conn);
-		kick(st->h);
-	}
+	wake(st);
 }
 
 /* Ends a stream once what it holds is written. */
 static void stream_end(struct stream *st)
 {
 	st->done = true;
-	if (st->suspended) {
-		st->suspended = false;
-		MHD_resume_connection(st->conn);
-		kick(st->h);
-	}
+	wake(st);
 }
 
 static void lines_free(struct line *l)
@@ -644,13 +650,14 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code,
 }
 
 /* MCP 2025-11-25 transports: a stream starts with a priming event (an id,
- * empty data) so that a client cut off before any message can resume. */
+ * empty data) so that a client cut off before any message can resume; its
+ * retry field tells the client how long to wait before it does (SEP-1699). */
 static void prime(struct stream *st)
 {
 	struct line *l;
 	if (!resumable(st))
 		return;
-	l = line_new(sl_printf("id: %u-0\ndata: \n\n", st->no), 0);
+	l = line_new(sl_printf("id: %u-0\nretry: %u\ndata: \n\n", st->no, RETRY_MS), 0);
 	l->len = strlen(l->data);
 	stream_push(st, l);
 }
@@ -720,6 +727,66 @@ static void end_cancelled(struct hsess *hs, yyjson_val *rid)
 			break;
 		}
 	free(key);
+}
+
+/* The rule (docs/internals/HTTP.md): JSON when the answer is the first
+ * line for the request and no progress was asked for; SSE otherwise, with
+ * what is queued so far framed as events and the rest streamed. */
+static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	struct line *old;
+	enum MHD_Result ret;
+
+	if (st->answered && st->head && !st->head->next && !st->token) {
+		struct line *l = st->head;
+		size_t len = l->len;
+		while (len && l->data[len - 1] == '\n')
+			len--;
+		ret = respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs);
+		stream_free(st);
+		return ret;
+	}
+	old = st->head;
+	st->head = NULL;
+	st->tail = &st->head;
+	st->sse = true;
+	prime(st);
+	for (struct line *l = old; l; l = l->next)
+		stream_push(st, sse_frame(st, l->data, l->len));
+	lines_free(old);
+	if (st->answered)
+		st->done = true;
+	return open_sse(c, st, hs, r);
+}
+
+/* A POST that waited resumes: something was routed to it, its session
+ * ended, or it waited WAIT_MS and streams from now on (a slow call's stream
+ * starts with its priming event, so a client cut off later can resume). */
+static enum MHD_Result settle(struct MHD_Connection *c, struct req *r)
+{
+	struct stream *st = r->st;
+	r->waiting = false;
+	r->st = NULL;
+	st->req = NULL;
+	return answer(c, r, st);
+}
+
+static void on_wait(uv_timer_t *t)
+{
+	struct sl_http *h = t->data;
+	uint64_t now = sl_now_ms();
+	bool more = false;
+	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+		for (struct stream *st = hs->streams; st; st = st->next)
+			if (!st->sse && st->req && st->req->waiting) {
+				if (now - st->req->since_ms >= WAIT_MS)
+					wake(st);
+				else
+					more = true;
+			}
+	if (!more)
+		uv_timer_stop(t);
 }
 
 static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
@@ -832,33 +899,27 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	st->token = json_key(yyjson_obj_get(meta, "progressToken"));
 	sl_session_input(hs->s, r->body.data, r->body.len);
 
-	/* The rule: JSON when the answer came at once and nothing else is
-	 * queued before it and no progress was asked for; SSE otherwise. */
-	if (st->answered && st->head && !st->head->next && !st->token) {
-		struct line *l = st->head;
-		size_t len = l->len;
-		while (len && l->data[len - 1] == '\n')
-			len--;
-		ret = respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs);
-		if (is_init && strstr(l->data, "\"error\"") && !strstr(l->data, "\"result\""))
-			session_end(hs); /* a failed initialize opens no session */
-		stream_free(st);
+	if (!st->head && !st->token) {
+		/* Nothing yet: wait for the first line routed to this request
+		 * before choosing JSON or SSE (settle()). */
+		st->req = r;
+		r->st = st;
+		r->waiting = true;
+		r->since_ms = sl_now_ms();
+		st->suspended = true;
+		MHD_suspend_connection(c);
+		if (!uv_is_active((uv_handle_t *)&h->wait))
+			uv_timer_start(&h->wait, on_wait, WAIT_MS / 2, WAIT_MS / 2);
+		ret = MHD_YES;
 		goto out;
 	}
-	/* Frame what is already queued, then stream the rest. */
-	{
-		struct line *old = st->head;
-		st->head = NULL;
-		st->tail = &st->head;
-		st->sse = true;
-		prime(st);
-		for (struct line *l = old; l; l = l->next)
-			stream_push(st, sse_frame(st, l->data, l->len));
-		lines_free(old);
-		if (st->answered)
-			st->done = true;
+	if (is_init && st->answered && st->head && strstr(st->head->data, "\"error\"") &&
+	    !strstr(st->head->data, "\"result\"")) {
+		ret = answer(c, r, st);
+		session_end(hs); /* a failed initialize opens no session */
+		goto out;
 	}
-	ret = open_sse(c, st, hs, r);
+	ret = answer(c, r, st);
 out:
 	yyjson_doc_free(doc);
 	return ret;
@@ -975,6 +1036,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		return MHD_YES;
 	}
+	if (r->waiting)
+		return settle(c, r);
 	if (*upload_size) {
 		/* Every buffer fed by a peer has a cap: past it, read and drop. */
 		if (!r->over && sl_buf_append(&r->body, upload, *upload_size) < 0) {
@@ -1017,7 +1080,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *r = *con_cls;
 	if (!r)
 		return;
-	if (r->st) {
+	if (r->st && r->waiting) {
+		/* Gone before any response owned the stream. */
+		r->st->cut = true;
+		r->st->req = NULL;
+		r->st->suspended = false;
+		on_stream_freed(r->st);
+	} else if (r->st) {
 		r->st->cut = why != MHD_REQUEST_TERMINATED_COMPLETED_OK;
 		r->st->req = NULL;
 	}
@@ -1178,8 +1247,9 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	uv_timer_init(loop, &h->kick);
 	uv_timer_init(loop, &h->sweep);
 	uv_timer_init(loop, &h->beat);
-	h->handles = 5;
-	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h;
+	uv_timer_init(loop, &h->wait);
+	h->handles = 6;
+	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h->wait.data = h;
 	uv_poll_start(&h->poll, UV_READABLE, on_poll);
 	uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
 	uv_timer_start(&h->beat, on_beat, cfg->http.heartbeat_ms, cfg->http.heartbeat_ms);
@@ -1225,4 +1295,5 @@ void sl_http_free(struct sl_http *h)
 	uv_close((uv_handle_t *)&h->kick, on_closed);
 	uv_close((uv_handle_t *)&h->sweep, on_closed);
 	uv_close((uv_handle_t *)&h->beat, on_closed);
+	uv_close((uv_handle_t *)&h->wait, on_closed);
 }

@@ -1,6 +1,8 @@
 /* The merged, namespaced catalog of tools, prompts and resources. */
 #include "upstream/catalog.h"
 
+#include "core/log.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,10 @@ void sl_catalog_init(struct sl_catalog *c)
 	memset(c, 0, sizeof(*c));
 	sl_map_init(&c->tools.by_name);
 	sl_map_init(&c->prompts.by_name);
+	sl_map_init(&c->uris);
 }
+
+const char sl_catalog_taken;
 
 static void entries_dispose(struct sl_entries *e)
 {
@@ -27,6 +32,7 @@ void sl_catalog_dispose(struct sl_catalog *c)
 {
 	entries_dispose(&c->tools);
 	entries_dispose(&c->prompts);
+	sl_map_dispose(&c->uris);
 }
 
 static void sanitise(const char *s, char *out, size_t *len, size_t max)
@@ -65,7 +71,41 @@ void sl_catalog_name(const char *server, const char *name, bool suffix, char *ou
 	snprintf(out, SL_EXPOSED_MAX + 1, "%.*s_%08x", (int)len, full, (unsigned)(h & 0xffffffffu));
 }
 
-static void build(struct sl_entries *e, struct sl_upstream **ups, size_t n, bool prompts)
+static bool unprefixed(const struct sl_upstream *u)
+{
+	return u->cfg && u->cfg->unprefixed;
+}
+
+/* MCP 2025-11-25 tools: a name is 1-128 of [A-Za-z0-9_.-]. */
+static bool valid_plain(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > 128)
+		return false;
+	for (; *name; name++) {
+		char ch = *name;
+		if (!(('a' <= ch && ch <= 'z') || ('A' <= ch && ch <= 'Z') ||
+		      ('0' <= ch && ch <= '9') || ch == '_' || ch == '-' || ch == '.'))
+			return false;
+	}
+	return true;
+}
+
+static void set_exposed(struct sl_entry *en, bool suffix)
+{
+	char name[SL_EXPOSED_MAX + 1];
+	sl_catalog_name(en->up->name, en->name, suffix, name);
+	free(en->exposed);
+	en->exposed = sl_strdup(name);
+}
+
+static void count(struct sl_map *seen, const char *name)
+{
+	sl_map_put(seen, name, (void *)((uintptr_t)sl_map_get(seen, name) + 1));
+}
+
+static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream **ups, size_t n,
+		  bool prompts)
 {
 	size_t total = 0, k = 0;
 	struct sl_map seen;
@@ -75,34 +115,75 @@ static void build(struct sl_entries *e, struct sl_upstream **ups, size_t n, bool
 		total += prompts ? ups[i]->prompts.n : ups[i]->tools.n;
 	e->v = sl_alloc((total + 1) * sizeof(*e->v));
 	sl_map_init(&seen);
-	/* First pass: plain names, counting how often each occurs. */
+	/* First pass: plain names (the server's own for an unprefixed server),
+	 * counting how often each occurs. */
 	for (size_t i = 0; i < n; i++) {
 		struct sl_item_list *l = prompts ? &ups[i]->prompts : &ups[i]->tools;
 		for (size_t j = 0; j < l->n; j++) {
-			char name[SL_EXPOSED_MAX + 1];
 			struct sl_entry *en = &e->v[k++];
 			en->up = ups[i];
 			en->def = l->items[j];
 			en->name = sl_json_str(en->def, "name");
-			sl_catalog_name(ups[i]->name, en->name, false, name);
-			en->exposed = sl_strdup(name);
-			sl_map_put(&seen, name, (void *)((uintptr_t)sl_map_get(&seen, name) + 1));
+			if (unprefixed(en->up) && valid_plain(en->name) &&
+			    !(!prompts && c->reserved && c->reserved(en->name)))
+				en->exposed = sl_strdup(en->name);
+			else
+				set_exposed(en, false);
+			count(&seen, en->exposed);
 		}
 	}
-	/* Second pass: every name that occurs twice gets the hash form. */
+	/* Second pass: an unprefixed name that is not unique, or that the
+	 * gateway keeps for itself, takes the prefixed form. */
 	for (size_t i = 0; i < k; i++) {
 		struct sl_entry *en = &e->v[i];
-		if ((uintptr_t)sl_map_get(&seen, en->exposed) > 1) {
-			char name[SL_EXPOSED_MAX + 1];
-			sl_catalog_name(en->up->name, en->name, true, name);
-			free(en->exposed);
-			en->exposed = sl_strdup(name);
+		if (!unprefixed(en->up))
+			continue;
+		if ((uintptr_t)sl_map_get(&seen, en->exposed) > 1 ||
+		    strcmp(en->exposed, en->name) != 0) {
+			sl_log(SL_LOG_WARN, "server '%s': %s '%s' %s; exposed as '%s__...'",
+			       en->up->name, prompts ? "prompt" : "tool", en->name,
+			       strcmp(en->exposed, en->name) != 0 ? "cannot keep its name" :
+			       "collides with another name", en->up->name);
+			set_exposed(en, false);
 		}
+	}
+	sl_map_dispose(&seen);
+	sl_map_init(&seen);
+	for (size_t i = 0; i < k; i++)
+		count(&seen, e->v[i].exposed);
+	/* Third pass: every name that occurs twice gets the hash form. */
+	for (size_t i = 0; i < k; i++) {
+		struct sl_entry *en = &e->v[i];
+		if ((uintptr_t)sl_map_get(&seen, en->exposed) > 1)
+			set_exposed(en, true);
 	}
 	sl_map_dispose(&seen);
 	e->n = k;
 	for (size_t i = 0; i < k; i++)
 		sl_map_put(&e->by_name, e->v[i].exposed, &e->v[i]);
+}
+
+/* Resources of unprefixed servers by URI; a URI two of them list is taken. */
+static void build_uris(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
+{
+	sl_map_dispose(&c->uris);
+	sl_map_init(&c->uris);
+	for (size_t i = 0; i < n; i++) {
+		if (!unprefixed(ups[i]))
+			continue;
+		for (size_t j = 0; j < ups[i]->resources.n; j++) {
+			const char *uri = sl_json_str(ups[i]->resources.items[j], "uri");
+			void *had;
+			if (!uri)
+				continue;
+			had = sl_map_get(&c->uris, uri);
+			if (had && had != ups[i] && had != SL_CATALOG_TAKEN)
+				sl_log(SL_LOG_WARN, "servers '%s' and '%s' both list %s; "
+				       "exposed as sluice://<server>/...",
+				       ((struct sl_upstream *)had)->name, ups[i]->name, uri);
+			sl_map_put(&c->uris, uri, had && had != ups[i] ? SL_CATALOG_TAKEN : ups[i]);
+		}
+	}
 }
 
 static uint64_t names_hash(const struct sl_entries *e)
@@ -118,8 +199,11 @@ static uint64_t names_hash(const struct sl_entries *e)
 bool sl_catalog_rebuild(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
 {
 	uint64_t before = names_hash(&c->tools), after;
-	build(&c->tools, ups, n, false);
-	build(&c->prompts, ups, n, true);
+	c->ups = ups;
+	c->nups = n;
+	build(c, &c->tools, ups, n, false);
+	build(c, &c->prompts, ups, n, true);
+	build_uris(c, ups, n);
 	after = names_hash(&c->tools);
 	if (before != after)
 		c->version++;
@@ -163,4 +247,75 @@ bool sl_catalog_split_uri(const char *uri, char **server, const char **orig)
 	*server = sl_strndup(uri + pl, (size_t)(slash - uri - pl));
 	*orig = slash + 1;
 	return true;
+}
+
+char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
+			    const char *uri)
+{
+	if (unprefixed(u) && strncmp(uri, SL_URI_PREFIX, strlen(SL_URI_PREFIX)) != 0 &&
+	    sl_map_get(&c->uris, uri) != SL_CATALOG_TAKEN)
+		return sl_strdup(uri);
+	return sl_catalog_uri(u->name, uri);
+}
+
+/* RFC 6570 level 1, enough to route: literals match exactly, an expression
+ * matches one or more characters other than '/'. */
+static bool template_match(const char *t, const char *s)
+{
+	while (*t) {
+		if (*t == '{') {
+			const char *end = strchr(t, '}');
+			size_t n = 0;
+			if (!end)
+				return false;
+			t = end + 1;
+			while (s[n] && s[n] != '/' && s[n] != *t)
+				n++;
+			if (n == 0)
+				return false;
+			s += n;
+		} else if (*t++ != *s++) {
+			return false;
+		}
+	}
+	return *s == '\0';
+}
+
+struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
+					 const char **orig)
+{
+	struct sl_upstream *only = NULL, *matched = NULL, *u;
+	char *server;
+	size_t nplain = 0, nmatched = 0;
+
+	if (sl_catalog_split_uri(uri, &server, orig)) {
+		u = NULL;
+		for (size_t i = 0; i < c->nups && !u; i++)
+			if (strcmp(c->ups[i]->name, server) == 0)
+				u = c->ups[i];
+		free(server);
+		return u;
+	}
+	*orig = uri;
+	u = sl_map_get(&c->uris, uri);
+	if (u && u != SL_CATALOG_TAKEN)
+		return u;
+	for (size_t i = 0; i < c->nups; i++) {
+		if (!unprefixed(c->ups[i]))
+			continue;
+		nplain++;
+		only = c->ups[i];
+		for (size_t j = 0; j < c->ups[i]->templates.n; j++) {
+			const char *t = sl_json_str(c->ups[i]->templates.items[j], "uriTemplate");
+			if (t && template_match(t, uri)) {
+				matched = c->ups[i];
+				nmatched++;
+				break;
+			}
+		}
+	}
+	/* Templates of two servers match: neither is a guess worth making. */
+	if (nmatched)
+		return nmatched == 1 ? matched : NULL;
+	return nplain == 1 ? only : NULL;
 }

@@ -7,6 +7,12 @@
  * gets a short hash suffix instead: a tool is never silently shadowed.
  * Resource URIs become "sluice://<server>/<original uri>".
  *
+ * A server configured with "prefix": false keeps its own names and URIs
+ * (an MCP name of at most 128 characters of [A-Za-z0-9_.-]). Where such a
+ * name is taken by another entry or by one of the gateway's own tools, or
+ * such a URI is listed by two servers or looks like one of ours, that entry
+ * falls back to the prefixed form, with a warning in the log.
+ *
  * Entries borrow from the upstreams' lists: rebuild after any upstream
  * reports a change, before anything reads the catalog again.
  */
@@ -35,8 +41,18 @@ struct sl_entries {
 struct sl_catalog {
 	struct sl_entries tools;
 	struct sl_entries prompts;
+	/* URI of a resource of an unprefixed server -> its upstream, or
+	 * SL_CATALOG_TAKEN when two servers list it. */
+	struct sl_map uris;
+	struct sl_upstream **ups; /* borrowed from the last rebuild */
+	size_t nups;
 	uint64_t version;         /* bumped by each rebuild that changed the tool names */
+	/* Names the gateway answers itself (set by the owner; NULL: none). */
+	bool (*reserved)(const char *name);
 };
+
+#define SL_CATALOG_TAKEN ((void *)&sl_catalog_taken)
+extern const char sl_catalog_taken;
 
 void sl_catalog_init(struct sl_catalog *c);
 void sl_catalog_dispose(struct sl_catalog *c);
@@ -54,6 +70,17 @@ void sl_catalog_name(const char *server, const char *name, bool suffix, char *ou
 
 /* "sluice://<server>/<uri>"; caller frees. */
 char *sl_catalog_uri(const char *server, const char *uri);
+/* The URI the client sees for u's uri: uri itself for an unprefixed server
+ * (unless two servers list it, or it starts with sluice://), else the
+ * namespaced form. Caller frees. */
+char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
+			    const char *uri);
+/* The upstream a URI from the client names, and in *orig the URI to send
+ * it: a namespaced URI names its server; any other is looked up among the
+ * unprefixed servers (a resource only one lists, then a template only one
+ * has that matches, then the only unprefixed server). NULL if none. */
+struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
+					 const char **orig);
 /* Splits a namespaced URI: *server (caller frees) and a pointer into uri to
  * the original. Returns false if uri is not one of ours. */
 bool sl_catalog_split_uri(const char *uri, char **server, const char **orig);

@@ -40,6 +40,11 @@ export function catalog(backend, extra = {}) {
 	return { command: CATALOG, args: ['--backend', backend], ...extra };
 }
 
+// The conformance suite's fixture back end (tests/servers/conformance).
+export function conformanceFixture(extra = {}) {
+	return { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'conformance', 'server.mjs')], ...extra };
+}
+
 export function everything(extra = {}) {
 	return { command: EVERYTHING, args: ['stdio'], ...extra };
 }

@@ -10,21 +10,17 @@ import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelco
 import { catalog, closeAll, startHttp as startHttpGateway, httpClient, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
-const running = new Set();
+const started = [];
 
 // Starts `sluice serve --http LISTEN` with this file's servers; the
 // gateways are kept to check their stderr for sanitizer reports at the end.
 async function startHttp(sluice = {}, listen = '127.0.0.1:0') {
 	const gw = await startHttpGateway({ servers, sluice, listen });
-	running.add(gw);
 	started.push(gw);
 	return gw;
 }
 
-const started = [];
-
 after(async () => {
-	await Promise.allSettled([...running].map((g) => g.close()));
 	await closeAll();
 	// Under `make test SAN=...`, a sanitizer report fails the file.
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
@@ -130,6 +126,80 @@ describe('session era over HTTP with the SDK', () => {
 		await b.client.close();
 	});
 
+	test('a program of one session: the other cannot cancel it or see its answer', async () => {
+		const sa = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const sb = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const code = 'const r = await tools.github.slow({ ms: 400 }); return "A: " + JSON.stringify(r);';
+		const prog = raw(gw.url, {
+			headers: { 'mcp-session-id': sa },
+			body: { jsonrpc: '2.0', id: 'p1', method: 'tools/call', params: { name: 'execute_code', arguments: { code } } },
+		});
+		await new Promise((res) => setTimeout(res, 100));
+		// B uses A's request id: a cancel in B's session names nothing of A's.
+		const n = await raw(gw.url, {
+			headers: { 'mcp-session-id': sb },
+			body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'p1', reason: 'not yours' } },
+		});
+		assert.equal(n.status, 202);
+		// B's GET stream carries nothing of A's program.
+		const bget = raw(gw.url, { method: 'GET', headers: { 'mcp-session-id': sb, accept: 'text/event-stream' } });
+		const r = await prog;
+		assert.equal(r.json.id, 'p1');
+		assert.equal(r.json.result.isError, undefined, JSON.stringify(r.json));
+		assert.match(r.json.result.content[0].text, /A: .*slept 400 ms/);
+		await raw(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': sb } });
+		const g = await bget;
+		assert.doesNotMatch(g.text, /p1|slept/);
+	});
+
+	test('a confirmation asked of one session is neither shown to nor answerable by another', async () => {
+		const own = await startHttp({ policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] } });
+		let askedA = 0, askedB = 0, forged;
+		const a = await sdkClient(own.url, {}, {
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req, extra) => {
+				askedA++;
+				// B answers A's question under A's relay id first: ignored.
+				forged = await raw(own.url, {
+					headers: { 'mcp-session-id': b.transport.sessionId },
+					body: { jsonrpc: '2.0', id: extra.requestId, result: { action: 'decline' } },
+				});
+				await new Promise((res) => setTimeout(res, 100));
+				return { action: 'accept', content: { approve: true } };
+			}]],
+		});
+		const b = await sdkClient(own.url, {}, {
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, () => (askedB++, { action: 'accept', content: { approve: true } })]],
+		});
+		const r = await a.client.callTool({ name: 'github__merge_pull_request', arguments: { owner: 'acme', repo: 'api', pull_number: 401 } });
+		// Approved by A: the call reached the server (which has its own opinion).
+		assert.match(textOf(r), /Pull request #401/, textOf(r));
+		assert.equal(askedA, 1);
+		assert.equal(askedB, 0);
+		assert.equal(forged.status, 202);
+		await a.client.close();
+		await b.client.close();
+		await own.close();
+	});
+
+	test('a server\'s question goes to the session whose call it belongs to', async () => {
+		const own = await startHttp({});
+		const asked = { a: 0, b: 0 };
+		const open = (who) => sdkClient(own.url, {}, {
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, () => (asked[who]++, { action: 'accept', content: { answer: who } })]],
+		});
+		const a = await open('a');
+		const b = await open('b'); // the newer session, also able to answer
+		const r = await a.client.callTool({ name: 'github__ask_user', arguments: { question: 'Who calls?' } });
+		assert.deepEqual(JSON.parse(textOf(r)), { action: 'accept', content: { answer: 'a' } });
+		assert.deepEqual(asked, { a: 1, b: 0 });
+		await a.client.close();
+		await b.client.close();
+		await own.close();
+	});
+
 	test('an elicitation is relayed on the call stream and answered by POST', async () => {
 		// Upstreams hear the first client's capabilities: a gateway of its own.
 		const own = await startHttp({});
@@ -190,6 +260,24 @@ describe('session era over HTTP with the SDK', () => {
 		r = await raw(gw.url, { headers: { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } });
 		assert.equal(r.status, 200);
 		assert.deepEqual(r.json, { jsonrpc: '2.0', id: 3, result: {} });
+	});
+
+	test('a quick tool call is answered as JSON, a slow one as SSE with a priming event', async () => {
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const call = (id, name, args) => raw(gw.url, {
+			headers: { 'mcp-session-id': sid },
+			body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+		});
+		let r = await call(1, 'github__echo', { message: 'hi' });
+		assert.equal(r.status, 200);
+		assert.equal(r.headers['content-type'], 'application/json');
+		assert.equal(r.json.id, 1);
+		assert.ok(r.json.result.content.length > 0);
+		// Slower than sluice waits for an answer (50 ms): streamed.
+		r = await call(2, 'github__slow', { ms: 300 });
+		assert.equal(r.headers['content-type'], 'text/event-stream');
+		assert.match(r.text, /^id: \d+-0\nretry: \d+\ndata: \n\n/);
+		assert.match(r.text, /"id":2,"result"/);
 	});
 
 	test('a stream cut off resumes with GET and Last-Event-ID', async () => {

@@ -147,6 +147,7 @@ TEST(catalog_split_uri_rejects)
 /* A hand-built upstream with tools parsed from JSON. */
 struct fake_up {
 	struct sl_upstream u;
+	struct sl_server_config cfg;
 	yyjson_doc *doc;
 	yyjson_val *items[8];
 };
@@ -316,4 +317,182 @@ TEST(catalog_rebuild_plain_name_equal_to_hash_form)
 	}
 	sl_catalog_dispose(&c);
 	fake_dispose(&a);
+}
+
+/* "prefix": false: the server's own names, unless taken. */
+static void fake_unprefixed(struct fake_up *f)
+{
+	f->cfg.unprefixed = true;
+	f->u.cfg = &f->cfg;
+}
+
+static bool reserved_for_test(const char *name)
+{
+	return strcmp(name, "execute_code") == 0;
+}
+
+TEST(catalog_unprefixed_names)
+{
+	struct fake_up a, b, p;
+	struct sl_upstream *ups[3];
+	struct sl_catalog c;
+	const struct sl_entry *e;
+	char name[SL_EXPOSED_MAX + 1], longname[200], json[400];
+
+	memset(longname, 'n', 129);
+	longname[129] = '\0';
+	snprintf(json, sizeof(json), "[{\"name\":\"test_simple_text\"},{\"name\":\"get.v2\"},"
+		 "{\"name\":\"shared\"},{\"name\":\"execute_code\"},{\"name\":\"has space\"},"
+		 "{\"name\":\"%s\"}]", longname);
+	fake_init(&a, "conf", json);
+	fake_unprefixed(&a);
+	fake_init(&b, "other", "[{\"name\":\"shared\"},{\"name\":\"x\"}]");
+	fake_unprefixed(&b);
+	fake_init(&p, "pre", "[{\"name\":\"test_simple_text\"}]");
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	ups[2] = &p.u;
+	sl_catalog_init(&c);
+	c.reserved = reserved_for_test;
+	CHECK(sl_catalog_rebuild(&c, ups, 3));
+	CHECK_INT(c.tools.n, 9);
+	/* Kept as they are, dots included (MCP names allow them). */
+	e = sl_catalog_tool(&c, "test_simple_text");
+	CHECK(e != NULL && e->up == &a.u);
+	e = sl_catalog_tool(&c, "get.v2");
+	CHECK(e != NULL && e->up == &a.u && strcmp(e->name, "get.v2") == 0);
+	CHECK(sl_catalog_tool(&c, "x") != NULL);
+	/* The prefixed server is unaffected. */
+	CHECK(sl_catalog_tool(&c, "pre__test_simple_text") != NULL);
+	/* Two unprefixed servers share a name: both fall back, neither wins. */
+	CHECK(sl_catalog_tool(&c, "shared") == NULL);
+	CHECK(sl_catalog_tool(&c, "conf__shared") != NULL);
+	CHECK(sl_catalog_tool(&c, "other__shared") != NULL);
+	/* A gateway tool's name, an invalid name, an overlong name: prefixed. */
+	CHECK(sl_catalog_tool(&c, "execute_code") == NULL);
+	CHECK(sl_catalog_tool(&c, "conf__execute_code") != NULL);
+	CHECK(sl_catalog_tool(&c, "has space") == NULL);
+	e = sl_catalog_find(&c, "conf", "has space");
+	CHECK(e != NULL && strcmp(e->exposed, "conf__has_space") == 0);
+	e = sl_catalog_find(&c, "conf", longname);
+	sl_catalog_name("conf", longname, false, name);
+	CHECK(e != NULL && strcmp(e->exposed, name) == 0);
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+	fake_dispose(&b);
+	fake_dispose(&p);
+}
+
+TEST(catalog_unprefixed_prefixed_collision)
+{
+	/* An unprefixed tool literally named like a prefixed server's exposed
+	 * name: the prefixed one keeps it, the unprefixed one falls back. */
+	struct fake_up a, b;
+	struct sl_upstream *ups[2];
+	struct sl_catalog c;
+	const struct sl_entry *e;
+
+	fake_init(&a, "u", "[{\"name\":\"p__t\"}]");
+	fake_unprefixed(&a);
+	fake_init(&b, "p", "[{\"name\":\"t\"}]");
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 2);
+	e = sl_catalog_tool(&c, "p__t");
+	CHECK(e != NULL && e->up == &b.u);
+	e = sl_catalog_tool(&c, "u__p__t");
+	CHECK(e != NULL && e->up == &a.u);
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+	fake_dispose(&b);
+}
+
+static void fake_resources(struct fake_up *f, yyjson_doc **doc, yyjson_val **items, size_t cap,
+			   const char *json, bool templates)
+{
+	yyjson_val *it;
+	size_t i, n;
+	struct sl_item_list *l = templates ? &f->u.templates : &f->u.resources;
+	*doc = yyjson_read(json, strlen(json), 0);
+	CHECK(*doc != NULL);
+	l->items = items;
+	yyjson_arr_foreach(yyjson_doc_get_root(*doc), i, n, it)
+		if (l->n < cap)
+			items[l->n++] = it;
+}
+
+TEST(catalog_unprefixed_uris)
+{
+	struct fake_up a, b, p;
+	struct sl_upstream *ups[3];
+	struct sl_catalog c;
+	yyjson_doc *ra, *ta, *rb, *rp;
+	yyjson_val *ia[4], *ita[4], *ib[4], *ip[4];
+	const char *orig;
+	char *s;
+
+	fake_init(&a, "a", "[]");
+	fake_unprefixed(&a);
+	fake_resources(&a, &ra, ia, 4, "[{\"uri\":\"test://static-text\"},{\"uri\":\"x://both\"},"
+		       "{\"uri\":\"sluice://b/y\"}]", false);
+	fake_resources(&a, &ta, ita, 4, "[{\"uriTemplate\":\"test://template/{id}/data\"}]", true);
+	fake_init(&b, "b", "[]");
+	fake_unprefixed(&b);
+	fake_resources(&b, &rb, ib, 4, "[{\"uri\":\"x://both\"},{\"uri\":\"y\"}]", false);
+	fake_init(&p, "p", "[]");
+	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"test://static-text\"}]", false);
+	ups[0] = &a.u;
+	ups[1] = &b.u;
+	ups[2] = &p.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 3);
+
+	/* Exposed as they are, except when shared or when they look like ours. */
+	s = sl_catalog_expose_uri(&c, &a.u, "test://static-text");
+	CHECK_STR(s, "test://static-text");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &p.u, "test://static-text");
+	CHECK_STR(s, "sluice://p/test://static-text");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &b.u, "x://both");
+	CHECK_STR(s, "sluice://b/x://both");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &a.u, "sluice://b/y");
+	CHECK_STR(s, "sluice://a/sluice://b/y");
+	free(s);
+
+	/* Reading back: listed resource, namespaced form, template. */
+	CHECK(sl_catalog_uri_owner(&c, "test://static-text", &orig) == &a.u);
+	CHECK_STR(orig, "test://static-text");
+	CHECK(sl_catalog_uri_owner(&c, "y", &orig) == &b.u);
+	CHECK(sl_catalog_uri_owner(&c, "sluice://p/test://static-text", &orig) == &p.u);
+	CHECK_STR(orig, "test://static-text");
+	CHECK(sl_catalog_uri_owner(&c, "sluice://b/x://both", &orig) == &b.u);
+	CHECK_STR(orig, "x://both");
+	CHECK(sl_catalog_uri_owner(&c, "sluice://a/sluice://b/y", &orig) == &a.u);
+	CHECK_STR(orig, "sluice://b/y");
+	CHECK(sl_catalog_uri_owner(&c, "sluice://nobody/z", &orig) == NULL);
+	CHECK(sl_catalog_uri_owner(&c, "test://template/123/data", &orig) == &a.u);
+	/* Two unprefixed servers: a shared or unknown URI names neither. */
+	CHECK(sl_catalog_uri_owner(&c, "x://both", &orig) == NULL);
+	CHECK(sl_catalog_uri_owner(&c, "test://template/12/3/data", &orig) == NULL);
+	CHECK(sl_catalog_uri_owner(&c, "test://template//data", &orig) == NULL);
+	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == NULL);
+	/* One unprefixed server: an unknown URI is its (it may serve more than
+	 * it lists). */
+	(void)sl_catalog_rebuild(&c, ups, 1);
+	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == &a.u);
+	CHECK_STR(orig, "test://unknown");
+	(void)sl_catalog_rebuild(&c, ups + 2, 1);
+	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == NULL);
+
+	sl_catalog_dispose(&c);
+	yyjson_doc_free(ra);
+	yyjson_doc_free(ta);
+	yyjson_doc_free(rb);
+	yyjson_doc_free(rp);
+	fake_dispose(&a);
+	fake_dispose(&b);
+	fake_dispose(&p);
 }

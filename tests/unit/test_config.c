@@ -166,6 +166,8 @@ TEST(config_wrong_types_name_key_path)
 	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"cwd\":1}}}", "mcpServers.srv", "cwd");
 	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"disabled\":\"yes\"}}}",
 		    "mcpServers.srv", "disabled");
+	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"prefix\":\"no\"}}}",
+		    "mcpServers.srv", "prefix");
 	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"timeout\":0}}}", "mcpServers.srv", "timeout");
 	parse_fails("{\"mcpServers\":{\"srv\":{\"command\":\"x\",\"timeout\":\"5\"}}}", "mcpServers.srv",
 		    "timeout");
@@ -187,11 +189,24 @@ TEST(config_server_fields)
 		return;
 	CHECK_STR(c->servers[0].cwd, "/tmp");
 	CHECK(c->servers[0].disabled);
+	CHECK(!c->servers[0].unprefixed);
 	CHECK_INT(c->servers[0].timeout_ms, 1500);
 	CHECK_INT(c->servers[0].nenv, 1);
 	CHECK_STR(c->servers[0].env[0].key, "K");
 	CHECK_STR(c->servers[0].env[0].value, "v");
 	CHECK(c->servers[0].args != NULL && c->servers[0].args[0] == NULL);
+	sl_config_free(c);
+}
+
+TEST(config_server_prefix)
+{
+	struct sl_config *c = parse("{\"mcpServers\":{\"a\":{\"command\":\"c\",\"prefix\":false},"
+				    "\"b\":{\"command\":\"c\",\"prefix\":true}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->servers[0].unprefixed);
+	CHECK(!c->servers[1].unprefixed);
 	sl_config_free(c);
 }
 

@@ -165,3 +165,23 @@ TEST(map_dispose_then_reuse)
 	CHECK(sl_map_get(&m, "x") == &vals[1]);
 	sl_map_dispose(&m);
 }
+
+static bool is_val2(const void *v, const void *ctx)
+{
+	return v == ctx;
+}
+
+TEST(map_find)
+{
+	struct sl_map m;
+	sl_map_init(&m);
+	CHECK(sl_map_find(&m, is_val2, &vals[2]) == NULL);
+	sl_map_put(&m, "a", &vals[0]);
+	sl_map_put(&m, "b", &vals[2]);
+	CHECK(sl_map_find(&m, is_val2, &vals[2]) == &vals[2]);
+	CHECK(sl_map_find(&m, is_val2, &vals[1]) == NULL);
+	/* Deleted entries are not found. */
+	sl_map_del(&m, "b");
+	CHECK(sl_map_find(&m, is_val2, &vals[2]) == NULL);
+	sl_map_dispose(&m);
+}
