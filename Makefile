@@ -21,8 +21,8 @@ TP       := $(BUILD)/third_party
 # FUZZ=1 (set by `make fuzz` for its own sub-make): the library built by
 # clang with coverage for libFuzzer, ASan and UBSan, in build/fuzz.
 ifneq ($(FUZZ),)
-CC       := clang
-SAN      := fuzzer-no-link,address,undefined
+override CC  := clang
+override SAN := fuzzer-no-link,address,undefined
 endif
 OUT      := $(BUILD)$(if $(FUZZ),/fuzz,$(if $(SAN),/san))
 OBJ      := $(OUT)/obj
