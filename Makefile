@@ -8,6 +8,8 @@
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
 #   make install PREFIX=/usr/local
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
+#   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
+#                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz)
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -17,11 +19,19 @@ OPT      ?= -O2
 
 BUILD    := build
 TP       := $(BUILD)/third_party
-OUT      := $(BUILD)$(if $(SAN),/san)
+# FUZZ=1 (set by `make fuzz` for its own sub-make): the library built by
+# clang with coverage for libFuzzer, ASan and UBSan, in build/fuzz.
+ifneq ($(FUZZ),)
+override CC  := clang
+override SAN := fuzzer-no-link,address,undefined
+endif
+OUT      := $(BUILD)$(if $(FUZZ),/fuzz,$(if $(SAN),/san))
 OBJ      := $(OUT)/obj
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wno-unused-parameter
+# clang counts libseccomp's SCMP_A0(...) compound literal as missing fields.
+WARN     += $(if $(findstring clang,$(CC)),-Wno-missing-field-initializers)
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
 LDFLAGS  := -Wl,-z,now,-z,relro
@@ -45,7 +55,7 @@ QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
 QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
 
-.PHONY: all run test unit e2e bench soak install clean setup
+.PHONY: all run test unit e2e bench soak install clean setup fuzz
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -63,9 +73,12 @@ $(YYJSON_O): $(SETUP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TPFLAGS) -c $(TP)/yyjson/src/yyjson.c -o $@
 
+# Under FUZZ=1 the JS engine gets no coverage counters: no fuzz target runs
+# JavaScript in-process, and libFuzzer scans every counter after each run.
+comma    := ,
 $(OBJ)/third_party/quickjs-ng/%.o: $(SETUP_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TPFLAGS) -c $(TP)/quickjs-ng/$*.c -o $@
+	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $(TP)/quickjs-ng/$*.c -o $@
 
 $(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O)
 	@rm -f $@
@@ -76,11 +89,12 @@ $(SLUICE): $(OBJ)/src/main.o $(OUT)/libsluice.a
 
 include tests/servers/catalog/catalog.mk
 include tests/unit/unit.mk
+include tests/fuzz/fuzz.mk
 
 # Tests: C unit tests, then end-to-end tests with the official MCP SDK.
 test: setup $(SLUICE) $(TEST_BINS)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) UNIT=$(abspath $(UNIT)) \
-		bash tests/run.sh
+		SAN=$(SAN) bash tests/run.sh
 
 # make run serves the demo over HTTP on $(HTTP); make run STDIO=1 on stdio.
 HTTP     ?= 127.0.0.1:8370

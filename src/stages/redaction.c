@@ -256,8 +256,15 @@ size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, s
 	/* Output cap: the text plus a marker per replacement, within reason. */
 	sl_buf_init(&b, len + (len < (64u << 20) ? len : (64u << 20)) + 4096);
 	for (size_t i = 0; i < nhits; i++) {
-		if (hits[i].start < pos)
-			continue; /* overlaps a replacement already made */
+		if (hits[i].start < pos) {
+			/* Overlaps a replacement already made: one that ends
+			 * further grows it, or the rest of a secret that begins
+			 * inside an earlier match (a PEM body running into a
+			 * token) would be passed on in clear. */
+			if (hits[i].end > pos)
+				pos = hits[i].end;
+			continue;
+		}
 		if (sl_buf_append(&b, in + pos, hits[i].start - pos) < 0 ||
 		    sl_buf_printf(&b, "[REDACTED:%s]", R.pats[hits[i].pat].kind) < 0) {
 			sl_err_set(err, "the redacted text would exceed %zu bytes", b.max);

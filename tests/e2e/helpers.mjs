@@ -36,8 +36,16 @@ export const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 // ---- config -----------------------------------------------------------------
 
+// Under make test SAN=... the sanitizer options (tests/run.sh sends every
+// report to a file) must reach sluice and the catalog, which the SDK and
+// the gateway otherwise start with an allowlisted environment only.
+const SAN_ENV = Object.fromEntries(
+	['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]),
+);
+const withSanEnv = (env) => (env || Object.keys(SAN_ENV).length ? { env: { ...SAN_ENV, ...env } } : {});
+
 export function catalog(backend, extra = {}) {
-	return { command: CATALOG, args: ['--backend', backend], ...extra };
+	return { command: CATALOG, args: ['--backend', backend], ...extra, ...withSanEnv(extra.env) };
 }
 
 // The conformance suite's fixture back end (tests/servers/conformance).
@@ -180,7 +188,7 @@ export async function connect(opts = {}) {
 		args: [...wrap.slice(1), ...(wrap.length ? [SLUICE] : []), 'serve', '--config', configPath],
 		stderr: 'pipe',
 		// opts.env: extra variables for sluice (the SDK adds its safe defaults).
-		...(opts.env ? { env: opts.env } : {}),
+		...withSanEnv(opts.env),
 	});
 	let err = '';
 	transport.stderr.on('data', (b) => {

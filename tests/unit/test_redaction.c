@@ -237,6 +237,26 @@ TEST(redaction_keeps_context_around_secret)
 	sl_stage_redaction.shutdown();
 }
 
+/* Found by tests/fuzz/fuzz_redaction.c: a PEM block cut before its END
+ * line runs (by design) to the end of its body, which stopped in the middle
+ * of a token ("... lin" then "_api_..."); the token's own match began inside
+ * the PEM one and was dropped as an overlap, so its last 40 characters were
+ * passed on in clear. Overlapping matches now merge. */
+TEST(redaction_overlapping_matches_leak_nothing)
+{
+	char *out = NULL;
+	char in[256] = "-----BEGIN" " PRIVATE KEY-----\\nFA ", token[64] = "lin_" "api_";
+	init_default();
+	rnd(token, ALNUM, 40);
+	cat(in, token);
+	cat(in, " tail");
+	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_STR(out, "[REDACTED:private_key] tail");
+	CHECK(out && !strstr(out, token + 8));
+	free(out);
+	sl_stage_redaction.shutdown();
+}
+
 TEST(redaction_more_token_shapes)
 {
 	/* The other GitHub prefixes, Slack app tokens, Stripe restricted keys,
