@@ -14,6 +14,15 @@
 /* Flags for every parse of peer input: big numbers are kept as written. */
 #define SL_JSON_READ_FLAGS (YYJSON_READ_BIGNUM_AS_RAW)
 
+/* yyjson_obj_foreach for an object that may be NULL (a schema without
+ * "properties"): yyjson's own steps from the NULL pointer, which is
+ * undefined behaviour even when the loop never runs. */
+#define sl_json_obj_foreach(obj, idx, max, key, val)                               \
+	for ((idx) = 0, (max) = yyjson_obj_size(obj),                               \
+	    (key) = (max) ? unsafe_yyjson_get_first(obj) : NULL,                   \
+	    (val) = (max) ? (key) + 1 : NULL;                                      \
+	     (idx) < (max); (idx)++, (key) = unsafe_yyjson_get_next(val), (val) = (key) + 1)
+
 yyjson_val *sl_json_obj(yyjson_val *o, const char *key);
 yyjson_val *sl_json_arr(yyjson_val *o, const char *key);
 const char *sl_json_str(yyjson_val *o, const char *key);

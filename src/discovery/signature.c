@@ -210,7 +210,7 @@ static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e)
 	sl_bm25_add(ix, doc, SL_BM25_NAME, e->name);
 	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "description"));
 	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "title"));
-	yyjson_obj_foreach(props, i, n, k, v) {
+	sl_json_obj_foreach(props, i, n, k, v) {
 		sl_bm25_add(ix, doc, SL_BM25_PARAM, yyjson_get_str(k));
 		sl_bm25_add(ix, doc, SL_BM25_PARAM_DESC, sl_json_str(v, "description"));
 	}

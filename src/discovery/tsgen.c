@@ -435,7 +435,7 @@ static int emit_object(struct gen *g, yyjson_val *s, struct sl_buf *b, int ind, 
 	sl_buf_init(&types, MAX_BYTES); /* property types, for the index signature */
 	if (!out(g, b, ind < 0 ? "{" : "{\n"))
 		goto out;
-	yyjson_obj_foreach(props, i, n, k, v) {
+	sl_json_obj_foreach(props, i, n, k, v) {
 		const char *name = yyjson_get_str(k);
 		bool required = false, dup = false;
 		struct sl_buf t;

@@ -350,3 +350,25 @@ TEST(discovery_infer_records_first_results_per_tool)
 	for (size_t i = 0; i < 4; i++)
 		yyjson_doc_free(d[i]);
 }
+
+/* Found by the schema fuzz target: an object schema without "properties"
+ * (only additionalProperties, inside anyOf and a $ref cycle) walked its
+ * properties from a NULL pointer, undefined behaviour that UBSan reports
+ * (make test SAN=address,undefined runs this). */
+TEST(discovery_ts_object_without_properties)
+{
+	const char *s = "{\"$defs\":{\"Json\":{\"anyOf\":[{\"type\":\"string\"},"
+			"{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/Json\"}},"
+			"{\"type\":\"object\",\"additionalProperties\":{\"$ref\":\"#/$defs/Json\"}}]}},"
+			"\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"},"
+			"\"properties\":{\"data\":{\"$ref\":\"#/$defs/Json\"}}}";
+	size_t n;
+	char *t = sl_ts_from_json(s, strlen(s), &n);
+	CHECK(strstr(t, "[key: string]: number") != NULL);
+	CHECK(strstr(t, "data?: Json") != NULL);
+	CHECK(strstr(t, "type Json = ") != NULL);
+	free(t);
+	t = sl_ts_from_json("{\"type\":\"object\"}", 17, &n);
+	CHECK_STR(t, "interface Root {\n  [key: string]: unknown;\n}\n");
+	free(t);
+}
