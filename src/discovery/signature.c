@@ -106,8 +106,14 @@ static char *call_name(struct sl_gateway *gw, const struct sl_entry *e, bool mem
 		same += strcmp(oid, id) == 0;
 		free(oid);
 	}
-	if (same <= 1)
-		return member ? id : sl_printf(".%s", id);
+	if (same <= 1) {
+		char *dotted;
+		if (member)
+			return id;
+		dotted = sl_printf(".%s", id);
+		free(id);
+		return dotted;
+	}
 	free(id);
 	sl_buf_init(&b, SIZE_MAX);
 	(void)!sl_buf_appends(&b, member ? "" : "[");
