@@ -18,18 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 /* Reads lines until one carries "id":id; returns 0 or -1 on EOF. */
 static int wait_id(FILE *in, int id)
@@ -111,7 +100,7 @@ int main(int argc, char **argv)
 	total = now_us() - total;
 	fclose(out);
 	waitpid(pid, NULL, 0);
-	qsort(lat, (size_t)n, sizeof(double), cmp);
+	sort_latencies(lat, (size_t)n);
 	/* calls/s is only meaningful without pauses */
 	printf("%.1f %.1f %.0f\n", lat[n / 2], lat[(size_t)(n * 0.99)], pause ? 0 : n / (total / 1e6));
 	free(lat);

@@ -20,6 +20,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "bench.h"
+
 #define MAX_BODY (1u << 20)
 
 enum step { S_INIT, S_INITIALIZED, S_CALL, S_DONE };
@@ -43,18 +45,6 @@ static size_t nlat;
 static double t_first, t_last;
 static int failures;
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
@@ -262,7 +252,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "httpbench: no call finished\n");
 		return 1;
 	}
-	qsort(lat, nlat, sizeof(*lat), cmp);
+	sort_latencies(lat, nlat);
 	printf("%.0f %.0f %.0f\n", lat[nlat / 2], lat[nlat * 99 / 100],
 	       nlat / ((t_last - t_first) / 1e6));
 	for (int i = 0; i < nclients; i++) {

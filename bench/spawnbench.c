@@ -12,18 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 int main(int argc, char **argv)
 {
@@ -50,7 +39,7 @@ int main(int argc, char **argv)
 		waitpid(p, NULL, 0);
 		lat[i] = now_us() - t0;
 	}
-	qsort(lat, (size_t)n, sizeof(double), cmp);
+	sort_latencies(lat, (size_t)n);
 	printf("%.1f %.1f\n", lat[n / 2], lat[(size_t)(n * 0.99)]);
 	free(lat);
 	return 0;

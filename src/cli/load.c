@@ -39,12 +39,11 @@ static int apply(struct sl_config *cfg, const struct sl_cli_opts *o, struct sl_e
 	return SL_OK;
 }
 
-int sl_cli_load(const char *path, const struct sl_cli_opts *o, struct sl_config **out,
-		struct sl_err *err)
+/* Finishes a load or parse that returned rc: the options on top, or
+ * nothing kept on failure. */
+static int finish(int rc, struct sl_config *cfg, const struct sl_cli_opts *o,
+		  struct sl_config **out, struct sl_err *err)
 {
-	struct sl_config *cfg;
-	int rc = sl_config_load(path, &cfg, err);
-
 	if (rc < 0)
 		return rc;
 	if ((rc = apply(cfg, o, err)) < 0) {
@@ -55,18 +54,18 @@ int sl_cli_load(const char *path, const struct sl_cli_opts *o, struct sl_config 
 	return SL_OK;
 }
 
+int sl_cli_load(const char *path, const struct sl_cli_opts *o, struct sl_config **out,
+		struct sl_err *err)
+{
+	struct sl_config *cfg = NULL;
+	int rc = sl_config_load(path, &cfg, err);
+	return finish(rc, cfg, o, out, err);
+}
+
 int sl_cli_parse(const char *text, size_t len, const struct sl_cli_opts *o,
 		 struct sl_config **out, struct sl_err *err)
 {
-	struct sl_config *cfg;
+	struct sl_config *cfg = NULL;
 	int rc = sl_config_parse("(defaults)", text, len, &cfg, err);
-
-	if (rc < 0)
-		return rc;
-	if ((rc = apply(cfg, o, err)) < 0) {
-		sl_config_free(cfg);
-		return rc;
-	}
-	*out = cfg;
-	return SL_OK;
+	return finish(rc, cfg, o, out, err);
 }
