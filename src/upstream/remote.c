@@ -852,7 +852,14 @@ static bool remote_send(struct sl_link *l, char *line, size_t len)
 	struct sl_remote *r = (struct sl_remote *)l;
 	bool ok;
 
-	if (r->lost || r->stopping || r->nxfers >= MAX_TRANSFERS) {
+	if (r->lost) {
+		/* The link's end is already on its way to the upstream (the next
+		 * loop turn): a request sent now fails with that reason, not as
+		 * one the server refused to read. */
+		free(line);
+		return true;
+	}
+	if (r->stopping || r->nxfers >= MAX_TRANSFERS) {
 		free(line);
 		return false;
 	}
