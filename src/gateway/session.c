@@ -220,14 +220,7 @@ void sl_session_close(struct sl_session *s)
 		}
 	}
 	/* Stages waiting for the human's answer hear that none will come. */
-	for (size_t i = 0; i < s->relays.cap; i++) {
-		struct relay *r = s->relays.slots[i].value;
-		if (r && r->cb) {
-			sl_elicit_fn cb = r->cb;
-			r->cb = NULL;
-			cb(r->ctx, NULL, NULL);
-		}
-	}
+	sl_session_input_end(s);
 	sl_gateway_remove_session(s->gw, s);
 }
 
