@@ -87,6 +87,8 @@ int main(int argc, char **argv)
 	const char *words[2]; /* policy: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
+	struct sl_gen *gen;
+	size_t nservers;
 	struct sl_err err;
 	int rc;
 
@@ -124,15 +126,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
-		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins") &&
-		     strcmp(cmd, "__validate"))) {
+		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
 	}
-	/* serve's reload reads what __validate says on one pipe. */
-	if (strcmp(cmd, "__validate") == 0)
-		dup2(STDOUT_FILENO, STDERR_FILENO);
 	if (!path && strcmp(cmd, "doctor") == 0) {
 		static const char none[] = "{\"mcpServers\": {}}";
 		if (sl_cli_parse(none, sizeof(none) - 1, &opts, &cfg, &err) < 0) {
@@ -148,7 +146,7 @@ int main(int argc, char **argv)
 	}
 	if (sl_log_init(cfg->log_level, cfg->log_file) < 0) {
 		fprintf(stderr, "sluice: cannot open log file %s\n", cfg->log_file);
-		sl_config_free(cfg);
+		sl_config_unref(cfg);
 		return 2;
 	}
 	if (strcmp(cmd, "serve") == 0)
@@ -158,35 +156,40 @@ int main(int argc, char **argv)
 		/* Opens the pins itself: reset must work where the stages cannot start. */
 		signal(SIGPIPE, SIG_IGN);
 		rc = sl_cli_pins(cfg, nwords > 0 ? words[0] : NULL, nwords > 1 ? words[1] : NULL);
-		sl_config_free(cfg);
+		sl_config_unref(cfg);
 		return rc;
 	}
-	if (sl_stages_init(cfg, &err) < 0) {
+	/* exec runs one program and doctor looks at the sandbox alone: code
+	 * mode on, and for doctor no upstream. */
+	nservers = cfg->nservers;
+	if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "doctor") == 0)
+		cfg->code_enabled = true;
+	if (strcmp(cmd, "doctor") == 0)
+		cfg->nservers = 0;
+	if (sl_gen_new(cfg, NULL, sl_stages, sl_nstages, &gen, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
-		sl_stages_shutdown();
-		sl_config_free(cfg);
+		cfg->nservers = nservers;
+		sl_config_unref(cfg);
 		return 2;
 	}
 	/* A peer that went away is an error to handle, never a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
-	if (strcmp(cmd, "__validate") == 0) {
-		/* serve's reload: the config loads and every stage accepts it. */
-		rc = 0;
-	} else if (strcmp(cmd, "serve") == 0) {
-		rc = sl_cli_serve(cfg, http, &opts);
+	if (strcmp(cmd, "serve") == 0) {
+		rc = sl_cli_serve(gen, http, &opts);
 	} else if (strcmp(cmd, "check") == 0) {
-		rc = sl_cli_check(cfg);
+		rc = sl_cli_check(gen);
 	} else if (strcmp(cmd, "doctor") == 0) {
-		rc = sl_cli_doctor(cfg);
+		rc = sl_cli_doctor(gen);
 	} else if (strcmp(cmd, "policy") == 0) {
-		rc = sl_cli_policy(cfg, nwords, words);
+		rc = sl_cli_policy(gen, nwords, words);
 	} else {
 		size_t len;
 		char *code = read_program(program, program_file, &len);
-		rc = code ? sl_cli_exec(cfg, code, len) : 2;
+		rc = code ? sl_cli_exec(gen, code, len) : 2;
 		free(code);
 	}
-	sl_stages_shutdown();
-	sl_config_free(cfg);
+	sl_gen_unref(gen);
+	cfg->nservers = nservers;
+	sl_config_unref(cfg);
 	return rc;
 }

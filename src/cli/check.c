@@ -53,8 +53,9 @@ static void on_settled(void *ctx)
 	sl_gateway_stop(gw, on_stopped, ck);
 }
 
-int sl_cli_check(const struct sl_config *cfg)
+int sl_cli_check(struct sl_gen *gen)
 {
+	const struct sl_config *cfg = gen->cfg;
 	uv_loop_t *loop = uv_default_loop();
 	struct check ck = { 0 };
 
@@ -62,7 +63,7 @@ int sl_cli_check(const struct sl_config *cfg)
 	       sl_exposure_name(cfg->exposure));
 	for (size_t i = 0; i < cfg->nwarnings; i++)
 		printf("  warning: %s\n", cfg->warnings[i]);
-	ck.gw = sl_gateway_new(loop, cfg);
+	ck.gw = sl_gateway_new(loop, gen);
 	sl_gateway_start(ck.gw, NULL);
 	sl_gateway_when_settled(ck.gw, on_settled, &ck);
 	uv_run(loop, UV_RUN_DEFAULT);

@@ -11,6 +11,7 @@
 #define SL_CLI_CLI_H
 
 #include "config/config.h"
+#include "pipeline/gen.h"
 
 /* The command line's overrides of the config file. */
 struct sl_cli_opts {
@@ -26,13 +27,15 @@ int sl_cli_load(const char *path, const struct sl_cli_opts *o, struct sl_config 
 int sl_cli_parse(const char *text, size_t len, const struct sl_cli_opts *o,
 		 struct sl_config **out, struct sl_err *err) SL_MUST_USE;
 
-/* On SIGHUP, serve reads cfg->path again with the same opts (see serve.c). */
-int sl_cli_serve(const struct sl_config *cfg, const char *http, const struct sl_cli_opts *o);
-int sl_cli_check(const struct sl_config *cfg);
-int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len);
-int sl_cli_doctor(struct sl_config *cfg);
+/* The commands that run the pipeline get the generation main built from
+ * the config (borrowed). On SIGHUP, serve reads gen->cfg->path again with
+ * the same opts and builds the next generation (see serve.c). */
+int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts *o);
+int sl_cli_check(struct sl_gen *gen);
+int sl_cli_exec(struct sl_gen *gen, const char *code, size_t len);
+int sl_cli_doctor(struct sl_gen *gen);
 /* argv: the words after "policy" ("check", "server.tool"). */
-int sl_cli_policy(const struct sl_config *cfg, int argc, const char *const *argv);
+int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
 

@@ -62,7 +62,7 @@ static void on_settled(void *ctx)
 	sl_program_start(dr->gw->sandbox, dr->gw, "return 1", 8, on_done, NULL, dr);
 }
 
-int sl_cli_doctor(struct sl_config *cfg)
+int sl_cli_doctor(struct sl_gen *gen)
 {
 	uv_loop_t *loop = uv_default_loop();
 	struct doctor dr = { 0 };
@@ -88,15 +88,11 @@ int sl_cli_doctor(struct sl_config *cfg)
 	printf("\n");
 	fflush(stdout);
 
-	/* No upstreams are needed to look at the sandbox. */
-	size_t nservers = cfg->nservers;
-	cfg->code_enabled = true;
-	cfg->nservers = 0;
-	dr.gw = sl_gateway_new(loop, cfg);
+	/* main gave it no upstream: none is needed to look at the sandbox. */
+	dr.gw = sl_gateway_new(loop, gen);
 	sl_gateway_start(dr.gw, NULL);
 	sl_gateway_when_settled(dr.gw, on_settled, &dr);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
-	cfg->nservers = nservers;
 	return dr.rc;
 }

@@ -1,15 +1,15 @@
 /*
  * sluice exec: run one program against the configured servers from a
- * terminal, as execute_code would, and print what the model would get:
- * the return value on stdout, console output on stderr, and on failure
- * "<kind>: <message>" on stderr with exit status 1.
+ * terminal, as execute_code would, and print exactly what the model would
+ * get, after the same output hooks (redaction, guard, governor): the
+ * guard's warning if any, then the answer (console output under
+ * [console]) on stdout; on failure "<kind>: <message>" on stderr with exit
+ * status 1.
  */
 #include "cli/cli.h"
 #include "core/log.h"
-#include "gateway/gateway.h"
-#include "sandbox/sandbox.h"
-#include "stages/audit.h"
-#include "stages/telemetry.h"
+#include "gateway/codemode.h"
+#include "pipeline/call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,22 +31,19 @@ static void on_stopped(void *ctx)
 static void on_done(void *ctx, struct sl_program *p)
 {
 	struct exec *ex = ctx;
-	const struct sl_program_result *r = sl_program_result(p);
+	struct sl_output o;
 
-	sl_audit_program(sl_program_id(p), 0, r->ok ? "ok" : r->kind, r->calls, r->duration_ms,
-			 r->ok ? strlen(r->text) : 0);
-	sl_telemetry_program(sl_program_id(p), 0, r->ok ? "ok" : r->kind, r->calls, r->duration_ms,
-			     r->ok ? strlen(r->text) : 0);
-	if (*r->console)
-		fprintf(stderr, "[console]\n%s%s", r->console,
-			r->console_cut ? "\n[console output cut at its limit]\n" : "");
-	if (r->ok) {
-		printf("%s\n", r->text);
-	} else {
-		fprintf(stderr, "%s: %s\n", r->kind, r->text);
+	sl_codemode_output(ex->gw->gen, sl_program_result(p), sl_program_id(p), NULL, &o);
+	if (o.warning)
+		printf("%s\n", o.warning);
+	if (o.is_error) {
+		fprintf(stderr, "%s\n", o.text);
 		ex->rc = 1;
+	} else {
+		printf("%s\n", o.text);
 	}
 	fflush(stdout);
+	sl_output_dispose(&o);
 	sl_program_free(p);
 	sl_gateway_stop(ex->gw, on_stopped, ex);
 }
@@ -63,8 +60,9 @@ static void on_settled(void *ctx)
 	sl_program_start(ex->gw->sandbox, ex->gw, ex->code, ex->len, on_done, NULL, ex);
 }
 
-int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len)
+int sl_cli_exec(struct sl_gen *gen, const char *code, size_t len)
 {
+	const struct sl_config *cfg = gen->cfg;
 	uv_loop_t *loop = uv_default_loop();
 	struct exec ex = { .code = code, .len = len };
 
@@ -73,8 +71,7 @@ int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len)
 			cfg->code.max_source);
 		return 1;
 	}
-	cfg->code_enabled = true;
-	ex.gw = sl_gateway_new(loop, cfg);
+	ex.gw = sl_gateway_new(loop, gen);
 	sl_gateway_start(ex.gw, NULL);
 	sl_gateway_when_settled(ex.gw, on_settled, &ex);
 	uv_run(loop, UV_RUN_DEFAULT);

@@ -47,7 +47,7 @@ static int finish(int rc, struct sl_config *cfg, const struct sl_cli_opts *o,
 	if (rc < 0)
 		return rc;
 	if ((rc = apply(cfg, o, err)) < 0) {
-		sl_config_free(cfg);
+		sl_config_unref(cfg);
 		return rc;
 	}
 	*out = cfg;

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "pipeline/gen.h"
 #include "stages/pinning.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ enum sub { SUB_LIST, SUB_DIFF, SUB_APPROVE, SUB_RESET };
 
 struct pins {
 	struct sl_gateway *gw;
+	struct sl_pins *pins; /* our own store: no pipeline here */
 	enum sub sub;
 	char *server;      /* target server, NULL: all */
 	const char *tool;  /* target tool, NULL: all of server */
@@ -27,10 +29,10 @@ struct pins {
 /* Splits "server.tool" or "server" against the configured servers and the
  * pinned ones (a tool name may itself contain dots; a server name may too:
  * the longest known server that prefixes the target wins). */
-static int parse_target(const struct sl_config *cfg, const char *t, char **server,
-			const char **tool)
+static int parse_target(const struct sl_config *cfg, const struct sl_pins *pins, const char *t,
+			char **server, const char **tool)
 {
-	yyjson_val *pinned = sl_pinning_servers(), *k;
+	yyjson_val *pinned = sl_pinning_servers(pins), *k;
 	yyjson_obj_iter it;
 	size_t best = 0, tl = strlen(t);
 	const char *cand;
@@ -111,11 +113,12 @@ static void row(const char *server, const char *tool, const char *status, yyjson
 static void do_list(struct pins *p)
 {
 	struct sl_gateway *gw = p->gw;
-	yyjson_val *pinned = sl_pinning_servers(), *k, *tk;
+	yyjson_val *pinned = sl_pinning_servers(p->pins), *k, *tk;
 	yyjson_obj_iter it, ti;
 	size_t changed = 0;
 
-	printf("pins: %s\n", sl_pinning_file() ? sl_pinning_file() : "(no state directory)");
+	printf("pins: %s\n", sl_pinning_file(p->pins) ? sl_pinning_file(p->pins) :
+	       "(no state directory)");
 	printf("%-40s %-10s %-20s %s\n", "TOOL", "STATUS", "PINNED", "SHA-256");
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
@@ -140,7 +143,7 @@ static void do_list(struct pins *p)
 			enum sl_pin_status st;
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(u->name, def, &pin);
+			st = sl_pinning_check(p->pins, u->name, def, &pin);
 			changed += st == SL_PIN_CHANGED || st == SL_PIN_NEW;
 			row(u->name, name, status_name(st), pin);
 			p->shown++;
@@ -255,7 +258,7 @@ static void do_diff(struct pins *p)
 			char *old, *new;
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(u->name, def, &pin);
+			st = sl_pinning_check(p->pins, u->name, def, &pin);
 			if (st == SL_PIN_OK)
 				continue;
 			differ++;
@@ -311,13 +314,13 @@ static void do_approve(struct pins *p)
 			char hex[SL_PIN_HEX];
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(u->name, def, NULL);
+			st = sl_pinning_check(p->pins, u->name, def, NULL);
 			sl_pinning_hash(def, hex, NULL);
 			printf("%s %s.%s sha256:%.12s\n", st == SL_PIN_OK ? "unchanged" : "approved",
 			       u->name, name, hex);
 			defs[n++] = def;
 		}
-		if (n && sl_pinning_approve(u->name, defs, n, &err) < 0) {
+		if (n && sl_pinning_approve(p->pins, u->name, defs, n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p->rc = 1;
 		}
@@ -354,6 +357,7 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 {
 	yyjson_val *section = cfg->sluice ? yyjson_obj_get(cfg->sluice, "pinning") : NULL;
 	struct pins p = { 0 };
+	struct sl_gen *gen;
 	struct sl_err err;
 	uv_loop_t *loop;
 
@@ -374,17 +378,17 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 		return 2;
 	}
 	/* reset must work on a corrupt file: it is the way out of one. */
-	if (sl_pinning_open(cfg, section, p.sub == SUB_RESET, &err) < 0) {
+	if (sl_pinning_open(cfg, section, p.sub == SUB_RESET, &p.pins, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		return 2;
 	}
-	if (target && parse_target(cfg, target, &p.server, &p.tool) < 0) {
-		sl_pinning_close();
+	if (target && parse_target(cfg, p.pins, target, &p.server, &p.tool) < 0) {
+		sl_pinning_close(p.pins);
 		return 2;
 	}
 	if (p.sub == SUB_RESET) {
 		size_t n = 0;
-		if (sl_pinning_forget(p.server, p.tool, &n, &err) < 0) {
+		if (sl_pinning_forget(p.pins, p.server, p.tool, &n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p.rc = 1;
 		} else {
@@ -393,14 +397,23 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 		}
 		goto out;
 	}
+	/* The servers start in a generation with no stages: nothing here runs
+	 * a call, and the pinning stage would open a second store. The cast
+	 * only takes a reference (the count is not part of the config). */
+	if (sl_gen_new(cfg, NULL, NULL, 0, &gen, &err) < 0) {
+		fprintf(stderr, "sluice: %s\n", err.msg);
+		p.rc = 2;
+		goto out;
+	}
 	loop = uv_default_loop();
-	p.gw = sl_gateway_new(loop, cfg);
+	p.gw = sl_gateway_new(loop, gen);
+	sl_gen_unref(gen); /* the gateway holds its own reference */
 	sl_gateway_start(p.gw, NULL);
 	sl_gateway_when_settled(p.gw, on_settled, &p);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 out:
 	free(p.server);
-	sl_pinning_close();
+	sl_pinning_close(p.pins);
 	return p.rc;
 }

@@ -5,14 +5,16 @@
  * ("if the tool has destructiveHint") instead of being evaluated.
  */
 #include "cli/cli.h"
+#include "pipeline/gen.h"
 #include "stages/policy.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int sl_cli_policy(const struct sl_config *cfg, int argc, const char *const *argv)
+int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv)
 {
-	const struct sl_policy *p = sl_policy_current();
+	const struct sl_config *cfg = gen->cfg;
+	const struct sl_policy *p = sl_policy_current(sl_gen_state(gen, &sl_stage_policy));
 	const char *name, *dot;
 	char server[SL_SERVER_NAME_MAX + 1], text[300];
 	const char *tool;

@@ -7,15 +7,17 @@
  * (in-flight calls and programs are cancelled). Either way every
  * upstream is stopped (stdin closed, then SIGTERM, then SIGKILL) and reaped.
  *
- * SIGHUP reloads the config file: a child process (`sluice __validate`,
- * this binary) loads it and runs every stage's init on it, so a broken
+ * SIGHUP reloads the config file in process: it is loaded and the next
+ * generation built from it (every stage's init on its section, sharing the
+ * state of unchanged sections); building it is the validation, so a broken
  * file is refused, with a log line saying why, before anything here
- * changes; the loop keeps serving meanwhile. A valid one goes to
- * sl_gateway_reload (see gateway.h for what changes and when).
+ * changes. A valid one goes to sl_gateway_reload (see gateway.h for what
+ * changes and when); calls in flight finish on the generation they hold.
  */
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "pipeline/call.h"
 #include "transport/http.h"
 #include "transport/stdio.h"
 
@@ -25,8 +27,6 @@
 #include <string.h>
 
 #define DRAIN_POLL_MS 10
-#define VALIDATE_OUT_MAX 2048 /* the tail of the validator's output that is kept */
-#define VALIDATE_TIMEOUT_MS 30000
 
 struct serve {
 	uv_loop_t *loop;
@@ -38,21 +38,7 @@ struct serve {
 	bool stopping;
 	const struct sl_cli_opts *opts;
 	const char *path;           /* the config file, read again on SIGHUP */
-	/* The reload in progress: a validator process and its output. */
-	struct {
-		bool running, again;    /* again: a SIGHUP came meanwhile */
-		uv_process_t proc;
-		uv_pipe_t out;
-		uv_timer_t deadline;
-		int open;               /* handles not yet closed */
-		int64_t status;
-		int signal;
-		char text[VALIDATE_OUT_MAX];
-		size_t len;
-	} rl;
 };
-
-static void reload(struct serve *sv);
 
 static void on_gateway_stopped(void *ctx)
 {
@@ -80,8 +66,6 @@ static void shut_down(struct serve *sv)
 		return;
 	sv->stopping = true;
 	uv_timer_stop(&sv->drain);
-	if (sv->rl.running)
-		uv_process_kill(&sv->rl.proc, SIGKILL);
 	if (sv->stdio)
 		sl_stdio_close(sv->stdio);
 	else
@@ -124,160 +108,36 @@ static void on_signal(uv_signal_t *h, int sig)
 
 /* ---- reload on SIGHUP ------------------------------------------------- */
 
-static void on_rl_closed(uv_handle_t *h)
+static void on_sighup(uv_signal_t *h, int sig)
 {
 	struct serve *sv = h->data;
 	struct sl_config *cfg;
+	struct sl_gen *next;
 	struct sl_err err;
-	char *nl, *why;
-
-	if (--sv->rl.open > 0)
-		return;
-	sv->rl.running = false;
-	if (sv->stopping)
-		return;
-	if (sv->rl.status < 0) {
-		/* The check could not start: reload() said so. */
-	} else if (sv->rl.status != 0 || sv->rl.signal) {
-		/* The validator's last line is "sluice: <why>". */
-		sv->rl.text[sv->rl.len] = '\0';
-		while (sv->rl.len && sv->rl.text[sv->rl.len - 1] == '\n')
-			sv->rl.text[--sv->rl.len] = '\0';
-		nl = strrchr(sv->rl.text, '\n');
-		why = nl ? nl + 1 : sv->rl.text;
-		if (strncmp(why, "sluice: ", 8) == 0)
-			why += 8;
-		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s",
-		       sv->rl.signal ? "the check of the new config did not finish" :
-		       *why ? why : "the new config is invalid");
-	} else if (sl_cli_load(sv->path, sv->opts, &cfg, &err) < 0) {
-		/* Changed again since the check. */
-		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s", err.msg);
-	} else {
-		for (size_t i = 0; i < cfg->nwarnings; i++)
-			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
-		if (sl_gateway_reload(sv->gw, cfg, &err) < 0)
-			sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s",
-			       err.msg);
-	}
-	if (sv->rl.again) {
-		sv->rl.again = false;
-		reload(sv);
-	}
-}
-
-static void close_rl(struct serve *sv, uv_handle_t *h)
-{
-	if (!uv_is_closing(h))
-		uv_close(h, on_rl_closed);
-}
-
-static void on_rl_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	struct serve *sv = h->data;
-	size_t half = sv->rl.len / 2;
-
-	/* The reason is the last line: when full, keep the newer half. */
-	if (sv->rl.len == sizeof(sv->rl.text) - 1) {
-		memmove(sv->rl.text, sv->rl.text + half, sv->rl.len - half);
-		sv->rl.len -= half;
-	}
-	*buf = uv_buf_init(sv->rl.text + sv->rl.len, sizeof(sv->rl.text) - 1 - sv->rl.len);
-}
-
-static void on_rl_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
-{
-	struct serve *sv = st->data;
-	if (n > 0)
-		sv->rl.len += (size_t)n;
-	else if (n < 0)
-		close_rl(sv, (uv_handle_t *)st);
-}
-
-static void on_rl_exit(uv_process_t *p, int64_t status, int sig)
-{
-	struct serve *sv = p->data;
-	sv->rl.status = status;
-	sv->rl.signal = sig;
-	uv_timer_stop(&sv->rl.deadline);
-	close_rl(sv, (uv_handle_t *)&sv->rl.deadline);
-	close_rl(sv, (uv_handle_t *)p);
-}
-
-static void on_rl_deadline(uv_timer_t *t)
-{
-	struct serve *sv = t->data;
-	uv_process_kill(&sv->rl.proc, SIGKILL);
-}
-
-static void reload(struct serve *sv)
-{
-	char exe[] = "/proc/self/exe";
-	char *args[9];
-	int n = 0, rc;
-	uv_stdio_container_t io[3];
-	uv_process_options_t o = { 0 };
+	int rc;
 
 	if (sv->stopping)
 		return;
-	if (sv->rl.running) {
-		sv->rl.again = true;
-		return;
-	}
 	sl_log(SL_LOG_INFO, "SIGHUP: reloading %s", sv->path);
-	args[n++] = exe;
-	args[n++] = "__validate";
-	args[n++] = "--config";
-	args[n++] = (char *)sv->path;
-	if (sv->opts && sv->opts->exposure) {
-		args[n++] = "--exposure";
-		args[n++] = (char *)sv->opts->exposure;
-	}
-	if (sv->opts && sv->opts->log_level) {
-		args[n++] = "--log-level";
-		args[n++] = (char *)sv->opts->log_level;
-	}
-	args[n] = NULL;
-	sv->rl.len = 0;
-	sv->rl.status = 0;
-	sv->rl.signal = 0;
-	uv_pipe_init(sv->loop, &sv->rl.out, 0);
-	uv_timer_init(sv->loop, &sv->rl.deadline);
-	sv->rl.out.data = sv->rl.proc.data = sv->rl.deadline.data = sv;
-	io[0].flags = UV_IGNORE;
-	io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	io[1].data.stream = (uv_stream_t *)&sv->rl.out;
-	io[2].flags = UV_IGNORE; /* __validate writes its messages to stdout */
-	o.file = exe;
-	o.args = args;
-	o.stdio = io;
-	o.stdio_count = 3;
-	o.exit_cb = on_rl_exit;
-	rc = uv_spawn(sv->loop, &sv->rl.proc, &o);
-	sv->rl.running = true;
-	sv->rl.open = 3;
-	if (rc < 0) {
-		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: "
-		       "cannot start the check of the new config: %s", uv_strerror(rc));
-		sv->rl.status = -1;
-		/* On Unix the process handle is initialised even when the spawn
-		 * fails: it is closed like the others. */
-		uv_close((uv_handle_t *)&sv->rl.proc, on_rl_closed);
-		uv_close((uv_handle_t *)&sv->rl.out, on_rl_closed);
-		uv_close((uv_handle_t *)&sv->rl.deadline, on_rl_closed);
+	if (sl_cli_load(sv->path, sv->opts, &cfg, &err) < 0) {
+		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s", err.msg);
 		return;
 	}
-	uv_timer_start(&sv->rl.deadline, on_rl_deadline, VALIDATE_TIMEOUT_MS, 0);
-	uv_read_start((uv_stream_t *)&sv->rl.out, on_rl_alloc, on_rl_read);
+	for (size_t i = 0; i < cfg->nwarnings; i++)
+		sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	rc = sl_gen_new(cfg, sv->gw->gen, sl_stages, sl_nstages, &next, &err);
+	sl_config_unref(cfg);
+	if (rc == SL_OK) {
+		rc = sl_gateway_reload(sv->gw, next, &err);
+		sl_gen_unref(next);
+	}
+	if (rc < 0)
+		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s", err.msg);
 }
 
-static void on_sighup(uv_signal_t *h, int sig)
+int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts *opts)
 {
-	reload(h->data);
-}
-
-int sl_cli_serve(const struct sl_config *cfg, const char *http, const struct sl_cli_opts *opts)
-{
+	const struct sl_config *cfg = gen->cfg;
 	struct serve sv = { 0 };
 	struct sl_err err;
 
@@ -286,7 +146,7 @@ int sl_cli_serve(const struct sl_config *cfg, const char *http, const struct sl_
 	sv.path = cfg->path;
 	if (!http)
 		http = cfg->http.listen;
-	sv.gw = sl_gateway_new(sv.loop, cfg);
+	sv.gw = sl_gateway_new(sv.loop, gen);
 	if (http) {
 		if (sl_http_start(sv.loop, sv.gw, cfg, http, &sv.http, &err) < 0) {
 			fprintf(stderr, "sluice: %s\n", err.msg);

@@ -646,7 +646,7 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 out:
 	c->doc = doc;
 	if (rc != SL_OK) {
-		sl_config_free(c);
+		sl_config_unref(c);
 		return rc;
 	}
 	*out = c;
@@ -705,9 +705,17 @@ static void server_dispose(struct sl_server_config *s)
 	free(s->error);
 }
 
-void sl_config_free(struct sl_config *c)
+/* The count is the one field that changes in an immutable config. */
+const struct sl_config *sl_config_ref(const struct sl_config *c)
 {
-	if (!c)
+	((struct sl_config *)c)->refs++;
+	return c;
+}
+
+void sl_config_unref(const struct sl_config *cc)
+{
+	struct sl_config *c = (struct sl_config *)cc;
+	if (!c || c->refs-- > 0)
 		return;
 	for (size_t i = 0; i < c->nservers; i++)
 		server_dispose(&c->servers[i]);

@@ -2,13 +2,15 @@
  * Configuration: a JSON file in the shape MCP clients already use (the
  * "mcpServers" object of Claude Desktop, Cursor and Claude Code, or the
  * "servers" object of VS Code) plus a "sluice" object for the gateway.
- * Once loaded it is immutable; every other module borrows it.
+ * Once loaded it is immutable and reference-counted: the loader hands out
+ * the first reference; a generation (pipeline/gen.h), an upstream or a
+ * front end that keeps it beyond a call takes its own.
  *
  * API:
  *   struct sl_config *c;
  *   if (sl_config_load(path, &c, &err) < 0) fprintf(stderr, "%s\n", err.msg);
  *   for (i < c->nwarnings) print c->warnings[i];
- *   sl_config_free(c);
+ *   sl_config_unref(c);
  */
 #ifndef SL_CONFIG_CONFIG_H
 #define SL_CONFIG_CONFIG_H
@@ -87,6 +89,7 @@ struct sl_http_config {
 };
 
 struct sl_config {
+	unsigned refs;                     /* references beyond the first */
 	char *path;
 	struct sl_http_config http;
 	struct sl_server_config *servers;
@@ -116,7 +119,10 @@ int sl_config_load(const char *path, struct sl_config **out, struct sl_err *err)
 /* Parses a config from memory (path is used in messages only). */
 int sl_config_parse(const char *path, const char *text, size_t len,
 		    struct sl_config **out, struct sl_err *err) SL_MUST_USE;
-void sl_config_free(struct sl_config *c);
+/* Takes another reference (returns c); sl_config_unref drops one and
+ * frees the config with the last. */
+const struct sl_config *sl_config_ref(const struct sl_config *c);
+void sl_config_unref(const struct sl_config *c);
 
 const char *sl_exposure_name(enum sl_exposure e);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,16 @@ void sl_oom(void)
 	ssize_t r = write(2, m, sizeof(m) - 1);
 	(void)r;
 	abort();
+}
+
+void sl_random(void *buf, size_t n)
+{
+	static const char m[] = "sluice: the kernel gives no random bytes\n";
+	if (getrandom(buf, n, 0) != (ssize_t)n) {
+		ssize_t r = write(2, m, sizeof(m) - 1);
+		(void)r;
+		abort();
+	}
 }
 
 void *sl_alloc(size_t n)

@@ -43,6 +43,9 @@ char *sl_strndup(const char *s, size_t n);
 char *sl_printf(const char *fmt, ...) SL_PRINTF(1, 2);
 char *sl_vprintf(const char *fmt, va_list ap) SL_PRINTF(1, 0);
 SL_NORETURN void sl_oom(void);
+/* Fills buf with n (at most 256) random bytes from the kernel; aborts with
+ * a message if it has none (as out of memory: nothing safe to do). */
+void sl_random(void *buf, size_t n);
 
 uint64_t sl_now_ms(void);
 uint64_t sl_now_us(void);

@@ -102,13 +102,18 @@ int sl_ts_key(struct sl_buf *b, const char *name) SL_MUST_USE;
 
 /* A JSON Schema describing value (depth, keys and items bounded), in d. */
 yyjson_mut_val *sl_infer_schema(yyjson_mut_doc *d, yyjson_mut_val *value);
+/* What was learnt: the discovery stage's state (sl_gen_state(gen,
+ * &sl_stage_discovery)), kept across reloads with the generations. */
+struct sl_infer;
+struct sl_infer *sl_infer_new(void);
+void sl_infer_free(struct sl_infer *in);
 /* The inferred result schema of server's tool as JSON text (borrowed
  * until the next call result) and how many results it merges, or NULL. */
-const char *sl_infer_get(const char *server, const char *tool, unsigned *samples);
+const char *sl_infer_get(const struct sl_infer *in, const char *server, const char *tool,
+			 unsigned *samples);
 /* Records a successful result (the upstream's result object) of a tool. */
-void sl_infer_record(const char *server, const char *tool, yyjson_val *result);
-/* Forgets everything (tests, shutdown). */
-void sl_infer_reset(void);
+void sl_infer_record(struct sl_infer *in, const char *server, const char *tool,
+		     yyjson_val *result);
 
 /* ---- signatures (signature.c) --------------------------------------------- */
 

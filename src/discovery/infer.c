@@ -50,8 +50,11 @@ struct rec {
 	char *json;  /* the schema, for tsgen */
 };
 
-static struct sl_map recs; /* "server\ntool" -> struct rec */
-static size_t nrecs;
+/* The stage's state: what was learnt per tool. */
+struct sl_infer {
+	struct sl_map recs; /* "server\ntool" -> struct rec */
+	size_t nrecs;
+};
 
 static void shape_free(struct shape *s)
 {
@@ -193,10 +196,11 @@ static char *key_of(const char *server, const char *tool)
 	return sl_printf("%s\n%s", server, tool);
 }
 
-const char *sl_infer_get(const char *server, const char *tool, unsigned *samples)
+const char *sl_infer_get(const struct sl_infer *in, const char *server, const char *tool,
+			 unsigned *samples)
 {
 	char *key = key_of(server, tool);
-	struct rec *r = recs.slots ? sl_map_get(&recs, key) : NULL;
+	struct rec *r = sl_map_get(&in->recs, key);
 	free(key);
 	if (!r || !r->json)
 		return NULL;
@@ -205,24 +209,23 @@ const char *sl_infer_get(const char *server, const char *tool, unsigned *samples
 	return r->json;
 }
 
-void sl_infer_record(const char *server, const char *tool, yyjson_val *result)
+void sl_infer_record(struct sl_infer *in, const char *server, const char *tool,
+		     yyjson_val *result)
 {
 	char *key = key_of(server, tool);
 	struct rec *r;
 	yyjson_mut_doc *d;
 
-	if (!recs.slots)
-		sl_map_init(&recs);
-	r = sl_map_get(&recs, key);
+	r = sl_map_get(&in->recs, key);
 	if (!r) {
-		if (nrecs >= SL_INFER_MAX_TOOLS) {
+		if (in->nrecs >= SL_INFER_MAX_TOOLS) {
 			free(key);
 			return;
 		}
 		r = sl_alloc(sizeof(*r));
 		r->shape = shape_new(&r->nodes);
-		sl_map_put(&recs, key, r);
-		nrecs++;
+		sl_map_put(&in->recs, key, r);
+		in->nrecs++;
 	}
 	free(key);
 	if (r->samples >= SL_INFER_SAMPLES)
@@ -239,36 +242,59 @@ void sl_infer_record(const char *server, const char *tool, yyjson_val *result)
 	}
 }
 
-void sl_infer_reset(void)
+struct sl_infer *sl_infer_new(void)
 {
-	for (size_t i = 0; i < recs.cap; i++) {
-		struct rec *r = recs.slots[i].value;
-		if (!recs.slots[i].key || !r)
+	struct sl_infer *in = sl_alloc(sizeof(*in));
+	sl_map_init(&in->recs);
+	return in;
+}
+
+void sl_infer_free(struct sl_infer *in)
+{
+	for (size_t i = 0; i < in->recs.cap; i++) {
+		struct rec *r = in->recs.slots[i].value;
+		if (!in->recs.slots[i].key || !r)
 			continue;
 		shape_free(r->shape);
 		free(r->json);
 		free(r);
 	}
-	sl_map_dispose(&recs);
-	memset(&recs, 0, sizeof(recs));
-	nrecs = 0;
+	sl_map_dispose(&in->recs);
+	free(in);
 }
 
 /* The stage: samples the first successful results of each tool. The
  * upstream's own result (before redaction and the governor): its shape is
  * what a program gets, and a result shortened for the context would
  * describe the shortening instead. */
-static void infer_finish(struct sl_call *c)
+static void infer_finish(void *state, struct sl_call *c)
 {
 	if (c->outcome != SL_OUTCOME_OK || !c->result || !c->up || sl_json_true(c->result, "isError"))
 		return;
 	if (c->result_doc && yyjson_doc_get_read_size(c->result_doc) > SL_INFER_MAX_BYTES)
 		return;
-	sl_infer_record(c->up->name, c->tool, c->result);
+	sl_infer_record(state, c->up->name, c->tool, c->result);
+}
+
+static int infer_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+		      struct sl_err *err)
+{
+	if (section) {
+		sl_err_set(err, "sluice.discovery takes no settings");
+		return SL_ERR_INVALID;
+	}
+	*state = sl_infer_new();
+	return SL_OK;
+}
+
+static void infer_fini(void *state)
+{
+	sl_infer_free(state);
 }
 
 const struct sl_stage sl_stage_discovery = {
 	.name = "discovery",
-	.shutdown = sl_infer_reset,
+	.init = infer_init,
+	.fini = infer_fini,
 	.finish = infer_finish,
 };

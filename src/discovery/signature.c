@@ -11,7 +11,6 @@
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
-#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,13 +42,14 @@ static void keep_free(struct keep *k)
 	free(k->v);
 }
 
-/* The definition as a client may see it: hidden characters stripped. */
-static yyjson_val *clean_def(struct keep *k, const struct sl_entry *e)
+/* The definition as a client may see it: as the stages present it (pinning
+ * strips hidden characters). */
+static yyjson_val *clean_def(const struct sl_gen *g, struct keep *k, const struct sl_entry *e)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *m = yyjson_val_mut_copy(d, e->def);
 	yyjson_doc *r;
-	sl_pinning_clean(d, m);
+	sl_stages_present(g, d, m);
 	r = yyjson_mut_val_imut_copy(m, NULL);
 	yyjson_mut_doc_free(d);
 	if (!r)
@@ -130,8 +130,8 @@ struct sig {
 
 /* Translates one tool's types into ts. named: the argument object gets a
  * declaration too (describe_tools). */
-static void signature(struct sl_ts *ts, struct keep *k, const struct sl_entry *e, yyjson_val *def,
-		      bool named, struct sig *sig)
+static void signature(const struct sl_gen *g, struct sl_ts *ts, struct keep *k,
+		      const struct sl_entry *e, yyjson_val *def, bool named, struct sig *sig)
 {
 	yyjson_val *in = yyjson_obj_get(def, "inputSchema"), *os = yyjson_obj_get(def, "outputSchema");
 	char *tid = ident(e->name), *rname = sl_printf("%s_result", tid), *iname = item_base(tid);
@@ -145,7 +145,8 @@ static void signature(struct sl_ts *ts, struct keep *k, const struct sl_entry *e
 		sig->result = sl_ts_type(ts, os, os, rname, iname);
 	} else {
 		unsigned samples = 0;
-		const char *json = sl_infer_get(e->up->name, e->name, &samples);
+		const char *json = sl_infer_get(sl_gen_state(g, &sl_stage_discovery), e->up->name, e->name,
+						&samples);
 		yyjson_val *root = json ? keep(k, yyjson_read(json, strlen(json), 0)) : NULL;
 		if (root && (sig->result = sl_ts_type(ts, root, root, rname, iname)))
 			sig->inferred = samples;
@@ -243,7 +244,7 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
-		if ((only && e->up != only) || !sl_stages_visible(e->up, e->def))
+		if ((only && e->up != only) || !sl_stages_visible(gw->gen, e->up, e->def))
 			continue;
 		size_t doc = sl_bm25_doc(ix);
 		entry[doc] = i;
@@ -264,10 +265,10 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	sl_buf_init(&b, ANSWER_MAX);
 	for (size_t i = 0; i < nhits; i++) {
 		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
-		yyjson_val *def = clean_def(&kept, e);
+		yyjson_val *def = clean_def(gw->gen, &kept, e);
 		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(gw, e, false);
 		struct sig sig;
-		signature(ts, &kept, e, def, false, &sig);
+		signature(gw->gen, ts, &kept, e, def, false, &sig);
 		sl_code_ident(e->up->name, sid);
 		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
 				     sig.result, sig.inferred ? " /* inferred */" : "");
@@ -333,10 +334,10 @@ char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const cha
 		yyjson_val *def;
 		struct sig sig;
 		char *tid, *doc;
-		if (e->up != u || !sl_stages_visible(u, e->def) || !wanted(e, names, n, found))
+		if (e->up != u || !sl_stages_visible(gw->gen, u, e->def) || !wanted(e, names, n, found))
 			continue;
-		def = clean_def(&kept, e);
-		signature(ts, &kept, e, def, true, &sig);
+		def = clean_def(gw->gen, &kept, e);
+		signature(gw->gen, ts, &kept, e, def, true, &sig);
 		tid = call_name(gw, e, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));

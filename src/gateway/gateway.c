@@ -26,24 +26,25 @@ static const struct sl_upstream_ops up_ops = {
 	.request = on_up_request,
 };
 
-struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg)
+struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 {
 	struct sl_gateway *gw = sl_alloc(sizeof(*gw));
+	const struct sl_config *cfg = gen->cfg;
+
 	gw->loop = loop;
+	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
 	gw->nups = cfg->nservers;
 	gw->ups = sl_alloc((gw->nups + 1) * sizeof(*gw->ups));
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
-	gw->stage_cfg = cfg;
 	gw->catalog.reserved = sl_router_reserved;
 	uv_timer_init(loop, &gw->timer);
 	uv_timer_init(loop, &gw->wake);
-	uv_timer_init(loop, &gw->swap);
 	uv_timer_init(loop, &gw->retire);
-	gw->timer.data = gw->wake.data = gw->swap.data = gw->retire.data = gw;
-	gw->open_timers = 4;
+	gw->timer.data = gw->wake.data = gw->retire.data = gw;
+	gw->open_timers = 3;
 	return gw;
 }
 
@@ -74,11 +75,7 @@ static void on_gw_timer_closed(uv_handle_t *h)
 	struct sl_gateway *gw = h->data;
 	if (--gw->open_timers > 0)
 		return;
-	/* Last: the upstreams' timers closed before these, and they borrow
-	 * from the configs. */
-	for (size_t i = 0; i < gw->nconfigs; i++)
-		sl_config_free(gw->configs[i]);
-	free(gw->configs);
+	sl_gen_unref(gw->gen);
 	free(gw);
 }
 
@@ -100,7 +97,6 @@ void sl_gateway_free(struct sl_gateway *gw)
 	}
 	uv_close((uv_handle_t *)&gw->timer, on_gw_timer_closed);
 	uv_close((uv_handle_t *)&gw->wake, on_gw_timer_closed);
-	uv_close((uv_handle_t *)&gw->swap, on_gw_timer_closed);
 	uv_close((uv_handle_t *)&gw->retire, on_gw_timer_closed);
 }
 
@@ -333,14 +329,7 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 	}
 	gw->on_stopped = fn;
 	gw->stopped_ctx = ctx;
-	/* A pending settings swap is dropped: calls it held run (and are
-	 * cancelled with their sessions) on the settings they have. */
-	uv_timer_stop(&gw->swap);
 	uv_timer_stop(&gw->retire);
-	if (gw->stage_next) {
-		gw->stage_next = NULL;
-		sl_calls_release();
-	}
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_stop(gw->ups[i]);
 	for (size_t i = 0; i < gw->nretired; i++)
@@ -414,35 +403,6 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
 }
 
-static void on_swap(uv_timer_t *t)
-{
-	struct sl_gateway *gw = t->data;
-	const struct sl_config *next = gw->stage_next;
-	char skipped[256];
-	size_t n = 0;
-	struct sl_err err;
-
-	if (!next)
-		return;
-	gw->stage_next = NULL;
-	if (sl_stages_reload(gw->stage_cfg, next, &n, skipped, sizeof(skipped), &err) < 0)
-		sl_log(SL_LOG_ERROR, "config reload: %s; that stage keeps its old settings", err.msg);
-	if (*skipped)
-		sl_log(SL_LOG_WARN, "config reload: sluice.%s changed; that takes effect at restart", skipped);
-	sl_log(SL_LOG_INFO, "config reload: new settings for %zu stage%s", n, n == 1 ? "" : "s");
-	gw->stage_cfg = next;
-	sl_calls_release();
-	/* Policy and pinning decide which tools are visible. */
-	broadcast_changes(gw, true, false);
-}
-
-static void on_calls_idle(void *ctx)
-{
-	struct sl_gateway *gw = ctx;
-	/* Called from inside the engine: swap from the loop. */
-	uv_timer_start(&gw->swap, on_swap, 0, 0);
-}
-
 /* Whether a sluice.<key> section differs. */
 static bool section_changed(const struct sl_config *a, const struct sl_config *b, const char *key)
 {
@@ -451,9 +411,9 @@ static bool section_changed(const struct sl_config *a, const struct sl_config *b
 	return (x || y) && !(x && y && yyjson_equals(x, y));
 }
 
-int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_err *err)
+int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err)
 {
-	const struct sl_config *old = gw->cfg;
+	const struct sl_config *old = gw->cfg, *cfg = next->cfg;
 	struct sl_upstream **ups;
 	size_t added = 0, replaced = 0, removed = 0;
 	char later[128] = "";
@@ -463,11 +423,8 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_er
 		sl_err_set(err, gw->stopping ? "the gateway is stopping" :
 			   "turning code mode on or off (sluice.exposure \"code\" or "
 			   "sluice.codeMode.enabled) needs a restart");
-		sl_config_free(cfg);
 		return SL_ERR_INVALID;
 	}
-	gw->configs = sl_realloc(gw->configs, (gw->nconfigs + 1) * sizeof(*gw->configs));
-	gw->configs[gw->nconfigs++] = cfg;
 
 	/* What this gateway cannot change while it runs. */
 	{
@@ -495,8 +452,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_er
 				break;
 			}
 		if (u && server_same(u->cfg, sc)) {
-			u->cfg = sc;
-			u->gcfg = cfg;
+			sl_upstream_reconfigure(u, sc, cfg);
 			ups[j] = u;
 			continue;
 		}
@@ -517,25 +473,25 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_er
 	gw->ups = ups;
 	gw->nups = cfg->nservers;
 	exposure = cfg->exposure != old->exposure;
+	/* From here on new calls take the new stages; the old generation
+	 * stays with the calls and programs that hold it. */
+	sl_gen_unref(gw->gen);
+	gw->gen = sl_gen_ref(next);
 	gw->cfg = cfg;
 	sl_log(SL_LOG_INFO, "config reload: %zu servers (%zu added, %zu restarted, %zu removed), "
 	       "%s mode", cfg->nservers, added, replaced, removed, sl_exposure_name(cfg->exposure));
+	if (*next->restart_only)
+		sl_log(SL_LOG_WARN, "config reload: sluice.%s changed; that takes effect at restart",
+		       next->restart_only);
+	sl_log(SL_LOG_INFO, "config reload: new settings for %zu stage%s", next->changed,
+	       next->changed == 1 ? "" : "s");
 	/* New processes start only once the gateway has (the first client
 	 * brings the capabilities declared upstream). */
 	if (gw->started)
 		for (size_t j = 0; j < gw->nups; j++)
 			if (gw->ups[j]->state == SL_UP_IDLE)
 				sl_upstream_start(gw->ups[j], gw->caps ? yyjson_doc_get_root(gw->caps) : NULL);
-	broadcast_changes(gw, exposure, exposure);
-
-	if (sl_stages_changed(gw->stage_next ? gw->stage_next : gw->stage_cfg, cfg)) {
-		gw->stage_next = cfg;
-		if (sl_calls_running())
-			sl_log(SL_LOG_INFO, "config reload: new stage settings wait for %u call%s in flight; "
-			       "new calls wait with them", sl_calls_running(), sl_calls_running() == 1 ? "" : "s");
-		sl_calls_hold(on_calls_idle, gw);
-	} else if (gw->stage_next) {
-		gw->stage_next = cfg;
-	}
+	/* Policy and pinning decide which tools are visible. */
+	broadcast_changes(gw, exposure || next->changed > 0, exposure);
 	return SL_OK;
 }

@@ -5,12 +5,12 @@
  * and messages to sessions.
  *
  * API:
- *   gw = sl_gateway_new(loop, cfg);
+ *   gw = sl_gateway_new(loop, gen);
  *   sl_gateway_start(gw, client_caps);   once: starts every upstream
  *   sl_gateway_when_settled(gw, fn, ctx);  fn runs when every upstream has
  *                                          answered its first handshake or
  *                                          failed, or startupTimeoutMs passed
- *   sl_gateway_reload(gw, newcfg, &err); a config reload (SIGHUP): see below
+ *   sl_gateway_reload(gw, next, &err);  a config reload (SIGHUP): see below
  *   sl_gateway_stop(gw, fn, ctx);        stops upstreams; fn when all ended
  *   sl_gateway_free(gw);
  */
@@ -18,6 +18,7 @@
 #define SL_GATEWAY_GATEWAY_H
 
 #include "config/config.h"
+#include "pipeline/gen.h"
 #include "upstream/catalog.h"
 
 #include <uv.h>
@@ -35,18 +36,15 @@ struct sl_waiter {
 
 struct sl_gateway {
 	uv_loop_t *loop;
-	const struct sl_config *cfg;   /* the current one */
-	/* Config reloads. Every config a reload brought is kept until
-	 * sl_gateway_free: upstreams, stages, the HTTP front end and code mode
-	 * borrow from the one they started with, and reloads are rare. */
-	struct sl_config **configs;    /* owned */
-	size_t nconfigs;
-	const struct sl_config *stage_cfg;  /* what the pipeline's stages run on */
-	const struct sl_config *stage_next; /* waiting for the calls in flight to finish */
-	uv_timer_t swap;               /* replaces the stages' settings from the loop */
+	/* The current generation (a reference): new calls and programs take
+	 * theirs from here; a reload replaces it, and the old one goes with
+	 * the last call that holds it. cfg is gen->cfg. */
+	struct sl_gen *gen;
+	const struct sl_config *cfg;
 	/* Servers a reload removed or replaced: stopped once their requests in
 	 * flight have answered (at most callTimeoutMs), kept until
-	 * sl_gateway_free since calls may still hold them. */
+	 * sl_gateway_free since calls may still hold them (each keeps a
+	 * reference to the config its entry is in). */
 	struct sl_upstream **retired;
 	uint64_t *retire_by;           /* deadline (ms) per retired server */
 	size_t nretired;
@@ -71,7 +69,8 @@ struct sl_gateway {
 	void *stopped_ctx;
 };
 
-struct sl_gateway *sl_gateway_new(uv_loop_t *loop, const struct sl_config *cfg);
+/* Takes a reference to gen. */
+struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen);
 void sl_gateway_free(struct sl_gateway *gw);
 /* caps: the client's capabilities to declare upstream (borrowed, may be NULL). */
 void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps);
@@ -80,20 +79,21 @@ void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
 
 /*
- * Applies a new configuration (taken: owned by gw from here on, also on
- * failure) without dropping sessions. Servers that are new start; servers
+ * Applies a new generation (built with sl_gen_new from the current one, so
+ * its stages are already valid; a reference is taken) without dropping
+ * sessions. Servers that are new start; servers
  * that are gone, or whose command, args, env, cwd or disabled flag changed,
  * are stopped once their calls in flight have answered (a changed one is
  * replaced by a new process at once); the others keep running with the new
  * entry (a new timeout applies to new calls). Exposure and log level apply
- * at once; clients hear notifications/tools/list_changed. Stages whose
- * sluice.<stage> section changed get their new settings once the calls in
- * flight have finished (new calls wait for that). sluice.http,
+ * at once; clients hear notifications/tools/list_changed. New calls and
+ * programs run on the new generation's stages at once; calls and programs
+ * in flight finish on the one they started with. sluice.http,
  * sluice.codeMode, sluice.telemetry and logFile are logged as needing a
  * restart and otherwise ignored. Returns SL_ERR_INVALID (nothing changed)
  * if the new config turns code mode on or off.
  */
-int sl_gateway_reload(struct sl_gateway *gw, struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
+int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err) SL_MUST_USE;
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
 

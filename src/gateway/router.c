@@ -6,7 +6,7 @@
 #include "gateway/results.h"
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
-#include "stages/pinning.h"
+#include "pipeline/call.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -74,7 +74,7 @@ static yyjson_val *def(int i)
 static bool available(struct sl_gateway *gw, int i)
 {
 	if (i == T_READ)
-		return sl_governor_enabled();
+		return sl_governor_enabled(sl_gen_state(gw->gen, &sl_stage_governor));
 	switch (gw->cfg->exposure) {
 	case SL_EXPOSE_ROUTER: return true;
 	case SL_EXPOSE_HYBRID: return i == T_SEARCH;
@@ -134,7 +134,8 @@ static void reply_text(struct sl_session *s, struct sl_msg *m, bool modern, cons
 	reply_json(s, m, modern, d, yyjson_mut_strcpy(d, text), is_error);
 }
 
-static yyjson_mut_val *tool_summary(yyjson_mut_doc *d, const struct sl_entry *e, bool schema)
+static yyjson_mut_val *tool_summary(const struct sl_gen *g, yyjson_mut_doc *d,
+				     const struct sl_entry *e, bool schema)
 {
 	yyjson_mut_val *o = yyjson_mut_obj(d);
 	const char *desc = sl_json_str(e->def, "description");
@@ -145,7 +146,7 @@ static yyjson_mut_val *tool_summary(yyjson_mut_doc *d, const struct sl_entry *e,
 	if (schema)
 		yyjson_mut_obj_add_val(d, o, "inputSchema",
 				       yyjson_val_mut_copy(d, yyjson_obj_get(e->def, "inputSchema")));
-	sl_pinning_clean(d, o);
+	sl_stages_present(g, d, o);
 	return o;
 }
 
@@ -240,8 +241,8 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < cat->tools.n; i++)
-		if (cat->tools.v[i].up == u && sl_stages_visible(u, cat->tools.v[i].def))
-			yyjson_mut_arr_append(arr, tool_summary(d, &cat->tools.v[i], true));
+		if (cat->tools.v[i].up == u && sl_stages_visible(s->gw->gen, u, cat->tools.v[i].def))
+			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, &cat->tools.v[i], true));
 	reply_json(s, m, modern, d, arr, false);
 }
 
@@ -436,11 +437,12 @@ static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyj
 {
 	const char *id = sl_json_str(args, "result_id"), *grep = sl_json_str(args, "grep");
 	const char *path = sl_json_str(args, "jsonpath"), *stored;
-	int64_t offset = 0, limit = (int64_t)sl_governor_max_tokens();
+	const struct sl_governor *gov = sl_gen_state(s->gw->gen, &sl_stage_governor);
+	int64_t offset = 0, limit = (int64_t)sl_governor_max_tokens(gov);
 	size_t len, from, to;
 	char *view = NULL, *page, msg[300];
 
-	stored = id ? sl_results_get(sl_governor_store(s), id, &len) : NULL;
+	stored = id ? sl_results_get(sl_governor_store(gov, s), id, &len) : NULL;
 	if (!stored) {
 		snprintf(msg, sizeof(msg), "no result '%.60s' here: result ids last %s and belong to "
 			 "the session that received them", id ? id : "", "30 minutes by default");

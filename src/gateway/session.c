@@ -14,7 +14,6 @@
 #include "stages/audit.h"
 #include "stages/telemetry.h"
 #include "stages/governor.h"
-#include "stages/pinning.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "pipeline/call.h"
@@ -453,10 +452,10 @@ static void do_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			yyjson_mut_val *t;
-			if (!sl_stages_visible(e->up, e->def))
+			if (!sl_stages_visible(s->gw->gen, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
-			sl_pinning_clean(d, t);
+			sl_stages_present(gw->gen, d, t);
 			yyjson_mut_obj_remove_key(t, "name");
 			yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
 			yyjson_mut_arr_append(arr, t);
@@ -637,7 +636,7 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 	p = pending_new(s, m, modern);
 	p->up = up;
 	p->router = origin == SL_ORIGIN_ROUTER;
-	p->call = sl_call_new(origin, up, tool, ad, timeout, on_call_done,
+	p->call = sl_call_new(s->gw->gen, origin, up, tool, ad, timeout, on_call_done,
 			      meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL, p);
 	p->call->session = s;
 	if (fields)
@@ -661,27 +660,16 @@ static void on_program_done(void *ctx, struct sl_program *prog)
 {
 	struct pending *p = ctx;
 	struct sl_session *s = p->s;
-	const struct sl_program_result *r = sl_program_result(prog);
+	struct sl_output o;
 
-	sl_audit_program(sl_program_id(prog), s->id, r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind,
-			 r->calls, r->duration_ms, r->ok ? strlen(r->text) : 0);
-	sl_telemetry_program(sl_program_id(prog), s->id, r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind,
-			     r->calls, r->duration_ms, r->ok ? strlen(r->text) : 0);
-	if (!s->closing && !r->cancelled) {
+	/* The answer passes the output hooks (redaction, guard, governor,
+	 * telemetry, audit) also when nobody will read it. */
+	sl_codemode_output(s->gw->gen, sl_program_result(prog), sl_program_id(prog), s, &o);
+	if (!s->closing && o.text) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-		yyjson_mut_val *res = sl_codemode_result(r, d);
-		/* The final output enters the context: the governor applies. */
-		/* The answer is the last block (a guard warning may precede it). */
-		yyjson_mut_val *blk = yyjson_mut_arr_get_last(yyjson_mut_obj_get(res, "content"));
-		const char *text = yyjson_mut_get_str(yyjson_mut_obj_get(blk, "text"));
-		char *cut = text ? sl_governor_output(s, text, strlen(text)) : NULL;
-		if (cut) {
-			yyjson_mut_obj_remove_key(blk, "text");
-			yyjson_mut_obj_add_strcpy(d, blk, "text", cut);
-			free(cut);
-		}
-		reply(s, &p->msg, p->modern, false, d, res);
+		reply(s, &p->msg, p->modern, false, d, sl_codemode_result(&o, d));
 	}
+	sl_output_dispose(&o);
 	sl_program_free(prog);
 	p->program = NULL;
 	pending_free(p);

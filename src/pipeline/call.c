@@ -14,21 +14,13 @@ enum { PH_REQUEST, PH_DISPATCH, PH_RESPONSE, PH_FINISH };
 
 static uint64_t next_call_id = 1;
 
-/* The pipeline hold (sl_calls_hold): calls running, calls queued. */
-static struct {
-	unsigned running;
-	bool holding;
-	sl_calls_idle_fn idle;
-	void *ctx;
-	struct sl_call *head, **tail;
-} H;
-
-struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const char *tool,
-			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
+struct sl_call *sl_call_new(struct sl_gen *gen, enum sl_origin origin, struct sl_upstream *up,
+			    const char *tool, yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx)
 {
 	struct sl_call *c = sl_alloc(sizeof(*c));
 	c->id = next_call_id++;
+	c->gen = sl_gen_ref(gen);
 	c->origin = origin;
 	c->up = up;
 	c->tool = sl_strdup(tool);
@@ -48,14 +40,11 @@ struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const
 	return c;
 }
 
-static void dequeue(struct sl_call *c);
-
 void sl_call_free(struct sl_call *c)
 {
 	if (!c)
 		return;
-	if (c->held)
-		dequeue(c);
+	sl_gen_unref(c->gen);
 	yyjson_mut_doc_free(c->doc);
 	yyjson_doc_free(c->result_doc);
 	free(c->why);
@@ -161,8 +150,11 @@ static bool dispatch(struct sl_call *c)
 
 static void advance(struct sl_call *c)
 {
+	const struct sl_gen *g = c->gen;
+
 	for (;;) {
 		const struct sl_stage *st;
+		void *state;
 		sl_stage_fn fn;
 		enum sl_stage_rc rc;
 
@@ -179,32 +171,25 @@ static void advance(struct sl_call *c)
 			if (c->outcome == SL_OUTCOME_PENDING)
 				sl_call_set_error(c, SL_OUTCOME_FAILED, "the call ended without an answer");
 			c->finished_us = sl_now_us();
-			for (size_t i = 0; i < sl_nstages; i++)
-				if (sl_stages[i]->finish)
-					sl_stages[i]->finish(c);
+			for (size_t i = 0; i < g->nstages; i++)
+				if (g->stages[i]->finish)
+					g->stages[i]->finish(sl_gen_state_at(g, i), c);
 			c->finished = true;
-			if (c->counted) {
-				c->counted = false;
-				if (--H.running == 0 && H.holding && H.idle) {
-					sl_calls_idle_fn idle = H.idle;
-					H.idle = NULL;
-					idle(H.ctx);
-				}
-			}
 			c->done(c->ctx, c);
 			return;
 		default:
 			break;
 		}
-		if (c->pos >= sl_nstages) {
+		if (c->pos >= g->nstages) {
 			c->phase = c->phase == PH_REQUEST ? PH_DISPATCH : PH_FINISH;
 			continue;
 		}
-		st = sl_stages[c->pos++];
+		state = sl_gen_state_at(g, c->pos);
+		st = g->stages[c->pos++];
 		fn = c->phase == PH_REQUEST ? st->request : st->response;
 		if (!fn)
 			continue;
-		rc = fn(c);
+		rc = fn(state, c);
 		switch (rc) {
 		case SL_STAGE_NEXT:
 		case SL_STAGE_DECLINED:
@@ -236,72 +221,6 @@ static void advance(struct sl_call *c)
 
 void sl_call_run(struct sl_call *c)
 {
-	if (H.holding) {
-		c->held = true;
-		c->held_next = NULL;
-		if (!H.tail)
-			H.tail = &H.head;
-		*H.tail = c;
-		H.tail = &c->held_next;
-		return;
-	}
-	c->counted = true;
-	H.running++;
-	advance(c);
-}
-
-void sl_calls_hold(sl_calls_idle_fn idle, void *ctx)
-{
-	H.holding = true;
-	H.idle = idle;
-	H.ctx = ctx;
-	if (H.running == 0) {
-		H.idle = NULL;
-		idle(ctx);
-	}
-}
-
-void sl_calls_release(void)
-{
-	struct sl_call *c;
-
-	H.holding = false;
-	H.idle = NULL;
-	/* A call started here may hold the pipeline again: take the queue first. */
-	c = H.head;
-	H.head = NULL;
-	H.tail = &H.head;
-	while (c) {
-		struct sl_call *next = c->held_next;
-		c->held = false;
-		c->held_next = NULL;
-		sl_call_run(c);
-		c = next;
-	}
-}
-
-unsigned sl_calls_running(void)
-{
-	return H.running;
-}
-
-static void dequeue(struct sl_call *c)
-{
-	for (struct sl_call **p = &H.head; *p; p = &(*p)->held_next)
-		if (*p == c) {
-			*p = c->held_next;
-			if (!*p)
-				H.tail = p;
-			break;
-		}
-	c->held = false;
-	c->held_next = NULL;
-}
-
-/* A queued call that is cancelled leaves the queue and finishes now. */
-static void unhold(struct sl_call *c)
-{
-	dequeue(c);
 	advance(c);
 }
 
@@ -336,12 +255,15 @@ void sl_call_cancel(struct sl_call *c, const char *why)
 		c->suspended = false;
 		c->phase = PH_FINISH;
 		advance(c);
+	} else if (c->suspended && c->pos > 0) {
+		/* A stage holds it suspended: tell it, and it resumes the call
+		 * (which then finishes), now or later. */
+		const struct sl_stage *st = c->gen->stages[c->pos - 1];
+		if (st->cancel)
+			st->cancel(sl_gen_state_at(c->gen, c->pos - 1), c);
 	} else if (!c->suspended) {
 		c->phase = PH_FINISH;
-		if (c->held)
-			unhold(c);
 	}
-	/* A stage holding the call suspended resumes it, and it then finishes. */
 }
 
 const char *sl_origin_name(enum sl_origin o)

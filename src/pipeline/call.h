@@ -12,7 +12,7 @@
  * each other. See docs/internals/PIPELINE.md for the contract.
  *
  * API:
- *   c = sl_call_new(gw, origin, up, tool, args_doc, done, ctx);
+ *   c = sl_call_new(gen, origin, up, tool, args_doc, timeout, done, progress, ctx);
  *   sl_call_run(c);          runs until it finishes or a stage suspends
  *   sl_call_cancel(c, why);  the owner no longer wants an answer
  *   ...done(c) runs exactly once; the owner then calls sl_call_free(c).
@@ -21,6 +21,7 @@
 #define SL_PIPELINE_CALL_H
 
 #include "core/json.h"
+#include "pipeline/gen.h"
 #include "upstream/upstream.h"
 
 struct sl_session;
@@ -37,25 +38,65 @@ enum sl_stage_rc {
 	SL_STAGE_ERROR,    /* a malfunction: the call fails with c->why */
 };
 
-typedef enum sl_stage_rc (*sl_stage_fn)(struct sl_call *c);
-typedef void (*sl_stage_finish_fn)(struct sl_call *c);
-/* At start: the stage reads its own config section, sluice.<name> (NULL
- * when absent), borrowed for the life of the config. */
-typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, yyjson_val *section,
+/*
+ * A stage's hooks receive the state its init made for the call's
+ * generation (pipeline/gen.h): a stage keeps nothing in file-scope
+ * variables, so two generations can run side by side during a reload.
+ */
+typedef enum sl_stage_rc (*sl_stage_fn)(void *state, struct sl_call *c);
+typedef void (*sl_stage_finish_fn)(void *state, struct sl_call *c);
+/* Reads the stage's own config section, sluice.<name> (NULL when absent,
+ * borrowed for the life of cfg, which outlives the state), and makes its
+ * state in *state (may stay NULL). Runs once per generation whose section
+ * differs from the previous one's. On failure it sets err (naming the key,
+ * "sluice.<name>.<key>: ...") and leaves *state NULL, having freed what
+ * it made. */
+typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, yyjson_val *section, void **state,
 				struct sl_err *err);
 /* Whether a tool may be shown to clients at all (tools/list, search). */
-typedef bool (*sl_stage_visible_fn)(const struct sl_upstream *up, yyjson_val *tool);
+typedef bool (*sl_stage_visible_fn)(void *state, const struct sl_upstream *up, yyjson_val *tool);
+/* Rewrites a copy of a tool definition (or a router summary) about to be
+ * shown to a client, in d. */
+typedef void (*sl_stage_present_fn)(void *state, yyjson_mut_doc *d, yyjson_mut_val *tool);
+/* The call was cancelled while this stage held it suspended: stop waiting
+ * and resume it (at once or later, exactly once as always). */
+typedef void (*sl_stage_cancel_fn)(void *state, struct sl_call *c);
+
+/*
+ * A code-mode program's final answer on its way to the model (or to
+ * `sluice exec`'s output): it passes every stage's output hook in table
+ * order, as a tool result passes the response hooks, so the answer is
+ * redacted, scored, governed and recorded by the same table.
+ */
+struct sl_output {
+	uint64_t program;           /* the program's id */
+	struct sl_session *session; /* the client's, borrowed; NULL for sluice exec */
+	uint64_t session_id;        /* 0 for sluice exec */
+	const char *outcome;        /* "ok", "cancelled", or the failure kind (timeout, ...) */
+	uint32_t calls;             /* tool calls the program made */
+	double duration_ms;
+	size_t output_bytes;        /* the return value's size as the program made it */
+	char *text;                 /* owned; NULL when cancelled: the answer (console output
+				     * included) or the failure's message; a hook may replace it */
+	bool is_error;              /* the model is told the program failed */
+	char *warning;              /* owned, or NULL: a note the model gets before the answer */
+};
+typedef void (*sl_stage_output_fn)(void *state, struct sl_output *o);
 
 struct sl_stage {
 	const char *name;           /* also its config section: sluice.<name> */
 	sl_stage_init_fn init;      /* may be NULL */
-	void (*shutdown)(void);     /* may be NULL: frees what init made */
+	void (*fini)(void *state);  /* may be NULL: frees what init made */
 	sl_stage_visible_fn visible;/* may be NULL */
+	sl_stage_present_fn present;/* may be NULL */
 	sl_stage_fn request;        /* may be NULL */
 	sl_stage_fn response;       /* may be NULL */
 	sl_stage_finish_fn finish;  /* runs for every call: ok, denied, failed, cancelled */
-	bool restart_only;          /* a changed section takes effect at the next start, not on
-				     * reload (its shutdown must not run inside the loop) */
+	sl_stage_cancel_fn cancel;  /* may be NULL: a stage that never suspends needs none */
+	sl_stage_output_fn output;  /* may be NULL: a program's final answer */
+	bool restart_only;          /* a changed section takes effect at the next start: a
+				     * reload keeps the old state (telemetry's timers and
+				     * exporter live on the loop) */
 };
 
 enum sl_origin {
@@ -82,6 +123,7 @@ typedef void (*sl_call_progress_fn)(void *ctx, struct sl_call *c, yyjson_val *pa
 
 struct sl_call {
 	uint64_t id;
+	struct sl_gen *gen;       /* a reference: the stages' settings for this call */
 	uint64_t parent;          /* the program's call id for origin code, else 0 */
 	enum sl_origin origin;
 	struct sl_upstream *up;   /* borrowed */
@@ -115,9 +157,6 @@ struct sl_call {
 	size_t pos;
 	bool suspended;
 	bool finished;
-	bool counted;             /* between sl_call_run and its finish hooks */
-	struct sl_call *held_next;/* waiting in the engine's queue (sl_calls_hold) */
-	bool held;
 	struct sl_ureq *ureq;     /* while dispatched */
 
 	sl_call_done_fn done;
@@ -126,8 +165,10 @@ struct sl_call {
 	void *ctx;
 };
 
-/* Takes args_doc (whose root is the arguments object; NULL: empty args). */
-struct sl_call *sl_call_new(enum sl_origin origin, struct sl_upstream *up, const char *tool,
+/* Takes args_doc (whose root is the arguments object; NULL: empty args);
+ * takes a reference to gen, dropped by sl_call_free. */
+struct sl_call *sl_call_new(struct sl_gen *gen, enum sl_origin origin, struct sl_upstream *up,
+			    const char *tool,
 			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx);
 void sl_call_free(struct sl_call *c);
@@ -137,21 +178,6 @@ void sl_call_resume(struct sl_call *c);
 /* Stops the call: an in-flight upstream request is cancelled upstream; the
  * finish hooks run and done is called with outcome CANCELLED. */
 void sl_call_cancel(struct sl_call *c, const char *why);
-
-/*
- * Holding the pipeline, so the stages' settings can be replaced between
- * calls (a config reload). While held, sl_call_run queues new calls
- * instead of starting them; idle(ctx) runs once no call is between
- * sl_call_run and its finish hooks (possibly inside sl_calls_hold itself,
- * or inside the engine as the last call finishes: schedule the work on
- * the loop, do not do it there). sl_calls_release starts the queued calls
- * in arrival order. One hold at a time.
- */
-typedef void (*sl_calls_idle_fn)(void *ctx);
-void sl_calls_hold(sl_calls_idle_fn idle, void *ctx);
-void sl_calls_release(void);
-/* Calls between sl_call_run and their finish hooks. */
-unsigned sl_calls_running(void);
 
 /* The result as a mutable object in c->doc, copied on first use; a stage
  * that rewrites the result edits this. NULL unless the outcome is OK. */
@@ -175,29 +201,23 @@ void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ..
 const char *sl_origin_name(enum sl_origin o);
 const char *sl_outcome_name(enum sl_outcome o);
 
-/* The ordered stage table (pipeline/stages.c). */
+/* The ordered stage table (pipeline/stages.c), and its stages (one file
+ * each under src/stages/; discovery's in src/discovery/infer.c): a module
+ * reads a stage's state with sl_gen_state(gen, &sl_stage_<name>). */
 extern const struct sl_stage *const sl_stages[];
 extern const size_t sl_nstages;
+extern const struct sl_stage sl_stage_policy, sl_stage_pinning, sl_stage_redaction,
+	sl_stage_cache, sl_stage_guard, sl_stage_governor, sl_stage_discovery, sl_stage_telemetry,
+	sl_stage_audit;
 
-/* Runs every stage's init with its config section; the first failure
- * stops (err names the stage). sl_stages_shutdown undoes it. */
-int sl_stages_init(const struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
-void sl_stages_shutdown(void);
-/*
- * A config reload: every stage whose section differs between old and cfg
- * (and that is not restart_only) is shut down and initialised again from
- * cfg. Call it only while no call is running (sl_calls_hold). A stage whose
- * new init fails gets its old section back, and err says which; the other
- * stages keep their new settings. Both configs must outlive the stages'
- * use of them. changed (may be NULL) gets how many stages were replaced;
- * skipped, the names of changed restart_only sections (", "-separated).
- */
-/* How many stages' sections differ between old and cfg. */
-size_t sl_stages_changed(const struct sl_config *old, const struct sl_config *cfg);
-int sl_stages_reload(const struct sl_config *old, const struct sl_config *cfg,
-		     size_t *changed, char *skipped, size_t skipped_size, struct sl_err *err) SL_MUST_USE;
-/* True unless a stage hides the tool. */
-bool sl_stages_visible(const struct sl_upstream *up, yyjson_val *tool);
+/* True unless a stage of g hides the tool. */
+bool sl_stages_visible(const struct sl_gen *g, const struct sl_upstream *up, yyjson_val *tool);
+/* Lets every stage of g rewrite a copy of a tool definition shown to a client. */
+void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool);
+/* Runs every output hook of g, in table order, on a program's answer. */
+void sl_stages_output(const struct sl_gen *g, struct sl_output *o);
+/* Frees what o owns (text, warning). */
+void sl_output_dispose(struct sl_output *o);
 /* Names of the config sections that belong to stages (for the loader). */
 bool sl_stages_section(const char *name);
 

@@ -544,7 +544,7 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 	} else {
 		ad = yyjson_mut_doc_new(NULL);
 		yyjson_mut_doc_set_root(ad, yyjson_val_mut_copy(ad, args));
-		c = sl_call_new(SL_ORIGIN_CODE, u, raw, ad,
+		c = sl_call_new(p->gw->gen, SL_ORIGIN_CODE, u, raw, ad,
 				u->cfg->timeout_ms ? u->cfg->timeout_ms : p->gw->cfg->call_timeout_ms,
 				on_call_done, NULL, p);
 		c->parent = p->id;

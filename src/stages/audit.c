@@ -23,11 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct {
-	bool on;
+/* The stage's state: none when sluice.audit.enabled is false. */
+struct audit {
 	int fd;          /* STDERR_FILENO or our own */
 	bool own_fd;
-} A = { .fd = -1 };
+};
 
 
 /* ---- the lines ------------------------------------------------------------------ */
@@ -148,14 +148,14 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-static void emit(char *line, size_t len)
+static void emit(const struct audit *A, char *line, size_t len)
 {
 	struct stat st;
-	bool regular = fstat(A.fd, &st) == 0 && S_ISREG(st.st_mode);
+	bool regular = fstat(A->fd, &st) == 0 && S_ISREG(st.st_mode);
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t w = write(A.fd, line + off, len - off);
+		ssize_t w = write(A->fd, line + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -163,7 +163,7 @@ static void emit(char *line, size_t len)
 			sl_log(SL_LOG_ERROR, "audit: write failed: %s", w < 0 ? strerror(errno) : "no progress");
 			/* A disk that filled up mid-line: cut the part that went out,
 			 * so the file holds whole lines only. */
-			if (off > 0 && regular && ftruncate(A.fd, st.st_size) < 0)
+			if (off > 0 && regular && ftruncate(A->fd, st.st_size) < 0)
 				sl_log(SL_LOG_ERROR, "audit: cannot remove a partial line: %s", strerror(errno));
 			break;
 		}
@@ -177,21 +177,20 @@ static void now_real(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-void sl_audit_program(uint64_t program_id, uint64_t session_id, const char *outcome,
-		      uint32_t calls, double duration_ms, size_t output_bytes)
+static void audit_output(void *state, struct sl_output *o)
 {
 	struct timespec ts;
 	size_t len;
 	char *line;
-	if (!A.on)
+	if (!state)
 		return;
 	now_real(&ts);
-	line = sl_audit_program_line(program_id, session_id, outcome, calls, duration_ms,
-				     output_bytes, &ts, &len);
-	emit(line, len);
+	line = sl_audit_program_line(o->program, o->session_id, o->outcome, o->calls,
+				     o->duration_ms, o->output_bytes, &ts, &len);
+	emit(state, line, len);
 }
 
-static void audit_finish(struct sl_call *c)
+static void audit_finish(void *state, struct sl_call *c)
 {
 	struct timespec ts;
 	size_t len;
@@ -202,32 +201,32 @@ static void audit_finish(struct sl_call *c)
 		       (unsigned long long)c->id, c->up->name, c->tool, sl_origin_name(c->origin),
 		       sl_outcome_name(c->outcome), (double)(c->finished_us - c->started_us) / 1000.0,
 		       c->why ? ": " : "", c->why ? c->why : "");
-	if (!A.on)
+	if (!state)
 		return;
 	now_real(&ts);
 	line = sl_audit_call_line(c, &ts, &len);
-	emit(line, len);
+	emit(state, line, len);
 }
 
 /* ---- config ------------------------------------------------------------------------- */
 
-static void audit_shutdown(void)
+static void audit_fini(void *state)
 {
-	if (A.own_fd)
-		close(A.fd);
-	A.on = false;
-	A.own_fd = false;
-	A.fd = -1;
+	struct audit *A = state;
+	if (A->own_fd)
+		close(A->fd);
+	free(A);
 }
 
-static int audit_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+		      struct sl_err *err)
 {
+	struct audit *A;
 	const char *file = NULL;
 	bool enabled = true;
 	yyjson_val *k, *v;
 	yyjson_obj_iter it;
 
-	audit_shutdown();
 	if (section) {
 		yyjson_obj_iter_init(section, &it);
 		while ((k = yyjson_obj_iter_next(&it))) {
@@ -253,24 +252,25 @@ static int audit_init(const struct sl_config *cfg, yyjson_val *section, struct s
 	}
 	if (!enabled)
 		return SL_OK;
+	A = sl_alloc(sizeof(*A));
+	A->fd = STDERR_FILENO;
 	if (file) {
-		int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (fd < 0) {
+		A->fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (A->fd < 0) {
 			sl_err_set(err, "sluice.audit.file: cannot open %s: %s", file, strerror(errno));
+			free(A);
 			return SL_ERR_INVALID;
 		}
-		A.fd = fd;
-		A.own_fd = true;
-	} else {
-		A.fd = STDERR_FILENO;
+		A->own_fd = true;
 	}
-	A.on = true;
+	*state = A;
 	return SL_OK;
 }
 
 const struct sl_stage sl_stage_audit = {
 	.name = "audit",
 	.init = audit_init,
-	.shutdown = audit_shutdown,
+	.fini = audit_fini,
 	.finish = audit_finish,
+	.output = audit_output,
 };

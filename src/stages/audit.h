@@ -6,7 +6,7 @@
  *
  * API:
  *   sluice.audit: {"enabled": true, "file": "/var/log/sluice/audit.jsonl"}
- *   sl_audit_program(id, session, "ok", calls, ms, bytes);   from whoever ran it
+ *   a program's line comes from the output hook (struct sl_output)
  *
  * The line formats are in docs/stages/audit.md.
  */
@@ -16,14 +16,6 @@
 #include "pipeline/call.h"
 
 #include <time.h>
-
-/* One line per finished program: outcome is "ok", "cancelled" or the
- * failure kind (timeout, memory, ...); session_id 0 when there is no client
- * session (sluice exec). Does nothing unless the audit stage is on. */
-void sl_audit_program(uint64_t program_id, uint64_t session_id, const char *outcome,
-		      uint32_t calls, double duration_ms, size_t output_bytes);
-
-
 
 /* The audit lines themselves, ending in "\n" (malloc'd; for tests and the
  * writer). now: the wall-clock time to stamp. */

@@ -34,8 +34,8 @@ struct entry {
 	uint64_t expires_ms;
 };
 
-static struct {
-	bool inited;     /* map made (init ran with a section) */
+/* The stage's state: none without a sluice.cache section. */
+struct cache {
 	bool on;
 	char **globs;
 	size_t nglobs;
@@ -46,43 +46,43 @@ static struct {
 	struct entry *head, *tail;
 	size_t bytes;
 	size_t count;
-} C;
+};
 
 static size_t entry_cost(const struct entry *e)
 {
 	return e->len + ENTRY_OVERHEAD;
 }
 
-static void unlink_entry(struct entry *e)
+static void unlink_entry(struct cache *C, struct entry *e)
 {
 	if (e->prev)
 		e->prev->next = e->next;
 	else
-		C.head = e->next;
+		C->head = e->next;
 	if (e->next)
 		e->next->prev = e->prev;
 	else
-		C.tail = e->prev;
+		C->tail = e->prev;
 	e->prev = e->next = NULL;
 }
 
-static void push_front(struct entry *e)
+static void push_front(struct cache *C, struct entry *e)
 {
 	e->prev = NULL;
-	e->next = C.head;
-	if (C.head)
-		C.head->prev = e;
-	C.head = e;
-	if (!C.tail)
-		C.tail = e;
+	e->next = C->head;
+	if (C->head)
+		C->head->prev = e;
+	C->head = e;
+	if (!C->tail)
+		C->tail = e;
 }
 
-static void drop(struct entry *e)
+static void drop(struct cache *C, struct entry *e)
 {
-	unlink_entry(e);
-	sl_map_del(&C.map, e->key);
-	C.bytes -= entry_cost(e);
-	C.count--;
+	unlink_entry(C, e);
+	sl_map_del(&C->map, e->key);
+	C->bytes -= entry_cost(e);
+	C->count--;
 	free(e->json);
 	free(e);
 }
@@ -100,14 +100,14 @@ static bool annotated_read_only(const struct sl_upstream *up, const char *tool)
 	return false;
 }
 
-static bool selected(const struct sl_call *c)
+static bool selected(const struct cache *C, const struct sl_call *c)
 {
 	char *full = sl_printf("%s.%s", c->up->name, c->tool);
 	bool hit = false;
-	for (size_t i = 0; i < C.nglobs && !hit; i++)
-		hit = fnmatch(C.globs[i], full, 0) == 0;
+	for (size_t i = 0; i < C->nglobs && !hit; i++)
+		hit = fnmatch(C->globs[i], full, 0) == 0;
 	free(full);
-	return hit || (C.read_only && annotated_read_only(c->up, c->tool));
+	return hit || (C->read_only && annotated_read_only(c->up, c->tool));
 }
 
 /* Lengths first, so no choice of names can make two keys the same text. */
@@ -124,31 +124,32 @@ static void make_key(struct sl_call *c, char out[65])
 
 /* ---- hooks --------------------------------------------------------------------- */
 
-static enum sl_stage_rc cache_request(struct sl_call *c)
+static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 {
+	struct cache *C = state;
 	char key[65];
 	struct entry *e;
 	yyjson_doc *doc;
 
-	if (!C.on || !selected(c))
+	if (!C || !C->on || !selected(C, c))
 		return SL_STAGE_DECLINED;
 	make_key(c, key);
-	e = sl_map_get(&C.map, key);
+	e = sl_map_get(&C->map, key);
 	if (!e)
 		return SL_STAGE_NEXT;
 	if (sl_now_ms() >= e->expires_ms) {
-		drop(e);
+		drop(C, e);
 		return SL_STAGE_NEXT;
 	}
 	doc = yyjson_read(e->json, e->len, SL_JSON_READ_FLAGS);
 	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
 		/* We wrote it; unreadable means memory went bad. Forget it. */
 		yyjson_doc_free(doc);
-		drop(e);
+		drop(C, e);
 		return SL_STAGE_NEXT;
 	}
-	unlink_entry(e);
-	push_front(e);
+	unlink_entry(C, e);
+	push_front(C, e);
 	yyjson_doc_free(c->result_doc);
 	c->result_doc = doc;
 	c->result = yyjson_doc_get_root(doc);
@@ -158,8 +159,9 @@ static enum sl_stage_rc cache_request(struct sl_call *c)
 	return SL_STAGE_DONE;
 }
 
-static enum sl_stage_rc cache_response(struct sl_call *c)
+static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 {
+	struct cache *C = state;
 	char key[65];
 	struct entry *e;
 	yyjson_doc *tmp = NULL;
@@ -167,7 +169,7 @@ static enum sl_stage_rc cache_response(struct sl_call *c)
 	char *json;
 	size_t len = 0;
 
-	if (!C.on || c->cache_hit || c->outcome != SL_OUTCOME_OK || !selected(c))
+	if (!C || !C->on || c->cache_hit || c->outcome != SL_OUTCOME_OK || !selected(C, c))
 		return SL_STAGE_DECLINED;
 	res = sl_call_result_view(c, &tmp);
 	if (!yyjson_is_obj(res) || yyjson_is_true(yyjson_obj_get(res, "isError"))) {
@@ -178,39 +180,39 @@ static enum sl_stage_rc cache_response(struct sl_call *c)
 	yyjson_doc_free(tmp);
 	if (!json)
 		sl_oom();
-	if (len + ENTRY_OVERHEAD > C.max_bytes) {
+	if (len + ENTRY_OVERHEAD > C->max_bytes) {
 		free(json);
 		return SL_STAGE_DECLINED;
 	}
 	make_key(c, key);
-	if ((e = sl_map_get(&C.map, key)))
-		drop(e);
-	while (C.tail && C.bytes + len + ENTRY_OVERHEAD > C.max_bytes)
-		drop(C.tail);
+	if ((e = sl_map_get(&C->map, key)))
+		drop(C, e);
+	while (C->tail && C->bytes + len + ENTRY_OVERHEAD > C->max_bytes)
+		drop(C, C->tail);
 	e = sl_alloc(sizeof(*e));
 	memcpy(e->key, key, sizeof(e->key));
 	e->json = json;
 	e->len = len;
-	e->expires_ms = sl_now_ms() + C.ttl_ms;
-	push_front(e);
-	sl_map_put(&C.map, e->key, e);
-	C.bytes += entry_cost(e);
-	C.count++;
+	e->expires_ms = sl_now_ms() + C->ttl_ms;
+	push_front(C, e);
+	sl_map_put(&C->map, e->key, e);
+	C->bytes += entry_cost(e);
+	C->count++;
 	return SL_STAGE_NEXT;
 }
 
 /* ---- config ------------------------------------------------------------------------ */
 
-static void cache_shutdown(void)
+static void cache_fini(void *state)
 {
-	while (C.head)
-		drop(C.head);
-	if (C.inited)
-		sl_map_dispose(&C.map);
-	for (size_t i = 0; i < C.nglobs; i++)
-		free(C.globs[i]);
-	free(C.globs);
-	memset(&C, 0, sizeof(C));
+	struct cache *C = state;
+	while (C->head)
+		drop(C, C->head);
+	sl_map_dispose(&C->map);
+	for (size_t i = 0; i < C->nglobs; i++)
+		free(C->globs[i]);
+	free(C->globs);
+	free(C);
 }
 
 static int uint_opt(yyjson_val *v, const char *key, uint64_t min, uint64_t max, uint64_t *out,
@@ -225,21 +227,22 @@ static int uint_opt(yyjson_val *v, const char *key, uint64_t min, uint64_t max, 
 	return SL_OK;
 }
 
-static int cache_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+static int cache_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+		      struct sl_err *err)
 {
+	struct cache *C;
 	yyjson_val *k, *v, *g;
 	yyjson_obj_iter it;
 	uint64_t n;
 	int rc = SL_OK;
 
-	cache_shutdown();
 	if (!section)
 		return SL_OK;
-	C.ttl_ms = 60000;
-	C.max_bytes = 64u << 20;
-	sl_map_init(&C.map);
-	C.inited = true;
-	C.on = true;
+	C = sl_alloc(sizeof(*C));
+	C->ttl_ms = 60000;
+	C->max_bytes = 64u << 20;
+	sl_map_init(&C->map);
+	C->on = true;
 	yyjson_obj_iter_init(section, &it);
 	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
 		const char *key = yyjson_get_str(k);
@@ -251,7 +254,7 @@ static int cache_init(const struct sl_config *cfg, yyjson_val *section, struct s
 				rc = SL_ERR_INVALID;
 				break;
 			}
-			C.globs = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*C.globs));
+			C->globs = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*C->globs));
 			yyjson_arr_iter_init(v, &ai);
 			while ((g = yyjson_arr_iter_next(&ai))) {
 				if (!yyjson_is_str(g) || !*yyjson_get_str(g)) {
@@ -260,42 +263,43 @@ static int cache_init(const struct sl_config *cfg, yyjson_val *section, struct s
 					rc = SL_ERR_INVALID;
 					break;
 				}
-				C.globs[C.nglobs++] = sl_strdup(yyjson_get_str(g));
+				C->globs[C->nglobs++] = sl_strdup(yyjson_get_str(g));
 			}
 		} else if (strcmp(key, "readOnly") == 0) {
 			if (!yyjson_is_bool(v)) {
 				sl_err_set(err, "sluice.cache.readOnly must be true or false");
 				rc = SL_ERR_INVALID;
 			}
-			C.read_only = yyjson_get_bool(v);
+			C->read_only = yyjson_get_bool(v);
 		} else if (strcmp(key, "ttlMs") == 0) {
-			rc = uint_opt(v, key, 1, 86400000ull * 7, &C.ttl_ms, err);
+			rc = uint_opt(v, key, 1, 86400000ull * 7, &C->ttl_ms, err);
 		} else if (strcmp(key, "maxBytes") == 0) {
 			if ((rc = uint_opt(v, key, 1024, 1ull << 40, &n, err)) == SL_OK)
-				C.max_bytes = (size_t)n;
+				C->max_bytes = (size_t)n;
 		} else {
 			sl_err_set(err, "sluice.cache: unknown key \"%s\"", key);
 			rc = SL_ERR_INVALID;
 		}
 	}
 	if (rc < 0) {
-		cache_shutdown();
+		cache_fini(C);
 		return rc;
 	}
+	*state = C;
 	/* Configured but selecting nothing: stay out of every call's way. */
-	if (C.nglobs == 0 && !C.read_only)
-		C.on = false;
+	if (C->nglobs == 0 && !C->read_only)
+		C->on = false;
 	else
-		sl_log(SL_LOG_INFO, "cache: %zu tool glob%s%s, ttl %llu ms, at most %zu bytes", C.nglobs,
-		       C.nglobs == 1 ? "" : "s", C.read_only ? " and read-only tools" : "",
-		       (unsigned long long)C.ttl_ms, C.max_bytes);
+		sl_log(SL_LOG_INFO, "cache: %zu tool glob%s%s, ttl %llu ms, at most %zu bytes", C->nglobs,
+		       C->nglobs == 1 ? "" : "s", C->read_only ? " and read-only tools" : "",
+		       (unsigned long long)C->ttl_ms, C->max_bytes);
 	return SL_OK;
 }
 
 const struct sl_stage sl_stage_cache = {
 	.name = "cache",
 	.init = cache_init,
-	.shutdown = cache_shutdown,
+	.fini = cache_fini,
 	.request = cache_request,
 	.response = cache_response,
 };

@@ -18,39 +18,42 @@
 
 #define DEPTH_MAX 64
 
-static struct {
+struct sl_governor {
 	bool enabled;
 	size_t max_tokens;
 	uint64_t ttl_ms;
 	size_t store_bytes;
-} gov = { true, 4000, 30 * 60 * 1000, 128u << 20 };
+};
 
-bool sl_governor_enabled(void)
+bool sl_governor_enabled(const struct sl_governor *gov)
 {
-	return gov.enabled;
+	return gov->enabled;
 }
 
-size_t sl_governor_max_tokens(void)
+size_t sl_governor_max_tokens(const struct sl_governor *gov)
 {
-	return gov.max_tokens;
+	return gov->max_tokens;
 }
 
-struct sl_results *sl_governor_store(struct sl_session *s)
+struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s)
 {
 	if (!s->results)
-		s->results = sl_results_new(gov.ttl_ms, gov.store_bytes);
+		s->results = sl_results_new(gov->ttl_ms, gov->store_bytes);
 	return s->results;
 }
 
-static int governor_init(const struct sl_config *cfg, yyjson_val *sec, struct sl_err *err)
+static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
+			 struct sl_err *err)
 {
+	struct sl_governor *gov = sl_alloc(sizeof(*gov));
 	yyjson_obj_iter it;
 	yyjson_val *k, *v;
 
-	gov.enabled = true;
-	gov.max_tokens = 4000;
-	gov.ttl_ms = 30 * 60 * 1000;
-	gov.store_bytes = 128u << 20;
+	gov->enabled = true;
+	gov->max_tokens = 4000;
+	gov->ttl_ms = 30 * 60 * 1000;
+	gov->store_bytes = 128u << 20;
+	*state = gov;
 	if (!sec)
 		return SL_OK;
 	yyjson_obj_iter_init(sec, &it);
@@ -58,18 +61,20 @@ static int governor_init(const struct sl_config *cfg, yyjson_val *sec, struct sl
 		const char *key = yyjson_get_str(k);
 		v = yyjson_obj_iter_get_val(k);
 		if (strcmp(key, "enabled") == 0 && yyjson_is_bool(v)) {
-			gov.enabled = yyjson_get_bool(v);
+			gov->enabled = yyjson_get_bool(v);
 		} else if (strcmp(key, "maxTokens") == 0 && yyjson_is_uint(v) &&
 			   yyjson_get_uint(v) >= 100 && yyjson_get_uint(v) <= 1000000) {
-			gov.max_tokens = yyjson_get_uint(v);
+			gov->max_tokens = yyjson_get_uint(v);
 		} else if (strcmp(key, "ttlMs") == 0 && yyjson_is_uint(v) && yyjson_get_uint(v) >= 1000) {
-			gov.ttl_ms = yyjson_get_uint(v);
+			gov->ttl_ms = yyjson_get_uint(v);
 		} else if (strcmp(key, "maxStoreBytes") == 0 && yyjson_is_uint(v) &&
 			   yyjson_get_uint(v) >= (1u << 20)) {
-			gov.store_bytes = yyjson_get_uint(v);
+			gov->store_bytes = yyjson_get_uint(v);
 		} else {
 			sl_err_set(err, "sluice.governor.%s: unknown key or bad value (enabled: boolean, "
 				   "maxTokens: 100-1000000, ttlMs: >= 1000, maxStoreBytes: >= 1048576)", key);
+			free(gov);
+			*state = NULL;
 			return SL_ERR_INVALID;
 		}
 	}
@@ -276,8 +281,9 @@ static void apply_fields(struct sl_call *c)
 	yyjson_doc_free(vd);
 }
 
-static enum sl_stage_rc governor_response(struct sl_call *c)
+static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 {
+	const struct sl_governor *gov = state;
 	yyjson_doc *vd;
 	yyjson_val *r, *content, *b, *sc;
 	yyjson_mut_val *nr, *ncontent, *blk;
@@ -290,11 +296,11 @@ static enum sl_stage_rc governor_response(struct sl_call *c)
 	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
 		apply_fields(c);
 	/* Programs get whole results, never shortened ones. */
-	if (!gov.enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
+	if (!gov->enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
 		return SL_STAGE_DECLINED;
 	r = sl_call_result_view(c, &vd);
 	json = sl_json_write_val(r, &len);
-	if (sl_tokens(len) <= gov.max_tokens) {
+	if (sl_tokens(len) <= gov->max_tokens) {
 		free(json);
 		yyjson_doc_free(vd);
 		return SL_STAGE_DECLINED;
@@ -306,12 +312,12 @@ static enum sl_stage_rc governor_response(struct sl_call *c)
 				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
 		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
 		if (t)
-			id = sl_results_put(sl_governor_store(c->session), sl_strdup(t), strlen(t));
+			id = sl_results_put(sl_governor_store(gov, c->session), sl_strdup(t), strlen(t));
 		else
-			id = sl_results_put(sl_governor_store(c->session), sl_strndup(json, len), len);
+			id = sl_results_put(sl_governor_store(gov, c->session), sl_strndup(json, len), len);
 	}
 	free(json);
-	budget = gov.max_tokens * 4;
+	budget = gov->max_tokens * 4;
 	nr = yyjson_mut_obj(c->doc);
 	ncontent = yyjson_mut_arr(c->doc);
 	content = sl_json_arr(r, "content");
@@ -341,7 +347,7 @@ static enum sl_stage_rc governor_response(struct sl_call *c)
 	}
 	snprintf(note, sizeof(note),
 		 "[sluice: this result was shortened from about %zu to about %zu tokens%s%s%s]",
-		 sl_tokens(len), gov.max_tokens, id ? "; the whole of it: read_result {\"result_id\": \"" : "",
+		 sl_tokens(len), gov->max_tokens, id ? "; the whole of it: read_result {\"result_id\": \"" : "",
 		 id ? id : "", id ? "\"}" : "");
 	blk = yyjson_mut_obj(c->doc);
 	yyjson_mut_obj_add_str(c->doc, blk, "type", "text");
@@ -355,18 +361,28 @@ static enum sl_stage_rc governor_response(struct sl_call *c)
 	return SL_STAGE_NEXT;
 }
 
-char *sl_governor_output(struct sl_session *s, const char *text, size_t len)
+/* A program's final answer enters the context: the budget applies, and
+ * the whole answer stays in the session's store for read_result. */
+static void governor_output(void *state, struct sl_output *o)
 {
+	const struct sl_governor *gov = state;
 	const char *id = NULL;
-	if (!gov.enabled || sl_tokens(len) <= gov.max_tokens)
-		return NULL;
-	if (s)
-		id = sl_results_put(sl_governor_store(s), sl_strndup(text, len), len);
-	return sl_governor_cut_text(text, len, gov.max_tokens * 4, id);
+	size_t len = o->text ? strlen(o->text) : 0;
+	char *cut;
+
+	if (!o->text || !gov->enabled || sl_tokens(len) <= gov->max_tokens)
+		return;
+	if (o->session)
+		id = sl_results_put(sl_governor_store(gov, o->session), sl_strndup(o->text, len), len);
+	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id);
+	free(o->text);
+	o->text = cut;
 }
 
 const struct sl_stage sl_stage_governor = {
 	.name = "governor",
 	.init = governor_init,
+	.fini = free,
 	.response = governor_response,
+	.output = governor_output,
 };

@@ -11,10 +11,12 @@
 #include "core/json.h"
 
 struct sl_session;
+/* The stage's state: its settings (sl_gen_state(gen, &sl_stage_governor)). */
+struct sl_governor;
 
-bool sl_governor_enabled(void);
+bool sl_governor_enabled(const struct sl_governor *gov);
 /* The budget in estimated tokens (bytes / 4). */
-size_t sl_governor_max_tokens(void);
+size_t sl_governor_max_tokens(const struct sl_governor *gov);
 static inline size_t sl_tokens(size_t bytes)
 {
 	return (bytes + 3) / 4;
@@ -23,11 +25,8 @@ static inline size_t sl_tokens(size_t bytes)
 /* Shortens text to about budget bytes: head, a marker, tail. Returns a
  * new string (caller frees). id may be NULL (no read_result hint). */
 char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id);
-/* Governs a program's final output for the model: returns NULL if it fits,
- * else the shortened text (caller frees), the whole kept in s's store. */
-char *sl_governor_output(struct sl_session *s, const char *text, size_t len);
 
 /* The store of s, created on first use with the governor's TTL and cap. */
-struct sl_results *sl_governor_store(struct sl_session *s);
+struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s);
 
 #endif

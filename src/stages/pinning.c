@@ -8,6 +8,11 @@
  * applies itself and replaces the file atomically, so two gateways never
  * lose each other's pins; a running gateway re-reads the file when it
  * changes on disk, so `sluice pins approve` takes effect without a restart.
+ *
+ * The store (struct sl_pins) is an object of its own so that `sluice pins`
+ * can open one without the pipeline; the stage's state owns one. Two
+ * generations' states may hold stores of the same file side by side during
+ * a reload: the directory's lock and the re-read keep them consistent.
  */
 #include "stages/pinning.h"
 #include "core/digest.h"
@@ -44,17 +49,20 @@ struct file_id {
 	struct timespec mtime;
 };
 
-static struct {
-	bool open;
+struct sl_pins {
 	char *dir;              /* NULL: no state directory, pins live in memory only */
 	char *file;
-	enum mode changed, fresh;
 	yyjson_doc *doc;        /* the pins as last read or written; NULL: none */
 	struct file_id id;      /* of the file doc came from */
+	bool reload_failing;    /* warned that the file on disk cannot be re-read */
+};
+
+struct sl_pinning {
+	struct sl_pins *pins;   /* owned */
+	enum mode changed, fresh;
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
 	bool write_failing;     /* warned that pins cannot be saved */
-	bool reload_failing;
-} S;
+};
 
 /* ---- hidden characters --------------------------------------------------- */
 
@@ -377,31 +385,31 @@ static int load_file(const char *file, yyjson_doc **doc, struct file_id *id, str
 }
 
 /* Picks up a change another process made (`sluice pins approve`). */
-static void refresh(void)
+static void refresh(struct sl_pins *s)
 {
 	struct file_id now = { 0 };
 	struct stat st;
 	struct sl_err err;
 	yyjson_doc *doc;
 
-	if (!S.file)
+	if (!s->file)
 		return;
-	if (stat(S.file, &st) == 0)
+	if (stat(s->file, &st) == 0)
 		file_id_of(&st, &now);
 	else if (errno != ENOENT)
 		return;
-	if (same_id(&now, &S.id))
+	if (same_id(&now, &s->id))
 		return;
-	if (load_file(S.file, &doc, &now, &err) < 0) {
-		if (!S.reload_failing)
+	if (load_file(s->file, &doc, &now, &err) < 0) {
+		if (!s->reload_failing)
 			sl_log(SL_LOG_WARN, "pinning: %s; keeping the pins read before", err.msg);
-		S.reload_failing = true;
+		s->reload_failing = true;
 		return;
 	}
-	S.reload_failing = false;
-	yyjson_doc_free(S.doc);
-	S.doc = doc;
-	S.id = now;
+	s->reload_failing = false;
+	yyjson_doc_free(s->doc);
+	s->doc = doc;
+	s->id = now;
 }
 
 typedef void (*update_fn)(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx);
@@ -426,7 +434,7 @@ static yyjson_mut_val *servers_of(yyjson_mut_doc *d, yyjson_doc *from)
  * applied to the pins in memory so this run stays consistent, and err says
  * why. tolerant: a corrupt file on disk is replaced (pins reset).
  */
-static int update(update_fn fn, void *ctx, bool tolerant, struct sl_err *err)
+static int update(struct sl_pins *s, update_fn fn, void *ctx, bool tolerant, struct sl_err *err)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_doc *disk = NULL, *next;
@@ -439,22 +447,22 @@ static int update(update_fn fn, void *ctx, bool tolerant, struct sl_err *err)
 
 	if (!d)
 		sl_oom();
-	if (!S.dir) {
+	if (!s->dir) {
 		sl_err_set(err, "no state directory (set sluice.pinning.stateDir, XDG_STATE_HOME or HOME)");
 		goto memory;
 	}
-	if (make_dirs(S.dir) < 0 ||
-	    (dfd = open(S.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		sl_err_set(err, "cannot use the state directory %s: %s", S.dir, strerror(errno));
+	if (make_dirs(s->dir) < 0 ||
+	    (dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		sl_err_set(err, "cannot use the state directory %s: %s", s->dir, strerror(errno));
 		goto memory;
 	}
 	/* Serialises read-modify-write among sluice processes of this user. */
 	while (flock(dfd, LOCK_EX) < 0)
 		if (errno != EINTR) {
-			sl_err_set(err, "cannot lock %s: %s", S.dir, strerror(errno));
+			sl_err_set(err, "cannot lock %s: %s", s->dir, strerror(errno));
 			goto memory;
 		}
-	if (load_file(S.file, &disk, &id, &e2) < 0) {
+	if (load_file(s->file, &disk, &id, &e2) < 0) {
 		if (!tolerant) {
 			sl_err_set(err, "%s", e2.msg);
 			goto memory;
@@ -467,17 +475,16 @@ static int update(update_fn fn, void *ctx, bool tolerant, struct sl_err *err)
 		sl_oom();
 	text = sl_realloc(text, len + 2);
 	text[len++] = '\n';
-	if (sl_pinning_write_atomic(S.dir, PINS_FILE, text, len, err) < 0)
+	if (sl_pinning_write_atomic(s->dir, PINS_FILE, text, len, err) < 0)
 		goto memory;
 	next = yyjson_mut_doc_imut_copy(d, NULL);
 	if (!next)
 		sl_oom();
-	yyjson_doc_free(S.doc);
-	S.doc = next;
-	memset(&S.id, 0, sizeof(S.id));
-	if (stat(S.file, &st) == 0)
-		file_id_of(&st, &S.id);
-	S.write_failing = false;
+	yyjson_doc_free(s->doc);
+	s->doc = next;
+	memset(&s->id, 0, sizeof(s->id));
+	if (stat(s->file, &st) == 0)
+		file_id_of(&st, &s->id);
 	rc = SL_OK;
 	goto out;
 memory:
@@ -485,12 +492,12 @@ memory:
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	fn(d, servers_of(d, S.doc), ctx);
+	fn(d, servers_of(d, s->doc), ctx);
 	next = yyjson_mut_doc_imut_copy(d, NULL);
 	if (!next)
 		sl_oom();
-	yyjson_doc_free(S.doc);
-	S.doc = next;
+	yyjson_doc_free(s->doc);
+	s->doc = next;
 out:
 	free(text);
 	yyjson_doc_free(disk);
@@ -500,27 +507,20 @@ out:
 	return rc;
 }
 
-static void save_failed(const struct sl_err *err)
+yyjson_val *sl_pinning_servers(const struct sl_pins *pins)
 {
-	if (!S.write_failing)
-		sl_log(SL_LOG_WARN, "pinning: pins not saved: %s; they hold for this run only", err->msg);
-	S.write_failing = true;
+	return pins->doc ? yyjson_obj_get(yyjson_doc_get_root(pins->doc), "servers") : NULL;
 }
 
-yyjson_val *sl_pinning_servers(void)
+const char *sl_pinning_file(const struct sl_pins *pins)
 {
-	return S.doc ? yyjson_obj_get(yyjson_doc_get_root(S.doc), "servers") : NULL;
+	return pins->file;
 }
 
-const char *sl_pinning_file(void)
+static enum sl_pin_status status_of(const struct sl_pins *pins, const char *server,
+				    yyjson_val *def, const char *hex, yyjson_val **pin)
 {
-	return S.file;
-}
-
-static enum sl_pin_status status_of(const char *server, yyjson_val *def, const char *hex,
-				    yyjson_val **pin)
-{
-	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(), server), *entry;
+	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pins), server), *entry;
 	const char *name = sl_json_str(def, "name");
 	if (pin)
 		*pin = NULL;
@@ -534,11 +534,12 @@ static enum sl_pin_status status_of(const char *server, yyjson_val *def, const c
 	return strcmp(sl_json_str(entry, "sha256"), hex) == 0 ? SL_PIN_OK : SL_PIN_CHANGED;
 }
 
-enum sl_pin_status sl_pinning_check(const char *server, yyjson_val *def, yyjson_val **pin)
+enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *server,
+				    yyjson_val *def, yyjson_val **pin)
 {
 	char hex[SL_PIN_HEX];
 	sl_pinning_hash(def, hex, NULL);
-	return status_of(server, def, hex, pin);
+	return status_of(pins, server, def, hex, pin);
 }
 
 struct approve_ctx {
@@ -580,10 +581,11 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 	}
 }
 
-int sl_pinning_approve(const char *server, yyjson_val *const *defs, size_t n, struct sl_err *err)
+int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
+		       size_t n, struct sl_err *err)
 {
 	struct approve_ctx a = { server, defs, n };
-	return update(apply_approve, &a, false, err);
+	return update(pins, apply_approve, &a, false, err);
 }
 
 struct forget_ctx {
@@ -617,10 +619,11 @@ static void apply_forget(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 		yyjson_mut_obj_remove_key(servers, f->server);
 }
 
-int sl_pinning_forget(const char *server, const char *tool, size_t *count, struct sl_err *err)
+int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool,
+		      size_t *count, struct sl_err *err)
 {
 	struct forget_ctx f = { server, tool, 0 };
-	int rc = update(apply_forget, &f, true, err);
+	int rc = update(pins, apply_forget, &f, true, err);
 	*count = f.count;
 	return rc;
 }
@@ -696,14 +699,12 @@ static int state_dir(const struct sl_config *cfg, yyjson_val *section, char **ou
 	return SL_OK;
 }
 
-int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool tolerant,
-		    struct sl_err *err)
+/* Checks every key of sluice.pinning; *dir (owned, may be NULL) is the
+ * state directory. */
+static int parse_section(const struct sl_config *cfg, yyjson_val *section, enum mode *changed,
+			 enum mode *fresh, char **dir, struct sl_err *err)
 {
 	static const char *const keys[] = { "stateDir", "changed", "new" };
-	enum mode changed, fresh;
-	char *dir = NULL;
-	yyjson_doc *doc = NULL;
-	struct file_id id = { 0 };
 	int rc;
 
 	if (section && !yyjson_is_obj(section)) {
@@ -726,10 +727,21 @@ int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool toler
 			}
 		}
 	}
-	if ((rc = parse_mode(section, "changed", MODE_BLOCK, &changed, err)) < 0 ||
-	    (rc = parse_mode(section, "new", MODE_WARN, &fresh, err)) < 0 ||
-	    (rc = state_dir(cfg, section, &dir, err)) < 0)
+	if ((rc = parse_mode(section, "changed", MODE_BLOCK, changed, err)) < 0 ||
+	    (rc = parse_mode(section, "new", MODE_WARN, fresh, err)) < 0 ||
+	    (rc = state_dir(cfg, section, dir, err)) < 0)
 		return rc;
+	return SL_OK;
+}
+
+/* Opens the store of dir (taken; NULL: in memory only). */
+static int store_open(char *dir, bool tolerant, struct sl_pins **out, struct sl_err *err)
+{
+	struct sl_pins *s;
+	yyjson_doc *doc = NULL;
+	struct file_id id = { 0 };
+	int rc;
+
 	if (dir) {
 		char *file = sl_printf("%s/%s", dir, PINS_FILE);
 		struct sl_err e2;
@@ -749,43 +761,60 @@ int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool toler
 		sl_log(SL_LOG_WARN, "pinning: no state directory (neither sluice.pinning.stateDir, "
 		       "XDG_STATE_HOME nor HOME is set): pins hold for this run only");
 	}
-	sl_pinning_close();
-	S.open = true;
-	S.dir = dir;
-	S.file = dir ? sl_printf("%s/%s", dir, PINS_FILE) : NULL;
-	S.changed = changed;
-	S.fresh = fresh;
-	S.doc = doc;
-	S.id = id;
-	sl_map_init(&S.warned);
+	s = sl_alloc(sizeof(*s));
+	s->dir = dir;
+	s->file = dir ? sl_printf("%s/%s", dir, PINS_FILE) : NULL;
+	s->doc = doc;
+	s->id = id;
+	*out = s;
 	return SL_OK;
 }
 
-void sl_pinning_close(void)
+int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool tolerant,
+		    struct sl_pins **out, struct sl_err *err)
 {
-	if (!S.open)
+	enum mode changed, fresh;
+	char *dir = NULL;
+	int rc = parse_section(cfg, section, &changed, &fresh, &dir, err);
+
+	if (rc < 0)
+		return rc;
+	return store_open(dir, tolerant, out, err);
+}
+
+void sl_pinning_close(struct sl_pins *pins)
+{
+	if (!pins)
 		return;
-	free(S.dir);
-	free(S.file);
-	yyjson_doc_free(S.doc);
-	sl_map_dispose(&S.warned);
-	memset(&S, 0, sizeof(S));
+	free(pins->dir);
+	free(pins->file);
+	yyjson_doc_free(pins->doc);
+	free(pins);
 }
 
 /* ---- the stage ------------------------------------------------------------------- */
 
-static bool warn_once(const char *server, const char *tool, const char *hex)
+static bool warn_once(struct sl_pinning *pg, const char *server, const char *tool,
+		      const char *hex)
 {
 	char *key = sl_printf("%s\n%s\n%s", server, tool, hex);
-	bool first = sl_map_get(&S.warned, key) == NULL;
+	bool first = sl_map_get(&pg->warned, key) == NULL;
 	if (first)
-		sl_map_put(&S.warned, key, &S); /* a set: any non-NULL value */
+		sl_map_put(&pg->warned, key, pg); /* a set: any non-NULL value */
 	free(key);
 	return first;
 }
 
+static void save_failed(struct sl_pinning *pg, const struct sl_err *err)
+{
+	if (!pg->write_failing)
+		sl_log(SL_LOG_WARN, "pinning: pins not saved: %s; they hold for this run only", err->msg);
+	pg->write_failing = true;
+}
+
 /* Pins the tools of up whose status is want (FIRST or NEW), in one write. */
-static void pin_all(const struct sl_upstream *up, enum sl_pin_status want)
+static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
+		    enum sl_pin_status want)
 {
 	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
 	size_t n = 0;
@@ -794,12 +823,12 @@ static void pin_all(const struct sl_upstream *up, enum sl_pin_status want)
 	for (size_t i = 0; i < up->tools.n; i++) {
 		yyjson_val *def = up->tools.items[i];
 		const char *name = sl_json_str(def, "name");
-		if (!name || sl_pinning_check(up->name, def, NULL) != want)
+		if (!name || sl_pinning_check(pg->pins, up->name, def, NULL) != want)
 			continue;
-		if (want == SL_PIN_NEW && S.fresh == MODE_WARN) {
+		if (want == SL_PIN_NEW && pg->fresh == MODE_WARN) {
 			char hex[SL_PIN_HEX];
 			sl_pinning_hash(def, hex, NULL);
-			if (warn_once(up->name, name, hex))
+			if (warn_once(pg, up->name, name, hex))
 				sl_log(SL_LOG_WARN, "pinning: server '%s' now offers a new tool '%s'; "
 				       "pinned it (sluice.pinning.new is \"warn\")", up->name, name);
 		}
@@ -809,43 +838,45 @@ static void pin_all(const struct sl_upstream *up, enum sl_pin_status want)
 		if (want == SL_PIN_FIRST)
 			sl_log(SL_LOG_INFO, "pinning: first sight of server '%s': pinned %zu tools",
 			       up->name, n);
-		if (sl_pinning_approve(up->name, defs, n, &err) < 0)
-			save_failed(&err);
+		if (sl_pinning_approve(pg->pins, up->name, defs, n, &err) < 0)
+			save_failed(pg, &err);
+		else
+			pg->write_failing = false;
 	}
 	free(defs);
 }
 
 /* The tool's status after first-sight and new-tool pinning; true if it is
  * blocked. */
-static bool judge(const struct sl_upstream *up, yyjson_val *def, enum sl_pin_status *st,
-		  const char **pinned_at)
+static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_val *def,
+		  enum sl_pin_status *st, const char **pinned_at)
 {
 	char hex[SL_PIN_HEX];
 	yyjson_val *pin;
 	const char *name = sl_json_str(def, "name");
 
 	*pinned_at = NULL;
-	if (!S.open || !name)
+	if (!pg || !name)
 		return false;
-	refresh();
+	refresh(pg->pins);
 	sl_pinning_hash(def, hex, NULL);
-	*st = status_of(up->name, def, hex, &pin);
+	*st = status_of(pg->pins, up->name, def, hex, &pin);
 	switch (*st) {
 	case SL_PIN_OK:
 		return false;
 	case SL_PIN_FIRST:
-		pin_all(up, SL_PIN_FIRST);
+		pin_all(pg, up, SL_PIN_FIRST);
 		return false;
 	case SL_PIN_NEW:
-		if (S.fresh == MODE_BLOCK)
+		if (pg->fresh == MODE_BLOCK)
 			return true;
-		pin_all(up, SL_PIN_NEW);
+		pin_all(pg, up, SL_PIN_NEW);
 		return false;
 	case SL_PIN_CHANGED:
 		*pinned_at = sl_json_str(pin, "pinnedAt");
-		if (S.changed == MODE_BLOCK)
+		if (pg->changed == MODE_BLOCK)
 			return true;
-		if (S.changed == MODE_WARN && warn_once(up->name, name, hex))
+		if (pg->changed == MODE_WARN && warn_once(pg, up->name, name, hex))
 			sl_log(SL_LOG_WARN, "pinning: the definition of %s.%s changed since it was "
 			       "pinned%s%s; letting it through (sluice.pinning.changed is \"warn\"): "
 			       "`sluice pins diff %s.%s` shows the change", up->name, name,
@@ -855,11 +886,19 @@ static bool judge(const struct sl_upstream *up, yyjson_val *def, enum sl_pin_sta
 	return false;
 }
 
-static bool pinning_visible(const struct sl_upstream *up, yyjson_val *tool)
+static bool pinning_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
 {
 	enum sl_pin_status st = SL_PIN_OK;
 	const char *at;
-	return !judge(up, tool, &st, &at);
+	return !judge(state, up, tool, &st, &at);
+}
+
+/* Every definition and router summary a client sees goes through here:
+ * hidden characters never reach a model, whatever the server sent. */
+static void pinning_present(void *state, yyjson_mut_doc *d, yyjson_mut_val *tool)
+{
+	(void)state;
+	sl_pinning_clean(d, tool);
 }
 
 static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
@@ -872,7 +911,7 @@ static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
 	return NULL;
 }
 
-static enum sl_stage_rc pinning_request(struct sl_call *c)
+static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 {
 	yyjson_val *def = find_def(c->up, c->tool);
 	enum sl_pin_status st = SL_PIN_OK;
@@ -880,7 +919,7 @@ static enum sl_stage_rc pinning_request(struct sl_call *c)
 
 	if (!def)
 		return SL_STAGE_DECLINED; /* not advertised: not ours to judge */
-	if (!judge(c->up, def, &st, &at))
+	if (!judge(state, c->up, def, &st, &at))
 		return SL_STAGE_NEXT;
 	if (st == SL_PIN_CHANGED)
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
@@ -898,15 +937,43 @@ static enum sl_stage_rc pinning_request(struct sl_call *c)
 	return SL_STAGE_DONE;
 }
 
-static int pinning_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+static int pinning_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+			struct sl_err *err)
 {
-	return sl_pinning_open(cfg, section, false, err);
+	struct sl_pinning *pg;
+	enum mode changed, fresh;
+	struct sl_pins *pins;
+	char *dir = NULL;
+	int rc;
+
+	*state = NULL;
+	if ((rc = parse_section(cfg, section, &changed, &fresh, &dir, err)) < 0 ||
+	    (rc = store_open(dir, false, &pins, err)) < 0)
+		return rc;
+	pg = sl_alloc(sizeof(*pg));
+	pg->pins = pins;
+	pg->changed = changed;
+	pg->fresh = fresh;
+	sl_map_init(&pg->warned);
+	*state = pg;
+	return SL_OK;
+}
+
+static void pinning_fini(void *state)
+{
+	struct sl_pinning *pg = state;
+	if (!pg)
+		return;
+	sl_pinning_close(pg->pins);
+	sl_map_dispose(&pg->warned);
+	free(pg);
 }
 
 const struct sl_stage sl_stage_pinning = {
 	.name = "pinning",
 	.init = pinning_init,
-	.shutdown = sl_pinning_close,
+	.fini = pinning_fini,
 	.visible = pinning_visible,
+	.present = pinning_present,
 	.request = pinning_request,
 };

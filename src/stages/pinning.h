@@ -7,11 +7,15 @@
  * bidirectional and tag characters are stripped from tool metadata always.
  * See docs/stages/pinning.md.
  *
- * API (the stage is sl_stage_pinning in the table; these are for the
- * gateway's listings, `sluice pins` and tests):
+ * API (the stage is sl_stage_pinning in the table, whose state, struct
+ * sl_pinning, owns one open store and whose present hook cleans what
+ * clients see; these are for `sluice pins` and tests):
  *   sl_pinning_clean(d, tool);              strip hidden characters from a copied definition
  *   sl_pinning_hash(def, hex);              the pin of a definition
  *   sl_pinning_write_atomic(dir, name, data, len, &err);
+ *   if (sl_pinning_open(cfg, section, tolerant, &pins, &err) < 0) ...
+ *   st = sl_pinning_check(pins, server, def, &pin);
+ *   sl_pinning_close(pins);
  */
 #ifndef SL_STAGES_PINNING_H
 #define SL_STAGES_PINNING_H
@@ -27,7 +31,8 @@ size_t sl_pinning_strip(char *s, size_t len);
 /* Strips those characters from a tool definition (or a router summary)
  * that will be shown to a client: title, description, annotations.title and
  * every "title"/"description" string inside inputSchema and outputSchema.
- * The definition is a copy in d; strings are replaced in d. */
+ * The definition is a copy in d; strings are replaced in d. Pure: the
+ * stage's present hook (sl_stages_present) calls it on what clients see. */
 void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool);
 /* The pinned part of a tool definition (the six fields, cleaned), in d. */
 yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def);
@@ -50,27 +55,38 @@ enum sl_pin_status {
 	SL_PIN_CHANGED, /* pinned, and the definition differs */
 };
 
-/* Opens the store the config names (sluice.pinning), replacing any open
- * one. tolerant: a corrupt pins file is read as empty (for `pins reset`)
- * instead of failing. */
+/* The store: the pins file of one state directory as last read, owned by
+ * whoever opened it (the stage's state owns one; `sluice pins` opens its
+ * own, without the pipeline). */
+struct sl_pins;
+/* The stage's state: its store, its modes and what it already warned about. */
+struct sl_pinning;
+
+/* Opens the store the config names (sluice.pinning, whose every key is
+ * checked) into *out, owned by the caller. tolerant: a corrupt pins file is
+ * read as empty (for `pins reset`) instead of failing. On failure err says
+ * why and *out is untouched. */
 int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool tolerant,
-		    struct sl_err *err) SL_MUST_USE;
-void sl_pinning_close(void);
-/* The pins file's path (after open). */
-const char *sl_pinning_file(void);
+		    struct sl_pins **out, struct sl_err *err) SL_MUST_USE;
+/* Frees the store (NULL is fine). */
+void sl_pinning_close(struct sl_pins *pins);
+/* The pins file's path, or NULL without a state directory. Borrowed. */
+const char *sl_pinning_file(const struct sl_pins *pins);
 /* The status of a live definition; *pin (if not NULL) gets the stored entry
  * {"sha256", "pinnedAt", "definition"} (borrowed until the next store
  * change) or NULL. */
-enum sl_pin_status sl_pinning_check(const char *server, yyjson_val *def, yyjson_val **pin);
-/* The stored pins: the "servers" object {server: {tool: entry}}, or NULL. */
-yyjson_val *sl_pinning_servers(void);
+enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *server,
+				    yyjson_val *def, yyjson_val **pin);
+/* The stored pins: the "servers" object {server: {tool: entry}}, or NULL.
+ * Borrowed until the next store change. */
+yyjson_val *sl_pinning_servers(const struct sl_pins *pins);
 /* Stores the current definitions of defs[0..n) of server (approve). */
-int sl_pinning_approve(const char *server, yyjson_val *const *defs, size_t n,
-		       struct sl_err *err) SL_MUST_USE;
+int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
+		       size_t n, struct sl_err *err) SL_MUST_USE;
 /* Forgets pins: all (server NULL), a server's (tool NULL) or one. *count
  * gets how many were forgotten. */
-int sl_pinning_forget(const char *server, const char *tool, size_t *count,
-		      struct sl_err *err) SL_MUST_USE;
+int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool,
+		      size_t *count, struct sl_err *err) SL_MUST_USE;
 
 extern const struct sl_stage sl_stage_pinning;
 

@@ -12,10 +12,15 @@
  *   refresh:  our own tools/list request; its callback (which always runs,
  *             also on failure) decides and resumes, or starts a confirm.
  *   confirm:  the session's elicitation callback (which always runs, with
- *             NULL when the client goes away) or our timer (the deadline,
- *             or the call was cancelled meanwhile), whichever comes first,
- *             resumes; the wait state lives until both the callback and the
- *             timer's close have run.
+ *             NULL when the client goes away), our timer (the deadline) or
+ *             the cancel hook (the call was cancelled meanwhile), whichever
+ *             comes first, resumes; the wait state lives until both the
+ *             callback and the timer's close have run. The state lists the
+ *             waits whose call is not resumed yet, so that the cancel hook
+ *             finds the call's; a wait leaves the list before it resumes,
+ *             so nothing that runs later touches a state that may be gone.
+ *   A call cancelled during a refresh is resumed by the refresh's callback
+ *   (the cancel hook finds no wait for it).
  */
 #include "stages/policy.h"
 #include "core/digest.h"
@@ -30,18 +35,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 
 #define CONFIRM_TIMEOUT_DEFAULT_MS 120000
-#define CONFIRM_TICK_MS 200
 #define REFRESH_MAX_PAGES 50
 #define SUMMARY_MAX 300
 #define SUMMARY_VALUE_MAX 40
 
-static struct sl_policy policy = { .def = SL_POLICY_ALLOW };
-/* Signs the requestState of 2026-07-28 confirmations; made at start. */
-static unsigned char state_key[32];
-static bool keyed;
+struct wait;
+
+struct sl_policy_state {
+	struct sl_policy policy;
+	/* Signs the requestState of 2026-07-28 confirmations; made with the
+	 * state, so it lives as long as this policy does. */
+	struct wait *waits;      /* confirmations whose call is not resumed yet */
+};
+
+/* What sl_policy_current answers without a state: allow everything. */
+static const struct sl_policy allow_all = {
+	.def = SL_POLICY_ALLOW,
+	.confirm_timeout_ms = CONFIRM_TIMEOUT_DEFAULT_MS,
+};
 
 /* ---- rules: pure ------------------------------------------------------- */
 
@@ -261,9 +274,9 @@ void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n)
 		snprintf(out, n, "annotation %s", r->annotation);
 }
 
-const struct sl_policy *sl_policy_current(void)
+const struct sl_policy *sl_policy_current(const struct sl_policy_state *ps)
 {
-	return &policy;
+	return ps ? &ps->policy : &allow_all;
 }
 
 /* ---- the confirmation's summary of the arguments -------------------------- */
@@ -351,52 +364,59 @@ char *sl_policy_summary(yyjson_mut_val *args, size_t max)
 
 /* ---- the stage -------------------------------------------------------- */
 
-static int policy_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+static int policy_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+		       struct sl_err *err)
 {
+	struct sl_policy_state *ps;
 	struct sl_policy p;
-	int rc = sl_policy_parse(section, &p, err);
+	int rc;
+
+	*state = NULL;
+	rc = sl_policy_parse(section, &p, err);
 	if (rc < 0)
 		return rc;
-	sl_policy_dispose(&policy);
-	policy = p;
-	/* One key per process: a confirmation signed before a config reload
-	 * still verifies after it. */
-	if (!keyed && getrandom(state_key, sizeof(state_key), 0) != (ssize_t)sizeof(state_key)) {
-		sl_err_set(err, "sluice.policy: no randomness for signing confirmations");
-		return SL_ERR_IO;
-	}
-	keyed = true;
+	ps = sl_alloc(sizeof(*ps));
+	ps->policy = p;
+	*state = ps;
 	return SL_OK;
 }
 
-static void policy_shutdown(void)
+static void policy_fini(void *state)
 {
-	sl_policy_dispose(&policy);
+	struct sl_policy_state *ps = state;
+	if (!ps)
+		return;
+	/* Every wait still listed holds its call, and the call holds this
+	 * state: none is left here. */
+	sl_policy_dispose(&ps->policy);
+	free(ps);
 }
 
-static bool policy_visible(const struct sl_upstream *up, yyjson_val *tool)
+static bool policy_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
 {
+	struct sl_policy_state *ps = state;
 	int rule;
-	return sl_policy_decide(&policy, up->name, sl_json_str(tool, "name"),
+	return sl_policy_decide(&ps->policy, up->name, sl_json_str(tool, "name"),
 				sl_json_obj(tool, "annotations"), false, &rule) != SL_POLICY_DENY;
 }
 
-static void rule_reason(int rule, char *out, size_t n)
+static void rule_reason(const struct sl_policy *p, int rule, char *out, size_t n)
 {
 	char text[300];
 	if (rule < 0) {
-		snprintf(out, n, "the default action (%s)", sl_policy_action_name(policy.def));
+		snprintf(out, n, "the default action (%s)", sl_policy_action_name(p->def));
 		return;
 	}
-	sl_policy_rule_text(&policy.rules[rule], text, sizeof(text));
+	sl_policy_rule_text(&p->rules[rule], text, sizeof(text));
 	snprintf(out, n, "rule %d (%s)", rule + 1, text);
 }
 
 /* A confirmation in progress. */
 struct wait {
 	struct sl_call *c;       /* NULL once resumed */
+	struct sl_policy_state *ps; /* while c is set: the list w is on */
+	struct wait *next;
 	uv_timer_t timer;
-	uint64_t deadline;
 	char reason[400];
 	bool answered;           /* the elicitation callback ran */
 	bool closed;             /* the timer's handle is closed */
@@ -421,7 +441,14 @@ static void settle(struct wait *w, bool allow, const char *why)
 	struct sl_call *c = w->c;
 	if (!c)
 		return;
+	for (struct wait **p = &w->ps->waits; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
 	w->c = NULL;
+	w->ps = NULL;
+	w->next = NULL;
 	uv_timer_stop(&w->timer);
 	uv_close((uv_handle_t *)&w->timer, on_timer_closed);
 	sl_call_human_wait(c, false);
@@ -450,24 +477,33 @@ static void on_answer(void *ctx, const char *action, yyjson_val *content)
 	wait_maybe_free(w);
 }
 
-static void on_tick(uv_timer_t *t)
+static void on_deadline(uv_timer_t *t)
 {
-	struct wait *w = t->data;
-	if (!w->c)
-		return;
-	/* A call cancelled meanwhile finishes now, not when the human answers. */
-	if (w->c->outcome == SL_OUTCOME_CANCELLED)
-		settle(w, false, "the call was cancelled");
-	else if (sl_now_ms() >= w->deadline)
-		settle(w, false, "no answer came in time");
+	settle(t->data, false, "no answer came in time");
+}
+
+/* A call cancelled meanwhile finishes now, not when the human answers (the
+ * answer that comes later is dropped). A call cancelled during a refresh
+ * has no wait: the refresh's callback resumes it. */
+static void policy_cancel(void *state, struct sl_call *c)
+{
+	struct sl_policy_state *ps = state;
+	for (struct wait *w = ps->waits; w; w = w->next)
+		if (w->c == c) {
+			settle(w, false, "the call was cancelled");
+			return; /* c and perhaps ps are gone now */
+		}
 }
 
 /* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
 
 /* The requestState binds the answer to this exact call: server, tool, the
- * canonical arguments, and an expiry, under a key that never leaves this
- * process. "expiry-hex.hmac-hex". */
-static void state_mac(struct sl_call *c, unsigned long long expiry, char out[SL_SHA256_HEX])
+ * canonical arguments, and an expiry, under the generation's key, which
+ * never leaves this process and survives reloads (a confirmation asked
+ * before one still verifies after it; the rules in force decide again).
+ * "expiry-hex.hmac-hex". */
+static void state_mac(const struct sl_policy_state *ps, struct sl_call *c,
+		      unsigned long long expiry, char out[SL_SHA256_HEX])
 {
 	size_t alen;
 	char *args = sl_json_canonical(c->args, &alen), ahash[SL_SHA256_HEX];
@@ -476,11 +512,11 @@ static void state_mac(struct sl_call *c, unsigned long long expiry, char out[SL_
 	sl_sha256_hex(args, alen, ahash);
 	free(args);
 	msg = sl_printf("sluice-confirm\n%llx\n%s\n%s\n%s", expiry, c->up->name, c->tool, ahash);
-	sl_hmac_sha256_hex(state_key, sizeof(state_key), msg, strlen(msg), out);
+	sl_hmac_sha256_hex(c->gen->key, sizeof(c->gen->key), msg, strlen(msg), out);
 	free(msg);
 }
 
-static bool state_valid(struct sl_call *c, const char *state)
+static bool state_valid(const struct sl_policy_state *ps, struct sl_call *c, const char *state)
 {
 	unsigned long long expiry;
 	char mac[SL_SHA256_HEX];
@@ -490,7 +526,7 @@ static bool state_valid(struct sl_call *c, const char *state)
 	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
 	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
 		return false;
-	state_mac(c, expiry, mac);
+	state_mac(ps, c, expiry, mac);
 	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
 		diff |= (unsigned char)(mac[i] ^ state[used + i]);
 	return diff == 0;
@@ -498,7 +534,8 @@ static bool state_valid(struct sl_call *c, const char *state)
 
 static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d);
 
-static enum sl_stage_rc confirm_mrtr(struct sl_call *c, const char *reason)
+static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call *c,
+				     const char *reason)
 {
 	yyjson_mut_val *resp = c->input_responses ? yyjson_mut_obj_get(c->input_responses, "confirm") : NULL;
 	yyjson_mut_val *r, *reqs, *q, *params;
@@ -508,7 +545,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_call *c, const char *reason)
 	if (resp && c->request_state) {
 		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
 		yyjson_mut_val *content = yyjson_mut_obj_get(resp, "content");
-		if (!state_valid(c, c->request_state)) {
+		if (!state_valid(ps, c, c->request_state)) {
 			sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: the confirmation for %s.%s came "
 					  "back with a requestState that is not ours, is for another call, "
 					  "or expired; the call is refused", c->up->name, c->tool);
@@ -523,8 +560,8 @@ static enum sl_stage_rc confirm_mrtr(struct sl_call *c, const char *reason)
 		return SL_STAGE_DONE;
 	}
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
-	expiry = sl_now_ms() / 1000 + (policy.confirm_timeout_ms + 999) / 1000;
-	state_mac(c, expiry, mac);
+	expiry = sl_now_ms() / 1000 + (ps->policy.confirm_timeout_ms + 999) / 1000;
+	state_mac(ps, c, expiry, mac);
 	state = sl_printf("%llx.%s", expiry, mac);
 	summary = sl_policy_summary(c->args, SUMMARY_MAX);
 	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
@@ -550,7 +587,8 @@ static enum sl_stage_rc confirm_mrtr(struct sl_call *c, const char *reason)
 	return SL_STAGE_DONE;
 }
 
-static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
+static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
+				const char *reason)
 {
 	struct wait *w;
 	yyjson_mut_doc *d;
@@ -559,7 +597,7 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 	bool asked;
 
 	if (c->mrtr)
-		return confirm_mrtr(c, reason);
+		return confirm_mrtr(ps, c, reason);
 	if (!c->session || !sl_session_can_elicit(c->session)) {
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "policy: %s.%s needs confirmation by %s, but %s, so nobody can be "
@@ -570,7 +608,6 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 	}
 	w = sl_alloc(sizeof(*w));
 	snprintf(w->reason, sizeof(w->reason), "%s", reason);
-	w->deadline = sl_now_ms() + policy.confirm_timeout_ms;
 
 	summary = sl_policy_summary(c->args, SUMMARY_MAX);
 	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
@@ -597,7 +634,10 @@ static enum sl_stage_rc confirm(struct sl_call *c, const char *reason)
 				  c->tool, reason);
 		return SL_STAGE_DONE;
 	}
-	uv_timer_start(&w->timer, on_tick, CONFIRM_TICK_MS, CONFIRM_TICK_MS);
+	w->ps = ps;
+	w->next = ps->waits;
+	ps->waits = w;
+	uv_timer_start(&w->timer, on_deadline, ps->policy.confirm_timeout_ms, 0);
 	sl_call_human_wait(c, true);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
 	return SL_STAGE_AGAIN;
@@ -621,14 +661,14 @@ static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d)
 }
 
 /* Applies the rules to a tool the server advertises (def). */
-static enum sl_stage_rc decide(struct sl_call *c, yyjson_val *def)
+static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yyjson_val *def)
 {
 	int rule;
 	char reason[400];
-	enum sl_policy_action a = sl_policy_decide(&policy, c->up->name, c->tool,
+	enum sl_policy_action a = sl_policy_decide(&ps->policy, c->up->name, c->tool,
 						   sl_json_obj(def, "annotations"), false, &rule);
 
-	rule_reason(rule, reason, sizeof(reason));
+	rule_reason(&ps->policy, rule, reason, sizeof(reason));
 	switch (a) {
 	case SL_POLICY_ALLOW:
 		return SL_STAGE_NEXT;
@@ -637,7 +677,7 @@ static enum sl_stage_rc decide(struct sl_call *c, yyjson_val *def)
 				  c->tool, reason);
 		return SL_STAGE_DONE;
 	default:
-		return confirm(c, reason);
+		return confirm(ps, c, reason);
 	}
 }
 
@@ -653,6 +693,7 @@ static yyjson_val *find_tool(yyjson_val *const *items, size_t n, const char *nam
 
 /* A refresh of the server's tools list, for a tool it did not advertise. */
 struct refresh {
+	struct sl_policy_state *ps; /* the call holds it alive until resumed */
 	struct sl_call *c;
 	int pages;
 };
@@ -700,7 +741,7 @@ static void on_refresh(void *ctx, struct sl_reply *rep)
 		/* def is borrowed from the reply: decide before it goes. */
 		sl_log(SL_LOG_INFO, "policy: server '%s' advertises '%s' after a refresh of its list",
 		       c->up->name, c->tool);
-		refresh_end(r, decide(c, hit));
+		refresh_end(r, decide(r->ps, c, hit));
 		return;
 	}
 	cursor = yyjson_obj_get(rep->msg->result, "nextCursor");
@@ -733,17 +774,19 @@ static bool refresh_page(struct refresh *r, yyjson_val *cursor, struct sl_err *e
 	return ok;
 }
 
-static enum sl_stage_rc policy_request(struct sl_call *c)
+static enum sl_stage_rc policy_request(void *state, struct sl_call *c)
 {
+	struct sl_policy_state *ps = state;
 	yyjson_val *def = find_tool(c->up->tools.items, c->up->tools.n, c->tool);
 	struct refresh *r;
 	struct sl_err err;
 
 	if (def)
-		return decide(c, def);
+		return decide(ps, c, def);
 	/* Not in the list we hold: the server may have added it without telling
 	 * (no list_changed). Ask once; only what it advertises may run. */
 	r = sl_alloc(sizeof(*r));
+	r->ps = ps;
 	r->c = c;
 	if (!refresh_page(r, NULL, &err)) {
 		free(r);
@@ -756,7 +799,8 @@ static enum sl_stage_rc policy_request(struct sl_call *c)
 const struct sl_stage sl_stage_policy = {
 	.name = "policy",
 	.init = policy_init,
-	.shutdown = policy_shutdown,
+	.fini = policy_fini,
 	.visible = policy_visible,
 	.request = policy_request,
+	.cancel = policy_cancel,
 };

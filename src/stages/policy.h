@@ -12,13 +12,16 @@
  *
  * The stage (sl_stage_policy) hides denied tools, refuses denied calls,
  * refuses calls of tools the server does not advertise (after one refresh
- * of its list), and asks the human through elicitation for confirm.
+ * of its list), and asks the human through elicitation for confirm. Its
+ * state (struct sl_policy_state) holds the parsed policy and the key that
+ * signs 2026-07-28 confirmations.
  *
  * API (pure, for the stage, `sluice policy check` and the unit tests):
  *   struct sl_policy p;
  *   if (sl_policy_parse(section, &p, &err) < 0) ... err names the key
  *   a = sl_policy_decide(&p, "github", "merge_pull_request", annotations, &rule);
  *   sl_policy_dispose(&p);
+ *   p = sl_policy_current(sl_gen_state(gen, &sl_stage_policy));  a generation's policy
  */
 #ifndef SL_STAGES_POLICY_H
 #define SL_STAGES_POLICY_H
@@ -27,6 +30,9 @@
 #include <yyjson.h>
 
 enum sl_policy_action { SL_POLICY_ALLOW, SL_POLICY_DENY, SL_POLICY_CONFIRM };
+
+/* The stage's state, made by its init for a generation. */
+struct sl_policy_state;
 
 struct sl_policy_rule {
 	char *match;       /* glob on "server.tool", or NULL */
@@ -61,11 +67,15 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *se
 const char *sl_policy_action_name(enum sl_policy_action a);
 /* "match \"github.merge_*\"", "annotation destructiveHint", or both. */
 void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n);
-/* The policy the stage loaded at init (empty before). Borrowed. */
-const struct sl_policy *sl_policy_current(void);
+/* The policy of a stage state (borrowed: lives as long as ps); with ps
+ * NULL (no policy stage in the generation), one that allows everything. */
+const struct sl_policy *sl_policy_current(const struct sl_policy_state *ps);
 
 /* The short summary of a call's arguments shown in a confirmation: keys and
  * short values, secret-looking keys hidden, at most max bytes. Caller frees. */
 char *sl_policy_summary(yyjson_mut_val *args, size_t max);
+
+struct sl_stage;
+extern const struct sl_stage sl_stage_policy; /* pipeline/call.h */
 
 #endif

@@ -168,16 +168,18 @@ struct pattern {
 	pcre2_code *re;
 };
 
-static struct {
-	bool ready;                 /* init ran and redaction is enabled */
+/* One generation's redaction: its compiled patterns and settings. */
+struct sl_redaction {
+	bool ready;                 /* redaction is enabled */
 	bool secret_fields;
 	size_t max_depth;
 	struct pattern *pats;
 	size_t npats;
+	/* Scratch for pcre2_match (the loop's thread only). */
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	pcre2_jit_stack *jstack;
-} R;
+};
 
 struct hit {
 	size_t start, end, pat;
@@ -195,27 +197,27 @@ static int hit_cmp(const void *a, const void *b)
 
 /* Collects every pattern's matches in in[0..len): 0, or SL_ERR_TOO_LARGE
  * with err set (a match limit, a JIT stack overflow). */
-static int find_hits(const char *in, size_t len, struct hit **hits, size_t *nhits,
-		     struct sl_err *err)
+static int find_hits(const struct sl_redaction *r, const char *in, size_t len, struct hit **hits,
+		     size_t *nhits, struct sl_err *err)
 {
 	size_t n = 0, cap = 0;
 	struct hit *h = NULL;
 
-	for (size_t p = 0; p < R.npats; p++) {
+	for (size_t p = 0; p < r->npats; p++) {
 		size_t off = 0;
 		while (off <= len) {
-			int rc = pcre2_match(R.pats[p].re, (PCRE2_SPTR)in, len, off, 0, R.md, R.mctx);
+			int rc = pcre2_match(r->pats[p].re, (PCRE2_SPTR)in, len, off, 0, r->md, r->mctx);
 			PCRE2_SIZE *ov;
 			if (rc == PCRE2_ERROR_NOMATCH)
 				break;
 			if (rc < 0) {
 				PCRE2_UCHAR msg[128];
 				pcre2_get_error_message(rc, msg, sizeof(msg));
-				sl_err_set(err, "pattern %s: %s", R.pats[p].kind, (char *)msg);
+				sl_err_set(err, "pattern %s: %s", r->pats[p].kind, (char *)msg);
 				free(h);
 				return SL_ERR_TOO_LARGE;
 			}
-			ov = pcre2_get_ovector_pointer(R.md);
+			ov = pcre2_get_ovector_pointer(r->md);
 			if (ov[1] <= off || ov[0] >= ov[1]) {
 				/* Empty (or \K-inverted) match: nothing to replace. */
 				off = (ov[1] > off ? ov[1] : off) + 1;
@@ -234,7 +236,8 @@ static int find_hits(const char *in, size_t len, struct hit **hits, size_t *nhit
 	return SL_OK;
 }
 
-size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, struct sl_err *err)
+size_t sl_redact_textn(const struct sl_redaction *r, const char *in, size_t len, char **out,
+		       size_t *outlen, struct sl_err *err)
 {
 	struct hit *hits = NULL;
 	size_t nhits = 0, count = 0, pos = 0;
@@ -246,9 +249,9 @@ size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, s
 		*outlen = 0;
 	if (!err)
 		err = &scratch;
-	if (!R.ready || len == 0)
+	if (!r || !r->ready || len == 0)
 		return 0;
-	if (find_hits(in, len, &hits, &nhits, err) < 0)
+	if (find_hits(r, in, len, &hits, &nhits, err) < 0)
 		return SL_REDACT_FAILED;
 	if (nhits == 0)
 		return 0;
@@ -266,7 +269,7 @@ size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, s
 			continue;
 		}
 		if (sl_buf_append(&b, in + pos, hits[i].start - pos) < 0 ||
-		    sl_buf_printf(&b, "[REDACTED:%s]", R.pats[hits[i].pat].kind) < 0) {
+		    sl_buf_printf(&b, "[REDACTED:%s]", r->pats[hits[i].pat].kind) < 0) {
 			sl_err_set(err, "the redacted text would exceed %zu bytes", b.max);
 			sl_buf_dispose(&b);
 			free(hits);
@@ -285,9 +288,9 @@ size_t sl_redact_textn(const char *in, size_t len, char **out, size_t *outlen, s
 	return count;
 }
 
-size_t sl_redact_text(const char *in, size_t len, char **out)
+size_t sl_redact_text(const struct sl_redaction *r, const char *in, size_t len, char **out)
 {
-	return sl_redact_textn(in, len, out, NULL, NULL);
+	return sl_redact_textn(r, in, len, out, NULL, NULL);
 }
 
 const char *sl_redact_builtin_kind(size_t i)
@@ -322,17 +325,17 @@ static bool already_redacted(const char *s, size_t n)
 	return n > 11 && memcmp(s, "[REDACTED:", 10) == 0 && s[n - 1] == ']';
 }
 
-static int redact_mut(yyjson_mut_doc *d, yyjson_mut_val *v, size_t depth, size_t *count,
-		      struct sl_err *err)
+static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
+		      size_t depth, size_t *count, struct sl_err *err)
 {
-	if (depth > R.max_depth) {
-		sl_err_set(err, "JSON nested deeper than %zu levels", R.max_depth);
+	if (depth > r->max_depth) {
+		sl_err_set(err, "JSON nested deeper than %zu levels", r->max_depth);
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_mut_is_str(v)) {
 		char *out;
-		size_t outlen, n = sl_redact_textn(yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out,
-						   &outlen, err);
+		size_t outlen, n = sl_redact_textn(r, yyjson_mut_get_str(v), yyjson_mut_get_len(v),
+						   &out, &outlen, err);
 		if (n == SL_REDACT_FAILED)
 			return SL_ERR_TOO_LARGE;
 		if (n > 0) {
@@ -348,7 +351,7 @@ static int redact_mut(yyjson_mut_doc *d, yyjson_mut_val *v, size_t depth, size_t
 		yyjson_mut_val *e;
 		yyjson_mut_arr_iter_init(v, &it);
 		while ((e = yyjson_mut_arr_iter_next(&it)))
-			if (redact_mut(d, e, depth + 1, count, err) < 0)
+			if (redact_mut(r, d, e, depth + 1, count, err) < 0)
 				return SL_ERR_INVALID;
 	} else if (yyjson_mut_is_obj(v)) {
 		yyjson_mut_obj_iter it;
@@ -356,40 +359,42 @@ static int redact_mut(yyjson_mut_doc *d, yyjson_mut_val *v, size_t depth, size_t
 		yyjson_mut_obj_iter_init(v, &it);
 		while ((k = yyjson_mut_obj_iter_next(&it))) {
 			yyjson_mut_val *e = yyjson_mut_obj_iter_get_val(k);
-			if (R.secret_fields && yyjson_mut_is_str(e) && yyjson_mut_get_len(e) > 0 &&
+			if (r->secret_fields && yyjson_mut_is_str(e) && yyjson_mut_get_len(e) > 0 &&
 			    is_secret_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k)) &&
 			    !already_redacted(yyjson_mut_get_str(e), yyjson_mut_get_len(e))) {
 				yyjson_mut_set_str(e, "[REDACTED:" SECRET_FIELD "]");
 				(*count)++;
 				continue;
 			}
-			if (redact_mut(d, e, depth + 1, count, err) < 0)
+			if (redact_mut(r, d, e, depth + 1, count, err) < 0)
 				return SL_ERR_INVALID;
 		}
 	}
 	return SL_OK;
 }
 
-int sl_redact_json(yyjson_mut_doc *d, yyjson_mut_val *v, size_t *count, struct sl_err *err)
+int sl_redact_json(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
+		   size_t *count, struct sl_err *err)
 {
 	struct sl_err scratch;
-	if (!R.ready || !v)
+	if (!r || !r->ready || !v)
 		return SL_OK;
-	return redact_mut(d, v, 0, count, err ? err : &scratch);
+	return redact_mut(r, d, v, 0, count, err ? err : &scratch);
 }
 
 /* Counts what redact_mut would replace in an immutable value, so that a
  * result without secrets is never copied. */
-static int scan_imm(yyjson_val *v, size_t depth, size_t *count, struct sl_err *err)
+static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, size_t *count,
+		    struct sl_err *err)
 {
-	if (depth > R.max_depth) {
-		sl_err_set(err, "JSON nested deeper than %zu levels", R.max_depth);
+	if (depth > r->max_depth) {
+		sl_err_set(err, "JSON nested deeper than %zu levels", r->max_depth);
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_is_str(v)) {
 		struct hit *hits = NULL;
 		size_t n = 0;
-		if (find_hits(yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+		if (find_hits(r, yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
 			return SL_ERR_TOO_LARGE;
 		free(hits);
 		*count += n;
@@ -397,19 +402,19 @@ static int scan_imm(yyjson_val *v, size_t depth, size_t *count, struct sl_err *e
 		size_t i, max;
 		yyjson_val *e;
 		yyjson_arr_foreach(v, i, max, e)
-			if (scan_imm(e, depth + 1, count, err) < 0)
+			if (scan_imm(r, e, depth + 1, count, err) < 0)
 				return SL_ERR_INVALID;
 	} else if (yyjson_is_obj(v)) {
 		size_t i, max;
 		yyjson_val *k, *e;
 		yyjson_obj_foreach(v, i, max, k, e) {
-			if (R.secret_fields && yyjson_is_str(e) && yyjson_get_len(e) > 0 &&
+			if (r->secret_fields && yyjson_is_str(e) && yyjson_get_len(e) > 0 &&
 			    is_secret_key(yyjson_get_str(k), yyjson_get_len(k)) &&
 			    !already_redacted(yyjson_get_str(e), yyjson_get_len(e))) {
 				(*count)++;
 				continue;
 			}
-			if (scan_imm(e, depth + 1, count, err) < 0)
+			if (scan_imm(r, e, depth + 1, count, err) < 0)
 				return SL_ERR_INVALID;
 		}
 	}
@@ -418,14 +423,15 @@ static int scan_imm(yyjson_val *v, size_t depth, size_t *count, struct sl_err *e
 
 /* ---- the stage ------------------------------------------------------------ */
 
-static enum sl_stage_rc redaction_request(struct sl_call *c)
+static enum sl_stage_rc redaction_request(void *state, struct sl_call *c)
 {
+	const struct sl_redaction *r = state;
 	struct sl_err err;
 	size_t n = 0;
 
-	if (!R.ready)
+	if (!r || !r->ready)
 		return SL_STAGE_DECLINED;
-	if (sl_redact_json(c->doc, c->args, &n, &err) < 0) {
+	if (sl_redact_json(r, c->doc, c->args, &n, &err) < 0) {
 		/* The arguments may be half redacted: they must not be sent. */
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
 				  "redaction of the arguments failed (%s); the call was not sent",
@@ -438,23 +444,24 @@ static enum sl_stage_rc redaction_request(struct sl_call *c)
 	return SL_STAGE_NEXT;
 }
 
-static enum sl_stage_rc redaction_response(struct sl_call *c)
+static enum sl_stage_rc redaction_response(void *state, struct sl_call *c)
 {
+	const struct sl_redaction *r = state;
 	struct sl_err err;
 	yyjson_mut_val *m;
 	size_t n = 0;
 
-	if (!R.ready || c->outcome != SL_OUTCOME_OK || !c->result)
+	if (!r || !r->ready || c->outcome != SL_OUTCOME_OK || !c->result)
 		return SL_STAGE_DECLINED;
 	if (!c->mresult) {
-		if (scan_imm(c->result, 0, &n, &err) < 0)
+		if (scan_imm(r, c->result, 0, &n, &err) < 0)
 			goto fail;
 		if (n == 0)
 			return SL_STAGE_NEXT;
 		n = 0;
 	}
 	m = sl_call_result_mut(c);
-	if (sl_redact_json(c->doc, m, &n, &err) < 0)
+	if (sl_redact_json(r, c->doc, m, &n, &err) < 0)
 		goto fail;
 	if (n > 0)
 		sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu secret(s) redacted from the result",
@@ -466,21 +473,23 @@ fail:
 	return SL_STAGE_ERROR;
 }
 
-static void redaction_shutdown(void)
+static void redaction_free(struct sl_redaction *r)
 {
-	for (size_t i = 0; i < R.npats; i++) {
-		pcre2_code_free(R.pats[i].re);
-		free(R.pats[i].kind);
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->npats; i++) {
+		pcre2_code_free(r->pats[i].re);
+		free(r->pats[i].kind);
 	}
-	free(R.pats);
-	pcre2_match_data_free(R.md);
-	pcre2_match_context_free(R.mctx);
-	pcre2_jit_stack_free(R.jstack);
-	memset(&R, 0, sizeof(R));
+	free(r->pats);
+	pcre2_match_data_free(r->md);
+	pcre2_match_context_free(r->mctx);
+	pcre2_jit_stack_free(r->jstack);
+	free(r);
 }
 
-static int add_pattern(const char *kind, const char *re, uint32_t opts, const char *what,
-		       struct sl_err *err)
+static int add_pattern(struct sl_redaction *r, const char *kind, const char *re, uint32_t opts,
+		       const char *what, struct sl_err *err)
 {
 	int ec;
 	PCRE2_SIZE eo;
@@ -496,8 +505,8 @@ static int add_pattern(const char *kind, const char *re, uint32_t opts, const ch
 	/* Without JIT (a kernel that forbids executable mappings) PCRE2's
 	 * interpreter runs the same pattern, only slower. */
 	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
-	R.pats = sl_realloc(R.pats, (R.npats + 1) * sizeof(*R.pats));
-	R.pats[R.npats++] = (struct pattern){ sl_strdup(kind), code };
+	r->pats = sl_realloc(r->pats, (r->npats + 1) * sizeof(*r->pats));
+	r->pats[r->npats++] = (struct pattern){ sl_strdup(kind), code };
 	return SL_OK;
 }
 
@@ -589,59 +598,97 @@ static int parse_section(yyjson_val *section, struct options *o, struct sl_err *
 	return SL_OK;
 }
 
-static int redaction_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+/* Compiles what o enables into r and makes it ready. */
+static int load(struct sl_redaction *r, const struct options *o, struct sl_err *err)
 {
-	struct options o = { .enabled = true, .depth = DEFAULT_MAX_DEPTH };
 	yyjson_val *v;
 	size_t i, max;
-	int rc = SL_ERR_INVALID;
 
-	redaction_shutdown();
-	if (section && parse_section(section, &o, err) < 0)
-		return SL_ERR_INVALID;
-	if (!o.enabled)
-		return SL_OK;
-
-	R.max_depth = (size_t)o.depth;
-	R.secret_fields = !is_disabled(o.disable, SECRET_FIELD);
+	r->max_depth = (size_t)o->depth;
+	r->secret_fields = !is_disabled(o->disable, SECRET_FIELD);
 	for (size_t j = 0; j < SL_COUNT(builtins); j++)
-		if (!is_disabled(o.disable, builtins[j].kind) &&
-		    add_pattern(builtins[j].kind, builtins[j].re, 0, "built-in pattern", err) < 0)
-			goto out;
-	yyjson_arr_foreach(o.patterns, i, max, v) {
+		if (!is_disabled(o->disable, builtins[j].kind) &&
+		    add_pattern(r, builtins[j].kind, builtins[j].re, 0, "built-in pattern", err) < 0)
+			return SL_ERR_INVALID;
+	yyjson_arr_foreach(o->patterns, i, max, v) {
 		const char *name = sl_json_str(v, "name"), *re = sl_json_str(v, "regex");
 		if (!yyjson_is_obj(v) || !name || !re || yyjson_obj_size(v) != 2) {
 			sl_err_set(err, "sluice.redaction.patterns[%zu] must be {\"name\": ..., "
 				   "\"regex\": ...}", i);
-			goto out;
+			return SL_ERR_INVALID;
 		}
 		if (!valid_name(name)) {
 			sl_err_set(err, "sluice.redaction.patterns[%zu]: name must be 1 to 64 printable "
 				   "characters without '[' or ']'", i);
-			goto out;
+			return SL_ERR_INVALID;
 		}
-		if (add_pattern(name, re, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, "pattern", err) < 0)
-			goto out;
+		if (add_pattern(r, name, re, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, "pattern", err) < 0)
+			return SL_ERR_INVALID;
 	}
-	R.md = pcre2_match_data_create(1, NULL);
-	R.mctx = pcre2_match_context_create(NULL);
-	R.jstack = pcre2_jit_stack_create(32u << 10, 1u << 20, NULL);
-	if (!R.md || !R.mctx || !R.jstack)
+	r->md = pcre2_match_data_create(1, NULL);
+	r->mctx = pcre2_match_context_create(NULL);
+	r->jstack = pcre2_jit_stack_create(32u << 10, 1u << 20, NULL);
+	if (!r->md || !r->mctx || !r->jstack)
 		sl_oom();
-	pcre2_set_match_limit(R.mctx, MATCH_LIMIT);
-	pcre2_jit_stack_assign(R.mctx, NULL, R.jstack);
-	R.ready = true;
+	pcre2_set_match_limit(r->mctx, MATCH_LIMIT);
+	pcre2_jit_stack_assign(r->mctx, NULL, r->jstack);
+	r->ready = true;
+	return SL_OK;
+}
+
+/* The state always exists, also when disabled (it then redacts nothing).
+ * It borrows nothing from section. */
+static int redaction_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+			  struct sl_err *err)
+{
+	struct options o = { .enabled = true, .depth = DEFAULT_MAX_DEPTH };
+	struct sl_redaction *r = sl_alloc(sizeof(*r));
+	int rc = SL_ERR_INVALID;
+
+	*state = NULL;
+	if (section && parse_section(section, &o, err) < 0)
+		goto out;
+	if (o.enabled && load(r, &o, err) < 0)
+		goto out;
 	rc = SL_OK;
+	*state = r;
 out:
 	if (rc < 0)
-		redaction_shutdown();
+		redaction_free(r);
 	return rc;
+}
+
+static void redaction_fini(void *state)
+{
+	redaction_free(state);
+}
+
+/* A program's answer is scanned again: a program can build a secret from
+ * pieces no single tool result showed. */
+static void redaction_output(void *state, struct sl_output *o)
+{
+	char *red;
+	size_t n;
+
+	if (!o->text)
+		return;
+	n = sl_redact_text(state, o->text, strlen(o->text), &red);
+	if (n == SL_REDACT_FAILED) {
+		free(o->text);
+		o->text = sl_strdup("error: the program's answer could not be scanned for secrets and "
+				    "was withheld");
+		o->is_error = true;
+	} else if (n > 0) {
+		free(o->text);
+		o->text = red;
+	}
 }
 
 const struct sl_stage sl_stage_redaction = {
 	.name = "redaction",
 	.init = redaction_init,
-	.shutdown = redaction_shutdown,
+	.fini = redaction_fini,
 	.request = redaction_request,
 	.response = redaction_response,
+	.output = redaction_output,
 };

@@ -8,7 +8,7 @@
  * short "pump" timer drives the transfers while any is in flight: curl
  * never blocks the loop (connect, send and receive are non-blocking, names
  * resolve on curl's resolver thread). Both timers are unreferenced, so
- * telemetry never keeps sluice alive; the shutdown hook sends what is left.
+ * telemetry never keeps sluice alive; its fini sends what is left.
  *
  * Ids need no state: a program's trace id is a per-process random prefix
  * plus the program id, and a call's parent span id is derived from its
@@ -47,8 +47,8 @@ struct post {
 	struct curl_slist *headers;
 };
 
-static struct {
-	bool on;
+/* The stage's state: none without an endpoint. */
+struct sl_telemetry {
 	char *traces_url, *metrics_url;
 	char *service;
 	uint64_t interval_ms, timeout_ms;
@@ -70,7 +70,7 @@ static struct {
 	uint64_t programs[NPOUT];
 	uint64_t hist[NORIGIN][NBOUNDS + 1];
 	double hist_sum[NORIGIN];
-} T;
+};
 
 /* ---- ids and times ---------------------------------------------------------- */
 
@@ -91,17 +91,17 @@ static void be64(uint64_t v, uint8_t *out)
 }
 
 /* Programs use the first half of the seed, lone calls the second. */
-static void trace_id(bool program, uint64_t id, char out[33])
+static void trace_id(const struct sl_telemetry *T, bool program, uint64_t id, char out[33])
 {
 	uint8_t b[16];
-	memcpy(b, T.seed + (program ? 0 : 8), 8);
+	memcpy(b, T->seed + (program ? 0 : 8), 8);
 	be64(id, b + 8);
 	hex(b, 16, out);
 }
 
-void sl_telemetry_trace_id(uint64_t program_id, char out[33])
+void sl_telemetry_trace_id(const struct sl_telemetry *T, uint64_t program_id, char out[33])
 {
-	trace_id(true, program_id, out);
+	trace_id(T, true, program_id, out);
 }
 
 /* Span ids are unique within a trace: calls have the top bit clear. */
@@ -162,17 +162,17 @@ static void attr_bool(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key, b
 
 /* ---- spans --------------------------------------------------------------------- */
 
-static void queue_span(yyjson_mut_doc *d)
+static void queue_span(struct sl_telemetry *T, yyjson_mut_doc *d)
 {
 	size_t len;
 	char *s = yyjson_mut_write(d, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &len);
 	yyjson_mut_doc_free(d);
 	if (!s)
 		sl_oom();
-	if ((T.spans.len && sl_buf_append(&T.spans, ",", 1) < 0) || sl_buf_append(&T.spans, s, len) < 0)
-		T.dropped++;
+	if ((T->spans.len && sl_buf_append(&T->spans, ",", 1) < 0) || sl_buf_append(&T->spans, s, len) < 0)
+		T->dropped++;
 	else
-		T.nspans++;
+		T->nspans++;
 	free(s);
 }
 
@@ -217,8 +217,9 @@ static size_t result_size(struct sl_call *c, bool *is_error)
 	return n;
 }
 
-static void telemetry_finish(struct sl_call *c)
+static void telemetry_finish(void *state, struct sl_call *c)
 {
+	struct sl_telemetry *T = state;
 	uint64_t now = real_ns(), mono = sl_now_us();
 	uint64_t end = now - (mono - c->finished_us) * 1000, start = end - (c->finished_us - c->started_us) * 1000;
 	double ms = (double)(c->finished_us - c->started_us) / 1000.0;
@@ -230,23 +231,23 @@ static void telemetry_finish(struct sl_call *c)
 	char *a;
 	size_t b = 0;
 
-	if (!T.on)
+	if (!T)
 		return;
 	/* Metrics. */
-	T.calls[c->origin][c->outcome]++;
+	T->calls[c->origin][c->outcome]++;
 	if (c->cache_hit)
-		T.cache_hits[c->origin]++;
+		T->cache_hits[c->origin]++;
 	while (b < NBOUNDS && ms > BOUNDS[b])
 		b++;
-	T.hist[c->origin][b]++;
-	T.hist_sum[c->origin] += ms;
-	T.dirty = true;
+	T->hist[c->origin][b]++;
+	T->hist_sum[c->origin] += ms;
+	T->dirty = true;
 
 	/* The span. */
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	trace_id(c->origin == SL_ORIGIN_CODE, c->origin == SL_ORIGIN_CODE ? c->parent : c->id, trace);
+	trace_id(T, c->origin == SL_ORIGIN_CODE, c->origin == SL_ORIGIN_CODE ? c->parent : c->id, trace);
 	sl_telemetry_call_span_id(c->id, span);
 	if (c->origin == SL_ORIGIN_CODE)
 		sl_telemetry_program_span_id(c->parent, parent);
@@ -273,51 +274,52 @@ static void telemetry_finish(struct sl_call *c)
 	attr_int(d, attrs, "sluice.bytes_out", out);
 	/* The outcome's name, never c->why: a message may quote arguments. */
 	span_status(d, o, c->outcome == SL_OUTCOME_OK && !is_error, sl_outcome_name(c->outcome));
-	queue_span(d);
+	queue_span(T, d);
 }
 
-void sl_telemetry_program(uint64_t program_id, uint64_t session_id, const char *outcome,
-			  uint32_t calls, double duration_ms, size_t output_bytes)
+/* One finished program: the root span of its trace (the program's calls
+ * are its children) and the program counter. */
+static void telemetry_output(void *state, struct sl_output *out)
 {
+	struct sl_telemetry *T = state;
+	const char *outcome = out->outcome ? out->outcome : "error";
 	char trace[33], span[17];
-	uint64_t end = real_ns(), start = end - (uint64_t)(duration_ms * 1e6);
+	uint64_t end = real_ns(), start = end - (uint64_t)(out->duration_ms * 1e6);
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o, *attrs;
 	size_t k = NPOUT - 1;
 
-	if (!T.on)
+	if (!T)
 		return;
-	if (!outcome)
-		outcome = "error";
 	for (size_t i = 0; i < NPOUT - 1; i++)
 		if (strcmp(PROGRAM_OUTCOMES[i], outcome) == 0)
 			k = i;
-	T.programs[k]++;
-	T.dirty = true;
+	T->programs[k]++;
+	T->dirty = true;
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	sl_telemetry_trace_id(program_id, trace);
-	sl_telemetry_program_span_id(program_id, span);
+	sl_telemetry_trace_id(T, out->program, trace);
+	sl_telemetry_program_span_id(out->program, span);
 	o = span_start(d, trace, span, NULL, "execute_code", 1 /* INTERNAL */, start, end);
 	attrs = yyjson_mut_obj_add_arr(d, o, "attributes");
-	attr_int(d, attrs, "sluice.program.id", program_id);
-	if (session_id)
-		attr_int(d, attrs, "sluice.session.id", session_id);
+	attr_int(d, attrs, "sluice.program.id", out->program);
+	if (out->session_id)
+		attr_int(d, attrs, "sluice.session.id", out->session_id);
 	attr_str(d, attrs, "sluice.outcome", outcome);
-	attr_int(d, attrs, "sluice.program.calls", calls);
-	attr_int(d, attrs, "sluice.program.output_bytes", output_bytes);
+	attr_int(d, attrs, "sluice.program.calls", out->calls);
+	attr_int(d, attrs, "sluice.program.output_bytes", out->output_bytes);
 	span_status(d, o, strcmp(outcome, "ok") == 0, outcome);
-	queue_span(d);
+	queue_span(T, d);
 }
 
 /* ---- export bodies --------------------------------------------------------------- */
 
-static yyjson_mut_val *resource(yyjson_mut_doc *d, yyjson_mut_val *parent)
+static yyjson_mut_val *resource(struct sl_telemetry *T, yyjson_mut_doc *d, yyjson_mut_val *parent)
 {
 	yyjson_mut_val *r = yyjson_mut_obj_add_obj(d, parent, "resource");
 	yyjson_mut_val *attrs = yyjson_mut_obj_add_arr(d, r, "attributes");
-	attr_str(d, attrs, "service.name", T.service);
+	attr_str(d, attrs, "service.name", T->service);
 	attr_str(d, attrs, "service.version", SL_VERSION);
 	return r;
 }
@@ -331,7 +333,7 @@ static yyjson_mut_val *scope(yyjson_mut_doc *d, yyjson_mut_val *parent)
 }
 
 /* {"resourceSpans":[{"resource":..,"scopeSpans":[{"scope":..,"spans":[ <queued> ]}]}]} */
-static char *traces_body(size_t *len)
+static char *traces_body(struct sl_telemetry *T, size_t *len)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *root = yyjson_mut_obj(d), *rs, *ss;
@@ -340,7 +342,7 @@ static char *traces_body(size_t *len)
 
 	yyjson_mut_doc_set_root(d, root);
 	rs = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, root, "resourceSpans"));
-	resource(d, rs);
+	resource(T, d, rs);
 	ss = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, rs, "scopeSpans"));
 	scope(d, ss);
 	yyjson_mut_obj_add_arr(d, ss, "spans");
@@ -349,20 +351,20 @@ static char *traces_body(size_t *len)
 	if (!head)
 		sl_oom();
 	/* head ends in "[]}]}]}": splice the queued spans between the brackets. */
-	body = sl_alloc(hl + T.spans.len + 1);
+	body = sl_alloc(hl + T->spans.len + 1);
 	memcpy(body, head, hl - 6);
-	memcpy(body + hl - 6, T.spans.data, T.spans.len);
-	memcpy(body + hl - 6 + T.spans.len, head + hl - 6, 6);
-	*len = hl + T.spans.len;
+	memcpy(body + hl - 6, T->spans.data, T->spans.len);
+	memcpy(body + hl - 6 + T->spans.len, head + hl - 6, 6);
+	*len = hl + T->spans.len;
 	body[*len] = '\0';
 	free(head);
 	return body;
 }
 
-static yyjson_mut_val *point(yyjson_mut_doc *d, yyjson_mut_val *points, uint64_t now)
+static yyjson_mut_val *point(struct sl_telemetry *T, yyjson_mut_doc *d, yyjson_mut_val *points, uint64_t now)
 {
 	yyjson_mut_val *p = yyjson_mut_arr_add_obj(d, points);
-	add_u64s(d, p, "startTimeUnixNano", T.start_ns);
+	add_u64s(d, p, "startTimeUnixNano", T->start_ns);
 	add_u64s(d, p, "timeUnixNano", now);
 	return p;
 }
@@ -381,7 +383,7 @@ static yyjson_mut_val *metric(yyjson_mut_doc *d, yyjson_mut_val *metrics, const 
 	return yyjson_mut_obj_add_arr(d, data, "dataPoints");
 }
 
-static char *metrics_body(size_t *len)
+static char *metrics_body(struct sl_telemetry *T, size_t *len)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *root = yyjson_mut_obj(d), *rm, *sm, *metrics, *pts, *p, *attrs, *bc, *eb;
@@ -390,7 +392,7 @@ static char *metrics_body(size_t *len)
 
 	yyjson_mut_doc_set_root(d, root);
 	rm = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, root, "resourceMetrics"));
-	resource(d, rm);
+	resource(T, d, rm);
 	sm = yyjson_mut_arr_add_obj(d, yyjson_mut_obj_add_arr(d, rm, "scopeMetrics"));
 	scope(d, sm);
 	metrics = yyjson_mut_obj_add_arr(d, sm, "metrics");
@@ -398,48 +400,48 @@ static char *metrics_body(size_t *len)
 	pts = metric(d, metrics, "sluice.calls", "{call}", "Tool calls by origin and outcome", "sum", true);
 	for (int o = 0; o < NORIGIN; o++)
 		for (int k = 0; k < NOUTCOME; k++) {
-			if (!T.calls[o][k])
+			if (!T->calls[o][k])
 				continue;
-			p = point(d, pts, now);
+			p = point(T, d, pts, now);
 			attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
 			attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
 			attr_str(d, attrs, "sluice.outcome", sl_outcome_name((enum sl_outcome)k));
-			add_u64s(d, p, "asInt", T.calls[o][k]);
+			add_u64s(d, p, "asInt", T->calls[o][k]);
 		}
 	pts = metric(d, metrics, "sluice.cache.hits", "{call}", "Tool calls answered by the cache", "sum", true);
 	for (int o = 0; o < NORIGIN; o++) {
-		p = point(d, pts, now);
+		p = point(T, d, pts, now);
 		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
 		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
-		add_u64s(d, p, "asInt", T.cache_hits[o]);
+		add_u64s(d, p, "asInt", T->cache_hits[o]);
 	}
 	pts = metric(d, metrics, "sluice.programs", "{program}", "execute_code programs by outcome", "sum", true);
 	for (size_t k = 0; k < NPOUT; k++) {
-		if (!T.programs[k])
+		if (!T->programs[k])
 			continue;
-		p = point(d, pts, now);
+		p = point(T, d, pts, now);
 		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
 		attr_str(d, attrs, "sluice.outcome", PROGRAM_OUTCOMES[k]);
-		add_u64s(d, p, "asInt", T.programs[k]);
+		add_u64s(d, p, "asInt", T->programs[k]);
 	}
 	pts = metric(d, metrics, "sluice.call.duration", "ms", "Tool call duration, stages included",
 		     "histogram", false);
 	for (int o = 0; o < NORIGIN; o++) {
 		uint64_t n = 0;
 		for (int b = 0; b <= NBOUNDS; b++)
-			n += T.hist[o][b];
+			n += T->hist[o][b];
 		if (!n)
 			continue;
-		p = point(d, pts, now);
+		p = point(T, d, pts, now);
 		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
 		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
 		add_u64s(d, p, "count", n);
-		yyjson_mut_obj_add_real(d, p, "sum", T.hist_sum[o]);
+		yyjson_mut_obj_add_real(d, p, "sum", T->hist_sum[o]);
 		bc = yyjson_mut_obj_add_arr(d, p, "bucketCounts");
 		eb = yyjson_mut_obj_add_arr(d, p, "explicitBounds");
 		for (int b = 0; b <= NBOUNDS; b++) {
 			char num[24];
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)T.hist[o][b]);
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)T->hist[o][b]);
 			yyjson_mut_arr_add_strcpy(d, bc, num);
 			if (b < NBOUNDS)
 				yyjson_mut_arr_add_real(d, eb, BOUNDS[b]);
@@ -454,24 +456,24 @@ static char *metrics_body(size_t *len)
 
 /* ---- transfers ------------------------------------------------------------------- */
 
-static void drop_post(struct post *p)
+static void drop_post(struct sl_telemetry *T, struct post *p)
 {
 	for (int i = 0; i < MAX_INFLIGHT; i++)
-		if (T.posts[i] == p)
-			T.posts[i] = NULL;
-	sl_curl.multi_remove_handle(T.multi, p->easy);
+		if (T->posts[i] == p)
+			T->posts[i] = NULL;
+	sl_curl.multi_remove_handle(T->multi, p->easy);
 	sl_curl.easy_cleanup(p->easy);
 	sl_curl.slist_free_all(p->headers);
 	free(p->body);
 	free(p);
-	T.inflight--;
+	T->inflight--;
 }
 
-static void reap(void)
+static void reap(struct sl_telemetry *T)
 {
 	CURLMsg *m;
 	int left;
-	while ((m = sl_curl.multi_info_read(T.multi, &left))) {
+	while ((m = sl_curl.multi_info_read(T->multi, &left))) {
 		struct post *p = NULL;
 		long code = 0;
 		if (m->msg != CURLMSG_DONE)
@@ -479,39 +481,40 @@ static void reap(void)
 		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
 		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
 		if (m->data.result != CURLE_OK || code < 200 || code > 299) {
-			if (!T.warned)
+			if (!T->warned)
 				sl_log(SL_LOG_WARN, "telemetry: export failed: %s",
 				       m->data.result != CURLE_OK ? sl_curl.easy_strerror(m->data.result) :
 				       "the collector answered with an error status");
-			T.warned = true;
-		} else if (T.warned) {
+			T->warned = true;
+		} else if (T->warned) {
 			sl_log(SL_LOG_INFO, "telemetry: exports work again");
-			T.warned = false;
+			T->warned = false;
 		}
-		drop_post(p);
+		drop_post(T, p);
 	}
 }
 
 static void on_pump(uv_timer_t *t)
 {
+	struct sl_telemetry *T = t->data;
 	int running = 0;
-	sl_curl.multi_perform(T.multi, &running);
-	reap();
-	if (T.inflight == 0)
-		uv_timer_stop(&T.pump);
+	sl_curl.multi_perform(T->multi, &running);
+	reap(T);
+	if (T->inflight == 0)
+		uv_timer_stop(&T->pump);
 }
 
 /* Takes body. */
-static void post(const char *url, char *body, size_t len)
+static void post(struct sl_telemetry *T, const char *url, char *body, size_t len)
 {
 	struct post *p;
 	CURL *e;
 	int running;
 
-	if (T.inflight >= MAX_INFLIGHT) {
+	if (T->inflight >= MAX_INFLIGHT) {
 		/* The collector is slow or gone: drop rather than pile up. */
 		free(body);
-		T.dropped++;
+		T->dropped++;
 		return;
 	}
 	e = sl_curl.easy_init();
@@ -521,8 +524,8 @@ static void post(const char *url, char *body, size_t len)
 	p->easy = e;
 	p->body = body;
 	for (int i = 0; i < MAX_INFLIGHT; i++)
-		if (!T.posts[i]) {
-			T.posts[i] = p;
+		if (!T->posts[i]) {
+			T->posts[i] = p;
 			break;
 		}
 	p->headers = sl_curl.slist_append(NULL, "Content-Type: application/json");
@@ -530,39 +533,39 @@ static void post(const char *url, char *body, size_t len)
 	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDS, body);
 	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	sl_curl.easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
-	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T.timeout_ms);
+	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T->timeout_ms);
 	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	sl_curl.easy_setopt(e, CURLOPT_PRIVATE, p);
 	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	sl_curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
-	sl_curl.multi_add_handle(T.multi, e);
-	T.inflight++;
-	sl_curl.multi_perform(T.multi, &running);
-	reap();
-	if (T.inflight && T.timers && !uv_is_active((uv_handle_t *)&T.pump))
-		uv_timer_start(&T.pump, on_pump, PUMP_MS, PUMP_MS);
+	sl_curl.multi_add_handle(T->multi, e);
+	T->inflight++;
+	sl_curl.multi_perform(T->multi, &running);
+	reap(T);
+	if (T->inflight && T->timers && !uv_is_active((uv_handle_t *)&T->pump))
+		uv_timer_start(&T->pump, on_pump, PUMP_MS, PUMP_MS);
 }
 
-static void flush(void)
+static void flush(struct sl_telemetry *T)
 {
 	size_t len;
 	char *body;
-	if (T.nspans) {
-		body = traces_body(&len);
-		sl_buf_reset(&T.spans);
-		T.nspans = 0;
-		post(T.traces_url, body, len);
+	if (T->nspans) {
+		body = traces_body(T, &len);
+		sl_buf_reset(&T->spans);
+		T->nspans = 0;
+		post(T, T->traces_url, body, len);
 	}
-	if (T.dirty) {
-		T.dirty = false;
-		body = metrics_body(&len);
-		post(T.metrics_url, body, len);
+	if (T->dirty) {
+		T->dirty = false;
+		body = metrics_body(T, &len);
+		post(T, T->metrics_url, body, len);
 	}
 }
 
 static void on_tick(uv_timer_t *t)
 {
-	flush();
+	flush(t->data);
 }
 
 /* ---- config ------------------------------------------------------------------------ */
@@ -571,52 +574,52 @@ static void on_closed(uv_handle_t *h)
 {
 }
 
-static void telemetry_shutdown(void)
+static void telemetry_fini(void *state)
 {
-	if (T.on) {
+	struct sl_telemetry *T = state;
+	if (T->multi) {
 		/* Send what is queued; the loop has ended, so wait here, bounded. */
-		uint64_t deadline = sl_now_ms() + T.timeout_ms;
-		flush();
-		while (T.inflight > 0 && sl_now_ms() < deadline) {
+		uint64_t deadline = sl_now_ms() + T->timeout_ms;
+		flush(T);
+		while (T->inflight > 0 && sl_now_ms() < deadline) {
 			int running = 0;
-			sl_curl.multi_perform(T.multi, &running);
-			reap();
-			if (T.inflight)
-				sl_curl.multi_poll(T.multi, NULL, 0, 20, NULL);
+			sl_curl.multi_perform(T->multi, &running);
+			reap(T);
+			if (T->inflight)
+				sl_curl.multi_poll(T->multi, NULL, 0, 20, NULL);
 		}
 		/* Whatever did not finish is abandoned. */
 		for (int i = 0; i < MAX_INFLIGHT; i++)
-			if (T.posts[i])
-				drop_post(T.posts[i]);
+			if (T->posts[i])
+				drop_post(T, T->posts[i]);
 	}
-	if (T.timers) {
-		uv_close((uv_handle_t *)&T.tick, on_closed);
-		uv_close((uv_handle_t *)&T.pump, on_closed);
-		uv_run(T.tick.loop, UV_RUN_NOWAIT);
+	if (T->timers) {
+		uv_close((uv_handle_t *)&T->tick, on_closed);
+		uv_close((uv_handle_t *)&T->pump, on_closed);
+		uv_run(T->tick.loop, UV_RUN_NOWAIT);
 	}
-	if (T.multi) {
-		sl_curl.multi_cleanup(T.multi);
-	}
-	sl_buf_dispose(&T.spans);
-	free(T.traces_url);
-	free(T.metrics_url);
-	free(T.service);
-	memset(&T, 0, sizeof(T));
+	if (T->multi)
+		sl_curl.multi_cleanup(T->multi);
+	sl_buf_dispose(&T->spans);
+	free(T->traces_url);
+	free(T->metrics_url);
+	free(T->service);
+	free(T);
 }
 
-static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, struct sl_err *err)
+static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+			  struct sl_err *err)
 {
+	struct sl_telemetry *T;
 	const char *endpoint = NULL;
+	const char *service = "sluice";
 	yyjson_val *k, *v;
 	yyjson_obj_iter it;
-	uint64_t max_queue = 4u << 20;
+	uint64_t interval_ms = 1000, timeout_ms = 5000, max_queue = 4u << 20;
 	size_t n;
 
-	telemetry_shutdown();
 	if (!section)
 		return SL_OK;
-	T.interval_ms = 1000;
-	T.timeout_ms = 5000;
 	yyjson_obj_iter_init(section, &it);
 	while ((k = yyjson_obj_iter_next(&it))) {
 		const char *key = yyjson_get_str(k);
@@ -634,8 +637,7 @@ static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, stru
 				sl_err_set(err, "sluice.telemetry.serviceName must be a non-empty string");
 				return SL_ERR_INVALID;
 			}
-			free(T.service);
-			T.service = sl_strdup(yyjson_get_str(v));
+			service = yyjson_get_str(v);
 		} else if (strcmp(key, "intervalMs") == 0 || strcmp(key, "timeoutMs") == 0 ||
 			   strcmp(key, "maxQueueBytes") == 0) {
 			uint64_t lo = strcmp(key, "maxQueueBytes") == 0 ? 4096 : 10;
@@ -643,70 +645,67 @@ static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, stru
 			if (!yyjson_is_uint(v) || yyjson_get_uint(v) < lo || yyjson_get_uint(v) > hi) {
 				sl_err_set(err, "sluice.telemetry.%s must be an integer from %llu to %llu", key,
 					   (unsigned long long)lo, (unsigned long long)hi);
-				free(T.service);
-				T.service = NULL;
 				return SL_ERR_INVALID;
 			}
 			if (key[0] == 'i')
-				T.interval_ms = yyjson_get_uint(v);
+				interval_ms = yyjson_get_uint(v);
 			else if (key[0] == 't')
-				T.timeout_ms = yyjson_get_uint(v);
+				timeout_ms = yyjson_get_uint(v);
 			else
 				max_queue = yyjson_get_uint(v);
 		} else {
 			sl_err_set(err, "sluice.telemetry: unknown key \"%s\"", key);
-			free(T.service);
-			T.service = NULL;
 			return SL_ERR_INVALID;
 		}
 	}
-	if (!endpoint) {
-		/* A section without an endpoint exports nothing. */
-		free(T.service);
-		T.service = NULL;
+	/* A section without an endpoint exports nothing. */
+	if (!endpoint)
 		return SL_OK;
-	}
-	if (!T.service)
-		T.service = sl_strdup("sluice");
+	T = sl_alloc(sizeof(*T));
+	T->service = sl_strdup(service);
+	T->interval_ms = interval_ms;
+	T->timeout_ms = timeout_ms;
 	n = strlen(endpoint);
 	while (n > 0 && endpoint[n - 1] == '/')
 		n--;
-	T.traces_url = sl_printf("%.*s/v1/traces", (int)n, endpoint);
-	T.metrics_url = sl_printf("%.*s/v1/metrics", (int)n, endpoint);
+	T->traces_url = sl_printf("%.*s/v1/traces", (int)n, endpoint);
+	T->metrics_url = sl_printf("%.*s/v1/metrics", (int)n, endpoint);
+	sl_buf_init(&T->spans, (size_t)max_queue);
 	if (!sl_curl_load("sluice.telemetry", err)) {
-		telemetry_shutdown();
+		telemetry_fini(T);
 		return SL_ERR_INVALID;
 	}
-	if (!(T.multi = sl_curl.multi_init())) {
+	if (!(T->multi = sl_curl.multi_init())) {
 		sl_err_set(err, "sluice.telemetry: libcurl failed to start");
-		telemetry_shutdown();
+		telemetry_fini(T);
 		return SL_ERR_INVALID;
 	}
-	if (getrandom(T.seed, sizeof(T.seed), 0) != (ssize_t)sizeof(T.seed)) {
+	if (getrandom(T->seed, sizeof(T->seed), 0) != (ssize_t)sizeof(T->seed)) {
 		uint64_t x = sl_hash64(&T, sizeof(T), real_ns());
-		memcpy(T.seed, &x, 8);
+		memcpy(T->seed, &x, 8);
 		x = sl_hash64(&x, 8, sl_now_us());
-		memcpy(T.seed + 8, &x, 8);
+		memcpy(T->seed + 8, &x, 8);
 	}
-	sl_buf_init(&T.spans, (size_t)max_queue);
-	T.start_ns = real_ns();
-	uv_timer_init(uv_default_loop(), &T.tick);
-	uv_timer_init(uv_default_loop(), &T.pump);
-	uv_unref((uv_handle_t *)&T.tick);
-	uv_unref((uv_handle_t *)&T.pump);
-	uv_timer_start(&T.tick, on_tick, T.interval_ms, T.interval_ms);
-	T.timers = true;
-	T.on = true;
+	T->start_ns = real_ns();
+	uv_timer_init(uv_default_loop(), &T->tick);
+	uv_timer_init(uv_default_loop(), &T->pump);
+	T->tick.data = T->pump.data = T;
+	uv_unref((uv_handle_t *)&T->tick);
+	uv_unref((uv_handle_t *)&T->pump);
+	uv_timer_start(&T->tick, on_tick, T->interval_ms, T->interval_ms);
+	T->timers = true;
+	*state = T;
 	sl_log(SL_LOG_INFO, "telemetry: OTLP/HTTP JSON to %.*s every %llu ms", (int)n, endpoint,
-	       (unsigned long long)T.interval_ms);
+	       (unsigned long long)T->interval_ms);
 	return SL_OK;
 }
 
 const struct sl_stage sl_stage_telemetry = {
 	.name = "telemetry",
 	.init = telemetry_init,
-	.shutdown = telemetry_shutdown,
+	.fini = telemetry_fini,
 	.finish = telemetry_finish,
-	/* Its shutdown drains the exporter by running the loop. */
+	.output = telemetry_output,
+	/* Its fini drains the exporter by running the loop. */
 	.restart_only = true,
 };

@@ -17,15 +17,13 @@
 
 #include "pipeline/call.h"
 
-/* One finished program: the root span of its trace (the program's calls
- * are its children) and the program counter. outcome as for
- * sl_audit_program. Does nothing unless telemetry is on. */
-void sl_telemetry_program(uint64_t program_id, uint64_t session_id, const char *outcome,
-			  uint32_t calls, double duration_ms, size_t output_bytes);
+/* The stage's state (none without an endpoint). A program's span and
+ * counter come from the output hook (struct sl_output). */
+struct sl_telemetry;
 
 /* The ids the spans use, as lowercase hex (for tests): a program's trace
- * (32 digits) and span (16), a call's span (16). */
-void sl_telemetry_trace_id(uint64_t program_id, char out[33]);
+ * (32 digits, from t's random seed) and span (16), a call's span (16). */
+void sl_telemetry_trace_id(const struct sl_telemetry *t, uint64_t program_id, char out[33]);
 void sl_telemetry_program_span_id(uint64_t program_id, char out[17]);
 void sl_telemetry_call_span_id(uint64_t call_id, char out[17]);
 

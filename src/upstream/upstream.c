@@ -711,7 +711,7 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 	struct sl_upstream *u = sl_alloc(sizeof(*u));
 	u->name = sl_strdup(cfg->name);
 	u->cfg = cfg;
-	u->gcfg = gcfg;
+	u->gcfg = sl_config_ref(gcfg);
 	u->ops = ops;
 	u->ctx = ctx;
 	u->loop = loop;
@@ -784,7 +784,17 @@ static void on_upstream_timer_closed(uv_handle_t *h)
 	yyjson_mut_doc_free(u->caps_doc);
 	free(u->error);
 	free(u->name);
+	sl_config_unref(u->gcfg);
 	free(u);
+}
+
+void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_config *cfg,
+			     const struct sl_config *gcfg)
+{
+	sl_config_ref(gcfg);
+	sl_config_unref(u->gcfg);
+	u->cfg = cfg;
+	u->gcfg = gcfg;
 }
 
 void sl_upstream_free(struct sl_upstream *u)

@@ -79,8 +79,8 @@ struct sl_item_list {
 
 struct sl_upstream {
 	char *name;
-	const struct sl_server_config *cfg;
-	const struct sl_config *gcfg;
+	const struct sl_server_config *cfg; /* its entry in gcfg */
+	const struct sl_config *gcfg;  /* a reference, dropped when the upstream is freed */
 	const struct sl_upstream_ops *ops;
 	void *ctx;
 	uv_loop_t *loop;
@@ -120,6 +120,10 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps);
 void sl_upstream_stop(struct sl_upstream *u);
 bool sl_upstream_stopped(const struct sl_upstream *u);
 void sl_upstream_free(struct sl_upstream *u);
+/* A reload kept this server as it was: its entry moves to the new config
+ * (a reference is taken on gcfg, the old one's dropped). */
+void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_config *cfg,
+			     const struct sl_config *gcfg);
 
 /*
  * Sends method with params (the object from sl_rpc_request_new-style docs:

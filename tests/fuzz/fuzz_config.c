@@ -85,10 +85,11 @@ static void check_config(const struct sl_config *c)
 		const struct sl_stage *st = parsing_stages[i];
 		yyjson_val *sec = c->sluice ? yyjson_obj_get(c->sluice, st->name) : NULL;
 		struct sl_err e = { { 0 } };
-		if (st->init(c, sec, &e) < 0)
-			ASSERT(e.msg[0]);
-		if (st->shutdown)
-			st->shutdown();
+		void *state = NULL;
+		if (st->init(c, sec, &state, &e) < 0)
+			ASSERT(e.msg[0] && !state);
+		else if (state && st->fini)
+			st->fini(state);
 	}
 }
 
@@ -101,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sl_config_parse("fuzz.json", (const char *)data, size, &c, &e) == SL_OK) {
 		ASSERT(c);
 		check_config(c);
-		sl_config_free(c);
+		sl_config_unref(c);
 	} else {
 		ASSERT(e.msg[0]);
 	}

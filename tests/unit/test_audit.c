@@ -1,6 +1,7 @@
 /* Unit tests of src/stages/audit.c: canonical JSON, the argument hash, the
  * call and program lines, and the file the stage writes. */
 #include "unit.h"
+#include "fixture.h"
 #include "core/digest.h"
 
 #include "core/json.h"
@@ -54,8 +55,8 @@ static struct sl_upstream up_named = { .name = (char *)"github" };
 
 static struct sl_call *call_with(const char *args_json, enum sl_origin origin)
 {
-	struct sl_call *c = sl_call_new(origin, &up_named, "create_issue", mdoc(args_json), 1000,
-					NULL, NULL, NULL);
+	struct sl_call *c = sl_call_new(t_gen_bare(), origin, &up_named, "create_issue",
+					mdoc(args_json), 1000, NULL, NULL, NULL);
 	c->started_us = 1000000;
 	c->finished_us = 1012345;
 	return c;
@@ -179,6 +180,9 @@ TEST(audit_writes_file_and_rejects_bad_config)
 	char dir[] = "/tmp/sluice-audit-XXXXXX", path[128], buf[4096], *cfgjson;
 	struct sl_err err = { 0 };
 	struct sl_call *c = call_with("{\"k\":\"v\"}", SL_ORIGIN_DIRECT);
+	struct sl_output prog = { .program = 1, .session_id = 2, .outcome = "ok", .calls = 1,
+				  .duration_ms = 3.5, .output_bytes = 10 };
+	void *st = NULL;
 	yyjson_doc *s;
 	FILE *f;
 	size_t n;
@@ -188,13 +192,12 @@ TEST(audit_writes_file_and_rejects_bad_config)
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
 	cfgjson = sl_printf("{\"file\":\"%s\"}", path);
 	s = section(cfgjson);
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) == 0);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) == 0);
 	c->outcome = SL_OUTCOME_FAILED;
-	sl_stage_audit.finish(c);
-	sl_audit_program(1, 2, "ok", 1, 3.5, 10);
-	sl_stage_audit.shutdown();
-	/* Off after shutdown: nothing more is written. */
-	sl_audit_program(1, 2, "ok", 1, 3.5, 10);
+	sl_stage_audit.finish(st, c);
+	sl_stage_audit.output(st, &prog);
+	sl_stage_audit.fini(st);
+	st = NULL;
 	f = fopen(path, "r");
 	CHECK(f != NULL);
 	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
@@ -212,20 +215,22 @@ TEST(audit_writes_file_and_rejects_bad_config)
 
 	/* A file that cannot be opened is an init error. */
 	s = section("{\"file\":\"/nonexistent-dir/x/audit.jsonl\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	CHECK(strstr(err.msg, "cannot open") != NULL);
 	yyjson_doc_free(s);
 	s = section("{\"enabled\":\"yes\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	yyjson_doc_free(s);
 	s = section("{\"fiel\":\"x\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	CHECK(strstr(err.msg, "fiel") != NULL);
 	yyjson_doc_free(s);
+	CHECK(st == NULL);
+	/* Disabled: no state, so no line and no file. */
 	s = section("{\"enabled\":false,\"file\":\"/nonexistent-dir/x\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &err) == 0);
+	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) == 0);
+	CHECK(st == NULL);
 	yyjson_doc_free(s);
-	sl_stage_audit.shutdown();
 	unlink(path);
 	rmdir(dir);
 	sl_call_free(c);

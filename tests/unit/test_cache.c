@@ -11,7 +11,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-extern const struct sl_stage sl_stage_cache;
+#include "fixture.h"
+
+/* The cache's state under test (one at a time). */
+static void *cst;
+
+static void cache_off(void)
+{
+	if (cst)
+		sl_stage_cache.fini(cst);
+	cst = NULL;
+}
 
 static const char TOOLS[] =
 	"[{\"name\":\"get_issue\",\"annotations\":{\"readOnlyHint\":true}},"
@@ -40,7 +50,10 @@ static int cache_config(const char *json)
 {
 	struct sl_err err = { 0 };
 	yyjson_doc *d = json ? yyjson_read(json, strlen(json), 0) : NULL;
-	int rc = sl_stage_cache.init(NULL, yyjson_doc_get_root(d), &err);
+	int rc;
+
+	cache_off();
+	rc = sl_stage_cache.init(NULL, yyjson_doc_get_root(d), &cst, &err);
 	yyjson_doc_free(d);
 	return rc;
 }
@@ -50,7 +63,7 @@ static struct sl_call *mk(struct cup *u, const char *tool, const char *args)
 	yyjson_doc *d = yyjson_read(args, strlen(args), 0);
 	yyjson_mut_doc *m = yyjson_doc_mut_copy(d, NULL);
 	yyjson_doc_free(d);
-	return sl_call_new(SL_ORIGIN_DIRECT, &u->u, tool, m, 1000, NULL, NULL, NULL);
+	return sl_call_new(t_gen_bare(), SL_ORIGIN_DIRECT, &u->u, tool, m, 1000, NULL, NULL, NULL);
 }
 
 /* Runs the request hook; on a miss, "dispatches" with result and runs the
@@ -59,20 +72,20 @@ static bool through(struct cup *u, const char *tool, const char *args, const cha
 		    char *text, size_t tn)
 {
 	struct sl_call *c = mk(u, tool, args);
-	enum sl_stage_rc rc = sl_stage_cache.request(c);
+	enum sl_stage_rc rc = sl_stage_cache.request(cst, c);
 	bool hit = rc == SL_STAGE_DONE;
 	CHECK(rc != SL_STAGE_ERROR && rc != SL_STAGE_AGAIN);
 	if (hit) {
 		CHECK(c->cache_hit);
 		CHECK(c->outcome == SL_OUTCOME_OK);
 		CHECK(c->result && c->result == yyjson_doc_get_root(c->result_doc));
-		CHECK(sl_stage_cache.response(c) != SL_STAGE_ERROR);
+		CHECK(sl_stage_cache.response(cst, c) != SL_STAGE_ERROR);
 	} else {
 		CHECK(!c->cache_hit);
 		c->outcome = SL_OUTCOME_OK;
 		c->result_doc = yyjson_read(result, strlen(result), 0);
 		c->result = yyjson_doc_get_root(c->result_doc);
-		CHECK(sl_stage_cache.response(c) != SL_STAGE_ERROR);
+		CHECK(sl_stage_cache.response(cst, c) != SL_STAGE_ERROR);
 	}
 	if (text) {
 		const char *t = sl_json_str(yyjson_arr_get_first(sl_json_arr(c->result, "content")), "text");
@@ -105,7 +118,7 @@ TEST(cache_hit_after_miss_and_key_parts)
 	CHECK_STR(text, "gl");
 	CHECK(through(&gh, "get_issue", "{\"n\":2,\"r\":\"a\"}", R("x"), text, sizeof(text)));
 	CHECK_STR(text, "two");
-	sl_stage_cache.shutdown();
+	cache_off();
 	yyjson_doc_free(gh.doc);
 	yyjson_doc_free(gl.doc);
 }
@@ -141,7 +154,7 @@ TEST(cache_selection_glob_and_read_only)
 	CHECK(cache_config("{\"ttlMs\":-1}") < 0);
 	CHECK(cache_config("{\"maxBytes\":10}") < 0);
 	CHECK(cache_config("{\"readonly\":true}") < 0);
-	sl_stage_cache.shutdown();
+	cache_off();
 	yyjson_doc_free(gh.doc);
 }
 
@@ -155,7 +168,7 @@ TEST(cache_ttl_expiry)
 	usleep(60 * 1000);
 	CHECK(!through(&gh, "plain", "{}", R("b"), NULL, 0));
 	CHECK(through(&gh, "plain", "{}", R("b"), NULL, 0));
-	sl_stage_cache.shutdown();
+	cache_off();
 	yyjson_doc_free(gh.doc);
 }
 
@@ -195,7 +208,7 @@ TEST(cache_lru_eviction_under_max_bytes)
 		CHECK(!through(&gh, "plain", "{\"huge\":1}", r, NULL, 0));
 		free(r);
 	}
-	sl_stage_cache.shutdown();
+	cache_off();
 	yyjson_doc_free(gh.doc);
 }
 
@@ -213,7 +226,7 @@ TEST(cache_never_stores_errors_denials_failures)
 	/* Denied, failed, cancelled, rpc_error: the response hook stores nothing. */
 	for (int o = SL_OUTCOME_RPC_ERROR; o <= SL_OUTCOME_CANCELLED; o++) {
 		c = mk(&gh, "plain", "{\"o\":1}");
-		CHECK(sl_stage_cache.request(c) == SL_STAGE_NEXT);
+		CHECK(sl_stage_cache.request(cst, c) == SL_STAGE_NEXT);
 		if (o == SL_OUTCOME_RPC_ERROR) {
 			c->result_doc = yyjson_read("{\"code\":-1,\"message\":\"x\"}", 26, 0);
 			c->rpc_error = yyjson_doc_get_root(c->result_doc);
@@ -221,15 +234,15 @@ TEST(cache_never_stores_errors_denials_failures)
 		} else {
 			sl_call_set_error(c, (enum sl_outcome)o, "nope");
 		}
-		CHECK(sl_stage_cache.response(c) == SL_STAGE_DECLINED);
+		CHECK(sl_stage_cache.response(cst, c) == SL_STAGE_DECLINED);
 		sl_call_free(c);
 	}
 	c = mk(&gh, "plain", "{\"o\":1}");
-	CHECK(sl_stage_cache.request(c) == SL_STAGE_NEXT);
+	CHECK(sl_stage_cache.request(cst, c) == SL_STAGE_NEXT);
 	sl_call_free(c);
 	/* A stage's rewritten result (mresult) is what gets stored. */
 	c = mk(&gh, "plain", "{\"m\":1}");
-	CHECK(sl_stage_cache.request(c) == SL_STAGE_NEXT);
+	CHECK(sl_stage_cache.request(cst, c) == SL_STAGE_NEXT);
 	c->outcome = SL_OUTCOME_OK;
 	c->result_doc = yyjson_read(R("raw secret"), strlen(R("raw secret")), 0);
 	c->result = yyjson_doc_get_root(c->result_doc);
@@ -239,13 +252,13 @@ TEST(cache_never_stores_errors_denials_failures)
 		yyjson_mut_obj_remove_key(blk, "text");
 		yyjson_mut_obj_add_str(c->doc, blk, "text", "[REDACTED:test]");
 	}
-	CHECK(sl_stage_cache.response(c) == SL_STAGE_NEXT);
+	CHECK(sl_stage_cache.response(cst, c) == SL_STAGE_NEXT);
 	sl_call_free(c);
 	{
 		char text[64];
 		CHECK(through(&gh, "plain", "{\"m\":1}", R("x"), text, sizeof(text)));
 		CHECK_STR(text, "[REDACTED:test]");
 	}
-	sl_stage_cache.shutdown();
+	cache_off();
 	yyjson_doc_free(gh.doc);
 }

@@ -25,7 +25,7 @@ static void parse_fails(const char *text, const char *part1, const char *part2)
 {
 	struct sl_config *c = parse(text);
 	CHECK(c == NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 	CHECK(strstr(err.msg, "test.json") != NULL);
 	if (part1 && !strstr(err.msg, part1)) {
 		printf("  \"%s\" lacks \"%s\"\n", err.msg, part1);
@@ -66,7 +66,7 @@ TEST(config_minimal)
 	CHECK(!c->servers[0].disabled);
 	CHECK_INT(c->servers[0].timeout_ms, 0);
 	CHECK_INT(c->nwarnings, 0);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_defaults)
@@ -85,7 +85,7 @@ TEST(config_defaults)
 	CHECK_INT(c->max_request_bytes, 4u << 20);
 	CHECK_INT(c->max_upstream_message_bytes, 32u << 20);
 	CHECK_INT(c->max_tools, 2000);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_no_servers_object_fails)
@@ -107,7 +107,7 @@ TEST(config_vscode_servers)
 	CHECK_STR(c->servers[0].name, "gh");
 	CHECK_STR(c->servers[0].command, "gh-mcp");
 	CHECK(c->servers[0].error == NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_both_server_keys_fail)
@@ -136,7 +136,7 @@ TEST(config_comments_and_trailing_commas)
 		return;
 	CHECK_INT(c->nservers, 1);
 	CHECK_INT(c->servers[0].nargs, 2);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_unknown_keys_warn)
@@ -150,7 +150,7 @@ TEST(config_unknown_keys_warn)
 	CHECK(has_warning(c, "\"topExtra\"", NULL));
 	CHECK(has_warning(c, "\"fancyMode\"", "sluice"));
 	CHECK(has_warning(c, "\"colour\"", "mcpServers.a"));
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_wrong_types_name_key_path)
@@ -195,7 +195,7 @@ TEST(config_server_fields)
 	CHECK_STR(c->servers[0].env[0].key, "K");
 	CHECK_STR(c->servers[0].env[0].value, "v");
 	CHECK(c->servers[0].args != NULL && c->servers[0].args[0] == NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_server_prefix)
@@ -207,7 +207,7 @@ TEST(config_server_prefix)
 		return;
 	CHECK(c->servers[0].unprefixed);
 	CHECK(!c->servers[1].unprefixed);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_remote_servers)
@@ -237,7 +237,7 @@ TEST(config_remote_servers)
 	CHECK(c->servers[3].error && strstr(c->servers[3].error, "headers.K") != NULL);
 	CHECK_INT(c->servers[4].transport, SL_TRANSPORT_STDIO);
 	CHECK(c->servers[4].error == NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 
 	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"file:///etc/passwd\"}}}", "mcpServers.r", "http://");
 	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"command\":\"y\"}}}", "mcpServers.r", "not both");
@@ -273,12 +273,12 @@ TEST(config_invalid_server_names)
 		snprintf(text, sizeof(text), "{\"mcpServers\":{\"%s\":{\"command\":\"x\"}}}", name);
 		c = parse(text);
 		CHECK(c != NULL);
-		sl_config_free(c);
+		sl_config_unref(c);
 	}
 	{
 		struct sl_config *c = parse("{\"mcpServers\":{\"A-b_c.9\":{\"command\":\"x\"}}}");
 		CHECK(c != NULL);
-		sl_config_free(c);
+		sl_config_unref(c);
 	}
 }
 
@@ -304,7 +304,7 @@ TEST(config_env_expansion)
 	CHECK_STR(c->servers[0].args[4], "}{");
 	CHECK_STR(c->servers[0].env[0].value, "Bearer s3cret!");
 	CHECK_STR(c->servers[0].cwd, "/srv/work/sub");
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_unset_variable_fails_only_that_server)
@@ -331,7 +331,7 @@ TEST(config_unset_variable_fails_only_that_server)
 	CHECK(c->servers[1].error && strstr(c->servers[1].error, "env.K") != NULL);
 	CHECK(c->servers[3].error && strstr(c->servers[3].error, "args[1]") != NULL);
 	CHECK(c->servers[4].error && strstr(c->servers[4].error, "cwd") != NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_unterminated_reference)
@@ -343,7 +343,7 @@ TEST(config_unterminated_reference)
 		return;
 	CHECK(c->servers[0].error != NULL && strstr(c->servers[0].error, "unterminated") != NULL);
 	CHECK(c->servers[1].error == NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 static const char *fake_getenv(const char *name)
@@ -404,14 +404,14 @@ TEST(config_sluice_settings)
 	CHECK_INT(c->max_upstream_message_bytes, 1073741824);
 	CHECK_INT(c->max_tools, 100000);
 	CHECK_INT(c->nwarnings, 0);
-	sl_config_free(c);
+	sl_config_unref(c);
 
 	c = parse("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"hybrid\"}}");
 	CHECK(c != NULL && c->exposure == SL_EXPOSE_HYBRID);
-	sl_config_free(c);
+	sl_config_unref(c);
 	c = parse("{\"mcpServers\":{},\"sluice\":{\"exposure\":\"passthrough\"}}");
 	CHECK(c != NULL && c->exposure == SL_EXPOSE_PASSTHROUGH);
-	sl_config_free(c);
+	sl_config_unref(c);
 	CHECK_STR(sl_exposure_name(SL_EXPOSE_PASSTHROUGH), "passthrough");
 	CHECK_STR(sl_exposure_name(SL_EXPOSE_ROUTER), "router");
 	CHECK_STR(sl_exposure_name(SL_EXPOSE_HYBRID), "hybrid");
@@ -571,7 +571,7 @@ TEST(config_repeated_args_key)
 	}
 	CHECK(c->servers[0].nargs <= 2);
 	CHECK(c->servers[0].args[0] != NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 TEST(config_repeated_env_key)
@@ -584,7 +584,7 @@ TEST(config_repeated_env_key)
 	}
 	CHECK(c->servers[0].nenv <= 1);
 	CHECK(c->servers[0].env[0].key != NULL);
-	sl_config_free(c);
+	sl_config_unref(c);
 }
 
 /* Repeated scalar keys: one value wins and nothing leaks (the leak shows
@@ -599,5 +599,5 @@ TEST(config_repeated_scalar_keys)
 	CHECK(strcmp(c->servers[0].command, "x") == 0 || strcmp(c->servers[0].command, "y") == 0);
 	CHECK(c->servers[0].cwd != NULL && c->servers[0].cwd[0] == '/');
 	CHECK(c->log_file != NULL && strncmp(c->log_file, "/l", 2) == 0);
-	sl_config_free(c);
+	sl_config_unref(c);
 }

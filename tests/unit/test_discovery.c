@@ -323,30 +323,29 @@ TEST(discovery_infer_records_first_results_per_tool)
 	};
 	yyjson_doc *d[4];
 	unsigned n = 0;
+	struct sl_infer *in = sl_infer_new();
 
-	sl_infer_reset();
-	CHECK(sl_infer_get("srv", "list", NULL) == NULL);
+	CHECK(sl_infer_get(in, "srv", "list", NULL) == NULL);
 	for (size_t i = 0; i < 4; i++)
 		d[i] = yyjson_read(results[i], strlen(results[i]), 0);
-	sl_infer_record("srv", "list", yyjson_doc_get_root(d[0]));
-	CHECK_STR(sl_infer_get("srv", "list", &n), "{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	sl_infer_record(in, "srv", "list", yyjson_doc_get_root(d[0]));
+	CHECK_STR(sl_infer_get(in, "srv", "list", &n), "{\"type\":\"array\",\"items\":{\"type\":\"object\","
 		  "\"properties\":{\"id\":{\"type\":\"number\"},\"name\":{\"type\":\"string\"}},\"required\":"
 		  "[\"id\",\"name\"]}}");
 	CHECK_INT(n, 1);
-	sl_infer_record("srv", "other", yyjson_doc_get_root(d[1]));
-	CHECK_STR(sl_infer_get("srv", "other", NULL), "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"
+	sl_infer_record(in, "srv", "other", yyjson_doc_get_root(d[1]));
+	CHECK_STR(sl_infer_get(in, "srv", "other", NULL), "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"
 		  "\"boolean\"}},\"required\":[\"x\"]}");
-	sl_infer_record("srv", "list", yyjson_doc_get_root(d[2]));
-	CHECK(strstr(sl_infer_get("srv", "list", &n), "\"required\":[\"id\"]") != NULL);
+	sl_infer_record(in, "srv", "list", yyjson_doc_get_root(d[2]));
+	CHECK(strstr(sl_infer_get(in, "srv", "list", &n), "\"required\":[\"id\"]") != NULL);
 	CHECK_INT(n, 2);
 	/* Only the first SL_INFER_SAMPLES results count. */
-	sl_infer_record("srv", "list", yyjson_doc_get_root(d[2]));
-	sl_infer_record("srv", "list", yyjson_doc_get_root(d[3]));
+	sl_infer_record(in, "srv", "list", yyjson_doc_get_root(d[2]));
+	sl_infer_record(in, "srv", "list", yyjson_doc_get_root(d[3]));
 	CHECK_INT(SL_INFER_SAMPLES, 3);
-	CHECK(strstr(sl_infer_get("srv", "list", &n), "\"id\":{\"type\":\"number\"}") != NULL);
+	CHECK(strstr(sl_infer_get(in, "srv", "list", &n), "\"id\":{\"type\":\"number\"}") != NULL);
 	CHECK_INT(n, 3);
-	sl_infer_reset();
-	CHECK(sl_infer_get("srv", "list", NULL) == NULL);
+	sl_infer_free(in);
 	for (size_t i = 0; i < 4; i++)
 		yyjson_doc_free(d[i]);
 }

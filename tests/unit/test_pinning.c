@@ -1,5 +1,5 @@
 /* Unit tests of src/stages/pinning.c: canonical JSON, the hash, hidden
- * characters, atomic writes and the pin store. */
+ * characters, atomic writes, the pin store and the stage's state. */
 #include "unit.h"
 
 #include "config/config.h"
@@ -134,6 +134,10 @@ TEST(pinning_clean_tool_metadata)
 	yyjson_mut_obj_add_str(m, o, "description", "x\xe2\x80\x8by");
 	sl_pinning_clean(m, o);
 	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(o, "description")), "xy");
+	/* The stage's present hook (what clients see) does the same. */
+	yyjson_mut_obj_add_str(m, o, "title", "T\xe2\x80\xaei");
+	sl_stage_pinning.present(NULL, m, o);
+	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(o, "title")), "Ti");
 	yyjson_mut_doc_free(m);
 	yyjson_doc_free(d);
 }
@@ -249,30 +253,32 @@ TEST(pinning_store_approve_check_forget)
 	yyjson_doc *v2 = parse("{\"name\":\"t\",\"description\":\"two\"}");
 	yyjson_doc *u = parse("{\"name\":\"u\"}"), *w = parse("{\"name\":\"w\"}");
 	yyjson_val *defs[2] = { yyjson_doc_get_root(v1), yyjson_doc_get_root(u) }, *pin;
+	struct sl_pins *pins = NULL;
 	struct sl_err err;
 	size_t n;
 
 	CHECK(cfg != NULL);
-	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
-	CHECK(sl_pinning_check("s", defs[0], NULL) == SL_PIN_FIRST);
-	CHECK_INT(sl_pinning_approve("s", defs, 2, &err), 0); /* creates a/b */
-	CHECK(sl_pinning_check("s", defs[0], &pin) == SL_PIN_OK);
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	CHECK(sl_pinning_check(pins, "s", defs[0], NULL) == SL_PIN_FIRST);
+	CHECK_INT(sl_pinning_approve(pins, "s", defs, 2, &err), 0); /* creates a/b */
+	CHECK(sl_pinning_check(pins, "s", defs[0], &pin) == SL_PIN_OK);
 	CHECK(sl_json_str(pin, "pinnedAt") != NULL);
-	CHECK(sl_pinning_check("s", yyjson_doc_get_root(v2), NULL) == SL_PIN_CHANGED);
-	CHECK(sl_pinning_check("s", yyjson_doc_get_root(w), NULL) == SL_PIN_NEW);
+	CHECK(sl_pinning_check(pins, "s", yyjson_doc_get_root(v2), NULL) == SL_PIN_CHANGED);
+	CHECK(sl_pinning_check(pins, "s", yyjson_doc_get_root(w), NULL) == SL_PIN_NEW);
 	CHECK_INT(count_entries(sub), 1);
 	/* A second process sees the pins. */
-	sl_pinning_close();
-	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
-	CHECK(sl_pinning_check("s", defs[1], NULL) == SL_PIN_OK);
-	CHECK_INT(sl_pinning_forget("s", "t", &n, &err), 0);
+	sl_pinning_close(pins);
+	pins = NULL;
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	CHECK(sl_pinning_check(pins, "s", defs[1], NULL) == SL_PIN_OK);
+	CHECK_INT(sl_pinning_forget(pins, "s", "t", &n, &err), 0);
 	CHECK_INT(n, 1);
-	CHECK(sl_pinning_check("s", defs[0], NULL) == SL_PIN_NEW);
-	CHECK_INT(sl_pinning_forget(NULL, NULL, &n, &err), 0);
+	CHECK(sl_pinning_check(pins, "s", defs[0], NULL) == SL_PIN_NEW);
+	CHECK_INT(sl_pinning_forget(pins, NULL, NULL, &n, &err), 0);
 	CHECK_INT(n, 1);
-	CHECK(sl_pinning_check("s", defs[1], NULL) == SL_PIN_FIRST);
-	sl_pinning_close();
-	sl_config_free(cfg);
+	CHECK(sl_pinning_check(pins, "s", defs[1], NULL) == SL_PIN_FIRST);
+	sl_pinning_close(pins);
+	sl_config_unref(cfg);
 	yyjson_doc_free(v1);
 	yyjson_doc_free(v2);
 	yyjson_doc_free(u);
@@ -286,31 +292,46 @@ TEST(pinning_store_corrupt_and_bad_config)
 {
 	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir);
 	struct sl_config *cfg = config_for(dir, "");
+	struct sl_pins *pins = NULL;
+	void *st = NULL;
 	struct sl_err err;
 	size_t n;
 	FILE *f = fopen(file, "w");
 	fputs("{\"servers\": [", f);
 	fclose(f);
-	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
+	CHECK(pins == NULL);
 	CHECK(strstr(err.msg, "pins.json:1:") != NULL);
 	CHECK(strstr(err.msg, "corrupt") != NULL);
 	CHECK(strstr(err.msg, "sluice pins reset") != NULL);
+	/* The stage refuses it the same way (sluice does not start). */
+	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(st == NULL);
+	CHECK(strstr(err.msg, "sluice pins reset") != NULL);
 	/* reset opens it tolerantly and replaces it */
-	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), true, &err), 0);
-	CHECK_INT(sl_pinning_forget(NULL, NULL, &n, &err), 0);
-	sl_pinning_close();
-	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
-	sl_pinning_close();
-	sl_config_free(cfg);
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), true, &pins, &err), 0);
+	CHECK_INT(sl_pinning_forget(pins, NULL, NULL, &n, &err), 0);
+	sl_pinning_close(pins);
+	pins = NULL;
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	sl_pinning_close(pins);
+	pins = NULL;
+	sl_config_unref(cfg);
 
 	cfg = config_for(dir, ",\"changed\":\"maybe\"");
-	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
 	CHECK(strstr(err.msg, "sluice.pinning.changed must be") != NULL);
-	sl_config_free(cfg);
+	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(st == NULL);
+	CHECK(strstr(err.msg, "sluice.pinning.changed must be") != NULL);
+	sl_config_unref(cfg);
 	cfg = config_for(dir, ",\"chnaged\":\"warn\"");
-	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &err) < 0);
+	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
 	CHECK(strstr(err.msg, "unknown key 'chnaged'") != NULL);
-	sl_config_free(cfg);
+	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(strstr(err.msg, "unknown key 'chnaged'") != NULL);
+	CHECK(pins == NULL);
+	sl_config_unref(cfg);
 	remove_tree(dir);
 	free(file);
 	free(dir);
@@ -323,13 +344,15 @@ TEST(pinning_store_read_only_dir_warns_and_keeps_file)
 	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
 	yyjson_doc *v2 = parse("{\"name\":\"t2\"}");
 	yyjson_val *d1 = yyjson_doc_get_root(v1), *d2 = yyjson_doc_get_root(v2);
+	struct sl_pins *pins = NULL;
 	struct sl_err err;
 	int status = 0;
 	pid_t pid;
 
-	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &err), 0);
-	CHECK_INT(sl_pinning_approve("s", &d1, 1, &err), 0);
-	sl_pinning_close();
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	CHECK_INT(sl_pinning_approve(pins, "s", &d1, 1, &err), 0);
+	sl_pinning_close(pins);
+	pins = NULL;
 	before = slurp(file);
 	fflush(stdout);
 	pid = fork();
@@ -337,15 +360,15 @@ TEST(pinning_store_read_only_dir_warns_and_keeps_file)
 		int rc = 0;
 		if (!make_read_only(dir))
 			_exit(77);
-		if (sl_pinning_open(cfg, section_of(cfg), false, &err) < 0)
+		if (sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0)
 			_exit(1);
 		/* The change fails to save with a clear error ... */
-		if (sl_pinning_approve("s", &d2, 1, &err) == 0)
+		if (sl_pinning_approve(pins, "s", &d2, 1, &err) == 0)
 			rc = 2;
 		else if (!strstr(err.msg, "Read-only") && !strstr(err.msg, "Permission denied"))
 			rc = 3;
 		/* ... yet holds in memory for this run. */
-		else if (sl_pinning_check("s", d2, NULL) != SL_PIN_OK)
+		else if (sl_pinning_check(pins, "s", d2, NULL) != SL_PIN_OK)
 			rc = 4;
 		else if (count_entries(dir) != 1)
 			rc = 5;
@@ -364,10 +387,52 @@ TEST(pinning_store_read_only_dir_warns_and_keeps_file)
 	chmod(dir, 0700);
 	free(before);
 	free(after);
-	sl_config_free(cfg);
+	sl_config_unref(cfg);
 	yyjson_doc_free(v1);
 	yyjson_doc_free(v2);
 	remove_tree(dir);
 	free(file);
+	free(dir);
+}
+
+/* The stage's state: made by init from a section, freed by fini; two of
+ * them (a reload's old and new generation) share one pins file. */
+TEST(pinning_stage_state_pins_and_hides)
+{
+	char *dir = temp_dir();
+	struct sl_config *cfg = config_for(dir, ",\"new\":\"block\"");
+	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
+	yyjson_doc *v2 = parse("{\"name\":\"t\",\"description\":\"two\"}");
+	yyjson_doc *u = parse("{\"name\":\"u\"}");
+	yyjson_val *first[1] = { yyjson_doc_get_root(v1) };
+	yyjson_val *later[2] = { yyjson_doc_get_root(v2), yyjson_doc_get_root(u) };
+	struct sl_upstream up = { 0 };
+	void *a = NULL, *b = NULL;
+	struct sl_err err;
+
+	CHECK(cfg != NULL);
+	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &a, &err), 0);
+	CHECK(a != NULL);
+	up.name = "s";
+	up.tools.items = first;
+	up.tools.n = 1;
+	/* First sight: pinned and shown. */
+	CHECK(sl_stage_pinning.visible(a, &up, first[0]));
+	/* A second state (a reload) reads the same file. */
+	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &b, &err), 0);
+	up.tools.items = later;
+	up.tools.n = 2;
+	/* Changed: hidden ("changed" is "block" by default); new: hidden ("new" is "block"). */
+	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
+	CHECK(!sl_stage_pinning.visible(b, &up, later[1]));
+	sl_stage_pinning.fini(a);
+	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
+	sl_stage_pinning.fini(b);
+	sl_stage_pinning.fini(NULL);
+	sl_config_unref(cfg);
+	yyjson_doc_free(v1);
+	yyjson_doc_free(v2);
+	yyjson_doc_free(u);
+	remove_tree(dir);
 	free(dir);
 }

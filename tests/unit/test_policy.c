@@ -1,6 +1,8 @@
-/* The policy's pure parts: globs, config parsing, rule evaluation, summaries. */
+/* The policy's pure parts: globs, config parsing, rule evaluation, summaries;
+ * and the stage's state. */
 #include "stages/policy.h"
 #include "core/json.h"
+#include "pipeline/call.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -203,4 +205,43 @@ TEST(policy_summary_keys_short_values_hidden_secrets)
 	CHECK(strlen(s) <= 50);
 	CHECK(strstr(s, "...") == s + strlen(s) - 3);
 	free(s);
+}
+
+TEST(policy_stage_state)
+{
+	yyjson_doc *sec = parse_json("{\"default\":\"deny\",\"rules\":"
+				     "[{\"match\":\"github.*\",\"action\":\"allow\"}]}");
+	yyjson_doc *bad = parse_json("{\"default\":\"maybe\"}");
+	yyjson_doc *tool = parse_json("{\"name\":\"echo\"}");
+	struct sl_upstream gh = { .name = "github" }, jira = { .name = "jira" };
+	struct sl_err err = { { 0 } };
+	void *st = NULL, *none = NULL;
+	const struct sl_policy *p;
+
+	CHECK_INT(sl_stage_policy.init(NULL, yyjson_doc_get_root(sec), &st, &err), 0);
+	CHECK(st != NULL);
+	p = sl_policy_current(st);
+	CHECK_INT(p->def, SL_POLICY_DENY);
+	CHECK_INT(p->nrules, 1);
+	CHECK(sl_stage_policy.visible(st, &gh, yyjson_doc_get_root(tool)));
+	CHECK(!sl_stage_policy.visible(st, &jira, yyjson_doc_get_root(tool)));
+	/* No section: allow everything. */
+	CHECK_INT(sl_stage_policy.init(NULL, NULL, &none, &err), 0);
+	CHECK_INT(sl_policy_current(none)->def, SL_POLICY_ALLOW);
+	CHECK(sl_stage_policy.visible(none, &jira, yyjson_doc_get_root(tool)));
+	/* Without a state (no policy stage): allow everything too. */
+	CHECK_INT(sl_policy_current(NULL)->def, SL_POLICY_ALLOW);
+	CHECK_INT(sl_policy_current(NULL)->nrules, 0);
+	sl_stage_policy.fini(none);
+	/* A bad section: the message names the key, no state is left. */
+	none = NULL;
+	CHECK(sl_stage_policy.init(NULL, yyjson_doc_get_root(bad), &none, &err) < 0);
+	CHECK(none == NULL);
+	CHECK(strstr(err.msg, "sluice.policy.default") != NULL);
+	/* The first state is untouched by the others. */
+	CHECK_INT(sl_policy_current(st)->def, SL_POLICY_DENY);
+	sl_stage_policy.fini(st);
+	yyjson_doc_free(sec);
+	yyjson_doc_free(bad);
+	yyjson_doc_free(tool);
 }

@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-extern const struct sl_stage sl_stage_redaction;
-
 #define UPPER "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #define LOWER "abcdefghijklmnopqrstuvwxyz"
 #define DIGIT "0123456789"
@@ -46,13 +44,33 @@ static void cat(char *b, const char *s)
 	strcat(b, s);
 }
 
-/* Initialises the stage with a config section written as JSON (NULL: no
- * section). Returns the init's result; err holds its message. */
+/* The stage's state under test (NULL before init_with, or after a failed
+ * one) and the section it was made from (a state may borrow from it). */
+static struct sl_redaction *red;
+static yyjson_doc *red_section;
+
+/* Frees the state and its section. */
+static void done(void)
+{
+	sl_stage_redaction.fini(red);
+	yyjson_doc_free(red_section);
+	red = NULL;
+	red_section = NULL;
+}
+
+/* Replaces the state by one the stage's init makes from a config section
+ * written as JSON (NULL: no section). Returns the init's result; err holds
+ * its message. */
 static int init_with(const char *json, struct sl_err *err)
 {
-	yyjson_doc *d = json ? yyjson_read(json, strlen(json), 0) : NULL;
-	int rc = sl_stage_redaction.init(NULL, d ? yyjson_doc_get_root(d) : NULL, err);
-	yyjson_doc_free(d);
+	void *st = NULL;
+	int rc;
+
+	done();
+	red_section = json ? yyjson_read(json, strlen(json), 0) : NULL;
+	rc = sl_stage_redaction.init(NULL, red_section ? yyjson_doc_get_root(red_section) : NULL,
+				     &st, err);
+	red = st;
 	return rc;
 }
 
@@ -208,7 +226,7 @@ TEST(redaction_every_builtin_has_a_positive_sample)
 			CHECK(!"every built-in kind has a sample");
 			continue;
 		}
-		n = sl_redact_text(b, strlen(b), &out);
+		n = sl_redact_text(red, b, strlen(b), &out);
 		snprintf(want, sizeof(want), "[REDACTED:%s]", kind);
 		if (n != 1 || !out || !strstr(out, want) || strstr(out, secret) ||
 		    !strstr(out, " (end)")) {
@@ -218,7 +236,7 @@ TEST(redaction_every_builtin_has_a_positive_sample)
 		free(out);
 	}
 	CHECK(i >= 30);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_keeps_context_around_secret)
@@ -230,11 +248,11 @@ TEST(redaction_keeps_context_around_secret)
 	cat(in, "@db:5432/x and DB_PASS" "WORD=");
 	rnd(in, ALNUM, 10);
 	cat(in, " done");
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 2);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 2);
 	CHECK_STR(out, "postgres://admin:[REDACTED:url_password]@db:5432/x and "
 		       "DB_PASSWORD=[REDACTED:secret_assignment] done");
 	free(out);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 /* Found by tests/fuzz/fuzz_redaction.c: a PEM block cut before its END
@@ -250,11 +268,11 @@ TEST(redaction_overlapping_matches_leak_nothing)
 	rnd(token, ALNUM, 40);
 	cat(in, token);
 	cat(in, " tail");
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "[REDACTED:private_key] tail");
 	CHECK(out && !strstr(out, token + 8));
 	free(out);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_more_token_shapes)
@@ -268,7 +286,7 @@ TEST(redaction_more_token_shapes)
 		snprintf(in, sizeof(in), "token %s", prefixes[i]);
 		rnd(in, ALNUM, 36);
 		out = NULL;
-		CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+		CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 		CHECK_STR(out, "token [REDACTED:github_token]");
 		free(out);
 	}
@@ -277,13 +295,13 @@ TEST(redaction_more_token_shapes)
 	cat(in, "-1234567890-");
 	rnd(in, HEX, 64);
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "[REDACTED:slack_token]");
 	free(out);
 	strcpy(in, "rk" "_live_");
 	rnd(in, ALNUM, 30);
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "[REDACTED:stripe_secret_key]");
 	free(out);
 	strcpy(in, "sk" "-");
@@ -291,27 +309,27 @@ TEST(redaction_more_token_shapes)
 	cat(in, "T3Blbk" "FJ");
 	rnd(in, ALNUM, 20);
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "[REDACTED:openai_api_key]");
 	free(out);
 	strcpy(in, "HEROKU_API" "_KEY: 4f1c2a3b-1d2e-4f5a-8b9c-0d1e2f3a4b5c");
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "HEROKU_API_KEY: [REDACTED:heroku_api_key]");
 	free(out);
 	strcpy(in, "{\"password\": \"correct horse battery\", \"user\": \"bob\"}");
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "{\"password\": \"[REDACTED:secret_assignment]\", \"user\": \"bob\"}");
 	free(out);
 	/* The key "api_key" and an AWS id as its value: the specific kind wins. */
 	strcpy(in, "api" "_key=AK" "IA");
 	rnd(in, UPPER DIGIT, 16);
 	out = NULL;
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 1);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 1);
 	CHECK_STR(out, "api_key=[REDACTED:aws_access_key_id]");
 	free(out);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_is_idempotent)
@@ -324,18 +342,18 @@ TEST(redaction_is_idempotent)
 	rnd(in, ALNUM, 12);
 	cat(in, "\" and bearer ");
 	rnd(in, DIGIT, 30);
-	CHECK_INT(sl_redact_text(in, strlen(in), &once), 3);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &once), 3);
 	CHECK(once != NULL);
-	CHECK_INT(sl_redact_text(once, strlen(once), &twice), 0);
+	CHECK_INT(sl_redact_text(red, once, strlen(once), &twice), 0);
 	CHECK(twice == NULL);
 	free(once);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 static void check_clean(const char *what, const char *s, size_t len)
 {
 	char *out = NULL;
-	size_t n = sl_redact_text(s, len, &out);
+	size_t n = sl_redact_text(red, s, len, &out);
 	if (n != 0) {
 		fprintf(stderr, "  %s: %zu false positive(s): %.300s\n", what, n, out ? out : "");
 		CHECK(!"no false positive");
@@ -389,7 +407,7 @@ TEST(redaction_negatives_uuid_sha_base64_prose_code)
 	};
 	for (size_t i = 0; i < SL_COUNT(prose); i++)
 		check_clean(prose[i], prose[i], strlen(prose[i]));
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_custom_patterns_and_disable)
@@ -401,11 +419,11 @@ TEST(redaction_custom_patterns_and_disable)
 	CHECK_INT(init_with("{\"patterns\":[{\"name\":\"employee_id\",\"regex\":\"EMP-[0-9]{6}\"},"
 			    "{\"name\":\"custom name\",\"regex\":\"Jos.\"}],"
 			    "\"disable\":[\"aws_access_key_id\"]}", &err), 0);
-	CHECK_INT(sl_redact_text(in, strlen(in), &out), 2);
+	CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 2);
 	CHECK(out && strstr(out, "AKIA") == out);
 	CHECK(out && strstr(out, " [REDACTED:employee_id] and EMP-12345 for [REDACTED:custom name]"));
 	free(out);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_config_errors)
@@ -425,7 +443,7 @@ TEST(redaction_config_errors)
 	{
 		char in[64] = "gh" "p_", *out = (char *)1;
 		rnd(in, ALNUM, 36);
-		CHECK_INT(sl_redact_text(in, strlen(in), &out), 0);
+		CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 0);
 		CHECK(out == NULL);
 	}
 	/* Disabled: nothing is compiled, nothing redacted. */
@@ -433,9 +451,9 @@ TEST(redaction_config_errors)
 	{
 		char in[64] = "gh" "p_", *out = NULL;
 		rnd(in, ALNUM, 36);
-		CHECK_INT(sl_redact_text(in, strlen(in), &out), 0);
+		CHECK_INT(sl_redact_text(red, in, strlen(in), &out), 0);
 	}
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_runaway_pattern_fails_cleanly)
@@ -446,10 +464,10 @@ TEST(redaction_runaway_pattern_fails_cleanly)
 	memset(in, 'a', 40);
 	in[40] = '\0';
 	CHECK_INT(init_with("{\"patterns\":[{\"name\":\"slow\",\"regex\":\"^(a+)+[^a]\"}]}", &err), 0);
-	CHECK(sl_redact_textn(in, strlen(in), &out, &outlen, &err) == SL_REDACT_FAILED);
+	CHECK(sl_redact_textn(red, in, strlen(in), &out, &outlen, &err) == SL_REDACT_FAILED);
 	CHECK(out == NULL);
 	CHECK(strstr(err.msg, "slow") != NULL);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_json_walk)
@@ -473,7 +491,7 @@ TEST(redaction_json_walk)
 	CHECK(id != NULL);
 	d = yyjson_doc_mut_copy(id, NULL);
 	yyjson_doc_free(id);
-	CHECK_INT(sl_redact_json(d, yyjson_mut_doc_get_root(d), &n, &err), 0);
+	CHECK_INT(sl_redact_json(red, d, yyjson_mut_doc_get_root(d), &n, &err), 0);
 	CHECK_INT(n, 6);
 	json = yyjson_mut_write(d, 0, NULL);
 	CHECK(strstr(json, tok) == json + 2); /* only the key keeps it */
@@ -486,7 +504,7 @@ TEST(redaction_json_walk)
 	CHECK(strstr(json, "\"text\":\"TOKEN=[REDACTED:github_token]\""));
 	free(json);
 	yyjson_mut_doc_free(d);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_json_depth_limit)
@@ -503,12 +521,12 @@ TEST(redaction_json_depth_limit)
 		v = a;
 	}
 	yyjson_mut_arr_add_str(d, v, "deep");
-	CHECK(sl_redact_json(d, root, &n, &err) < 0);
+	CHECK(sl_redact_json(red, d, root, &n, &err) < 0);
 	CHECK(strstr(err.msg, "deeper than 8"));
 	/* Seven levels are fine. */
-	CHECK_INT(sl_redact_json(d, yyjson_mut_arr_get_first(root), &n, &err), 0);
+	CHECK_INT(sl_redact_json(red, d, yyjson_mut_arr_get_first(root), &n, &err), 0);
 	yyjson_mut_doc_free(d);
-	sl_stage_redaction.shutdown();
+	done();
 }
 
 TEST(redaction_secret_field_can_be_disabled)
@@ -520,9 +538,9 @@ TEST(redaction_secret_field_can_be_disabled)
 
 	CHECK_INT(init_with("{\"disable\":[\"secret_field\"]}", &err), 0);
 	yyjson_mut_obj_add_str(d, o, "password", "hunter2");
-	CHECK_INT(sl_redact_json(d, o, &n, &err), 0);
+	CHECK_INT(sl_redact_json(red, d, o, &n, &err), 0);
 	CHECK_INT(n, 0);
 	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(o, "password")), "hunter2");
 	yyjson_mut_doc_free(d);
-	sl_stage_redaction.shutdown();
+	done();
 }

@@ -2,6 +2,7 @@
  * program's call spans to its root span without stored state. */
 #include "unit.h"
 
+#include "fixture.h"
 #include "stages/telemetry.h"
 
 static bool all_hex(const char *s, size_t n)
@@ -17,8 +18,18 @@ static bool all_hex(const char *s, size_t n)
 TEST(telemetry_ids_shape_and_uniqueness)
 {
 	char t1[33], t2[33], p1[17], p2[17], c1[17], c2[17];
-	sl_telemetry_trace_id(1, t1);
-	sl_telemetry_trace_id(2, t2);
+	struct sl_err err;
+	/* Nothing listens on the discard port: the state is all this needs. */
+	struct sl_gen *g = t_gen_sluice("{\"telemetry\": {\"endpoint\": \"http://127.0.0.1:9\"}}", &err);
+	const struct sl_telemetry *t = g ? sl_gen_state(g, &sl_stage_telemetry) : NULL;
+
+	CHECK(t != NULL);
+	if (!t) {
+		sl_gen_unref(g);
+		return;
+	}
+	sl_telemetry_trace_id(t, 1, t1);
+	sl_telemetry_trace_id(t, 2, t2);
 	sl_telemetry_program_span_id(1, p1);
 	sl_telemetry_program_span_id(2, p2);
 	sl_telemetry_call_span_id(1, c1);
@@ -33,4 +44,5 @@ TEST(telemetry_ids_shape_and_uniqueness)
 	sl_telemetry_program_span_id(1, p2);
 	CHECK_STR(p1, p2);
 	CHECK(strcmp(c1, "0000000000000000") != 0);
+	sl_gen_unref(g);
 }
