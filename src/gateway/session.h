@@ -4,7 +4,8 @@
  * server-to-client requests, and sends list_changed.
  *
  * A transport owns the session's I/O: it feeds complete lines with
- * sl_session_input and receives lines through io->send. The session never
+ * sl_session_input and receives messages through io->send, each described
+ * by a struct sl_out (kind, the id it answers, progress token, line). The session never
  * frees itself; the transport calls sl_session_close and then, from the
  * loop, sl_session_free.
  */
@@ -16,9 +17,24 @@
 #include "pipeline/call.h"
 #include "proto/jsonrpc.h"
 
+/* What a message the session sends is, so that a transport routes it
+ * without parsing it again (HTTP: a response to the POST of its request,
+ * a progress notification to the POST that asked for it). */
+enum sl_out_kind { SL_OUT_RESPONSE, SL_OUT_NOTIFICATION, SL_OUT_REQUEST };
+
+struct sl_out {
+	enum sl_out_kind kind;
+	yyjson_val *id;      /* a response: the id it answers, any type (NULL: null) */
+	yyjson_val *token;   /* a progress notification: its progressToken, else NULL */
+	bool error;          /* a response: an error response */
+	char *line;          /* the message, ending in "\n" */
+	size_t len;
+};
+
 struct sl_session_io {
-	/* Sends one line (ending in "\n"); takes line. */
-	void (*send)(void *ctx, char *line, size_t len);
+	/* Sends one message: takes out->line; id and token are borrowed for
+	 * the call only. */
+	void (*send)(void *ctx, struct sl_out *out);
 };
 
 enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
@@ -40,7 +56,7 @@ struct sl_session {
 	yyjson_val *caps;            /* legacy: its capabilities */
 	bool closing;
 
-	struct sl_map calls;         /* client request id -> struct pending */
+	struct sl_map calls;         /* client request id -> struct sl_pending */
 	struct sl_map relays;        /* our request id -> struct relay */
 	struct sl_map subs;          /* resource URIs subscribed to, as the client names them */
 	int64_t next_out_id;
@@ -85,8 +101,6 @@ bool sl_session_can_elicit(const struct sl_session *s);
 bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
 		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx);
 
-/* Sends a line built from d (helper for router and session). */
-void sl_session_send_doc(struct sl_session *s, yyjson_mut_doc *d);
 /* Answers m with result (built in d, which this frees), sealed for the era. */
 void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_mut_doc *d,
 		      yyjson_mut_val *result);

@@ -140,32 +140,48 @@ void sl_msg_dispose(struct sl_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj)
+yyjson_mut_val *sl_rpc_envelope(yyjson_mut_doc *d, yyjson_mut_val *id, const char *method)
 {
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o;
-	if (!d)
-		sl_oom();
-	o = yyjson_mut_obj(d);
+	yyjson_mut_val *o = yyjson_mut_obj(d);
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
-	yyjson_mut_obj_add_val(d, o, "id", id ? yyjson_val_mut_copy(d, id) : yyjson_mut_null(d));
-	*obj = o;
+	if (id)
+		yyjson_mut_obj_add_val(d, o, "id", id);
+	if (method)
+		yyjson_mut_obj_add_strcpy(d, o, "method", method);
+	return o;
+}
+
+void sl_rpc_add_error(yyjson_mut_doc *d, yyjson_mut_val *o, int code, const char *message,
+		      yyjson_mut_val *data)
+{
+	yyjson_mut_val *err = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_int(d, err, "code", code);
+	yyjson_mut_obj_add_strcpy(d, err, "message", message);
+	if (data)
+		yyjson_mut_obj_add_val(d, err, "data", yyjson_mut_val_mut_copy(d, data));
+	yyjson_mut_obj_add_val(d, o, "error", err);
+}
+
+static yyjson_mut_doc *doc_new(void)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	return d;
+}
+
+yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj)
+{
+	yyjson_mut_doc *d = doc_new();
+	*obj = sl_rpc_envelope(d, id ? yyjson_val_mut_copy(d, id) : yyjson_mut_null(d), NULL);
 	return d;
 }
 
 yyjson_mut_doc *sl_rpc_request_new(const char *method, int64_t id, yyjson_mut_val **params)
 {
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o;
-	if (!d)
-		sl_oom();
-	o = yyjson_mut_obj(d);
-	yyjson_mut_doc_set_root(d, o);
-	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
-	if (id >= 0)
-		yyjson_mut_obj_add_int(d, o, "id", id);
-	yyjson_mut_obj_add_strcpy(d, o, "method", method);
+	yyjson_mut_doc *d = doc_new();
+	yyjson_mut_val *o = sl_rpc_envelope(d, id >= 0 ? yyjson_mut_sint(d, id) : NULL, method);
 	*params = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_val(d, o, "params", *params);
 	return d;
@@ -173,14 +189,11 @@ yyjson_mut_doc *sl_rpc_request_new(const char *method, int64_t id, yyjson_mut_va
 
 char *sl_rpc_error_line(yyjson_val *id, int code, const char *message, size_t *len)
 {
-	yyjson_mut_val *o, *err;
+	yyjson_mut_val *o;
 	yyjson_mut_doc *d = sl_rpc_response_new(id, &o);
 	char *line;
 
-	err = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_int(d, err, "code", code);
-	yyjson_mut_obj_add_strcpy(d, err, "message", message);
-	yyjson_mut_obj_add_val(d, o, "error", err);
+	sl_rpc_add_error(d, o, code, message, NULL);
 	line = sl_json_write_line(d, len);
 	yyjson_mut_doc_free(d);
 	return line;

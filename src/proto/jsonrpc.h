@@ -17,6 +17,7 @@ enum sl_rpc_code {
 	SL_RPC_METHOD_NOT_FOUND = -32601,
 	SL_RPC_INVALID_PARAMS = -32602,
 	SL_RPC_INTERNAL_ERROR = -32603,
+	SL_RPC_SERVER_ERROR = -32000,       /* JSON-RPC: implementation-defined (the HTTP edge) */
 	SL_RPC_RESOURCE_NOT_FOUND = -32002, /* MCP: resources/read of an unknown URI */
 	SL_RPC_HEADER_MISMATCH = -32020,    /* MCP 2026-07-28 over HTTP */
 };
@@ -55,7 +56,20 @@ void sl_msg_dispose(struct sl_msg *m);
  */
 yyjson_doc *sl_rpc_find_id(const char *head, size_t hl, const char *tail, size_t tl);
 
-/* Builds {"jsonrpc":"2.0","id":<id>} in a new document; *obj is its root. */
+/*
+ * The one envelope builder: sets d's root to {"jsonrpc":"2.0"(,"id":id)
+ * (,"method":method)} and returns it; the caller adds "params", "result" or
+ * "error". id is a value of d of any type (an integer, a string, a big
+ * number kept as written: copy a parsed id with yyjson_val_mut_copy); NULL
+ * means no id (a notification). method NULL: a response.
+ */
+yyjson_mut_val *sl_rpc_envelope(yyjson_mut_doc *d, yyjson_mut_val *id, const char *method);
+/* Adds "error":{"code","message"(,"data")} to the envelope o; data (a value
+ * of any document, may be NULL) is copied. */
+void sl_rpc_add_error(yyjson_mut_doc *d, yyjson_mut_val *o, int code, const char *message,
+		      yyjson_mut_val *data);
+/* Builds {"jsonrpc":"2.0","id":<id>} in a new document (id copied; NULL:
+ * null); *obj is its root. */
 yyjson_mut_doc *sl_rpc_response_new(yyjson_val *id, yyjson_mut_val **obj);
 /* Builds {"jsonrpc":"2.0","method":m,("id":id,)"params":{}}; id < 0 means a notification. */
 yyjson_mut_doc *sl_rpc_request_new(const char *method, int64_t id, yyjson_mut_val **params);

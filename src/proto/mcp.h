@@ -19,6 +19,20 @@
 #define SL_MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
 #define SL_MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
 
+/* Method names the gateway itself sends or routes by. */
+#define SL_MCP_INITIALIZE "initialize"
+#define SL_MCP_INITIALIZED "notifications/initialized"
+#define SL_MCP_CANCELLED "notifications/cancelled"
+#define SL_MCP_PROGRESS "notifications/progress"
+#define SL_MCP_ROOTS_CHANGED "notifications/roots/list_changed"
+#define SL_MCP_ELICIT "elicitation/create"
+
+/* HTTP headers (MCP 2025-11-25 transports; 2026-07-28 HTTP). */
+#define SL_MCP_HDR_SESSION "Mcp-Session-Id"
+#define SL_MCP_HDR_VERSION "MCP-Protocol-Version"
+#define SL_MCP_HDR_METHOD "Mcp-Method"
+#define SL_MCP_HDR_NAME "Mcp-Name"
+
 /* MCP 2026-07-28 error codes. */
 #define SL_MCP_MISSING_CAPABILITY (-32021)
 #define SL_MCP_UNSUPPORTED_VERSION (-32022)

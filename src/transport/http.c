@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/digest.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -28,19 +29,13 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define MODERN_VERSION "2026-07-28"
 #define BACKLOG_MAX 64        /* lines kept for a GET stream not yet open */
 #define SWEEP_MS 1000
 #define HEARTBEAT ": keep-alive\n\n"
 #define HISTORY_MAX (1u << 20) /* bytes of past events a stream keeps for resumption */
 
-/* JSON-RPC codes made at this edge (the session makes its own). */
-#define RPC_PARSE -32700
-#define RPC_INVALID -32600
-#define RPC_SERVER -32000
 #define WAIT_MS 50 /* a POST's answer this quick comes as JSON (settle()) */
 #define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
-#define RPC_HEADER_MISMATCH -32020 /* MCP 2026-07-28: Mcp-Method/Mcp-Name vs body */
 
 struct line {
 	struct line *next;
@@ -62,6 +57,7 @@ struct stream {
 	struct line *head, **tail;
 	bool sse;                    /* lines are framed as SSE events */
 	bool answered;               /* the answer is queued */
+	bool failed;                 /* the answer is a JSON-RPC error */
 	bool done;                   /* end once the queue is written */
 	bool suspended;
 	bool is_get;
@@ -356,55 +352,52 @@ static void deliver(struct stream *st, char *line, size_t len)
 	}
 }
 
-/* io->send: one outgoing line, routed to the stream it belongs to. The
- * rule (docs/internals/HTTP.md): an answer goes to the POST that carried
- * its request; a progress notification to the POST whose request carries
- * its token; a server-to-client request to the only POST still waiting in
- * the session (with several, to the GET stream); anything else to the GET
- * stream. */
-static void send_line(void *ctx, char *line, size_t len)
+/* io->send: one outgoing message, routed by what the session says it is.
+ * The rule (docs/internals/HTTP.md): an answer goes to the POST that
+ * carried its request; a progress notification to the POST whose request
+ * carries its token; a server-to-client request to the only POST still
+ * waiting in the session (with several, to the GET stream); anything else
+ * to the GET stream. */
+static void send_out(void *ctx, struct sl_out *o)
 {
 	struct hsess *hs = ctx;
-	yyjson_doc *doc;
-	yyjson_val *root, *id, *method;
 	struct stream *target = NULL;
 	char *key = NULL;
 
 	if (hs->ended) {
-		free(line);
+		free(o->line);
 		return;
 	}
-	doc = yyjson_read(line, len, 0);
-	root = yyjson_doc_get_root(doc);
-	id = yyjson_obj_get(root, "id");
-	method = yyjson_obj_get(root, "method");
-	if (!method && id) {
-		key = json_key(id);
+	switch (o->kind) {
+	case SL_OUT_RESPONSE:
+		key = json_key(o->id);
 		for (struct stream *st = hs->streams; st && key; st = st->next)
 			if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
 				target = st;
 				break;
 			}
+		free(key);
 		if (!target) {
 			sl_log(SL_LOG_DEBUG, "http: an answer whose request is gone: dropped");
-			free(line);
-			goto out;
+			free(o->line);
+			return;
 		}
 		target->answered = true;
-		deliver(target, line, len);
+		target->failed = o->error;
+		deliver(target, o->line, o->len);
 		if (target->sse)
 			stream_end(target);
-		goto out;
-	}
-	if (method && !strcmp(yyjson_get_str(method) ? yyjson_get_str(method) : "",
-			      "notifications/progress")) {
-		key = json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "progressToken"));
+		return;
+	case SL_OUT_NOTIFICATION:
+		key = json_key(o->token);
 		for (struct stream *st = hs->streams; st && key; st = st->next)
 			if (!st->is_get && !st->answered && st->token && !strcmp(st->token, key)) {
 				target = st;
 				break;
 			}
-	} else if (method && id) {
+		free(key);
+		break;
+	case SL_OUT_REQUEST: {
 		int waiting = 0;
 		for (struct stream *st = hs->streams; st; st = st->next)
 			if (!st->is_get && !st->answered) {
@@ -413,17 +406,16 @@ static void send_line(void *ctx, char *line, size_t len)
 			}
 		if (waiting != 1)
 			target = NULL;
+		break;
+	}
 	}
 	if (target)
-		deliver(target, line, len);
+		deliver(target, o->line, o->len);
 	else
-		to_get_stream(hs, line, len);
-out:
-	free(key);
-	yyjson_doc_free(doc);
+		to_get_stream(hs, o->line, o->len);
 }
 
-static const struct sl_session_io io = { send_line };
+static const struct sl_session_io io = { send_out };
 
 /* ---- sessions --------------------------------------------------------------- */
 
@@ -616,7 +608,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 	if (ctype)
 		MHD_add_response_header(r, "Content-Type", ctype);
 	if (hs && hs->id[0])
-		MHD_add_response_header(r, "Mcp-Session-Id", hs->id);
+		MHD_add_response_header(r, SL_MCP_HDR_SESSION, hs->id);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"sluice\"");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
@@ -630,22 +622,12 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code, yyjson_val *id,
 			    const char *msg)
 {
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o = yyjson_mut_obj(d), *e = yyjson_mut_obj(d);
 	enum MHD_Result ret;
 	size_t len;
-	char *s;
+	char *s = sl_rpc_error_line(id, code, msg, &len);
 
-	yyjson_mut_doc_set_root(d, o);
-	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
-	yyjson_mut_obj_add_val(d, o, "id", id ? yyjson_val_mut_copy(d, id) : yyjson_mut_null(d));
-	yyjson_mut_obj_add_int(d, e, "code", code);
-	yyjson_mut_obj_add_str(d, e, "message", msg);
-	yyjson_mut_obj_add_val(d, o, "error", e);
-	s = yyjson_mut_write(d, 0, &len);
-	ret = respond(c, status, "application/json", s, len, NULL);
+	ret = respond(c, status, "application/json", s, len - 1, NULL);
 	free(s);
-	yyjson_mut_doc_free(d);
 	return ret;
 }
 
@@ -674,7 +656,7 @@ static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, str
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	if (hs && hs->id[0])
-		MHD_add_response_header(r, "Mcp-Session-Id", hs->id);
+		MHD_add_response_header(r, SL_MCP_HDR_SESSION, hs->id);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -682,17 +664,12 @@ static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, str
 
 /* ---- POST ------------------------------------------------------------------------ */
 
-static bool version_supported(const char *v)
-{
-	return !strcmp(v, "2025-11-25") || !strcmp(v, "2025-06-18") || !strcmp(v, "2025-03-26");
-}
-
 /* MCP 2026-07-28 HTTP: Mcp-Method always, Mcp-Name for the methods that
  * name a thing, both equal to the body's. NULL if they match, else why. */
 static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 {
 	const char *m = yyjson_get_str(yyjson_obj_get(root, "method"));
-	const char *hm = header(c, "Mcp-Method"), *hn = header(c, "Mcp-Name");
+	const char *hm = header(c, SL_MCP_HDR_METHOD), *hn = header(c, SL_MCP_HDR_NAME);
 	const char *field = NULL, *name;
 
 	if (!m)
@@ -793,8 +770,8 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 			    const char *token, bool modern)
 {
 	const char *ctype = header(c, "Content-Type");
-	const char *pv = header(c, "MCP-Protocol-Version");
-	const char *sid = header(c, "Mcp-Session-Id");
+	const char *pv = header(c, SL_MCP_HDR_VERSION);
+	const char *sid = header(c, SL_MCP_HDR_SESSION);
 	yyjson_doc *doc = NULL;
 	yyjson_val *root, *id, *method, *meta;
 	struct hsess *hs = NULL;
@@ -805,36 +782,36 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	/* MCP 2025-11-25 transports: the client accepts both answers. */
 	if (!accepts(header(c, "Accept"), "application/json") ||
 	    !accepts(header(c, "Accept"), "text/event-stream"))
-		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, SL_RPC_SERVER_ERROR, NULL,
 			    "Not Acceptable: Accept must allow application/json and text/event-stream");
 	if (r->over) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
 			 h->cfg->max_body_bytes);
-		return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID, NULL, msg);
+		return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg);
 	}
 	if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
-		return fail(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, SL_RPC_SERVER_ERROR, NULL,
 			    "Content-Type must be application/json");
 	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, 0);
 	root = yyjson_doc_get_root(doc);
 	if (!doc) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE, NULL, "Parse error: the body is not JSON");
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_PARSE_ERROR, NULL, "Parse error: the body is not JSON");
 		goto out;
 	}
 	if (!yyjson_is_obj(root)) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID, NULL,
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL,
 			   "Invalid Request: one JSON-RPC message per POST (no batches)");
 		goto out;
 	}
 	id = yyjson_obj_get(root, "id");
 	method = yyjson_obj_get(root, "method");
-	is_init = method && id && yyjson_equals_str(method, "initialize");
+	is_init = method && id && yyjson_equals_str(method, SL_MCP_INITIALIZE);
 
 	if (modern) {
 		const char *why = modern_headers(c, root);
 		if (why) {
-			ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_HEADER_MISMATCH, id, why);
+			ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, why);
 			goto out;
 		}
 		if (!method || !id) {
@@ -845,7 +822,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		hs = session_new(h, true, token);
 	} else if (is_init) {
 		if (h->nsessions >= h->cfg->max_sessions) {
-			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER, id,
+			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
 				   "too many sessions (sluice.http.maxSessions)");
 			goto out;
 		}
@@ -854,18 +831,18 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		/* MCP 2025-11-25 transports: after initialize, the session id is
 		 * required (400 without it, 404 when unknown or ended). */
 		if (!sid) {
-			ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_SERVER, id,
+			ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
 				   "Bad Request: Mcp-Session-Id header is required");
 			goto out;
 		}
 		hs = sl_map_get(&h->by_id, sid);
 		/* A session answers only the credential that opened it. */
 		if (!hs || (hs->token && (!token || !same_secret(hs->token, token)))) {
-			ret = fail(c, MHD_HTTP_NOT_FOUND, RPC_SERVER, id, "Session not found");
+			ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
 			goto out;
 		}
-		if (pv && !version_supported(pv)) {
-			ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_SERVER, id,
+		if (pv && !sl_mcp_legacy_version(pv)) {
+			ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
 				   "Bad Request: unsupported MCP-Protocol-Version");
 			goto out;
 		}
@@ -877,7 +854,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		for (struct stream *x = hs->streams; x; x = x->next)
 			n += !x->is_get && !x->answered;
 		if (n >= h->cfg->max_requests) {
-			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_SERVER, id,
+			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
 				   "too many requests in flight in this session "
 				   "(sluice.http.maxRequestsPerSession)");
 			goto out;
@@ -887,7 +864,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	if (!method || !id) {
 		/* A notification or a response: 202, no body. */
 		sl_session_input(hs->s, r->body.data, r->body.len);
-		if (method && yyjson_equals_str(method, "notifications/cancelled"))
+		if (method && yyjson_equals_str(method, SL_MCP_CANCELLED))
 			end_cancelled(hs, yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
 		ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
 		goto out;
@@ -913,8 +890,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		ret = MHD_YES;
 		goto out;
 	}
-	if (is_init && st->answered && st->head && strstr(st->head->data, "\"error\"") &&
-	    !strstr(st->head->data, "\"result\"")) {
+	if (is_init && st->answered && st->failed) {
 		ret = answer(c, r, st);
 		session_end(hs); /* a failed initialize opens no session */
 		goto out;
@@ -930,16 +906,16 @@ out:
 static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c, const char *token,
 				  enum MHD_Result *ret)
 {
-	const char *sid = header(c, "Mcp-Session-Id");
+	const char *sid = header(c, SL_MCP_HDR_SESSION);
 	struct hsess *hs;
 	if (!sid) {
-		*ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_SERVER, NULL,
+		*ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, NULL,
 			    "Bad Request: Mcp-Session-Id header is required");
 		return NULL;
 	}
 	hs = sl_map_get(&h->by_id, sid);
 	if (!hs || (hs->token && (!token || !same_secret(hs->token, token)))) {
-		*ret = fail(c, MHD_HTTP_NOT_FOUND, RPC_SERVER, NULL, "Session not found");
+		*ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Session not found");
 		return NULL;
 	}
 	hs->last_ms = sl_now_ms();
@@ -956,12 +932,12 @@ static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struc
 	struct stream *st;
 
 	if (sscanf(last, "%u-%u%c", &no, &n, &end) != 2)
-		return fail(c, MHD_HTTP_BAD_REQUEST, RPC_SERVER, NULL, "Bad Request: unknown Last-Event-ID");
+		return fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, NULL, "Bad Request: unknown Last-Event-ID");
 	for (st = hs->streams; st; st = st->next)
 		if (st->no == no)
 			break;
 	if (!st || !st->detached)
-		return fail(c, MHD_HTTP_NOT_FOUND, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL,
 			    "Not Found: no stream to resume with that Last-Event-ID");
 	st->detached = false;
 	st->conn = c;
@@ -982,14 +958,14 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 	struct stream *st;
 
 	if (!accepts(header(c, "Accept"), "text/event-stream"))
-		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, SL_RPC_SERVER_ERROR, NULL,
 			    "Not Acceptable: Accept must allow text/event-stream");
 	if (!(hs = find_session(h, c, token, &ret)))
 		return ret;
 	if ((last = header(c, "Last-Event-ID")))
 		return resume(h, c, r, hs, last);
 	if (hs->get && !hs->get->detached)
-		return fail(c, MHD_HTTP_CONFLICT, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_CONFLICT, SL_RPC_SERVER_ERROR, NULL,
 			    "Conflict: this session's stream is already open");
 	if (hs->get)
 		stream_free(hs->get); /* a new stream replaces one nobody resumed */
@@ -1049,28 +1025,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (h->stopping)
-		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER, NULL, "shutting down");
+		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, "shutting down");
 	/* MCP 2025-11-25 transports, security: validate Host and Origin
 	 * (DNS rebinding), then the credential. */
 	if (!host_allowed(h, header(c, "Host")))
-		return fail(c, MHD_HTTP_FORBIDDEN, RPC_SERVER, NULL, "Forbidden: Host not allowed");
+		return fail(c, MHD_HTTP_FORBIDDEN, SL_RPC_SERVER_ERROR, NULL, "Forbidden: Host not allowed");
 	if (!origin_allowed(h, header(c, "Origin")))
-		return fail(c, MHD_HTTP_FORBIDDEN, RPC_SERVER, NULL, "Forbidden: Origin not allowed");
+		return fail(c, MHD_HTTP_FORBIDDEN, SL_RPC_SERVER_ERROR, NULL, "Forbidden: Origin not allowed");
 	auth = header(c, "Authorization");
 	if (auth && !strncasecmp(auth, "Bearer ", 7))
 		token = auth + 7;
 	if (h->cfg->bearer_token && (!token || !same_secret(token, h->cfg->bearer_token)))
-		return fail(c, MHD_HTTP_UNAUTHORIZED, RPC_SERVER, NULL,
+		return fail(c, MHD_HTTP_UNAUTHORIZED, SL_RPC_SERVER_ERROR, NULL,
 			    "Unauthorized: a valid bearer token is required");
 	if (strcmp(url, "/mcp") != 0)
-		return fail(c, MHD_HTTP_NOT_FOUND, RPC_SERVER, NULL, "Not Found: the endpoint is /mcp");
-	pv = header(c, "MCP-Protocol-Version");
-	modern = pv && !strcmp(pv, MODERN_VERSION);
+		return fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Not Found: the endpoint is /mcp");
+	pv = header(c, SL_MCP_HDR_VERSION);
+	modern = pv && !strcmp(pv, SL_MCP_MODERN);
 	if (!strcmp(method, "POST"))
 		return post(h, c, r, token, modern);
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
 	if (modern || (strcmp(method, "GET") && strcmp(method, "DELETE")))
-		return fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_SERVER, NULL, "Method Not Allowed");
+		return fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, SL_RPC_SERVER_ERROR, NULL, "Method Not Allowed");
 	return !strcmp(method, "GET") ? get(h, c, r, token) : del(h, c, token);
 }
 

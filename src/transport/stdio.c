@@ -31,9 +31,12 @@ struct sl_stdio {
 	void *ctx;
 };
 
-static void send_line(void *ctx, char *line, size_t len)
+/* io->send: stdout carries every message in order, whatever its kind. */
+static void send_out(void *ctx, struct sl_out *o)
 {
 	struct sl_stdio *t = ctx;
+	char *line = o->line;
+	size_t len = o->len;
 	if (t->out_stream) {
 		if (sl_write_line((uv_stream_t *)&t->out, line, len) < 0)
 			sl_log(SL_LOG_DEBUG, "stdout is closed: a message was dropped");
@@ -50,7 +53,7 @@ static void send_line(void *ctx, char *line, size_t len)
 	free(line);
 }
 
-static const struct sl_session_io io = { send_line };
+static const struct sl_session_io io = { send_out };
 
 static int on_line(void *ctx, const char *line, size_t len)
 {

@@ -176,16 +176,11 @@ static void note_lost(struct sl_remote *r, const char *fmt, ...)
 static void note_failed(struct sl_remote *r, int64_t req_id, const char *why)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o = yyjson_mut_obj(d), *e = yyjson_mut_obj(d);
+	yyjson_mut_val *o = sl_rpc_envelope(d, yyjson_mut_sint(d, req_id), NULL);
 	char *line;
 	size_t len;
 
-	yyjson_mut_doc_set_root(d, o);
-	yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
-	yyjson_mut_obj_add_int(d, o, "id", req_id);
-	yyjson_mut_obj_add_int(d, e, "code", -32603);
-	yyjson_mut_obj_add_strcpy(d, e, "message", why);
-	yyjson_mut_obj_add_val(d, o, "error", e);
+	sl_rpc_add_error(d, o, SL_RPC_INTERNAL_ERROR, why, NULL);
 	line = sl_json_write_line(d, &len);
 	note_add(r, N_MESSAGE, line, len, NULL, 0, 0);
 	free(line);

@@ -279,12 +279,8 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 		r->sent = yyjson_mut_doc_new(NULL);
 		yyjson_mut_doc_set_root(r->sent, yyjson_mut_val_mut_copy(r->sent, params));
 	}
-	env = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_str(d, env, "jsonrpc", "2.0");
-	yyjson_mut_obj_add_int(d, env, "id", r->id);
-	yyjson_mut_obj_add_strcpy(d, env, "method", method);
+	env = sl_rpc_envelope(d, yyjson_mut_sint(d, r->id), method);
 	yyjson_mut_obj_add_val(d, env, "params", params);
-	yyjson_mut_doc_set_root(d, env);
 	line = sl_json_write_line(d, &len);
 	if (!send_line(u, line, len)) {
 		sl_err_set(err, "server '%s' is not reading its input", u->name);
@@ -870,12 +866,8 @@ static void mrtr_retry(struct sl_upstream *u, struct sl_ureq *r)
 		yyjson_mut_obj_add_val(d, params, "requestState", yyjson_val_mut_copy(d, state));
 	r->mrtr = NULL;
 	r->id = u->next_id++;
-	env = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_str(d, env, "jsonrpc", "2.0");
-	yyjson_mut_obj_add_int(d, env, "id", r->id);
-	yyjson_mut_obj_add_strcpy(d, env, "method", r->method);
+	env = sl_rpc_envelope(d, yyjson_mut_sint(d, r->id), r->method);
 	yyjson_mut_obj_add_val(d, env, "params", params);
-	yyjson_mut_doc_set_root(d, env);
 	line = sl_json_write_line(d, &len);
 	/* Keep params alone at the root for a further round. */
 	yyjson_mut_doc_set_root(d, params);
@@ -923,7 +915,7 @@ static const char *mrtr_start(struct sl_upstream *u, struct sl_ureq *r, struct s
 		char *line;
 		size_t len;
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-		yyjson_mut_val *o = yyjson_mut_obj(d);
+		yyjson_mut_val *o;
 		struct sl_ureq *cur = ureq_find(u, rid);
 		char id[64];
 
@@ -933,9 +925,7 @@ static const char *mrtr_start(struct sl_upstream *u, struct sl_ureq *r, struct s
 		}
 		v = yyjson_obj_get(reqs, x->keys[i]);
 		snprintf(id, sizeof(id), MRTR_ID_PREFIX "%lld:%zu", (long long)rid, i);
-		yyjson_mut_doc_set_root(d, o);
-		yyjson_mut_obj_add_str(d, o, "jsonrpc", "2.0");
-		yyjson_mut_obj_add_strcpy(d, o, "id", id);
+		o = sl_rpc_envelope(d, yyjson_mut_strcpy(d, id), NULL);
 		yyjson_mut_obj_add_val(d, o, "method",
 				       yyjson_val_mut_copy(d, yyjson_obj_get(v, "method")));
 		yyjson_mut_obj_add_val(d, o, "params", yyjson_val_mut_copy(d, yyjson_obj_get(v, "params")));

@@ -318,3 +318,35 @@ TEST(jsonrpc_find_id_edges)
 		       "\"arguments\":{\"id\":7}}}", b, sizeof(b)) == NULL);
 	CHECK(found_id("garbage", "more garbage", b, sizeof(b)) == NULL);
 }
+
+static void check_written(yyjson_mut_doc *d, const char *want)
+{
+	size_t len;
+	char *s = yyjson_mut_write(d, 0, &len);
+	CHECK_STR(s, want);
+	free(s);
+	yyjson_mut_doc_free(d);
+}
+
+/* The one envelope builder: any id type, written as it came. */
+TEST(jsonrpc_envelope_ids)
+{
+	yyjson_doc *big = yyjson_read_opts((char *)"123456789012345678901234567890", 30,
+					   SL_JSON_READ_FLAGS, NULL, NULL);
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+
+	yyjson_mut_obj_add_str(d, sl_rpc_envelope(d, yyjson_mut_sint(d, 7), NULL), "result", "x");
+	check_written(d, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"x\"}");
+	d = yyjson_mut_doc_new(NULL);
+	sl_rpc_envelope(d, yyjson_mut_str(d, "a-1"), "ping");
+	check_written(d, "{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}");
+	d = yyjson_mut_doc_new(NULL);
+	sl_rpc_envelope(d, NULL, "notifications/initialized");
+	check_written(d, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	d = sl_rpc_response_new(yyjson_doc_get_root(big), &o);
+	sl_rpc_add_error(d, o, SL_RPC_INTERNAL_ERROR, "no", NULL);
+	check_written(d, "{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,"
+			 "\"error\":{\"code\":-32603,\"message\":\"no\"}}");
+	yyjson_doc_free(big);
+}

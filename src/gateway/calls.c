@@ -1,0 +1,396 @@
+/*
+ * A session's tools: tools/list, tools/call through the pipeline and
+ * execute_code programs; and the in-flight client requests (struct
+ * sl_pending) with the one function that cancels any of them.
+ */
+#include "gateway/session_int.h"
+#include "gateway/codemode.h"
+#include "gateway/router.h"
+#include "core/log.h"
+#include "proto/mcp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- in-flight requests ------------------------------------------------- */
+
+struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool modern,
+				  enum sl_pending_kind kind)
+{
+	struct sl_pending *p = sl_alloc(sizeof(*p));
+	p->s = s;
+	p->kind = kind;
+	p->msg = *m;
+	memset(m, 0, sizeof(*m));
+	p->modern = modern;
+	sl_session_id_key(p->msg.id, p->key, sizeof(p->key));
+	sl_map_put(&s->calls, p->key, p);
+	return p;
+}
+
+void sl_pending_free(struct sl_pending *p)
+{
+	sl_map_del(&p->s->calls, p->key);
+	if (p->kind == SL_PENDING_CALL)
+		sl_call_free(p->u.call.call);
+	sl_msg_dispose(&p->msg);
+	free(p);
+}
+
+static void on_defer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void stop_defer(struct sl_pending *p)
+{
+	uv_timer_stop(p->u.call.defer);
+	uv_close((uv_handle_t *)p->u.call.defer, on_defer_closed);
+	p->u.call.defer = NULL;
+}
+
+void sl_pending_cancel(struct sl_pending *p, const char *why)
+{
+	switch (p->kind) {
+	case SL_PENDING_CALL:
+		if (!p->u.call.defer) {
+			/* The call ends cancelled; on_call_done frees p. */
+			sl_call_cancel(p->u.call.call, why);
+		} else if (p->s->closing) {
+			/* Its answer was waiting to go out: nobody will read it. A
+			 * client's cancel comes too late for it and changes nothing. */
+			stop_defer(p);
+			sl_pending_free(p);
+		}
+		break;
+	case SL_PENDING_PROGRAM:
+		/* on_program_done frees p. */
+		sl_program_cancel(p->u.program.program);
+		break;
+	case SL_PENDING_FORWARD:
+		sl_upstream_cancel(p->up, p->u.ureq, why);
+		sl_pending_free(p);
+		break;
+	}
+}
+
+static bool waits_on(const void *value, const void *ctx)
+{
+	const struct sl_pending *p = value;
+	/* A program may call any server. */
+	return p->up == ctx || p->kind == SL_PENDING_PROGRAM;
+}
+
+bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u)
+{
+	return !s->closing && sl_map_find(&s->calls, waits_on, u) != NULL;
+}
+
+/* ---- tools/list ----------------------------------------------------------- */
+
+void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	struct sl_gateway *gw = s->gw;
+	yyjson_mut_val *r, *arr;
+	yyjson_mut_doc *d = sl_session_doc(&r);
+
+	arr = yyjson_mut_arr(d);
+	if (gw->cfg->exposure != SL_EXPOSE_ROUTER && gw->cfg->exposure != SL_EXPOSE_CODE) {
+		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+			const struct sl_entry *e = &gw->catalog.tools.v[i];
+			yyjson_mut_val *t;
+			if (!sl_stages_visible(s->gw->gen, e->up, e->def))
+				continue;
+			t = yyjson_val_mut_copy(d, e->def);
+			sl_stages_present(s->gw->gen, d, t);
+			yyjson_mut_obj_remove_key(t, "name");
+			yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
+			yyjson_mut_arr_append(arr, t);
+		}
+	}
+	sl_router_list(gw, d, arr);
+	if (gw->cfg->code_enabled)
+		yyjson_mut_arr_append(arr, sl_codemode_definition(gw, d));
+	yyjson_mut_obj_add_val(d, r, "tools", arr);
+	sl_session_answer(s, m, modern, true, d, r);
+}
+
+/* ---- pipeline calls --------------------------------------------------------- */
+
+/* An isError tool result with one text block. */
+static yyjson_mut_val *error_result(yyjson_mut_doc *d, const char *text)
+{
+	yyjson_mut_val *r = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, t, "type", "text");
+	yyjson_mut_obj_add_strcpy(d, t, "text", text);
+	yyjson_mut_arr_append(content, t);
+	yyjson_mut_obj_add_val(d, r, "content", content);
+	yyjson_mut_obj_add_bool(d, r, "isError", true);
+	return r;
+}
+
+static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_call *c)
+{
+	yyjson_mut_val *r;
+	yyjson_mut_doc *d = sl_session_doc(&r);
+	char text[1024];
+
+	switch (c->outcome) {
+	case SL_OUTCOME_OK:
+		yyjson_mut_doc_free(d);
+		d = yyjson_mut_doc_new(NULL);
+		r = sl_call_result_copy(c, d);
+		if (!yyjson_mut_is_obj(r)) {
+			r = error_result(d, "the server's result was not an object");
+		} else {
+			yyjson_mut_val *it;
+			size_t i, n;
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
+				sl_forward_namespace_block(s, d, it, c->up);
+		}
+		break;
+	case SL_OUTCOME_RPC_ERROR:
+		if (!p->u.call.router) {
+			/* Passthrough: the server's own JSON-RPC error, as it sent it. */
+			yyjson_mut_val *o;
+			yyjson_mut_doc_free(d);
+			d = sl_rpc_response_new(p->msg.id, &o);
+			yyjson_mut_obj_add_val(d, o, "error", yyjson_val_mut_copy(d, c->rpc_error));
+			sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = p->msg.id,
+							      .error = true }, d);
+			yyjson_mut_doc_free(d);
+			return;
+		}
+		snprintf(text, sizeof(text), "server '%s' answered with error %lld: %s", c->up->name,
+			 (long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
+			 sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
+		r = error_result(d, text);
+		break;
+	case SL_OUTCOME_INPUT_REQUIRED:
+		r = yyjson_mut_val_mut_copy(d, c->input_required);
+		break;
+	case SL_OUTCOME_CANCELLED:
+		/* MCP: a cancelled request gets no answer. */
+		yyjson_mut_doc_free(d);
+		return;
+	default:
+		r = error_result(d, c->why ? c->why : "the call failed");
+		break;
+	}
+	sl_session_answer(s, &p->msg, p->modern, false, d, r);
+}
+
+static void on_defer(uv_timer_t *t)
+{
+	struct sl_pending *p = t->data;
+	struct sl_session *s = p->s;
+	uv_close((uv_handle_t *)t, on_defer_closed);
+	p->u.call.defer = NULL;
+	if (!s->closing)
+		answer_call(s, p, p->u.call.call);
+	sl_pending_free(p);
+}
+
+/* Progress must reach the client before the answer it belongs to, and
+ * real clients (SDK 1.x) lose a progress notification that arrives in the
+ * same read as its answer: after a recent one, the answer waits a moment. */
+#define PROGRESS_GAP_US 5000
+
+static void on_call_done(void *ctx, struct sl_call *c)
+{
+	struct sl_pending *p = ctx;
+	struct sl_session *s = p->s;
+	if (!s->closing && p->u.call.progress_us &&
+	    sl_now_us() - p->u.call.progress_us < PROGRESS_GAP_US) {
+		p->u.call.defer = sl_alloc(sizeof(*p->u.call.defer));
+		uv_timer_init(s->gw->loop, p->u.call.defer);
+		p->u.call.defer->data = p;
+		uv_timer_start(p->u.call.defer, on_defer, PROGRESS_GAP_US / 1000, 0);
+		return;
+	}
+	if (!s->closing)
+		answer_call(s, p, c);
+	sl_pending_free(p);
+	if (s->closing && s->calls.live == 0)
+		sl_log(SL_LOG_DEBUG, "session: every call has ended");
+}
+
+static yyjson_val *progress_token(struct sl_pending *p)
+{
+	yyjson_val *meta = sl_session_meta(&p->msg);
+	return meta ? yyjson_obj_get(meta, "progressToken") : NULL;
+}
+
+/* A notifications/progress for p's token, its params in *np. */
+static yyjson_mut_doc *progress_new(struct sl_pending *p, yyjson_mut_val **np)
+{
+	yyjson_mut_doc *d = sl_rpc_request_new(SL_MCP_PROGRESS, -1, np);
+	yyjson_mut_obj_add_val(d, *np, "progressToken", yyjson_val_mut_copy(d, progress_token(p)));
+	return d;
+}
+
+static void progress_send(struct sl_pending *p, yyjson_mut_doc *d)
+{
+	sl_session_send(p->s, &(struct sl_out){ .kind = SL_OUT_NOTIFICATION,
+						 .token = progress_token(p) }, d);
+	yyjson_mut_doc_free(d);
+}
+
+static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params)
+{
+	struct sl_pending *p = ctx;
+	yyjson_mut_val *np;
+	yyjson_mut_doc *d;
+
+	if (!progress_token(p) || p->s->closing)
+		return;
+	/* MCP 2025-11-25 progress: the client's own token, the server's values. */
+	d = progress_new(p, &np);
+	yyjson_mut_obj_add_val(d, np, "progress",
+			       yyjson_val_mut_copy(d, yyjson_obj_get(params, "progress")));
+	if (yyjson_obj_get(params, "total"))
+		yyjson_mut_obj_add_val(d, np, "total", yyjson_val_mut_copy(d, yyjson_obj_get(params, "total")));
+	if (sl_json_str(params, "message"))
+		yyjson_mut_obj_add_strcpy(d, np, "message", sl_json_str(params, "message"));
+	progress_send(p, d);
+	p->u.call.progress_us = sl_now_us();
+}
+
+void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
+			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			   yyjson_val *args, yyjson_val *fields)
+{
+	struct sl_pending *p;
+	struct sl_call *c;
+	yyjson_mut_doc *ad = yyjson_mut_doc_new(NULL);
+	yyjson_val *meta = sl_session_meta(m);
+	uint64_t timeout = up->cfg->timeout_ms ? up->cfg->timeout_ms : s->gw->cfg->call_timeout_ms;
+
+	yyjson_mut_doc_set_root(ad, args ? yyjson_val_mut_copy(ad, args) : yyjson_mut_obj(ad));
+	p = sl_pending_new(s, m, modern, SL_PENDING_CALL);
+	p->up = up;
+	p->u.call.router = origin == SL_ORIGIN_ROUTER;
+	c = p->u.call.call = sl_call_new(s->gw->gen, origin, up, tool, ad, timeout, on_call_done,
+					 meta && yyjson_obj_get(meta, "progressToken") ?
+					 on_call_progress : NULL, p);
+	c->session = s;
+	if (fields)
+		c->fields = yyjson_val_mut_copy(c->doc, fields);
+	if (modern) {
+		/* MCP 2026-07-28 MRTR: questions go back as input_required results
+		 * when this request's capabilities allow elicitation. */
+		yyjson_val *caps = sl_session_caps(s, &p->msg, true), *params = p->msg.params;
+		const char *state = params ? sl_json_str(params, "requestState") : NULL;
+		yyjson_val *responses = params ? sl_json_obj(params, "inputResponses") : NULL;
+		c->mrtr = caps && yyjson_obj_get(caps, "elicitation") != NULL;
+		if (state)
+			c->request_state = sl_strdup(state);
+		if (responses)
+			c->input_responses = yyjson_val_mut_copy(c->doc, responses);
+	}
+	sl_call_run(c);
+}
+
+/* ---- programs ----------------------------------------------------------------- */
+
+static void on_program_done(void *ctx, struct sl_program *prog)
+{
+	struct sl_pending *p = ctx;
+	struct sl_session *s = p->s;
+	struct sl_output o;
+
+	/* The answer passes the output hooks (redaction, guard, governor,
+	 * telemetry, audit) also when nobody will read it. */
+	sl_codemode_output(s->gw->gen, sl_program_result(prog), sl_program_id(prog), s, &o);
+	if (!s->closing && o.text) {
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		sl_session_answer(s, &p->msg, p->modern, false, d, sl_codemode_result(&o, d));
+	}
+	sl_output_dispose(&o);
+	sl_program_free(prog);
+	p->u.program.program = NULL;
+	sl_pending_free(p);
+}
+
+/* MCP progress for execute_code: one notification per finished tool call. */
+static void on_program_step(void *ctx, struct sl_program *prog, const char *server, const char *tool)
+{
+	struct sl_pending *p = ctx;
+	yyjson_mut_val *np;
+	yyjson_mut_doc *d;
+	char *msg;
+
+	p->u.program.steps++;
+	if (!progress_token(p) || p->s->closing)
+		return;
+	d = progress_new(p, &np);
+	yyjson_mut_obj_add_uint(d, np, "progress", p->u.program.steps);
+	msg = sl_printf("%s.%s finished", server, tool);
+	yyjson_mut_obj_add_strcpy(d, np, "message", msg);
+	free(msg);
+	progress_send(p, d);
+}
+
+static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	struct sl_gateway *gw = s->gw;
+	yyjson_val *code = args ? yyjson_obj_get(args, "code") : NULL;
+	const char *lang = args ? sl_json_str(args, "language") : NULL;
+	struct sl_pending *p;
+	char msg[600];
+
+	if (!yyjson_is_str(code)) {
+		snprintf(msg, sizeof(msg), "execute_code needs a code string");
+	} else if (lang && strcmp(lang, "js") != 0 && strcmp(lang, "javascript") != 0) {
+		snprintf(msg, sizeof(msg), "execute_code runs JavaScript only (language \"js\")");
+	} else if (yyjson_get_len(code) > gw->cfg->code.max_source) {
+		snprintf(msg, sizeof(msg), "the program is %zu bytes, over the limit of %zu",
+			 yyjson_get_len(code), gw->cfg->code.max_source);
+	} else if (!gw->sandbox) {
+		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
+	} else {
+		/* code points into m's document, which p now owns. */
+		p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
+		p->u.program.program = sl_program_start(gw->sandbox, gw, yyjson_get_str(code),
+							yyjson_get_len(code), on_program_done,
+							on_program_step, p);
+		sl_program_bind_session(p->u.program.program, s);
+		return;
+	}
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	sl_session_answer(s, m, modern, false, d, error_result(d, msg));
+}
+
+void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
+	yyjson_val *args = m->params ? yyjson_obj_get(m->params, "arguments") : NULL;
+	const struct sl_entry *e;
+	char msg[300];
+
+	if (!name) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a name");
+		return;
+	}
+	if (args && !yyjson_is_obj(args)) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
+		return;
+	}
+	if (sl_router_handles(s->gw, name)) {
+		sl_router_call(s, m, modern, name, args);
+		return;
+	}
+	if (s->gw->cfg->code_enabled && strcmp(name, SL_EXECUTE_CODE) == 0) {
+		do_execute(s, m, modern, args);
+		return;
+	}
+	e = s->gw->cfg->exposure == SL_EXPOSE_PASSTHROUGH || s->gw->cfg->exposure == SL_EXPOSE_HYBRID ?
+	    sl_catalog_tool(&s->gw->catalog, name) : NULL;
+	if (!e) {
+		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
+		return;
+	}
+	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args, NULL);
+}

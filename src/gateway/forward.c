@@ -1,0 +1,284 @@
+/*
+ * Resources, prompts and completion: the lists come from the merged
+ * catalog; reads, prompts/get, completion and subscriptions are forwarded
+ * to the server that owns the URI or name, under its own name, and its
+ * answer comes back with the gateway's names.
+ */
+#include "gateway/session_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Replaces obj.uri with the gateway's namespaced form of it. */
+static void namespace_uri(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *obj,
+			  const struct sl_upstream *u)
+{
+	const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(obj, "uri"));
+	char *ns;
+	if (!uri)
+		return;
+	ns = sl_catalog_expose_uri(&s->gw->catalog, u, uri);
+	yyjson_mut_obj_remove_key(obj, "uri");
+	yyjson_mut_obj_add_strcpy(d, obj, "uri", ns);
+	free(ns);
+}
+
+/* Content blocks that point at resources (resource_link, embedded
+ * resource) get namespaced URIs, so the client can read them back through
+ * the gateway. */
+void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
+				const struct sl_upstream *u)
+{
+	const char *type = yyjson_mut_get_str(yyjson_mut_obj_get(b, "type"));
+	if (!type)
+		return;
+	if (strcmp(type, "resource_link") == 0)
+		namespace_uri(s, d, b, u);
+	else if (strcmp(type, "resource") == 0 && yyjson_mut_is_obj(yyjson_mut_obj_get(b, "resource")))
+		namespace_uri(s, d, yyjson_mut_obj_get(b, "resource"), u);
+}
+
+static void on_forward_reply(void *ctx, struct sl_reply *r)
+{
+	struct sl_pending *p = ctx;
+	struct sl_session *s = p->s;
+	yyjson_mut_val *o, *res;
+	yyjson_mut_doc *d;
+	const char *method = p->msg.method;
+
+	p->u.ureq = NULL;
+	if (s->closing) {
+		sl_pending_free(p);
+		return;
+	}
+	if (r->kind == SL_REPLY_FAILED) {
+		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, r->why);
+		sl_pending_free(p);
+		return;
+	}
+	d = sl_rpc_response_new(p->msg.id, &o);
+	if (r->kind == SL_REPLY_ERROR) {
+		yyjson_mut_obj_add_val(d, o, "error", yyjson_val_mut_copy(d, r->msg->error));
+	} else {
+		res = yyjson_val_mut_copy(d, r->msg->result);
+		if (!yyjson_mut_is_obj(res))
+			res = yyjson_mut_obj(d);
+		/* Results name the upstream's URIs: namespace them. */
+		yyjson_mut_val *it;
+		size_t i, n;
+		if (strcmp(method, "resources/read") == 0)
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "contents"), i, n, it)
+				namespace_uri(s, d, it, p->up);
+		if (strcmp(method, "prompts/get") == 0)
+			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "messages"), i, n, it)
+				sl_forward_namespace_block(s, d, yyjson_mut_obj_get(it, "content"), p->up);
+		sl_session_seal(d, res, p->modern, strcmp(method, "resources/read") == 0);
+		yyjson_mut_obj_add_val(d, o, "result", res);
+	}
+	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = p->msg.id,
+					      .error = r->kind == SL_REPLY_ERROR }, d);
+	yyjson_mut_doc_free(d);
+	sl_pending_free(p);
+}
+
+/* Sends m's params upstream to u, with field path_a (or path_a.path_b)
+ * replaced by value. Takes m. */
+static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct sl_upstream *u,
+		    const char *path_a, const char *path_b, const char *value)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *params = yyjson_val_mut_copy(d, m->params), *target = params;
+	struct sl_err err;
+	struct sl_pending *p;
+
+	/* The upstream speaks the session era: drop 2026-07-28 _meta fields. */
+	yyjson_mut_obj_remove_key(params, "_meta");
+	if (path_b)
+		target = yyjson_mut_obj_get(params, path_a);
+	yyjson_mut_obj_remove_key(target, path_b ? path_b : path_a);
+	yyjson_mut_obj_add_strcpy(d, target, path_b ? path_b : path_a, value);
+	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
+	p->up = u;
+	p->u.ureq = sl_upstream_request(u, p->msg.method, d, params,
+					u->cfg->timeout_ms ? u->cfg->timeout_ms : s->gw->cfg->call_timeout_ms,
+					on_forward_reply, NULL, p, &err);
+	yyjson_mut_doc_free(d);
+	if (!p->u.ureq) {
+		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, err.msg);
+		sl_pending_free(p);
+	}
+}
+
+static void resources_list(struct sl_session *s, struct sl_msg *m, bool modern, bool templates)
+{
+	struct sl_gateway *gw = s->gw;
+	yyjson_mut_val *r, *arr;
+	yyjson_mut_doc *d = sl_session_doc(&r);
+	const char *field = templates ? "uriTemplate" : "uri";
+
+	arr = yyjson_mut_arr(d);
+	for (size_t i = 0; i < gw->nups; i++) {
+		struct sl_upstream *u = gw->ups[i];
+		struct sl_item_list *l = templates ? &u->templates : &u->resources;
+		for (size_t j = 0; j < l->n; j++) {
+			yyjson_mut_val *it = yyjson_val_mut_copy(d, l->items[j]);
+			const char *uri = sl_json_str(l->items[j], field);
+			char *ns;
+			if (!uri)
+				continue;
+			ns = sl_catalog_expose_uri(&gw->catalog, u, uri);
+			yyjson_mut_obj_remove_key(it, field);
+			yyjson_mut_obj_add_strcpy(d, it, field, ns);
+			free(ns);
+			yyjson_mut_arr_append(arr, it);
+		}
+	}
+	yyjson_mut_obj_add_val(d, r, templates ? "resourceTemplates" : "resources", arr);
+	sl_session_answer(s, m, modern, true, d, r);
+}
+
+void sl_forward_resources_list(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	resources_list(s, m, modern, false);
+}
+
+void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	resources_list(s, m, modern, true);
+}
+
+static struct sl_upstream *upstream_of_uri(struct sl_session *s, const char *uri, const char **orig)
+{
+	return uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
+}
+
+void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
+	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	if (!u) {
+		/* 2026-07-28 retired -32002 for "not found" in favour of -32602. */
+		sl_session_error(s, m->id, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
+			   "Resource not found: the URI does not name a server of this gateway");
+		return;
+	}
+	forward(s, m, modern, u, "uri", NULL, orig);
+}
+
+/* A session's subscriptions, a bounded set: the client's input. */
+#define MAX_SUBSCRIPTIONS 1024
+
+static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
+{
+	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
+		if (o != s && !o->closing && sl_map_get(&o->subs, uri))
+			return true;
+	return false;
+}
+
+/* resources/subscribe and unsubscribe go to the resource's server; each
+ * session gets updates only for what it subscribed to, and a server hears
+ * an unsubscribe only when no session still wants the resource. */
+static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool on)
+{
+	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
+	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	yyjson_val *rc;
+	yyjson_mut_val *r;
+	char msg[300];
+
+	if (!uri) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: uri is required");
+		return;
+	}
+	if (!u) {
+		sl_session_error(s, m->id, SL_RPC_RESOURCE_NOT_FOUND,
+				 "Resource not found: the URI does not name a server of this gateway");
+		return;
+	}
+	rc = u->capabilities ? sl_json_obj(u->capabilities, "resources") : NULL;
+	if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe"))) {
+		snprintf(msg, sizeof(msg), "Method not found: server '%.64s' offers no resource subscriptions",
+			 u->name);
+		sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
+		return;
+	}
+	if (on) {
+		if (!sl_map_get(&s->subs, uri) && s->subs.live >= MAX_SUBSCRIPTIONS) {
+			sl_session_error(s, m->id, SL_RPC_INVALID_REQUEST,
+					 "Invalid Request: too many resource subscriptions in this session");
+			return;
+		}
+		sl_map_put(&s->subs, uri, s);
+	} else {
+		sl_map_del(&s->subs, uri);
+		if (subscribed_elsewhere(s, uri)) {
+			yyjson_mut_doc *d = sl_session_doc(&r);
+			sl_session_answer(s, m, modern, false, d, r);
+			return;
+		}
+	}
+	forward(s, m, modern, u, "uri", NULL, orig);
+}
+
+void sl_forward_subscribe(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	subscribe(s, m, modern, true);
+}
+
+void sl_forward_unsubscribe(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	subscribe(s, m, modern, false);
+}
+
+void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	struct sl_gateway *gw = s->gw;
+	yyjson_mut_val *r, *arr;
+	yyjson_mut_doc *d = sl_session_doc(&r);
+
+	arr = yyjson_mut_arr(d);
+	for (size_t i = 0; i < gw->catalog.prompts.n; i++) {
+		const struct sl_entry *e = &gw->catalog.prompts.v[i];
+		yyjson_mut_val *t = yyjson_val_mut_copy(d, e->def);
+		yyjson_mut_obj_remove_key(t, "name");
+		yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
+		yyjson_mut_arr_append(arr, t);
+	}
+	yyjson_mut_obj_add_val(d, r, "prompts", arr);
+	sl_session_answer(s, m, modern, true, d, r);
+}
+
+void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
+	const struct sl_entry *e = name ? sl_catalog_prompt(&s->gw->catalog, name) : NULL;
+	if (!e) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: unknown prompt");
+		return;
+	}
+	forward(s, m, modern, e->up, "name", NULL, e->name);
+}
+
+void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	yyjson_val *ref = m->params ? sl_json_obj(m->params, "ref") : NULL;
+	const char *type = ref ? sl_json_str(ref, "type") : NULL;
+	const struct sl_entry *e;
+	struct sl_upstream *u;
+	const char *orig;
+
+	if (type && strcmp(type, "ref/prompt") == 0 && sl_json_str(ref, "name") &&
+	    (e = sl_catalog_prompt(&s->gw->catalog, sl_json_str(ref, "name")))) {
+		forward(s, m, modern, e->up, "ref", "name", e->name);
+		return;
+	}
+	if (type && strcmp(type, "ref/resource") == 0 &&
+	    (u = upstream_of_uri(s, sl_json_str(ref, "uri"), &orig))) {
+		forward(s, m, modern, u, "ref", "uri", orig);
+		return;
+	}
+	sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS,
+		   "Invalid params: ref must name a prompt or resource of this gateway");
+}

@@ -1,0 +1,149 @@
+/*
+ * Requests of ours to the client: a server's elicitation, sampling or
+ * roots request relayed for it (the answer goes back to that server under
+ * its own id), or the gateway's own elicitation (a stage asked the human).
+ * Our ids towards the client are strings no client would reuse.
+ */
+#include "gateway/session_int.h"
+#include "proto/mcp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct relay {
+	struct sl_upstream *up;  /* relayed for this server, or NULL */
+	unsigned gen;
+	yyjson_doc *id_doc;      /* the upstream's id */
+	sl_elicit_fn cb;         /* the gateway's own: who wants the answer */
+	void *ctx;
+};
+
+/* A request of ours (r waits for its answer) in a new document; *o is its
+ * envelope, for the caller's params. */
+static yyjson_mut_doc *request_new(struct sl_session *s, struct relay *r, const char *method,
+				   char *key, size_t n, yyjson_mut_val **o)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	char id[32];
+	snprintf(id, sizeof(id), "sluice-%lld", (long long)s->next_out_id++);
+	snprintf(key, n, "s:%s", id);
+	*o = sl_rpc_envelope(d, yyjson_mut_strcpy(d, id), method);
+	sl_map_put(&s->relays, key, r);
+	return d;
+}
+
+static void request_send(struct sl_session *s, yyjson_mut_doc *d)
+{
+	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_REQUEST }, d);
+	yyjson_mut_doc_free(d);
+}
+
+bool sl_session_can_elicit(const struct sl_session *s)
+{
+	return s && !s->closing && s->era == SL_ERA_LEGACY && s->caps &&
+	       yyjson_obj_get(s->caps, "elicitation") != NULL;
+}
+
+bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
+		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx)
+{
+	struct relay *r;
+	yyjson_mut_val *o, *params;
+	yyjson_mut_doc *req;
+	char key[80];
+
+	if (!sl_session_can_elicit(s))
+		return false;
+	r = sl_alloc(sizeof(*r));
+	r->cb = cb;
+	r->ctx = ctx;
+	req = request_new(s, r, SL_MCP_ELICIT, key, sizeof(key), &o);
+	params = yyjson_mut_obj(req);
+	/* MCP 2025-11-25 elicitation: a message and a flat requested schema. */
+	yyjson_mut_obj_add_strcpy(req, params, "message", message);
+	yyjson_mut_obj_add_val(req, params, "requestedSchema", yyjson_mut_val_mut_copy(req, schema));
+	yyjson_mut_obj_add_val(req, o, "params", params);
+	request_send(s, req);
+	(void)d;
+	return true;
+}
+
+bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)
+{
+	static const struct { const char *method, *cap; } need[] = {
+		{ SL_MCP_ELICIT, "elicitation" },
+		{ "sampling/createMessage", "sampling" },
+		{ "roots/list", "roots" },
+	};
+	struct relay *r;
+	yyjson_mut_val *o, *params;
+	yyjson_mut_doc *d, *idd;
+	char key[80];
+	bool ok = false;
+
+	if (s->closing || s->era != SL_ERA_LEGACY || !s->caps)
+		return false;
+	for (size_t i = 0; i < SL_COUNT(need); i++)
+		if (strcmp(m->method, need[i].method) == 0)
+			ok = yyjson_obj_get(s->caps, need[i].cap) != NULL;
+	if (!ok)
+		return false;
+	r = sl_alloc(sizeof(*r));
+	r->up = u;
+	r->gen = sl_upstream_generation(u);
+	idd = yyjson_mut_doc_new(NULL);
+	yyjson_mut_doc_set_root(idd, yyjson_val_mut_copy(idd, m->id));
+	r->id_doc = yyjson_mut_doc_imut_copy(idd, NULL);
+	yyjson_mut_doc_free(idd);
+	d = request_new(s, r, m->method, key, sizeof(key), &o);
+	params = m->params ? yyjson_val_mut_copy(d, m->params) : yyjson_mut_obj(d);
+	yyjson_mut_obj_add_val(d, o, "params", params);
+	request_send(s, d);
+	return true;
+}
+
+void sl_relay_response(struct sl_session *s, struct sl_msg *m)
+{
+	char key[80];
+	struct relay *r;
+
+	sl_session_id_key(m->id, key, sizeof(key));
+	r = sl_map_del(&s->relays, key);
+	if (!r)
+		return;
+	if (r->cb) {
+		const char *action = m->result ? sl_json_str(m->result, "action") : NULL;
+		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
+	} else if (r->up) { /* not one of ours whose answer was given up on */
+		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
+	}
+	yyjson_doc_free(r->id_doc);
+	free(r);
+}
+
+void sl_session_input_end(struct sl_session *s)
+{
+	/* A client that closed its input can answer no elicitation: the
+	 * stages waiting for one hear now that none will come. */
+	for (size_t i = 0; i < s->relays.cap; i++) {
+		struct relay *r = s->relays.slots[i].value;
+		if (r && r->cb) {
+			sl_elicit_fn cb = r->cb;
+			r->cb = NULL;
+			cb(r->ctx, NULL, NULL);
+		}
+	}
+}
+
+void sl_relay_dispose(struct sl_session *s)
+{
+	for (size_t i = 0; i < s->relays.cap; i++) {
+		struct relay *r = s->relays.slots[i].value;
+		if (r) {
+			yyjson_doc_free(r->id_doc);
+			free(r);
+		}
+	}
+	sl_map_dispose(&s->relays);
+}

@@ -1,0 +1,105 @@
+/*
+ * What the parts of a session share (private to src/gateway/):
+ *
+ *   session.c   the method table, dispatch, eras, sending, lifecycle
+ *   calls.c     tools/list, tools/call and execute_code; the in-flight
+ *               requests (struct sl_pending) and their one cancel
+ *   forward.c   resources, prompts and completion: listed from the catalog
+ *               or forwarded to the server that owns them
+ *   relay.c     requests of ours to the client: relayed for a server
+ *               (elicitation, sampling, roots) or the gateway's own
+ */
+#ifndef SL_GATEWAY_SESSION_INT_H
+#define SL_GATEWAY_SESSION_INT_H
+
+#include "gateway/session.h"
+#include "sandbox/sandbox.h"
+
+/* A method's handler: answers m (now or later; it may take m's document). */
+typedef void (*sl_method_fn)(struct sl_session *s, struct sl_msg *m, bool modern);
+
+enum sl_pending_kind {
+	SL_PENDING_CALL,     /* tools/call through the pipeline */
+	SL_PENDING_PROGRAM,  /* execute_code */
+	SL_PENDING_FORWARD,  /* another request forwarded to its server */
+};
+
+/* A client request the session is working on, in s->calls by its id. */
+struct sl_pending {
+	struct sl_session *s;
+	enum sl_pending_kind kind;
+	struct sl_msg msg;           /* the request; owns the id */
+	bool modern;
+	struct sl_upstream *up;      /* the server it waits on (none: a program) */
+	char key[80];
+	union {
+		struct {
+			struct sl_call *call;
+			bool router;         /* answer upstream errors as isError results */
+			uint64_t progress_us;/* when the last progress notification went out */
+			uv_timer_t *defer;   /* the answer waits a moment after a progress */
+		} call;
+		struct {
+			struct sl_program *program;
+			unsigned steps;      /* tool calls finished, for progress */
+		} program;
+		struct sl_ureq *ureq;        /* forwarded */
+	} u;
+};
+
+/* ---- session.c: sending ---- */
+
+/* Sends d as message o describes (o->line is filled here); d stays the
+ * caller's. Nothing goes out once the session is closing. */
+void sl_session_send(struct sl_session *s, struct sl_out *o, yyjson_mut_doc *d);
+/* Sends {"result": result} for m, sealed for the era (cacheable: a list
+ * result), and frees d. */
+void sl_session_answer(struct sl_session *s, struct sl_msg *m, bool modern, bool cacheable,
+		       yyjson_mut_doc *d, yyjson_mut_val *result);
+/* Completes result for the era: resultType in 2026-07-28, and ttlMs and
+ * cacheScope on cacheable results. */
+void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, bool cacheable);
+/* A new document with an empty object in *obj (not its root). */
+yyjson_mut_doc *sl_session_doc(yyjson_mut_val **obj);
+/* params._meta of m, or NULL. */
+yyjson_val *sl_session_meta(struct sl_msg *m);
+/* The client's capabilities for m: its _meta's (2026-07-28) or the session's. */
+yyjson_val *sl_session_caps(struct sl_session *s, struct sl_msg *m, bool modern);
+/* The map key of a request id. */
+void sl_session_id_key(yyjson_val *id, char *out, size_t n);
+
+/* ---- calls.c ---- */
+
+/* Registers m (taken) as in flight under its id. */
+struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool modern,
+				  enum sl_pending_kind kind);
+void sl_pending_free(struct sl_pending *p);
+/* The client cancelled p (notifications/cancelled) or went away (the
+ * session is closing): whatever p waits on is cancelled, and p ends
+ * unanswered. why is what the server hears. */
+void sl_pending_cancel(struct sl_pending *p, const char *why);
+void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
+
+/* ---- forward.c ---- */
+
+void sl_forward_resources_list(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_subscribe(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_unsubscribe(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern);
+/* A content block that points at a resource of u gets the gateway's URI. */
+void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
+				const struct sl_upstream *u);
+
+/* ---- relay.c ---- */
+
+/* The client's answer m to a request of ours. */
+void sl_relay_response(struct sl_session *s, struct sl_msg *m);
+/* Frees what is left of s->relays (at sl_session_free). */
+void sl_relay_dispose(struct sl_session *s);
+
+#endif

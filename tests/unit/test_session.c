@@ -1,0 +1,234 @@
+/* Unit tests of the session's dispatch (src/gateway/session.c): a session
+ * driven through a fake io (no sockets) over a gateway with no upstreams.
+ * Each message the session sends is kept as the struct sl_out it came in,
+ * so the tests see the kind, id and progress token a transport routes by. */
+#include "unit.h"
+#include "fixture.h"
+
+#include "config/config.h"
+#include "gateway/session.h"
+#include "proto/mcp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MODERN_META "\"_meta\":{\"" SL_MCP_META_VERSION "\":\"" SL_MCP_MODERN "\",\"" \
+	SL_MCP_META_CAPS "\":{}}"
+
+struct sent {
+	enum sl_out_kind kind;
+	char id[32];          /* the id as JSON ("" for none) */
+	bool error;
+	yyjson_doc *doc;      /* the line, parsed */
+};
+
+struct fake {
+	struct sent out[8];
+	int n;
+};
+
+static void fake_send(void *ctx, struct sl_out *o)
+{
+	struct fake *f = ctx;
+	struct sent *s = &f->out[f->n < 8 ? f->n++ : 7];
+	char *id = o->id ? yyjson_val_write(o->id, 0, NULL) : NULL;
+	yyjson_doc_free(s->doc);
+	s->kind = o->kind;
+	snprintf(s->id, sizeof(s->id), "%s", id ? id : "");
+	s->error = o->error;
+	s->doc = yyjson_read(o->line, o->len, 0);
+	free(id);
+	free(o->line);
+}
+
+static const struct sl_session_io fake_io = { fake_send };
+
+struct rig {
+	uv_loop_t loop;
+	struct sl_gen *gen;
+	struct sl_gateway *gw;
+	struct sl_session *s;
+	struct fake f;
+};
+
+static void rig_init(struct rig *r)
+{
+	struct sl_err err;
+	memset(r, 0, sizeof(*r));
+	uv_loop_init(&r->loop);
+	r->gen = t_gen("{\"mcpServers\":{}}", &err);
+	CHECK(r->gen != NULL);
+	r->gw = sl_gateway_new(&r->loop, r->gen);
+	r->s = sl_session_new(r->gw, &fake_io, &r->f);
+}
+
+static void rig_dispose(struct rig *r)
+{
+	sl_session_close(r->s);
+	sl_session_free(r->s);
+	sl_gateway_free(r->gw);
+	uv_run(&r->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&r->loop);
+	sl_gen_unref(r->gen);
+	for (int i = 0; i < 8; i++)
+		yyjson_doc_free(r->f.out[i].doc);
+}
+
+/* Feeds one line and runs the loop until the session has answered. */
+static struct sent *rig_send(struct rig *r, const char *line)
+{
+	int before = r->f.n;
+	sl_session_input(r->s, line, strlen(line));
+	for (int i = 0; i < 100 && r->f.n == before; i++)
+		uv_run(&r->loop, UV_RUN_NOWAIT);
+	return r->f.n > before ? &r->f.out[r->f.n - 1] : NULL;
+}
+
+static int64_t error_code(struct sent *s)
+{
+	yyjson_val *e = yyjson_obj_get(yyjson_doc_get_root(s->doc), "error");
+	return e ? yyjson_get_sint(yyjson_obj_get(e, "code")) : 0;
+}
+
+/* s is an error response with code and, unless NULL, message. */
+static void check_error(struct sent *s, int code, const char *message)
+{
+	CHECK(s && s->error);
+	if (!s)
+		return;
+	CHECK_INT(error_code(s), code);
+	if (message)
+		CHECK_STR(sl_json_str(yyjson_obj_get(yyjson_doc_get_root(s->doc), "error"), "message"),
+			  message);
+}
+
+static yyjson_val *result(struct sent *s)
+{
+	return yyjson_obj_get(yyjson_doc_get_root(s->doc), "result");
+}
+
+static void initialize(struct rig *r)
+{
+	struct sent *s = rig_send(r, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+				  "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	CHECK(s && result(s));
+	CHECK_STR(sl_json_str(result(s), "protocolVersion"), "2025-06-18");
+}
+
+TEST(session_request_before_initialize)
+{
+	struct rig r;
+	rig_init(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	CHECK(s != NULL);
+	CHECK_INT(s->kind, SL_OUT_RESPONSE);
+	CHECK_STR(s->id, "1");
+	CHECK(s->error);
+	CHECK_INT(error_code(s), SL_RPC_INVALID_PARAMS);
+	rig_dispose(&r);
+}
+
+TEST(session_ping_both_eras)
+{
+	struct rig r;
+	rig_init(&r);
+	/* ping needs no initialize. */
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+	CHECK(s && result(s) && !s->error);
+	CHECK_STR(s->id, "\"p\"");
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{" MODERN_META "}}");
+	CHECK(s && result(s));
+	CHECK_STR(sl_json_str(result(s), "resultType"), "complete");
+	rig_dispose(&r);
+}
+
+TEST(session_unknown_method)
+{
+	struct rig r;
+	rig_init(&r);
+	initialize(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}");
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: no/such");
+	rig_dispose(&r);
+}
+
+/* The table's eras: no method is 2026-07-28 only today; the session-era
+ * methods are -32601 in a 2026-07-28 request, and initialize says why. */
+TEST(session_wrong_era)
+{
+	struct rig r;
+	rig_init(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":{"
+				  MODERN_META ",\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: 2026-07-28 has no initialize");
+	rig_dispose(&r);
+
+	rig_init(&r);
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\",\"params\":{"
+		     MODERN_META ",\"level\":\"info\"}}");
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: logging/setLevel");
+	rig_dispose(&r);
+
+	/* The reverse: a session-era session has logging/setLevel, and
+	 * server/discover is served in both eras. */
+	rig_init(&r);
+	initialize(&r);
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"logging/setLevel\",\"params\":"
+		     "{\"level\":\"info\"}}");
+	CHECK(s && result(s) && !s->error);
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"server/discover\"}");
+	CHECK(s && result(s) && yyjson_is_arr(yyjson_obj_get(result(s), "supportedVersions")));
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	check_error(s, SL_RPC_INVALID_REQUEST, NULL);
+	rig_dispose(&r);
+}
+
+TEST(session_tools_list_empty)
+{
+	struct rig r;
+	rig_init(&r);
+	initialize(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\"}");
+	CHECK(s && result(s));
+	CHECK_INT(s->kind, SL_OUT_RESPONSE);
+	CHECK_STR(s->id, "9");
+	/* No server's tool; only the gateway's own (the governor's read_result). */
+	yyjson_val *tools = yyjson_obj_get(result(s), "tools"), *t;
+	size_t i, n;
+	CHECK(yyjson_is_arr(tools));
+	yyjson_arr_foreach(tools, i, n, t)
+		CHECK_STR(sl_json_str(t, "name"), "read_result");
+	/* 2026-07-28: a list result is cacheable for no time. */
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\",\"params\":{"
+		     MODERN_META "}}");
+	CHECK(s && result(s));
+	CHECK_INT(yyjson_get_sint(yyjson_obj_get(result(s), "ttlMs")), 0);
+	rig_dispose(&r);
+}
+
+/* What a transport routes by: the id as the client wrote it (a big number
+ * too), a null id for what cannot be parsed, notifications apart. */
+TEST(session_out_kinds_and_ids)
+{
+	struct rig r;
+	rig_init(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567,\"method\":\"ping\"}");
+	CHECK(s && s->kind == SL_OUT_RESPONSE);
+	CHECK_STR(s->id, "12345678901234567");
+	s = rig_send(&r, "{not json");
+	CHECK(s && s->kind == SL_OUT_RESPONSE && s->error);
+	CHECK_STR(s->id, "");
+	CHECK_INT(error_code(s), SL_RPC_PARSE_ERROR);
+	initialize(&r);
+	sl_session_list_changed(r.s, "tools");
+	s = &r.f.out[r.f.n - 1];
+	CHECK_INT(s->kind, SL_OUT_NOTIFICATION);
+	CHECK_STR(s->id, "");
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(s->doc), "method"), "notifications/tools/list_changed");
+	/* A notification from the client gets no answer. */
+	int n = r.f.n;
+	sl_session_input(r.s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 54);
+	CHECK_INT(r.f.n, n);
+	rig_dispose(&r);
+}
