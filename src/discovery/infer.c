@@ -239,16 +239,17 @@ void sl_infer_record(const char *server, const char *tool, yyjson_val *result)
 	}
 }
 
+static void rec_free(const char *key, void *value, void *ctx)
+{
+	struct rec *r = value;
+	shape_free(r->shape);
+	free(r->json);
+	free(r);
+}
+
 void sl_infer_reset(void)
 {
-	for (size_t i = 0; i < recs.cap; i++) {
-		struct rec *r = recs.slots[i].value;
-		if (!recs.slots[i].key || !r)
-			continue;
-		shape_free(r->shape);
-		free(r->json);
-		free(r);
-	}
+	sl_map_each(&recs, rec_free, NULL);
 	sl_map_dispose(&recs);
 	memset(&recs, 0, sizeof(recs));
 	nrecs = 0;
