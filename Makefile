@@ -7,6 +7,7 @@
 #   make bench      benchmarks (numbers, not pass/fail)
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
 #   make install PREFIX=/usr/local
+#   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
 #                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz)
@@ -55,7 +56,7 @@ QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
 QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
 
-.PHONY: all run test unit e2e bench soak install clean setup fuzz
+.PHONY: all run test unit e2e bench soak install clean setup fuzz docs
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -107,6 +108,9 @@ bench: setup $(SLUICE) $(CATALOG)
 # Fails on an unexpected answer or on RSS/fd growth after warm-up (tests/soak/soak.mjs).
 soak: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) node tests/soak/soak.mjs
+
+docs: $(SLUICE)
+	$(SLUICE) config-reference > docs/CONFIG.md
 
 install: $(SLUICE)
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -29,6 +29,7 @@ static const char usage[] =
 	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
 	"                        tool pins: status against the live servers, what changed,\n"
 	"                        trust the current definition, forget pins\n"
+	"  config-reference      every config key, its range and default, as markdown\n"
 	"\n"
 	"options:\n"
 	"  -c, --config FILE        config file (JSON with \"mcpServers\"; default $SLUICE_CONFIG)\n"
@@ -124,6 +125,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sluice: unknown or incomplete argument '%s'\n\n%s", a, usage);
 			return 2;
 		}
+	}
+	if (cmd && strcmp(cmd, "config-reference") == 0) {
+		sl_config_reference(stdout);
+		return 0;
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
 		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins"))) {

@@ -7,6 +7,7 @@
  * in list_servers while the others serve. Unknown keys are warnings.
  */
 #include "config/config.h"
+#include "config/conf.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "pipeline/call.h"
@@ -14,7 +15,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,53 +24,19 @@
 #define CONFIG_MAX_BYTES (16u << 20)
 
 struct parser {
-	const char *path;
-	const char *text;
-	size_t len;
+	struct sl_conf_ctx cx; /* first: on_warn finds the parser from it */
 	struct sl_config *c;
-	struct sl_err *err;
 };
 
-static void warn(struct parser *p, const char *fmt, ...) SL_PRINTF(2, 3);
-static void warn(struct parser *p, const char *fmt, ...)
+static void add_warning(struct sl_config *c, char *msg)
 {
-	struct sl_config *c = p->c;
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	s = sl_vprintf(fmt, ap);
-	va_end(ap);
 	c->warnings = sl_realloc(c->warnings, (c->nwarnings + 1) * sizeof(char *));
-	c->warnings[c->nwarnings++] = s;
+	c->warnings[c->nwarnings++] = msg;
 }
 
-/* Positions come from yyjson's reader only for syntax errors; for semantic
- * errors we name the key path instead, which is what a user searches for. */
-static int fail(struct parser *p, const char *where, const char *what)
+static void on_warn(struct sl_conf_ctx *cx, char *msg)
 {
-	sl_err_set(p->err, "%s: %s: %s", p->path, where, what);
-	return SL_ERR_INVALID;
-}
-
-/* JSON allows a key twice and yyjson keeps both: refuse that rather than
- * pick one silently (or, worse, size one list and fill another). */
-static bool repeated(yyjson_val *obj, yyjson_val *key)
-{
-	yyjson_obj_iter it;
-	yyjson_val *k;
-	yyjson_obj_iter_init(obj, &it);
-	while ((k = yyjson_obj_iter_next(&it)) && k != key)
-		if (yyjson_equals(k, key))
-			return true;
-	return false;
-}
-
-static int fail_repeated(struct parser *p, const char *where, const char *key)
-{
-	char what[200];
-	snprintf(what, sizeof(what), "\"%.100s\" is given twice", key);
-	return fail(p, where, what);
+	add_warning(((struct parser *)cx)->c, msg);
 }
 
 static const char *env_getenv(const char *name)
@@ -161,147 +127,195 @@ static bool valid_header(const char *name, const char *value)
 	return true;
 }
 
-static int parse_server(struct parser *p, const char *group, const char *name,
+
+/* command, cwd, url: a string with ${VAR} expanded for this server. */
+static int parse_expanded(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			  void *target)
+{
+	if (!yyjson_is_str(v) || yyjson_get_len(v) < k->min)
+		return sl_conf_bad(cx, k);
+	*(char **)sl_conf_field(target, k) = expand_for(target, k->key, yyjson_get_str(v));
+	return SL_OK;
+}
+
+static int parse_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		     void *target)
+{
+	const char *u = yyjson_get_str(v);
+	if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
+		return sl_conf_bad(cx, k);
+	return parse_expanded(cx, k, v, target);
+}
+
+static int parse_args(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		      void *target)
+{
+	struct sl_server_config *s = target;
+	size_t i, n;
+	yyjson_val *a;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	s->args = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
+	yyjson_arr_foreach(v, i, n, a) {
+		char what[32];
+		if (!yyjson_is_str(a))
+			return sl_conf_bad(cx, k);
+		snprintf(what, sizeof(what), "args[%zu]", i);
+		s->args[s->nargs] = expand_for(s, what, yyjson_get_str(a));
+		if (s->args[s->nargs])
+			s->nargs++;
+	}
+	return SL_OK;
+}
+
+static int parse_env(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		     void *target)
+{
+	struct sl_server_config *s = target;
+	yyjson_obj_iter it;
+	yyjson_val *ek;
+
+	if (!yyjson_is_obj(v))
+		return sl_conf_bad(cx, k);
+	s->env = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->env));
+	yyjson_obj_iter_init(v, &it);
+	while ((ek = yyjson_obj_iter_next(&it))) {
+		yyjson_val *ev = yyjson_obj_iter_get_val(ek);
+		char what[300];
+		char *val;
+		if (!yyjson_is_str(ev))
+			return sl_conf_fail_key(cx, k, "values must be strings");
+		if (strchr(yyjson_get_str(ek), '=') || !*yyjson_get_str(ek))
+			return sl_conf_fail_key(cx, k, "names must be non-empty and without '='");
+		snprintf(what, sizeof(what), "env.%s", yyjson_get_str(ek));
+		if (!(val = expand_for(s, what, yyjson_get_str(ev))))
+			continue;
+		s->env[s->nenv].key = sl_strdup(yyjson_get_str(ek));
+		s->env[s->nenv++].value = val;
+	}
+	return SL_OK;
+}
+
+static int parse_headers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
+{
+	struct sl_server_config *s = target;
+	yyjson_obj_iter it;
+	yyjson_val *hk;
+
+	if (!yyjson_is_obj(v))
+		return sl_conf_bad(cx, k);
+	s->headers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->headers));
+	yyjson_obj_iter_init(v, &it);
+	while ((hk = yyjson_obj_iter_next(&it))) {
+		yyjson_val *hv = yyjson_obj_iter_get_val(hk);
+		const char *hn = yyjson_get_str(hk);
+		char what[300];
+		char *val;
+		if (!yyjson_is_str(hv) || !valid_header(hn, yyjson_get_str(hv)))
+			return sl_conf_fail_key(cx, k, "must map header names to single-line string values");
+		snprintf(what, sizeof(what), "headers.%s", hn);
+		if (!(val = expand_for(s, what, yyjson_get_str(hv))))
+			continue;
+		if (!valid_header(hn, val)) {
+			free(val);
+			return sl_conf_fail(cx, NULL, "a header value expands to more than one line");
+		}
+		s->headers[s->nheaders].key = sl_strdup(hn);
+		s->headers[s->nheaders++].value = val;
+	}
+	return SL_OK;
+}
+
+/* "prefix": false is stored the other way round: unprefixed is the exception. */
+static int parse_prefix(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
+{
+	if (!yyjson_is_bool(v))
+		return sl_conf_bad(cx, k);
+	((struct sl_server_config *)target)->unprefixed = !yyjson_get_bool(v);
+	return SL_OK;
+}
+
+static const struct sl_conf_name transports[] = {
+	{ "stdio", SL_TRANSPORT_STDIO },
+	{ "http", SL_TRANSPORT_HTTP },
+	{ "streamable-http", SL_TRANSPORT_HTTP },
+	{ "streamableHttp", SL_TRANSPORT_HTTP },
+	{ "sse", SL_TRANSPORT_SSE },
+	{ NULL, 0 },
+};
+
+#define SRV(field) SL_CONF_AT(struct sl_server_config, field)
+static const struct sl_conf_key server_keys[] = {
+	{ "command", SL_CONF_CUSTOM, SRV(command), .min = 1, .parse = parse_expanded,
+	  .shape = "a non-empty string",
+	  .doc = "The program to run, searched in the entry's `PATH`; `${VAR}` expanded." },
+	{ "args", SL_CONF_CUSTOM, SRV(args), .parse = parse_args, .shape = "an array of strings",
+	  .dflt_doc = "`[]`", .doc = "Its arguments; `${VAR}` expanded." },
+	{ "env", SL_CONF_CUSTOM, SRV(env), .parse = parse_env, .shape = "an object of strings",
+	  .dflt_doc = "`{}`",
+	  .doc = "Variables added to the child's least-privilege environment; `${VAR}` expanded." },
+	{ "cwd", SL_CONF_CUSTOM, SRV(cwd), .parse = parse_expanded, .shape = "a string",
+	  .dflt_doc = "the gateway's", .doc = "The child's working directory; `${VAR}` expanded." },
+	{ "disabled", SL_CONF_BOOL, SRV(disabled), .doc = "`true`: the server is not started." },
+	{ "prefix", SL_CONF_CUSTOM, SRV(unprefixed), .parse = parse_prefix, .shape = "true or false",
+	  .dflt_doc = "`true`",
+	  .doc = "`false`: its tools, prompts and resource URIs keep their own names instead of "
+		 "`server__tool` and `sluice://server/uri` (a name already taken falls back to the "
+		 "prefixed form, with a warning)." },
+	{ "timeout", SL_CONF_UINT, SRV(timeout_ms), .min = 1, .max = UINT64_MAX,
+	  .shape = "a positive number of milliseconds", .dflt_doc = "`sluice.callTimeoutMs`",
+	  .doc = "How long one call to this server may take." },
+	{ "type", SL_CONF_ENUM, SRV(transport), .names = transports,
+	  .shape = "\"stdio\", \"http\" or \"sse\"", .dflt_doc = "`\"stdio\"`; `\"http\"` with a `url`",
+	  .doc = "`\"http\"` (also `\"streamable-http\"`): Streamable HTTP; `\"sse\"`: the "
+		 "2024-11-05 HTTP+SSE transport." },
+	{ "url", SL_CONF_CUSTOM, SRV(url), .parse = parse_url, .shape = "an http:// or https:// URL",
+	  .doc = "A remote server, instead of `command`; `${VAR}` expanded." },
+	{ "headers", SL_CONF_CUSTOM, SRV(headers), .parse = parse_headers,
+	  .shape = "an object of strings", .dflt_doc = "`{}`",
+	  .doc = "Remote servers: sent on every request (where tokens go); `${VAR}` expanded." },
+};
+#undef SRV
+
+static const struct sl_conf_section server_section = {
+	"mcpServers.<name>",
+	"One server entry (VS Code's `servers.<name>` is the same). Names are 1-64 characters of "
+	"`A-Z a-z 0-9 _ - .`. An unset `${VAR}` fails that server alone, with a message naming the "
+	"variable.",
+	server_keys, SL_COUNT(server_keys), SL_CONF_KEY_FIRST, NULL,
+};
+
+static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *name,
 			yyjson_val *o, struct sl_server_config *s)
 {
 	char where[160];
-	yyjson_val *k, *v;
-	yyjson_obj_iter it;
-	bool typed = false;
+	int rc;
 
 	if (!name) /* object keys are strings; this keeps the compiler sure of it */
 		name = "";
 	snprintf(where, sizeof(where), "%s.%s", group, name);
 	s->name = sl_strdup(name);
 	if (!valid_server_name(name))
-		return fail(p, where, "server names are 1-64 characters of A-Z a-z 0-9 _ - .");
+		return sl_conf_fail(cx, where, "server names are 1-64 characters of A-Z a-z 0-9 _ - .");
 	if (!yyjson_is_obj(o))
-		return fail(p, where, "a server entry must be an object");
-
-	yyjson_obj_iter_init(o, &it);
-	while ((k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (repeated(o, k))
-			return fail_repeated(p, where, key);
-		if (strcmp(key, "command") == 0) {
-			if (!yyjson_is_str(v) || !*yyjson_get_str(v))
-				return fail(p, where, "\"command\" must be a non-empty string");
-			s->command = expand_for(s, "command", yyjson_get_str(v));
-		} else if (strcmp(key, "args") == 0) {
-			size_t i, n;
-			yyjson_val *a;
-			if (!yyjson_is_arr(v))
-				return fail(p, where, "\"args\" must be an array of strings");
-			n = yyjson_arr_size(v);
-			s->args = sl_alloc((n + 1) * sizeof(char *));
-			yyjson_arr_foreach(v, i, n, a) {
-				char what[32];
-				if (!yyjson_is_str(a))
-					return fail(p, where, "\"args\" must be an array of strings");
-				snprintf(what, sizeof(what), "args[%zu]", i);
-				s->args[s->nargs] = expand_for(s, what, yyjson_get_str(a));
-				if (s->args[s->nargs])
-					s->nargs++;
-			}
-		} else if (strcmp(key, "env") == 0) {
-			yyjson_obj_iter eit;
-			yyjson_val *ek;
-			if (!yyjson_is_obj(v))
-				return fail(p, where, "\"env\" must be an object of strings");
-			s->env = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->env));
-			yyjson_obj_iter_init(v, &eit);
-			while ((ek = yyjson_obj_iter_next(&eit))) {
-				yyjson_val *ev = yyjson_obj_iter_get_val(ek);
-				char what[300];
-				char *val;
-				if (!yyjson_is_str(ev))
-					return fail(p, where, "\"env\" values must be strings");
-				if (strchr(yyjson_get_str(ek), '=') || !*yyjson_get_str(ek))
-					return fail(p, where, "\"env\" names must be non-empty and without '='");
-				snprintf(what, sizeof(what), "env.%s", yyjson_get_str(ek));
-				val = expand_for(s, what, yyjson_get_str(ev));
-				if (!val)
-					continue;
-				s->env[s->nenv].key = sl_strdup(yyjson_get_str(ek));
-				s->env[s->nenv++].value = val;
-			}
-		} else if (strcmp(key, "cwd") == 0) {
-			if (!yyjson_is_str(v))
-				return fail(p, where, "\"cwd\" must be a string");
-			s->cwd = expand_for(s, "cwd", yyjson_get_str(v));
-		} else if (strcmp(key, "disabled") == 0) {
-			if (!yyjson_is_bool(v))
-				return fail(p, where, "\"disabled\" must be true or false");
-			s->disabled = yyjson_get_bool(v);
-		} else if (strcmp(key, "prefix") == 0) {
-			if (!yyjson_is_bool(v))
-				return fail(p, where, "\"prefix\" must be true or false");
-			s->unprefixed = !yyjson_get_bool(v);
-		} else if (strcmp(key, "timeout") == 0) {
-			if (!yyjson_is_uint(v) || yyjson_get_uint(v) == 0)
-				return fail(p, where, "\"timeout\" must be a positive number of milliseconds");
-			s->timeout_ms = yyjson_get_uint(v);
-		} else if (strcmp(key, "type") == 0) {
-			const char *t = yyjson_get_str(v);
-			if (!t)
-				return fail(p, where, "\"type\" must be a string");
-			typed = true;
-			if (strcmp(t, "stdio") == 0)
-				s->transport = SL_TRANSPORT_STDIO;
-			else if (strcmp(t, "http") == 0 || strcmp(t, "streamable-http") == 0 ||
-				 strcmp(t, "streamableHttp") == 0)
-				s->transport = SL_TRANSPORT_HTTP;
-			else if (strcmp(t, "sse") == 0)
-				s->transport = SL_TRANSPORT_SSE;
-			else
-				return fail(p, where, "\"type\" must be \"stdio\", \"http\" or \"sse\"");
-		} else if (strcmp(key, "url") == 0) {
-			const char *u = yyjson_get_str(v);
-			if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
-				return fail(p, where, "\"url\" must be an http:// or https:// URL");
-			s->url = expand_for(s, "url", u);
-		} else if (strcmp(key, "headers") == 0) {
-			yyjson_obj_iter hit;
-			yyjson_val *hk;
-			if (!yyjson_is_obj(v))
-				return fail(p, where, "\"headers\" must be an object of strings");
-			s->headers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->headers));
-			yyjson_obj_iter_init(v, &hit);
-			while ((hk = yyjson_obj_iter_next(&hit))) {
-				yyjson_val *hv = yyjson_obj_iter_get_val(hk);
-				const char *hn = yyjson_get_str(hk);
-				char what[300];
-				char *val;
-				if (!yyjson_is_str(hv) || !valid_header(hn, yyjson_get_str(hv)))
-					return fail(p, where, "\"headers\" must map header names to "
-						    "single-line string values");
-				snprintf(what, sizeof(what), "headers.%s", hn);
-				if (!(val = expand_for(s, what, yyjson_get_str(hv))))
-					continue;
-				if (!valid_header(hn, val)) {
-					free(val);
-					return fail(p, where, "a header value expands to more than one line");
-				}
-				s->headers[s->nheaders].key = sl_strdup(hn);
-				s->headers[s->nheaders++].value = val;
-			}
-		} else {
-			warn(p, "%s: unknown key \"%s\" ignored", where, key);
-		}
-	}
-	if (s->url && !typed)
+		return sl_conf_fail(cx, where, "a server entry must be an object");
+	if ((rc = sl_conf_apply(cx, &server_section, where, o, s)) < 0)
+		return rc;
+	if (s->url && !yyjson_obj_get(o, "type"))
 		s->transport = SL_TRANSPORT_HTTP;
 	if (s->transport == SL_TRANSPORT_STDIO) {
 		if (yyjson_obj_get(o, "url"))
-			return fail(p, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
+			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
 		if (!s->command && !s->error)
-			return fail(p, where, "missing \"command\" (or \"url\" for a remote server)");
+			return sl_conf_fail(cx, where, "missing \"command\" (or \"url\" for a remote server)");
 	} else {
 		if (s->command)
-			return fail(p, where, "a server has either \"command\" or \"url\", not both");
+			return sl_conf_fail(cx, where, "a server has either \"command\" or \"url\", not both");
 		if (!yyjson_obj_get(o, "url"))
-			return fail(p, where, "missing \"url\"");
+			return sl_conf_fail(cx, where, "missing \"url\"");
 	}
 	if (!s->args)
 		s->args = sl_alloc(sizeof(char *));
@@ -310,282 +324,276 @@ static int parse_server(struct parser *p, const char *group, const char *name,
 	return SL_OK;
 }
 
-static int parse_size(struct parser *p, yyjson_val *v, const char *key, uint64_t min,
-		      uint64_t max, uint64_t *out)
+static int parse_require(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
 {
-	char where[96], what[160];
-	snprintf(where, sizeof(where), "sluice.%s", key);
-	if (!yyjson_is_uint(v) || yyjson_get_uint(v) < min || yyjson_get_uint(v) > max) {
-		snprintf(what, sizeof(what), "must be a whole number from %llu to %llu",
-			 (unsigned long long)min, (unsigned long long)max);
-		return fail(p, where, what);
+	struct sl_config *c = target;
+	yyjson_val *b;
+	size_t i, n;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	yyjson_arr_foreach(v, i, n, b) {
+		unsigned bit = yyjson_is_str(b) ? sl_boundary_parse(yyjson_get_str(b)) : 0;
+		if (!bit)
+			return sl_conf_fail_key(cx, k, "names are userns, pidns, netns, ipcns, mountns, "
+						"rlimits, no_new_privs, landlock, seccomp");
+		c->code_require |= bit;
 	}
-	*out = yyjson_get_uint(v);
 	return SL_OK;
 }
 
-static int parse_code(struct parser *p, yyjson_val *o);
-static int parse_http(struct parser *p, yyjson_val *o);
+#define CODE(field) SL_CONF_AT(struct sl_config, field)
+static const struct sl_conf_key code_keys[] = {
+	{ "enabled", SL_CONF_BOOL, CODE(code_enabled),
+	  .doc = "Offers `execute_code` in every exposure mode (always on in `\"code\"`)." },
+	{ "timeoutMs", SL_CONF_UINT, CODE(code.timeout_ms), .min = 1, .max = 3600000, .dflt = 30000,
+	  .doc = "A program's wall clock, its tool calls included." },
+	{ "cpuMs", SL_CONF_UINT, CODE(code.cpu_ms), .min = 1, .max = 3600000, .dflt = 5000,
+	  .doc = "A program's CPU time." },
+	{ "heapBytes", SL_CONF_UINT, CODE(code.heap_bytes), .min = 1u << 20, .max = 16ull << 30,
+	  .dflt = 256u << 20, .doc = "The JavaScript heap." },
+	{ "stackBytes", SL_CONF_UINT, CODE(code.stack_bytes), .min = 64u << 10, .max = 64u << 20,
+	  .dflt = 1u << 20, .doc = "The JavaScript stack." },
+	{ "maxCalls", SL_CONF_UINT, CODE(code.max_calls), .min = 1, .max = 100000, .dflt = 32,
+	  .doc = "Tool calls per program." },
+	{ "maxInFlight", SL_CONF_UINT, CODE(code.max_inflight), .min = 1, .max = 1000, .dflt = 4,
+	  .doc = "Tool calls of one program running at once." },
+	{ "maxOutputBytes", SL_CONF_UINT, CODE(code.max_output), .min = 1024, .max = 1u << 30,
+	  .dflt = 64u << 10, .doc = "The return value, as text." },
+	{ "maxConsoleBytes", SL_CONF_UINT, CODE(code.max_console), .min = 0, .max = 1u << 30,
+	  .dflt = 4u << 10, .doc = "Console output kept for the answer." },
+	{ "maxSourceBytes", SL_CONF_UINT, CODE(code.max_source), .min = 64, .max = 1u << 30,
+	  .dflt = 64u << 10, .doc = "The program's source." },
+	{ "maxArgsBytes", SL_CONF_UINT, CODE(code.max_args), .min = 64, .max = 1u << 30,
+	  .dflt = 256u << 10, .doc = "One call's arguments, as JSON." },
+	{ "maxResultBytes", SL_CONF_UINT, CODE(code.max_result), .min = 1024, .max = 1u << 30,
+	  .dflt = 4u << 20,
+	  .doc = "One tool result handed to the program, as JSON (over it the call rejects with "
+		 "`too_large`)." },
+	{ "poolSize", SL_CONF_UINT, CODE(code_pool), .min = 1, .max = 8, .dflt = 2,
+	  .doc = "Workers prepared in advance." },
+	{ "require", SL_CONF_CUSTOM, CODE(code_require), .parse = parse_require,
+	  .shape = "an array of boundary names", .dflt_doc = "`[]`",
+	  .doc = "Sandbox boundaries code mode refuses to run without: `userns`, `pidns`, `netns`, "
+		 "`ipcns`, `mountns`, `rlimits`, `no_new_privs`, `landlock`, `seccomp` "
+		 "(`sluice doctor` shows what this machine has)." },
+};
+#undef CODE
 
-static int parse_gateway(struct parser *p, yyjson_val *o)
-{
-	struct sl_config *c = p->c;
-	yyjson_obj_iter it;
-	yyjson_val *k, *v;
-	uint64_t n;
-	int rc = SL_OK;
-
-	if (!yyjson_is_obj(o))
-		return fail(p, "sluice", "must be an object");
-	yyjson_obj_iter_init(o, &it);
-	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (repeated(o, k)) {
-			rc = fail_repeated(p, "sluice", key);
-			break;
-		}
-		if (strcmp(key, "exposure") == 0) {
-			const char *e = yyjson_get_str(v);
-			if (e && strcmp(e, "passthrough") == 0)
-				c->exposure = SL_EXPOSE_PASSTHROUGH;
-			else if (e && strcmp(e, "router") == 0)
-				c->exposure = SL_EXPOSE_ROUTER;
-			else if (e && strcmp(e, "hybrid") == 0)
-				c->exposure = SL_EXPOSE_HYBRID;
-			else if (e && strcmp(e, "code") == 0)
-				c->exposure = SL_EXPOSE_CODE;
-			else
-				rc = fail(p, "sluice.exposure",
-					  "must be \"passthrough\", \"router\", \"hybrid\" or \"code\"");
-		} else if (strcmp(key, "logLevel") == 0) {
-			int l = yyjson_is_str(v) ? sl_log_level_parse(yyjson_get_str(v)) : -1;
-			if (l < 0)
-				rc = fail(p, "sluice.logLevel", "must be \"error\", \"warn\", \"info\" or \"debug\"");
-			c->log_level = l;
-		} else if (strcmp(key, "logFile") == 0) {
-			if (!yyjson_is_str(v))
-				rc = fail(p, "sluice.logFile", "must be a path");
-			else
-				c->log_file = sl_strdup(yyjson_get_str(v));
-		} else if (strcmp(key, "callTimeoutMs") == 0) {
-			rc = parse_size(p, v, key, 1, 86400000, &c->call_timeout_ms);
-		} else if (strcmp(key, "startupTimeoutMs") == 0) {
-			rc = parse_size(p, v, key, 1, 3600000, &c->startup_timeout_ms);
-		} else if (strcmp(key, "restartMaxBackoffMs") == 0) {
-			rc = parse_size(p, v, key, 1, 3600000, &c->restart_max_backoff_ms);
-		} else if (strcmp(key, "maxRequestBytes") == 0) {
-			rc = parse_size(p, v, key, 1024, 1u << 30, &n);
-			c->max_request_bytes = n;
-		} else if (strcmp(key, "maxUpstreamMessageBytes") == 0) {
-			rc = parse_size(p, v, key, 1024, 1u << 30, &n);
-			c->max_upstream_message_bytes = n;
-		} else if (strcmp(key, "codeMode") == 0) {
-			rc = parse_code(p, v);
-		} else if (strcmp(key, "http") == 0) {
-			rc = parse_http(p, v);
-		} else if (sl_stages_section(key)) {
-			/* A stage's own section: the stage reads it at start. */
-			if (!yyjson_is_obj(v))
-				rc = fail(p, key, "a stage's section must be an object");
-		} else if (strcmp(key, "maxToolsPerServer") == 0) {
-			rc = parse_size(p, v, key, 1, 100000, &n);
-			c->max_tools = n;
-		} else {
-			warn(p, "sluice: unknown key \"%s\" ignored", key);
-		}
-	}
-	return rc;
-}
+static const struct sl_conf_section code_section = {
+	"sluice.codeMode",
+	"Code mode: `execute_code` runs a JavaScript program in a sandboxed worker; these are its "
+	"limits (docs/internals/SANDBOX.md).",
+	code_keys, SL_COUNT(code_keys), 0, NULL,
+};
 
 void sl_code_limits_default(struct sl_code_limits *l)
 {
-	l->timeout_ms = 30000;
-	l->cpu_ms = 5000;
-	l->heap_bytes = 256u << 20;
-	l->stack_bytes = 1u << 20;
-	l->max_calls = 32;
-	l->max_inflight = 4;
-	l->max_output = 64u << 10;
-	l->max_console = 4u << 10;
-	l->max_source = 64u << 10;
-	l->max_args = 256u << 10;
-	l->max_result = 4u << 20;
+	struct sl_config c = { 0 };
+	sl_conf_defaults(&code_section, &c);
+	*l = c.code;
 }
 
-static int parse_code(struct parser *p, yyjson_val *o)
+static int parse_listen(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
 {
-	static const struct {
-		const char *key;
-		uint64_t min, max;
-		size_t off;
-		int size;
-	} nums[] = {
-#define F(k, lo, hi, field) { k, lo, hi, offsetof(struct sl_code_limits, field), \
-			      (int)sizeof(((struct sl_code_limits *)0)->field) }
-		F("timeoutMs", 1, 3600000, timeout_ms),
-		F("cpuMs", 1, 3600000, cpu_ms),
-		F("heapBytes", 1u << 20, 16ull << 30, heap_bytes),
-		F("stackBytes", 64u << 10, 64u << 20, stack_bytes),
-		F("maxCalls", 1, 100000, max_calls),
-		F("maxInFlight", 1, 1000, max_inflight),
-		F("maxOutputBytes", 1024, 1u << 30, max_output),
-		F("maxConsoleBytes", 0, 1u << 30, max_console),
-		F("maxSourceBytes", 64, 1u << 30, max_source),
-		F("maxArgsBytes", 64, 1u << 30, max_args),
-		F("maxResultBytes", 1024, 1u << 30, max_result),
-#undef F
-	};
-	struct sl_config *c = p->c;
-	yyjson_obj_iter it;
-	yyjson_val *k, *v;
+	struct sl_http_config *h = target;
+	if (!yyjson_is_str(v) || !strchr(yyjson_get_str(v), ':'))
+		return sl_conf_bad(cx, k);
+	free(h->listen);
+	h->listen = sl_strdup(yyjson_get_str(v));
+	return SL_OK;
+}
 
-	if (!yyjson_is_obj(o))
-		return fail(p, "sluice.codeMode", "must be an object");
-	yyjson_obj_iter_init(o, &it);
-	while ((k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		char where[96];
-		bool done = false;
-		v = yyjson_obj_iter_get_val(k);
-		snprintf(where, sizeof(where), "sluice.codeMode.%s", key);
-		if (repeated(o, k))
-			return fail_repeated(p, "sluice.codeMode", key);
-		for (size_t i = 0; i < SL_COUNT(nums) && !done; i++) {
-			uint64_t n;
-			char what[128];
-			if (strcmp(key, nums[i].key) != 0)
-				continue;
-			done = true;
-			if (!yyjson_is_uint(v) || (n = yyjson_get_uint(v)) < nums[i].min || n > nums[i].max) {
-				snprintf(what, sizeof(what), "must be a whole number from %llu to %llu",
-					 (unsigned long long)nums[i].min, (unsigned long long)nums[i].max);
-				return fail(p, where, what);
-			}
-			if (nums[i].size == 4)
-				*(uint32_t *)((char *)&c->code + nums[i].off) = (uint32_t)n;
-			else
-				*(uint64_t *)((char *)&c->code + nums[i].off) = n;
-		}
-		if (done)
-			continue;
-		if (strcmp(key, "enabled") == 0) {
-			if (!yyjson_is_bool(v))
-				return fail(p, where, "must be true or false");
-			c->code_enabled = yyjson_get_bool(v);
-		} else if (strcmp(key, "poolSize") == 0) {
-			if (!yyjson_is_uint(v) || yyjson_get_uint(v) < 1 || yyjson_get_uint(v) > 8)
-				return fail(p, where, "must be a whole number from 1 to 8");
-			c->code_pool = (int)yyjson_get_uint(v);
-		} else if (strcmp(key, "require") == 0) {
-			yyjson_val *b;
-			size_t i, n;
-			if (!yyjson_is_arr(v))
-				return fail(p, where, "must be an array of boundary names");
-			yyjson_arr_foreach(v, i, n, b) {
-				unsigned bit = yyjson_is_str(b) ? sl_boundary_parse(yyjson_get_str(b)) : 0;
-				if (!bit)
-					return fail(p, where, "names are userns, pidns, netns, ipcns, mountns, "
-						    "rlimits, no_new_privs, landlock, seccomp");
-				c->code_require |= bit;
-			}
-		} else {
-			warn(p, "sluice.codeMode: unknown key \"%s\" ignored", key);
-		}
+static int parse_bearer(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
+{
+	struct sl_http_config *h = target;
+	struct sl_err e;
+
+	if (!yyjson_is_str(v) || !yyjson_get_len(v))
+		return sl_conf_bad(cx, k);
+	free(h->bearer_token);
+	h->bearer_token = sl_config_expand(yyjson_get_str(v), env_getenv, &e);
+	if (!h->bearer_token)
+		return sl_conf_fail_key(cx, k, "%s", e.msg);
+	return SL_OK;
+}
+
+static int parse_origins(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
+{
+	struct sl_http_config *h = target;
+	yyjson_val *s;
+	size_t i, max;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	h->allowed_origins = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
+	yyjson_arr_foreach(v, i, max, s) {
+		if (!yyjson_is_str(s))
+			return sl_conf_bad(cx, k);
+		h->allowed_origins[h->norigins++] = sl_strdup(yyjson_get_str(s));
 	}
 	return SL_OK;
 }
 
-static int parse_http(struct parser *p, yyjson_val *o)
+#define HTTP(field) SL_CONF_AT(struct sl_http_config, field)
+static const struct sl_conf_key http_keys[] = {
+	{ "listen", SL_CONF_CUSTOM, HTTP(listen), .parse = parse_listen, .shape = "\"host:port\"",
+	  .dflt_doc = "none: stdio unless `--http`",
+	  .doc = "Where `serve` listens; set, it serves HTTP at `/mcp`." },
+	{ "bearerToken", SL_CONF_CUSTOM, HTTP(bearer_token), .parse = parse_bearer,
+	  .shape = "a non-empty string", .dflt_doc = "none (loopback only)",
+	  .doc = "Every request must carry `Authorization: Bearer <token>`; `${VAR}` expanded." },
+	{ "allowedOrigins", SL_CONF_CUSTOM, HTTP(allowed_origins), .parse = parse_origins,
+	  .shape = "an array of origins", .dflt_doc = "`[\"http://localhost:*\", \"http://127.0.0.1:*\"]`",
+	  .doc = "Browser origins accepted in `Origin` (DNS rebinding protection)." },
+	{ "maxBodyBytes", SL_CONF_UINT, HTTP(max_body_bytes), .min = 1024, .max = 1u << 30,
+	  .dflt = 4u << 20, .doc = "One POST body; over it the answer is 413." },
+	{ "maxSessions", SL_CONF_UINT, HTTP(max_sessions), .min = 1, .max = 100000, .dflt = 64,
+	  .doc = "Live sessions; one more gets 503." },
+	{ "maxRequestsPerSession", SL_CONF_UINT, HTTP(max_requests), .min = 1, .max = 100000,
+	  .dflt = 32, .doc = "Requests in flight in one session; one more gets 429." },
+	{ "idleSessionTimeoutMs", SL_CONF_UINT, HTTP(idle_timeout_ms), .min = 100,
+	  .max = 7ull * 86400000, .dflt = 30ull * 60 * 1000,
+	  .doc = "A session with no request and no open stream ends after this." },
+	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
+	  .doc = "An SSE comment on every open stream this often." },
+};
+#undef HTTP
+
+static const struct sl_conf_section http_section = {
+	"sluice.http",
+	"The Streamable HTTP front end (`serve --http`; docs/internals/HTTP.md).",
+	http_keys, SL_COUNT(http_keys), 0, NULL,
+};
+
+/* A stage's own section: the stage reads it at start. */
+static int stage_section(struct sl_conf_ctx *cx, const char *key, yyjson_val *v, void *target)
 {
-	struct sl_http_config *h = &p->c->http;
+	if (!sl_stages_section(key))
+		return SL_CONF_DECLINED;
+	if (!yyjson_is_obj(v))
+		return sl_conf_fail(cx, key, "a stage's section must be an object");
+	return SL_OK;
+}
+
+static const struct sl_conf_name exposures[] = {
+	{ "passthrough", SL_EXPOSE_PASSTHROUGH },
+	{ "router", SL_EXPOSE_ROUTER },
+	{ "hybrid", SL_EXPOSE_HYBRID },
+	{ "code", SL_EXPOSE_CODE },
+	{ NULL, 0 },
+};
+
+static const struct sl_conf_name log_levels[] = {
+	{ "error", SL_LOG_ERROR },
+	{ "warn", SL_LOG_WARN },
+	{ "info", SL_LOG_INFO },
+	{ "debug", SL_LOG_DEBUG },
+	{ NULL, 0 },
+};
+
+#define GW(field) SL_CONF_AT(struct sl_config, field)
+static const struct sl_conf_key gateway_keys[] = {
+	{ "exposure", SL_CONF_ENUM, GW(exposure), .names = exposures, .dflt = SL_EXPOSE_PASSTHROUGH,
+	  .doc = "What `tools/list` shows (README.md, \"Exposure modes\"); `--exposure` overrides it." },
+	{ "logLevel", SL_CONF_ENUM, GW(log_level), .names = log_levels, .dflt = SL_LOG_INFO,
+	  .doc = "`--log-level` overrides it." },
+	{ "logFile", SL_CONF_STRING, GW(log_file), .shape = "a path", .dflt_doc = "stderr",
+	  .doc = "Where logs go (stdout carries only MCP messages)." },
+	{ "callTimeoutMs", SL_CONF_UINT, GW(call_timeout_ms), .min = 1, .max = 86400000,
+	  .dflt = 60000, .doc = "One tool call, unless its server sets `timeout`." },
+	{ "startupTimeoutMs", SL_CONF_UINT, GW(startup_timeout_ms), .min = 1, .max = 3600000,
+	  .dflt = 30000, .doc = "How long requests that need the catalog wait for every server's "
+				"first handshake." },
+	{ "restartMaxBackoffMs", SL_CONF_UINT, GW(restart_max_backoff_ms), .min = 1, .max = 3600000,
+	  .dflt = 30000, .doc = "The longest wait between restarts of a failed server." },
+	{ "maxRequestBytes", SL_CONF_UINT, GW(max_request_bytes), .min = 1024, .max = 1u << 30,
+	  .dflt = 4u << 20, .doc = "One client message." },
+	{ "maxUpstreamMessageBytes", SL_CONF_UINT, GW(max_upstream_message_bytes), .min = 1024,
+	  .max = 1u << 30, .dflt = 32u << 20, .doc = "One upstream message." },
+	{ "maxToolsPerServer", SL_CONF_UINT, GW(max_tools), .min = 1, .max = 100000, .dflt = 2000,
+	  .doc = "Tools taken from one server's list." },
+	{ "codeMode", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
+	  .sub = &code_section, .doc = "See `sluice.codeMode` below." },
+	{ "http", SL_CONF_OBJECT, GW(http), .sub = &http_section, .doc = "See `sluice.http` below." },
+};
+
+static const struct sl_conf_section gateway_section = {
+	"sluice",
+	"The gateway's own settings. The pipeline stages read their sections (`sluice.policy`, "
+	"`sluice.pinning`, `sluice.governor`, ...: docs/stages/) themselves.",
+	gateway_keys, SL_COUNT(gateway_keys), 0, stage_section,
+};
+
+static int parse_servers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
+{
+	struct sl_config *c = target;
 	yyjson_obj_iter it;
-	yyjson_val *k, *v;
-	uint64_t n;
+	yyjson_val *sk;
 	int rc = SL_OK;
 
-	if (!yyjson_is_obj(o))
-		return fail(p, "sluice.http", "must be an object");
-	yyjson_obj_iter_init(o, &it);
-	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (repeated(o, k))
-			return fail_repeated(p, "sluice.http", key);
-		if (strcmp(key, "listen") == 0) {
-			if (!yyjson_is_str(v) || !strchr(yyjson_get_str(v), ':'))
-				return fail(p, "sluice.http.listen", "must be \"host:port\"");
-			free(h->listen);
-			h->listen = sl_strdup(yyjson_get_str(v));
-		} else if (strcmp(key, "bearerToken") == 0) {
-			struct sl_err e;
-			if (!yyjson_is_str(v) || !yyjson_get_len(v))
-				return fail(p, "sluice.http.bearerToken", "must be a non-empty string");
-			free(h->bearer_token);
-			h->bearer_token = sl_config_expand(yyjson_get_str(v), env_getenv, &e);
-			if (!h->bearer_token)
-				return fail(p, "sluice.http.bearerToken", e.msg);
-		} else if (strcmp(key, "allowedOrigins") == 0) {
-			yyjson_val *s;
-			size_t i, max;
-			if (!yyjson_is_arr(v))
-				return fail(p, "sluice.http.allowedOrigins", "must be an array of origins");
-			h->allowed_origins = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
-			yyjson_arr_foreach(v, i, max, s) {
-				if (!yyjson_is_str(s))
-					return fail(p, "sluice.http.allowedOrigins", "must be an array of origins");
-				h->allowed_origins[h->norigins++] = sl_strdup(yyjson_get_str(s));
-			}
-		} else if (strcmp(key, "maxBodyBytes") == 0) {
-			rc = parse_size(p, v, "http.maxBodyBytes", 1024, 1u << 30, &n);
-			h->max_body_bytes = n;
-		} else if (strcmp(key, "maxSessions") == 0) {
-			rc = parse_size(p, v, "http.maxSessions", 1, 100000, &n);
-			h->max_sessions = (uint32_t)n;
-		} else if (strcmp(key, "maxRequestsPerSession") == 0) {
-			rc = parse_size(p, v, "http.maxRequestsPerSession", 1, 100000, &n);
-			h->max_requests = (uint32_t)n;
-		} else if (strcmp(key, "idleSessionTimeoutMs") == 0) {
-			rc = parse_size(p, v, "http.idleSessionTimeoutMs", 100, 7ull * 86400000, &h->idle_timeout_ms);
-		} else if (strcmp(key, "heartbeatMs") == 0) {
-			rc = parse_size(p, v, "http.heartbeatMs", 100, 3600000, &h->heartbeat_ms);
-		} else {
-			warn(p, "sluice.http: unknown key \"%s\" ignored", key);
-		}
+	if (c->servers)
+		return sl_conf_fail(cx, k->key, "use either \"mcpServers\" or \"servers\", not both");
+	if (!yyjson_is_obj(v))
+		return sl_conf_fail(cx, k->key, "must be an object of servers");
+	c->servers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->servers));
+	yyjson_obj_iter_init(v, &it);
+	while (rc == SL_OK && (sk = yyjson_obj_iter_next(&it))) {
+		rc = parse_server(cx, k->key, yyjson_get_str(sk), yyjson_obj_iter_get_val(sk),
+				  &c->servers[c->nservers]);
+		c->nservers++;
 	}
 	return rc;
+}
+
+static const struct sl_conf_key root_keys[] = {
+	{ "mcpServers", SL_CONF_CUSTOM, GW(servers), .parse = parse_servers,
+	  .shape = "an object of servers", .dflt_doc = "required (or `servers`)",
+	  .doc = "The servers to aggregate, as Claude Desktop, Cursor and Claude Code write them "
+		 "(`mcpServers.<name>` below)." },
+	{ "servers", SL_CONF_CUSTOM, GW(servers), .parse = parse_servers,
+	  .shape = "an object of servers", .doc = "VS Code's spelling of `mcpServers` (not both)." },
+	{ "sluice", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
+	  .sub = &gateway_section, .doc = "The gateway (`sluice` below)." },
+};
+#undef GW
+
+static const struct sl_conf_section root_section = {
+	"top level",
+	"The file is JSON; comments and trailing commas are accepted. Unknown keys are warnings "
+	"naming the key; a key given twice is an error.",
+	root_keys, SL_COUNT(root_keys), 0, NULL,
+};
+
+void sl_config_reference(FILE *f)
+{
+	static const struct sl_conf_section *const sections[] = {
+		&root_section, &server_section, &gateway_section, &code_section, &http_section,
+	};
+	fprintf(f, "# Configuration reference\n\n"
+		"Generated by `sluice config-reference` from the key tables in src/config/config.c "
+		"(`make docs`); a unit test fails when this file and the tables differ.\n\n");
+	for (size_t i = 0; i < SL_COUNT(sections); i++)
+		sl_conf_reference(f, sections[i]);
 }
 
 int sl_config_parse(const char *path, const char *text, size_t len,
 		    struct sl_config **out, struct sl_err *err)
 {
-	struct parser p = { .path = path, .text = text, .len = len, .err = err };
 	struct sl_config *c = sl_alloc(sizeof(*c));
+	struct parser p = { .cx = { .file = path, .err = err, .warn = on_warn }, .c = c };
 	yyjson_read_err rerr;
 	yyjson_doc *doc;
-	yyjson_val *root, *k, *v;
-	yyjson_obj_iter it;
+	yyjson_val *root;
 	int rc = SL_OK;
-	bool have_servers = false;
 
-	p.c = c;
 	c->path = sl_strdup(path);
-	c->exposure = SL_EXPOSE_PASSTHROUGH;
-	c->log_level = SL_LOG_INFO;
-	c->call_timeout_ms = 60000;
-	c->startup_timeout_ms = 30000;
-	c->restart_max_backoff_ms = 30000;
-	c->max_request_bytes = 4u << 20;
-	c->max_upstream_message_bytes = 32u << 20;
-	c->max_tools = 2000;
-	c->http.max_body_bytes = 4u << 20;
-	c->http.max_sessions = 64;
-	c->http.max_requests = 32;
-	c->http.idle_timeout_ms = 30ull * 60 * 1000;
-	c->http.heartbeat_ms = 15000;
-	sl_code_limits_default(&c->code);
-	c->code_pool = 2;
-
+	sl_conf_defaults(&root_section, c);
 	doc = yyjson_read_opts((char *)text, len,
 			       YYJSON_READ_ALLOW_COMMENTS | YYJSON_READ_ALLOW_TRAILING_COMMAS,
 			       NULL, &rerr);
@@ -598,51 +606,19 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	}
 	root = yyjson_doc_get_root(doc);
 	if (!yyjson_is_obj(root)) {
-		rc = fail(&p, "top level", "the config must be a JSON object");
+		rc = sl_conf_fail(&p.cx, "top level", "the config must be a JSON object");
 		goto out;
 	}
-	yyjson_obj_iter_init(root, &it);
-	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (repeated(root, k)) {
-			rc = fail_repeated(&p, "top level", key);
-			break;
-		}
-		if (strcmp(key, "mcpServers") == 0 || strcmp(key, "servers") == 0) {
-			yyjson_obj_iter sit;
-			yyjson_val *sk;
-			if (have_servers) {
-				rc = fail(&p, key, "use either \"mcpServers\" or \"servers\", not both");
-				break;
-			}
-			have_servers = true;
-			if (!yyjson_is_obj(v)) {
-				rc = fail(&p, key, "must be an object of servers");
-				break;
-			}
-			c->servers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->servers));
-			yyjson_obj_iter_init(v, &sit);
-			while (rc == SL_OK && (sk = yyjson_obj_iter_next(&sit))) {
-				rc = parse_server(&p, key, yyjson_get_str(sk), yyjson_obj_iter_get_val(sk),
-						  &c->servers[c->nservers]);
-				c->nservers++;
-			}
-		} else if (strcmp(key, "sluice") == 0) {
-			c->sluice = v;
-			rc = parse_gateway(&p, v);
-		} else {
-			warn(&p, "unknown top-level key \"%s\" ignored", key);
-		}
-	}
+	rc = sl_conf_apply(&p.cx, &root_section, NULL, root, c);
+	c->sluice = yyjson_obj_get(root, "sluice");
 	if (c->exposure == SL_EXPOSE_CODE)
 		c->code_enabled = true;
-	if (rc == SL_OK && !have_servers)
-		rc = fail(&p, "top level", "no \"mcpServers\" object: nothing to serve");
+	if (rc == SL_OK && !c->servers)
+		rc = sl_conf_fail(&p.cx, "top level", "no \"mcpServers\" object: nothing to serve");
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
-				rc = fail(&p, c->servers[i].name, "duplicate server name");
+				rc = sl_conf_fail(&p.cx, c->servers[i].name, "duplicate server name");
 out:
 	c->doc = doc;
 	if (rc != SL_OK) {
@@ -734,15 +710,10 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c);
 }
 
+
 const char *sl_exposure_name(enum sl_exposure e)
 {
-	switch (e) {
-	case SL_EXPOSE_PASSTHROUGH: return "passthrough";
-	case SL_EXPOSE_ROUTER: return "router";
-	case SL_EXPOSE_HYBRID: return "hybrid";
-	case SL_EXPOSE_CODE: return "code";
-	}
-	return "?";
+	return (size_t)e < SL_COUNT(exposures) - 1 ? exposures[e].name : "?";
 }
 
 /* What a child may inherit from the gateway: enough to find programs, run an

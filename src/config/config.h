@@ -16,6 +16,7 @@
 #define SL_CONFIG_CONFIG_H
 
 #include "core/common.h"
+#include <stdio.h>
 #include <yyjson.h>
 
 enum sl_exposure {
@@ -125,6 +126,10 @@ const struct sl_config *sl_config_ref(const struct sl_config *c);
 void sl_config_unref(const struct sl_config *c);
 
 const char *sl_exposure_name(enum sl_exposure e);
+
+/* Writes the markdown reference of every key this module parses to f
+ * (docs/CONFIG.md is its output). */
+void sl_config_reference(FILE *f);
 
 /* The environment for a child: a least-privilege allowlist taken from envp
  * plus what the entry declares. Returns a NULL-terminated array; free it

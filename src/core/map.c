@@ -6,6 +6,11 @@
 
 static char tombstone[1];
 
+static bool live(const struct sl_map_slot *s)
+{
+	return s->key && s->key != tombstone;
+}
+
 void sl_map_init(struct sl_map *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -14,7 +19,7 @@ void sl_map_init(struct sl_map *m)
 void sl_map_dispose(struct sl_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key && m->slots[i].key != tombstone)
+		if (live(&m->slots[i]))
 			free(m->slots[i].key);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
@@ -61,7 +66,7 @@ static void rehash(struct sl_map *m, size_t cap)
 	m->cap = cap;
 	m->used = m->live = 0;
 	for (size_t i = 0; i < ocap; i++)
-		if (old[i].key && old[i].key != tombstone)
+		if (live(&old[i]))
 			insert(m, old[i].key, old[i].value);
 	free(old);
 }
@@ -98,11 +103,19 @@ void *sl_map_del(struct sl_map *m, const char *key)
 	return v;
 }
 
+void sl_map_each(struct sl_map *m, sl_map_each_fn *fn, void *ctx)
+{
+	/* A delete leaves a tombstone and never rehashes: the slots stay put. */
+	for (size_t i = 0; i < m->cap; i++)
+		if (live(&m->slots[i]))
+			fn(m->slots[i].key, m->slots[i].value, ctx);
+}
+
 void *sl_map_find(const struct sl_map *m, bool (*pred)(const void *value, const void *ctx),
 		  const void *ctx)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key && m->slots[i].key != tombstone && pred(m->slots[i].value, ctx))
+		if (live(&m->slots[i]) && pred(m->slots[i].value, ctx))
 			return m->slots[i].value;
 	return NULL;
 }

@@ -5,6 +5,7 @@
  * API:
  *   struct sl_map m; sl_map_init(&m);
  *   sl_map_put(&m, "k", v);  v = sl_map_get(&m, "k");  sl_map_del(&m, "k");
+ *   sl_map_each(&m, fn, ctx);          fn(key, value, ctx) for every entry
  *   sl_map_dispose(&m);
  */
 #ifndef SL_CORE_MAP_H
@@ -31,6 +32,12 @@ void sl_map_put(struct sl_map *m, const char *key, void *value);
 void *sl_map_get(const struct sl_map *m, const char *key);
 /* Returns the removed value, or NULL. */
 void *sl_map_del(struct sl_map *m, const char *key);
+typedef void sl_map_each_fn(const char *key, void *value, void *ctx);
+
+/* Calls fn for every entry, in no particular order. fn may delete the entry
+ * it is given (sl_map_del) but must not add any: a put may move them all. */
+void sl_map_each(struct sl_map *m, sl_map_each_fn *fn, void *ctx);
+
 /* The first value (in no particular order) for which pred is true, or NULL.
  * pred must not change the map. */
 void *sl_map_find(const struct sl_map *m, bool (*pred)(const void *value, const void *ctx),

@@ -242,6 +242,14 @@ void sl_infer_record(struct sl_infer *in, const char *server, const char *tool,
 	}
 }
 
+static void rec_free(const char *key, void *value, void *ctx)
+{
+	struct rec *r = value;
+	shape_free(r->shape);
+	free(r->json);
+	free(r);
+}
+
 struct sl_infer *sl_infer_new(void)
 {
 	struct sl_infer *in = sl_alloc(sizeof(*in));
@@ -251,14 +259,7 @@ struct sl_infer *sl_infer_new(void)
 
 void sl_infer_free(struct sl_infer *in)
 {
-	for (size_t i = 0; i < in->recs.cap; i++) {
-		struct rec *r = in->recs.slots[i].value;
-		if (!in->recs.slots[i].key || !r)
-			continue;
-		shape_free(r->shape);
-		free(r->json);
-		free(r);
-	}
+	sl_map_each(&in->recs, rec_free, NULL);
 	sl_map_dispose(&in->recs);
 	free(in);
 }

@@ -40,11 +40,14 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
 	gw->catalog.reserved = sl_router_reserved;
+	sl_handles_init(&gw->handles);
 	uv_timer_init(loop, &gw->timer);
 	uv_timer_init(loop, &gw->wake);
 	uv_timer_init(loop, &gw->retire);
 	gw->timer.data = gw->wake.data = gw->retire.data = gw;
-	gw->open_timers = 3;
+	sl_handles_add(&gw->handles, &gw->timer);
+	sl_handles_add(&gw->handles, &gw->wake);
+	sl_handles_add(&gw->handles, &gw->retire);
 	return gw;
 }
 
@@ -70,11 +73,9 @@ static void on_probe_done(void *ctx, struct sl_program *p)
 	sl_program_free(p);
 }
 
-static void on_gw_timer_closed(uv_handle_t *h)
+static void on_gw_closed(void *arg)
 {
-	struct sl_gateway *gw = h->data;
-	if (--gw->open_timers > 0)
-		return;
+	struct sl_gateway *gw = arg;
 	sl_gen_unref(gw->gen);
 	free(gw);
 }
@@ -95,9 +96,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 		gw->waiters = w->next;
 		free(w);
 	}
-	uv_close((uv_handle_t *)&gw->timer, on_gw_timer_closed);
-	uv_close((uv_handle_t *)&gw->wake, on_gw_timer_closed);
-	uv_close((uv_handle_t *)&gw->retire, on_gw_timer_closed);
+	sl_handles_close(&gw->handles, on_gw_closed, gw);
 }
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)

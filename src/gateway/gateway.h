@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "pipeline/gen.h"
+#include "event/handles.h"
 #include "upstream/catalog.h"
 
 #include <uv.h>
@@ -61,7 +62,7 @@ struct sl_gateway {
 	uint64_t prompts_hash;
 	uv_timer_t timer;          /* startup deadline, then stop polling */
 	uv_timer_t wake;           /* runs waiters from the loop */
-	int open_timers;
+	struct sl_handles handles; /* the timers */
 	struct sl_waiter *waiters;
 	struct sl_sandbox *sandbox;/* code mode, once started */
 	char code_error[512];      /* why code mode could not start */

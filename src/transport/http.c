@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/digest.h"
 #include "core/log.h"
+#include "event/handles.h"
 #include "proto/mcp.h"
 
 #include <arpa/inet.h>
@@ -93,7 +94,7 @@ struct sl_http {
 	struct MHD_Daemon *d;
 	uv_poll_t poll;
 	uv_timer_t timer, kick, sweep, beat, wait;
-	int handles;
+	struct sl_handles handles;
 	bool stopping, freeing;
 	char host[256];              /* the listen host as written */
 	bool wildcard;               /* bound to 0.0.0.0 or :: */
@@ -1218,13 +1219,14 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	if (info && info->port)
 		h->port = info->port;
 	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	sl_handles_init(&h->handles);
 	uv_poll_init(loop, &h->poll, info->epoll_fd);
-	uv_timer_init(loop, &h->timer);
-	uv_timer_init(loop, &h->kick);
-	uv_timer_init(loop, &h->sweep);
-	uv_timer_init(loop, &h->beat);
-	uv_timer_init(loop, &h->wait);
-	h->handles = 6;
+	sl_handles_add(&h->handles, &h->poll);
+	uv_timer_t *timers[] = { &h->timer, &h->kick, &h->sweep, &h->beat, &h->wait };
+	for (size_t i = 0; i < SL_COUNT(timers); i++) {
+		uv_timer_init(loop, timers[i]);
+		sl_handles_add(&h->handles, timers[i]);
+	}
 	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h->wait.data = h;
 	uv_poll_start(&h->poll, UV_READABLE, on_poll);
 	uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
@@ -1250,26 +1252,15 @@ void sl_http_stop(struct sl_http *h)
 	run_mhd(h);
 }
 
-static void on_closed(uv_handle_t *x)
-{
-	struct sl_http *h = x->data;
-	if (--h->handles == 0)
-		free(h);
-}
-
 void sl_http_free(struct sl_http *h)
 {
 	reap(h);
-	uv_close((uv_handle_t *)&h->poll, on_closed);
+	sl_handles_close_one(&h->handles, &h->poll, NULL);
 	/* Streams still open are freed by MHD (their sessions are gone). */
 	MHD_stop_daemon(h->d);
 	h->d = NULL;
 	h->freeing = true;
 	reap(h);
 	sl_map_dispose(&h->by_id);
-	uv_close((uv_handle_t *)&h->timer, on_closed);
-	uv_close((uv_handle_t *)&h->kick, on_closed);
-	uv_close((uv_handle_t *)&h->sweep, on_closed);
-	uv_close((uv_handle_t *)&h->beat, on_closed);
-	uv_close((uv_handle_t *)&h->wait, on_closed);
+	sl_handles_close(&h->handles, free, h);
 }

@@ -1,6 +1,7 @@
 /* The stdio transport: lines in from fd 0, lines out to fd 1. */
 #include "transport/stdio.h"
 #include "core/log.h"
+#include "event/handles.h"
 #include "event/write.h"
 #include "proto/lines.h"
 
@@ -23,7 +24,8 @@ struct sl_stdio {
 	uv_fs_t fs;
 	char fsbuf[65536];
 	int64_t offset;
-	int handles;
+	struct sl_handles handles;
+	bool closed;     /* every handle, after sl_stdio_free */
 	bool ended;
 	bool freeing;
 	bool fs_busy;     /* a uv_fs_read is in flight */
@@ -104,7 +106,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 static void maybe_free(struct sl_stdio *t)
 {
-	if (t->freeing && t->handles == 0 && !t->fs_busy)
+	if (t->closed && !t->fs_busy)
 		free(t);
 }
 
@@ -164,16 +166,17 @@ struct sl_stdio *sl_stdio_start(uv_loop_t *loop, struct sl_gateway *gw, size_t m
 	t->on_end = on_end;
 	t->ctx = ctx;
 	sl_lines_init(&t->lines, max_line, &lines_ops, t);
+	sl_handles_init(&t->handles);
 	t->session = sl_session_new(gw, &io, t);
 	t->out_stream = open_stream(loop, 1, &t->out, false);
 	if (t->out_stream) {
 		t->out.pipe.data = t;
-		t->handles++;
+		sl_handles_add(&t->handles, &t->out);
 	}
 	t->in_stream = open_stream(loop, 0, &t->in, true);
 	if (t->in_stream) {
 		t->in.pipe.data = t;
-		t->handles++;
+		sl_handles_add(&t->handles, &t->in);
 		uv_read_start((uv_stream_t *)&t->in, on_alloc, on_read);
 	} else {
 		read_file(t);
@@ -189,10 +192,10 @@ void sl_stdio_close(struct sl_stdio *t)
 	sl_session_close(t->session);
 }
 
-static void on_closed(uv_handle_t *h)
+static void on_closed(void *arg)
 {
-	struct sl_stdio *t = h->data;
-	t->handles--;
+	struct sl_stdio *t = arg;
+	t->closed = true;
 	maybe_free(t);
 }
 
@@ -201,14 +204,7 @@ void sl_stdio_free(struct sl_stdio *t)
 	sl_session_free(t->session);
 	sl_lines_dispose(&t->lines);
 	t->freeing = true;
-	if (t->handles == 0) {
-		maybe_free(t);
-		return;
-	}
-	if (t->in_stream)
-		uv_close((uv_handle_t *)&t->in, on_closed);
-	if (t->out_stream)
-		uv_close((uv_handle_t *)&t->out, on_closed);
+	sl_handles_close(&t->handles, on_closed, t);
 }
 
 struct sl_session *sl_stdio_session(struct sl_stdio *t)

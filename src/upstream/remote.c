@@ -25,6 +25,7 @@
 #include "core/curl.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "event/handles.h"
 #include "proto/mcp.h"
 #include "proto/sse.h"
 
@@ -97,7 +98,7 @@ struct sl_remote {
 	unsigned nxfers;
 	struct sock *socks;
 	struct note *notes, **notes_tail;
-	int handles;             /* libuv handles still open */
+	struct sl_handles handles; /* the timers and the sockets' polls */
 	bool sse_transport;      /* "type": "sse" */
 	bool delivering;         /* inside deliver(): a detach waits for it */
 	bool dead;               /* detached: tear down when delivering ends */
@@ -201,7 +202,6 @@ static void notes_free(struct sl_remote *r)
 
 /* ---- libuv and curl ----------------------------------------------------- */
 
-static void on_handle_closed(uv_handle_t *h);
 static void teardown(struct sl_remote *r);
 
 static void finish_transfers(struct sl_remote *r)
@@ -251,7 +251,7 @@ static void sock_close(struct sock *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	uv_poll_stop(&s->poll);
-	uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+	sl_handles_close_one(&r->handles, &s->poll, s);
 }
 
 static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -276,7 +276,7 @@ static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void
 			return -1;
 		}
 		s->poll.data = s;
-		r->handles++;
+		sl_handles_add(&r->handles, &s->poll);
 		s->next = r->socks;
 		if (r->socks)
 			r->socks->prev = s;
@@ -903,21 +903,6 @@ static void remote_stop(struct sl_link *l)
 		note_lost(r, "stopped");
 }
 
-static void on_handle_closed(uv_handle_t *h)
-{
-	struct sl_remote *r;
-
-	if (h->type == UV_POLL) {
-		struct sock *s = h->data;
-		r = s->r;
-		free(s);
-	} else {
-		r = h->data;
-	}
-	if (--r->handles == 0)
-		free(r);
-}
-
 static void teardown(struct sl_remote *r)
 {
 	while (r->xfers)
@@ -939,8 +924,7 @@ static void teardown(struct sl_remote *r)
 	free(r->session_id);
 	free(r->version);
 	free(r->endpoint);
-	uv_close((uv_handle_t *)&r->curl_timer, on_handle_closed);
-	uv_close((uv_handle_t *)&r->kick, on_handle_closed);
+	sl_handles_close(&r->handles, free, r);
 }
 
 static void remote_detach(struct sl_link *l)
@@ -978,10 +962,12 @@ struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
 	r->retry_ms = -1;
 	r->notes_tail = &r->notes;
 	sl_buf_init(&r->queued, 2 * u->gcfg->max_upstream_message_bytes);
+	sl_handles_init(&r->handles);
 	uv_timer_init(u->loop, &r->curl_timer);
 	uv_timer_init(u->loop, &r->kick);
 	r->curl_timer.data = r->kick.data = r;
-	r->handles = 2;
+	sl_handles_add(&r->handles, &r->curl_timer);
+	sl_handles_add(&r->handles, &r->kick);
 	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
 	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETDATA, r);
 	sl_curl.multi_setopt(r->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);

@@ -8,6 +8,7 @@
 #include "upstream/link.h"
 #include "upstream/spawn.h"
 #include "core/log.h"
+#include "event/handles.h"
 #include "event/write.h"
 #include "proto/lines.h"
 
@@ -33,16 +34,14 @@ struct sl_proc {
 	uv_timer_t reap;        /* polls waitpid where the kernel has no pidfd */
 	uv_timer_t grace;       /* stopping: SIGTERM, then SIGKILL */
 	struct sl_lines out_lines, err_lines;
-	int handles;
+	struct sl_handles handles;
 	bool in_open;
 	bool reaped;
 };
 
-static void on_proc_handle_closed(uv_handle_t *h)
+static void proc_free(void *arg)
 {
-	struct sl_proc *p = h->data;
-	if (--p->handles > 0)
-		return;
+	struct sl_proc *p = arg;
 	sl_lines_dispose(&p->out_lines);
 	sl_lines_dispose(&p->err_lines);
 	free(p);
@@ -50,8 +49,7 @@ static void on_proc_handle_closed(uv_handle_t *h)
 
 static void proc_close_handle(struct sl_proc *p, uv_handle_t *h)
 {
-	if (!uv_is_closing(h))
-		uv_close(h, on_proc_handle_closed);
+	sl_handles_close_one(&p->handles, h, NULL);
 }
 
 /* Closes the pipes now; the exit watcher stays until the child is reaped. */
@@ -185,13 +183,9 @@ static void proc_exited(struct sl_proc *p, int status)
 	if (p->link.up)
 		sl_upstream_link_lost(p->link.up, why);
 	proc_close_pipes(p);
-	proc_close_handle(p, (uv_handle_t *)&p->grace);
-	if (p->child.pidfd >= 0) {
-		proc_close_handle(p, (uv_handle_t *)&p->pidw);
+	sl_handles_close(&p->handles, proc_free, p);
+	if (p->child.pidfd >= 0)
 		close(p->child.pidfd);
-	} else {
-		proc_close_handle(p, (uv_handle_t *)&p->reap);
-	}
 }
 
 static void try_reap(struct sl_proc *p)
@@ -282,13 +276,17 @@ struct sl_link *sl_stdio_link_start(struct sl_upstream *u, struct sl_err *err)
 	p->link.gen = sl_link_next_gen();
 	sl_lines_init(&p->out_lines, u->gcfg->max_upstream_message_bytes, &stdout_ops, p);
 	sl_lines_init(&p->err_lines, STDERR_LINE_MAX, &stderr_ops, p);
+	sl_handles_init(&p->handles);
 	uv_pipe_init(u->loop, &p->in, 0);
 	uv_pipe_init(u->loop, &p->out, 0);
 	uv_pipe_init(u->loop, &p->err, 0);
 	p->in.data = p->out.data = p->err.data = p;
 	uv_timer_init(u->loop, &p->grace);
 	p->grace.data = p;
-	p->handles = 5;
+	sl_handles_add(&p->handles, &p->in);
+	sl_handles_add(&p->handles, &p->out);
+	sl_handles_add(&p->handles, &p->err);
+	sl_handles_add(&p->handles, &p->grace);
 	p->in_open = true;
 	if (uv_pipe_open(&p->in, p->child.in) || uv_pipe_open(&p->out, p->child.out) ||
 	    uv_pipe_open(&p->err, p->child.err))
@@ -298,10 +296,12 @@ struct sl_link *sl_stdio_link_start(struct sl_upstream *u, struct sl_err *err)
 	if (p->child.pidfd >= 0) {
 		uv_poll_init(u->loop, &p->pidw, p->child.pidfd);
 		p->pidw.data = p;
+		sl_handles_add(&p->handles, &p->pidw);
 		uv_poll_start(&p->pidw, UV_READABLE, on_pidfd);
 	} else {
 		uv_timer_init(u->loop, &p->reap);
 		p->reap.data = p;
+		sl_handles_add(&p->handles, &p->reap);
 		uv_timer_start(&p->reap, on_reap_timer, 50, 50);
 	}
 	return &p->link;

@@ -601,3 +601,30 @@ TEST(config_repeated_scalar_keys)
 	CHECK(c->log_file != NULL && strncmp(c->log_file, "/l", 2) == 0);
 	sl_config_unref(c);
 }
+
+/* docs/CONFIG.md is `sluice config-reference`; `make docs` writes it again. */
+TEST(config_reference_is_current)
+{
+	const char *slash = strrchr(__FILE__, '/');
+	char path[512], *text = NULL, *file = NULL;
+	size_t len = 0, flen = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	sl_config_reference(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%.*s../../docs/CONFIG.md",
+		 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+	f = fopen(path, "re");
+	CHECK(f != NULL);
+	if (f) {
+		file = malloc(len + 2);
+		flen = fread(file, 1, len + 1, f);
+		fclose(f);
+	}
+	if (!file || flen != len || memcmp(file, text, len) != 0) {
+		printf("  %s differs from `sluice config-reference`: run make docs\n", path);
+		CHECK(0);
+	}
+	free(file);
+	free(text);
+}

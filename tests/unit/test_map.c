@@ -185,3 +185,47 @@ TEST(map_find)
 	CHECK(sl_map_find(&m, is_val2, &vals[2]) == NULL);
 	sl_map_dispose(&m);
 }
+
+struct each_seen {
+	struct sl_map *m;
+	int n, sum;
+};
+
+/* Counts each entry and deletes the odd ones as it goes. */
+static void count_and_drop_odd(const char *key, void *value, void *ctx)
+{
+	struct each_seen *e = ctx;
+	int v = *(int *)value;
+	e->n++;
+	e->sum += v;
+	if (v % 2)
+		CHECK(sl_map_del(e->m, key) == value);
+}
+
+TEST(map_each)
+{
+	static int nums[100];
+	struct sl_map m;
+	struct each_seen e = { .m = &m };
+	char key[16];
+
+	sl_map_init(&m);
+	sl_map_each(&m, count_and_drop_odd, &e); /* empty: never called */
+	CHECK_INT(e.n, 0);
+	for (int i = 0; i < 100; i++) {
+		nums[i] = i;
+		snprintf(key, sizeof(key), "k%d", i);
+		sl_map_put(&m, key, &nums[i]);
+	}
+	sl_map_del(&m, "k0");
+	sl_map_each(&m, count_and_drop_odd, &e);
+	CHECK_INT(e.n, 99);         /* every live entry once, the deleted one not */
+	CHECK_INT(e.sum, 4950);
+	CHECK_INT(m.live, 49);      /* the odd ones went during the walk */
+	CHECK(sl_map_get(&m, "k2") == &nums[2]);
+	CHECK(sl_map_get(&m, "k3") == NULL);
+	e = (struct each_seen){ .m = &m };
+	sl_map_each(&m, count_and_drop_odd, &e);
+	CHECK_INT(e.n, 49);
+	sl_map_dispose(&m);
+}
