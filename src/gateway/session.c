@@ -474,24 +474,26 @@ static void process(struct sl_session *s, const char *line, size_t len)
 	switch (m.kind) {
 	case SL_MSG_REQUEST:
 		e = method_find(m.method);
-		/* Until every upstream has had its first handshake, requests that
-		 * need the catalog wait (bounded by startupTimeoutMs). */
-		if (needs_upstreams(e) && !s->gw->settled &&
-		    (s->era != SL_ERA_NONE ||
-		     (s->gw->started && sl_session_meta(&m) &&
-		      sl_json_str(sl_session_meta(&m), SL_MCP_META_VERSION)))) {
-			/* A fresh session's 2026-07-28 request (over HTTP, every
-			 * request has a fresh session) waits like any other. */
-			defer(s, line, len);
-			break;
-		}
 		if (needs_upstreams(e) && !s->gw->started) {
 			bool modern;
-			/* A 2026-07-28 client's first request starts the upstreams. */
+			/* A 2026-07-28 client's first request that needs them starts
+			 * the upstreams (one that only pinged has not: it must not
+			 * wait for a start that never comes). */
 			if (request_era(s, &m, &modern) && modern) {
 				sl_gateway_start(s->gw, sl_session_caps(s, &m, true));
 				defer(s, line, len);
 			}
+			break;
+		}
+		/* Until every upstream has had its first handshake, requests that
+		 * need the catalog wait (bounded by startupTimeoutMs). */
+		if (needs_upstreams(e) && !s->gw->settled &&
+		    (s->era != SL_ERA_NONE ||
+		     (sl_session_meta(&m) &&
+		      sl_json_str(sl_session_meta(&m), SL_MCP_META_VERSION)))) {
+			/* A fresh session's 2026-07-28 request (over HTTP, every
+			 * request has a fresh session) waits like any other. */
+			defer(s, line, len);
 			break;
 		}
 		handle_request(s, &m, e);

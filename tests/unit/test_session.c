@@ -207,6 +207,25 @@ TEST(session_tools_list_empty)
 	rig_dispose(&r);
 }
 
+/* A 2026-07-28 client on one session (stdio) whose first request was a
+ * ping: its first tools/list starts the upstreams and is answered (it used
+ * to wait for a start that never came). */
+TEST(session_modern_ping_then_tools_list)
+{
+	struct rig r;
+	rig_init(&r);
+	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{"
+				  MODERN_META "}}");
+	CHECK(s && result(s));
+	CHECK(!r.gw->started);
+	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{"
+		     MODERN_META "}}");
+	CHECK(s && result(s));
+	CHECK(s && strcmp(s->id, "2") == 0);
+	CHECK(r.gw->started);
+	rig_dispose(&r);
+}
+
 /* What a transport routes by: the id as the client wrote it (a big number
  * too), a null id for what cannot be parsed, notifications apart. */
 TEST(session_out_kinds_and_ids)
