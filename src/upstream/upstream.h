@@ -1,16 +1,17 @@
 /*
- * An upstream MCP server on stdio: one child process at a time, its
- * handshake, its tool/resource/prompt lists, and requests multiplexed by id.
+ * An upstream MCP server over a link (link.h: a child process on stdio, or
+ * a remote server over HTTP): its era probe or handshake, its
+ * tool/resource/prompt lists, and requests multiplexed by id.
  *
- * Lifetime: an upstream lives as long as the gateway. Its process does not:
- * a crashed or hung process is replaced after a backoff (250 ms doubling to
- * restartMaxBackoffMs) while the upstream object, and the last lists it
- * reported, stay.
+ * Lifetime: an upstream lives as long as the gateway. Its process (or HTTP
+ * session) does not: a crashed or hung one is replaced after a backoff
+ * (250 ms doubling to restartMaxBackoffMs) while the upstream object, and
+ * the last lists it reported, stay.
  *
  * API:
- *   u = sl_upstream_new(cfg, gcfg, &ops, ctx);
+ *   u = sl_upstream_new(loop, &gcfg->servers[i], gcfg, &ops, ctx);   takes a reference to gcfg
  *   sl_upstream_start(u, client_caps);      handshake; ops->ready when done
- *   r = sl_upstream_request(u, doc, "tools/call", timeout, cb, progress_cb, ctx, &err);
+ *   r = sl_upstream_request(u, "tools/call", doc, params, timeout, cb, progress_cb, ctx, &err);
  *   sl_upstream_cancel(u, r, "reason");     cb is then never called
  *   sl_upstream_stop(u);                     graceful: stdin closed, TERM, KILL
  *   sl_upstream_free(u);                     once sl_upstream_stopped(u)
