@@ -169,63 +169,69 @@ static int parse_args(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjso
 	return SL_OK;
 }
 
+/* What one entry of env or headers must be: NULL if it is fine, else
+ * why not. value is NULL when it is not a string. */
+typedef const char *(*kv_check_fn)(const char *name, const char *value);
+
+static const char *env_check(const char *name, const char *value)
+{
+	if (!value)
+		return "values must be strings";
+	if (strchr(name, '=') || !*name)
+		return "names must be non-empty and without '='";
+	return NULL;
+}
+
+static const char *header_check(const char *name, const char *value)
+{
+	return value && valid_header(name, value) ? NULL :
+	       "must map header names to single-line string values";
+}
+
+/* An object of strings, each ${VAR}-expanded, into *out (checked before and
+ * after the expansion: a variable may bring a newline into a header). */
+static int parse_kv(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		    struct sl_server_config *s, kv_check_fn check, struct sl_kv **out, size_t *n)
+{
+	yyjson_obj_iter it;
+	yyjson_val *name;
+
+	if (!yyjson_is_obj(v))
+		return sl_conf_bad(cx, k);
+	*out = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(**out));
+	yyjson_obj_iter_init(v, &it);
+	while ((name = yyjson_obj_iter_next(&it))) {
+		const char *nm = yyjson_get_str(name);
+		const char *raw = yyjson_get_str(yyjson_obj_iter_get_val(name)), *why;
+		char what[300];
+		char *val;
+		if ((why = check(nm, raw)))
+			return sl_conf_fail_key(cx, k, "%s", why);
+		snprintf(what, sizeof(what), "%s.%s", k->key, nm);
+		if (!(val = expand_for(s, what, raw)))
+			continue;
+		if (check(nm, val)) {
+			free(val);
+			return sl_conf_fail(cx, NULL, "%s expands to more than one line", what);
+		}
+		(*out)[*n].key = sl_strdup(nm);
+		(*out)[(*n)++].value = val;
+	}
+	return SL_OK;
+}
+
 static int parse_env(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 		     void *target)
 {
 	struct sl_server_config *s = target;
-	yyjson_obj_iter it;
-	yyjson_val *ek;
-
-	if (!yyjson_is_obj(v))
-		return sl_conf_bad(cx, k);
-	s->env = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->env));
-	yyjson_obj_iter_init(v, &it);
-	while ((ek = yyjson_obj_iter_next(&it))) {
-		yyjson_val *ev = yyjson_obj_iter_get_val(ek);
-		char what[300];
-		char *val;
-		if (!yyjson_is_str(ev))
-			return sl_conf_fail_key(cx, k, "values must be strings");
-		if (strchr(yyjson_get_str(ek), '=') || !*yyjson_get_str(ek))
-			return sl_conf_fail_key(cx, k, "names must be non-empty and without '='");
-		snprintf(what, sizeof(what), "env.%s", yyjson_get_str(ek));
-		if (!(val = expand_for(s, what, yyjson_get_str(ev))))
-			continue;
-		s->env[s->nenv].key = sl_strdup(yyjson_get_str(ek));
-		s->env[s->nenv++].value = val;
-	}
-	return SL_OK;
+	return parse_kv(cx, k, v, s, env_check, &s->env, &s->nenv);
 }
 
 static int parse_headers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 			 void *target)
 {
 	struct sl_server_config *s = target;
-	yyjson_obj_iter it;
-	yyjson_val *hk;
-
-	if (!yyjson_is_obj(v))
-		return sl_conf_bad(cx, k);
-	s->headers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*s->headers));
-	yyjson_obj_iter_init(v, &it);
-	while ((hk = yyjson_obj_iter_next(&it))) {
-		yyjson_val *hv = yyjson_obj_iter_get_val(hk);
-		const char *hn = yyjson_get_str(hk);
-		char what[300];
-		char *val;
-		if (!yyjson_is_str(hv) || !valid_header(hn, yyjson_get_str(hv)))
-			return sl_conf_fail_key(cx, k, "must map header names to single-line string values");
-		snprintf(what, sizeof(what), "headers.%s", hn);
-		if (!(val = expand_for(s, what, yyjson_get_str(hv))))
-			continue;
-		if (!valid_header(hn, val)) {
-			free(val);
-			return sl_conf_fail(cx, NULL, "a header value expands to more than one line");
-		}
-		s->headers[s->nheaders].key = sl_strdup(hn);
-		s->headers[s->nheaders++].value = val;
-	}
-	return SL_OK;
+	return parse_kv(cx, k, v, s, header_check, &s->headers, &s->nheaders);
 }
 
 /* "prefix": false is stored the other way round: unprefixed is the exception. */

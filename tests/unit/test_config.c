@@ -246,6 +246,14 @@ TEST(config_remote_servers)
 	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"headers\":{\"A\":\"1\\r\\nB: 2\"}}}}",
 		    "mcpServers.r", "single-line");
 	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"headers\":{\"A\":1}}}}", "mcpServers.r", "headers");
+	/* A variable that brings a newline into a header is refused after expansion. */
+	setenv("SLUICE_T_NL", "a\r\nInjected: 1", 1);
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"headers\":{\"A\":\"${SLUICE_T_NL}\"}}}}",
+		    "headers.A", "more than one line");
+	parse_fails("{\"mcpServers\":{\"r\":{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}}}", "env",
+		    "without '='");
+	parse_fails("{\"mcpServers\":{\"r\":{\"command\":\"x\",\"env\":{\"A\":1}}}}", "env",
+		    "must be strings");
 }
 
 TEST(config_duplicate_server_names)
