@@ -122,28 +122,32 @@ void sl_relay_response(struct sl_session *s, struct sl_msg *m)
 	free(r);
 }
 
+static void answer_none(const char *key, void *value, void *ctx)
+{
+	struct relay *r = value;
+	if (r->cb) {
+		sl_elicit_fn cb = r->cb;
+		r->cb = NULL;
+		cb(r->ctx, NULL, NULL);
+	}
+}
+
 void sl_session_input_end(struct sl_session *s)
 {
 	/* A client that closed its input can answer no elicitation: the
 	 * stages waiting for one hear now that none will come. */
-	for (size_t i = 0; i < s->relays.cap; i++) {
-		struct relay *r = s->relays.slots[i].value;
-		if (r && r->cb) {
-			sl_elicit_fn cb = r->cb;
-			r->cb = NULL;
-			cb(r->ctx, NULL, NULL);
-		}
-	}
+	sl_map_each(&s->relays, answer_none, NULL);
+}
+
+static void relay_free(const char *key, void *value, void *ctx)
+{
+	struct relay *r = value;
+	yyjson_doc_free(r->id_doc);
+	free(r);
 }
 
 void sl_relay_dispose(struct sl_session *s)
 {
-	for (size_t i = 0; i < s->relays.cap; i++) {
-		struct relay *r = s->relays.slots[i].value;
-		if (r) {
-			yyjson_doc_free(r->id_doc);
-			free(r);
-		}
-	}
+	sl_map_each(&s->relays, relay_free, NULL);
 	sl_map_dispose(&s->relays);
 }

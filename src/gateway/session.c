@@ -118,15 +118,18 @@ bool sl_session_idle(const struct sl_session *s)
 	return s->calls.live == 0 && !s->deferred;
 }
 
+static void cancel_pending(const char *key, void *value, void *ctx)
+{
+	sl_pending_cancel(value, "the client disconnected");
+}
+
 void sl_session_close(struct sl_session *s)
 {
 	if (s->closing)
 		return;
 	s->closing = true;
 	/* Cancel what is in flight: upstreams hear notifications/cancelled. */
-	for (size_t i = 0; i < s->calls.cap; i++)
-		if (s->calls.slots[i].value)
-			sl_pending_cancel(s->calls.slots[i].value, "the client disconnected");
+	sl_map_each(&s->calls, cancel_pending, NULL);
 	/* Stages waiting for the human's answer hear that none will come. */
 	sl_session_input_end(s);
 	sl_gateway_remove_session(s->gw, s);
