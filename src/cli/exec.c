@@ -6,8 +6,7 @@
  */
 #include "cli/cli.h"
 #include "core/log.h"
-#include "gateway/gateway.h"
-#include "sandbox/sandbox.h"
+#include "gateway/codemode.h"
 #include "stages/audit.h"
 #include "stages/telemetry.h"
 
@@ -60,7 +59,7 @@ static void on_settled(void *ctx)
 		sl_gateway_stop(ex->gw, on_stopped, ex);
 		return;
 	}
-	sl_program_start(ex->gw->sandbox, ex->gw, ex->code, ex->len, on_done, NULL, ex);
+	sl_codemode_run(ex->gw, NULL, ex->code, ex->len, on_done, NULL, ex);
 }
 
 int sl_cli_exec(struct sl_config *cfg, const char *code, size_t len)

@@ -729,11 +729,10 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {
 		p = pending_new(s, m, modern);
-		p->program = sl_program_start(gw->sandbox, gw, yyjson_get_str(p->msg.params ?
+		p->program = sl_codemode_run(gw, s, yyjson_get_str(p->msg.params ?
 			yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code") : NULL),
 			yyjson_get_len(yyjson_obj_get(sl_json_obj(p->msg.params, "arguments"), "code")),
 			on_program_done, on_program_step, p);
-		sl_program_bind_session(p->program, s);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
