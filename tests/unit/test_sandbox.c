@@ -323,6 +323,15 @@ static void send_json(struct harness *h, uint32_t kind, const char *json)
 	send_raw(h, kind, (uint32_t)strlen(json), json, strlen(json));
 }
 
+/* Sends CALL id of tool server.tool with no arguments. */
+static void send_call(struct harness *h, int id, const char *server, const char *tool)
+{
+	char *json = sl_printf("{\"id\":%d,\"server\":\"%s\",\"tool\":\"%s\",\"args\":{}}", id,
+			       server, tool);
+	send_json(h, SL_FRAME_CALL, json);
+	free(json);
+}
+
 /* Reads one frame the gateway sent within ms; the payload is malloc'd
  * (NUL-terminated), NULL if none came. */
 static char *recv_frame(struct harness *h, uint32_t *kind, int ms)
@@ -728,9 +737,8 @@ TEST(sandbox_program_call_unknown_server)
 }
 
 /* Calls to server "s" are refused at once, so they never stay in
- * flight; the in-flight limit is reached here with max_inflight = 0 (the
- * first call is one too many). sandbox_host_inflight_limit has calls
- * that the host keeps in flight. */
+ * flight: the in-flight limit is reached first with max_inflight = 0 (the
+ * first call is one too many), then with calls the host keeps. */
 TEST(sandbox_program_call_limits)
 {
 	struct sl_code_limits l;
@@ -760,6 +768,23 @@ TEST(sandbox_program_call_limits)
 	wait_done(h, 2000);
 	assert_crash(h, "call limits");
 	CHECK_INT(sl_program_result(h->p)->calls, 2);
+	h_end(h);
+
+	/* max_inflight = 2 with two calls the host keeps in flight: the third
+	 * breaks the limit, and the two are cancelled */
+	limits(&l, 2000);
+	l.max_inflight = 2;
+	h = h_start(&l);
+	greet_only(h);
+	for (int id = 0; id < 3; id++) {
+		CHECK_INT(h->done_runs, 0);
+		send_call(h, id, "git-hub", "held");
+		pump(h, 20, false);
+	}
+	CHECK_INT(h->ncalls, 2);
+	wait_done(h, 2000);
+	assert_crash(h, "call limits");
+	CHECK_INT(h->cancels, 2);
 	h_end(h);
 }
 
@@ -904,6 +929,14 @@ TEST(sandbox_program_require_boundaries)
 
 /* ---- the host interface ---------------------------------------------------------- */
 
+/* A program with limits l (NULL: defaults) past READY and RUN. */
+static struct harness *h_running(const struct sl_code_limits *l)
+{
+	struct harness *h = h_start(l);
+	greet_only(h);
+	return h;
+}
+
 /* Reads one RESULT frame; returns it parsed (caller frees), checking its id. */
 static yyjson_doc *recv_result(struct harness *h, int64_t id)
 {
@@ -977,7 +1010,7 @@ TEST(sandbox_host_answers)
 	yyjson_doc_free(r);
 
 	/* answered before the host's call returned */
-	send_json(h, SL_FRAME_CALL, "{\"id\":2,\"server\":\"1password\",\"tool\":\"now\",\"args\":{}}");
+	send_call(h, 2, "1password", "now");
 	r = recv_result(h, 2);
 	CHECK_STR(sl_json_str(yyjson_doc_get_root(r), "value"), "at once");
 	yyjson_doc_free(r);
@@ -985,7 +1018,7 @@ TEST(sandbox_host_answers)
 	CHECK_STR(h->step_name, "1password.now");
 
 	/* a failed tool: the program's await throws the host's message */
-	send_json(h, SL_FRAME_CALL, "{\"id\":3,\"server\":\"git-hub\",\"tool\":\"put\",\"args\":{}}");
+	send_call(h, 3, "git-hub", "put");
 	pump(h, 20, false);
 	CHECK_INT(h->ncalls, 3);
 	if (h->ncalls == 3)
@@ -1002,11 +1035,10 @@ TEST(sandbox_host_answers)
  * and a refusal is no step. */
 TEST(sandbox_host_refuses)
 {
-	struct harness *h = h_start(NULL);
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"missing\",\"args\":{}}");
+	struct harness *h = h_running(NULL);
+	send_call(h, 0, "git-hub", "missing");
 	expect_refusal(h, 0, "server 'git-hub' has no tool 'missing'");
-	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"GIT-HUB\",\"tool\":\"get\",\"args\":{}}");
+	send_call(h, 1, "GIT-HUB", "get");
 	expect_refusal(h, 1, "unknown server 'GIT-HUB'");
 	pump(h, 20, false);
 	CHECK_INT(h->ncalls, 0);
@@ -1022,11 +1054,10 @@ TEST(sandbox_host_refuses)
 TEST(sandbox_host_cancel_mid_call)
 {
 	struct sl_code_limits l;
-	struct harness *h = h_start(NULL);
+	struct harness *h = h_running(NULL);
 
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"a\",\"args\":{}}");
-	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"git-hub\",\"tool\":\"b\",\"args\":{}}");
+	send_call(h, 0, "git-hub", "a");
+	send_call(h, 1, "git-hub", "b");
 	pump(h, 20, false);
 	CHECK_INT(h->ncalls, 2);
 	if (h->ncalls == 2)
@@ -1040,35 +1071,12 @@ TEST(sandbox_host_cancel_mid_call)
 	h_end(h);
 
 	limits(&l, 300);
-	h = h_start(&l);
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"slow\",\"args\":{}}");
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "slow");
 	wait_done(h, 3000);
 	CHECK(kind_is(h, "timeout"));
 	CHECK_INT(h->cancels, 1);
 	CHECK(h->ncalls == 1 && h->calls[0]->cancelled);
-	h_end(h);
-}
-
-/* N calls the host keeps in flight: one more breaks maxInFlight. */
-TEST(sandbox_host_inflight_limit)
-{
-	struct sl_code_limits l;
-	struct harness *h;
-
-	limits(&l, 2000);
-	l.max_inflight = 2;
-	h = h_start(&l);
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"a\",\"args\":{}}");
-	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"git-hub\",\"tool\":\"a\",\"args\":{}}");
-	pump(h, 20, false);
-	CHECK_INT(h->ncalls, 2);
-	CHECK_INT(h->done_runs, 0);
-	send_json(h, SL_FRAME_CALL, "{\"id\":2,\"server\":\"git-hub\",\"tool\":\"a\",\"args\":{}}");
-	wait_done(h, 2000);
-	assert_crash(h, "call limits");
-	CHECK_INT(h->cancels, 2);
 	h_end(h);
 }
 
@@ -1083,9 +1091,8 @@ TEST(sandbox_host_human_wait)
 	int64_t paused = 0;
 
 	limits(&l, 300);
-	h = h_start(&l);
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"ask\",\"args\":{}}");
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "ask");
 	pump(h, 20, false);
 	CHECK_INT(h->ncalls, 1);
 	sl_program_call_human(h->p, true);
@@ -1111,9 +1118,8 @@ TEST(sandbox_host_result_too_large)
 
 	limits(&l, 2000);
 	l.max_result = 100;
-	h = h_start(&l);
-	greet_only(h);
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git-hub\",\"tool\":\"dump\",\"args\":{}}");
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "dump");
 	pump(h, 20, false);
 	CHECK_INT(h->ncalls, 1);
 	big = calloc(1, 300);
