@@ -1,9 +1,10 @@
 /*
  * One program: a worker taken from the pool, the RUN frame, its tool calls
- * resolved and run by the host (the gateway runs them through the pipeline,
- * see gateway/codemode.c), and the DONE frame or the way the worker died. The gateway enforces the wall
- * clock itself: at the deadline the worker is killed through its pidfd,
- * since an engine interrupt cannot stop a long native built-in.
+ * resolved and run by its host (the gateway's runs them through the
+ * pipeline: gateway/codemode.c), and the DONE frame or the way the worker
+ * died. The gateway enforces the wall clock itself: at the deadline the
+ * worker is killed through its pidfd, since an engine interrupt cannot stop
+ * a long native built-in.
  *
  * Everything the worker sends is hostile input: a frame over its cap, of
  * the wrong kind, not JSON, or breaking the call limits kills the worker.
