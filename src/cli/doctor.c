@@ -3,7 +3,7 @@
  * which boundaries a real worker ends up with (it runs `return 1`).
  */
 #include "cli/cli.h"
-#include "gateway/gateway.h"
+#include "gateway/codemode.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
 
@@ -22,11 +22,11 @@ static void on_stopped(void *ctx)
 	sl_gateway_free(dr->gw);
 }
 
-static void on_done(void *ctx, struct sl_program *p)
+static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 {
 	struct doctor *dr = ctx;
 	const struct sl_program_result *r = sl_program_result(p);
-	unsigned have = dr->gw->sandbox->boundaries;
+	unsigned have = sl_sandbox_boundaries(dr->gw->sandbox);
 	char buf[256];
 
 	printf("a worker ran `return 1`: %s%s%s\n", r->ok ? "ok, " : "FAILED: ",
@@ -59,7 +59,7 @@ static void on_settled(void *ctx)
 		sl_gateway_stop(dr->gw, on_stopped, dr);
 		return;
 	}
-	sl_program_start(dr->gw->sandbox, dr->gw, "return 1", 8, on_done, NULL, dr);
+	sl_codemode_run(dr->gw, NULL, "return 1", 8, on_done, NULL, dr);
 }
 
 int sl_cli_doctor(struct sl_gen *gen)

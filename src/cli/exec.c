@@ -28,12 +28,12 @@ static void on_stopped(void *ctx)
 	sl_gateway_free(ex->gw);
 }
 
-static void on_done(void *ctx, struct sl_program *p)
+static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 {
 	struct exec *ex = ctx;
 	struct sl_output o;
 
-	sl_codemode_output(ex->gw->gen, sl_program_result(p), sl_program_id(p), NULL, &o);
+	sl_codemode_output(gen, sl_program_result(p), sl_program_id(p), NULL, &o);
 	if (o.warning)
 		printf("%s\n", o.warning);
 	if (o.is_error) {
@@ -57,7 +57,7 @@ static void on_settled(void *ctx)
 		sl_gateway_stop(ex->gw, on_stopped, ex);
 		return;
 	}
-	sl_program_start(ex->gw->sandbox, ex->gw, ex->code, ex->len, on_done, NULL, ex);
+	sl_codemode_run(ex->gw, NULL, ex->code, ex->len, on_done, NULL, ex);
 }
 
 int sl_cli_exec(struct sl_gen *gen, const char *code, size_t len)

@@ -8,7 +8,7 @@
  * from the tool's first results, else unknown.
  */
 #include "discovery/discovery.h"
-#include "gateway/gateway.h"
+#include "gateway/codemode.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
 
@@ -236,7 +236,7 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	struct keep kept = { 0 };
 	struct sl_buf b;
 
-	if (server && !(only = sl_code_server(gw, server))) {
+	if (server && !(only = sl_codemode_server(gw, server))) {
 		*msg = sl_printf("unknown server '%.100s'", server);
 		return NULL;
 	}
@@ -313,7 +313,7 @@ char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const cha
 			    size_t n, char **msg)
 {
 	struct sl_catalog *cat = &gw->catalog;
-	struct sl_upstream *u = server ? sl_code_server(gw, server) : NULL;
+	struct sl_upstream *u = server ? sl_codemode_server(gw, server) : NULL;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf members, b;

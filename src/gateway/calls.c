@@ -294,15 +294,16 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 
 /* ---- programs ----------------------------------------------------------------- */
 
-static void on_program_done(void *ctx, struct sl_program *prog)
+static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *gen)
 {
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
 	struct sl_output o;
 
 	/* The answer passes the output hooks (redaction, guard, governor,
-	 * telemetry, audit) also when nobody will read it. */
-	sl_codemode_output(s->gw->gen, sl_program_result(prog), sl_program_id(prog), s, &o);
+	 * telemetry, audit) of the program's generation, also when nobody will
+	 * read it. */
+	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, &o);
 	if (!s->closing && o.text) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		sl_session_answer(s, &p->msg, p->modern, false, d, sl_codemode_result(&o, d));
@@ -352,10 +353,9 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	} else {
 		/* code points into m's document, which p now owns. */
 		p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
-		p->u.program.program = sl_program_start(gw->sandbox, gw, yyjson_get_str(code),
-							yyjson_get_len(code), on_program_done,
-							on_program_step, p);
-		sl_program_bind_session(p->u.program.program, s);
+		p->u.program.program = sl_codemode_run(gw, s, yyjson_get_str(code),
+						       yyjson_get_len(code), on_program_done,
+						       on_program_step, p);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

@@ -1,4 +1,4 @@
-/* execute_code: definition and result; see codemode.h. */
+/* execute_code: definition, host and result; see codemode.h. */
 #include "gateway/codemode.h"
 #include "core/buf.h"
 #include "gateway/session.h"
@@ -7,6 +7,232 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- names ---------------------------------------------------------------------- */
+
+struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name)
+{
+	for (size_t i = 0; i < gw->nups; i++) {
+		char ident[SL_SERVER_NAME_MAX + 2];
+		if (strcmp(gw->ups[i]->name, name) == 0)
+			return gw->ups[i];
+		sl_code_ident(gw->ups[i]->name, ident);
+		if (strcmp(ident, name) == 0)
+			return gw->ups[i];
+	}
+	return NULL;
+}
+
+const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
+			     char *msg, size_t n)
+{
+	const char *hit = NULL;
+	int hits = 0;
+	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+		const struct sl_entry *e = &gw->catalog.tools.v[i];
+		char *ident;
+		if (e->up != u)
+			continue;
+		if (strcmp(e->name, name) == 0)
+			return e->name;
+		ident = sl_alloc(strlen(e->name) + 2);
+		sl_code_ident(e->name, ident);
+		if (strcmp(ident, name) == 0) {
+			hit = e->name;
+			hits++;
+		}
+		free(ident);
+	}
+	if (hits == 1)
+		return hit;
+	if (hits > 1)
+		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
+			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
+	else
+		snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+	return NULL;
+}
+
+int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *tool,
+			struct sl_sandbox_tool *out, struct sl_err *err)
+{
+	struct sl_upstream *u = sl_codemode_server(gw, server);
+	const char *raw;
+
+	if (!u) {
+		/* Refused before the pipeline: only configured servers exist. */
+		sl_err_set(err, "unknown server '%.100s'", server);
+		return SL_ERR_NOT_FOUND;
+	}
+	if (!(raw = sl_codemode_tool(gw, u, tool, err->msg, sizeof(err->msg))))
+		return SL_ERR_NOT_FOUND;
+	out->server = u;
+	out->server_name = u->name;
+	out->tool = raw;
+	return SL_OK;
+}
+
+/* ---- the host ---------------------------------------------------------------------- */
+
+/* What one program's host needs, from sl_codemode_run until its done. */
+struct run {
+	struct sl_gateway *gw;
+	struct sl_gen *gen;          /* a reference: the program's calls and answer use it */
+	struct sl_session *s;
+	sl_codemode_done_fn done;
+	sl_program_step_fn step;
+	void *ctx;
+};
+
+/* A program's tool call: a pipeline call, and whom to tell. */
+struct sl_sandbox_call {
+	struct sl_call *c;
+	struct sl_program *p;   /* NULL once the program cancelled the call */
+	uint32_t id;
+};
+
+static const char *host_server(void *ctx, size_t i)
+{
+	struct run *r = ctx;
+	return i < r->gw->nups ? r->gw->ups[i]->name : NULL;
+}
+
+static int host_resolve(void *ctx, const char *server, const char *tool,
+			struct sl_sandbox_tool *out, struct sl_err *err)
+{
+	struct run *r = ctx;
+	return sl_codemode_resolve(r->gw, server, tool, out, err);
+}
+
+static char *error_text(yyjson_val *r)
+{
+	struct sl_buf b;
+	yyjson_val *content = sl_json_arr(r, "content"), *blk;
+	size_t i, n;
+
+	sl_buf_init(&b, 64u << 10);
+	yyjson_arr_foreach(content, i, n, blk) {
+		const char *t = sl_json_str(blk, "text");
+		if (t && (sl_buf_appends(&b, b.len ? "\n" : "") < 0 || sl_buf_appends(&b, t) < 0))
+			break;
+	}
+	if (b.len == 0)
+		(void)!sl_buf_appends(&b, "the tool reported an error");
+	return sl_buf_take(&b, NULL);
+}
+
+/* Tells the program what its call came to: the value it resolves to, or
+ * the message it throws. */
+static void report(struct sl_sandbox_call *h)
+{
+	struct sl_call *c = h->c;
+	yyjson_mut_doc *d = NULL;
+	yyjson_mut_val *value = NULL;
+	char *err = NULL;
+
+	switch (c->outcome) {
+	case SL_OUTCOME_OK: {
+		yyjson_doc *view_doc;
+		yyjson_val *r = sl_call_result_view(c, &view_doc);
+		if (sl_json_true(r, "isError")) {
+			err = error_text(r);
+		} else {
+			d = yyjson_mut_doc_new(NULL);
+			value = sl_program_value(d, r);
+		}
+		yyjson_doc_free(view_doc);
+		break;
+	}
+	case SL_OUTCOME_RPC_ERROR:
+		err = sl_printf("server '%s' answered with error %lld: %s", c->up->name,
+				(long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
+				sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
+		break;
+	default:
+		err = sl_strdup(c->why ? c->why : "the call failed");
+		break;
+	}
+	sl_program_call_done(h->p, h->id, d, value, err);
+	free(err);
+}
+
+static void on_call_done(void *ctx, struct sl_call *c)
+{
+	struct sl_sandbox_call *h = ctx;
+	if (h->p)
+		report(h);
+	sl_call_free(c);
+	free(h);
+}
+
+static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
+{
+	struct sl_sandbox_call *h = ctx;
+	if (h->p)
+		sl_program_call_human(h->p, waiting);
+}
+
+static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
+		      yyjson_mut_doc *args, struct sl_sandbox_call **handle)
+{
+	struct run *r = ctx;
+	struct sl_upstream *u = t->server;
+	struct sl_sandbox_call *h = sl_alloc(sizeof(*h));
+
+	h->p = p;
+	h->id = id;
+	h->c = sl_call_new(r->gen, SL_ORIGIN_CODE, u, t->tool, args,
+			   u->cfg->timeout_ms ? u->cfg->timeout_ms : r->gen->cfg->call_timeout_ms,
+			   on_call_done, NULL, h);
+	h->c->parent = sl_program_id(p);
+	h->c->session = r->s;
+	h->c->human = on_call_human;
+	*handle = h;
+	sl_call_run(h->c);
+}
+
+static void host_cancel(void *ctx, struct sl_sandbox_call *h)
+{
+	/* Its done callback (now, or once a stage holding it resumes) only
+	 * frees it. */
+	h->p = NULL;
+	sl_call_cancel(h->c, "the program ended");
+}
+
+static void on_run_done(void *ctx, struct sl_program *p)
+{
+	struct run r = *(struct run *)ctx;
+	/* The sandbox is done with the host: its context goes first, as the
+	 * owner may free the program (or more) in done. */
+	free(ctx);
+	r.done(r.ctx, p, r.gen);
+	sl_gen_unref(r.gen);
+}
+
+static void on_run_step(void *ctx, struct sl_program *p, const char *server, const char *tool)
+{
+	struct run *r = ctx;
+	r->step(r->ctx, p, server, tool);
+}
+
+struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
+				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
+				   void *ctx)
+{
+	struct run *r = sl_alloc(sizeof(*r));
+	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel };
+
+	r->gw = gw;
+	r->gen = sl_gen_ref(gw->gen);
+	r->s = s;
+	r->done = done;
+	r->step = step;
+	r->ctx = ctx;
+	return sl_program_start(gw->sandbox, &host, code, len, on_run_done,
+				step ? on_run_step : NULL, r);
+}
+
+/* ---- execute_code ------------------------------------------------------------------- */
 
 yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 {

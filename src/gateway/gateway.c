@@ -1,5 +1,6 @@
 /* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
 #include "gateway/gateway.h"
+#include "gateway/codemode.h"
 #include "gateway/router.h"
 #include "gateway/session.h"
 #include "core/log.h"
@@ -53,7 +54,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 
 /* The log line that says which boundaries code mode really has: read off
  * a worker running `return 1`. */
-static void on_probe_done(void *ctx, struct sl_program *p)
+static void on_probe_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 {
 	struct sl_gateway *gw = ctx;
 	const struct sl_program_result *r = sl_program_result(p);
@@ -63,8 +64,8 @@ static void on_probe_done(void *ctx, struct sl_program *p)
 		sl_program_free(p);
 		return;
 	}
-	sl_sandbox_describe(gw->sandbox->boundaries, have, sizeof(have));
-	sl_sandbox_describe(SL_B_ALL & ~gw->sandbox->boundaries, miss, sizeof(miss));
+	sl_sandbox_describe(sl_sandbox_boundaries(gw->sandbox), have, sizeof(have));
+	sl_sandbox_describe(SL_B_ALL & ~sl_sandbox_boundaries(gw->sandbox), miss, sizeof(miss));
 	if (r->ok)
 		sl_log(SL_LOG_INFO, "code mode ready; kernel boundaries: %s%s%s", have,
 		       *miss ? "; missing: " : "", miss);
@@ -191,11 +192,10 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	}
 	if (gw->cfg->code_enabled) {
 		struct sl_err err;
-		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool, &err);
-		if (gw->sandbox) {
-			gw->sandbox->require = gw->cfg->code_require;
-			sl_program_start(gw->sandbox, gw, "return 1", 8, on_probe_done, NULL, gw);
-		}
+		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool,
+					     gw->cfg->code_require, &err);
+		if (gw->sandbox)
+			sl_codemode_run(gw, NULL, "return 1", 8, on_probe_done, NULL, gw);
 		else
 			memcpy(gw->code_error, err.msg, sizeof(gw->code_error));
 		if (!gw->sandbox)

@@ -277,13 +277,13 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	}
 	/* Raw names, or the identifiers search_tools' lines show (git_hub,
 	 * get_sum), resolved the way programs resolve them. */
-	if (!(u = sl_gateway_upstream(s->gw, server)) && !(u = sl_code_server(s->gw, server))) {
+	if (!(u = sl_gateway_upstream(s->gw, server)) && !(u = sl_codemode_server(s->gw, server))) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers", server);
 		reply_text(s, m, modern, msg, true);
 		return;
 	}
 	e = sl_catalog_find(&s->gw->catalog, u->name, tool);
-	if (!e && (raw = sl_code_tool(s->gw, u, tool, msg, sizeof(msg))))
+	if (!e && (raw = sl_codemode_tool(s->gw, u, tool, msg, sizeof(msg))))
 		e = sl_catalog_find(&s->gw->catalog, u->name, raw);
 	if (!e) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the

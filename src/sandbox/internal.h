@@ -1,8 +1,39 @@
-/* Between sandbox.c (the pool) and program.c (one execution); not public. */
+/* Between sandbox.c (the pool) and program.c (one execution); not public:
+ * the queues of programs live here, and only src/sandbox/ (and its unit
+ * tests, which build a sandbox by hand) sees them. */
 #ifndef SL_SANDBOX_INTERNAL_H
 #define SL_SANDBOX_INTERNAL_H
 
 #include "sandbox/sandbox.h"
+
+#define SL_POOL_MAX 16
+
+struct sl_wslot {
+	int fd;
+	int pidfd;
+	pid_t pid;
+};
+
+struct sl_sandbox {
+	uv_loop_t *loop;
+	struct sl_code_limits lim;
+	int ctl;
+	pid_t zygote;
+	uv_poll_t *ctl_poll;      /* one per zygote: a restart makes a new one */
+	bool ctl_open;
+	unsigned ns;              /* namespaces the zygote got */
+	unsigned boundaries;      /* everything in force, from the last READY */
+	unsigned require;         /* boundaries a program must have, or it is refused */
+	struct sl_wslot ready[SL_POOL_MAX];
+	int nready;
+	int requested;            /* forks asked for, not yet received */
+	int pool;
+	struct sl_program *waiting;  /* programs waiting for a worker */
+	struct sl_program *running;  /* programs with a worker */
+	uint64_t next_id;
+	uint64_t started_ms;      /* when the zygote was last started */
+	char error[512];
+};
 
 /* program.c */
 void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w);

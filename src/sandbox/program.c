@@ -1,9 +1,10 @@
 /*
  * One program: a worker taken from the pool, the RUN frame, its tool calls
- * run through the pipeline (origin "code", parent = the program's id), and
- * the DONE frame or the way the worker died. The gateway enforces the wall
- * clock itself: at the deadline the worker is killed through its pidfd,
- * since an engine interrupt cannot stop a long native built-in.
+ * resolved and run by its host (the gateway's runs them through the
+ * pipeline: gateway/codemode.c), and the DONE frame or the way the worker
+ * died. The gateway enforces the wall clock itself: at the deadline the
+ * worker is killed through its pidfd, since an engine interrupt cannot stop
+ * a long native built-in.
  *
  * Everything the worker sends is hostile input: a frame over its cap, of
  * the wrong kind, not JSON, or breaking the call limits kills the worker.
@@ -14,11 +15,9 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "event/write.h"
-#include "pipeline/call.h"
 
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -35,10 +34,16 @@
 
 enum pstate { P_WAIT_WORKER, P_WAIT_READY, P_RUNNING, P_WAIT_EXIT, P_DONE };
 
+/* One tool call of the program, by its id. */
+struct pcall {
+	struct sl_sandbox_call *h;  /* the host's, while in flight */
+	char *server, *tool;        /* raw names (the program's when refused): progress, messages */
+};
+
 struct sl_program {
 	struct sl_program *next;
 	struct sl_sandbox *sb;
-	struct sl_gateway *gw;
+	struct sl_sandbox_host host;
 	uint64_t id;
 	char *code;
 	size_t code_len;
@@ -49,7 +54,7 @@ struct sl_program {
 	bool sock_open;
 	uv_timer_t timer;
 	struct sl_buf in;
-	struct sl_call **calls;
+	struct pcall *calls;
 	uint32_t ncalls, inflight;
 	const char *killed_for;
 	bool have_status;
@@ -60,18 +65,12 @@ struct sl_program {
 	sl_program_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
-	struct sl_session *session;
 	uint64_t started_us;
 	uint64_t deadline_ms;     /* moves later while a call waits for a person */
 	unsigned humans;          /* calls waiting for a person now */
 	uint64_t paused_at_ms;
 	uint64_t paused_ms;       /* not yet told to the worker */
 };
-
-void sl_program_bind_session(struct sl_program *p, struct sl_session *s)
-{
-	p->session = s;
-}
 
 struct sl_program *sl_program_next(struct sl_program *p)
 {
@@ -120,6 +119,10 @@ static void on_handle_closed(uv_handle_t *h)
 		sl_buf_dispose(&p->in);
 		free(p->res.text);
 		free(p->res.console);
+		for (uint32_t i = 0; i < p->ncalls; i++) {
+			free(p->calls[i].server);
+			free(p->calls[i].tool);
+		}
 		free(p->calls);
 		free(p->code);
 		free(p);
@@ -144,11 +147,15 @@ static void finish(struct sl_program *p)
 	}
 	sl_program_unqueue(p->sb, &p->sb->running, p);
 	sl_program_unqueue(p->sb, &p->sb->waiting, p);
-	/* Calls still in flight are cancelled upstream; their done callbacks
-	 * see P_DONE and only free them. */
-	for (uint32_t i = 0; i < p->ncalls; i++)
-		if (p->calls[i])
-			sl_call_cancel(p->calls[i], "the program ended");
+	/* Calls still in flight are the host's to stop; it reports nothing
+	 * more of them. */
+	for (uint32_t i = 0; i < p->ncalls; i++) {
+		struct sl_sandbox_call *h = p->calls[i].h;
+		if (h) {
+			p->calls[i].h = NULL;
+			p->host.cancel(p->host.ctx, h);
+		}
+	}
 	if (!p->res.console)
 		p->res.console = sl_strdup("");
 	if (!p->res.text)
@@ -257,15 +264,14 @@ static void send_run(struct sl_program *p)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *o = yyjson_mut_obj(d), *servers = yyjson_mut_arr(d);
-	struct sl_gateway *gw = p->gw;
+	const char *raw;
 	size_t len;
 	char *json;
 
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_int(d, o, "v", SL_FRAME_VERSION);
 	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
-	for (size_t i = 0; i < gw->nups; i++) {
-		const char *raw = gw->ups[i]->name;
+	for (size_t i = 0; (raw = p->host.server(p->host.ctx, i)); i++) {
 		char *ident = sl_alloc(strlen(raw) + 2);
 		yyjson_mut_val *pair = yyjson_mut_arr(d);
 		sl_code_ident(raw, ident);
@@ -339,55 +345,25 @@ yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 	return arr;
 }
 
-static char *error_text(yyjson_val *r)
+/* Sends the RESULT of call id: value (built in d) or error. d is consumed
+ * (NULL: none yet). */
+static void reply(struct sl_program *p, uint32_t id, yyjson_mut_doc *d, yyjson_mut_val *value,
+		  const char *error)
 {
-	struct sl_buf b;
-	yyjson_val *content = sl_json_arr(r, "content"), *blk;
-	size_t i, n;
-
-	sl_buf_init(&b, 64u << 10);
-	yyjson_arr_foreach(content, i, n, blk) {
-		const char *t = sl_json_str(blk, "text");
-		if (t && (sl_buf_appends(&b, b.len ? "\n" : "") < 0 || sl_buf_appends(&b, t) < 0))
-			break;
-	}
-	if (b.len == 0)
-		(void)!sl_buf_appends(&b, "the tool reported an error");
-	return sl_buf_take(&b, NULL);
-}
-
-static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
-{
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o = yyjson_mut_obj(d);
-	char *err = NULL, *json;
+	yyjson_mut_val *o;
+	char *json;
 	size_t len;
 
+	if (!d)
+		d = yyjson_mut_doc_new(NULL);
+	o = yyjson_mut_obj(d);
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_uint(d, o, "id", id);
-	switch (c->outcome) {
-	case SL_OUTCOME_OK: {
-		yyjson_doc *view_doc;
-		yyjson_val *r = sl_call_result_view(c, &view_doc);
-		if (sl_json_true(r, "isError"))
-			err = error_text(r);
-		else
-			yyjson_mut_obj_add_val(d, o, "value", sl_program_value(d, r));
-		yyjson_doc_free(view_doc);
-		break;
-	}
-	case SL_OUTCOME_RPC_ERROR:
-		err = sl_printf("server '%s' answered with error %lld: %s", c->up->name,
-				(long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
-				sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
-		break;
-	default:
-		err = sl_strdup(c->why ? c->why : "the call failed");
-		break;
-	}
-	yyjson_mut_obj_add_bool(d, o, "ok", err == NULL);
-	if (err)
-		yyjson_mut_obj_add_strcpy(d, o, "error", err);
+	if (value)
+		yyjson_mut_obj_add_val(d, o, "value", value);
+	yyjson_mut_obj_add_bool(d, o, "ok", error == NULL);
+	if (error)
+		yyjson_mut_obj_add_strcpy(d, o, "error", error);
 	if (p->paused_ms) {
 		yyjson_mut_obj_add_uint(d, o, "pausedMs", p->paused_ms);
 		p->paused_ms = 0;
@@ -398,21 +374,20 @@ static void answer(struct sl_program *p, uint32_t id, struct sl_call *c)
 		free(json);
 		json = sl_printf("{\"id\":%u,\"ok\":false,\"error\":\"too_large: the result of %s.%s is "
 				 "%zu bytes, over the limit of %zu for programs\"}",
-				 id, c->up->name, c->tool, len, p->sb->lim.max_result);
+				 id, p->calls[id].server, p->calls[id].tool, len, p->sb->lim.max_result);
 		len = strlen(json);
 	}
+	p->inflight--;
 	send_frame(p, SL_FRAME_RESULT, json, len);
 	free(json);
-	free(err);
 	yyjson_mut_doc_free(d);
 }
 
 /* Confirmations: the program's wall clock stops while one of its calls
  * waits for a person; the worker hears of the pause with the next RESULT
  * (pausedMs) and moves its own deadline too. */
-static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
+void sl_program_call_human(struct sl_program *p, bool waiting)
 {
-	struct sl_program *p = ctx;
 	uint64_t now = sl_now_ms();
 
 	if (p->state == P_DONE)
@@ -429,95 +404,31 @@ static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
 	uv_timer_start(&p->timer, on_timer, p->deadline_ms > now ? p->deadline_ms - now : 0, 0);
 }
 
-static void on_call_done(void *ctx, struct sl_call *c)
+void sl_program_call_done(struct sl_program *p, uint32_t id, yyjson_mut_doc *d,
+			  yyjson_mut_val *value, const char *error)
 {
-	struct sl_program *p = ctx;
-	uint32_t id = 0;
-
-	while (id < p->ncalls && p->calls[id] != c)
-		id++;
-	if (id < p->ncalls)
-		p->calls[id] = NULL;
-	if (p->state != P_DONE) {
-		p->inflight--;
-		answer(p, id, c);
-		if (p->step)
-			p->step(p->ctx, p, c->up->name, c->tool);
+	if (p->state == P_DONE || id >= p->ncalls) {
+		/* The host broke its contract (a report after cancel): nobody
+		 * waits for this answer. */
+		yyjson_mut_doc_free(d);
+		return;
 	}
-	sl_call_free(c);
-}
-
-static void refuse(struct sl_program *p, uint32_t id, const char *msg)
-{
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o = yyjson_mut_obj(d);
-	size_t len;
-	char *json;
-
-	yyjson_mut_doc_set_root(d, o);
-	yyjson_mut_obj_add_uint(d, o, "id", id);
-	yyjson_mut_obj_add_bool(d, o, "ok", false);
-	yyjson_mut_obj_add_strcpy(d, o, "error", msg);
-	json = sl_json_write_mut_val(o, &len);
-	send_frame(p, SL_FRAME_RESULT, json, len);
-	free(json);
-	yyjson_mut_doc_free(d);
-	p->inflight--;
-}
-
-struct sl_upstream *sl_code_server(struct sl_gateway *gw, const char *name)
-{
-	for (size_t i = 0; i < gw->nups; i++) {
-		char ident[SL_SERVER_NAME_MAX + 2];
-		if (strcmp(gw->ups[i]->name, name) == 0)
-			return gw->ups[i];
-		sl_code_ident(gw->ups[i]->name, ident);
-		if (strcmp(ident, name) == 0)
-			return gw->ups[i];
-	}
-	return NULL;
-}
-
-const char *sl_code_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
-			     char *msg, size_t n)
-{
-	const char *hit = NULL;
-	int hits = 0;
-	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
-		const struct sl_entry *e = &gw->catalog.tools.v[i];
-		char *ident;
-		if (e->up != u)
-			continue;
-		if (strcmp(e->name, name) == 0)
-			return e->name;
-		ident = sl_alloc(strlen(e->name) + 2);
-		sl_code_ident(e->name, ident);
-		if (strcmp(ident, name) == 0) {
-			hit = e->name;
-			hits++;
-		}
-		free(ident);
-	}
-	if (hits == 1)
-		return hit;
-	if (hits > 1)
-		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
-			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
-	else
-		snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
-	return NULL;
+	p->calls[id].h = NULL;
+	reply(p, id, d, value, error);
+	if (p->step && p->state != P_DONE)
+		p->step(p->ctx, p, p->calls[id].server, p->calls[id].tool);
 }
 
 static void handle_call(struct sl_program *p, const char *json, size_t len)
 {
 	yyjson_doc *doc = yyjson_read(json, len, SL_JSON_READ_FLAGS);
 	yyjson_val *root = yyjson_doc_get_root(doc), *args;
-	const char *server, *tool, *raw;
-	struct sl_upstream *u;
+	const char *server, *tool;
+	struct sl_sandbox_tool t;
+	struct sl_err err;
+	struct pcall *pc;
 	yyjson_mut_doc *ad;
-	struct sl_call *c;
 	int64_t id;
-	char msg[512];
 
 	server = sl_json_str(root, "server");
 	tool = sl_json_str(root, "tool");
@@ -534,24 +445,18 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 	}
 	p->ncalls++;
 	p->inflight++;
-	u = sl_code_server(p->gw, server);
-	if (!u) {
-		/* Refused before the pipeline: only configured servers exist. */
-		snprintf(msg, sizeof(msg), "unknown server '%.100s'", server);
-		refuse(p, (uint32_t)id, msg);
-	} else if (!(raw = sl_code_tool(p->gw, u, tool, msg, sizeof(msg)))) {
-		refuse(p, (uint32_t)id, msg);
+	pc = &p->calls[id];
+	if (p->host.resolve(p->host.ctx, server, tool, &t, &err) < 0) {
+		pc->server = sl_strdup(server);
+		pc->tool = sl_strdup(tool);
+		reply(p, (uint32_t)id, NULL, NULL, err.msg);
 	} else {
+		pc->server = sl_strdup(t.server_name);
+		pc->tool = sl_strdup(t.tool);
 		ad = yyjson_mut_doc_new(NULL);
 		yyjson_mut_doc_set_root(ad, yyjson_val_mut_copy(ad, args));
-		c = sl_call_new(p->gw->gen, SL_ORIGIN_CODE, u, raw, ad,
-				u->cfg->timeout_ms ? u->cfg->timeout_ms : p->gw->cfg->call_timeout_ms,
-				on_call_done, NULL, p);
-		c->parent = p->id;
-		c->session = p->session;
-		c->human = on_call_human;
-		p->calls[id] = c;
-		sl_call_run(c);
+		/* The host may answer before it returns: pc->h is set first. */
+		p->host.call(p->host.ctx, p, (uint32_t)id, &t, ad, &pc->h);
 	}
 	yyjson_doc_free(doc);
 }
@@ -698,7 +603,7 @@ void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w)
 	uv_read_start((uv_stream_t *)&p->sock, on_alloc, on_read);
 }
 
-struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw,
+struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx)
 {
@@ -706,7 +611,7 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw
 	struct sl_wslot w;
 
 	p->sb = sb;
-	p->gw = gw;
+	p->host = *host;
 	p->id = sb->next_id++;
 	p->started_us = sl_now_us();
 	p->code = sl_strndup(code, len);

@@ -129,11 +129,12 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 }
 
 struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,
-				  struct sl_err *err)
+				  unsigned require, struct sl_err *err)
 {
 	struct sl_sandbox *sb = sl_alloc(sizeof(*sb));
 	sb->loop = loop;
 	sb->lim = *l;
+	sb->require = require;
 	sb->pool = pool < 1 ? 1 : pool > SL_POOL_MAX / 2 ? SL_POOL_MAX / 2 : pool;
 	sb->next_id = 1;
 	if (!zygote_start(sb, err)) {
@@ -154,6 +155,11 @@ void sl_sandbox_free(struct sl_sandbox *sb)
 	if (sb->ctl_open)
 		zygote_lost(sb);
 	free(sb);
+}
+
+unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb)
+{
+	return sb->boundaries;
 }
 
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)

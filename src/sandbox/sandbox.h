@@ -4,59 +4,97 @@
  * A sandbox owns the zygote and a small pool of workers prepared in
  * advance (forked, limited, engine ready, kernel boundary up, waiting for a
  * program). A program takes one worker, never reused, and the pool is
- * refilled behind it.
+ * refilled behind it; the programs waiting for a worker and those running
+ * are the sandbox's own business.
+ *
+ * The sandbox knows nothing of upstreams, the catalog, sessions or the call
+ * pipeline: a program reaches tools only through its host (struct
+ * sl_sandbox_host below), which the gateway implements in
+ * gateway/codemode.c and a unit test can fake.
  *
  * API:
- *   sb = sl_sandbox_new(loop, &limits, pool_size, &err);
- *   p = sl_program_start(sb, gw, code, done, progress, ctx);
- *   sl_program_cancel(p);               the worker is killed, its calls cancelled
+ *   sb = sl_sandbox_new(loop, &limits, pool_size, require, &err);
+ *   p = sl_program_start(sb, &host, code, len, done, step, ctx);
+ *   ... host->call starts each tool call; the host answers with
+ *       sl_program_call_done(p, id, ...) (and sl_program_call_human)
+ *   sl_program_cancel(p);               the worker is killed, host->cancel for each call
  *   ... done(ctx, p) runs exactly once; then sl_program_free(p)
- *   sl_sandbox_free(sb);                the zygote and every worker end
+ *   sl_sandbox_free(sb);                running programs are cancelled; the zygote and
+ *                                       every worker end
  */
 #ifndef SL_SANDBOX_SANDBOX_H
 #define SL_SANDBOX_SANDBOX_H
 
-#include "gateway/gateway.h"
-#include "sandbox/worker.h"
+#include "config/config.h"
+#include "core/json.h"
 
 #include <uv.h>
 
-#define SL_POOL_MAX 16
-
+struct sl_sandbox;
 struct sl_program;
 
-struct sl_wslot {
-	int fd;
-	int pidfd;
-	pid_t pid;
-};
-
-struct sl_sandbox {
-	uv_loop_t *loop;
-	struct sl_code_limits lim;
-	int ctl;
-	pid_t zygote;
-	uv_poll_t *ctl_poll;      /* one per zygote: a restart makes a new one */
-	bool ctl_open;
-	unsigned ns;              /* namespaces the zygote got */
-	unsigned boundaries;      /* everything in force, from the last READY */
-	unsigned require;         /* boundaries a program must have, or it is refused */
-	struct sl_wslot ready[SL_POOL_MAX];
-	int nready;
-	int requested;            /* forks asked for, not yet received */
-	int pool;
-	struct sl_program *waiting;  /* programs waiting for a worker */
-	struct sl_program *running;  /* programs with a worker */
-	uint64_t next_id;
-	uint64_t started_ms;      /* when the zygote was last started */
-	char error[512];
-};
-
+/* NULL when the zygote cannot start (err says why). Programs are refused
+ * unless every boundary in require (SL_B_* bits) is in force. */
 struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,
-				  struct sl_err *err);
+				  unsigned require, struct sl_err *err);
 void sl_sandbox_free(struct sl_sandbox *sb);
-/* The boundaries in force, as names separated by spaces (static buffer). */
+/* The boundaries in force (SL_B_* bits), as the last worker reported them. */
+unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb);
+/* The boundaries in force, as names separated by spaces (in buf). */
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n);
+
+/* ---- the host: how a program reaches tools ---------------------------------------- */
+
+/* A tool the host resolved a program's names to. The names are the raw ones
+ * (for progress and messages), borrowed from the host until the loop runs
+ * again: the sandbox copies what it keeps. */
+struct sl_sandbox_tool {
+	void *server;             /* the host's own handle for the server */
+	const char *server_name;
+	const char *tool;
+};
+
+/* One tool call in flight: the host's, opaque to the sandbox. */
+struct sl_sandbox_call;
+
+/*
+ * Copied into each program by sl_program_start; ctx must stay valid until
+ * the program's done callback has run (the sandbox never uses the host
+ * after that). None of these suspends or fails the program: a refusal is an
+ * answer the program sees.
+ */
+struct sl_sandbox_host {
+	void *ctx;
+	/* The raw name of the host's i-th server, for i = 0, 1, ... until NULL:
+	 * the servers a program can name (borrowed until the loop runs again). */
+	const char *(*server)(void *ctx, size_t i);
+	/* What tools.<server>.<tool> names (raw names or identifiers): 0 with
+	 * *out set, or SL_ERR_NOT_FOUND with the message the program's call
+	 * throws in err. */
+	int (*resolve)(void *ctx, const char *server, const char *tool,
+		       struct sl_sandbox_tool *out, struct sl_err *err);
+	/* Starts tool t as call number id of program p; args is consumed (its
+	 * root is the arguments object). Before anything can end the call, it
+	 * sets *handle to its handle (owned by the host). It reports the end
+	 * exactly once with sl_program_call_done(p, id, ...), which may happen
+	 * before call returns (a stage that answers at once). */
+	void (*call)(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
+		     yyjson_mut_doc *args, struct sl_sandbox_call **handle);
+	/* The program ended and no longer wants call h: the host stops it and
+	 * reports nothing more of it (it frees h itself, now or later). */
+	void (*cancel)(void *ctx, struct sl_sandbox_call *h);
+};
+
+/* The host's report that call id of program p ended: value (built in d) is
+ * what the program's await resolves to, or error (borrowed) the message it
+ * throws; exactly one of them is set. d is consumed (NULL with an error). */
+void sl_program_call_done(struct sl_program *p, uint32_t id, yyjson_mut_doc *d,
+			  yyjson_mut_val *value, const char *error);
+/* A call of p started (true) or stopped (false) waiting for a person: the
+ * program's wall clock stops meanwhile. */
+void sl_program_call_human(struct sl_program *p, bool waiting);
+
+/* ---- programs ---------------------------------------------------------------------- */
 
 /* What a program ended with. */
 struct sl_program_result {
@@ -71,18 +109,23 @@ struct sl_program_result {
 };
 
 typedef void (*sl_program_done_fn)(void *ctx, struct sl_program *p);
-/* A tool call of the program finished (for progress notifications). */
+/* A tool call of the program finished (for progress notifications); the
+ * raw names, borrowed for the callback. */
 typedef void (*sl_program_step_fn)(void *ctx, struct sl_program *p, const char *server,
 				   const char *tool);
 
-struct sl_program *sl_program_start(struct sl_sandbox *sb, struct sl_gateway *gw,
+/* Starts code (copied) with the tools of host (copied; see its contract).
+ * Never fails and never calls done inside itself: a program that cannot
+ * run ends from the loop. step may be NULL. The program is owned by the
+ * caller: sl_program_free it once done ran (inside done is fine). */
+struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx);
+/* The worker is killed and every call in flight cancelled through the
+ * host; done runs (now) with result cancelled. Nothing once done ran. */
 void sl_program_cancel(struct sl_program *p);
-/* The client session the program runs for: its tool calls carry it (for
- * stages that need to ask the human). */
-void sl_program_bind_session(struct sl_program *p, struct sl_session *s);
 const struct sl_program_result *sl_program_result(const struct sl_program *p);
+/* Unique in this sandbox, from 1: the parent of the program's calls. */
 uint64_t sl_program_id(const struct sl_program *p);
 void sl_program_free(struct sl_program *p);
 
@@ -91,14 +134,6 @@ void sl_program_free(struct sl_program *p);
  * or array), else a lone other block as is, else the blocks (text blocks as
  * strings). Also what inferred result types describe. */
 yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r);
-
-/* The server a program names (raw name or identifier), or NULL. */
-struct sl_upstream *sl_code_server(struct sl_gateway *gw, const char *name);
-/* The tool's own name for `name` (raw, or an identifier that only one of
- * u's tools sanitises to), borrowed from the catalog; NULL with msg set
- * otherwise. */
-const char *sl_code_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name, char *msg,
-			 size_t n);
 
 /* The identifier a server or tool name is reachable by as tools.<ident>:
  * characters outside [A-Za-z0-9_$] become '_', and a leading digit or a

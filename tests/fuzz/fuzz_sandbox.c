@@ -8,8 +8,8 @@
  * input is the worker's whole byte stream: it is written to the other end,
  * which is then shut for writing (the gateway can still answer into it),
  * and the worker's exit status (from the input's first byte) is reported
- * as the zygote would. The gateway has no upstreams, so CALLs are refused
- * before the pipeline.
+ * as the zygote would. The program's host (no gateway) knows no server,
+ * so every CALL is refused by its resolve.
  *
  * Invariants checked:
  *   - the program ends, exactly once, within 2 s of the worker's end;
@@ -23,7 +23,6 @@
 #include "core/log.h"
 #include "sandbox/internal.h"
 #include "sandbox/sandbox.h"
-#include "upstream/catalog.h"
 
 #include <signal.h>
 #include <string.h>
@@ -37,6 +36,32 @@ static void on_done(void *ctx, struct sl_program *p)
 {
 	done_runs++;
 }
+
+static const char *no_server(void *ctx, size_t i)
+{
+	return NULL;
+}
+
+static int refuse(void *ctx, const char *server, const char *tool, struct sl_sandbox_tool *out,
+		  struct sl_err *err)
+{
+	sl_err_set(err, "unknown server '%.100s'", server);
+	return SL_ERR_NOT_FOUND;
+}
+
+/* Never reached: resolve refuses everything. */
+static void never_call(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
+		       yyjson_mut_doc *args, struct sl_sandbox_call **handle)
+{
+	ASSERT(false);
+}
+
+static void never_cancel(void *ctx, struct sl_sandbox_call *h)
+{
+	ASSERT(false);
+}
+
+static const struct sl_sandbox_host host = { NULL, no_server, refuse, never_call, never_cancel };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -70,8 +95,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     "output", "calls", "crash" };
 	uv_loop_t loop;
 	struct sl_sandbox sb = { 0 };
-	struct sl_config cfg = { 0 };
-	struct sl_gateway gw = { 0 };
 	const struct sl_program_result *r;
 	struct sl_program *p;
 	int sv[2], status;
@@ -97,13 +120,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sb.next_id = 1;
 	sb.nready = 1;
 	sb.ready[0] = (struct sl_wslot){ .fd = sv[0], .pidfd = -1, .pid = 0 };
-	cfg.call_timeout_ms = 1000;
-	gw.loop = &loop;
-	gw.cfg = &cfg;
-	sl_catalog_init(&gw.catalog);
 
 	done_runs = 0;
-	p = sl_program_start(&sb, &gw, "return 1", 8, on_done, NULL, NULL);
+	p = sl_program_start(&sb, &host, "return 1", 8, on_done, NULL, NULL);
 	/* The socket buffer holds the whole input (max_len is far below it). */
 	ASSERT(write(sv[1], data, size) == (ssize_t)size);
 	shutdown(sv[1], SHUT_WR);
@@ -123,7 +142,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_until(&loop, is_idle);
 	ASSERT(done_runs == 1);
 	close(sv[1]);
-	sl_catalog_dispose(&gw.catalog);
 	ASSERT(uv_loop_close(&loop) == 0);
 	return 0;
 }

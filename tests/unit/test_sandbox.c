@@ -5,8 +5,11 @@
  * No zygote runs: a hand-built struct sl_sandbox holds one prepared
  * worker slot whose fd is one end of a socketpair, and the test plays the
  * worker on the other end. requested = SL_POOL_MAX keeps request_workers
- * from touching the (absent, -1) control socket. The gateway has no
- * upstreams, so every CALL is refused before the pipeline. */
+ * from touching the (absent, -1) control socket. No gateway either: the
+ * program's host is a fake (below) that knows the servers in
+ * harness.servers, refuses the tool "missing" and every other server, and
+ * keeps each call it starts for the test to answer (the tool "now" is
+ * answered inside the host's call, as a stage that denies at once does). */
 #include "unit.h"
 
 #include "core/common.h"
@@ -14,7 +17,6 @@
 #include "sandbox/frame.h"
 #include "sandbox/internal.h"
 #include "sandbox/sandbox.h"
-#include "upstream/catalog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,11 +108,28 @@ TEST(sandbox_code_ident)
 
 /* ---- the program against a forged worker ------------------------------------------ */
 
+/* ---- the fake host ------------------------------------------------------------------ */
+
+#define FAKE_CALLS 8
+
+/* A call the fake host started. */
+struct sl_sandbox_call {
+	struct sl_program *p;
+	uint32_t id;
+	char server[64], tool[64];
+	char *args;        /* as JSON */
+	bool cancelled;
+};
+
 struct harness {
 	uv_loop_t loop;
 	struct sl_sandbox sb;
-	struct sl_config cfg;
-	struct sl_gateway gw;
+	struct sl_sandbox_host host;
+	const char *servers[4];  /* the fake host's servers, NULL-terminated */
+	struct sl_sandbox_call *calls[FAKE_CALLS];
+	int ncalls, cancels;
+	int steps;
+	char step_name[130]; /* server.tool of the last step */
 	struct sl_program *p;
 	int peer;          /* the worker's end; -1 once closed */
 	int done_runs;
@@ -119,6 +138,81 @@ struct harness {
 	char *in;          /* bytes read from the gateway */
 	size_t in_len;
 };
+
+static const char *fake_server(void *ctx, size_t i)
+{
+	struct harness *h = ctx;
+	return i < SL_COUNT(h->servers) ? h->servers[i] : NULL;
+}
+
+static int fake_resolve(void *ctx, const char *server, const char *tool,
+			struct sl_sandbox_tool *out, struct sl_err *err)
+{
+	struct harness *h = ctx;
+	for (size_t i = 0; i < SL_COUNT(h->servers) && h->servers[i]; i++) {
+		if (strcmp(h->servers[i], server) != 0)
+			continue;
+		if (strcmp(tool, "missing") == 0) {
+			sl_err_set(err, "server '%s' has no tool '%s'", server, tool);
+			return SL_ERR_NOT_FOUND;
+		}
+		out->server = h;
+		out->server_name = h->servers[i];
+		out->tool = tool;
+		return SL_OK;
+	}
+	sl_err_set(err, "unknown server '%.100s'", server);
+	return SL_ERR_NOT_FOUND;
+}
+
+/* Answers call c with the JSON value json (NULL: with error). */
+static void fake_answer(struct sl_sandbox_call *c, const char *json, const char *error)
+{
+	yyjson_mut_doc *d = NULL;
+	yyjson_mut_val *v = NULL;
+	if (json) {
+		yyjson_doc *j = yyjson_read(json, strlen(json), 0);
+		d = yyjson_mut_doc_new(NULL);
+		v = yyjson_val_mut_copy(d, yyjson_doc_get_root(j));
+		yyjson_doc_free(j);
+	}
+	sl_program_call_done(c->p, c->id, d, v, error);
+}
+
+static void fake_call(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
+		      yyjson_mut_doc *args, struct sl_sandbox_call **handle)
+{
+	struct harness *h = ctx;
+	struct sl_sandbox_call *c = calloc(1, sizeof(*c));
+
+	CHECK(t->server == h);
+	CHECK(h->ncalls < FAKE_CALLS);
+	c->p = p;
+	c->id = id;
+	snprintf(c->server, sizeof(c->server), "%s", t->server_name);
+	snprintf(c->tool, sizeof(c->tool), "%s", t->tool);
+	c->args = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), NULL);
+	yyjson_mut_doc_free(args);
+	h->calls[h->ncalls++] = c;
+	*handle = c;
+	if (strcmp(t->tool, "now") == 0)
+		fake_answer(c, "\"at once\"", NULL);
+}
+
+static void fake_cancel(void *ctx, struct sl_sandbox_call *c)
+{
+	struct harness *h = ctx;
+	CHECK(!c->cancelled);
+	c->cancelled = true;
+	h->cancels++;
+}
+
+static void on_step(void *ctx, struct sl_program *p, const char *server, const char *tool)
+{
+	struct harness *h = ctx;
+	h->steps++;
+	snprintf(h->step_name, sizeof(h->step_name), "%s.%s", server, tool);
+}
 
 static void on_done(void *ctx, struct sl_program *p)
 {
@@ -164,12 +258,11 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	h->sb.ready[0].pidfd = -1;
 	h->sb.ready[0].pid = 0;
 
-	h->cfg.call_timeout_ms = 1000;
-	h->gw.loop = &h->loop;
-	h->gw.cfg = &h->cfg;
-	sl_catalog_init(&h->gw.catalog);
+	h->servers[0] = "git-hub";
+	h->servers[1] = "1password";
+	h->host = (struct sl_sandbox_host){ h, fake_server, fake_resolve, fake_call, fake_cancel };
 
-	h->p = sl_program_start(&h->sb, &h->gw, "return 1", 8, on_done, NULL, h);
+	h->p = sl_program_start(&h->sb, &h->host, "return 1", 8, on_done, on_step, h);
 	CHECK(h->p != NULL);
 	/* The slot was handed out, nothing was asked of the (absent) zygote. */
 	CHECK_INT(h->sb.nready, 0);
@@ -228,6 +321,15 @@ static void send_raw(struct harness *h, uint32_t kind, uint32_t len, const char 
 static void send_json(struct harness *h, uint32_t kind, const char *json)
 {
 	send_raw(h, kind, (uint32_t)strlen(json), json, strlen(json));
+}
+
+/* Sends CALL id of tool server.tool with no arguments. */
+static void send_call(struct harness *h, int id, const char *server, const char *tool)
+{
+	char *json = sl_printf("{\"id\":%d,\"server\":\"%s\",\"tool\":\"%s\",\"args\":{}}", id,
+			       server, tool);
+	send_json(h, SL_FRAME_CALL, json);
+	free(json);
 }
 
 /* Reads one frame the gateway sent within ms; the payload is malloc'd
@@ -331,7 +433,10 @@ static void h_end(struct harness *h)
 	CHECK(!uv_loop_alive(&h->loop));
 	if (h->peer >= 0)
 		close(h->peer);
-	sl_catalog_dispose(&h->gw.catalog);
+	for (int i = 0; i < h->ncalls; i++) {
+		free(h->calls[i]->args);
+		free(h->calls[i]);
+	}
 	CHECK_INT(uv_loop_close(&h->loop), 0);
 	free(h->in);
 	free(h);
@@ -350,15 +455,23 @@ TEST(sandbox_program_ok)
 {
 	struct harness *h = h_start(NULL);
 	yyjson_doc *run = greet(h);
-	yyjson_val *root = yyjson_doc_get_root(run), *servers, *seed, *v;
+	yyjson_val *root = yyjson_doc_get_root(run), *servers, *seed, *v, *pair;
 	int64_t ver = 0;
 	size_t i, n;
 
 	CHECK(yyjson_is_obj(root));
 	CHECK(sl_json_int(root, "v", &ver) && ver == 1);
 	CHECK_STR(sl_json_str(root, "code"), "return 1");
+	/* the host's servers, as [raw, identifier] pairs */
 	servers = sl_json_arr(root, "servers");
-	CHECK(servers != NULL && yyjson_arr_size(servers) == 0);
+	CHECK(servers != NULL && yyjson_arr_size(servers) == 2);
+	pair = yyjson_arr_get(servers, 0);
+	CHECK(yyjson_arr_size(pair) == 2);
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "git-hub");
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "git_hub");
+	pair = yyjson_arr_get(servers, 1);
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "1password");
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "_1password");
 	seed = sl_json_arr(root, "seed");
 	CHECK(seed != NULL && yyjson_arr_size(seed) == 4);
 	yyjson_arr_foreach(seed, i, n, v)
@@ -623,10 +736,9 @@ TEST(sandbox_program_call_unknown_server)
 	h_end(h);
 }
 
-/* With no upstreams every call is refused at once, so calls never stay in
- * flight; the in-flight limit is reached here with max_inflight = 0 (the
- * first call is one too many). See the report for the case with N real
- * calls in flight. */
+/* Calls to server "s" are refused at once, so they never stay in
+ * flight: the in-flight limit is reached first with max_inflight = 0 (the
+ * first call is one too many), then with calls the host keeps. */
 TEST(sandbox_program_call_limits)
 {
 	struct sl_code_limits l;
@@ -656,6 +768,23 @@ TEST(sandbox_program_call_limits)
 	wait_done(h, 2000);
 	assert_crash(h, "call limits");
 	CHECK_INT(sl_program_result(h->p)->calls, 2);
+	h_end(h);
+
+	/* max_inflight = 2 with two calls the host keeps in flight: the third
+	 * breaks the limit, and the two are cancelled */
+	limits(&l, 2000);
+	l.max_inflight = 2;
+	h = h_start(&l);
+	greet_only(h);
+	for (int id = 0; id < 3; id++) {
+		CHECK_INT(h->done_runs, 0);
+		send_call(h, id, "git-hub", "held");
+		pump(h, 20, false);
+	}
+	CHECK_INT(h->ncalls, 2);
+	wait_done(h, 2000);
+	assert_crash(h, "call limits");
+	CHECK_INT(h->cancels, 2);
 	h_end(h);
 }
 
@@ -797,63 +926,210 @@ TEST(sandbox_program_require_boundaries)
 	h_end(h);
 }
 
-/* Upstreams built by hand (only their names are read before the pipeline):
- * the RUN frame lists [raw, ident] pairs; a CALL finds its server by raw
- * name or identifier, and a tool the catalog lacks, or that two tools
- * share as identifier, is refused with a RESULT. */
-TEST(sandbox_program_servers_and_tools)
+
+/* ---- the host interface ---------------------------------------------------------- */
+
+/* A program with limits l (NULL: defaults) past READY and RUN. */
+static struct harness *h_running(const struct sl_code_limits *l)
 {
-	static char n1[] = "git-hub", n2[] = "1password";
-	struct sl_upstream u1, u2;
-	struct sl_upstream *ups[2] = { &u1, &u2 };
-	struct sl_entry entries[2];
-	struct harness *h = h_start(NULL);
-	yyjson_doc *run;
-	yyjson_val *servers, *pair;
+	struct harness *h = h_start(l);
+	greet_only(h);
+	return h;
+}
 
-	memset(&u1, 0, sizeof(u1));
-	memset(&u2, 0, sizeof(u2));
-	memset(entries, 0, sizeof(entries));
-	u1.name = n1;
-	u2.name = n2;
-	h->gw.ups = ups;
-	h->gw.nups = 2;
-	/* two tools of git-hub that are both tools.git_hub.get_x */
-	entries[0].up = &u1;
-	entries[0].name = "get-x";
-	entries[1].up = &u1;
-	entries[1].name = "get.x";
-	h->gw.catalog.tools.v = entries;
-	h->gw.catalog.tools.n = 2;
+/* Reads one RESULT frame; returns it parsed (caller frees), checking its id. */
+static yyjson_doc *recv_result(struct harness *h, int64_t id)
+{
+	uint32_t kind = 0;
+	char *json = recv_frame(h, &kind, 2000);
+	yyjson_doc *d;
+	int64_t got = -1;
 
-	run = greet(h);
-	servers = sl_json_arr(yyjson_doc_get_root(run), "servers");
-	CHECK(yyjson_arr_size(servers) == 2);
-	pair = yyjson_arr_get(servers, 0);
-	CHECK(yyjson_arr_size(pair) == 2);
-	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "git-hub");
-	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "git_hub");
-	pair = yyjson_arr_get(servers, 1);
-	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "1password");
-	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "_1password");
-	yyjson_doc_free(run);
+	CHECK(json != NULL);
+	if (!json)
+		return NULL;
+	CHECK_INT(kind, SL_FRAME_RESULT);
+	d = yyjson_read(json, strlen(json), 0);
+	CHECK(d != NULL);
+	CHECK(sl_json_int(yyjson_doc_get_root(d), "id", &got) && got == id);
+	free(json);
+	return d;
+}
 
-	send_json(h, SL_FRAME_CALL, "{\"id\":0,\"server\":\"git_hub\",\"tool\":\"nope\",\"args\":{}}");
-	expect_refusal(h, 0, "server 'git-hub' has no tool 'nope'");
-	send_json(h, SL_FRAME_CALL, "{\"id\":1,\"server\":\"_1password\",\"tool\":\"get-x\",\"args\":{}}");
-	expect_refusal(h, 1, "server '1password' has no tool 'get-x'");
-	send_json(h, SL_FRAME_CALL, "{\"id\":2,\"server\":\"git-hub\",\"tool\":\"get_x\",\"args\":{}}");
-	expect_refusal(h, 2, "ambiguous");
-	send_json(h, SL_FRAME_CALL, "{\"id\":3,\"server\":\"GIT-HUB\",\"tool\":\"get-x\",\"args\":{}}");
-	expect_refusal(h, 3, "unknown server 'GIT-HUB'");
-	pump(h, 20, false);
-	CHECK_INT(h->done_runs, 0);
-
-	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"x\",\"console\":\"\"}");
+static void finish_ok(struct harness *h, uint32_t calls)
+{
+	send_json(h, SL_FRAME_DONE, "{\"ok\":true,\"value\":\"end\",\"console\":\"\"}");
 	wait_done(h, 2000);
+	CHECK_INT(h->done_runs, 1);
 	CHECK(sl_program_result(h->p)->ok);
-	CHECK_INT(sl_program_result(h->p)->calls, 4);
-	h->gw.catalog.tools.v = NULL;
-	h->gw.catalog.tools.n = 0;
+	CHECK_INT(sl_program_result(h->p)->calls, calls);
+}
+
+/* A call the host answers later, one it answers inside its call, and one
+ * it answers with an error: the program sees each as the RESULT of its id,
+ * and every end is a progress step with the raw names the host resolved. */
+TEST(sandbox_host_answers)
+{
+	struct harness *h = h_start(NULL);
+	yyjson_doc *r;
+	yyjson_val *root;
+
+	greet_only(h);
+	send_json(h, SL_FRAME_CALL,
+		  "{\"id\":0,\"server\":\"git_hub\",\"tool\":\"get\",\"args\":{\"q\":1}}");
+	pump(h, 20, false);
+	/* resolved by identifier here too: the fake knows only raw names */
+	CHECK_INT(h->ncalls, 0);
+	r = recv_result(h, 0);
+	CHECK(yyjson_is_false(yyjson_obj_get(yyjson_doc_get_root(r), "ok")));
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(r), "error"), "unknown server 'git_hub'");
+	yyjson_doc_free(r);
+
+	send_json(h, SL_FRAME_CALL,
+		  "{\"id\":1,\"server\":\"git-hub\",\"tool\":\"get\",\"args\":{\"q\":1}}");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 1);
+	if (h->ncalls != 1) {
+		h_end(h);
+		return;
+	}
+	CHECK_INT(h->calls[0]->id, 1);
+	CHECK(h->calls[0]->p == h->p);
+	CHECK_STR(h->calls[0]->server, "git-hub");
+	CHECK_STR(h->calls[0]->tool, "get");
+	CHECK_STR(h->calls[0]->args, "{\"q\":1}");
+	CHECK_INT(h->steps, 0);
+	fake_answer(h->calls[0], "{\"rows\":[1,2]}", NULL);
+	CHECK_INT(h->steps, 1);
+	CHECK_STR(h->step_name, "git-hub.get");
+	r = recv_result(h, 1);
+	root = yyjson_doc_get_root(r);
+	CHECK(yyjson_is_true(yyjson_obj_get(root, "ok")));
+	CHECK_INT(yyjson_arr_size(yyjson_obj_get(sl_json_obj(root, "value"), "rows")), 2);
+	CHECK(yyjson_obj_get(root, "pausedMs") == NULL);
+	yyjson_doc_free(r);
+
+	/* answered before the host's call returned */
+	send_call(h, 2, "1password", "now");
+	r = recv_result(h, 2);
+	CHECK_STR(sl_json_str(yyjson_doc_get_root(r), "value"), "at once");
+	yyjson_doc_free(r);
+	CHECK_INT(h->steps, 2);
+	CHECK_STR(h->step_name, "1password.now");
+
+	/* a failed tool: the program's await throws the host's message */
+	send_call(h, 3, "git-hub", "put");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 3);
+	if (h->ncalls == 3)
+		fake_answer(h->calls[2], NULL, "denied by policy");
+	expect_refusal(h, 3, "denied by policy");
+	CHECK_INT(h->steps, 3);
+
+	finish_ok(h, 4);
+	CHECK_INT(h->cancels, 0);
+	h_end(h);
+}
+
+/* resolve refuses: the program sees the host's message; nothing is called,
+ * and a refusal is no step. */
+TEST(sandbox_host_refuses)
+{
+	struct harness *h = h_running(NULL);
+	send_call(h, 0, "git-hub", "missing");
+	expect_refusal(h, 0, "server 'git-hub' has no tool 'missing'");
+	send_call(h, 1, "GIT-HUB", "get");
+	expect_refusal(h, 1, "unknown server 'GIT-HUB'");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 0);
+	CHECK_INT(h->steps, 0);
+	CHECK_INT(h->done_runs, 0);
+	finish_ok(h, 2);
+	h_end(h);
+}
+
+/* A cancelled program cancels its calls through the host, once each, and
+ * only those still in flight; done runs at once. The same when the program
+ * ends otherwise (its deadline) with a call in flight. */
+TEST(sandbox_host_cancel_mid_call)
+{
+	struct sl_code_limits l;
+	struct harness *h = h_running(NULL);
+
+	send_call(h, 0, "git-hub", "a");
+	send_call(h, 1, "git-hub", "b");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 2);
+	if (h->ncalls == 2)
+		fake_answer(h->calls[0], "1", NULL);
+	sl_program_cancel(h->p);
+	CHECK_INT(h->done_runs, 1);
+	CHECK(sl_program_result(h->p)->cancelled);
+	CHECK_INT(h->cancels, 1);
+	CHECK(h->ncalls == 2 && !h->calls[0]->cancelled && h->calls[1]->cancelled);
+	CHECK_INT(h->steps, 1);
+	h_end(h);
+
+	limits(&l, 300);
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "slow");
+	wait_done(h, 3000);
+	CHECK(kind_is(h, "timeout"));
+	CHECK_INT(h->cancels, 1);
+	CHECK(h->ncalls == 1 && h->calls[0]->cancelled);
+	h_end(h);
+}
+
+/* While a call waits for a person the wall clock stops: a 300 ms program
+ * whose call waited 500 ms is still running, and the next RESULT tells the
+ * worker how long the pause was. */
+TEST(sandbox_host_human_wait)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	yyjson_doc *r;
+	int64_t paused = 0;
+
+	limits(&l, 300);
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "ask");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 1);
+	sl_program_call_human(h->p, true);
+	pump(h, 500, false);
+	CHECK_INT(h->done_runs, 0);
+	sl_program_call_human(h->p, false);
+	if (h->ncalls == 1)
+		fake_answer(h->calls[0], "true", NULL);
+	r = recv_result(h, 0);
+	CHECK(sl_json_int(yyjson_doc_get_root(r), "pausedMs", &paused) && paused >= 450);
+	yyjson_doc_free(r);
+	finish_ok(h, 1);
+	h_end(h);
+}
+
+/* A value over maxResultBytes reaches the program as a too_large error
+ * naming the tool, never cut. */
+TEST(sandbox_host_result_too_large)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	char *big;
+
+	limits(&l, 2000);
+	l.max_result = 100;
+	h = h_running(&l);
+	send_call(h, 0, "git-hub", "dump");
+	pump(h, 20, false);
+	CHECK_INT(h->ncalls, 1);
+	big = calloc(1, 300);
+	big[0] = '"';
+	memset(big + 1, 'x', 200);
+	big[201] = '"';
+	if (h->ncalls == 1)
+		fake_answer(h->calls[0], big, NULL);
+	free(big);
+	expect_refusal(h, 0, "too_large: the result of git-hub.dump");
+	finish_ok(h, 1);
 	h_end(h);
 }

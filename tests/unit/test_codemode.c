@@ -1,0 +1,84 @@
+/* Unit tests of src/gateway/codemode.c: how the host resolves the names a
+ * program uses (tools.<server>.<tool>, raw names or identifiers) against
+ * the upstreams and the catalog. Upstreams are built by hand: only their
+ * names are read. */
+#include "unit.h"
+
+#include "gateway/codemode.h"
+
+#include <stdio.h>
+
+struct names {
+	struct sl_upstream u1, u2;
+	struct sl_upstream *ups[2];
+	struct sl_entry entries[3];
+	struct sl_gateway gw;
+};
+
+/* git-hub has get-x and get.x (both tools.git_hub.get_x) and list;
+ * 1password has no tools. */
+static void names_init(struct names *n)
+{
+	static char n1[] = "git-hub", n2[] = "1password";
+	memset(n, 0, sizeof(*n));
+	n->u1.name = n1;
+	n->u2.name = n2;
+	n->ups[0] = &n->u1;
+	n->ups[1] = &n->u2;
+	n->gw.ups = n->ups;
+	n->gw.nups = 2;
+	n->entries[0] = (struct sl_entry){ .up = &n->u1, .name = "get-x" };
+	n->entries[1] = (struct sl_entry){ .up = &n->u1, .name = "get.x" };
+	n->entries[2] = (struct sl_entry){ .up = &n->u1, .name = "list-all" };
+	n->gw.catalog.tools.v = n->entries;
+	n->gw.catalog.tools.n = 3;
+}
+
+static bool refused(struct names *n, const char *server, const char *tool, const char *want)
+{
+	struct sl_sandbox_tool t;
+	struct sl_err err = { "" };
+	int rc = sl_codemode_resolve(&n->gw, server, tool, &t, &err);
+	if (rc != SL_ERR_NOT_FOUND || !strstr(err.msg, want)) {
+		printf("  %s.%s: rc %d, \"%s\", want \"%s\"\n", server, tool, rc, err.msg, want);
+		return false;
+	}
+	return true;
+}
+
+static bool resolved(struct names *n, const char *server, const char *tool,
+		     struct sl_upstream *want_up, const char *want_tool)
+{
+	struct sl_sandbox_tool t = { 0 };
+	struct sl_err err = { "" };
+	if (sl_codemode_resolve(&n->gw, server, tool, &t, &err) != SL_OK || t.server != want_up ||
+	    strcmp(t.server_name, want_up->name) != 0 || strcmp(t.tool, want_tool) != 0) {
+		printf("  %s.%s: \"%s\"\n", server, tool, err.msg);
+		return false;
+	}
+	return true;
+}
+
+TEST(codemode_resolve_names)
+{
+	struct names n;
+	names_init(&n);
+	/* raw names and identifiers both reach a tool, by its raw names */
+	CHECK(resolved(&n, "git-hub", "get-x", &n.u1, "get-x"));
+	CHECK(resolved(&n, "git_hub", "list_all", &n.u1, "list-all"));
+	CHECK(resolved(&n, "git_hub", "get.x", &n.u1, "get.x"));
+	CHECK(sl_codemode_server(&n.gw, "_1password") == &n.u2);
+	CHECK(sl_codemode_server(&n.gw, "1password") == &n.u2);
+}
+
+TEST(codemode_resolve_refusals)
+{
+	struct names n;
+	names_init(&n);
+	CHECK(refused(&n, "git_hub", "nope", "server 'git-hub' has no tool 'nope'"));
+	CHECK(refused(&n, "_1password", "get-x", "server '1password' has no tool 'get-x'"));
+	CHECK(refused(&n, "git-hub", "get_x", "tools.git-hub.get_x is ambiguous"));
+	CHECK(refused(&n, "git-hub", "get_x", "use tools[\"git-hub\"][\"raw-name\"]"));
+	CHECK(refused(&n, "GIT-HUB", "get-x", "unknown server 'GIT-HUB'"));
+	CHECK(sl_codemode_server(&n.gw, "GIT-HUB") == NULL);
+}
