@@ -300,12 +300,12 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 
 	if (argc < 3)
 		return JS_ThrowTypeError(ctx, "call needs a server, a tool and arguments");
-	if (w->ncalls >= w->lim.max_calls) {
-		w->abort_kind = "calls";
-		return JS_ThrowInternalError(ctx, "tool call limit reached");
-	}
 	if (!JS_IsObject(argv[2]) || JS_IsArray(argv[2]) || JS_IsFunction(ctx, argv[2]))
 		return JS_ThrowTypeError(ctx, "tool arguments must be an object");
+	/* Serialising runs the program's code (getters, toJSON, Proxy traps,
+	 * toString), which may call tools itself: everything that can run it
+	 * comes before the call-count check, so that nothing can come between
+	 * the check and the write of the slot it checked. */
 	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(json))
 		return json;
@@ -325,6 +325,13 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 		JS_FreeCString(ctx, args);
 		return JS_ThrowRangeError(ctx, "tool arguments are %zu bytes of JSON, over the limit of %zu",
 					  alen, w->lim.max_args);
+	}
+	if (w->ncalls >= w->lim.max_calls) {
+		JS_FreeCString(ctx, server);
+		JS_FreeCString(ctx, tool);
+		JS_FreeCString(ctx, args);
+		w->abort_kind = "calls";
+		return JS_ThrowInternalError(ctx, "tool call limit reached");
 	}
 	promise = JS_NewPromiseCapability(ctx, funcs);
 	if (JS_IsException(promise)) {
@@ -505,13 +512,19 @@ static void settle(struct sl_worker *w, const char *frame, size_t len)
 		w->deadline_ms += pms;
 	JS_FreeValue(ctx, paused);
 	okv = JS_GetPropertyStr(ctx, res, "ok");
+	/* Settling runs the program's code (a `then` getter on
+	 * Object.prototype), which may call tools: c stays valid (the slots
+	 * never move) and is marked done only after. */
 	if (JS_ToBool(ctx, okv)) {
 		arg = JS_GetPropertyStr(ctx, res, "value");
 		JS_Call(ctx, c->resolve, JS_UNDEFINED, 1, &arg);
 	} else {
 		JSValue msg = JS_GetPropertyStr(ctx, res, "error");
 		arg = JS_NewError(ctx);
-		JS_SetPropertyStr(ctx, arg, "message", msg);
+		/* Defined, not set: a setter the program put on Error.prototype
+		 * does not run here. */
+		JS_DefinePropertyValueStr(ctx, arg, "message", msg,
+					  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
 		JS_Call(ctx, c->reject, JS_UNDEFINED, 1, &arg);
 	}
 	JS_FreeValue(ctx, arg);
