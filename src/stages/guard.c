@@ -1312,7 +1312,7 @@ static void guard_output(void *state, struct sl_output *o)
 
 	if (!o->text || o->is_error || !sl_guard_enabled(g))
 		return;
-	score = sl_guard_explain(g, o->text, strlen(o->text), why, sizeof(why));
+	score = sl_guard_explain(g, o->text, o->text_len, why, sizeof(why));
 	if (score < sl_guard_threshold(g))
 		return;
 	free(o->warning);
