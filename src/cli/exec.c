@@ -36,12 +36,11 @@ static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 	sl_codemode_output(gen, sl_program_result(p), sl_program_id(p), NULL, &o);
 	if (o.warning)
 		printf("%s\n", o.warning);
-	if (o.is_error) {
-		fprintf(stderr, "%s\n", o.text);
+	/* The answer may hold NUL: written by length. */
+	fwrite(o.text, 1, o.text_len, o.is_error ? stderr : stdout);
+	fputc('\n', o.is_error ? stderr : stdout);
+	if (o.is_error)
 		ex->rc = 1;
-	} else {
-		printf("%s\n", o.text);
-	}
 	fflush(stdout);
 	sl_output_dispose(&o);
 	sl_program_free(p);

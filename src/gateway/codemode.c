@@ -104,7 +104,8 @@ static int host_resolve(void *ctx, const char *server, const char *tool,
 	return sl_codemode_resolve(r->gw, server, tool, out, err);
 }
 
-static char *error_text(yyjson_val *r)
+/* The text blocks of an isError result, with their NUL bytes. */
+static char *error_text(yyjson_val *r, size_t *len)
 {
 	struct sl_buf b;
 	yyjson_val *content = sl_json_arr(r, "content"), *blk;
@@ -112,13 +113,14 @@ static char *error_text(yyjson_val *r)
 
 	sl_buf_init(&b, 64u << 10);
 	yyjson_arr_foreach(content, i, n, blk) {
-		const char *t = sl_json_str(blk, "text");
-		if (t && (sl_buf_appends(&b, b.len ? "\n" : "") < 0 || sl_buf_appends(&b, t) < 0))
+		yyjson_val *t = yyjson_obj_get(blk, "text");
+		if (yyjson_is_str(t) && (sl_buf_appends(&b, b.len ? "\n" : "") < 0 ||
+					 sl_buf_append(&b, yyjson_get_str(t), yyjson_get_len(t)) < 0))
 			break;
 	}
 	if (b.len == 0)
 		(void)!sl_buf_appends(&b, "the tool reported an error");
-	return sl_buf_take(&b, NULL);
+	return sl_buf_take(&b, len);
 }
 
 /* Tells the program what its call came to: the value it resolves to, or
@@ -129,13 +131,14 @@ static void report(struct sl_sandbox_call *h)
 	yyjson_mut_doc *d = NULL;
 	yyjson_mut_val *value = NULL;
 	char *err = NULL;
+	size_t err_len = 0;
 
 	switch (c->outcome) {
 	case SL_OUTCOME_OK: {
 		yyjson_doc *view_doc;
 		yyjson_val *r = sl_call_result_view(c, &view_doc);
 		if (sl_json_true(r, "isError")) {
-			err = error_text(r);
+			err = error_text(r, &err_len);
 		} else {
 			d = yyjson_mut_doc_new(NULL);
 			value = sl_program_value(d, r);
@@ -143,16 +146,23 @@ static void report(struct sl_sandbox_call *h)
 		yyjson_doc_free(view_doc);
 		break;
 	}
-	case SL_OUTCOME_RPC_ERROR:
-		err = sl_printf("server '%s' answered with error %lld: %s", c->up->name,
-				(long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
-				sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
-		break;
-	default:
-		err = sl_strdup(c->why ? c->why : "the call failed");
+	case SL_OUTCOME_RPC_ERROR: {
+		yyjson_val *m = yyjson_obj_get(c->rpc_error, "message");
+		struct sl_buf b;
+		sl_buf_init(&b, 64u << 10);
+		(void)!sl_buf_printf(&b, "server '%s' answered with error %lld: ", c->up->name,
+				     (long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")));
+		if (yyjson_is_str(m))
+			(void)!sl_buf_append(&b, yyjson_get_str(m), yyjson_get_len(m));
+		err = sl_buf_take(&b, &err_len);
 		break;
 	}
-	sl_program_call_done(h->p, h->id, d, value, err);
+	default:
+		err = sl_strdup(c->why ? c->why : "the call failed");
+		err_len = strlen(err);
+		break;
+	}
+	sl_program_call_done(h->p, h->id, d, value, err, err_len);
 	free(err);
 }
 
@@ -283,7 +293,7 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
 			struct sl_session *s, struct sl_output *o)
 {
-	const char *cons = *r->console ? "\n\n[console]\n" : "";
+	const char *cons = r->console_len ? "\n\n[console]\n" : "";
 	const char *cut = r->console_cut ? "\n[console output cut at its limit]" : "";
 
 	memset(o, 0, sizeof(*o));
@@ -293,11 +303,20 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 	o->outcome = r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind;
 	o->calls = r->calls;
 	o->duration_ms = r->duration_ms;
-	o->output_bytes = r->ok ? strlen(r->text) : 0;
+	o->output_bytes = r->ok ? r->text_len : 0;
 	o->is_error = !r->ok;
-	if (!r->cancelled)
-		o->text = r->ok ? sl_printf("%s%s%s%s", r->text, cons, r->console, cut) :
-			  sl_printf("%s: %s%s%s%s", r->kind, r->text, cons, r->console, cut);
+	if (!r->cancelled) {
+		/* Lengths, not C strings: the value and the console may hold NUL. */
+		struct sl_buf b;
+		sl_buf_init(&b, SIZE_MAX);
+		if (!r->ok)
+			(void)!sl_buf_printf(&b, "%s: ", r->kind);
+		(void)!sl_buf_append(&b, r->text, r->text_len);
+		(void)!sl_buf_appends(&b, cons);
+		(void)!sl_buf_append(&b, r->console, r->console_len);
+		(void)!sl_buf_appends(&b, cut);
+		o->text = sl_buf_take(&b, &o->text_len);
+	}
 	/* The answer passes the stage table as a tool result does: redaction,
 	 * guard, governor, telemetry and audit (docs/internals/PIPELINE.md). */
 	sl_stages_output(gen, o);
@@ -315,7 +334,7 @@ yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d)
 	}
 	t = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, t, "type", "text");
-	yyjson_mut_obj_add_strcpy(d, t, "text", o->text ? o->text : "");
+	yyjson_mut_obj_add_strncpy(d, t, "text", o->text ? o->text : "", o->text ? o->text_len : 0);
 	yyjson_mut_arr_append(content, t);
 	yyjson_mut_obj_add_val(d, res, "content", content);
 	if (o->is_error)

@@ -78,6 +78,8 @@ struct sl_output {
 	size_t output_bytes;        /* the return value's size as the program made it */
 	char *text;                 /* owned; NULL when cancelled: the answer (console output
 				     * included) or the failure's message; a hook may replace it */
+	size_t text_len;            /* text's bytes: it may hold NUL (a hook that replaces
+				     * text sets it) */
 	bool is_error;              /* the model is told the program failed */
 	char *warning;              /* owned, or NULL: a note the model gets before the answer */
 };

@@ -58,4 +58,5 @@ void sl_output_dispose(struct sl_output *o)
 	free(o->text);
 	free(o->warning);
 	o->text = o->warning = NULL;
+	o->text_len = 0;
 }

@@ -174,6 +174,7 @@ static void fail(struct sl_program *p, const char *kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	free(p->res.text);
 	p->res.text = sl_vprintf(fmt, ap);
+	p->res.text_len = strlen(p->res.text);
 	va_end(ap);
 	p->res.ok = false;
 	p->res.kind = kind;
@@ -317,18 +318,23 @@ yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 		return yyjson_mut_null(d);
 	if (n == 1) {
 		b = yyjson_arr_get_first(content);
-		const char *type = sl_json_str(b, "type"), *text = sl_json_str(b, "text");
-		if (type && strcmp(type, "text") == 0 && text) {
-			const char *t = text + strspn(text, " \t\r\n");
-			if (*t == '{' || *t == '[') {
-				yyjson_doc *j = yyjson_read(text, strlen(text), SL_JSON_READ_FLAGS);
+		const char *type = sl_json_str(b, "type");
+		yyjson_val *tv = yyjson_obj_get(b, "text");
+		if (type && strcmp(type, "text") == 0 && yyjson_is_str(tv)) {
+			/* Lengths, not C strings: a program never sees text cut at a NUL. */
+			const char *text = yyjson_get_str(tv);
+			size_t len = yyjson_get_len(tv), sp = 0;
+			while (sp < len && text[sp] && strchr(" \t\r\n", text[sp]))
+				sp++;
+			if (sp < len && (text[sp] == '{' || text[sp] == '[')) {
+				yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
 				if (j) {
 					yyjson_mut_val *v = yyjson_val_mut_copy(d, yyjson_doc_get_root(j));
 					yyjson_doc_free(j);
 					return v;
 				}
 			}
-			return yyjson_mut_strcpy(d, text);
+			return yyjson_val_mut_copy(d, tv);
 		}
 		/* A lone image, audio or resource block: the block itself, e.g.
 		 * {type, mimeType, data}. */
@@ -337,18 +343,19 @@ yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 	arr = yyjson_mut_arr(d);
 	yyjson_arr_foreach(content, i, n, b) {
 		const char *type = sl_json_str(b, "type");
-		if (type && strcmp(type, "text") == 0 && sl_json_str(b, "text"))
-			yyjson_mut_arr_add_strcpy(d, arr, sl_json_str(b, "text"));
+		yyjson_val *tv = yyjson_obj_get(b, "text");
+		if (type && strcmp(type, "text") == 0 && yyjson_is_str(tv))
+			yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, tv));
 		else
 			yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, b));
 	}
 	return arr;
 }
 
-/* Sends the RESULT of call id: value (built in d) or error. d is consumed
- * (NULL: none yet). */
+/* Sends the RESULT of call id: value (built in d) or error (error_len
+ * bytes). d is consumed (NULL: none yet). */
 static void reply(struct sl_program *p, uint32_t id, yyjson_mut_doc *d, yyjson_mut_val *value,
-		  const char *error)
+		  const char *error, size_t error_len)
 {
 	yyjson_mut_val *o;
 	char *json;
@@ -363,7 +370,7 @@ static void reply(struct sl_program *p, uint32_t id, yyjson_mut_doc *d, yyjson_m
 		yyjson_mut_obj_add_val(d, o, "value", value);
 	yyjson_mut_obj_add_bool(d, o, "ok", error == NULL);
 	if (error)
-		yyjson_mut_obj_add_strcpy(d, o, "error", error);
+		yyjson_mut_obj_add_strncpy(d, o, "error", error, error_len);
 	if (p->paused_ms) {
 		yyjson_mut_obj_add_uint(d, o, "pausedMs", p->paused_ms);
 		p->paused_ms = 0;
@@ -405,7 +412,7 @@ void sl_program_call_human(struct sl_program *p, bool waiting)
 }
 
 void sl_program_call_done(struct sl_program *p, uint32_t id, yyjson_mut_doc *d,
-			  yyjson_mut_val *value, const char *error)
+			  yyjson_mut_val *value, const char *error, size_t error_len)
 {
 	if (p->state == P_DONE || id >= p->ncalls) {
 		/* The host broke its contract (a report after cancel): nobody
@@ -414,7 +421,7 @@ void sl_program_call_done(struct sl_program *p, uint32_t id, yyjson_mut_doc *d,
 		return;
 	}
 	p->calls[id].h = NULL;
-	reply(p, id, d, value, error);
+	reply(p, id, d, value, error, error_len);
 	if (p->step && p->state != P_DONE)
 		p->step(p->ctx, p, p->calls[id].server, p->calls[id].tool);
 }
@@ -449,7 +456,7 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 	if (p->host.resolve(p->host.ctx, server, tool, &t, &err) < 0) {
 		pc->server = sl_strdup(server);
 		pc->tool = sl_strdup(tool);
-		reply(p, (uint32_t)id, NULL, NULL, err.msg);
+		reply(p, (uint32_t)id, NULL, NULL, err.msg, strlen(err.msg));
 	} else {
 		pc->server = sl_strdup(t.server_name);
 		pc->tool = sl_strdup(t.tool);
@@ -467,11 +474,11 @@ static void handle_done(struct sl_program *p, const char *json, size_t len)
 				       "calls", "crash" };
 	yyjson_doc *doc = yyjson_read(json, len, 0);
 	yyjson_val *root = yyjson_doc_get_root(doc);
-	const char *console = sl_json_str(root, "console");
-	const char *text = sl_json_str(root, sl_json_true(root, "ok") ? "value" : "error");
+	yyjson_val *console = yyjson_obj_get(root, "console");
+	yyjson_val *text = yyjson_obj_get(root, sl_json_true(root, "ok") ? "value" : "error");
 	const char *kind = sl_json_str(root, "kind");
 
-	if (!doc || !console || !text) {
+	if (!doc || !yyjson_is_str(console) || !yyjson_is_str(text)) {
 		yyjson_doc_free(doc);
 		malformed(p, "sent a malformed answer");
 		return;
@@ -484,8 +491,11 @@ static void handle_done(struct sl_program *p, const char *json, size_t len)
 			if (strcmp(kind, kinds[i]) == 0)
 				p->res.kind = kinds[i];
 	}
-	p->res.text = sl_strdup(text);
-	p->res.console = sl_strdup(console);
+	/* Lengths: the value and the console may hold NUL. */
+	p->res.text_len = yyjson_get_len(text);
+	p->res.text = sl_strndup(yyjson_get_str(text), p->res.text_len);
+	p->res.console_len = yyjson_get_len(console);
+	p->res.console = sl_strndup(yyjson_get_str(console), p->res.console_len);
 	p->res.console_cut = sl_json_true(root, "consoleCut");
 	yyjson_doc_free(doc);
 	finish(p);

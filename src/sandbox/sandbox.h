@@ -86,10 +86,11 @@ struct sl_sandbox_host {
 };
 
 /* The host's report that call id of program p ended: value (built in d) is
- * what the program's await resolves to, or error (borrowed) the message it
- * throws; exactly one of them is set. d is consumed (NULL with an error). */
+ * what the program's await resolves to, or error (borrowed, error_len bytes,
+ * which may hold NUL) the message it throws; exactly one of them is set. d
+ * is consumed (NULL with an error). */
 void sl_program_call_done(struct sl_program *p, uint32_t id, yyjson_mut_doc *d,
-			  yyjson_mut_val *value, const char *error);
+			  yyjson_mut_val *value, const char *error, size_t error_len);
 /* A call of p started (true) or stopped (false) waiting for a person: the
  * program's wall clock stops meanwhile. */
 void sl_program_call_human(struct sl_program *p, bool waiting);
@@ -101,7 +102,9 @@ struct sl_program_result {
 	bool ok;
 	const char *kind;   /* on failure: error, syntax, timeout, cpu, memory, output, calls, crash */
 	char *text;         /* the return value, or the failure's message */
+	size_t text_len;    /* its bytes: text may hold NUL, as may console */
 	char *console;      /* captured console output ("" if none) */
+	size_t console_len;
 	bool console_cut;
 	bool cancelled;     /* no answer is due */
 	uint32_t calls;

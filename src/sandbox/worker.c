@@ -155,6 +155,64 @@ static void text_cstr(struct text *t, const char *s)
 	text_add(t, s, strlen(s));
 }
 
+/* ---- strings out of the engine ------------------------------------------ */
+
+static unsigned hex4(const char *s)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned c = (unsigned char)s[i];
+		v = v << 4 | (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	return v;
+}
+
+/*
+ * Every string the worker sends is made here: v as UTF-8 of *len bytes in
+ * a copy of its own (free it), U+0000 included (lengths, never C strings).
+ * A JavaScript string may hold a lone surrogate, which has no UTF-8: the
+ * engine writes it as the three bytes of its code point (ED A0..BF xx) and
+ * JSON.stringify as a \udXXX escape, which no strict JSON reader takes. Both
+ * become U+FFFD, in the same number of bytes. json: v is JSON text, whose
+ * escapes are read as escapes (the text "\\ud800" is left alone). NULL on
+ * an exception.
+ */
+static char *utf8(JSContext *ctx, JSValueConst v, size_t *len, bool json)
+{
+	size_t n;
+	const char *s = JS_ToCStringLen(ctx, &n, v);
+	char *p;
+
+	if (!s)
+		return NULL;
+	p = malloc(n + 1);
+	if (!p)
+		die(5);
+	memcpy(p, s, n + 1);
+	JS_FreeCString(ctx, s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == 0xED && i + 2 < n && ((unsigned char)p[i + 1] & 0xE0) == 0xA0) {
+			memcpy(p + i, "\xEF\xBF\xBD", 3);
+			i += 2;
+		} else if (json && c == '\\' && i + 5 < n && p[i + 1] == 'u') {
+			unsigned u = hex4(p + i + 2);
+			if ((u & 0xFC00) == 0xD800 && i + 11 < n && p[i + 6] == '\\' &&
+			    p[i + 7] == 'u' && (hex4(p + i + 8) & 0xFC00) == 0xDC00) {
+				i += 11; /* a pair */
+				continue;
+			}
+			if ((u & 0xF800) == 0xD800)
+				memcpy(p + i + 2, "fffd", 4);
+			i += 5;
+		} else if (json && c == '\\') {
+			i++;
+		}
+	}
+	*len = n;
+	return p;
+}
+
 /* ---- the end of a program ------------------------------------------------ */
 
 SL_NORETURN static void finish(struct sl_worker *w, const char *kind, const char *msg,
@@ -206,19 +264,24 @@ static int on_interrupt(JSRuntime *rt, void *opaque)
 static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 {
 	JSContext *ctx = w->ctx;
-	const char *s;
+	char *s;
 	size_t n;
 
 	if (JS_IsError(exc)) {
 		JSValue name = JS_GetPropertyStr(ctx, exc, "name");
 		JSValue msg = JS_GetPropertyStr(ctx, exc, "message");
 		JSValue stack = JS_GetPropertyStr(ctx, exc, "stack");
-		const char *ns = JS_ToCString(ctx, name), *ms = JS_ToCString(ctx, msg);
+		size_t nl = 0, ml = 0;
+		char *ns = utf8(ctx, name, &nl, false), *ms = utf8(ctx, msg, &ml, false);
 		const char *ss = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
 		const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
-		text_cstr(out, ns ? ns : "Error");
+		if (ns)
+			text_add(out, ns, nl);
+		else
+			text_cstr(out, "Error");
 		text_cstr(out, ": ");
-		text_cstr(out, ms ? ms : "");
+		if (ms)
+			text_add(out, ms, ml);
 		if (at) {
 			unsigned long line = 0, col = 0;
 			if (sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
@@ -229,8 +292,8 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 				text_cstr(out, pos);
 			}
 		}
-		JS_FreeCString(ctx, ns);
-		JS_FreeCString(ctx, ms);
+		free(ns);
+		free(ms);
 		if (ss)
 			JS_FreeCString(ctx, ss);
 		JS_FreeValue(ctx, name);
@@ -238,11 +301,11 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		JS_FreeValue(ctx, stack);
 		return;
 	}
-	s = JS_ToCStringLen(ctx, &n, exc);
+	s = utf8(ctx, exc, &n, false);
 	text_cstr(out, "Uncaught ");
 	if (s) {
 		text_add(out, s, n);
-		JS_FreeCString(ctx, s);
+		free(s);
 	} else {
 		text_cstr(out, "exception");
 	}
@@ -291,7 +354,7 @@ static void send_call(struct sl_worker *w, struct pending_call *c)
 static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
 	struct sl_worker *w = JS_GetContextOpaque(ctx);
-	const char *server, *tool, *args;
+	char *server, *tool, *args;
 	size_t slen, tlen, alen;
 	JSValue json, funcs[2], promise;
 	struct pending_call *c;
@@ -300,37 +363,33 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 
 	if (argc < 3)
 		return JS_ThrowTypeError(ctx, "call needs a server, a tool and arguments");
-	if (w->ncalls >= w->lim.max_calls) {
-		w->abort_kind = "calls";
-		return JS_ThrowInternalError(ctx, "tool call limit reached");
-	}
 	if (!JS_IsObject(argv[2]) || JS_IsArray(argv[2]) || JS_IsFunction(ctx, argv[2]))
 		return JS_ThrowTypeError(ctx, "tool arguments must be an object");
+	/* Serialising runs the program's code (getters, toJSON, Proxy traps,
+	 * toString), which may call tools itself: everything that can run it
+	 * comes before the call-count check, so that nothing can come between
+	 * the check and the write of the slot it checked. */
 	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(json))
 		return json;
-	server = JS_ToCStringLen(ctx, &slen, argv[0]);
-	tool = JS_ToCStringLen(ctx, &tlen, argv[1]);
-	args = JS_ToCStringLen(ctx, &alen, json);
+	server = utf8(ctx, argv[0], &slen, false);
+	tool = server ? utf8(ctx, argv[1], &tlen, false) : NULL;
+	args = tool ? utf8(ctx, json, &alen, true) : NULL;
 	JS_FreeValue(ctx, json);
-	if (!server || !tool || !args) {
-		JS_FreeCString(ctx, server);
-		JS_FreeCString(ctx, tool);
-		JS_FreeCString(ctx, args);
-		return JS_EXCEPTION;
-	}
-	if (alen > w->lim.max_args) {
-		JS_FreeCString(ctx, server);
-		JS_FreeCString(ctx, tool);
-		JS_FreeCString(ctx, args);
-		return JS_ThrowRangeError(ctx, "tool arguments are %zu bytes of JSON, over the limit of %zu",
-					  alen, w->lim.max_args);
-	}
-	promise = JS_NewPromiseCapability(ctx, funcs);
+	if (!args)
+		promise = JS_EXCEPTION;
+	else if (alen > w->lim.max_args)
+		promise = JS_ThrowRangeError(ctx, "tool arguments are %zu bytes of JSON, over the limit of %zu",
+					     alen, w->lim.max_args);
+	else if (w->ncalls >= w->lim.max_calls) {
+		w->abort_kind = "calls";
+		promise = JS_ThrowInternalError(ctx, "tool call limit reached");
+	} else
+		promise = JS_NewPromiseCapability(ctx, funcs);
 	if (JS_IsException(promise)) {
-		JS_FreeCString(ctx, server);
-		JS_FreeCString(ctx, tool);
-		JS_FreeCString(ctx, args);
+		free(server);
+		free(tool);
+		free(args);
 		return promise;
 	}
 	c = &w->calls[w->ncalls];
@@ -343,9 +402,9 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	text_cstr(&t, ",\"args\":");
 	text_add(&t, args, alen);
 	text_cstr(&t, "}");
-	JS_FreeCString(ctx, server);
-	JS_FreeCString(ctx, tool);
-	JS_FreeCString(ctx, args);
+	free(server);
+	free(tool);
+	free(args);
 	c->resolve = funcs[0];
 	c->reject = funcs[1];
 	c->frame = t.p;
@@ -360,16 +419,19 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 {
 	struct sl_worker *w = JS_GetContextOpaque(ctx);
 	size_t n, room;
-	const char *s;
+	char *s;
 
 	if (argc < 1 || w->console_cut)
 		return JS_UNDEFINED;
-	s = JS_ToCStringLen(ctx, &n, argv[0]);
+	s = utf8(ctx, argv[0], &n, false);
 	if (!s)
 		return JS_EXCEPTION;
 	room = w->lim.max_console - w->console_len;
 	if (n + 1 > room) {
+		/* Cut on a character boundary: s[n] is the first byte left out. */
 		n = room > 0 ? room - 1 : 0;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
 		w->console_cut = true;
 	}
 	if (!w->console)
@@ -381,7 +443,7 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 	if (!w->console_cut)
 		w->console[w->console_len++] = '\n';
 	w->console[w->console_len] = '\0';
-	JS_FreeCString(ctx, s);
+	free(s);
 	return JS_UNDEFINED;
 }
 
@@ -505,13 +567,19 @@ static void settle(struct sl_worker *w, const char *frame, size_t len)
 		w->deadline_ms += pms;
 	JS_FreeValue(ctx, paused);
 	okv = JS_GetPropertyStr(ctx, res, "ok");
+	/* Settling runs the program's code (a `then` getter on
+	 * Object.prototype), which may call tools: c stays valid (the slots
+	 * never move) and is marked done only after. */
 	if (JS_ToBool(ctx, okv)) {
 		arg = JS_GetPropertyStr(ctx, res, "value");
 		JS_Call(ctx, c->resolve, JS_UNDEFINED, 1, &arg);
 	} else {
 		JSValue msg = JS_GetPropertyStr(ctx, res, "error");
 		arg = JS_NewError(ctx);
-		JS_SetPropertyStr(ctx, arg, "message", msg);
+		/* Defined, not set: a setter the program put on Error.prototype
+		 * does not run here. */
+		JS_DefinePropertyValueStr(ctx, arg, "message", msg,
+					  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
 		JS_Call(ctx, c->reject, JS_UNDEFINED, 1, &arg);
 	}
 	JS_FreeValue(ctx, arg);
@@ -613,15 +681,15 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 		JSPromiseStateEnum st = JS_PromiseState(ctx, promise);
 		if (st == JS_PROMISE_FULFILLED) {
 			JSValue v = JS_PromiseResult(ctx, promise), s;
-			const char *out;
+			char *out;
 			size_t n;
 			s = JS_IsString(v) ? JS_DupValue(ctx, v) :
 			    JS_JSONStringify(ctx, v, JS_UNDEFINED, JS_UNDEFINED);
 			if (JS_IsException(s))
 				fail_with(w, "error", JS_GetException(ctx));
-			out = JS_IsUndefined(s) ? "undefined" : JS_ToCStringLen(ctx, &n, s);
 			if (JS_IsUndefined(s))
-				n = strlen(out);
+				finish(w, NULL, "undefined", strlen("undefined"));
+			out = utf8(ctx, s, &n, !JS_IsString(v));
 			if (!out)
 				fail_with(w, "memory", JS_GetException(ctx));
 			if (n > w->lim.max_output) {

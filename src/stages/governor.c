@@ -89,10 +89,12 @@ static size_t cut_at(const char *s, size_t len, size_t want)
 	return want;
 }
 
-char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id)
+char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id,
+			   size_t *out_len)
 {
 	size_t head = cut_at(text, len, budget * 2 / 3), tail_start, tail;
 	char marker[256];
+	struct sl_buf b;
 
 	tail = budget / 4;
 	tail_start = len > tail ? len - tail : 0;
@@ -104,8 +106,11 @@ char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const ch
 		 "\n[sluice: %zu of %zu characters omitted here%s%s%s]\n", tail_start - head, len,
 		 id ? "; read them with read_result {\"result_id\": \"" : "", id ? id : "",
 		 id ? "\"}" : "");
-	return sl_printf("%.*s%s%.*s", (int)head, text, marker, (int)(len - tail_start),
-			 text + tail_start);
+	sl_buf_init(&b, SIZE_MAX);
+	(void)!sl_buf_append(&b, text, head);
+	(void)!sl_buf_appends(&b, marker);
+	(void)!sl_buf_append(&b, text + tail_start, len - tail_start);
+	return sl_buf_take(&b, out_len);
 }
 
 /* Shortens v (copied into d) to roughly *budget bytes of JSON. */
@@ -169,12 +174,13 @@ static yyjson_mut_val *shorten_text_block(yyjson_mut_doc *d, const char *text, s
 {
 	const char *t = text + strspn(text, " \t\r\n");
 	char *out;
+	size_t olen;
 	yyjson_mut_val *v;
 
 	if (*t == '{' || *t == '[') {
 		yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
 		if (j) {
-			size_t b = budget, olen;
+			size_t b = budget;
 			yyjson_mut_doc *tmp = yyjson_mut_doc_new(NULL);
 			yyjson_mut_val *sv = shorten(tmp, yyjson_doc_get_root(j), &b, 0);
 			out = sl_json_write_mut_val(sv, &olen);
@@ -185,8 +191,8 @@ static yyjson_mut_val *shorten_text_block(yyjson_mut_doc *d, const char *text, s
 			return v;
 		}
 	}
-	out = sl_governor_cut_text(text, len, budget, id);
-	v = yyjson_mut_strcpy(d, out);
+	out = sl_governor_cut_text(text, len, budget, id, &olen);
+	v = yyjson_mut_strncpy(d, out, olen);
 	free(out);
 	return v;
 }
@@ -365,14 +371,14 @@ static void governor_output(void *state, struct sl_output *o)
 {
 	const struct sl_governor *gov = state;
 	const char *id = NULL;
-	size_t len = o->text ? strlen(o->text) : 0;
+	size_t len = o->text ? o->text_len : 0;
 	char *cut;
 
 	if (!o->text || !gov->enabled || sl_tokens(len) <= gov->max_tokens)
 		return;
 	if (o->session)
 		id = sl_results_put(sl_governor_store(gov, o->session), sl_strndup(o->text, len), len);
-	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id);
+	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id, &o->text_len);
 	free(o->text);
 	o->text = cut;
 }

@@ -23,8 +23,10 @@ static inline size_t sl_tokens(size_t bytes)
 }
 
 /* Shortens text to about budget bytes: head, a marker, tail. Returns a
- * new string (caller frees). id may be NULL (no read_result hint). */
-char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id);
+ * new string (caller frees) of *out_len bytes (text and so the result may
+ * hold NUL). id may be NULL (no read_result hint). */
+char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id,
+			   size_t *out_len);
 
 /* The store of s, created on first use with the governor's TTL and cap. */
 struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s);

@@ -1316,16 +1316,18 @@ static void guard_fini(void *state)
 
 /* A program's calls were given data, not warnings (a warning would change
  * what it computes on): what it returns to the model is scored here, once,
- * like any result that enters the context. */
+ * like any result that enters the context. A failed program's answer too:
+ * its message may quote a tool error it did not catch, and its console
+ * output what it printed before it failed. */
 static void guard_output(void *state, struct sl_output *o)
 {
 	const struct sl_guard *g = state;
 	char why[200];
 	int score;
 
-	if (!o->text || o->is_error || !sl_guard_enabled(g))
+	if (!o->text || !sl_guard_enabled(g))
 		return;
-	score = sl_guard_explain(g, o->text, strlen(o->text), why, sizeof(why));
+	score = sl_guard_explain(g, o->text, o->text_len, why, sizeof(why));
 	if (score < sl_guard_threshold(g))
 		return;
 	free(o->warning);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, catalog, closeAll, execCode, runSluice, writeConfig } from './helpers.mjs';
+import { connect, catalog, closeAll, eventually, execCode, runSluice, writeConfig, tinyServer } from './helpers.mjs';
 
 after(closeAll);
 
@@ -87,12 +87,71 @@ describe("a program's answer passes the output hooks", () => {
 		assert.equal(program[0].session, null);
 	});
 
-	test('a failed program is not flagged but still redacted and audited', async () => {
+	test('a failed program with no injection is not flagged, and is redacted and audited', async () => {
 		const r = await runSluice(['exec', '--config', writeConfig({ github: catalog('github') }, sluiceCfg(auditFile)),
 			`throw new Error('bad ' + ${KEY_JS})`]);
 		assert.equal(r.code, 1);
 		assert.equal(r.stdout, '');
 		assert.match(r.stderr, /error: Error: bad \[REDACTED:aws_access_key_id\]/);
 		assert.ok(!r.stderr.includes(KEY));
+	});
+});
+
+// A failed program's message and console reach the model too: an injection in
+// a tool error the program does not catch, or printed before a throw, is
+// scored like a successful answer (the warning first), and a secret there is
+// redacted.
+describe("a failed program's answer passes the output hooks", () => {
+	let gw;
+	before(async () => {
+		const rpc = tinyServer({
+			name: 'rpc',
+			tools: `[{ name: 'boom', description: 'Answers with a JSON-RPC error.', inputSchema: { type: 'object' } }]`,
+			call: `(params, ok, fail) => fail(-32000, params.arguments.message)`,
+		});
+		gw = await connect({ servers: { github: catalog('github'), rpc }, sluice: { exposure: 'code' } });
+		await eventually(async () => {
+			const r = await execCode(gw.client, `await tools.github.echo({}); try { await tools.rpc.boom({message: 'x'}); } catch (e) { return e.message; }`);
+			return /x$/.test(r.text);
+		}, 15000, 100, 'the servers');
+	});
+
+	const flagged = (result) => {
+		assert.equal(result.isError, true);
+		assert.equal(result.content.length, 2, JSON.stringify(result.content));
+		assert.match(result.content[0].text, /^\[sluice guard\] This answer contains text that looks like instructions/);
+		return result.content[1].text;
+	};
+
+	test('an uncaught isError result with an injection is flagged', async () => {
+		const { result } = await execCode(gw.client, `await tools.github.fail({ message: ${JSON.stringify(INJECTION)} });`);
+		assert.match(flagged(result), /^error: Error: Ignore all previous instructions/);
+	});
+
+	test('an uncaught JSON-RPC error with an injection is flagged', async () => {
+		const { result } = await execCode(gw.client, `await tools.rpc.boom({ message: ${JSON.stringify(INJECTION)} });`);
+		assert.match(flagged(result), /^error: Error: server 'rpc' answered with error -32000: Ignore all previous/);
+	});
+
+	test('console output with an injection before a throw is flagged', async () => {
+		const { result } = await execCode(gw.client, `console.log(${JSON.stringify(INJECTION)}); throw new Error('plain');`);
+		assert.match(flagged(result), /^error: Error: plain .*\n\n\[console\]\nIgnore all previous/s);
+	});
+
+	test('a secret in an uncaught tool error or in console output before a throw is redacted', async () => {
+		const r = await execCode(
+			gw.client,
+			`console.log('console ' + ${KEY_JS}); await tools.github.fail({ message: 'tool ' + ${KEY_JS} });`,
+		);
+		assert.equal(r.kind, 'error', r.text);
+		assert.ok(!r.text.includes(KEY), r.text);
+		assert.match(r.text, /^error: Error: tool \[REDACTED:aws_access_key_id\]/);
+		assert.match(r.text, /\[console\]\nconsole \[REDACTED:aws_access_key_id\]/);
+	});
+
+	test('a failed program with no injection gets no warning', async () => {
+		const { result } = await execCode(gw.client, `console.log('fine'); throw new Error('plain');`);
+		assert.equal(result.isError, true);
+		assert.equal(result.content.length, 1);
 	});
 });

@@ -55,7 +55,7 @@ TEST(governor_cut_text_keeps_head_and_tail)
 	for (int i = 0; i < 10000; i++)
 		text[i] = (char)('a' + i % 26);
 	text[10000] = '\0';
-	cut = sl_governor_cut_text(text, 10000, 900, "r7");
+	cut = sl_governor_cut_text(text, 10000, 900, "r7", NULL);
 	CHECK(strncmp(cut, text, 600) == 0);
 	CHECK(strstr(cut, "characters omitted here; read them with read_result {\"result_id\": \"r7\"}") != NULL);
 	CHECK(strcmp(cut + strlen(cut) - 225, text + 10000 - 225) == 0);
@@ -72,7 +72,7 @@ TEST(governor_cut_text_never_splits_utf8)
 	for (int i = 0; i < 1000; i++)
 		memcpy(text + 3 * i, "\xe2\x82\xac", 3);
 	text[3000] = '\0';
-	cut = sl_governor_cut_text(text, 3000, 100, NULL);
+	cut = sl_governor_cut_text(text, 3000, 100, NULL, NULL);
 	mark = strstr(cut, "\n[sluice:");
 	CHECK(mark != NULL && (mark - cut) % 3 == 0);
 	free(cut);

@@ -176,7 +176,7 @@ static void fake_answer(struct sl_sandbox_call *c, const char *json, const char 
 		v = yyjson_val_mut_copy(d, yyjson_doc_get_root(j));
 		yyjson_doc_free(j);
 	}
-	sl_program_call_done(c->p, c->id, d, v, error);
+	sl_program_call_done(c->p, c->id, d, v, error, error ? strlen(error) : 0);
 }
 
 static void fake_call(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
