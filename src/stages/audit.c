@@ -8,7 +8,10 @@
  *
  * The file is opened once at start with O_APPEND and every line goes out in
  * one write(2): lines from one process never interleave, and a log shipper
- * tailing the file never sees half a line.
+ * tailing the file never sees half a line. By default it is audit.jsonl in
+ * the state directory, never stderr: stderr also carries log lines and
+ * `sluice exec`'s failures, text a peer partly writes, and nothing read
+ * from a stream that mixes the two can be told to be an audit line.
  */
 #include "stages/audit.h"
 #include "core/digest.h"
@@ -25,8 +28,7 @@
 
 /* The stage's state: none when sluice.audit.enabled is false. */
 struct audit {
-	int fd;          /* STDERR_FILENO or our own */
-	bool own_fd;
+	int fd;
 };
 
 
@@ -213,8 +215,7 @@ static void audit_finish(void *state, struct sl_call *c)
 static void audit_fini(void *state)
 {
 	struct audit *A = state;
-	if (A->own_fd)
-		close(A->fd);
+	close(A->fd);
 	free(A);
 }
 
@@ -223,7 +224,9 @@ static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **s
 {
 	struct audit *A;
 	const char *file = NULL;
+	char *dir, *path = NULL;
 	bool enabled = true;
+	int fd;
 	yyjson_val *k, *v;
 	yyjson_obj_iter it;
 
@@ -252,17 +255,30 @@ static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **s
 	}
 	if (!enabled)
 		return SL_OK;
-	A = sl_alloc(sizeof(*A));
-	A->fd = STDERR_FILENO;
-	if (file) {
-		A->fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (A->fd < 0) {
-			sl_err_set(err, "sluice.audit.file: cannot open %s: %s", file, strerror(errno));
-			free(A);
+	if (!file) {
+		dir = sl_state_dir();
+		if (!dir) {
+			sl_err_set(err, "sluice.audit: no state directory for the default file (set "
+				   "sluice.audit.file, XDG_STATE_HOME or HOME)");
 			return SL_ERR_INVALID;
 		}
-		A->own_fd = true;
+		if (sl_make_dirs(dir) < 0) {
+			sl_err_set(err, "sluice.audit: cannot create %s: %s", dir, strerror(errno));
+			free(dir);
+			return SL_ERR_INVALID;
+		}
+		file = path = sl_printf("%s/audit.jsonl", dir);
+		free(dir);
 	}
+	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sl_err_set(err, "sluice.audit.file: cannot open %s: %s", file, strerror(errno));
+		free(path);
+		return SL_ERR_INVALID;
+	}
+	free(path);
+	A = sl_alloc(sizeof(*A));
+	A->fd = fd;
 	*state = A;
 	return SL_OK;
 }
