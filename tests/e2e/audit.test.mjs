@@ -6,28 +6,16 @@
 // that cannot be opened stops sluice at start.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, catalog, closeAll, toolsWhen, eventually, execCode, runSluice, writeConfig, jsonOf, tinyServer } from './helpers.mjs';
+import { connect, catalog, closeAll, toolsWhen, eventually, execCode, runSluice, writeConfig, jsonOf, tinyServer, canonical, sha } from './helpers.mjs';
 
 after(closeAll);
 
 const MARK = 'AUDIT-MARKER-q7Zx93';
 const TIME_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-// Canonical JSON as the stage makes it: keys sorted, no whitespace.
-function canonical(v) {
-	if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-	if (v && typeof v === 'object')
-		return `{${Object.keys(v)
-			.sort()
-			.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-			.join(',')}}`;
-	return JSON.stringify(v);
-}
-const sha = (args) => createHash('sha256').update(canonical(args)).digest('hex');
 
 function auditFile() {
 	return path.join(path.dirname(writeConfig({})), 'audit.jsonl');

@@ -14,6 +14,7 @@
 // failing test left behind.
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,6 +110,19 @@ rl.on('line', (line) => {
 }
 
 // ---- small utilities ------------------------------------------------------------
+
+// Canonical JSON as the audit stage makes it: keys sorted, no whitespace;
+// sha: its SHA-256 (hex), the arguments' hash of audit lines and confirmations.
+export function canonical(v) {
+	if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+	if (v && typeof v === 'object')
+		return `{${Object.keys(v)
+			.sort()
+			.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+			.join(',')}}`;
+	return JSON.stringify(v);
+}
+export const sha = (v) => createHash('sha256').update(canonical(v)).digest('hex');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
