@@ -1224,9 +1224,10 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				h->port, NULL, NULL, on_request, h,
+				/* First, so that no message goes to MHD's own logger. */
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 				MHD_OPTION_END);
 	if (!h->d) {
