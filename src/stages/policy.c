@@ -31,7 +31,6 @@
 #include "gateway/session.h"
 #include "pipeline/call.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
