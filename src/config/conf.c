@@ -149,12 +149,24 @@ static int apply_key(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson
 	return k->parse(cx, k, v, target);
 }
 
-static int unknown(struct sl_conf_ctx *cx, const char *key)
+/* "a, b, c": the keys of s, so a refused key's message says what is allowed. */
+static void key_list(const struct sl_conf_section *s, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->nkeys && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", s->keys[i].key);
+}
+
+static int unknown(struct sl_conf_ctx *cx, const struct sl_conf_section *s, const char *key)
 {
 	char *msg;
 
-	if (cx->flags & SL_CONF_STRICT)
-		return sl_conf_fail(cx, NULL, "unknown key \"%s\"", key);
+	if (cx->flags & SL_CONF_STRICT) {
+		char known[200];
+		key_list(s, known, sizeof(known));
+		return sl_conf_fail(cx, NULL, "unknown key \"%.100s\" (known: %s)", key, known);
+	}
 	msg = sl_printf("%s: unknown key \"%s\" ignored", cx->where, key);
 	if (cx->warn) {
 		cx->warn(cx, msg);
@@ -199,12 +211,21 @@ int sl_conf_apply(struct sl_conf_ctx *cx, const struct sl_conf_section *s, const
 		else if (ck)
 			rc = apply_key(cx, ck, v, target);
 		else if (!s->other || (rc = s->other(cx, key, v, target)) == SL_CONF_DECLINED)
-			rc = unknown(cx, key);
+			rc = unknown(cx, s, key);
 	}
 out:
 	cx->where = outer_where;
 	cx->flags = outer_flags;
 	return rc;
+}
+
+int sl_conf_load(const struct sl_conf_section *s, yyjson_val *obj, void *target,
+		 struct sl_err *err)
+{
+	struct sl_conf_ctx cx = { .err = err };
+
+	sl_conf_defaults(s, target);
+	return obj ? sl_conf_apply(&cx, s, NULL, obj, target) : SL_OK;
 }
 
 void sl_conf_defaults(const struct sl_conf_section *s, void *target)

@@ -11,31 +11,30 @@
  * section with SL_CONF_KEY_FIRST names the key in the text instead
  * ("FILE: mcpServers.gh: \"timeout\" must be ..."), as server entries do.
  * Unknown keys are warnings (cx->warn), or errors in an SL_CONF_STRICT
- * section; a key given twice is an error.
+ * section ("unknown key \"x\" (known: a, b)"); a key given twice is an error.
  *
- * API (how a stage declares its section; governor's keys as they are today):
- *   struct gov { bool enabled; uint64_t max_tokens, ttl_ms; size_t store_bytes; };
- *   static const struct sl_conf_key gov_keys[] = {
- *           { "enabled", SL_CONF_BOOL, SL_CONF_AT(struct gov, enabled), .dflt = 1,
- *             .doc = "false: results pass unchanged." },
- *           { "maxTokens", SL_CONF_UINT, SL_CONF_AT(struct gov, max_tokens),
+ * API (how a stage declares its section; src/stages/governor.c):
+ *   struct sl_governor { bool enabled; size_t max_tokens; uint64_t ttl_ms; ... };
+ *   static const struct sl_conf_key governor_keys[] = {
+ *           { "enabled", SL_CONF_BOOL, SL_CONF_AT(struct sl_governor, enabled), .dflt = 1,
+ *             .doc = "`false`: results pass unchanged." },
+ *           { "maxTokens", SL_CONF_UINT, SL_CONF_AT(struct sl_governor, max_tokens),
  *             .min = 100, .max = 1000000, .dflt = 4000,
  *             .doc = "A result over this many tokens is shrunk to fit." },
- *           { "ttlMs", SL_CONF_UINT, SL_CONF_AT(struct gov, ttl_ms),
- *             .min = 1000, .max = UINT64_MAX, .dflt = 30 * 60 * 1000, .doc = "..." },
+ *           ...
  *   };
- *   const struct sl_conf_section sl_governor_conf = {
- *           "sluice.governor", "The response governor: ...", gov_keys,
- *           SL_COUNT(gov_keys), SL_CONF_STRICT,
+ *   static const struct sl_conf_section governor_conf = {
+ *           "sluice.governor", "The response governor: ...", governor_keys,
+ *           SL_COUNT(governor_keys), SL_CONF_STRICT, NULL,
  *   };
- *   ...in init(cfg, section, err), section NULL when the file has none:
- *   struct sl_conf_ctx cx = { .err = err };
- *   struct gov *g = sl_alloc(sizeof(*g));
- *   sl_conf_defaults(&sl_governor_conf, g);
- *   if (section && sl_conf_apply(&cx, &sl_governor_conf, NULL, section, g) < 0)
- *           { free(g); return rc; }   err: "sluice.governor.maxTokens: must be a
- *                                      whole number from 100 to 1000000"
- *   The reference (docs/CONFIG.md) then lists it through sl_conf_reference.
+ *   const struct sl_stage sl_stage_governor = { ..., .conf = &governor_conf };
+ *   ...in init(cfg, section, &state, err), section NULL when the file has none:
+ *   struct sl_governor *gov = sl_alloc(sizeof(*gov));
+ *   if ((rc = sl_conf_load(&governor_conf, section, gov, err)) < 0)
+ *           { free(gov); return rc; }   err: "sluice.governor.maxTokens: must be a
+ *                                        whole number from 100 to 1000000"
+ *   The reference (docs/CONFIG.md) lists every stage's .conf after the
+ *   gateway's own sections (sl_config_reference).
  */
 #ifndef SL_CONFIG_CONF_H
 #define SL_CONFIG_CONF_H
@@ -78,7 +77,8 @@ struct sl_conf_key {
 	uint64_t dflt;                       /* BOOL, UINT, ENUM: set by sl_conf_defaults */
 	const struct sl_conf_name *names;    /* ENUM */
 	sl_conf_parse_fn *parse;             /* CUSTOM */
-	const struct sl_conf_section *sub;   /* OBJECT */
+	const struct sl_conf_section *sub;   /* OBJECT; CUSTOM: the section each item of an
+					      * array follows, listed by the reference */
 	const char *shape;                   /* what a value must be ("an array of strings");
 					      * NULL: from the type and range */
 	const char *dflt_doc;                /* the default as the reference shows it, where
@@ -126,6 +126,12 @@ int sl_conf_apply(struct sl_conf_ctx *cx, const struct sl_conf_section *s, const
 		  yyjson_val *obj, void *target) SL_MUST_USE;
 /* Stores every BOOL, UINT and ENUM key's default, nested sections included. */
 void sl_conf_defaults(const struct sl_conf_section *s, void *target);
+/* A stage's section (pipeline/call.h): stores the defaults in target, then
+ * applies obj when there is one (NULL: the section is absent), with
+ * messages that start at s->path ("sluice.cache.ttlMs: must be ...").
+ * Returns what sl_conf_apply returns. */
+int sl_conf_load(const struct sl_conf_section *s, yyjson_val *obj, void *target,
+		 struct sl_err *err) SL_MUST_USE;
 
 /* Fails with "FILE: where: message" (where NULL: the section being applied).
  * Returns SL_ERR_INVALID. */

@@ -127,8 +127,9 @@ void sl_config_unref(const struct sl_config *c);
 
 const char *sl_exposure_name(enum sl_exposure e);
 
-/* Writes the markdown reference of every key this module parses to f
- * (docs/CONFIG.md is its output). */
+/* Writes the markdown reference of every config key to f: the sections
+ * this module parses, then each stage's own (struct sl_stage's conf, in
+ * table order). docs/CONFIG.md is its output. */
 void sl_config_reference(FILE *f);
 
 /* The environment for a child: a least-privilege allowlist taken from envp

@@ -83,8 +83,13 @@ struct sl_output {
 };
 typedef void (*sl_stage_output_fn)(void *state, struct sl_output *o);
 
+struct sl_conf_section;
+
 struct sl_stage {
 	const char *name;           /* also its config section: sluice.<name> */
+	/* The keys of sluice.<name> (config/conf.h), which init applies and
+	 * `sluice config-reference` lists; NULL: the stage has no settings. */
+	const struct sl_conf_section *conf;
 	sl_stage_init_fn init;      /* may be NULL */
 	void (*fini)(void *state);  /* may be NULL: frees what init made */
 	sl_stage_visible_fn visible;/* may be NULL */

@@ -14,6 +14,7 @@
  * from a stream that mixes the two can be told to be an audit line.
  */
 #include "stages/audit.h"
+#include "config/conf.h"
 #include "core/digest.h"
 #include "core/log.h"
 #include "gateway/session.h"
@@ -219,72 +220,74 @@ static void audit_fini(void *state)
 	free(A);
 }
 
+/* The settings of sluice.audit, read before the state exists (none when
+ * disabled). */
+struct audit_conf {
+	bool enabled;
+	char *file;
+};
+
+#define AC(field) SL_CONF_AT(struct audit_conf, field)
+static const struct sl_conf_key audit_keys[] = {
+	{ "enabled", SL_CONF_BOOL, AC(enabled), .dflt = 1, .doc = "`false`: no lines at all." },
+	{ "file", SL_CONF_STRING, AC(file), .min = 1, .shape = "a non-empty path",
+	  .dflt_doc = "`$XDG_STATE_HOME/sluice/audit.jsonl`, else `~/.local/state/sluice/audit.jsonl`",
+	  .doc = "Opened at start in append mode (created `0600`); one that cannot be opened "
+		 "stops sluice. Never stderr by default, where log lines are." },
+};
+#undef AC
+
+static const struct sl_conf_section audit_conf = {
+	"sluice.audit",
+	"The audit log: one JSON line per call and per program, never a value "
+	"(docs/stages/audit.md).",
+	audit_keys, SL_COUNT(audit_keys), SL_CONF_STRICT, NULL,
+};
+
 static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **state,
 		      struct sl_err *err)
 {
+	struct audit_conf ac = { 0 };
 	struct audit *A;
-	const char *file = NULL;
-	char *dir, *path = NULL;
-	bool enabled = true;
-	int fd;
-	yyjson_val *k, *v;
-	yyjson_obj_iter it;
+	char *dir;
+	int fd, rc = sl_conf_load(&audit_conf, section, &ac, err);
 
-	if (section) {
-		yyjson_obj_iter_init(section, &it);
-		while ((k = yyjson_obj_iter_next(&it))) {
-			const char *key = yyjson_get_str(k);
-			v = yyjson_obj_iter_get_val(k);
-			if (strcmp(key, "enabled") == 0) {
-				if (!yyjson_is_bool(v)) {
-					sl_err_set(err, "sluice.audit.enabled must be true or false");
-					return SL_ERR_INVALID;
-				}
-				enabled = yyjson_get_bool(v);
-			} else if (strcmp(key, "file") == 0) {
-				if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
-					sl_err_set(err, "sluice.audit.file must be a non-empty path");
-					return SL_ERR_INVALID;
-				}
-				file = yyjson_get_str(v);
-			} else {
-				sl_err_set(err, "sluice.audit: unknown key \"%s\"", key);
-				return SL_ERR_INVALID;
-			}
-		}
-	}
-	if (!enabled)
-		return SL_OK;
-	if (!file) {
+	if (rc < 0 || !ac.enabled)
+		goto out;
+	if (!ac.file) {
 		dir = sl_state_dir();
 		if (!dir) {
 			sl_err_set(err, "sluice.audit: no state directory for the default file (set "
 				   "sluice.audit.file, XDG_STATE_HOME or HOME)");
-			return SL_ERR_INVALID;
+			rc = SL_ERR_INVALID;
+			goto out;
 		}
 		if (sl_make_dirs(dir) < 0) {
 			sl_err_set(err, "sluice.audit: cannot create %s: %s", dir, strerror(errno));
 			free(dir);
-			return SL_ERR_INVALID;
+			rc = SL_ERR_INVALID;
+			goto out;
 		}
-		file = path = sl_printf("%s/audit.jsonl", dir);
+		ac.file = sl_printf("%s/audit.jsonl", dir);
 		free(dir);
 	}
-	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = open(ac.file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		sl_err_set(err, "sluice.audit.file: cannot open %s: %s", file, strerror(errno));
-		free(path);
-		return SL_ERR_INVALID;
+		sl_err_set(err, "sluice.audit.file: cannot open %s: %s", ac.file, strerror(errno));
+		rc = SL_ERR_INVALID;
+		goto out;
 	}
-	free(path);
 	A = sl_alloc(sizeof(*A));
 	A->fd = fd;
 	*state = A;
-	return SL_OK;
+out:
+	free(ac.file);
+	return rc;
 }
 
 const struct sl_stage sl_stage_audit = {
 	.name = "audit",
+	.conf = &audit_conf,
 	.init = audit_init,
 	.fini = audit_fini,
 	.finish = audit_finish,

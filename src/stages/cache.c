@@ -14,6 +14,7 @@
  *           failed, rpc_error and cancelled calls never are.
  * Entries expire after ttlMs; past maxBytes the least recently used go.
  */
+#include "config/conf.h"
 #include "core/digest.h"
 #include "pipeline/call.h"
 #include "core/log.h"
@@ -215,81 +216,66 @@ static void cache_fini(void *state)
 	free(C);
 }
 
-static int uint_opt(yyjson_val *v, const char *key, uint64_t min, uint64_t max, uint64_t *out,
-		    struct sl_err *err)
+static int parse_tools(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		       void *target)
 {
-	if (!yyjson_is_uint(v) || yyjson_get_uint(v) < min || yyjson_get_uint(v) > max) {
-		sl_err_set(err, "sluice.cache.%s must be an integer from %llu to %llu", key,
-			   (unsigned long long)min, (unsigned long long)max);
-		return SL_ERR_INVALID;
+	struct cache *C = target;
+	yyjson_val *g;
+	size_t i, n;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	C->globs = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*C->globs));
+	yyjson_arr_foreach(v, i, n, g) {
+		if (!yyjson_is_str(g) || !*yyjson_get_str(g))
+			return sl_conf_fail_key(cx, k, "every entry must be a non-empty \"server.tool\" "
+						"glob");
+		C->globs[C->nglobs++] = sl_strdup(yyjson_get_str(g));
 	}
-	*out = yyjson_get_uint(v);
 	return SL_OK;
 }
+
+#define CACHE(field) SL_CONF_AT(struct cache, field)
+static const struct sl_conf_key cache_keys[] = {
+	{ "tools", SL_CONF_CUSTOM, CACHE(globs), .parse = parse_tools,
+	  .shape = "an array of \"server.tool\" globs", .dflt_doc = "`[]`",
+	  .doc = "Globs (`fnmatch`) on `server.tool`, e.g. `\"github.get_*\"`, `\"jira.*\"`." },
+	{ "readOnly", SL_CONF_BOOL, CACHE(read_only),
+	  .doc = "`true`: also cache every tool its server annotates `readOnlyHint: true` (the "
+		 "server's own claim: only for servers you trust)." },
+	{ "ttlMs", SL_CONF_UINT, CACHE(ttl_ms), .min = 1, .max = 86400000ull * 7, .dflt = 60000,
+	  .doc = "How long an entry answers." },
+	{ "maxBytes", SL_CONF_UINT, CACHE(max_bytes), .min = 1024, .max = 1ull << 40,
+	  .dflt = 64u << 20,
+	  .doc = "Memory cap; each entry counts its result's JSON plus 128 bytes." },
+};
+#undef CACHE
+
+static const struct sl_conf_section cache_conf = {
+	"sluice.cache",
+	"The result cache: answers a repeated call from memory. Off unless the section is present "
+	"and selects something (docs/stages/cache.md).",
+	cache_keys, SL_COUNT(cache_keys), SL_CONF_STRICT, NULL,
+};
 
 static int cache_init(const struct sl_config *cfg, yyjson_val *section, void **state,
 		      struct sl_err *err)
 {
 	struct cache *C;
-	yyjson_val *k, *v, *g;
-	yyjson_obj_iter it;
-	uint64_t n;
-	int rc = SL_OK;
+	int rc;
 
 	if (!section)
 		return SL_OK;
 	C = sl_alloc(sizeof(*C));
-	C->ttl_ms = 60000;
-	C->max_bytes = 64u << 20;
 	sl_map_init(&C->map);
-	C->on = true;
-	yyjson_obj_iter_init(section, &it);
-	while (rc == SL_OK && (k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (strcmp(key, "tools") == 0) {
-			yyjson_arr_iter ai;
-			if (!yyjson_is_arr(v)) {
-				sl_err_set(err, "sluice.cache.tools must be an array of \"server.tool\" globs");
-				rc = SL_ERR_INVALID;
-				break;
-			}
-			C->globs = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*C->globs));
-			yyjson_arr_iter_init(v, &ai);
-			while ((g = yyjson_arr_iter_next(&ai))) {
-				if (!yyjson_is_str(g) || !*yyjson_get_str(g)) {
-					sl_err_set(err, "sluice.cache.tools: every entry must be a non-empty "
-						   "\"server.tool\" glob");
-					rc = SL_ERR_INVALID;
-					break;
-				}
-				C->globs[C->nglobs++] = sl_strdup(yyjson_get_str(g));
-			}
-		} else if (strcmp(key, "readOnly") == 0) {
-			if (!yyjson_is_bool(v)) {
-				sl_err_set(err, "sluice.cache.readOnly must be true or false");
-				rc = SL_ERR_INVALID;
-			}
-			C->read_only = yyjson_get_bool(v);
-		} else if (strcmp(key, "ttlMs") == 0) {
-			rc = uint_opt(v, key, 1, 86400000ull * 7, &C->ttl_ms, err);
-		} else if (strcmp(key, "maxBytes") == 0) {
-			if ((rc = uint_opt(v, key, 1024, 1ull << 40, &n, err)) == SL_OK)
-				C->max_bytes = (size_t)n;
-		} else {
-			sl_err_set(err, "sluice.cache: unknown key \"%s\"", key);
-			rc = SL_ERR_INVALID;
-		}
-	}
-	if (rc < 0) {
+	if ((rc = sl_conf_load(&cache_conf, section, C, err)) < 0) {
 		cache_fini(C);
 		return rc;
 	}
 	*state = C;
 	/* Configured but selecting nothing: stay out of every call's way. */
-	if (C->nglobs == 0 && !C->read_only)
-		C->on = false;
-	else
+	C->on = C->nglobs > 0 || C->read_only;
+	if (C->on)
 		sl_log(SL_LOG_INFO, "cache: %zu tool glob%s%s, ttl %llu ms, at most %zu bytes", C->nglobs,
 		       C->nglobs == 1 ? "" : "s", C->read_only ? " and read-only tools" : "",
 		       (unsigned long long)C->ttl_ms, C->max_bytes);
@@ -298,6 +284,7 @@ static int cache_init(const struct sl_config *cfg, yyjson_val *section, void **s
 
 const struct sl_stage sl_stage_cache = {
 	.name = "cache",
+	.conf = &cache_conf,
 	.init = cache_init,
 	.fini = cache_fini,
 	.request = cache_request,

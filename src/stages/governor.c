@@ -6,6 +6,7 @@
  * long strings are cut with a marker; plain text keeps its head and tail.
  */
 #include "stages/governor.h"
+#include "config/conf.h"
 #include "gateway/results.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
@@ -42,42 +43,39 @@ struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_se
 	return s->results;
 }
 
+#define GOV(field) SL_CONF_AT(struct sl_governor, field)
+static const struct sl_conf_key governor_keys[] = {
+	{ "enabled", SL_CONF_BOOL, GOV(enabled), .dflt = 1,
+	  .doc = "`false`: results pass whole and `read_result` is not offered." },
+	{ "maxTokens", SL_CONF_UINT, GOV(max_tokens), .min = 100, .max = 1000000, .dflt = 4000,
+	  .doc = "The budget per result (tokens are estimated as bytes / 4)." },
+	{ "ttlMs", SL_CONF_UINT, GOV(ttl_ms), .min = 1000, .max = UINT64_MAX,
+	  .dflt = 30 * 60 * 1000,
+	  .doc = "How long a session keeps a whole result for `read_result`." },
+	{ "maxStoreBytes", SL_CONF_UINT, GOV(store_bytes), .min = 1u << 20, .max = UINT64_MAX,
+	  .dflt = 128u << 20,
+	  .doc = "Memory cap of a session's store of whole results; the oldest go first." },
+};
+#undef GOV
+
+static const struct sl_conf_section governor_conf = {
+	"sluice.governor",
+	"The response governor: a token budget for everything that enters the model's context "
+	"(docs/stages/governor.md).",
+	governor_keys, SL_COUNT(governor_keys), SL_CONF_STRICT, NULL,
+};
+
 static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
 			 struct sl_err *err)
 {
 	struct sl_governor *gov = sl_alloc(sizeof(*gov));
-	yyjson_obj_iter it;
-	yyjson_val *k, *v;
+	int rc = sl_conf_load(&governor_conf, sec, gov, err);
 
-	gov->enabled = true;
-	gov->max_tokens = 4000;
-	gov->ttl_ms = 30 * 60 * 1000;
-	gov->store_bytes = 128u << 20;
-	*state = gov;
-	if (!sec)
-		return SL_OK;
-	yyjson_obj_iter_init(sec, &it);
-	while ((k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (strcmp(key, "enabled") == 0 && yyjson_is_bool(v)) {
-			gov->enabled = yyjson_get_bool(v);
-		} else if (strcmp(key, "maxTokens") == 0 && yyjson_is_uint(v) &&
-			   yyjson_get_uint(v) >= 100 && yyjson_get_uint(v) <= 1000000) {
-			gov->max_tokens = yyjson_get_uint(v);
-		} else if (strcmp(key, "ttlMs") == 0 && yyjson_is_uint(v) && yyjson_get_uint(v) >= 1000) {
-			gov->ttl_ms = yyjson_get_uint(v);
-		} else if (strcmp(key, "maxStoreBytes") == 0 && yyjson_is_uint(v) &&
-			   yyjson_get_uint(v) >= (1u << 20)) {
-			gov->store_bytes = yyjson_get_uint(v);
-		} else {
-			sl_err_set(err, "sluice.governor.%s: unknown key or bad value (enabled: boolean, "
-				   "maxTokens: 100-1000000, ttlMs: >= 1000, maxStoreBytes: >= 1048576)", key);
-			free(gov);
-			*state = NULL;
-			return SL_ERR_INVALID;
-		}
+	if (rc < 0) {
+		free(gov);
+		return rc;
 	}
+	*state = gov;
 	return SL_OK;
 }
 
@@ -381,6 +379,7 @@ static void governor_output(void *state, struct sl_output *o)
 
 const struct sl_stage sl_stage_governor = {
 	.name = "governor",
+	.conf = &governor_conf,
 	.init = governor_init,
 	.fini = free,
 	.response = governor_response,

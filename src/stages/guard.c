@@ -22,6 +22,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "stages/guard.h"
+#include "config/conf.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/map.h"
@@ -300,9 +301,11 @@ struct pattern {
 
 /* One generation's guard: the settings of its sluice.guard, the built-in
  * patterns then the custom ones, and what matching needs. */
+enum action { ACTION_WARN, ACTION_WITHHOLD };
+
 struct sl_guard {
 	bool enabled;
-	bool withhold;
+	enum action action;
 	bool descriptions;        /* score tool descriptions when listed */
 	int threshold;
 	struct pattern *v;
@@ -354,16 +357,14 @@ static void guard_free(struct sl_guard *g)
 	free(g);
 }
 
-/* A guard with the built-ins compiled and the default settings. The
- * built-ins are fixed, so a failure is a bug: abort loudly. */
+/* A guard with the built-ins compiled (the settings are its section's).
+ * The built-ins are fixed, so a failure is a bug: abort loudly. */
 static struct sl_guard *guard_new(void)
 {
 	struct sl_guard *g = sl_alloc(sizeof(*g));
 	struct sl_err err;
 
-	g->enabled = true;
-	g->descriptions = true;
-	g->threshold = THRESHOLD_DEFAULT;
+	g->threshold = THRESHOLD_DEFAULT; /* a custom key: sl_conf_defaults leaves it */
 	sl_map_init(&g->warned);
 	g->md = pcre2_match_data_create(1, NULL);
 	g->mctx = pcre2_match_context_create(NULL);
@@ -1123,7 +1124,7 @@ static enum sl_stage_rc guard_response(void *state, struct sl_call *c)
 	 * score, and what reaches the model is the program's answer, scored
 	 * on its own: scoring every call's whole result (a large listing
 	 * costs tens of milliseconds) would change nothing. */
-	if (!g->withhold && c->origin == SL_ORIGIN_CODE)
+	if (g->action == ACTION_WARN && c->origin == SL_ORIGIN_CODE)
 		return SL_STAGE_DECLINED;
 	r = sl_call_result_view(c, &view_doc);
 	scan_init(&sc, g);
@@ -1137,8 +1138,8 @@ static enum sl_stage_rc guard_response(void *state, struct sl_call *c)
 	sl_log(SL_LOG_WARN, "guard: the result of %s.%s (call %llu, origin %s) looks like "
 	       "instructions to the model (score %d: %s); %s", c->up->name, c->tool,
 	       (unsigned long long)c->id, sl_origin_name(c->origin), score, why,
-	       g->withhold ? "withheld" : "warning prepended");
-	if (g->withhold) {
+	       g->action == ACTION_WITHHOLD ? "withheld" : "warning prepended");
+	if (g->action == ACTION_WITHHOLD) {
 		/* A deny is a reply: an isError result for the client, a
 		 * rejected promise for a program. */
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
@@ -1192,35 +1193,37 @@ static bool guard_visible(void *state, const struct sl_upstream *up, yyjson_val 
 	return true;
 }
 
-static int parse_patterns(struct sl_guard *g, yyjson_val *arr, struct sl_err *err)
+static int parse_patterns(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *arr,
+			  void *target)
 {
+	struct sl_guard *g = target;
 	size_t i, n;
 	yyjson_val *p;
-	if (!yyjson_is_arr(arr)) {
-		sl_err_set(err, "sluice.guard.patterns: must be an array of {\"regex\", \"weight\"}");
-		return SL_ERR_INVALID;
-	}
+
+	if (!yyjson_is_arr(arr))
+		return sl_conf_bad(cx, k);
 	yyjson_arr_foreach(arr, i, n, p) {
 		yyjson_val *re = yyjson_obj_get(p, "regex"), *w = yyjson_obj_get(p, "weight");
 		const char *name = sl_json_str(p, "name");
 		struct sl_err cerr;
 		pcre2_code *code;
+		char where[64];
 		double wd;
+
 		if (!yyjson_is_obj(p) || !yyjson_is_str(re) || !yyjson_get_len(re)) {
-			sl_err_set(err, "sluice.guard.patterns[%zu]: needs a non-empty string \"regex\"", i);
-			return SL_ERR_INVALID;
+			snprintf(where, sizeof(where), "sluice.guard.patterns[%zu]", i);
+			return sl_conf_fail(cx, where, "needs a non-empty string \"regex\"");
 		}
 		if (!w) {
 			wd = THRESHOLD_DEFAULT;
 		} else if (!yyjson_is_num(w) || (wd = yyjson_get_num(w)) < -1000 || wd > 1000) {
-			sl_err_set(err, "sluice.guard.patterns[%zu].weight: must be a number from -1000 "
-				   "to 1000", i);
-			return SL_ERR_INVALID;
+			snprintf(where, sizeof(where), "sluice.guard.patterns[%zu].weight", i);
+			return sl_conf_fail(cx, where, "must be a number from -1000 to 1000");
 		}
 		code = compile(yyjson_get_str(re), &cerr);
 		if (!code) {
-			sl_err_set(err, "sluice.guard.patterns[%zu].regex: %s", i, cerr.msg);
-			return SL_ERR_INVALID;
+			snprintf(where, sizeof(where), "sluice.guard.patterns[%zu].regex", i);
+			return sl_conf_fail(cx, where, "%s", cerr.msg);
 		}
 		add_pattern(g, NULL, (int)(wd < 0 ? wd - 0.5 : wd + 0.5), code,
 			    name ? sl_printf("%s", name) : sl_printf("custom pattern %zu", i + 1));
@@ -1229,55 +1232,62 @@ static int parse_patterns(struct sl_guard *g, yyjson_val *arr, struct sl_err *er
 	return SL_OK;
 }
 
-/* Reads sluice.guard into a new guard g. */
-static int parse_section(struct sl_guard *g, const struct sl_config *cfg, yyjson_val *sec,
-			 struct sl_err *err)
+static int parse_threshold(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			   void *target)
 {
-	size_t i, n;
-	yyjson_val *k, *v;
+	double t = yyjson_is_num(v) ? yyjson_get_num(v) : -1;
 
-	if (!yyjson_is_obj(sec)) {
-		sl_err_set(err, "sluice.guard: must be an object");
-		return SL_ERR_INVALID;
-	}
-	yyjson_obj_foreach(sec, i, n, k, v) {
-		const char *key = yyjson_get_str(k);
-		if (strcmp(key, "enabled") == 0 || strcmp(key, "scanDescriptions") == 0) {
-			if (!yyjson_is_bool(v)) {
-				sl_err_set(err, "sluice.guard.%s: must be true or false", key);
-				return SL_ERR_INVALID;
-			}
-			if (key[0] == 'e')
-				g->enabled = yyjson_get_bool(v);
-			else
-				g->descriptions = yyjson_get_bool(v);
-		} else if (strcmp(key, "threshold") == 0) {
-			double t = yyjson_is_num(v) ? yyjson_get_num(v) : -1;
-			if (t < 1 || t > 100000) {
-				sl_err_set(err, "sluice.guard.threshold: must be a number from 1 to 100000");
-				return SL_ERR_INVALID;
-			}
-			g->threshold = (int)t + ((double)(int)t < t); /* scores are whole */
-		} else if (strcmp(key, "action") == 0) {
-			const char *a = yyjson_get_str(v);
-			if (a && strcmp(a, "warn") == 0) {
-				g->withhold = false;
-			} else if (a && strcmp(a, "withhold") == 0) {
-				g->withhold = true;
-			} else {
-				sl_err_set(err, "sluice.guard.action: must be \"warn\" or \"withhold\"");
-				return SL_ERR_INVALID;
-			}
-		} else if (strcmp(key, "patterns") == 0) {
-			int rc = parse_patterns(g, v, err);
-			if (rc < 0)
-				return rc;
-		} else {
-			sl_log(SL_LOG_WARN, "%s: sluice.guard: unknown key \"%s\" ignored",
-			       cfg && cfg->path ? cfg->path : "config", key);
-		}
-	}
+	if (t < 1 || t > 100000)
+		return sl_conf_bad(cx, k);
+	*(int *)sl_conf_field(target, k) = (int)t + ((double)(int)t < t); /* scores are whole */
 	return SL_OK;
+}
+
+static const struct sl_conf_name actions[] = {
+	{ "warn", ACTION_WARN },
+	{ "withhold", ACTION_WITHHOLD },
+	{ NULL, 0 },
+};
+
+#define GUARD(field) SL_CONF_AT(struct sl_guard, field)
+static const struct sl_conf_key guard_keys[] = {
+	{ "enabled", SL_CONF_BOOL, GUARD(enabled), .dflt = 1,
+	  .doc = "`false`: results and descriptions are not scored." },
+	{ "threshold", SL_CONF_CUSTOM, GUARD(threshold), .parse = parse_threshold,
+	  .shape = "a number from 1 to 100000", .dflt_doc = "`5`",
+	  .doc = "A result scoring this or more is acted on (a fraction is rounded up: scores are "
+		 "whole)." },
+	{ "action", SL_CONF_ENUM, GUARD(action), .names = actions, .dflt = ACTION_WARN,
+	  .doc = "`\"warn\"`: a warning before the result; `\"withhold\"`: the result is "
+		 "replaced by a notice." },
+	{ "scanDescriptions", SL_CONF_BOOL, GUARD(descriptions), .dflt = 1,
+	  .doc = "Score tool descriptions when listed (log only)." },
+	{ "patterns", SL_CONF_CUSTOM, GUARD(v), .parse = parse_patterns,
+	  .shape = "an array of {\"regex\", \"weight\"}", .dflt_doc = "`[]`",
+	  .doc = "Custom patterns added to the built-ins: `regex` (PCRE2, caseless, UTF; "
+		 "required), `weight` (a number from -1000 to 1000, default 5), `name` (the reason "
+		 "shown; default `custom pattern N`)." },
+};
+#undef GUARD
+
+/* Lenient: an unknown key is logged, naming the file, and ignored. */
+static const struct sl_conf_section guard_conf = {
+	"sluice.guard",
+	"The injection guard: scores every tool result for prompt injection and warns or "
+	"withholds at a threshold (docs/stages/guard.md). Unknown keys are logged and ignored.",
+	guard_keys, SL_COUNT(guard_keys), 0, NULL,
+};
+
+/* Unknown keys are logged with the file they are in, as the loader's own. */
+struct guard_ctx {
+	struct sl_conf_ctx cx; /* first: on_warn finds the file from it */
+	const char *file;
+};
+
+static void on_warn(struct sl_conf_ctx *cx, char *msg)
+{
+	sl_log(SL_LOG_WARN, "%s: %s", ((struct guard_ctx *)cx)->file, msg);
+	free(msg);
 }
 
 /* The state always exists, also when disabled: sl_guard_enabled and
@@ -1285,12 +1295,15 @@ static int parse_section(struct sl_guard *g, const struct sl_config *cfg, yyjson
 static int guard_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
 		      struct sl_err *err)
 {
+	struct guard_ctx gc = { .cx = { .err = err, .warn = on_warn },
+				.file = cfg && cfg->path ? cfg->path : "config" };
 	struct sl_guard *g = guard_new();
+	int rc = SL_OK;
 
-	*state = NULL;
-	if (sec && parse_section(g, cfg, sec, err) < 0) {
+	sl_conf_defaults(&guard_conf, g);
+	if (sec && (rc = sl_conf_apply(&gc.cx, &guard_conf, NULL, sec, g)) < 0) {
 		guard_free(g);
-		return SL_ERR_INVALID;
+		return rc;
 	}
 	*state = g;
 	return SL_OK;
@@ -1323,6 +1336,7 @@ static void guard_output(void *state, struct sl_output *o)
 
 const struct sl_stage sl_stage_guard = {
 	.name = "guard",
+	.conf = &guard_conf,
 	.init = guard_init,
 	.fini = guard_fini,
 	.visible = guard_visible,

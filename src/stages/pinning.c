@@ -15,8 +15,9 @@
  * a reload: the directory's lock and the re-read keep them consistent.
  */
 #include "stages/pinning.h"
-#include "core/digest.h"
+#include "config/conf.h"
 #include "config/config.h"
+#include "core/digest.h"
 #include "core/log.h"
 #include "core/map.h"
 
@@ -608,105 +609,97 @@ int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool
 
 /* ---- configuration ------------------------------------------------------------ */
 
-static int parse_mode(yyjson_val *section, const char *key, enum mode def, enum mode *out,
-		      struct sl_err *err)
-{
-	yyjson_val *v = yyjson_obj_get(section, key);
-	const char *s = yyjson_get_str(v);
-	*out = def;
-	if (!v)
-		return SL_OK;
-	if (s && strcmp(s, "block") == 0)
-		*out = MODE_BLOCK;
-	else if (s && strcmp(s, "warn") == 0)
-		*out = MODE_WARN;
-	else if (s && strcmp(s, "off") == 0)
-		*out = MODE_OFF;
-	else {
-		sl_err_set(err, "sluice.pinning.%s must be \"block\", \"warn\" or \"off\"", key);
-		return SL_ERR_INVALID;
-	}
-	return SL_OK;
-}
-
 static const char *env_get(const char *name)
 {
 	return getenv(name);
 }
 
-/* The state directory: stateDir (${VAR} and ~/ expanded, relative to the
- * config file), else $XDG_STATE_HOME/sluice, else ~/.local/state/sluice. */
-static int state_dir(const struct sl_config *cfg, yyjson_val *section, char **out,
-		     struct sl_err *err)
+/* The settings of sluice.pinning; cfg is set before the section is applied
+ * (a relative stateDir is taken from the config file's directory). */
+struct pinning_conf {
+	const struct sl_config *cfg;
+	enum mode changed, fresh;
+	char *dir;              /* owned; NULL: no state directory */
+};
+
+/* stateDir: ${VAR} and ~/ expanded, relative to the config file. */
+static int parse_state_dir(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			   void *target)
 {
-	yyjson_val *v = yyjson_obj_get(section, "stateDir");
-	const char *home = getenv("HOME");
+	struct pinning_conf *pc = target;
+	const char *home = getenv("HOME"), *path = pc->cfg ? pc->cfg->path : NULL;
+	struct sl_err e;
 	char *dir;
 
-	*out = NULL;
-	if (v) {
-		if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
-			sl_err_set(err, "sluice.pinning.stateDir must be a non-empty string");
-			return SL_ERR_INVALID;
-		}
-		dir = sl_config_expand(yyjson_get_str(v), env_get, err);
-		if (!dir)
-			return SL_ERR_INVALID;
-		if (dir[0] == '~' && (dir[1] == '/' || dir[1] == '\0') && home) {
-			char *h = sl_printf("%s%s", home, dir + 1);
-			free(dir);
-			dir = h;
-		}
-		if (dir[0] != '/') {
-			const char *slash = cfg->path ? strrchr(cfg->path, '/') : NULL;
-			char *abs = slash ? sl_printf("%.*s/%s", (int)(slash - cfg->path), cfg->path, dir) :
-					    NULL;
-			if (!abs) {
-				char cwd[PATH_MAX];
-				abs = sl_printf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", dir);
-			}
-			free(dir);
-			dir = abs;
-		}
-		*out = dir;
-	} else {
-		*out = sl_state_dir();
+	if (!yyjson_is_str(v) || !*yyjson_get_str(v))
+		return sl_conf_bad(cx, k);
+	if (!(dir = sl_config_expand(yyjson_get_str(v), env_get, &e)))
+		return sl_conf_fail_key(cx, k, "%s", e.msg);
+	if (dir[0] == '~' && (dir[1] == '/' || dir[1] == '\0') && home) {
+		char *h = sl_printf("%s%s", home, dir + 1);
+		free(dir);
+		dir = h;
 	}
+	if (dir[0] != '/') {
+		const char *slash = path ? strrchr(path, '/') : NULL;
+		char *abs = slash ? sl_printf("%.*s/%s", (int)(slash - path), path, dir) : NULL;
+		if (!abs) {
+			char cwd[PATH_MAX];
+			abs = sl_printf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", dir);
+		}
+		free(dir);
+		dir = abs;
+	}
+	free(pc->dir);
+	pc->dir = dir;
 	return SL_OK;
 }
 
-/* Checks every key of sluice.pinning; *dir (owned, may be NULL) is the
- * state directory. */
-static int parse_section(const struct sl_config *cfg, yyjson_val *section, enum mode *changed,
-			 enum mode *fresh, char **dir, struct sl_err *err)
+static const struct sl_conf_name modes[] = {
+	{ "block", MODE_BLOCK },
+	{ "warn", MODE_WARN },
+	{ "off", MODE_OFF },
+	{ NULL, 0 },
+};
+
+#define PC(field) SL_CONF_AT(struct pinning_conf, field)
+static const struct sl_conf_key pinning_keys[] = {
+	{ "changed", SL_CONF_ENUM, PC(changed), .names = modes, .dflt = MODE_BLOCK,
+	  .doc = "A pinned tool whose definition changed: `block` (hidden and refused), `warn` "
+		 "(one warning per change, let through), `off` (let through silently)." },
+	{ "new", SL_CONF_ENUM, PC(fresh), .names = modes, .dflt = MODE_WARN,
+	  .doc = "A tool that is not pinned, on a server that already has pins: `block` (hidden "
+		 "and refused until approved), `warn` (one warning, then pinned), `off` (pinned "
+		 "silently)." },
+	{ "stateDir", SL_CONF_CUSTOM, PC(dir), .parse = parse_state_dir,
+	  .shape = "a non-empty string",
+	  .dflt_doc = "`$XDG_STATE_HOME/sluice`, else `~/.local/state/sluice`",
+	  .doc = "Where `pins.json` lives; `${VAR}` and a leading `~/` are expanded, a relative "
+		 "path is taken from the config file's directory." },
+};
+#undef PC
+
+static const struct sl_conf_section pinning_conf = {
+	"sluice.pinning",
+	"Tool pinning: every tool definition is pinned at first sight, and a changed or new one "
+	"is held back (docs/stages/pinning.md).",
+	pinning_keys, SL_COUNT(pinning_keys), SL_CONF_STRICT, NULL,
+};
+
+/* Reads sluice.pinning (NULL: the defaults) into pc; without stateDir the
+ * state directory is $XDG_STATE_HOME/sluice, else ~/.local/state/sluice. */
+static int parse_section(const struct sl_config *cfg, yyjson_val *section,
+			 struct pinning_conf *pc, struct sl_err *err)
 {
-	static const char *const keys[] = { "stateDir", "changed", "new" };
 	int rc;
 
-	if (section && !yyjson_is_obj(section)) {
-		sl_err_set(err, "sluice.pinning must be an object");
-		return SL_ERR_INVALID;
-	}
-	if (section) {
-		yyjson_obj_iter it;
-		yyjson_val *k;
-		yyjson_obj_iter_init(section, &it);
-		while ((k = yyjson_obj_iter_next(&it))) {
-			size_t i;
-			for (i = 0; i < SL_COUNT(keys); i++)
-				if (strcmp(yyjson_get_str(k), keys[i]) == 0)
-					break;
-			if (i == SL_COUNT(keys)) {
-				sl_err_set(err, "sluice.pinning: unknown key '%s' (stateDir, changed, new)",
-					   yyjson_get_str(k));
-				return SL_ERR_INVALID;
-			}
-		}
-	}
-	if ((rc = parse_mode(section, "changed", MODE_BLOCK, changed, err)) < 0 ||
-	    (rc = parse_mode(section, "new", MODE_WARN, fresh, err)) < 0 ||
-	    (rc = state_dir(cfg, section, dir, err)) < 0)
+	*pc = (struct pinning_conf){ .cfg = cfg };
+	if ((rc = sl_conf_load(&pinning_conf, section, pc, err)) < 0) {
+		free(pc->dir);
 		return rc;
+	}
+	if (!pc->dir)
+		pc->dir = sl_state_dir();
 	return SL_OK;
 }
 
@@ -749,13 +742,12 @@ static int store_open(char *dir, bool tolerant, struct sl_pins **out, struct sl_
 int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool tolerant,
 		    struct sl_pins **out, struct sl_err *err)
 {
-	enum mode changed, fresh;
-	char *dir = NULL;
-	int rc = parse_section(cfg, section, &changed, &fresh, &dir, err);
+	struct pinning_conf pc;
+	int rc = parse_section(cfg, section, &pc, err);
 
 	if (rc < 0)
 		return rc;
-	return store_open(dir, tolerant, out, err);
+	return store_open(pc.dir, tolerant, out, err);
 }
 
 void sl_pinning_close(struct sl_pins *pins)
@@ -916,20 +908,19 @@ static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 static int pinning_init(const struct sl_config *cfg, yyjson_val *section, void **state,
 			struct sl_err *err)
 {
+	struct pinning_conf pc;
 	struct sl_pinning *pg;
-	enum mode changed, fresh;
 	struct sl_pins *pins;
-	char *dir = NULL;
 	int rc;
 
 	*state = NULL;
-	if ((rc = parse_section(cfg, section, &changed, &fresh, &dir, err)) < 0 ||
-	    (rc = store_open(dir, false, &pins, err)) < 0)
+	if ((rc = parse_section(cfg, section, &pc, err)) < 0 ||
+	    (rc = store_open(pc.dir, false, &pins, err)) < 0)
 		return rc;
 	pg = sl_alloc(sizeof(*pg));
 	pg->pins = pins;
-	pg->changed = changed;
-	pg->fresh = fresh;
+	pg->changed = pc.changed;
+	pg->fresh = pc.fresh;
 	sl_map_init(&pg->warned);
 	*state = pg;
 	return SL_OK;
@@ -947,6 +938,7 @@ static void pinning_fini(void *state)
 
 const struct sl_stage sl_stage_pinning = {
 	.name = "pinning",
+	.conf = &pinning_conf,
 	.init = pinning_init,
 	.fini = pinning_fini,
 	.visible = pinning_visible,

@@ -23,6 +23,7 @@
  *   (the cancel hook finds no wait for it).
  */
 #include "stages/policy.h"
+#include "config/conf.h"
 #include "core/digest.h"
 #include "core/buf.h"
 #include "core/escape.h"
@@ -60,7 +61,12 @@ static const struct sl_policy allow_all = {
 
 /* ---- rules: pure ------------------------------------------------------- */
 
-static const char *const action_names[] = { "allow", "deny", "confirm" };
+static const struct sl_conf_name actions[] = {
+	{ "allow", SL_POLICY_ALLOW },
+	{ "deny", SL_POLICY_DENY },
+	{ "confirm", SL_POLICY_CONFIRM },
+	{ NULL, 0 },
+};
 
 /* MCP 2025-11-25 tools: the behaviour hints a tool's annotations may carry. */
 static const char *const hints[] = { "readOnlyHint", "destructiveHint", "idempotentHint",
@@ -68,17 +74,7 @@ static const char *const hints[] = { "readOnlyHint", "destructiveHint", "idempot
 
 const char *sl_policy_action_name(enum sl_policy_action a)
 {
-	return action_names[a];
-}
-
-static bool parse_action(yyjson_val *v, enum sl_policy_action *out)
-{
-	for (size_t i = 0; yyjson_is_str(v) && i < SL_COUNT(action_names); i++)
-		if (strcmp(yyjson_get_str(v), action_names[i]) == 0) {
-			*out = (enum sl_policy_action)i;
-			return true;
-		}
-	return false;
+	return actions[a].name;
 }
 
 void sl_policy_dispose(struct sl_policy *p)
@@ -93,112 +89,97 @@ void sl_policy_dispose(struct sl_policy *p)
 	p->confirm_timeout_ms = CONFIRM_TIMEOUT_DEFAULT_MS;
 }
 
-static int parse_rule(yyjson_val *o, size_t idx, struct sl_policy_rule *r, struct sl_err *err)
+static int parse_annotation(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			    void *target)
 {
-	yyjson_val *k, *v;
-	size_t i, n;
-	bool has_action = false;
-
-	if (!yyjson_is_obj(o)) {
-		sl_err_set(err, "sluice.policy.rules[%zu]: must be an object", idx);
-		return SL_ERR_INVALID;
-	}
-	yyjson_obj_foreach(o, i, n, k, v) {
-		const char *key = yyjson_get_str(k);
-		if (strcmp(key, "match") == 0) {
-			if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
-				sl_err_set(err, "sluice.policy.rules[%zu].match: must be a non-empty "
-					   "\"server.tool\" glob", idx);
-				return SL_ERR_INVALID;
-			}
-			r->match = sl_strdup(yyjson_get_str(v));
-		} else if (strcmp(key, "annotation") == 0) {
-			bool known = false;
-			for (size_t h = 0; yyjson_is_str(v) && h < SL_COUNT(hints); h++)
-				known |= strcmp(yyjson_get_str(v), hints[h]) == 0;
-			if (!known) {
-				sl_err_set(err, "sluice.policy.rules[%zu].annotation: must be one of "
-					   "readOnlyHint, destructiveHint, idempotentHint, openWorldHint", idx);
-				return SL_ERR_INVALID;
-			}
-			r->annotation = sl_strdup(yyjson_get_str(v));
-		} else if (strcmp(key, "action") == 0) {
-			if (!parse_action(v, &r->action)) {
-				sl_err_set(err, "sluice.policy.rules[%zu].action: must be \"allow\", \"deny\" "
-					   "or \"confirm\"", idx);
-				return SL_ERR_INVALID;
-			}
-			has_action = true;
-		} else {
-			sl_err_set(err, "sluice.policy.rules[%zu].%.80s: unknown key (a rule has match, "
-				   "annotation and action)", idx, key);
-			return SL_ERR_INVALID;
+	struct sl_policy_rule *r = target;
+	for (size_t h = 0; yyjson_is_str(v) && h < SL_COUNT(hints); h++)
+		if (strcmp(yyjson_get_str(v), hints[h]) == 0) {
+			free(r->annotation);
+			r->annotation = sl_strdup(hints[h]);
+			return SL_OK;
 		}
-	}
-	if (!has_action) {
-		sl_err_set(err, "sluice.policy.rules[%zu].action: missing", idx);
-		return SL_ERR_INVALID;
-	}
-	if (!r->match && !r->annotation) {
-		sl_err_set(err, "sluice.policy.rules[%zu]: needs \"match\" or \"annotation\"", idx);
-		return SL_ERR_INVALID;
+	return sl_conf_bad(cx, k);
+}
+
+#define RULE(field) SL_CONF_AT(struct sl_policy_rule, field)
+static const struct sl_conf_key rule_keys[] = {
+	{ "match", SL_CONF_STRING, RULE(match), .min = 1,
+	  .shape = "a non-empty \"server.tool\" glob",
+	  .doc = "A glob on `server.tool` (the server's name in the config, the tool's own name): "
+		 "`*` any run of characters (also none, also `.`), `?` exactly one character; "
+		 "case-sensitive." },
+	{ "annotation", SL_CONF_CUSTOM, RULE(annotation), .parse = parse_annotation,
+	  .shape = "one of readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
+	  .doc = "Matches when the tool's `annotations` have that hint set to `true` (an absent "
+		 "hint never matches, whatever the MCP default)." },
+	{ "action", SL_CONF_ENUM, RULE(action), .names = actions, .dflt_doc = "required",
+	  .doc = "What a call the rule matches gets." },
+};
+#undef RULE
+
+static const struct sl_conf_section rule_conf = {
+	"sluice.policy.rules[]",
+	"One rule: it matches when its glob and its annotation both hold, for those it has (at "
+	"least one).",
+	rule_keys, SL_COUNT(rule_keys), SL_CONF_STRICT, NULL,
+};
+
+static int parse_rules(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		       void *target)
+{
+	struct sl_policy *p = target;
+	yyjson_val *o;
+	size_t i, n;
+	int rc;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	p->rules = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*p->rules));
+	yyjson_arr_foreach(v, i, n, o) {
+		struct sl_policy_rule *r = &p->rules[p->nrules++];
+		char where[64];
+
+		snprintf(where, sizeof(where), "sluice.policy.rules[%zu]", i);
+		if ((rc = sl_conf_apply(cx, &rule_conf, where, o, r)) < 0)
+			return rc;
+		if (!yyjson_obj_get(o, "action")) {
+			snprintf(where, sizeof(where), "sluice.policy.rules[%zu].action", i);
+			return sl_conf_fail(cx, where, "missing");
+		}
+		if (!r->match && !r->annotation)
+			return sl_conf_fail(cx, where, "needs \"match\" or \"annotation\"");
 	}
 	return SL_OK;
 }
 
+#define POL(field) SL_CONF_AT(struct sl_policy, field)
+static const struct sl_conf_key policy_keys[] = {
+	{ "default", SL_CONF_ENUM, POL(def), .names = actions, .dflt = SL_POLICY_ALLOW,
+	  .doc = "The action when no rule matches." },
+	{ "rules", SL_CONF_CUSTOM, POL(rules), .parse = parse_rules, .sub = &rule_conf,
+	  .shape = "an array of rules", .dflt_doc = "`[]`",
+	  .doc = "Checked in order; the **first** matching rule wins (`sluice.policy.rules[]` "
+		 "below)." },
+	{ "confirmTimeoutMs", SL_CONF_UINT, POL(confirm_timeout_ms), .min = 1,
+	  .max = 24ull * 3600 * 1000, .dflt = CONFIRM_TIMEOUT_DEFAULT_MS,
+	  .shape = "a positive integer of milliseconds (at most a day)",
+	  .doc = "How long a confirmation may wait for the human." },
+};
+#undef POL
+
+static const struct sl_conf_section policy_conf = {
+	"sluice.policy",
+	"Which tools may be called, and which need a human's yes first (docs/stages/policy.md). "
+	"Denied tools are not listed either.",
+	policy_keys, SL_COUNT(policy_keys), SL_CONF_STRICT, NULL,
+};
+
 int sl_policy_parse(yyjson_val *section, struct sl_policy *out, struct sl_err *err)
 {
-	struct sl_policy p = { .def = SL_POLICY_ALLOW, .confirm_timeout_ms = CONFIRM_TIMEOUT_DEFAULT_MS };
-	yyjson_val *k, *v;
-	size_t i, n;
-	int rc = SL_OK;
+	struct sl_policy p = { 0 };
+	int rc = sl_conf_load(&policy_conf, section, &p, err);
 
-	if (!section)
-		goto out;
-	if (!yyjson_is_obj(section)) {
-		sl_err_set(err, "sluice.policy: must be an object");
-		rc = SL_ERR_INVALID;
-		goto out;
-	}
-	yyjson_obj_foreach(section, i, n, k, v) {
-		const char *key = yyjson_get_str(k);
-		if (strcmp(key, "default") == 0) {
-			if (!parse_action(v, &p.def)) {
-				sl_err_set(err, "sluice.policy.default: must be \"allow\", \"deny\" or \"confirm\"");
-				rc = SL_ERR_INVALID;
-				goto out;
-			}
-		} else if (strcmp(key, "confirmTimeoutMs") == 0) {
-			if (!yyjson_is_uint(v) || yyjson_get_uint(v) == 0 ||
-			    yyjson_get_uint(v) > 24ull * 3600 * 1000) {
-				sl_err_set(err, "sluice.policy.confirmTimeoutMs: must be a positive integer "
-					   "of milliseconds (at most a day)");
-				rc = SL_ERR_INVALID;
-				goto out;
-			}
-			p.confirm_timeout_ms = yyjson_get_uint(v);
-		} else if (strcmp(key, "rules") == 0) {
-			yyjson_val *r;
-			size_t j, m;
-			if (!yyjson_is_arr(v)) {
-				sl_err_set(err, "sluice.policy.rules: must be an array of rules");
-				rc = SL_ERR_INVALID;
-				goto out;
-			}
-			p.rules = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*p.rules));
-			yyjson_arr_foreach(v, j, m, r) {
-				rc = parse_rule(r, j, &p.rules[p.nrules++], err);
-				if (rc < 0)
-					goto out;
-			}
-		} else {
-			sl_err_set(err, "sluice.policy.%.80s: unknown key (policy has default, rules and "
-				   "confirmTimeoutMs)", key);
-			rc = SL_ERR_INVALID;
-			goto out;
-		}
-	}
-out:
 	if (rc < 0)
 		sl_policy_dispose(&p);
 	*out = p;
@@ -829,6 +810,7 @@ static enum sl_stage_rc policy_request(void *state, struct sl_call *c)
 
 const struct sl_stage sl_stage_policy = {
 	.name = "policy",
+	.conf = &policy_conf,
 	.init = policy_init,
 	.fini = policy_fini,
 	.visible = policy_visible,

@@ -18,6 +18,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "stages/redaction.h"
+#include "config/conf.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -541,62 +542,67 @@ static bool known_kind(const char *s)
 	return false;
 }
 
+/* The settings of sluice.redaction; disable and patterns are borrowed from
+ * the section, which outlives init. */
 struct options {
 	bool enabled;
-	int64_t depth;
+	uint64_t depth;
 	yyjson_val *disable, *patterns;
 };
 
-static int parse_section(yyjson_val *section, struct options *o, struct sl_err *err)
+static int parse_disable(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
 {
-	yyjson_val *k, *v, *e;
+	yyjson_val *e;
 	size_t i, max;
 
-	if (!yyjson_is_obj(section)) {
-		sl_err_set(err, "sluice.redaction must be an object");
-		return SL_ERR_INVALID;
-	}
-	yyjson_obj_foreach(section, i, max, k, v) {
-		const char *key = yyjson_get_str(k);
-		if (strcmp(key, "enabled") == 0) {
-			if (!yyjson_is_bool(v)) {
-				sl_err_set(err, "sluice.redaction.enabled must be true or false");
-				return SL_ERR_INVALID;
-			}
-			o->enabled = yyjson_get_bool(v);
-		} else if (strcmp(key, "maxDepth") == 0) {
-			if (!yyjson_is_int(v) || yyjson_get_sint(v) < 1 || yyjson_get_sint(v) > 1000) {
-				sl_err_set(err, "sluice.redaction.maxDepth must be an integer from 1 to 1000");
-				return SL_ERR_INVALID;
-			}
-			o->depth = yyjson_get_sint(v);
-		} else if (strcmp(key, "disable") == 0) {
-			o->disable = v;
-		} else if (strcmp(key, "patterns") == 0) {
-			o->patterns = v;
-		} else {
-			sl_err_set(err, "sluice.redaction: unknown key '%s' (known: enabled, patterns, "
-				   "disable, maxDepth)", key);
-			return SL_ERR_INVALID;
-		}
-	}
-	if (o->disable && !yyjson_is_arr(o->disable)) {
-		sl_err_set(err, "sluice.redaction.disable must be an array of pattern kinds");
-		return SL_ERR_INVALID;
-	}
-	yyjson_arr_foreach(o->disable, i, max, e) {
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	yyjson_arr_foreach(v, i, max, e) {
 		if (!yyjson_is_str(e) || !known_kind(yyjson_get_str(e))) {
-			sl_err_set(err, "sluice.redaction.disable[%zu]: not a built-in pattern kind "
-				   "(see docs/stages/redaction.md)", i);
-			return SL_ERR_INVALID;
+			char where[64];
+			snprintf(where, sizeof(where), "sluice.redaction.disable[%zu]", i);
+			return sl_conf_fail(cx, where, "not a built-in pattern kind "
+					    "(see docs/stages/redaction.md)");
 		}
 	}
-	if (o->patterns && !yyjson_is_arr(o->patterns)) {
-		sl_err_set(err, "sluice.redaction.patterns must be an array of {name, regex}");
-		return SL_ERR_INVALID;
-	}
+	((struct options *)target)->disable = v;
 	return SL_OK;
 }
+
+/* Only the shape here: the items are checked as they are compiled, when
+ * redaction is enabled. */
+static int parse_patterns(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			  void *target)
+{
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	((struct options *)target)->patterns = v;
+	return SL_OK;
+}
+
+#define OPT(field) SL_CONF_AT(struct options, field)
+static const struct sl_conf_key redaction_keys[] = {
+	{ "enabled", SL_CONF_BOOL, OPT(enabled), .dflt = 1,
+	  .doc = "`false`: nothing is compiled, nothing redacted (final answers included)." },
+	{ "patterns", SL_CONF_CUSTOM, OPT(patterns), .parse = parse_patterns,
+	  .shape = "an array of {name, regex}", .dflt_doc = "`[]`",
+	  .doc = "Custom patterns, PCRE2 syntax; a match becomes `[REDACTED:<name>]` (a name is 1-64 "
+		 "printable characters, no `[` `]`)." },
+	{ "disable", SL_CONF_CUSTOM, OPT(disable), .parse = parse_disable,
+	  .shape = "an array of pattern kinds", .dflt_doc = "`[]`",
+	  .doc = "Built-in kinds to turn off (docs/stages/redaction.md lists them), or "
+		 "`secret_field`." },
+	{ "maxDepth", SL_CONF_UINT, OPT(depth), .min = 1, .max = 1000, .dflt = DEFAULT_MAX_DEPTH,
+	  .doc = "The deepest JSON nesting scanned; deeper fails the call." },
+};
+#undef OPT
+
+static const struct sl_conf_section redaction_conf = {
+	"sluice.redaction",
+	"Secret redaction in arguments, results and final answers (docs/stages/redaction.md).",
+	redaction_keys, SL_COUNT(redaction_keys), SL_CONF_STRICT, NULL,
+};
 
 /* Compiles what o enables into r and makes it ready. */
 static int load(struct sl_redaction *r, const struct options *o, struct sl_err *err)
@@ -641,12 +647,12 @@ static int load(struct sl_redaction *r, const struct options *o, struct sl_err *
 static int redaction_init(const struct sl_config *cfg, yyjson_val *section, void **state,
 			  struct sl_err *err)
 {
-	struct options o = { .enabled = true, .depth = DEFAULT_MAX_DEPTH };
+	struct options o = { 0 };
 	struct sl_redaction *r = sl_alloc(sizeof(*r));
 	int rc = SL_ERR_INVALID;
 
 	*state = NULL;
-	if (section && parse_section(section, &o, err) < 0)
+	if (sl_conf_load(&redaction_conf, section, &o, err) < 0)
 		goto out;
 	if (o.enabled && load(r, &o, err) < 0)
 		goto out;
@@ -686,6 +692,7 @@ static void redaction_output(void *state, struct sl_output *o)
 
 const struct sl_stage sl_stage_redaction = {
 	.name = "redaction",
+	.conf = &redaction_conf,
 	.init = redaction_init,
 	.fini = redaction_fini,
 	.request = redaction_request,

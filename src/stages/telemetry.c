@@ -15,6 +15,7 @@
  * program id, so a child span can be emitted before its parent.
  */
 #include "stages/telemetry.h"
+#include "config/conf.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "gateway/session.h"
@@ -607,70 +608,68 @@ static void telemetry_fini(void *state)
 	free(T);
 }
 
-static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+/* The settings of sluice.telemetry, read before the state exists (none
+ * without an endpoint). */
+struct telemetry_conf {
+	char *endpoint, *service;
+	uint64_t interval_ms, timeout_ms, max_queue;
+};
+
+static int parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			  void *target)
+{
+	const char *u = yyjson_get_str(v);
+	char **field = sl_conf_field(target, k);
+
+	if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
+		return sl_conf_bad(cx, k);
+	free(*field);
+	*field = sl_strdup(u);
+	return SL_OK;
+}
+
+#define TC(field) SL_CONF_AT(struct telemetry_conf, field)
+static const struct sl_conf_key telemetry_keys[] = {
+	{ "endpoint", SL_CONF_CUSTOM, TC(endpoint), .parse = parse_endpoint,
+	  .shape = "an http:// or https:// URL (the OTLP/HTTP base, e.g. http://127.0.0.1:4318)",
+	  .doc = "Set, spans and metrics are POSTed to `<endpoint>/v1/traces` and "
+		 "`<endpoint>/v1/metrics`." },
+	{ "intervalMs", SL_CONF_UINT, TC(interval_ms), .min = 10, .max = 600000, .dflt = 1000,
+	  .doc = "How often queued spans (and metrics, if they moved) are sent." },
+	{ "timeoutMs", SL_CONF_UINT, TC(timeout_ms), .min = 10, .max = 600000, .dflt = 5000,
+	  .doc = "Per export request; also how long sluice waits at exit to send what is left." },
+	{ "maxQueueBytes", SL_CONF_UINT, TC(max_queue), .min = 4096, .max = 1ull << 30,
+	  .dflt = 4u << 20,
+	  .doc = "Cap on spans waiting for the next export; past it spans are dropped." },
+	{ "serviceName", SL_CONF_STRING, TC(service), .min = 1, .dflt_doc = "`\"sluice\"`",
+	  .doc = "The `service.name` resource attribute." },
+};
+#undef TC
+
+static const struct sl_conf_section telemetry_conf = {
+	"sluice.telemetry",
+	"OpenTelemetry export (OTLP/HTTP JSON) of a span per call and program and of metrics; off "
+	"unless `endpoint` is set (docs/stages/telemetry.md). A change takes effect at the next "
+	"start.",
+	telemetry_keys, SL_COUNT(telemetry_keys), SL_CONF_STRICT, NULL,
+};
+
+/* The exporter of tc (its strings taken): curl loaded, timers started. */
+static int exporter_start(struct telemetry_conf *tc, struct sl_telemetry **out,
 			  struct sl_err *err)
 {
-	struct sl_telemetry *T;
-	const char *endpoint = NULL;
-	const char *service = "sluice";
-	yyjson_val *k, *v;
-	yyjson_obj_iter it;
-	uint64_t interval_ms = 1000, timeout_ms = 5000, max_queue = 4u << 20;
-	size_t n;
+	struct sl_telemetry *T = sl_alloc(sizeof(*T));
+	size_t n = strlen(tc->endpoint);
 
-	if (!section)
-		return SL_OK;
-	yyjson_obj_iter_init(section, &it);
-	while ((k = yyjson_obj_iter_next(&it))) {
-		const char *key = yyjson_get_str(k);
-		v = yyjson_obj_iter_get_val(k);
-		if (strcmp(key, "endpoint") == 0) {
-			endpoint = yyjson_get_str(v);
-			if (!endpoint || (strncmp(endpoint, "http://", 7) != 0 &&
-					  strncmp(endpoint, "https://", 8) != 0)) {
-				sl_err_set(err, "sluice.telemetry.endpoint must be an http:// or https:// URL "
-					   "(the OTLP/HTTP base, e.g. http://127.0.0.1:4318)");
-				return SL_ERR_INVALID;
-			}
-		} else if (strcmp(key, "serviceName") == 0) {
-			if (!yyjson_is_str(v) || !*yyjson_get_str(v)) {
-				sl_err_set(err, "sluice.telemetry.serviceName must be a non-empty string");
-				return SL_ERR_INVALID;
-			}
-			service = yyjson_get_str(v);
-		} else if (strcmp(key, "intervalMs") == 0 || strcmp(key, "timeoutMs") == 0 ||
-			   strcmp(key, "maxQueueBytes") == 0) {
-			uint64_t lo = strcmp(key, "maxQueueBytes") == 0 ? 4096 : 10;
-			uint64_t hi = strcmp(key, "maxQueueBytes") == 0 ? (1ull << 30) : 600000;
-			if (!yyjson_is_uint(v) || yyjson_get_uint(v) < lo || yyjson_get_uint(v) > hi) {
-				sl_err_set(err, "sluice.telemetry.%s must be an integer from %llu to %llu", key,
-					   (unsigned long long)lo, (unsigned long long)hi);
-				return SL_ERR_INVALID;
-			}
-			if (key[0] == 'i')
-				interval_ms = yyjson_get_uint(v);
-			else if (key[0] == 't')
-				timeout_ms = yyjson_get_uint(v);
-			else
-				max_queue = yyjson_get_uint(v);
-		} else {
-			sl_err_set(err, "sluice.telemetry: unknown key \"%s\"", key);
-			return SL_ERR_INVALID;
-		}
-	}
-	/* A section without an endpoint exports nothing. */
-	if (!endpoint)
-		return SL_OK;
-	T = sl_alloc(sizeof(*T));
-	T->service = sl_strdup(service);
-	T->interval_ms = interval_ms;
-	T->timeout_ms = timeout_ms;
-	n = strlen(endpoint);
-	while (n > 0 && endpoint[n - 1] == '/')
+	T->service = tc->service ? tc->service : sl_strdup("sluice");
+	T->interval_ms = tc->interval_ms;
+	T->timeout_ms = tc->timeout_ms;
+	while (n > 0 && tc->endpoint[n - 1] == '/')
 		n--;
-	T->traces_url = sl_printf("%.*s/v1/traces", (int)n, endpoint);
-	T->metrics_url = sl_printf("%.*s/v1/metrics", (int)n, endpoint);
-	sl_buf_init(&T->spans, (size_t)max_queue);
+	T->traces_url = sl_printf("%.*s/v1/traces", (int)n, tc->endpoint);
+	T->metrics_url = sl_printf("%.*s/v1/metrics", (int)n, tc->endpoint);
+	free(tc->endpoint);
+	sl_buf_init(&T->spans, (size_t)tc->max_queue);
 	if (!sl_curl_load("sluice.telemetry", err)) {
 		telemetry_fini(T);
 		return SL_ERR_INVALID;
@@ -694,14 +693,34 @@ static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, void
 	uv_unref((uv_handle_t *)&T->pump);
 	uv_timer_start(&T->tick, on_tick, T->interval_ms, T->interval_ms);
 	T->timers = true;
-	*state = T;
-	sl_log(SL_LOG_INFO, "telemetry: OTLP/HTTP JSON to %.*s every %llu ms", (int)n, endpoint,
-	       (unsigned long long)T->interval_ms);
+	*out = T;
+	/* The endpoint without its trailing slashes: traces_url's first n bytes. */
+	sl_log(SL_LOG_INFO, "telemetry: OTLP/HTTP JSON to %.*s every %llu ms", (int)n,
+	       T->traces_url, (unsigned long long)T->interval_ms);
 	return SL_OK;
+}
+
+static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, void **state,
+			  struct sl_err *err)
+{
+	struct telemetry_conf tc = { 0 };
+	struct sl_telemetry *T;
+	int rc = sl_conf_load(&telemetry_conf, section, &tc, err);
+
+	/* A section without an endpoint exports nothing. */
+	if (rc < 0 || !tc.endpoint) {
+		free(tc.endpoint);
+		free(tc.service);
+		return rc;
+	}
+	if ((rc = exporter_start(&tc, &T, err)) == SL_OK)
+		*state = T;
+	return rc;
 }
 
 const struct sl_stage sl_stage_telemetry = {
 	.name = "telemetry",
+	.conf = &telemetry_conf,
 	.init = telemetry_init,
 	.fini = telemetry_fini,
 	.finish = telemetry_finish,

@@ -215,7 +215,7 @@ describe('telemetry config and exit', () => {
 
 	test('bad config stops sluice at start', async () => {
 		for (const [t, re] of [
-			[{ endpoint: 'ftp://x' }, /endpoint must be an http/],
+			[{ endpoint: 'ftp://x' }, /sluice\.telemetry\.endpoint: must be an http:\/\/ or https:\/\/ URL/],
 			[{ endpoint: 'http://x', intervalMs: 0 }, /intervalMs/],
 			[{ endpont: 'http://x' }, /unknown key "endpont"/],
 		]) {

@@ -163,12 +163,12 @@ TEST(conf_messages)
 	      "f.json: t.colour: must be \"red\", \"green\", \"verde\" or \"blue\"");
 	fails(&section, "{\"colour\":1}", "f.json: t.colour: must be \"red\", \"green\", \"verde\" or \"blue\"");
 	fails(&section, "{\"inner\":{\"n\":10}}", "f.json: t.inner.n: must be a whole number from 0 to 9");
-	fails(&section, "{\"inner\":{\"m\":1}}", "f.json: t.inner: unknown key \"m\"");
+	fails(&section, "{\"inner\":{\"m\":1}}", "f.json: t.inner: unknown key \"m\" (known: n)");
 	fails(&section, "{\"inner\":1}", "f.json: t.inner: must be an object");
 	fails(&section, "{\"odd\":\"x\"}", "f.json: t.odd: must be an odd number");
 	fails(&section, "{\"odd\":4}", "f.json: t.odd: is 4, not odd");
 	fails(&section, "{\"on\":true,\"on\":true}", "f.json: t: \"on\" is given twice");
-	fails(&strict_section, "{\"onn\":true}", "f.json: t: unknown key \"onn\"");
+	fails(&strict_section, "{\"onn\":true}", "f.json: t: unknown key \"onn\" (known: on, small, bigBytes, name, colour, inner, odd)");
 	fails(&first_section, "{\"small\":0}", "f.json: t: \"small\" must be a whole number from 2 to 100");
 	fails(&first_section, "{\"odd\":2}", "f.json: t: \"odd\" is 2, not odd");
 }
@@ -212,4 +212,25 @@ TEST(conf_reference)
 	CHECK(strstr(text, "| `inner` | an object | `{}` | Inner. |\n") != NULL);
 	CHECK(strstr(text, "| `odd` | an odd number | none | Odd. |\n") != NULL);
 	free(text);
+}
+
+/* sl_conf_load, as a stage's init uses it: the defaults alone without a
+ * section, else the section over them; messages without a file. */
+TEST(conf_load_defaults_then_section)
+{
+	struct target t = { 0 };
+	struct sl_err err;
+	yyjson_doc *doc = yyjson_read("{\"small\":7}", 11, 0);
+
+	CHECK_INT(sl_conf_load(&strict_section, NULL, &t, &err), SL_OK);
+	CHECK(t.on);
+	CHECK_INT(t.small, 5);
+	CHECK_INT(sl_conf_load(&strict_section, yyjson_doc_get_root(doc), &t, &err), SL_OK);
+	CHECK_INT(t.small, 7);
+	CHECK_INT(t.in.n, 7);
+	yyjson_doc_free(doc);
+	doc = yyjson_read("{\"small\":1}", 11, 0);
+	CHECK_INT(sl_conf_load(&strict_section, yyjson_doc_get_root(doc), &t, &err), SL_ERR_INVALID);
+	CHECK_STR(err.msg, "t.small: must be a whole number from 2 to 100");
+	yyjson_doc_free(doc);
 }

@@ -81,7 +81,7 @@ TEST(policy_parse_errors_name_the_key)
 	} cases[] = {
 		{ "[]", "sluice.policy: must be an object" },
 		{ "{\"default\":\"maybe\"}", "sluice.policy.default" },
-		{ "{\"defualt\":\"deny\"}", "sluice.policy.defualt: unknown key" },
+		{ "{\"defualt\":\"deny\"}", "sluice.policy: unknown key \"defualt\" (known: default, rules, confirmTimeoutMs)" },
 		{ "{\"rules\":{}}", "sluice.policy.rules: must be an array" },
 		{ "{\"rules\":[1]}", "sluice.policy.rules[0]: must be an object" },
 		{ "{\"rules\":[{\"match\":\"a.*\",\"action\":\"allow\"},{\"match\":\"b\"}]}",
@@ -94,7 +94,7 @@ TEST(policy_parse_errors_name_the_key)
 		  "sluice.policy.rules[0].annotation" },
 		{ "{\"rules\":[{\"action\":\"deny\"}]}", "sluice.policy.rules[0]: needs" },
 		{ "{\"rules\":[{\"match\":\"a\",\"action\":\"deny\",\"when\":1}]}",
-		  "sluice.policy.rules[0].when: unknown key" },
+		  "sluice.policy.rules[0]: unknown key \"when\" (known: match, annotation, action)" },
 		{ "{\"confirmTimeoutMs\":0}", "sluice.policy.confirmTimeoutMs" },
 		{ "{\"confirmTimeoutMs\":\"5s\"}", "sluice.policy.confirmTimeoutMs" },
 	};
