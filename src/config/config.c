@@ -507,7 +507,7 @@ static const struct sl_conf_key gateway_keys[] = {
 	{ "exposure", SL_CONF_ENUM, GW(exposure), .names = exposures, .dflt = SL_EXPOSE_PASSTHROUGH,
 	  .doc = "What `tools/list` shows (README.md, \"Exposure modes\"); `--exposure` overrides it." },
 	{ "logLevel", SL_CONF_ENUM, GW(log_level), .names = log_levels, .dflt = SL_LOG_INFO,
-	  .doc = "`--log-level` overrides it." },
+	  .doc = "`--log-level` overrides it. It governs libmicrohttpd's messages too (logged at warn)." },
 	{ "logFile", SL_CONF_STRING, GW(log_file), .shape = "a path", .dflt_doc = "stderr",
 	  .doc = "Where logs go (stdout carries only MCP messages)." },
 	{ "callTimeoutMs", SL_CONF_UINT, GW(call_timeout_ms), .min = 1, .max = 86400000,

@@ -1,11 +1,14 @@
-/* Allocation that aborts on out-of-memory, error messages, clocks. */
+/* Allocation that aborts on out-of-memory, error messages, clocks, the
+ * state directory. */
 #include "core/common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,4 +107,36 @@ uint64_t sl_hash64(const void *p, size_t n, uint64_t seed)
 		h *= 1099511628211ull;
 	}
 	return h;
+}
+
+char *sl_state_dir(void)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_STATE_HOME");
+
+	if (xdg && xdg[0] == '/')
+		return sl_printf("%s/sluice", xdg);
+	if (home && home[0] == '/')
+		return sl_printf("%s/.local/state/sluice", home);
+	return NULL;
+}
+
+int sl_make_dirs(const char *path)
+{
+	char *p = sl_strdup(path);
+	int rc = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST) {
+				rc = -1;
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return rc;
 }

@@ -50,6 +50,13 @@ void sl_random(void *buf, size_t n);
 uint64_t sl_now_ms(void);
 uint64_t sl_now_us(void);
 
+/* sluice's state directory by default (pins, the audit file):
+ * $XDG_STATE_HOME/sluice, else ~/.local/state/sluice; NULL when neither
+ * variable holds an absolute path. Caller frees. */
+char *sl_state_dir(void);
+/* Creates path and each missing parent, mode 0700. 0, or -1 with errno. */
+int sl_make_dirs(const char *path);
+
 /* 64-bit FNV-1a, for short stable name suffixes (not for security). */
 uint64_t sl_hash64(const void *p, size_t n, uint64_t seed);
 

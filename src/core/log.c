@@ -1,5 +1,12 @@
-/* Logging: one line per event, level-filtered, to stderr or a file. */
+/*
+ * Logging: one line per event, level-filtered, to stderr or a file. Call
+ * sites pass peer text (tool names, upstream error messages, a child's
+ * stderr) freely: the whole formatted message is escaped here, so no call
+ * site can put a raw control character, a line break or a bidi control
+ * into the log, and every line is exactly one "sluice LEVEL: " line.
+ */
 #include "core/log.h"
+#include "core/escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,17 +53,40 @@ int sl_log_level_parse(const char *s)
 	return -1;
 }
 
-void sl_log(enum sl_log_level level, const char *fmt, ...)
+/* The longest message kept; a longer one is cut and says by how much. */
+#define MESSAGE_MAX 2048
+
+void sl_logv(enum sl_log_level level, const char *fmt, va_list ap)
 {
-	char line[2048];
-	va_list ap;
+	char msg[MESSAGE_MAX];
+	struct sl_buf line;
 	int n;
+	size_t len;
 
 	if (level > cur_level)
 		return;
-	n = snprintf(line, sizeof(line), "sluice %s: ", names[level]);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0)
+		return;
+	len = (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+	/* A cut falls on a character boundary, not inside one. */
+	while ((size_t)n > len && len > 0 && ((unsigned char)msg[len] & 0xC0) == 0x80)
+		len--;
+	sl_buf_init(&line, 6 * sizeof(msg) + 128);
+	if (sl_buf_printf(&line, "sluice %s: ", names[level]) < 0 ||
+	    sl_escape(&line, msg, len, SL_ESCAPE_LOG) < 0 ||
+	    ((size_t)n > len && sl_buf_printf(&line, " [... %zu more bytes]", (size_t)n - len) < 0) ||
+	    sl_buf_append(&line, "\n", 1) < 0)
+		sl_oom(); /* the cap is above the longest line */
+	fwrite(line.data, 1, line.len, out ? out : stderr);
+	sl_buf_dispose(&line);
+}
+
+void sl_log(enum sl_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	sl_logv(level, fmt, ap);
 	va_end(ap);
-	fprintf(out ? out : stderr, "%s\n", line);
 }

@@ -17,7 +17,10 @@ enum sl_log_level { SL_LOG_ERROR, SL_LOG_WARN, SL_LOG_INFO, SL_LOG_DEBUG };
 int sl_log_init(enum sl_log_level level, const char *path) SL_MUST_USE;
 void sl_log_set_level(enum sl_log_level level);
 bool sl_log_enabled(enum sl_log_level level);
+/* One line: the message with every control character escaped (see
+ * core/escape.h), so peer text in the arguments cannot break or fake one. */
 void sl_log(enum sl_log_level level, const char *fmt, ...) SL_PRINTF(2, 3);
+void sl_logv(enum sl_log_level level, const char *fmt, va_list ap) SL_PRINTF(2, 0);
 /* Parses "error", "warn", "info", "debug". Returns -1 if unknown. */
 int sl_log_level_parse(const char *s);
 

@@ -8,7 +8,10 @@
  *
  * The file is opened once at start with O_APPEND and every line goes out in
  * one write(2): lines from one process never interleave, and a log shipper
- * tailing the file never sees half a line.
+ * tailing the file never sees half a line. By default it is audit.jsonl in
+ * the state directory, never stderr: stderr also carries log lines and
+ * `sluice exec`'s failures, text a peer partly writes, and nothing read
+ * from a stream that mixes the two can be told to be an audit line.
  */
 #include "stages/audit.h"
 #include "config/conf.h"
@@ -26,8 +29,7 @@
 
 /* The stage's state: none when sluice.audit.enabled is false. */
 struct audit {
-	int fd;          /* STDERR_FILENO or our own */
-	bool own_fd;
+	int fd;
 };
 
 
@@ -214,8 +216,7 @@ static void audit_finish(void *state, struct sl_call *c)
 static void audit_fini(void *state)
 {
 	struct audit *A = state;
-	if (A->own_fd)
-		close(A->fd);
+	close(A->fd);
 	free(A);
 }
 
@@ -230,9 +231,9 @@ struct audit_conf {
 static const struct sl_conf_key audit_keys[] = {
 	{ "enabled", SL_CONF_BOOL, AC(enabled), .dflt = 1, .doc = "`false`: no lines at all." },
 	{ "file", SL_CONF_STRING, AC(file), .min = 1, .shape = "a non-empty path",
-	  .dflt_doc = "stderr",
+	  .dflt_doc = "`$XDG_STATE_HOME/sluice/audit.jsonl`, else `~/.local/state/sluice/audit.jsonl`",
 	  .doc = "Opened at start in append mode (created `0600`); one that cannot be opened "
-		 "stops sluice." },
+		 "stops sluice. Never stderr by default, where log lines are." },
 };
 #undef AC
 
@@ -247,23 +248,37 @@ static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **s
 		      struct sl_err *err)
 {
 	struct audit_conf ac = { 0 };
-	struct audit *A = NULL;
-	int rc = sl_conf_load(&audit_conf, section, &ac, err);
+	struct audit *A;
+	char *dir;
+	int fd, rc = sl_conf_load(&audit_conf, section, &ac, err);
 
 	if (rc < 0 || !ac.enabled)
 		goto out;
-	A = sl_alloc(sizeof(*A));
-	A->fd = STDERR_FILENO;
-	if (ac.file) {
-		A->fd = open(ac.file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (A->fd < 0) {
-			sl_err_set(err, "sluice.audit.file: cannot open %s: %s", ac.file, strerror(errno));
-			free(A);
+	if (!ac.file) {
+		dir = sl_state_dir();
+		if (!dir) {
+			sl_err_set(err, "sluice.audit: no state directory for the default file (set "
+				   "sluice.audit.file, XDG_STATE_HOME or HOME)");
 			rc = SL_ERR_INVALID;
 			goto out;
 		}
-		A->own_fd = true;
+		if (sl_make_dirs(dir) < 0) {
+			sl_err_set(err, "sluice.audit: cannot create %s: %s", dir, strerror(errno));
+			free(dir);
+			rc = SL_ERR_INVALID;
+			goto out;
+		}
+		ac.file = sl_printf("%s/audit.jsonl", dir);
+		free(dir);
 	}
+	fd = open(ac.file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sl_err_set(err, "sluice.audit.file: cannot open %s: %s", ac.file, strerror(errno));
+		rc = SL_ERR_INVALID;
+		goto out;
+	}
+	A = sl_alloc(sizeof(*A));
+	A->fd = fd;
 	*state = A;
 out:
 	free(ac.file);

@@ -269,28 +269,6 @@ out:
 	return rc;
 }
 
-/* mkdir -p with mode 0700 for the parts it creates. */
-static int make_dirs(const char *path)
-{
-	char *p = sl_strdup(path);
-	int rc = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-				rc = -1;
-				break;
-			}
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	free(p);
-	return rc;
-}
-
 /* ---- the store ---------------------------------------------------------------- */
 
 static void file_id_of(const struct stat *st, struct file_id *id)
@@ -452,7 +430,7 @@ static int update(struct sl_pins *s, update_fn fn, void *ctx, bool tolerant, str
 		sl_err_set(err, "no state directory (set sluice.pinning.stateDir, XDG_STATE_HOME or HOME)");
 		goto memory;
 	}
-	if (make_dirs(s->dir) < 0 ||
+	if (sl_make_dirs(s->dir) < 0 ||
 	    (dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		sl_err_set(err, "cannot use the state directory %s: %s", s->dir, strerror(errno));
 		goto memory;
@@ -713,7 +691,6 @@ static const struct sl_conf_section pinning_conf = {
 static int parse_section(const struct sl_config *cfg, yyjson_val *section,
 			 struct pinning_conf *pc, struct sl_err *err)
 {
-	const char *home = getenv("HOME"), *xdg = getenv("XDG_STATE_HOME");
 	int rc;
 
 	*pc = (struct pinning_conf){ .cfg = cfg };
@@ -721,12 +698,8 @@ static int parse_section(const struct sl_config *cfg, yyjson_val *section,
 		free(pc->dir);
 		return rc;
 	}
-	if (pc->dir)
-		return SL_OK;
-	if (xdg && xdg[0] == '/')
-		pc->dir = sl_printf("%s/sluice", xdg);
-	else if (home && home[0] == '/')
-		pc->dir = sl_printf("%s/.local/state/sluice", home);
+	if (!pc->dir)
+		pc->dir = sl_state_dir();
 	return SL_OK;
 }
 

@@ -26,12 +26,12 @@
 #include "config/conf.h"
 #include "core/digest.h"
 #include "core/buf.h"
+#include "core/escape.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +39,10 @@
 
 #define CONFIRM_TIMEOUT_DEFAULT_MS 120000
 #define REFRESH_MAX_PAGES 50
-#define SUMMARY_MAX 300
-#define SUMMARY_VALUE_MAX 40
+#define SUMMARY_MAX 1000     /* the arguments' part of a confirmation */
+#define SUMMARY_KEY_MAX 64   /* bytes of a key shown, before escaping */
+#define SUMMARY_VALUE_MAX 80 /* bytes of a string value shown, before escaping */
+#define SUMMARY_HASH_HEX 16  /* the arguments' SHA-256, shortened */
 
 struct wait;
 
@@ -275,72 +277,107 @@ static bool secret_key(const char *k)
 	return false;
 }
 
-static void summary_value(struct sl_buf *b, yyjson_mut_val *v)
+/* s JSON-quoted with every control and bidi character escaped, at most
+ * max of its bytes (cut on a character boundary), and how many were left
+ * out after the closing quote, where no string can put text. */
+static int quoted(struct sl_buf *b, const char *s, size_t len, size_t max)
 {
-	int rc = 0;
-	if (yyjson_mut_is_str(v)) {
-		const char *s = yyjson_mut_get_str(v);
-		size_t len = yyjson_mut_get_len(v), cut = len;
-		if (cut > SUMMARY_VALUE_MAX) {
-			cut = SUMMARY_VALUE_MAX;
-			while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-				cut--;
-		}
-		rc |= sl_buf_appends(b, "\"");
-		for (size_t i = 0; i < cut; i++)
-			rc |= sl_buf_append(b, iscntrl((unsigned char)s[i]) ? " " : &s[i], 1);
-		rc |= sl_buf_appends(b, cut < len ? "...\"" : "\"");
-	} else if (yyjson_mut_is_obj(v)) {
-		rc |= sl_buf_printf(b, "{%zu keys}", yyjson_mut_obj_size(v));
-	} else if (yyjson_mut_is_arr(v)) {
-		rc |= sl_buf_printf(b, "[%zu items]", yyjson_mut_arr_size(v));
-	} else {
-		char *s = sl_json_write_mut_val(v, NULL);
-		rc |= sl_buf_appends(b, s ? s : "?");
-		free(s);
+	size_t cut = len;
+	int rc;
+
+	if (cut > max) {
+		cut = max;
+		while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+			cut--;
 	}
-	(void)rc; /* the buffer's cap cuts the summary; the caller marks it */
+	rc = sl_escape(b, s, cut, SL_ESCAPE_QUOTED);
+	if (rc == 0 && cut < len)
+		rc = sl_buf_printf(b, " (+%zu more bytes)", len - cut);
+	return rc;
+}
+
+/* One argument: `  "key": value`, key and string value quoted. */
+static int summary_entry(struct sl_buf *b, yyjson_mut_val *k, yyjson_mut_val *v)
+{
+	int rc = sl_buf_appends(b, "\n  ");
+	char *s;
+
+	rc = rc ? rc : quoted(b, yyjson_mut_get_str(k), yyjson_mut_get_len(k), SUMMARY_KEY_MAX);
+	rc = rc ? rc : sl_buf_appends(b, ": ");
+	if (rc)
+		return rc;
+	if (secret_key(yyjson_mut_get_str(k)))
+		return sl_buf_appends(b, "[hidden]");
+	if (yyjson_mut_is_str(v))
+		return quoted(b, yyjson_mut_get_str(v), yyjson_mut_get_len(v), SUMMARY_VALUE_MAX);
+	if (yyjson_mut_is_obj(v))
+		return sl_buf_printf(b, "{%zu keys}", yyjson_mut_obj_size(v));
+	if (yyjson_mut_is_arr(v))
+		return sl_buf_printf(b, "[%zu items]", yyjson_mut_arr_size(v));
+	s = sl_json_write_mut_val(v, NULL);
+	rc = sl_buf_appends(b, s ? s : "?");
+	free(s);
+	return rc;
 }
 
 char *sl_policy_summary(yyjson_mut_val *args, size_t max)
 {
-	struct sl_buf b;
+	struct sl_buf b, entry;
 	yyjson_mut_val *k, *v;
-	size_t i, n;
-	bool first = true;
-	char *out;
+	size_t i, n, rest = 0, rest_keys = 0;
 
-	/* The buffer is capped well above max; the cut is made below so that
-	 * it falls on a character boundary and is marked. */
-	sl_buf_init(&b, max * 4 + 64);
+	/* An entry is bounded by the key and value caps, so entry's cap only
+	 * guards against a mistake; what does not fit in max is counted. */
+	sl_buf_init(&b, max + 1);
+	sl_buf_init(&entry, 64 * 1024);
 	yyjson_mut_obj_foreach(args, i, n, k, v) {
-		if (b.len > max)
-			break;
-		if (!first && sl_buf_appends(&b, ", ") < 0)
-			break;
-		first = false;
-		if (sl_buf_append(&b, yyjson_mut_get_str(k), yyjson_mut_get_len(k)) < 0 ||
-		    sl_buf_appends(&b, "=") < 0)
-			break;
-		if (secret_key(yyjson_mut_get_str(k))) {
-			if (sl_buf_appends(&b, "[hidden]") < 0)
-				break;
-		} else {
-			summary_value(&b, v);
-		}
+		sl_buf_reset(&entry);
+		if (summary_entry(&entry, k, v) < 0)
+			sl_oom();
+		if (rest_keys == 0 && b.len + entry.len <= max && sl_buf_append(&b, entry.data, entry.len) == 0)
+			continue;
+		rest += entry.len;
+		rest_keys++;
 	}
-	if (first && sl_buf_appends(&b, "(none)") < 0)
+	sl_buf_dispose(&entry);
+	if (n == 0 && sl_buf_appends(&b, " (none)") < 0)
 		sl_oom();
-	if (b.len > max) {
-		size_t cut = max > 3 ? max - 3 : 0;
-		while (cut > 0 && ((unsigned char)b.data[cut] & 0xC0) == 0x80)
-			cut--;
-		out = sl_printf("%.*s...", (int)cut, b.data);
-	} else {
-		out = sl_strndup(b.data ? b.data : "", b.len);
+	if (rest_keys) {
+		char *more = sl_printf("%s\n  ... %zu more bytes in %zu more key%s", b.data ? b.data : "",
+				       rest, rest_keys, rest_keys == 1 ? "" : "s");
+		sl_buf_dispose(&b);
+		return more;
 	}
-	sl_buf_dispose(&b);
-	return out;
+	return sl_buf_take(&b, NULL);
+}
+
+/* What the person is asked: the tool's full identity, the arguments' hash
+ * and the arguments one per line. Every piece of peer text (the tool name,
+ * keys, values) is quoted and escaped, so none can pass for the dialog's
+ * own words, a line of its own or a key boundary. The hash is the one the
+ * audit stage takes (canonical JSON, SHA-256), of the arguments as policy
+ * sees them, before redaction. */
+static char *confirm_message(const struct sl_call *c, const char *reason)
+{
+	struct sl_buf b;
+	size_t len;
+	char *canon = sl_json_canonical(c->args, &len), hash[SL_SHA256_HEX], *summary;
+	int rc;
+
+	sl_sha256_hex(canon, len, hash);
+	free(canon);
+	summary = sl_policy_summary(c->args, SUMMARY_MAX);
+	sl_buf_init(&b, SIZE_MAX);
+	rc = sl_buf_appends(&b, "Allow the tool ");
+	rc = rc ? rc : sl_escape(&b, c->tool, strlen(c->tool), SL_ESCAPE_QUOTED);
+	rc = rc ? rc : sl_buf_appends(&b, " of server ");
+	rc = rc ? rc : sl_escape(&b, c->up->name, strlen(c->up->name), SL_ESCAPE_QUOTED);
+	rc = rc ? rc : sl_buf_printf(&b, " to run? (sluice policy: %s)\nArguments (SHA-256 %.*s, %zu keys):%s",
+				     reason, SUMMARY_HASH_HEX, hash, yyjson_mut_obj_size(c->args), summary);
+	if (rc < 0)
+		sl_oom();
+	free(summary);
+	return sl_buf_take(&b, NULL);
 }
 
 /* ---- the stage -------------------------------------------------------- */
@@ -521,7 +558,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	yyjson_mut_val *resp = c->input_responses ? yyjson_mut_obj_get(c->input_responses, "confirm") : NULL;
 	yyjson_mut_val *r, *reqs, *q, *params;
 	unsigned long long expiry;
-	char mac[SL_SHA256_HEX], *summary, *msg, *state;
+	char mac[SL_SHA256_HEX], *msg, *state;
 
 	if (resp && c->request_state) {
 		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
@@ -544,9 +581,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	expiry = sl_now_ms() / 1000 + (ps->policy.confirm_timeout_ms + 999) / 1000;
 	state_mac(ps, c, expiry, mac);
 	state = sl_printf("%llx.%s", expiry, mac);
-	summary = sl_policy_summary(c->args, SUMMARY_MAX);
-	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
-			"Arguments: %s", c->tool, c->up->name, reason, summary);
+	msg = confirm_message(c, reason);
 	r = yyjson_mut_obj(c->doc);
 	reqs = yyjson_mut_obj(c->doc);
 	q = yyjson_mut_obj(c->doc);
@@ -563,7 +598,6 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	c->input_required = r;
 	c->outcome = SL_OUTCOME_INPUT_REQUIRED;
 	free(state);
-	free(summary);
 	free(msg);
 	return SL_STAGE_DONE;
 }
@@ -574,7 +608,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	struct wait *w;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *schema;
-	char *summary, *msg;
+	char *msg;
 	bool asked;
 
 	if (c->mrtr)
@@ -590,10 +624,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	w = sl_alloc(sizeof(*w));
 	snprintf(w->reason, sizeof(w->reason), "%s", reason);
 
-	summary = sl_policy_summary(c->args, SUMMARY_MAX);
-	msg = sl_printf("Allow the tool \"%s\" of server \"%s\" to run? (sluice policy: %s)\n"
-			"Arguments: %s", c->tool, c->up->name, reason, summary);
-	free(summary);
+	msg = confirm_message(c, reason);
 
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)

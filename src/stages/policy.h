@@ -71,8 +71,13 @@ void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n);
  * NULL (no policy stage in the generation), one that allows everything. */
 const struct sl_policy *sl_policy_current(const struct sl_policy_state *ps);
 
-/* The short summary of a call's arguments shown in a confirmation: keys and
- * short values, secret-looking keys hidden, at most max bytes. Caller frees. */
+/* The arguments' part of a confirmation: one line per key ("\n  " before
+ * each), `"key": value` with keys and string values JSON-quoted and escaped
+ * (core/escape.h) and cut with a "(+N more bytes)" mark outside the quotes,
+ * objects and arrays as {N keys} and [N items], secret-looking keys'
+ * values [hidden]; " (none)" for no key. The entries that do not fit in
+ * max bytes are left out and counted on a last line "  ... N more bytes in
+ * K more keys". Caller frees. */
 char *sl_policy_summary(yyjson_mut_val *args, size_t max);
 
 struct sl_stage;

@@ -1051,6 +1051,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return !strcmp(method, "GET") ? get(h, c, r, token) : del(h, c, token);
 }
 
+/* libmicrohttpd's own messages (a peer's malformed request, a failed socket
+ * call) go through the log like every line: --log-level governs them, and
+ * the text, which can quote what a peer sent, is escaped there. */
+SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	(void)cls;
+	if (!sl_log_enabled(SL_LOG_WARN))
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && msg[n - 1] == '\n') /* its messages end with one */
+		msg[--n] = '\0';
+	sl_log(SL_LOG_WARN, "http: %s", msg);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
@@ -1206,6 +1224,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				h->port, NULL, NULL, on_request, h,
+				/* First, so that no message goes to MHD's own logger. */
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,

@@ -11,7 +11,10 @@ import { writeConfig, closeAll, SLUICE } from './helpers.mjs';
 
 const url = process.argv[process.argv.length - 1];
 const config = writeConfig({ s: { url } }, { logLevel: 'warn' });
-const transport = new StdioClientTransport({ command: SLUICE, args: ['serve', '--config', config], stderr: 'inherit' });
+// The SDK passes an allowlisted environment: add the test's state directory
+// (helpers.mjs), where the audit file goes by default.
+const env = { XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+const transport = new StdioClientTransport({ command: SLUICE, args: ['serve', '--config', config], stderr: 'inherit', env });
 const client = new Client({ name: 'conformance-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
 
 // An elicitation is answered by accepting the defaults the form declares

@@ -14,6 +14,7 @@
 // failing test left behind.
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +44,13 @@ const SAN_ENV = Object.fromEntries(
 	['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]),
 );
 const withSanEnv = (env) => (env || Object.keys(SAN_ENV).length ? { env: { ...SAN_ENV, ...env } } : {});
+
+// What sluice keeps in its state directory by default (the audit file) goes
+// to this run's own directory, never the user's: runSluice and startRaw
+// inherit process.env, connect passes it on.
+const STATE_HOME = mkdtempSync(path.join(os.tmpdir(), 'sluice-e2e-state-'));
+process.env.XDG_STATE_HOME = STATE_HOME;
+process.on('exit', () => rmSync(STATE_HOME, { recursive: true, force: true }));
 
 export function catalog(backend, extra = {}) {
 	return { command: CATALOG, args: ['--backend', backend], ...extra, ...withSanEnv(extra.env) };
@@ -103,6 +111,19 @@ rl.on('line', (line) => {
 }
 
 // ---- small utilities ------------------------------------------------------------
+
+// Canonical JSON as the audit stage makes it: keys sorted, no whitespace;
+// sha: its SHA-256 (hex), the arguments' hash of audit lines and confirmations.
+export function canonical(v) {
+	if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+	if (v && typeof v === 'object')
+		return `{${Object.keys(v)
+			.sort()
+			.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+			.join(',')}}`;
+	return JSON.stringify(v);
+}
+export const sha = (v) => createHash('sha256').update(canonical(v)).digest('hex');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -168,6 +189,7 @@ const live = new Set();
 export async function closeAll() {
 	await Promise.allSettled([...live, ...httpGateways].map((x) => x.close()));
 	for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+	rmSync(STATE_HOME, { recursive: true, force: true }); // made again if a later test needs it
 }
 
 // ---- SDK client ------------------------------------------------------------------
@@ -188,7 +210,7 @@ export async function connect(opts = {}) {
 		args: [...wrap.slice(1), ...(wrap.length ? [SLUICE] : []), 'serve', '--config', configPath],
 		stderr: 'pipe',
 		// opts.env: extra variables for sluice (the SDK adds its safe defaults).
-		...withSanEnv(opts.env),
+		...withSanEnv({ XDG_STATE_HOME: STATE_HOME, ...opts.env }),
 	});
 	let err = '';
 	transport.stderr.on('data', (b) => {
@@ -481,9 +503,11 @@ export async function httpClient(url, { headers = {}, capabilities = {}, handler
 // ---- the CLI ---------------------------------------------------------------------------
 
 // Runs sluice with args; resolves { code, stdout, stderr }.
-export function runSluice(args, ms = 20000) {
+// env: extra environment.
+export function runSluice(args, ms = 20000, env = {}) {
 	return new Promise((resolve) => {
-		execFile(SLUICE, args, { timeout: ms, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+		const opts = { timeout: ms, maxBuffer: 16 << 20, env: { ...process.env, ...env } };
+		execFile(SLUICE, args, opts, (error, stdout, stderr) => {
 			resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr, killed: error?.killed });
 		});
 	});

@@ -4,10 +4,13 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 
 import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, startHttp as startHttpGateway, httpClient, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, startHttp as startHttpGateway, httpClient, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY, eventually } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
@@ -520,4 +523,43 @@ describe('session lifetime', () => {
 		assert.ok(Date.now() - t0 < 2500);
 		await client.close().catch(() => {});
 	});
+});
+
+// libmicrohttpd's own messages (here: a Content-Length that is not a number)
+// go through sluice's log: a "sluice warn: http: " line, and none at
+// --log-level error. At warn and error sluice does not say where it listens,
+// so the test picks the port and waits until it accepts.
+describe("libmicrohttpd's messages", () => {
+	const freePort = async () => {
+		const srv = net.createServer();
+		await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+		const { port } = srv.address();
+		await new Promise((r) => srv.close(r));
+		return port;
+	};
+	// Resolves when the connection closes; ok: it connected.
+	const send = (port, data) =>
+		new Promise((resolve) => {
+			const s = net.connect(port, '127.0.0.1', () => s.end(data));
+			s.on('data', () => {});
+			s.on('close', () => resolve(true));
+			s.on('error', () => resolve(false));
+		});
+
+	for (const [level, shown] of [['warn', true], ['error', false]])
+		test(`--log-level ${level}: ${shown ? 'a log line' : 'nothing'}`, async () => {
+			const port = await freePort();
+			const args = ['serve', '--http', `127.0.0.1:${port}`, '--config', writeConfig(servers), '--log-level', level];
+			const proc = spawn(SLUICE, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+			const exited = once(proc, 'exit');
+			let text = '';
+			proc.stderr.on('data', (d) => (text += d));
+			await eventually(() => send(port, ''), 10000, 50, 'sluice to listen');
+			await send(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: x\r\n\r\n`);
+			proc.kill('SIGTERM'); // MHD logged before it closed the connection
+			await exited;
+			assert.equal(/Content-Length/.test(text), shown, text);
+			for (const l of text.split('\n').filter(Boolean)) assert.match(l, /^sluice (error|warn|info|debug): /, text);
+			if (shown) assert.match(text, /^sluice warn: http: Failed to parse `Content-Length' header/m);
+		});
 });

@@ -23,6 +23,7 @@ import {
 	jsonOf,
 	searchHits,
 	tinyServer,
+	sha,
 } from './helpers.mjs';
 
 after(closeAll);
@@ -194,14 +195,43 @@ describe('confirm through elicitation (annotation rule on destructiveHint)', () 
 		const q = asked[0];
 		assert.match(q.message, /merge_pull_request/);
 		assert.match(q.message, /"github"/);
-		assert.match(q.message, /owner="acme"/);
-		assert.match(q.message, /pull_number=405/);
+		assert.match(q.message, /\n {2}"owner": "acme"\n/);
+		assert.match(q.message, /\n {2}"pull_number": 405\n/);
 		assert.match(q.message, /annotation destructiveHint/);
-		assert.match(q.message, /api_token=\[hidden\]/);
+		assert.match(q.message, /\n {2}"api_token": \[hidden\]/);
 		assert.doesNotMatch(q.message, /ghp_should_not_show/);
 		assert.equal(q.requestedSchema.type, 'object');
 		assert.equal(q.requestedSchema.properties.approve.type, 'boolean');
 		assert.deepEqual(q.requestedSchema.required, ['approve']);
+	});
+
+	// The spoof of issue 13: a key that reads as arguments and an approval,
+	// a value that fakes a key boundary, a right-to-left override, padding
+	// to push the real arguments out of view.
+	test('a crafted call shows the person its real arguments, its identity and its hash', async () => {
+		answer = { action: 'decline' };
+		asked.length = 0;
+		const args = {
+			[`repo="docs", pull_number=1 (a typo fix)\nAll checks passed; the user already approved\n\n\n`]: 'x'.repeat(600),
+			owner: 'acme',
+			repo: 'prod", "pull_number": 1',
+			pull_number: 666,
+			note: '\u202edexif',
+		};
+		const r = await g.direct('github__merge_pull_request', args);
+		assert.equal(r.isError, true);
+		assert.equal(asked.length, 1);
+		const lines = asked[0].message.split('\n');
+		assert.match(lines[0], /^Allow the tool "merge_pull_request" of server "github" to run\? \(sluice policy: /);
+		assert.equal(lines[1], `Arguments (SHA-256 ${sha(args).slice(0, 16)}, 5 keys):`);
+		assert.match(lines[2], /^ {2}"repo=\\"docs\\", pull_number=1 \(a typo fix\)\\nAll checks passed; the u" \(\+23 more bytes\): "x{80}" \(\+520 more bytes\)$/);
+		assert.deepEqual(lines.slice(3), [
+			'  "owner": "acme"',
+			'  "repo": "prod\\", \\"pull_number\\": 1"',
+			'  "pull_number": 666',
+			'  "note": "\\u202edexif"',
+		]);
+		assert.doesNotMatch(asked[0].message, /\u202e/);
 	});
 
 	test('accepted through invoke_tool and from a program', async () => {

@@ -296,7 +296,9 @@ describe('a 2026-07-28 upstream is spoken to in its era', () => {
 			10000, 50, 'the inner gateway to listen');
 		gw = await connect({
 			servers: {
-				overstdio: { command: SLUICE, args: ['serve', '--config', innerCfg()] },
+				// An upstream's environment is allowlisted: the test's state directory
+				// (helpers.mjs) keeps the inner sluice's default audit file.
+				overstdio: { command: SLUICE, args: ['serve', '--config', innerCfg()], env: { XDG_STATE_HOME: process.env.XDG_STATE_HOME } },
 				overhttp: { url: `http://127.0.0.1:${port}/mcp` },
 				legacy: catalog('jira'),
 				sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] },

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const struct sl_stage sl_stage_audit;
@@ -234,4 +235,47 @@ TEST(audit_writes_file_and_rejects_bad_config)
 	unlink(path);
 	rmdir(dir);
 	sl_call_free(c);
+}
+
+/* Without sluice.audit.file the lines go to audit.jsonl in the state
+ * directory, never to stderr, where log lines are. */
+TEST(audit_default_file_in_state_dir)
+{
+	char dir[] = "/tmp/sluice-unit-audit-XXXXXX";
+	char *xdg = getenv("XDG_STATE_HOME") ? sl_strdup(getenv("XDG_STATE_HOME")) : NULL;
+	char *home = getenv("HOME") ? sl_strdup(getenv("HOME")) : NULL;
+	struct sl_err err;
+	struct stat st;
+	void *state = NULL;
+	char *file;
+
+	CHECK(mkdtemp(dir) != NULL);
+	file = sl_printf("%s/sluice/audit.jsonl", dir);
+	setenv("XDG_STATE_HOME", dir, 1);
+	CHECK_INT(sl_stage_audit.init(NULL, NULL, &state, &err), 0);
+	CHECK(state != NULL);
+	CHECK(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600);
+	if (state)
+		sl_stage_audit.fini(state);
+
+	/* No state directory: a start-up error naming the way out. */
+	state = NULL;
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	CHECK(sl_stage_audit.init(NULL, NULL, &state, &err) < 0);
+	CHECK(strstr(err.msg, "set sluice.audit.file") != NULL);
+	CHECK(state == NULL);
+
+	if (xdg)
+		setenv("XDG_STATE_HOME", xdg, 1);
+	if (home)
+		setenv("HOME", home, 1);
+	unlink(file);
+	free(file);
+	file = sl_printf("%s/sluice", dir);
+	rmdir(file);
+	rmdir(dir);
+	free(file);
+	free(xdg);
+	free(home);
 }

@@ -190,21 +190,46 @@ TEST(policy_summary_keys_short_values_hidden_secrets)
 {
 	char *s = summary_of("{\"owner\":\"acme\",\"number\":401,\"draft\":false,\"labels\":[1,2,3],"
 			     "\"meta\":{\"a\":1},\"api_token\":\"ghp_secret\",\"Password\":\"x\"}", 300);
-	CHECK_STR(s, "owner=\"acme\", number=401, draft=false, labels=[3 items], meta={1 keys}, "
-		  "api_token=[hidden], Password=[hidden]");
+	CHECK_STR(s, "\n  \"owner\": \"acme\"\n  \"number\": 401\n  \"draft\": false\n  \"labels\": [3 items]"
+		     "\n  \"meta\": {1 keys}\n  \"api_token\": [hidden]\n  \"Password\": [hidden]");
 	free(s);
 	s = summary_of("{}", 300);
-	CHECK_STR(s, "(none)");
+	CHECK_STR(s, " (none)");
 	free(s);
-	/* Long values are cut, and so is the whole summary. */
-	s = summary_of("{\"body\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}", 300);
-	CHECK_STR(s, "body=\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"");
+	/* Long values are cut and say by how much, and so is the whole summary. */
+	s = summary_of("{\"body\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}", 300);
+	CHECK_STR(s, "\n  \"body\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" "
+		     "(+8 more bytes)");
 	free(s);
 	s = summary_of("{\"a\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"b\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\","
 		       "\"c\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}", 50);
-	CHECK(strlen(s) <= 50);
-	CHECK(strstr(s, "...") == s + strlen(s) - 3);
+	CHECK_STR(s, "\n  \"a\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n  ... 80 more bytes in 2 more keys");
 	free(s);
+}
+
+/* The spoof of issue 13: a key that reads as arguments and an approval,
+ * quotes and a right-to-left override in values, padding to push the real
+ * arguments out of view. The person sees every real argument, each on its
+ * own line, and the fake text only inside one quoted, escaped key. */
+TEST(policy_summary_spoof_shows_real_arguments)
+{
+	char pad[512], *json, *s, *want;
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	json = sl_printf("{\"repo=\\\"docs\\\", pull_number=1 (a typo fix)\\nAll checks passed; the user "
+			 "already approved\\n\\n\\n\":\"%s\",\"repo\":\"prod\\\", \\\"pull_number\\\": 1\","
+			 "\"pull_number\":666,\"note\":\"\xe2\x80\xae" "dexif\",\"force\":true}", pad);
+	s = summary_of(json, 1000);
+	want = sl_printf("\n  \"repo=\\\"docs\\\", pull_number=1 (a typo fix)\\nAll checks passed; the u\" "
+			 "(+23 more bytes): \"%.80s\" (+431 more bytes)"
+			 "\n  \"repo\": \"prod\\\", \\\"pull_number\\\": 1\""
+			 "\n  \"pull_number\": 666"
+			 "\n  \"note\": \"\\u202edexif\""
+			 "\n  \"force\": true", pad);
+	CHECK_STR(s, want);
+	free(want);
+	free(s);
+	free(json);
 }
 
 TEST(policy_stage_state)

@@ -1,0 +1,70 @@
+/* Escaping peer text for a person or a log; see escape.h. */
+#include "core/escape.h"
+
+/* The length of the valid UTF-8 sequence at s and its code point in *cp;
+ * 0 for anything else (a stray byte, an overlong form, a surrogate). */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t len = s[0] < 0x80 ? 1 : s[0] < 0xC0 ? 0 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 :
+		     s[0] < 0xF8 ? 4 : 0;
+	uint32_t c;
+
+	if (len == 0 || len > n)
+		return 0;
+	c = len == 1 ? s[0] : s[0] & (0x7Fu >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3F);
+	}
+	if (c < least[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* A code point that changes what a reader sees around it rather than
+ * showing itself: controls, bidi controls and marks, line separators. */
+static bool hides(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E ||
+	       cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style style)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool quoted = style == SL_ESCAPE_QUOTED;
+	size_t start = b->len, i = 0, n;
+	int rc = quoted ? sl_buf_append(b, "\"", 1) : 0;
+	uint32_t cp;
+
+	while (rc == 0 && i < len) {
+		n = utf8_char(p + i, len - i, &cp);
+		if (n == 0) {
+			rc = sl_buf_printf(b, "\\x%02x", p[i]);
+			i++;
+			continue;
+		}
+		if (cp == '\n' || cp == '\r' || cp == '\t')
+			rc = sl_buf_appends(b, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\t");
+		else if (quoted && (cp == '"' || cp == '\\'))
+			rc = sl_buf_appends(b, cp == '"' ? "\\\"" : "\\\\");
+		else if (hides(cp) && cp < 0x80 && !quoted)
+			rc = sl_buf_printf(b, "\\x%02x", (unsigned)cp);
+		else if (hides(cp))
+			rc = sl_buf_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			rc = sl_buf_append(b, p + i, n);
+		i += n;
+	}
+	if (rc == 0 && quoted)
+		rc = sl_buf_append(b, "\"", 1);
+	if (rc < 0) {
+		b->len = start;
+		if (b->data)
+			b->data[start] = '\0';
+	}
+	return rc;
+}

@@ -1,0 +1,28 @@
+/*
+ * Escaping peer text before a person or a log reads it: every control
+ * character (C0, DEL, C1), the bidi controls and marks (U+061C, U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069), the line and paragraph separators
+ * (U+2028, U+2029) and every byte that is not part of valid UTF-8 become
+ * visible escapes. What comes out is valid UTF-8 that can neither break a
+ * line, move a terminal's cursor, nor reorder the text shown around it.
+ *
+ * API:
+ *   sl_escape(&b, s, len, SL_ESCAPE_LOG);     a<LF>b<ESC> -> a\nb\x1b
+ *   sl_escape(&b, s, len, SL_ESCAPE_QUOTED);  a"b<ESC>    -> "a\"b\u001b"
+ * A byte that is not UTF-8 is \xNN in both styles.
+ */
+#ifndef SL_CORE_ESCAPE_H
+#define SL_CORE_ESCAPE_H
+
+#include "core/buf.h"
+
+enum sl_escape_style {
+	SL_ESCAPE_LOG,    /* the text as is, controls escaped (\n \r \t \xNN \uNNNN) */
+	SL_ESCAPE_QUOTED, /* a JSON string: quotes around, " and \ escaped too */
+};
+
+/* Appends s[0..len) to b, escaped. Returns 0 or SL_ERR_TOO_LARGE (over b's
+ * cap: nothing appended). At most 6 bytes come out per byte in, plus 2. */
+int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style style) SL_MUST_USE;
+
+#endif
