@@ -611,9 +611,13 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 
 	c->path = sl_strdup(path);
 	sl_conf_defaults(&root_section, c);
-	doc = yyjson_read_opts((char *)text, len,
-			       YYJSON_READ_ALLOW_COMMENTS | YYJSON_READ_ALLOW_TRAILING_COMMAS,
-			       NULL, &rerr);
+	doc = sl_json_read(text, len, YYJSON_READ_ALLOW_COMMENTS | YYJSON_READ_ALLOW_TRAILING_COMMAS,
+			   &rerr);
+	if (!doc && rerr.code == SL_JSON_READ_ERROR_DEPTH) {
+		sl_err_set(err, "%s: %s", path, rerr.msg);
+		rc = SL_ERR_INVALID;
+		goto out;
+	}
 	if (!doc) {
 		size_t line, col;
 		sl_json_position(text, len, rerr.pos, &line, &col);

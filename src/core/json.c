@@ -4,6 +4,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool sl_json_depth_ok(yyjson_val *v)
+{
+	/* The values of an immutable document lie in one array, each container
+	 * followed by its members: walk it once, keeping where each open
+	 * container ends. */
+	yyjson_val *ends[SL_JSON_DEPTH_MAX], *end;
+	size_t open = 0;
+
+	if (!v)
+		return true;
+	for (end = unsafe_yyjson_get_next(v); v < end; v++) {
+		while (open && v >= ends[open - 1])
+			open--;
+		if (yyjson_is_ctn(v)) {
+			if (open == SL_JSON_DEPTH_MAX)
+				return false;
+			ends[open++] = unsafe_yyjson_get_next(v);
+		}
+	}
+	return true;
+}
+
+yyjson_doc *sl_json_read(const char *s, size_t n, yyjson_read_flag flg, yyjson_read_err *err)
+{
+	yyjson_read_err e;
+	yyjson_doc *d = yyjson_read_opts((char *)s, n, flg, NULL, &e);
+
+	if (d && !sl_json_depth_ok(yyjson_doc_get_root(d))) {
+		yyjson_doc_free(d);
+		d = NULL;
+		e.code = SL_JSON_READ_ERROR_DEPTH;
+		e.msg = SL_JSON_DEPTH_WHY;
+		e.pos = 0;
+	}
+	if (err)
+		*err = e;
+	return d;
+}
+
 yyjson_val *sl_json_obj(yyjson_val *o, const char *key)
 {
 	yyjson_val *v = yyjson_obj_get(o, key);

@@ -1,6 +1,7 @@
 /*
- * JSON helpers over yyjson: typed getters that return NULL on a missing key
- * or a wrong type, line serialisation, and error positions as line:column.
+ * JSON helpers over yyjson: the depth gate every parse of peer JSON goes
+ * through, typed getters that return NULL on a missing key or a wrong type,
+ * line serialisation, and error positions as line:column.
  *
  * Ownership: getters borrow from the document; sl_json_write* return a
  * malloc'd string the caller frees.
@@ -13,6 +14,36 @@
 
 /* Flags for every parse of peer input: big numbers are kept as written. */
 #define SL_JSON_READ_FLAGS (YYJSON_READ_BIGNUM_AS_RAW)
+
+/*
+ * The depth gate. yyjson parses iteratively, but copying a mutable value,
+ * comparing two values, and several of sluice's own walks recurse: a peer
+ * that nests 300,000 arrays in 600 KB would overflow the stack. So every
+ * parse of JSON from outside the gateway (clients, upstreams, sandbox
+ * workers, the config and pins files, texts parsed as JSON) checks the
+ * document right after the parse, before anything else reads it, and
+ * refuses one that nests more than SL_JSON_DEPTH_MAX levels of arrays and
+ * objects ("[]" is one level, a scalar none). Nothing recursive ever sees
+ * unchecked input; a recursive walk over a checked value (or one the
+ * gateway built around it, a few levels more) needs no bound of its own.
+ */
+#define SL_JSON_DEPTH_MAX 128
+#define SL_JSON_XSTR_(x) #x
+#define SL_JSON_XSTR(x) SL_JSON_XSTR_(x)
+#define SL_JSON_DEPTH_WHY \
+	"JSON nested deeper than " SL_JSON_XSTR(SL_JSON_DEPTH_MAX) " levels (the depth limit)"
+/* yyjson_read_err.code of sl_json_read for a document over the limit. */
+#define SL_JSON_READ_ERROR_DEPTH ((yyjson_read_code)100)
+
+/* Whether v (may be NULL) nests at most SL_JSON_DEPTH_MAX levels. Iterative,
+ * linear in the number of values, no allocation. */
+bool sl_json_depth_ok(yyjson_val *v);
+/*
+ * Parses n bytes of peer JSON with flg and applies the gate. Returns an
+ * owned document, or NULL with *err (may be NULL) set: yyjson's error, or
+ * code SL_JSON_READ_ERROR_DEPTH, msg SL_JSON_DEPTH_WHY and pos 0.
+ */
+yyjson_doc *sl_json_read(const char *s, size_t n, yyjson_read_flag flg, yyjson_read_err *err);
 
 /* yyjson_obj_foreach for an object that may be NULL (a schema without
  * "properties"): yyjson's own steps from the NULL pointer, which is

@@ -400,7 +400,7 @@ static bool has_ci(const char *hay, size_t n, const char *needle)
 /* Keeps the items of a JSON array, or the lines of text, containing grep. */
 static char *filter(const char *text, size_t len, const char *grep, size_t *olen)
 {
-	yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
+	yyjson_doc *j = sl_json_read(text, len, SL_JSON_READ_FLAGS, NULL);
 	struct sl_buf b;
 
 	if (j && yyjson_is_arr(yyjson_doc_get_root(j))) {
@@ -455,7 +455,7 @@ static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyj
 		return;
 	}
 	if (path) {
-		yyjson_doc *j = yyjson_read(stored, len, SL_JSON_READ_FLAGS);
+		yyjson_doc *j = sl_json_read(stored, len, SL_JSON_READ_FLAGS, NULL);
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		yyjson_mut_val *found = j ? jsonpath(d, yyjson_doc_get_root(j), path, msg, sizeof(msg)) : NULL;
 		if (!j)

@@ -3,25 +3,17 @@
 
 #include <string.h>
 
-static bool valid_id(yyjson_val *id)
+bool sl_rpc_valid_id(yyjson_val *id)
 {
 	/* MCP: ids are strings or integers, never null. */
 	return yyjson_is_str(id) || yyjson_is_int(id);
 }
 
-int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e)
+/* Reads the envelope: top-level members only, nothing recursive. */
+static int shape(struct sl_msg *m, int *code, struct sl_err *e)
 {
-	yyjson_read_err rerr;
-	yyjson_val *root, *jv;
+	yyjson_val *root = m->root, *jv;
 
-	memset(m, 0, sizeof(*m));
-	m->doc = yyjson_read_opts((char *)s, n, SL_JSON_READ_FLAGS, NULL, &rerr);
-	if (!m->doc) {
-		*code = SL_RPC_PARSE_ERROR;
-		sl_err_set(e, "Parse error: %s at byte %zu", rerr.msg, rerr.pos);
-		return SL_ERR_INVALID;
-	}
-	root = m->root = yyjson_doc_get_root(m->doc);
 	*code = SL_RPC_INVALID_REQUEST;
 	if (!yyjson_is_obj(root)) {
 		sl_err_set(e, "Invalid Request: %s", yyjson_is_arr(root) ?
@@ -29,9 +21,9 @@ int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl
 		return SL_ERR_INVALID;
 	}
 	m->id = yyjson_obj_get(root, "id");
-	if (m->id && !valid_id(m->id)) {
+	if (m->id && !sl_rpc_valid_id(m->id)) {
 		m->id = NULL;
-		sl_err_set(e, "Invalid Request: id must be a string or an integer");
+		sl_err_set(e, SL_RPC_BAD_ID_WHY);
 		return SL_ERR_INVALID;
 	}
 	jv = yyjson_obj_get(root, "jsonrpc");
@@ -63,6 +55,29 @@ int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl
 	}
 	m->kind = SL_MSG_RESPONSE;
 	return SL_OK;
+}
+
+int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e)
+{
+	yyjson_read_err rerr;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->doc = yyjson_read_opts((char *)s, n, SL_JSON_READ_FLAGS, NULL, &rerr);
+	if (!m->doc) {
+		*code = SL_RPC_PARSE_ERROR;
+		sl_err_set(e, "Parse error: %s at byte %zu", rerr.msg, rerr.pos);
+		return SL_ERR_INVALID;
+	}
+	m->root = yyjson_doc_get_root(m->doc);
+	rc = shape(m, code, e);
+	if (rc == SL_OK && !sl_json_depth_ok(m->root)) {
+		m->deep = true;
+		*code = SL_RPC_INVALID_REQUEST;
+		sl_err_set(e, "Invalid Request: " SL_JSON_DEPTH_WHY);
+		rc = SL_ERR_INVALID;
+	}
+	return rc;
 }
 
 /* The id value starting at s[i] (an integer or a simple string), as a doc;

@@ -37,16 +37,26 @@ struct sl_msg {
 	yyjson_val *params;  /* object, or NULL */
 	yyjson_val *result;  /* responses */
 	yyjson_val *error;   /* responses */
+	/* Well formed but over SL_JSON_DEPTH_MAX (sl_msg_parse failed): every
+	 * field above is set, but only top-level members may be read (a
+	 * lookup is not recursive); nothing may walk the values. */
+	bool deep;
 };
 
 /*
- * Parses one message of n bytes. On success fills m (which then owns the
- * document). On failure returns SL_ERR_INVALID, sets *code to the JSON-RPC
- * error code to answer with, e->msg to why, and leaves in m->doc/m->id what
- * could be read (the id to answer, or NULL); call sl_msg_dispose either way.
+ * Parses one message of n bytes and applies the depth gate (core/json.h).
+ * On success fills m (which then owns the document). On failure returns
+ * SL_ERR_INVALID, sets *code to the JSON-RPC error code to answer with,
+ * e->msg to why, and leaves in m->doc/m->id what could be read (the id to
+ * answer, or NULL; a message over the depth limit: -32600, m->deep and
+ * every field, see above); call sl_msg_dispose either way.
  */
 int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e) SL_MUST_USE;
 void sl_msg_dispose(struct sl_msg *m);
+/* JSON-RPC 2.0 and MCP: an id is a string or an integer (MCP: never null);
+ * a message with any other id is answered -32600 at once. */
+bool sl_rpc_valid_id(yyjson_val *id);
+#define SL_RPC_BAD_ID_WHY "Invalid Request: id must be a string or an integer"
 
 /*
  * Finds the top-level id of a message too large to parse, from its first

@@ -327,7 +327,7 @@ yyjson_mut_val *sl_program_value(yyjson_mut_doc *d, yyjson_val *r)
 			while (sp < len && text[sp] && strchr(" \t\r\n", text[sp]))
 				sp++;
 			if (sp < len && (text[sp] == '{' || text[sp] == '[')) {
-				yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
+				yyjson_doc *j = sl_json_read(text, len, SL_JSON_READ_FLAGS, NULL);
 				if (j) {
 					yyjson_mut_val *v = yyjson_val_mut_copy(d, yyjson_doc_get_root(j));
 					yyjson_doc_free(j);
@@ -453,7 +453,14 @@ static void handle_call(struct sl_program *p, const char *json, size_t len)
 	p->ncalls++;
 	p->inflight++;
 	pc = &p->calls[id];
-	if (p->host.resolve(p->host.ctx, server, tool, &t, &err) < 0) {
+	/* The depth gate (core/json.h), read only the envelope above: deep
+	 * arguments are the program's mistake, answered as a failed call. */
+	if (!sl_json_depth_ok(root)) {
+		pc->server = sl_strdup(server);
+		pc->tool = sl_strdup(tool);
+		static const char deep[] = "the arguments are " SL_JSON_DEPTH_WHY;
+		reply(p, (uint32_t)id, NULL, NULL, deep, sizeof(deep) - 1);
+	} else if (p->host.resolve(p->host.ctx, server, tool, &t, &err) < 0) {
 		pc->server = sl_strdup(server);
 		pc->tool = sl_strdup(tool);
 		reply(p, (uint32_t)id, NULL, NULL, err.msg, strlen(err.msg));
@@ -472,7 +479,7 @@ static void handle_done(struct sl_program *p, const char *json, size_t len)
 {
 	static const char *kinds[] = { "error", "syntax", "timeout", "cpu", "memory", "output",
 				       "calls", "crash" };
-	yyjson_doc *doc = yyjson_read(json, len, 0);
+	yyjson_doc *doc = sl_json_read(json, len, 0, NULL);
 	yyjson_val *root = yyjson_doc_get_root(doc);
 	yyjson_val *console = yyjson_obj_get(root, "console");
 	yyjson_val *text = yyjson_obj_get(root, sl_json_true(root, "ok") ? "value" : "error");
@@ -503,7 +510,7 @@ static void handle_done(struct sl_program *p, const char *json, size_t len)
 
 static void handle_ready(struct sl_program *p, const char *json, size_t len)
 {
-	yyjson_doc *doc = yyjson_read(json, len, 0);
+	yyjson_doc *doc = sl_json_read(json, len, 0, NULL);
 	int64_t b;
 	if (!doc || !sl_json_int(yyjson_doc_get_root(doc), "boundaries", &b)) {
 		yyjson_doc_free(doc);

@@ -178,7 +178,7 @@ static yyjson_mut_val *shorten_text_block(yyjson_mut_doc *d, const char *text, s
 	yyjson_mut_val *v;
 
 	if (*t == '{' || *t == '[') {
-		yyjson_doc *j = yyjson_read(text, len, SL_JSON_READ_FLAGS);
+		yyjson_doc *j = sl_json_read(text, len, SL_JSON_READ_FLAGS, NULL);
 		if (j) {
 			size_t b = budget;
 			yyjson_mut_doc *tmp = yyjson_mut_doc_new(NULL);
@@ -260,7 +260,7 @@ static void apply_fields(struct sl_call *c)
 
 	yyjson_arr_foreach(sl_json_arr(r, "content"), i, n, b) {
 		const char *text = sl_json_str(b, "text");
-		yyjson_doc *j = text ? yyjson_read(text, strlen(text), SL_JSON_READ_FLAGS) : NULL;
+		yyjson_doc *j = text ? sl_json_read(text, strlen(text), SL_JSON_READ_FLAGS, NULL) : NULL;
 		if (j && (yyjson_is_obj(yyjson_doc_get_root(j)) || yyjson_is_arr(yyjson_doc_get_root(j)))) {
 			yyjson_mut_doc *tmp = yyjson_mut_doc_new(NULL);
 			size_t len;

@@ -959,7 +959,7 @@ static void scan_text(struct scan *sc, const char *s, size_t n, int text_depth)
 		i++;
 	if (i < n && (s[i] == '{' || s[i] == '[') && n <= TEXT_JSON_MAX &&
 	    text_depth < TEXT_JSON_DEPTH_MAX) {
-		yyjson_doc *d = yyjson_read(s, n, SL_JSON_READ_FLAGS);
+		yyjson_doc *d = sl_json_read(s, n, SL_JSON_READ_FLAGS, NULL);
 		if (d) {
 			/* Its strings, decoded, are the text a model would read; the
 			 * JSON around them adds nothing to score (and scanning both

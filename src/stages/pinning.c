@@ -347,8 +347,10 @@ static int load_file(const char *file, yyjson_doc **doc, struct file_id *id, str
 	while (n < (size_t)st.st_size && (got = read(fd, text + n, (size_t)st.st_size - n)) > 0)
 		n += (size_t)got;
 	close(fd);
-	*doc = yyjson_read_opts(text, n, SL_JSON_READ_FLAGS, NULL, &re);
-	if (!*doc) {
+	*doc = sl_json_read(text, n, SL_JSON_READ_FLAGS, &re);
+	if (!*doc && re.code == SL_JSON_READ_ERROR_DEPTH) {
+		sl_err_set(err, "%s: the pins file is corrupt (%s)", file, re.msg);
+	} else if (!*doc) {
 		size_t line, col;
 		sl_json_position(text, n, re.pos, &line, &col);
 		sl_err_set(err, "%s:%zu:%zu: the pins file is corrupt (%s)", file, line, col, re.msg);

@@ -806,6 +806,18 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		goto out;
 	}
 	id = yyjson_obj_get(root, "id");
+	/* Answered here: the session would answer with a null id, which no
+	 * stream waits for, and the POST would hold its slot for good. */
+	if (id && !sl_rpc_valid_id(id)) {
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL, SL_RPC_BAD_ID_WHY);
+		goto out;
+	}
+	/* The depth gate (core/json.h), before anything walks the body. */
+	if (!sl_json_depth_ok(root)) {
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, id,
+			   "Invalid Request: " SL_JSON_DEPTH_WHY);
+		goto out;
+	}
 	method = yyjson_obj_get(root, "method");
 	is_init = method && id && yyjson_equals_str(method, SL_MCP_INITIALIZE);
 

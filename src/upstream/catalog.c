@@ -119,11 +119,31 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 	 * counting how often each occurs. */
 	for (size_t i = 0; i < n; i++) {
 		struct sl_item_list *l = prompts ? &ups[i]->prompts : &ups[i]->tools;
+		struct sl_map own;
+		sl_map_init(&own);
 		for (size_t j = 0; j < l->n; j++) {
-			struct sl_entry *en = &e->v[k++];
+			struct sl_entry *en = &e->v[k];
+			const char *name = sl_json_str(l->items[j], "name");
+			/* A name is a C string from here on: one with a NUL would
+			 * be another name (and a call would reach the wrong one). */
+			if (strlen(name) != yyjson_get_len(yyjson_obj_get(l->items[j], "name"))) {
+				sl_log(SL_LOG_WARN, "server '%s': %s '%s...' left out: its name contains a NUL",
+				       ups[i]->name, prompts ? "prompt" : "tool", name);
+				continue;
+			}
+			/* Two entries of one server under one name cannot both be
+			 * called: the first is kept, as a client of the server
+			 * itself would most likely see it. */
+			if (sl_map_get(&own, name)) {
+				sl_log(SL_LOG_WARN, "server '%s': %s '%s' listed twice; the first is kept",
+				       ups[i]->name, prompts ? "prompt" : "tool", name);
+				continue;
+			}
+			sl_map_put(&own, name, en);
+			k++;
 			en->up = ups[i];
 			en->def = l->items[j];
-			en->name = sl_json_str(en->def, "name");
+			en->name = name;
 			if (unprefixed(en->up) && valid_plain(en->name) &&
 			    !(!prompts && c->reserved && c->reserved(en->name)))
 				en->exposed = sl_strdup(en->name);
@@ -131,6 +151,7 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 				set_exposed(en, false);
 			count(&seen, en->exposed);
 		}
+		sl_map_dispose(&own);
 	}
 	/* Second pass: an unprefixed name that is not unique, or that the
 	 * gateway keeps for itself, takes the prefixed form. */

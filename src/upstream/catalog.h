@@ -13,6 +13,11 @@
  * such a URI is listed by two servers or looks like one of ours, that entry
  * falls back to the prefixed form, with a warning in the log.
  *
+ * One server's entries are unique by name: a name it lists twice is kept
+ * for its first definition (the others could never be called apart), and a
+ * name containing a NUL is left out (it would be read as a shorter name);
+ * both with a warning naming server and entry.
+ *
  * Entries borrow from the upstreams' lists: rebuild after any upstream
  * reports a change, before anything reads the catalog again.
  */

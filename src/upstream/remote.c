@@ -683,7 +683,7 @@ static bool answers(const char *data, size_t len, int64_t id)
 
 	if (id < 0)
 		return false;
-	d = yyjson_read(data, len, 0);
+	d = sl_json_read(data, len, 0, NULL);
 	root = yyjson_doc_get_root(d);
 	v = yyjson_obj_get(root, "id");
 	yes = yyjson_is_obj(root) && !yyjson_obj_get(root, "method") && yyjson_is_int(v) &&

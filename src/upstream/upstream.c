@@ -36,6 +36,7 @@ struct sl_ureq {
 	yyjson_mut_doc *sent;
 	struct mrtr *mrtr;
 	unsigned rounds;        /* input_required answers so far */
+	bool items;             /* a list fetch: its callback gates each item itself */
 };
 
 /* A request whose server asked for input: the client's answers being
@@ -50,14 +51,15 @@ struct mrtr {
 enum list_kind { LIST_TOOLS, LIST_RESOURCES, LIST_TEMPLATES, LIST_PROMPTS, LIST_N };
 
 static const struct {
-	const char *method, *key, *cap, *changed;
+	const char *method, *key, *cap, *changed, *noun;
 } lists[LIST_N] = {
-	[LIST_TOOLS] = { "tools/list", "tools", "tools", "notifications/tools/list_changed" },
+	[LIST_TOOLS] = { "tools/list", "tools", "tools", "notifications/tools/list_changed", "tool" },
 	[LIST_RESOURCES] = { "resources/list", "resources", "resources",
-			     "notifications/resources/list_changed" },
+			     "notifications/resources/list_changed", "resource" },
 	[LIST_TEMPLATES] = { "resources/templates/list", "resourceTemplates", "resources",
-			     "notifications/resources/list_changed" },
-	[LIST_PROMPTS] = { "prompts/list", "prompts", "prompts", "notifications/prompts/list_changed" },
+			     "notifications/resources/list_changed", "resource template" },
+	[LIST_PROMPTS] = { "prompts/list", "prompts", "prompts", "notifications/prompts/list_changed",
+			   "prompt" },
 };
 
 struct list_fetch {
@@ -494,6 +496,13 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 			       lists[f->kind].method);
 			continue;
 		}
+		/* The page may be over the depth limit (sl_upstream_link_message):
+		 * one entry too deep is left out, not the whole list. */
+		if (!sl_json_depth_ok(it)) {
+			sl_log(SL_LOG_WARN, "server '%s': %s '%s' left out: its definition is %s",
+			       u->name, lists[f->kind].noun, sl_json_str(it, "name"), SL_JSON_DEPTH_WHY);
+			continue;
+		}
 		f->acc.items[f->acc.n++] = it;
 	}
 	cursor = yyjson_obj_get(r->msg->result, "nextCursor");
@@ -509,13 +518,17 @@ static void fetch_page(struct list_fetch *f, yyjson_val *cursor)
 	struct sl_upstream *u = f->u;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *params = yyjson_mut_obj(d);
+	struct sl_ureq *r;
 	struct sl_err err;
 
 	yyjson_mut_doc_set_root(d, params);
 	if (cursor)
 		yyjson_mut_obj_add_val(d, params, "cursor", yyjson_val_mut_copy(d, cursor));
-	if (!sl_upstream_request(u, lists[f->kind].method, d, params, u->gcfg->call_timeout_ms,
-				 on_list_page, NULL, f, &err)) {
+	r = sl_upstream_request(u, lists[f->kind].method, d, params, u->gcfg->call_timeout_ms,
+				on_list_page, NULL, f, &err);
+	if (r) {
+		r->items = true;
+	} else {
 		sl_log(SL_LOG_WARN, "%s", err.msg);
 		yyjson_mut_doc_free(d);
 		item_list_dispose(&f->acc);
@@ -1017,6 +1030,31 @@ void sl_upstream_link_lost(struct sl_upstream *u, const char *why)
 	lose_link(u, why);
 }
 
+/* A message over the depth limit fails alone: the call it answers (a list
+ * page is kept, its callback leaves out the entries too deep), the request
+ * it makes (answered with the error), or the notification (dropped). */
+static void handle_deep(struct sl_upstream *u, struct sl_msg *m, int code, const char *msg)
+{
+	struct sl_ureq *r = NULL;
+	char why[256];
+
+	snprintf(why, sizeof(why), "server '%s' sent a message %s", u->name, SL_JSON_DEPTH_WHY);
+	if (m->kind == SL_MSG_RESPONSE && yyjson_is_int(m->id))
+		r = ureq_find(u, yyjson_get_sint(m->id));
+	if (r && r->items) {
+		handle_response(u, m);
+		return;
+	}
+	sl_log(SL_LOG_WARN, "%s", why);
+	if (r) {
+		ureq_fail(r, why);
+	} else if (m->kind == SL_MSG_REQUEST) {
+		size_t n;
+		char *line = sl_rpc_error_line(m->id, code, msg, &n);
+		send_line(u, line, n);
+	}
+}
+
 void sl_upstream_link_message(struct sl_upstream *u, const char *line, size_t len)
 {
 	struct sl_msg m;
@@ -1026,6 +1064,11 @@ void sl_upstream_link_message(struct sl_upstream *u, const char *line, size_t le
 	if (len == 0)
 		return;
 	if (sl_msg_parse(&m, line, len, &code, &err) < 0) {
+		if (m.deep) {
+			handle_deep(u, &m, code, err.msg);
+			sl_msg_dispose(&m);
+			return;
+		}
 		sl_log(SL_LOG_WARN, "server '%s' wrote something that is not MCP (%s): %.*s",
 		       u->name, err.msg, (int)(len < 80 ? len : 80), line);
 		sl_msg_dispose(&m);

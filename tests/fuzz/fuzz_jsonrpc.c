@@ -15,6 +15,13 @@
  *     ending in "\n", with the id the parser recovered;
  *   - an id recovered from an oversize line is a string or a number.
  *
+ * Then the same bytes drive a generator of deep and wide JSON (tools/call
+ * arguments of nested arrays and objects, runs of hundreds of levels or of
+ * siblings, up to ~3,500 levels) and check the depth gate: a message
+ * nesting at most SL_JSON_DEPTH_MAX levels parses (and survives the
+ * recursive canonical form), one nesting more fails with -32600, m.deep and
+ * its id, never a crash.
+ *
  * fuzz-flags: -max_len=8192
  */
 #include "fuzz.h"
@@ -143,6 +150,94 @@ static int on_oversize(void *ctx, const char *head, size_t hl, const char *tail,
 
 static const struct sl_lines_ops ops = { on_line, on_oversize };
 
+#define GEN_BYTES (1u << 18)
+#define GEN_LEVELS 4096
+
+struct gen {
+	char *s;
+	size_t len, open, deepest;
+	char closer[GEN_LEVELS];
+	bool had[GEN_LEVELS]; /* the open container has a member already */
+};
+
+static void put(struct gen *g, const char *p)
+{
+	size_t n = strlen(p);
+	memcpy(g->s + g->len, p, n);
+	g->len += n;
+}
+
+/* What goes before a value in the innermost open container. */
+static void member(struct gen *g)
+{
+	bool obj = g->closer[g->open - 1] == '}';
+	if (g->had[g->open - 1])
+		put(g, ",");
+	if (obj)
+		put(g, "\"k\":");
+	g->had[g->open - 1] = true;
+}
+
+static void open_ctn(struct gen *g, bool obj)
+{
+	if (g->open)
+		member(g);
+	put(g, obj ? "{" : "[");
+	g->closer[g->open] = obj ? '}' : ']';
+	g->had[g->open++] = false;
+	if (g->open > g->deepest)
+		g->deepest = g->open;
+}
+
+static void close_ctn(struct gen *g)
+{
+	g->s[g->len++] = g->closer[--g->open];
+}
+
+static void check_generated(const uint8_t *d, size_t n)
+{
+	static const char pre[] = "{\"jsonrpc\":\"2.0\",\"id\":\"g\",\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"x\",\"arguments\":{\"a\":";
+	const size_t around = 3; /* root, params, arguments */
+	struct gen *g = calloc(1, sizeof(*g));
+	struct sl_msg m;
+	struct sl_err e;
+	int code;
+
+	g->s = malloc(GEN_BYTES);
+	put(g, pre);
+	open_ctn(g, false);
+	for (size_t i = 0; i < n && g->len < GEN_BYTES / 4 && g->open < GEN_LEVELS - 600; i++) {
+		unsigned b = d[i], k = 1 + (b >> 3);
+		switch (b & 7) {
+		case 0: case 1: open_ctn(g, false); break;
+		case 2: open_ctn(g, true); break;
+		case 3: case 4: if (g->open > 1) close_ctn(g); break;
+		case 5: member(g); put(g, "0"); break;
+		case 6: for (unsigned j = 0; j < 16 * k; j++) { member(g); put(g, "1"); } break;
+		default: for (unsigned j = 0; j < 16 * k; j++) open_ctn(g, false); break;
+		}
+	}
+	while (g->open)
+		close_ctn(g);
+	put(g, "}}}");
+
+	if (sl_msg_parse(&m, g->s, g->len, &code, &e) == SL_OK) {
+		yyjson_mut_doc *md = yyjson_mut_doc_new(NULL);
+		ASSERT(around + g->deepest <= SL_JSON_DEPTH_MAX && !m.deep);
+		free(sl_json_canonical(yyjson_val_mut_copy(md, m.params), NULL));
+		yyjson_mut_doc_free(md);
+	} else {
+		ASSERT(around + g->deepest > SL_JSON_DEPTH_MAX);
+		ASSERT(m.deep && code == SL_RPC_INVALID_REQUEST);
+		ASSERT(yyjson_is_str(m.id) && strcmp(yyjson_get_str(m.id), "g") == 0);
+		ASSERT(strstr(e.msg, SL_JSON_DEPTH_WHY) != NULL);
+	}
+	sl_msg_dispose(&m);
+	free(g->s);
+	free(g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run whole = { 0 }, chunked = { 0 };
@@ -178,5 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ASSERT(whole.events == chunked.events);
 	ASSERT(whole.h == chunked.h);
+
+	check_generated((const uint8_t *)p, n);
 	return 0;
 }

@@ -408,6 +408,64 @@ TEST(catalog_unprefixed_prefixed_collision)
 	fake_dispose(&b);
 }
 
+TEST(catalog_rebuild_duplicate_names_of_one_server_keep_the_first)
+{
+	/* Prefixed and unprefixed: each name of a server is exposed once, for
+	 * its first definition; another server's same name is unaffected. */
+	for (int plain = 0; plain < 2; plain++) {
+		struct fake_up a, b;
+		struct sl_upstream *ups[2];
+		struct sl_catalog c;
+		const struct sl_entry *e;
+
+		fake_init(&a, "a", "[{\"name\":\"echo\",\"n\":1},{\"name\":\"x\"},"
+			  "{\"name\":\"echo\",\"n\":2},{\"name\":\"echo\",\"n\":3}]");
+		fake_init(&b, "b", "[{\"name\":\"echo\"}]");
+		if (plain)
+			fake_unprefixed(&a);
+		ups[0] = &a.u;
+		ups[1] = &b.u;
+		sl_catalog_init(&c);
+		(void)sl_catalog_rebuild(&c, ups, 2);
+		CHECK_INT(c.tools.n, 3);
+		for (size_t i = 0; i < c.tools.n; i++)
+			for (size_t j = 0; j < i; j++)
+				CHECK(strcmp(c.tools.v[i].exposed, c.tools.v[j].exposed) != 0);
+		e = sl_catalog_find(&c, "a", "echo");
+		CHECK(e != NULL && e->def == a.items[0]);
+		CHECK(sl_catalog_tool(&c, plain ? "echo" : "a__echo") == e);
+		CHECK(sl_catalog_find(&c, "b", "echo") != NULL);
+		sl_catalog_dispose(&c);
+		fake_dispose(&a);
+		fake_dispose(&b);
+	}
+}
+
+TEST(catalog_rebuild_name_with_nul_left_out)
+{
+	/* "ab\u0000cd" is not "ab": it is left out, and does not stand in for
+	 * (or shadow) a real "ab". */
+	struct fake_up a;
+	struct sl_upstream *ups[1];
+	struct sl_catalog c;
+	const struct sl_entry *e;
+
+	fake_init(&a, "a", "[{\"name\":\"ab\\u0000cd\"},{\"name\":\"ab\",\"n\":2},"
+		  "{\"name\":\"\\u0000\"},{\"name\":\"ok\"}]");
+	ups[0] = &a.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 1);
+	CHECK_INT(c.tools.n, 2);
+	e = sl_catalog_tool(&c, "a__ab");
+	CHECK(e != NULL && e->def == a.items[1]);
+	CHECK(sl_catalog_tool(&c, "a__ok") != NULL);
+	for (size_t i = 0; i < c.tools.n; i++)
+		CHECK(strlen(c.tools.v[i].name) ==
+		      yyjson_get_len(yyjson_obj_get(c.tools.v[i].def, "name")));
+	sl_catalog_dispose(&c);
+	fake_dispose(&a);
+}
+
 static void fake_resources(struct fake_up *f, yyjson_doc **doc, yyjson_val **items, size_t cap,
 			   const char *json, bool templates)
 {

@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include "config/config.h"
+#include "core/json.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -125,6 +126,30 @@ TEST(config_invalid_json_position)
 	/* With a multibyte character before the error: columns count
 	 * characters. Line 3: `  "é": ,` -> the ',' is column 8. */
 	parse_fails("{\"mcpServers\":{},\n\"sluice\": {\n  \"\xc3\xa9\": ,\n}}", "test.json:3:8", NULL);
+}
+
+TEST(config_too_deep_is_refused_naming_the_limit)
+{
+	/* 100,000 levels under an unknown key: refused before anything walks
+	 * it, with the file and the limit; exactly at the limit it loads. */
+	size_t n = 100000, pre = strlen("{\"mcpServers\":{},\"x\":");
+	char *s = malloc(pre + 2 * n + 2);
+	struct sl_config *c;
+
+	memcpy(s, "{\"mcpServers\":{},\"x\":", pre);
+	memset(s + pre, '[', n);
+	memset(s + pre + n, ']', n);
+	memcpy(s + pre + 2 * n, "}", 2);
+	parse_fails(s, "test.json", "nested deeper than 128 levels");
+	n = SL_JSON_DEPTH_MAX - 1;
+	memset(s + pre, '[', n);
+	memset(s + pre + n, ']', n);
+	memcpy(s + pre + 2 * n, "}", 2);
+	c = parse(s);
+	CHECK(c != NULL);
+	if (c)
+		sl_config_unref(c);
+	free(s);
 }
 
 TEST(config_comments_and_trailing_commas)

@@ -167,3 +167,99 @@ TEST(json_position_multibyte_utf8)
 	CHECK_INT(line, 2);
 	CHECK_INT(col, 3);
 }
+
+/* n arrays nested, innermost "inner" (e.g. "" or "1"), wrapped in pre/post. */
+static char *nested(const char *pre, size_t n, const char *inner, const char *post)
+{
+	size_t pl = strlen(pre), il = strlen(inner), ql = strlen(post);
+	char *s = malloc(pl + 2 * n + il + ql + 1);
+	memcpy(s, pre, pl);
+	memset(s + pl, '[', n);
+	memcpy(s + pl + n, inner, il);
+	memset(s + pl + n + il, ']', n);
+	memcpy(s + pl + 2 * n + il, post, ql + 1);
+	return s;
+}
+
+static yyjson_doc *gated(const char *s, yyjson_read_err *err)
+{
+	return sl_json_read(s, strlen(s), SL_JSON_READ_FLAGS, err);
+}
+
+TEST(json_depth_gate_limit_exactly)
+{
+	yyjson_read_err err;
+	char *at = nested("", SL_JSON_DEPTH_MAX, "", ""), *over = nested("", SL_JSON_DEPTH_MAX + 1, "", "");
+	yyjson_doc *d = gated(at, &err);
+
+	CHECK(d != NULL);
+	CHECK(sl_json_depth_ok(yyjson_doc_get_root(d)));
+	yyjson_doc_free(d);
+	CHECK(gated(over, &err) == NULL);
+	CHECK_INT(err.code, SL_JSON_READ_ERROR_DEPTH);
+	CHECK(strstr(err.msg, "128") != NULL);
+	free(at);
+	free(over);
+
+	/* Objects count as arrays do; a scalar at the bottom adds no level. */
+	at = nested("", SL_JSON_DEPTH_MAX - 1, "{\"k\":1}", "");
+	over = nested("", SL_JSON_DEPTH_MAX - 1, "{\"k\":[1]}", "");
+	d = gated(at, NULL);
+	CHECK(d != NULL);
+	yyjson_doc_free(d);
+	CHECK(gated(over, NULL) == NULL);
+	free(at);
+	free(over);
+}
+
+TEST(json_depth_gate_deep_is_refused_without_recursion)
+{
+	/* 300,000 levels: parsed (yyjson reads iteratively), then refused. */
+	yyjson_read_err err;
+	char *s = nested("{\"a\":", 300000, "", "}");
+	yyjson_doc *d = yyjson_read(s, strlen(s), 0);
+
+	CHECK(d != NULL);
+	CHECK(!sl_json_depth_ok(yyjson_doc_get_root(d)));
+	yyjson_doc_free(d);
+	CHECK(gated(s, &err) == NULL);
+	CHECK_INT(err.code, SL_JSON_READ_ERROR_DEPTH);
+	free(s);
+}
+
+TEST(json_depth_gate_wide_but_shallow_passes)
+{
+	/* 20,000 siblings, each SL_JSON_DEPTH_MAX - 1 deep under the root array:
+	 * the limit is on depth, not on how often a document goes deep. */
+	size_t n = 20000, unit = 2 * (SL_JSON_DEPTH_MAX - 1) + 1;
+	char *s = malloc(n * unit + 3), *p = s;
+	yyjson_doc *d;
+
+	*p++ = '[';
+	for (size_t i = 0; i < n; i++) {
+		memset(p, '[', SL_JSON_DEPTH_MAX - 1);
+		p += SL_JSON_DEPTH_MAX - 1;
+		memset(p, ']', SL_JSON_DEPTH_MAX - 1);
+		p += SL_JSON_DEPTH_MAX - 1;
+		*p++ = i + 1 < n ? ',' : ']';
+	}
+	*p = '\0';
+	d = gated(s, NULL);
+	CHECK(d != NULL);
+	CHECK_INT(yyjson_arr_size(yyjson_doc_get_root(d)), n);
+	yyjson_doc_free(d);
+	free(s);
+
+	/* Scalars and empty documents have no depth to speak of. */
+	d = gated("42", NULL);
+	CHECK(d != NULL && sl_json_depth_ok(yyjson_doc_get_root(d)));
+	yyjson_doc_free(d);
+	CHECK(sl_json_depth_ok(NULL));
+}
+
+TEST(json_depth_gate_parse_errors_pass_through)
+{
+	yyjson_read_err err;
+	CHECK(gated("[1,", &err) == NULL);
+	CHECK(err.code != SL_JSON_READ_ERROR_DEPTH && err.code != YYJSON_READ_SUCCESS);
+}

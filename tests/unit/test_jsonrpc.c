@@ -350,3 +350,63 @@ TEST(jsonrpc_envelope_ids)
 			 "\"error\":{\"code\":-32603,\"message\":\"no\"}}");
 	yyjson_doc_free(big);
 }
+
+/* A request whose params.arguments nest n arrays. */
+static char *deep_request(size_t n)
+{
+	static const char pre[] = "{\"jsonrpc\":\"2.0\",\"id\":\"d1\",\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"x\",\"arguments\":{\"a\":";
+	size_t pl = sizeof(pre) - 1;
+	char *s = malloc(pl + 2 * n + 4);
+	memcpy(s, pre, pl);
+	memset(s + pl, '[', n);
+	memset(s + pl + n, ']', n);
+	memcpy(s + pl + 2 * n, "}}}", 4);
+	return s;
+}
+
+TEST(jsonrpc_depth_gate)
+{
+	struct sl_msg m;
+	struct sl_err e;
+	int code;
+	/* root, params, arguments: three levels around the arrays. */
+	char *at = deep_request(SL_JSON_DEPTH_MAX - 3), *over = deep_request(SL_JSON_DEPTH_MAX - 2);
+	char *huge = deep_request(300000);
+
+	CHECK_INT(parse(&m, at, &code, &e), SL_OK);
+	CHECK(!m.deep);
+	sl_msg_dispose(&m);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(parse(&m, i ? huge : over, &code, &e), SL_ERR_INVALID);
+		CHECK_INT(code, SL_RPC_INVALID_REQUEST);
+		CHECK(m.deep);
+		CHECK(strstr(e.msg, "128") != NULL);
+		/* The id is kept, to answer the request it belongs to. */
+		CHECK_STR(yyjson_get_str(m.id), "d1");
+		CHECK_INT(m.kind, SL_MSG_REQUEST);
+		sl_msg_dispose(&m);
+	}
+	free(at);
+	free(over);
+	free(huge);
+}
+
+TEST(jsonrpc_id_object_or_array_is_invalid)
+{
+	struct sl_msg m;
+	struct sl_err e;
+	int code;
+	const char *bad[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
+	};
+	for (size_t i = 0; i < SL_COUNT(bad); i++) {
+		CHECK_INT(parse(&m, bad[i], &code, &e), SL_ERR_INVALID);
+		CHECK_INT(code, SL_RPC_INVALID_REQUEST);
+		CHECK(m.id == NULL);
+		sl_msg_dispose(&m);
+	}
+}
