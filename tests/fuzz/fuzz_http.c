@@ -55,6 +55,7 @@ static const char config_json[] =
 static struct {
 	uv_loop_t *loop;
 	struct sl_config *cfg;
+	struct sl_gen *gen;       /* the config and its stages, for the life of the process */
 	struct sl_gateway *gw;
 	struct sl_http *http;
 	uint16_t port;
@@ -198,12 +199,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("XDG_STATE_HOME", state, 1);
 	ASSERT(sl_config_parse("fuzz.json", config_json, sizeof(config_json) - 1, &F.cfg, &err) == 0);
 	sl_log_set_level(SL_LOG_ERROR);
-	if (sl_stages_init(F.cfg, &err) < 0) {
+	if (sl_gen_new(F.cfg, NULL, sl_stages, sl_nstages, &F.gen, &err) < 0) {
 		fprintf(stderr, "stages: %s\n", err.msg);
 		abort();
 	}
 	F.loop = uv_default_loop();
-	F.gw = sl_gateway_new(F.loop, F.cfg);
+	F.gw = sl_gateway_new(F.loop, F.gen);
 	F.port = free_port();
 	char *listen = sl_printf("127.0.0.1:%u", F.port);
 	if (sl_http_start(F.loop, F.gw, F.cfg, listen, &F.http, &err) < 0) {
