@@ -174,30 +174,35 @@ static unsigned hex4(const char *s)
  * engine writes it as the three bytes of its code point (ED A0..BF xx) and
  * JSON.stringify as a \udXXX escape, which no strict JSON reader takes. Both
  * become U+FFFD, in the same number of bytes. json: v is JSON text, whose
+
  * escapes are read as escapes (the text "\\ud800" is left alone). NULL on
- * an exception.
+ * an exception. *len is the whole length, but only the first max bytes are
+ * copied and made: past its limit a caller needs the length alone, and a
+ * huge string then costs no more than its limit.
  */
-static char *utf8(JSContext *ctx, JSValueConst v, size_t *len, bool json)
+static char *utf8(JSContext *ctx, JSValueConst v, size_t max, size_t *len, bool json)
 {
-	size_t n;
+	size_t n, keep;
 	const char *s = JS_ToCStringLen(ctx, &n, v);
 	char *p;
 
 	if (!s)
 		return NULL;
-	p = malloc(n + 1);
+	keep = n < max ? n : max;
+	p = malloc(keep + 1);
 	if (!p)
 		die(5);
-	memcpy(p, s, n + 1);
+	memcpy(p, s, keep);
+	p[keep] = '\0';
 	JS_FreeCString(ctx, s);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < keep; i++) {
 		unsigned char c = (unsigned char)p[i];
-		if (c == 0xED && i + 2 < n && ((unsigned char)p[i + 1] & 0xE0) == 0xA0) {
+		if (c == 0xED && i + 2 < keep && ((unsigned char)p[i + 1] & 0xE0) == 0xA0) {
 			memcpy(p + i, "\xEF\xBF\xBD", 3);
 			i += 2;
-		} else if (json && c == '\\' && i + 5 < n && p[i + 1] == 'u') {
+		} else if (json && c == '\\' && i + 5 < keep && p[i + 1] == 'u') {
 			unsigned u = hex4(p + i + 2);
-			if ((u & 0xFC00) == 0xD800 && i + 11 < n && p[i + 6] == '\\' &&
+			if ((u & 0xFC00) == 0xD800 && i + 11 < keep && p[i + 6] == '\\' &&
 			    p[i + 7] == 'u' && (hex4(p + i + 8) & 0xFC00) == 0xDC00) {
 				i += 11; /* a pair */
 				continue;
@@ -272,7 +277,8 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		JSValue msg = JS_GetPropertyStr(ctx, exc, "message");
 		JSValue stack = JS_GetPropertyStr(ctx, exc, "stack");
 		size_t nl = 0, ml = 0;
-		char *ns = utf8(ctx, name, &nl, false), *ms = utf8(ctx, msg, &ml, false);
+		char *ns = utf8(ctx, name, SIZE_MAX, &nl, false);
+		char *ms = utf8(ctx, msg, SIZE_MAX, &ml, false);
 		const char *ss = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
 		const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
 		if (ns)
@@ -301,7 +307,7 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		JS_FreeValue(ctx, stack);
 		return;
 	}
-	s = utf8(ctx, exc, &n, false);
+	s = utf8(ctx, exc, SIZE_MAX, &n, false);
 	text_cstr(out, "Uncaught ");
 	if (s) {
 		text_add(out, s, n);
@@ -372,9 +378,9 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(json))
 		return json;
-	server = utf8(ctx, argv[0], &slen, false);
-	tool = server ? utf8(ctx, argv[1], &tlen, false) : NULL;
-	args = tool ? utf8(ctx, json, &alen, true) : NULL;
+	server = utf8(ctx, argv[0], w->lim.max_args, &slen, false);
+	tool = server ? utf8(ctx, argv[1], w->lim.max_args, &tlen, false) : NULL;
+	args = tool ? utf8(ctx, json, w->lim.max_args, &alen, true) : NULL;
 	JS_FreeValue(ctx, json);
 	if (!args)
 		promise = JS_EXCEPTION;
@@ -423,10 +429,10 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 
 	if (argc < 1 || w->console_cut)
 		return JS_UNDEFINED;
-	s = utf8(ctx, argv[0], &n, false);
+	room = w->lim.max_console - w->console_len;
+	s = utf8(ctx, argv[0], room, &n, false);
 	if (!s)
 		return JS_EXCEPTION;
-	room = w->lim.max_console - w->console_len;
 	if (n + 1 > room) {
 		/* Cut on a character boundary: s[n] is the first byte left out. */
 		n = room > 0 ? room - 1 : 0;
@@ -689,7 +695,7 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 				fail_with(w, "error", JS_GetException(ctx));
 			if (JS_IsUndefined(s))
 				finish(w, NULL, "undefined", strlen("undefined"));
-			out = utf8(ctx, s, &n, !JS_IsString(v));
+			out = utf8(ctx, s, w->lim.max_output, &n, !JS_IsString(v));
 			if (!out)
 				fail_with(w, "memory", JS_GetException(ctx));
 			if (n > w->lim.max_output) {
