@@ -379,6 +379,13 @@ static const struct sl_conf_key code_keys[] = {
 		 "`too_large`)." },
 	{ "poolSize", SL_CONF_UINT, CODE(code_pool), .min = 1, .max = 8, .dflt = 2,
 	  .doc = "Workers prepared in advance." },
+	{ "maxConcurrent", SL_CONF_UINT, CODE(code_max_concurrent), .min = 0, .max = 1000,
+	  .dflt = 0, .dflt_doc = "`0`: twice the number of cores",
+	  .doc = "Programs running at once, all sessions and both protocol eras together; more "
+		 "wait in a queue (`maxQueued`). Each may use up to `heapBytes`." },
+	{ "maxQueued", SL_CONF_UINT, CODE(code_max_queued), .min = 0, .max = 100000, .dflt = 32,
+	  .doc = "Programs waiting for a free slot; one more is refused at once with a \"busy\" "
+		 "error naming this limit." },
 	{ "require", SL_CONF_CUSTOM, CODE(code_require), .parse = parse_require,
 	  .shape = "an array of boundary names", .dflt_doc = "`[]`",
 	  .doc = "Sandbox boundaries code mode refuses to run without: `userns`, `pidns`, `netns`, "
@@ -470,6 +477,59 @@ static const struct sl_conf_key http_keys[] = {
 };
 #undef HTTP
 
+#define LIM(field) SL_CONF_AT(struct sl_limits, field)
+static const struct sl_conf_key limits_keys[] = {
+	{ "maxBufferedBytes", SL_CONF_UINT, LIM(max_buffered_bytes), .min = 1u << 20,
+	  .max = 1ull << 40, .dflt = 256u << 20,
+	  .doc = "Everything the gateway buffers for peers, all sessions together: SSE events queued "
+		 "and kept for resumption, backlogs, request bodies. At the bound the oldest detached "
+		 "stream's history is dropped first, then new work is refused (503, or a JSON-RPC "
+		 "error naming this key)." },
+	{ "maxSessionBytes", SL_CONF_UINT, LIM(max_session_bytes), .min = 64u << 10,
+	  .max = 1ull << 40, .dflt = 16u << 20,
+	  .doc = "One session's share of `maxBufferedBytes`, with the same order at the bound." },
+	{ "maxRequestsInFlight", SL_CONF_UINT, LIM(max_requests), .min = 1, .max = 1000000,
+	  .dflt = 256,
+	  .doc = "Requests being answered at once, all sessions, stdio and both HTTP eras together; "
+		 "one more gets a \"busy\" error naming this key." },
+	{ "maxConnections", SL_CONF_UINT, LIM(max_connections), .min = 16, .max = 1000000,
+	  .dflt = 1024, .doc = "HTTP connections open at once (the process's open-file limit is "
+			       "raised to fit)." },
+	{ "maxPendingConnections", SL_CONF_UINT, LIM(max_pending), .min = 1, .max = 1000000,
+	  .dflt = 256,
+	  .doc = "HTTP connections whose request headers have not all arrived and been checked; "
+		 "one more closes the oldest of them." },
+	{ "maxPendingPerAddress", SL_CONF_UINT, LIM(max_pending_per_ip), .min = 1, .max = 1000000,
+	  .dflt = 32,
+	  .doc = "Of those, from one client address; one more closes that address's oldest (other "
+		 "addresses keep theirs)." },
+	{ "headerTimeoutMs", SL_CONF_UINT, LIM(header_timeout_ms), .min = 100, .max = 3600000,
+	  .dflt = 10000,
+	  .doc = "A connection must deliver its request's headers whole within this long." },
+	{ "idleConnectionTimeoutMs", SL_CONF_UINT, LIM(idle_timeout_ms), .min = 1000,
+	  .max = 86400000, .dflt = 120000,
+	  .doc = "A kept-alive connection with no request in progress is closed after this." },
+	{ "serverRequestsPerCall", SL_CONF_UINT, LIM(server_requests_per_call), .min = 0,
+	  .max = 100000, .dflt = 16,
+	  .doc = "Sampling and elicitation requests relayed to the client during one call; the "
+		 "excess is refused to the server with an error naming this key." },
+	{ "serverRequestsPerMinute", SL_CONF_UINT, LIM(server_requests_per_minute), .min = 0,
+	  .max = 1000000, .dflt = 60,
+	  .doc = "The same, per server, over any minute." },
+	{ "notificationsPerSecond", SL_CONF_UINT, LIM(notifications_per_second), .min = 1,
+	  .max = 1000000, .dflt = 100,
+	  .doc = "Notifications (log messages, progress, list changes) relayed from one server; the "
+		 "excess is dropped and logged once per second." },
+};
+#undef LIM
+
+static const struct sl_conf_section limits_section = {
+	"sluice.limits",
+	"Bounds on what the gateway holds and runs on behalf of peers (docs/RELIABILITY.md, "
+	"\"Bounds\"): no peer, with or without a credential, can make it use more.",
+	limits_keys, SL_COUNT(limits_keys), 0, NULL,
+};
+
 static const struct sl_conf_section http_section = {
 	"sluice.http",
 	"The Streamable HTTP front end (`serve --http`; docs/internals/HTTP.md).",
@@ -526,13 +586,15 @@ static const struct sl_conf_key gateway_keys[] = {
 	{ "codeMode", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
 	  .sub = &code_section, .doc = "See `sluice.codeMode` below." },
 	{ "http", SL_CONF_OBJECT, GW(http), .sub = &http_section, .doc = "See `sluice.http` below." },
+	{ "limits", SL_CONF_OBJECT, GW(limits), .sub = &limits_section,
+	  .doc = "See `sluice.limits` below." },
 };
 
 static const struct sl_conf_section gateway_section = {
 	"sluice",
 	"The gateway's own settings. Each pipeline stage applies its own section (`sluice.policy`, "
 	"`sluice.pinning`, `sluice.governor`, ...: docs/stages/) when it starts; they are listed "
-	"after `sluice.http`.",
+	"after `sluice.limits`.",
 	gateway_keys, SL_COUNT(gateway_keys), 0, stage_section,
 };
 
@@ -581,6 +643,7 @@ void sl_config_reference(FILE *f)
 {
 	static const struct sl_conf_section *const sections[] = {
 		&root_section, &server_section, &gateway_section, &code_section, &http_section,
+		&limits_section,
 	};
 	fprintf(f, "# Configuration reference\n\n"
 		"Generated by `sluice config-reference` from the key tables in src/config/config.c "

@@ -89,6 +89,22 @@ struct sl_http_config {
 	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */
 };
 
+/* sluice.limits: what the gateway holds and runs on behalf of peers, with
+ * what happens at each bound (docs/RELIABILITY.md, "Bounds"). */
+struct sl_limits {
+	size_t max_buffered_bytes;      /* everything buffered for peers, all sessions (256 MiB) */
+	size_t max_session_bytes;       /* one session's share of it (16 MiB) */
+	uint32_t max_requests;          /* requests in flight, all sessions, both eras (256) */
+	uint32_t max_connections;       /* HTTP connections open at once (1024) */
+	uint32_t max_pending;           /* HTTP connections not yet admitted (256) */
+	uint32_t max_pending_per_ip;    /* of those, from one address (32) */
+	uint64_t header_timeout_ms;     /* a connection's request headers, whole (10 s) */
+	uint64_t idle_timeout_ms;       /* a kept-alive connection with nothing to do (120 s) */
+	uint32_t server_requests_per_call; /* sampling, elicitation relayed in one call (16) */
+	uint32_t server_requests_per_minute; /* the same, per server (60) */
+	uint32_t notifications_per_second;   /* relayed from one server (100) */
+};
+
 struct sl_config {
 	unsigned refs;                     /* references beyond the first */
 	char *path;
@@ -107,6 +123,9 @@ struct sl_config {
 	bool code_enabled;                 /* execute_code is offered */
 	struct sl_code_limits code;
 	int code_pool;                     /* workers prepared in advance */
+	uint32_t code_max_concurrent;      /* programs running at once; 0: twice the cores */
+	uint32_t code_max_queued;          /* programs waiting for one of those */
+	struct sl_limits limits;
 	unsigned code_require;             /* boundaries code mode refuses to run without */
 	yyjson_doc *doc;                   /* the file, kept for the stages' sections */
 	yyjson_val *sluice;                /* the "sluice" object, or NULL */
