@@ -326,6 +326,28 @@ static bool already_redacted(const char *s, size_t n)
 	return n > 11 && memcmp(s, "[REDACTED:", 10) == 0 && s[n - 1] == ']';
 }
 
+/* Redacts the string v (a value or an object's key) in place. */
+static int redact_str(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
+		      size_t *count, struct sl_err *err)
+{
+	char *out;
+	size_t outlen, n = sl_redact_textn(r, yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out,
+					   &outlen, err);
+	yyjson_mut_val *copy;
+
+	if (n == SL_REDACT_FAILED)
+		return SL_ERR_TOO_LARGE;
+	if (n == 0)
+		return SL_OK;
+	copy = yyjson_mut_strncpy(d, out, outlen);
+	free(out);
+	if (!copy)
+		sl_oom();
+	yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), outlen);
+	*count += n;
+	return SL_OK;
+}
+
 static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
 		      size_t depth, size_t *count, struct sl_err *err)
 {
@@ -334,19 +356,8 @@ static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mu
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_mut_is_str(v)) {
-		char *out;
-		size_t outlen, n = sl_redact_textn(r, yyjson_mut_get_str(v), yyjson_mut_get_len(v),
-						   &out, &outlen, err);
-		if (n == SL_REDACT_FAILED)
+		if (redact_str(r, d, v, count, err) < 0)
 			return SL_ERR_TOO_LARGE;
-		if (n > 0) {
-			yyjson_mut_val *copy = yyjson_mut_strncpy(d, out, outlen);
-			free(out);
-			if (!copy)
-				sl_oom();
-			yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), outlen);
-			*count += n;
-		}
 	} else if (yyjson_mut_is_arr(v)) {
 		yyjson_mut_arr_iter it;
 		yyjson_mut_val *e;
@@ -365,10 +376,12 @@ static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mu
 			    !already_redacted(yyjson_mut_get_str(e), yyjson_mut_get_len(e))) {
 				yyjson_mut_set_str(e, "[REDACTED:" SECRET_FIELD "]");
 				(*count)++;
-				continue;
-			}
-			if (redact_mut(r, d, e, depth + 1, count, err) < 0)
+			} else if (redact_mut(r, d, e, depth + 1, count, err) < 0) {
 				return SL_ERR_INVALID;
+			}
+			/* A key is text a peer reads too ({"ghp_...": 1}). */
+			if (redact_str(r, d, k, count, err) < 0)
+				return SL_ERR_TOO_LARGE;
 		}
 	}
 	return SL_OK;
@@ -383,6 +396,18 @@ int sl_redact_json(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_v
 	return redact_mut(r, d, v, 0, count, err ? err : &scratch);
 }
 
+static int count_str(const struct sl_redaction *r, yyjson_val *v, size_t *count,
+		     struct sl_err *err)
+{
+	struct hit *hits = NULL;
+	size_t n = 0;
+	if (find_hits(r, yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+		return SL_ERR_TOO_LARGE;
+	free(hits);
+	*count += n;
+	return SL_OK;
+}
+
 /* Counts what redact_mut would replace in an immutable value, so that a
  * result without secrets is never copied. */
 static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, size_t *count,
@@ -393,12 +418,8 @@ static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, s
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_is_str(v)) {
-		struct hit *hits = NULL;
-		size_t n = 0;
-		if (find_hits(r, yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+		if (count_str(r, v, count, err) < 0)
 			return SL_ERR_TOO_LARGE;
-		free(hits);
-		*count += n;
 	} else if (yyjson_is_arr(v)) {
 		size_t i, max;
 		yyjson_val *e;
@@ -413,10 +434,11 @@ static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, s
 			    is_secret_key(yyjson_get_str(k), yyjson_get_len(k)) &&
 			    !already_redacted(yyjson_get_str(e), yyjson_get_len(e))) {
 				(*count)++;
-				continue;
-			}
-			if (scan_imm(r, e, depth + 1, count, err) < 0)
+			} else if (scan_imm(r, e, depth + 1, count, err) < 0) {
 				return SL_ERR_INVALID;
+			}
+			if (count_str(r, k, count, err) < 0)
+				return SL_ERR_TOO_LARGE;
 		}
 	}
 	return SL_OK;
@@ -692,6 +714,30 @@ static void redaction_output(void *state, struct sl_output *o)
 	}
 }
 
+/* Everything else a peer sends through the gateway: the same patterns,
+ * keys included. Text that cannot be scanned is not passed on. */
+static void redaction_peer(void *state, struct sl_peer *p)
+{
+	const struct sl_redaction *r = state;
+	struct sl_err err;
+	size_t n = 0;
+	const char *dir = p->kind == SL_PEER_UPSTREAM ? "to" : "from";
+
+	if (!r || !r->ready)
+		return;
+	if (sl_redact_json(r, p->doc, p->val, &n, &err) < 0) {
+		p->withheld = sl_printf("redaction of the %s %s %s server '%s' failed (%s); it was "
+					"withheld", p->method, sl_peer_noun(p->kind), dir, p->up->name,
+					err.msg);
+		return;
+	}
+	if (n > 0) {
+		p->changed = true;
+		sl_log(SL_LOG_DEBUG, "%s %s %s server '%s': %zu secret(s) redacted", p->method,
+		       sl_peer_noun(p->kind), dir, p->up->name, n);
+	}
+}
+
 const struct sl_stage sl_stage_redaction = {
 	.name = "redaction",
 	.conf = &redaction_conf,
@@ -700,4 +746,5 @@ const struct sl_stage sl_stage_redaction = {
 	.request = redaction_request,
 	.response = redaction_response,
 	.output = redaction_output,
+	.peer = redaction_peer,
 };
