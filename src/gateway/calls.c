@@ -251,8 +251,19 @@ static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params)
 			       yyjson_val_mut_copy(d, yyjson_obj_get(params, "progress")));
 	if (yyjson_obj_get(params, "total"))
 		yyjson_mut_obj_add_val(d, np, "total", yyjson_val_mut_copy(d, yyjson_obj_get(params, "total")));
-	if (sl_json_str(params, "message"))
-		yyjson_mut_obj_add_strcpy(d, np, "message", sl_json_str(params, "message"));
+	if (sl_json_str(params, "message")) {
+		/* The message is the server's text; a withheld one leaves the
+		 * numbers. */
+		yyjson_mut_val *text = yyjson_mut_obj(d);
+		struct sl_peer peer;
+		yyjson_mut_obj_add_strcpy(d, text, "message", sl_json_str(params, "message"));
+		sl_peer_init(&peer, SL_PEER_NOTIFICATION, SL_MCP_PROGRESS, c->up, d, text);
+		sl_stages_peer(c->gen, &peer);
+		if (!peer.withheld)
+			yyjson_mut_obj_add_val(d, np, "message",
+					       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text, "message")));
+		sl_peer_dispose(&peer);
+	}
 	progress_send(p, d);
 	p->u.call.progress_us = sl_now_us();
 }

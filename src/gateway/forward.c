@@ -39,6 +39,37 @@ void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_
 		namespace_uri(s, d, yyjson_mut_obj_get(b, "resource"), u);
 }
 
+/* The guard's warning with an answer, first where the model reads it: a
+ * text entry before a resource's contents (MCP 2025-11-25 resources: text
+ * contents carry a uri), a user message before a prompt's messages. */
+static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *method,
+			const char *warning)
+{
+	bool read = strcmp(method, "resources/read") == 0;
+	yyjson_mut_val *arr = yyjson_mut_obj_get(res, read ? "contents" : "messages");
+	yyjson_mut_val *first = yyjson_mut_arr_get_first(arr), *e = yyjson_mut_obj(d), *t;
+
+	if (!yyjson_mut_is_arr(arr)) {
+		arr = yyjson_mut_arr(d);
+		yyjson_mut_obj_remove_key(res, read ? "contents" : "messages");
+		yyjson_mut_obj_add_val(d, res, read ? "contents" : "messages", arr);
+	}
+	if (read) {
+		yyjson_mut_val *uri = yyjson_mut_obj_get(first, "uri");
+		yyjson_mut_obj_add_val(d, e, "uri", yyjson_mut_is_str(uri) ?
+				       yyjson_mut_val_mut_copy(d, uri) : yyjson_mut_str(d, ""));
+		yyjson_mut_obj_add_str(d, e, "mimeType", "text/plain");
+		yyjson_mut_obj_add_strcpy(d, e, "text", warning);
+	} else {
+		yyjson_mut_obj_add_str(d, e, "role", "user");
+		t = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_str(d, t, "type", "text");
+		yyjson_mut_obj_add_strcpy(d, t, "text", warning);
+		yyjson_mut_obj_add_val(d, e, "content", t);
+	}
+	yyjson_mut_arr_prepend(arr, e);
+}
+
 static void on_forward_reply(void *ctx, struct sl_reply *r)
 {
 	struct sl_pending *p = ctx;
@@ -46,6 +77,7 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 	yyjson_mut_val *o, *res;
 	yyjson_mut_doc *d;
 	const char *method = p->msg.method;
+	struct sl_peer peer;
 
 	p->u.ureq = NULL;
 	if (s->closing) {
@@ -59,11 +91,25 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 	}
 	d = sl_rpc_response_new(p->msg.id, &o);
 	if (r->kind == SL_REPLY_ERROR) {
-		yyjson_mut_obj_add_val(d, o, "error", yyjson_val_mut_copy(d, r->msg->error));
+		sl_peer_init(&peer, SL_PEER_ERROR, method, p->up, d,
+			     yyjson_val_mut_copy(d, r->msg->error));
+		peer.can_mark = true;
+		sl_stages_peer(s->gw->gen, &peer);
+		sl_peer_error_apply(&peer);
+		yyjson_mut_obj_add_val(d, o, "error", peer.val);
 	} else {
 		res = yyjson_val_mut_copy(d, r->msg->result);
 		if (!yyjson_mut_is_obj(res))
 			res = yyjson_mut_obj(d);
+		sl_peer_init(&peer, SL_PEER_ANSWER, method, p->up, d, res);
+		/* A completion's values go into the person's input: they have
+		 * no room for a warning. */
+		peer.can_mark = strcmp(method, "completion/complete") != 0;
+		sl_stages_peer(s->gw->gen, &peer);
+		if (peer.withheld) {
+			sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, peer.withheld);
+			goto out;
+		}
 		/* Results name the upstream's URIs: namespace them. */
 		yyjson_mut_val *it;
 		size_t i, n;
@@ -73,11 +119,15 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 		if (strcmp(method, "prompts/get") == 0)
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(res, "messages"), i, n, it)
 				sl_forward_namespace_block(s, d, yyjson_mut_obj_get(it, "content"), p->up);
+		if (peer.warning)
+			mark_answer(d, res, method, peer.warning);
 		sl_session_seal(d, res, p->modern, strcmp(method, "resources/read") == 0);
 		yyjson_mut_obj_add_val(d, o, "result", res);
 	}
 	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = p->msg.id,
 					      .error = r->kind == SL_REPLY_ERROR }, d);
+out:
+	sl_peer_dispose(&peer);
 	yyjson_mut_doc_free(d);
 	sl_pending_free(p);
 }
@@ -91,9 +141,21 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct 
 	yyjson_mut_val *params = yyjson_val_mut_copy(d, m->params), *target = params;
 	struct sl_err err;
 	struct sl_pending *p;
+	struct sl_peer peer;
 
 	/* The upstream speaks the session era: drop 2026-07-28 _meta fields. */
 	yyjson_mut_obj_remove_key(params, "_meta");
+	/* A prompt's arguments, a completion's: the client's text, redacted
+	 * before the server gets it, as a tool call's arguments are. */
+	sl_peer_init(&peer, SL_PEER_UPSTREAM, m->method, u, d, params);
+	sl_stages_peer(s->gw->gen, &peer);
+	if (peer.withheld) {
+		sl_session_error(s, m->id, SL_RPC_INTERNAL_ERROR, peer.withheld);
+		sl_peer_dispose(&peer);
+		yyjson_mut_doc_free(d);
+		return;
+	}
+	sl_peer_dispose(&peer);
 	if (path_b)
 		target = yyjson_mut_obj_get(params, path_a);
 	yyjson_mut_obj_remove_key(target, path_b ? path_b : path_a);

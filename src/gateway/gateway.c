@@ -264,11 +264,52 @@ static void on_up_down(void *ctx, struct sl_upstream *u)
 	check_settled(ctx);
 }
 
+/* A server's message on its way to the clients passes the peer hooks once
+ * for every session: false if it is withheld (answer_withheld then says
+ * so, for a request). *f is m with the params the hooks left, whose
+ * document *doc the caller frees. */
+static bool filter_params(struct sl_gateway *gw, struct sl_upstream *u, struct sl_msg *m,
+			  enum sl_peer_kind kind, struct sl_msg *f, yyjson_doc **doc, char **withheld)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	struct sl_peer p;
+
+	if (!d)
+		sl_oom();
+	*f = *m;
+	*doc = NULL;
+	sl_peer_init(&p, kind, m->method, u, d, yyjson_val_mut_copy(d, m->params));
+	sl_stages_peer(gw->gen, &p);
+	if (p.withheld) {
+		*withheld = p.withheld;
+		p.withheld = NULL;
+	} else if (p.changed) {
+		*doc = sl_peer_freeze(&p);
+		f->params = yyjson_doc_get_root(*doc);
+	}
+	sl_peer_dispose(&p);
+	yyjson_mut_doc_free(d);
+	return !*withheld;
+}
+
 static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_gateway *gw = ctx;
+	struct sl_msg f = *m;
+	yyjson_doc *doc = NULL;
+	char *withheld = NULL;
+
+	/* A log message is the server's text (notifications/resources/updated
+	 * carries only a URI, which subscriptions are matched on). */
+	if (strcmp(m->method, "notifications/message") == 0 && m->params &&
+	    !filter_params(gw, u, m, SL_PEER_NOTIFICATION, &f, &doc, &withheld)) {
+		sl_log(SL_LOG_INFO, "a notifications/message was dropped: %s", withheld);
+		free(withheld);
+		return;
+	}
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		sl_session_notify(s, u, m);
+		sl_session_notify(s, u, &f);
+	yyjson_doc_free(doc);
 }
 
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
@@ -276,23 +317,37 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	struct sl_gateway *gw = ctx;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *err;
-	char msg[256];
+	char *msg = NULL;
 	bool busy = false;
+	struct sl_msg f = *m;
+	yyjson_doc *doc = NULL;
+	int code = SL_RPC_METHOD_NOT_FOUND;
 
+	/* An elicitation's message, a sampling request's messages and system
+	 * prompt: the server's text, for a person or the person's model. */
+	if (m->params && !filter_params(gw, u, m, SL_PEER_REQUEST, &f, &doc, &msg)) {
+		code = SL_RPC_INTERNAL_ERROR;
+		goto refuse;
+	}
 	/* A server asks on behalf of a call: only a session with a call in
 	 * flight to it may hear the question, else sessions would see each
 	 * other's. With none (roots/list at start, say), any session. */
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
 		busy |= sl_session_waits_on(s, u);
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		if ((!busy || sl_session_waits_on(s, u)) && sl_session_relay(s, u, m))
+		if ((!busy || sl_session_waits_on(s, u)) && sl_session_relay(s, u, &f)) {
+			yyjson_doc_free(doc);
 			return;
+		}
+	yyjson_doc_free(doc);
 	/* No client can answer it: say so rather than leave the server waiting. */
-	snprintf(msg, sizeof(msg), "the client connected to sluice does not support %s", m->method);
+	msg = sl_printf("the client connected to sluice does not support %s", m->method);
+refuse:
 	d = yyjson_mut_doc_new(NULL);
 	err = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_int(d, err, "code", SL_RPC_METHOD_NOT_FOUND);
+	yyjson_mut_obj_add_int(d, err, "code", code);
 	yyjson_mut_obj_add_strcpy(d, err, "message", msg);
+	free(msg);
 	yyjson_mut_doc_set_root(d, err);
 	{
 		/* sl_upstream_respond takes immutable values: round-trip once. */

@@ -103,6 +103,45 @@ bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg
 	return true;
 }
 
+/* The client's answer goes back to the server that asked, through the peer
+ * hooks: a sampling result is the person's model writing, an elicitation
+ * result what the person typed. An answer that cannot be passed on is
+ * replaced by an error saying why. */
+static void respond(struct sl_session *s, struct relay *r, struct sl_msg *m)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_val *v = m->result ? m->result : m->error;
+	yyjson_doc *frozen = NULL;
+	struct sl_peer p;
+
+	if (!d)
+		sl_oom();
+	sl_peer_init(&p, SL_PEER_UPSTREAM, m->result ? "result" : "error", r->up, d,
+		     v ? yyjson_val_mut_copy(d, v) : NULL);
+	if (v)
+		sl_stages_peer(s->gw->gen, &p);
+	if (p.withheld) {
+		yyjson_mut_val *e = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_int(d, e, "code", SL_RPC_INTERNAL_ERROR);
+		yyjson_mut_obj_add_strcpy(d, e, "message", p.withheld);
+		p.val = e;
+		frozen = sl_peer_freeze(&p);
+		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), NULL,
+				    yyjson_doc_get_root(frozen));
+	} else if (p.changed) {
+		frozen = sl_peer_freeze(&p);
+		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc),
+				    m->result ? yyjson_doc_get_root(frozen) : NULL,
+				    m->result ? NULL : yyjson_doc_get_root(frozen));
+	} else {
+		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result,
+				    m->error);
+	}
+	yyjson_doc_free(frozen);
+	sl_peer_dispose(&p);
+	yyjson_mut_doc_free(d);
+}
+
 void sl_relay_response(struct sl_session *s, struct sl_msg *m)
 {
 	char key[80];
@@ -116,7 +155,7 @@ void sl_relay_response(struct sl_session *s, struct sl_msg *m)
 		const char *action = m->result ? sl_json_str(m->result, "action") : NULL;
 		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
 	} else if (r->up) { /* not one of ours whose answer was given up on */
-		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
+		respond(s, r, m);
 	}
 	yyjson_doc_free(r->id_doc);
 	free(r);

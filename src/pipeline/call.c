@@ -98,6 +98,29 @@ void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ..
 
 /* ---- dispatch to the upstream ----------------------------------------- */
 
+/* The server's JSON-RPC error passes the peer hooks before anyone sees it
+ * (the client, a program, the audit): its text is the server's. */
+static void filter_error(struct sl_call *c)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	struct sl_peer p;
+
+	if (!d)
+		sl_oom();
+	sl_peer_init(&p, SL_PEER_ERROR, "tools/call", c->up, d, yyjson_val_mut_copy(d, c->rpc_error));
+	p.can_mark = true;
+	p.to_program = c->origin == SL_ORIGIN_CODE;
+	sl_stages_peer(c->gen, &p);
+	sl_peer_error_apply(&p);
+	if (p.changed) {
+		yyjson_doc_free(c->result_doc);
+		c->result_doc = sl_peer_freeze(&p);
+		c->rpc_error = yyjson_doc_get_root(c->result_doc);
+	}
+	sl_peer_dispose(&p);
+	yyjson_mut_doc_free(d);
+}
+
 static void on_reply(void *ctx, struct sl_reply *r)
 {
 	struct sl_call *c = ctx;
@@ -114,6 +137,7 @@ static void on_reply(void *ctx, struct sl_reply *r)
 		c->result_doc = r->msg->doc;
 		r->msg->doc = NULL;
 		c->rpc_error = r->msg->error;
+		filter_error(c);
 		break;
 	case SL_REPLY_FAILED:
 		sl_call_set_error(c, SL_OUTCOME_FAILED, "%s", r->why);

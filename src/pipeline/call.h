@@ -85,6 +85,44 @@ struct sl_output {
 };
 typedef void (*sl_stage_output_fn)(void *state, struct sl_output *o);
 
+/*
+ * Peer text outside a tool call's arguments and result, on its way through
+ * the gateway: everything else an upstream sends toward a client or a
+ * program, and what a client sends an upstream outside tools/call. Every
+ * such path calls sl_stages_peer, which runs every stage's peer hook in
+ * table order (redaction redacts it, guard scores it), stopping at the
+ * first hook that withholds it. The caller then delivers val (maybe
+ * changed), with the warning where its message has room for one, or
+ * delivers nothing of it and says why (docs/internals/PIPELINE.md, "Peer
+ * text").
+ */
+enum sl_peer_kind {
+	SL_PEER_ANSWER,       /* a forwarded request's result: resources/read, prompts/get,
+			       * completion/complete */
+	SL_PEER_ERROR,        /* an upstream's JSON-RPC error object: to a forwarded request,
+			       * to a tools/call (direct, invoke_tool, a program's) */
+	SL_PEER_NOTIFICATION, /* the params of notifications/message, notifications/progress */
+	SL_PEER_REQUEST,      /* the params of an upstream's request relayed to the client:
+			       * elicitation/create, sampling/createMessage, roots/list */
+	SL_PEER_UPSTREAM,     /* toward an upstream: a client's forwarded params, its answer
+			       * to a relayed request */
+};
+
+struct sl_peer {
+	enum sl_peer_kind kind;
+	const char *method;           /* the method it travels in, borrowed */
+	const struct sl_upstream *up; /* the server it comes from or goes to, borrowed */
+	bool can_mark;                /* the caller can deliver a warning with it */
+	bool to_program;              /* an error for a program's call: the program's final
+				       * answer is what reaches the model */
+	yyjson_mut_doc *doc;          /* the caller's: holds val */
+	yyjson_mut_val *val;          /* the text (an object); hooks edit it in place */
+	bool changed;                 /* a hook edited val */
+	char *withheld;               /* owned, set by a hook: deliver none of it, and why */
+	char *warning;                /* owned, set by a hook: a note to deliver with it */
+};
+typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
+
 struct sl_conf_section;
 
 struct sl_stage {
@@ -101,6 +139,7 @@ struct sl_stage {
 	sl_stage_finish_fn finish;  /* runs for every call: ok, denied, failed, cancelled */
 	sl_stage_cancel_fn cancel;  /* may be NULL: a stage that never suspends needs none */
 	sl_stage_output_fn output;  /* may be NULL: a program's final answer */
+	sl_stage_peer_fn peer;      /* may be NULL: peer text that is not a tool call's */
 	bool restart_only;          /* a changed section takes effect at the next start: a
 				     * reload keeps the old state (telemetry's timers and
 				     * exporter live on the loop) */
@@ -225,6 +264,23 @@ void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val
 void sl_stages_output(const struct sl_gen *g, struct sl_output *o);
 /* Frees what o owns (text, warning). */
 void sl_output_dispose(struct sl_output *o);
+/* Sets p up for val (an object in d, both the caller's): nothing withheld,
+ * no warning. */
+void sl_peer_init(struct sl_peer *p, enum sl_peer_kind kind, const char *method,
+		  const struct sl_upstream *up, yyjson_mut_doc *d, yyjson_mut_val *val);
+/* Runs every peer hook of g, in table order, on p, until one withholds it. */
+void sl_stages_peer(const struct sl_gen *g, struct sl_peer *p);
+/* For SL_PEER_ERROR: makes val the error to deliver: withheld, its code and
+ * the reason as message (data dropped); with a warning, the warning before
+ * its message. */
+void sl_peer_error_apply(struct sl_peer *p);
+/* An immutable copy of p->val (the caller frees it). */
+yyjson_doc *sl_peer_freeze(const struct sl_peer *p);
+/* What messages call text of kind k: "answer", "error", "notification",
+ * "request", "message". */
+const char *sl_peer_noun(enum sl_peer_kind k);
+/* Frees what p owns (withheld, warning; not the document). */
+void sl_peer_dispose(struct sl_peer *p);
 /* Names of the config sections that belong to stages (for the loader). */
 bool sl_stages_section(const char *name);
 

@@ -34,6 +34,9 @@
 
 #define PINS_FILE "pins.json"
 #define PINS_VERSION 1
+/* What a pin's hash covers: 2, the whole definition, every string cleaned
+ * (keys included). A pin without "scheme" is of scheme 1 (six fields). */
+#define PIN_SCHEME 2
 /* Deeper than any real schema; beyond it objects keep their order (still
  * deterministic) and strings are not cleaned, so a hostile definition cannot
  * exhaust the stack. */
@@ -125,15 +128,49 @@ static void clean_str(yyjson_mut_doc *d, yyjson_mut_val *v)
 		yyjson_mut_set_strn(v, yyjson_mut_get_str(nv), n);
 }
 
-static void clean_key(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *key)
+/* Every string under v, keys included: an enum value, a default, a
+ * property's name or an icon's URL reaches the client as much as a
+ * description does. */
+static void clean_all(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
+{
+	if (depth > MAX_DEPTH)
+		return;
+	if (yyjson_mut_is_str(v)) {
+		clean_str(d, v);
+	} else if (yyjson_mut_is_obj(v)) {
+		yyjson_mut_obj_iter it = yyjson_mut_obj_iter_with(v);
+		yyjson_mut_val *k;
+		while ((k = yyjson_mut_obj_iter_next(&it))) {
+			clean_str(d, k);
+			clean_all(d, yyjson_mut_obj_iter_get_val(k), depth + 1);
+		}
+	} else if (yyjson_mut_is_arr(v)) {
+		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
+		yyjson_mut_val *x;
+		while ((x = yyjson_mut_arr_iter_next(&it)))
+			clean_all(d, x, depth + 1);
+	}
+}
+
+void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool)
+{
+	clean_all(d, tool, 0);
+}
+
+/* ---- scheme 1, for pins written before scheme 2 ---------------------------------
+ *
+ * Scheme 1 hashed six fields, cleaned of hidden characters in titles and
+ * descriptions only. A pin without "scheme" is one: it is compared this
+ * way once, and re-pinned under scheme 2 when it still matches. */
+
+static void clean_key_v1(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *key)
 {
 	yyjson_mut_val *v = yyjson_mut_obj_get(obj, key);
 	if (yyjson_mut_is_str(v))
 		clean_str(d, v);
 }
 
-/* Every "title" and "description" string inside a JSON Schema. */
-static void clean_schema(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
+static void clean_schema_v1(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
 {
 	if (depth > MAX_DEPTH)
 		return;
@@ -146,42 +183,52 @@ static void clean_schema(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
 						     yyjson_mut_equals_str(k, "description")))
 				clean_str(d, x);
 			else
-				clean_schema(d, x, depth + 1);
+				clean_schema_v1(d, x, depth + 1);
 		}
 	} else if (yyjson_mut_is_arr(v)) {
 		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
 		yyjson_mut_val *x;
 		while ((x = yyjson_mut_arr_iter_next(&it)))
-			clean_schema(d, x, depth + 1);
+			clean_schema_v1(d, x, depth + 1);
 	}
 }
 
-void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool)
+static const char *const pinned_fields_v1[] = {
+	"name", "title", "description", "inputSchema", "outputSchema", "annotations",
+};
+
+static void hash_v1(yyjson_val *def, char hex[SL_PIN_HEX])
 {
-	if (!yyjson_mut_is_obj(tool))
-		return;
-	clean_key(d, tool, "title");
-	clean_key(d, tool, "description");
-	if (yyjson_mut_is_obj(yyjson_mut_obj_get(tool, "annotations")))
-		clean_key(d, yyjson_mut_obj_get(tool, "annotations"), "title");
-	clean_schema(d, yyjson_mut_obj_get(tool, "inputSchema"), 0);
-	clean_schema(d, yyjson_mut_obj_get(tool, "outputSchema"), 0);
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	size_t len;
+	char *s;
+
+	if (!d)
+		sl_oom();
+	o = yyjson_mut_obj(d);
+	for (size_t i = 0; i < SL_COUNT(pinned_fields_v1); i++) {
+		yyjson_val *v = yyjson_obj_get(def, pinned_fields_v1[i]);
+		if (v)
+			yyjson_mut_obj_add_val(d, o, pinned_fields_v1[i], yyjson_val_mut_copy(d, v));
+	}
+	clean_key_v1(d, o, "title");
+	clean_key_v1(d, o, "description");
+	if (yyjson_mut_is_obj(yyjson_mut_obj_get(o, "annotations")))
+		clean_key_v1(d, yyjson_mut_obj_get(o, "annotations"), "title");
+	clean_schema_v1(d, yyjson_mut_obj_get(o, "inputSchema"), 0);
+	clean_schema_v1(d, yyjson_mut_obj_get(o, "outputSchema"), 0);
+	s = sl_json_canonical(o, &len);
+	sl_sha256_hex(s, len, hex);
+	free(s);
+	yyjson_mut_doc_free(d);
 }
 
 /* ---- the hash ------------------------------------------------------------ */
 
-static const char *const pinned_fields[] = {
-	"name", "title", "description", "inputSchema", "outputSchema", "annotations",
-};
-
 yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def)
 {
-	yyjson_mut_val *o = yyjson_mut_obj(d);
-	for (size_t i = 0; i < SL_COUNT(pinned_fields); i++) {
-		yyjson_val *v = yyjson_obj_get(def, pinned_fields[i]);
-		if (v)
-			yyjson_mut_obj_add_val(d, o, pinned_fields[i], yyjson_val_mut_copy(d, v));
-	}
+	yyjson_mut_val *o = yyjson_val_mut_copy(d, def);
 	sl_pinning_clean(d, o);
 	return o;
 }
@@ -498,11 +545,16 @@ const char *sl_pinning_file(const struct sl_pins *pins)
 	return pins->file;
 }
 
+/* The status of def against its pin; *legacy: the pin is of scheme 1 and
+ * still matches (it is to be re-pinned under the current scheme). */
 static enum sl_pin_status status_of(const struct sl_pins *pins, const char *server,
-				    yyjson_val *def, const char *hex, yyjson_val **pin)
+				    yyjson_val *def, const char *hex, yyjson_val **pin, bool *legacy)
 {
-	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pins), server), *entry;
+	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pins), server), *entry, *scheme;
 	const char *name = sl_json_str(def, "name");
+	char old[SL_PIN_HEX];
+
+	*legacy = false;
 	if (pin)
 		*pin = NULL;
 	if (!yyjson_is_obj(sv) || yyjson_obj_size(sv) == 0)
@@ -512,6 +564,15 @@ static enum sl_pin_status status_of(const struct sl_pins *pins, const char *serv
 		return SL_PIN_NEW;
 	if (pin)
 		*pin = entry;
+	scheme = yyjson_obj_get(entry, "scheme");
+	if (!scheme) {
+		hash_v1(def, old);
+		*legacy = strcmp(sl_json_str(entry, "sha256"), old) == 0;
+		return *legacy ? SL_PIN_OK : SL_PIN_CHANGED;
+	}
+	/* A scheme this sluice does not know cannot be verified. */
+	if (!yyjson_is_int(scheme) || yyjson_get_sint(scheme) != PIN_SCHEME)
+		return SL_PIN_CHANGED;
 	return strcmp(sl_json_str(entry, "sha256"), hex) == 0 ? SL_PIN_OK : SL_PIN_CHANGED;
 }
 
@@ -519,8 +580,9 @@ enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *serv
 				    yyjson_val *def, yyjson_val **pin)
 {
 	char hex[SL_PIN_HEX];
+	bool legacy;
 	sl_pinning_hash(def, hex, NULL);
-	return status_of(pins, server, def, hex, pin);
+	return status_of(pins, server, def, hex, pin, &legacy);
 }
 
 struct approve_ctx {
@@ -555,6 +617,7 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 		sl_json_sort_keys(subject); /* stored with sorted keys */
 		entry = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, entry, "sha256", hex);
+		yyjson_mut_obj_add_int(d, entry, "scheme", PIN_SCHEME);
 		yyjson_mut_obj_add_strcpy(d, entry, "pinnedAt", when);
 		yyjson_mut_obj_add_val(d, entry, "definition", subject);
 		yyjson_mut_obj_remove_key(sv, name);
@@ -816,6 +879,32 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
 	free(defs);
 }
 
+/* Re-pins, in one write, every tool of up whose pin is of scheme 1 and
+ * still matches: pins made before scheme 2 stay trusted once, silently,
+ * and a change made after the upgrade is caught under the new scheme. */
+static void migrate(struct sl_pinning *pg, const struct sl_upstream *up)
+{
+	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
+	size_t n = 0;
+	struct sl_err err;
+
+	for (size_t i = 0; i < up->tools.n; i++) {
+		char hex[SL_PIN_HEX];
+		bool legacy;
+		sl_pinning_hash(up->tools.items[i], hex, NULL);
+		if (status_of(pg->pins, up->name, up->tools.items[i], hex, NULL, &legacy) ==
+		    SL_PIN_OK && legacy)
+			defs[n++] = up->tools.items[i];
+	}
+	if (n) {
+		sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of an "
+		       "earlier sluice still match", n, up->name);
+		if (sl_pinning_approve(pg->pins, up->name, defs, n, &err) < 0)
+			save_failed(pg, &err);
+	}
+	free(defs);
+}
+
 /* The tool's status after first-sight and new-tool pinning; true if it is
  * blocked. */
 static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_val *def,
@@ -824,15 +913,18 @@ static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_va
 	char hex[SL_PIN_HEX];
 	yyjson_val *pin;
 	const char *name = sl_json_str(def, "name");
+	bool legacy;
 
 	*pinned_at = NULL;
 	if (!pg || !name)
 		return false;
 	refresh(pg->pins);
 	sl_pinning_hash(def, hex, NULL);
-	*st = status_of(pg->pins, up->name, def, hex, &pin);
+	*st = status_of(pg->pins, up->name, def, hex, &pin, &legacy);
 	switch (*st) {
 	case SL_PIN_OK:
+		if (legacy)
+			migrate(pg, up);
 		return false;
 	case SL_PIN_FIRST:
 		pin_all(pg, up, SL_PIN_FIRST);

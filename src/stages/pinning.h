@@ -1,10 +1,12 @@
 /*
  * Tool pinning (rug-pull defence): a SHA-256 pin per (server, tool) over the
- * canonical JSON of the tool's name, title, description, inputSchema,
- * outputSchema and annotations, kept in <stateDir>/pins.json. A definition
- * that changed since it was pinned (or, by config, a new tool on a known
- * server) is hidden and refused until `sluice pins approve`. Invisible,
- * bidirectional and tag characters are stripped from tool metadata always.
+ * canonical JSON of the tool's whole definition, cleaned as clients see it
+ * (pin scheme 2; a pin of scheme 1, six fields, is re-pinned once while it
+ * still matches), kept in <stateDir>/pins.json. A definition that changed
+ * since it was pinned (or, by config, a new tool on a known server) is
+ * hidden and refused until `sluice pins approve`. Invisible, bidirectional
+ * and tag characters are stripped from every string of a definition, keys
+ * included, always.
  * See docs/stages/pinning.md.
  *
  * API (the stage is sl_stage_pinning in the table, whose state, struct
@@ -29,12 +31,12 @@
  * length. */
 size_t sl_pinning_strip(char *s, size_t len);
 /* Strips those characters from a tool definition (or a router summary)
- * that will be shown to a client: title, description, annotations.title and
- * every "title"/"description" string inside inputSchema and outputSchema.
- * The definition is a copy in d; strings are replaced in d. Pure: the
- * stage's present hook (sl_stages_present) calls it on what clients see. */
+ * that will be shown to a client: every string in it, object keys included,
+ * to a depth of 128. The definition is a copy in d; strings are replaced in
+ * d. Pure: the stage's present hook (sl_stages_present) calls it on what
+ * clients see. */
 void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool);
-/* The pinned part of a tool definition (the six fields, cleaned), in d. */
+/* The pinned part of a tool definition (all of it, cleaned), in d. */
 yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def);
 /* SHA-256 (hex) of the canonical subject of def; *canon (if not NULL)
  * receives the canonical JSON, which the caller frees. */

@@ -22,6 +22,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/map.h"
 #include "pipeline/call.h"
 
 #include <pcre2.h>
@@ -326,33 +327,58 @@ static bool already_redacted(const char *s, size_t n)
 	return n > 11 && memcmp(s, "[REDACTED:", 10) == 0 && s[n - 1] == ']';
 }
 
+/* Redacts the string v (a value or an object's key) in place. */
+static int redact_str(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
+		      size_t *count, struct sl_err *err)
+{
+	char *out;
+	size_t outlen, n = sl_redact_textn(r, yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out,
+					   &outlen, err);
+	yyjson_mut_val *copy;
+
+	if (n == SL_REDACT_FAILED)
+		return SL_ERR_TOO_LARGE;
+	if (n == 0)
+		return SL_OK;
+	copy = yyjson_mut_strncpy(d, out, outlen);
+	free(out);
+	if (!copy)
+		sl_oom();
+	yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), outlen);
+	*count += n;
+	return SL_OK;
+}
+
+/* True if the key k is known to hold no secret in this walk (a listing
+ * repeats the same few keys in every row: each distinct one is scanned
+ * once); else remembers it when it holds none (hits 0). */
+static bool key_clean(struct sl_map *clean, const char *k, size_t n, size_t hits, bool check)
+{
+	if (memchr(k, '\0', n))
+		return false; /* not a map key: always scanned */
+	if (check)
+		return sl_map_get(clean, k) != NULL;
+	if (hits == 0)
+		sl_map_put(clean, k, clean);
+	return false;
+}
+
 static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
-		      size_t depth, size_t *count, struct sl_err *err)
+		      size_t depth, struct sl_map *clean, size_t *count, struct sl_err *err)
 {
 	if (depth > r->max_depth) {
 		sl_err_set(err, "JSON nested deeper than %zu levels", r->max_depth);
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_mut_is_str(v)) {
-		char *out;
-		size_t outlen, n = sl_redact_textn(r, yyjson_mut_get_str(v), yyjson_mut_get_len(v),
-						   &out, &outlen, err);
-		if (n == SL_REDACT_FAILED)
+		if (redact_str(r, d, v, count, err) < 0)
 			return SL_ERR_TOO_LARGE;
-		if (n > 0) {
-			yyjson_mut_val *copy = yyjson_mut_strncpy(d, out, outlen);
-			free(out);
-			if (!copy)
-				sl_oom();
-			yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), outlen);
-			*count += n;
-		}
 	} else if (yyjson_mut_is_arr(v)) {
 		yyjson_mut_arr_iter it;
 		yyjson_mut_val *e;
 		yyjson_mut_arr_iter_init(v, &it);
 		while ((e = yyjson_mut_arr_iter_next(&it)))
-			if (redact_mut(r, d, e, depth + 1, count, err) < 0)
+			if (redact_mut(r, d, e, depth + 1, clean, count, err) < 0)
 				return SL_ERR_INVALID;
 	} else if (yyjson_mut_is_obj(v)) {
 		yyjson_mut_obj_iter it;
@@ -365,10 +391,17 @@ static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mu
 			    !already_redacted(yyjson_mut_get_str(e), yyjson_mut_get_len(e))) {
 				yyjson_mut_set_str(e, "[REDACTED:" SECRET_FIELD "]");
 				(*count)++;
-				continue;
-			}
-			if (redact_mut(r, d, e, depth + 1, count, err) < 0)
+			} else if (redact_mut(r, d, e, depth + 1, clean, count, err) < 0) {
 				return SL_ERR_INVALID;
+			}
+			/* A key is text a peer reads too ({"ghp_...": 1}). */
+			if (!key_clean(clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k), 0, true)) {
+				size_t before = *count;
+				if (redact_str(r, d, k, count, err) < 0)
+					return SL_ERR_TOO_LARGE;
+				key_clean(clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k),
+					  *count - before, false);
+			}
 		}
 	}
 	return SL_OK;
@@ -378,32 +411,45 @@ int sl_redact_json(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_v
 		   size_t *count, struct sl_err *err)
 {
 	struct sl_err scratch;
+	struct sl_map clean;
+	int rc;
 	if (!r || !r->ready || !v)
 		return SL_OK;
-	return redact_mut(r, d, v, 0, count, err ? err : &scratch);
+	sl_map_init(&clean);
+	rc = redact_mut(r, d, v, 0, &clean, count, err ? err : &scratch);
+	sl_map_dispose(&clean);
+	return rc;
+}
+
+static int count_str(const struct sl_redaction *r, yyjson_val *v, size_t *count,
+		     struct sl_err *err)
+{
+	struct hit *hits = NULL;
+	size_t n = 0;
+	if (find_hits(r, yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+		return SL_ERR_TOO_LARGE;
+	free(hits);
+	*count += n;
+	return SL_OK;
 }
 
 /* Counts what redact_mut would replace in an immutable value, so that a
  * result without secrets is never copied. */
-static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, size_t *count,
-		    struct sl_err *err)
+static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth,
+		    struct sl_map *clean, size_t *count, struct sl_err *err)
 {
 	if (depth > r->max_depth) {
 		sl_err_set(err, "JSON nested deeper than %zu levels", r->max_depth);
 		return SL_ERR_INVALID;
 	}
 	if (yyjson_is_str(v)) {
-		struct hit *hits = NULL;
-		size_t n = 0;
-		if (find_hits(r, yyjson_get_str(v), yyjson_get_len(v), &hits, &n, err) < 0)
+		if (count_str(r, v, count, err) < 0)
 			return SL_ERR_TOO_LARGE;
-		free(hits);
-		*count += n;
 	} else if (yyjson_is_arr(v)) {
 		size_t i, max;
 		yyjson_val *e;
 		yyjson_arr_foreach(v, i, max, e)
-			if (scan_imm(r, e, depth + 1, count, err) < 0)
+			if (scan_imm(r, e, depth + 1, clean, count, err) < 0)
 				return SL_ERR_INVALID;
 	} else if (yyjson_is_obj(v)) {
 		size_t i, max;
@@ -413,10 +459,16 @@ static int scan_imm(const struct sl_redaction *r, yyjson_val *v, size_t depth, s
 			    is_secret_key(yyjson_get_str(k), yyjson_get_len(k)) &&
 			    !already_redacted(yyjson_get_str(e), yyjson_get_len(e))) {
 				(*count)++;
-				continue;
-			}
-			if (scan_imm(r, e, depth + 1, count, err) < 0)
+			} else if (scan_imm(r, e, depth + 1, clean, count, err) < 0) {
 				return SL_ERR_INVALID;
+			}
+			if (!key_clean(clean, yyjson_get_str(k), yyjson_get_len(k), 0, true)) {
+				size_t before = *count;
+				if (count_str(r, k, count, err) < 0)
+					return SL_ERR_TOO_LARGE;
+				key_clean(clean, yyjson_get_str(k), yyjson_get_len(k), *count - before,
+					  false);
+			}
 		}
 	}
 	return SL_OK;
@@ -455,7 +507,12 @@ static enum sl_stage_rc redaction_response(void *state, struct sl_call *c)
 	if (!r || !r->ready || c->outcome != SL_OUTCOME_OK || !c->result)
 		return SL_STAGE_DECLINED;
 	if (!c->mresult) {
-		if (scan_imm(r, c->result, 0, &n, &err) < 0)
+		struct sl_map clean;
+		int rc;
+		sl_map_init(&clean);
+		rc = scan_imm(r, c->result, 0, &clean, &n, &err);
+		sl_map_dispose(&clean);
+		if (rc < 0)
 			goto fail;
 		if (n == 0)
 			return SL_STAGE_NEXT;
@@ -692,6 +749,30 @@ static void redaction_output(void *state, struct sl_output *o)
 	}
 }
 
+/* Everything else a peer sends through the gateway: the same patterns,
+ * keys included. Text that cannot be scanned is not passed on. */
+static void redaction_peer(void *state, struct sl_peer *p)
+{
+	const struct sl_redaction *r = state;
+	struct sl_err err;
+	size_t n = 0;
+	const char *dir = p->kind == SL_PEER_UPSTREAM ? "to" : "from";
+
+	if (!r || !r->ready)
+		return;
+	if (sl_redact_json(r, p->doc, p->val, &n, &err) < 0) {
+		p->withheld = sl_printf("redaction of the %s %s %s server '%s' failed (%s); it was "
+					"withheld", p->method, sl_peer_noun(p->kind), dir, p->up->name,
+					err.msg);
+		return;
+	}
+	if (n > 0) {
+		p->changed = true;
+		sl_log(SL_LOG_DEBUG, "%s %s %s server '%s': %zu secret(s) redacted", p->method,
+		       sl_peer_noun(p->kind), dir, p->up->name, n);
+	}
+}
+
 const struct sl_stage sl_stage_redaction = {
 	.name = "redaction",
 	.conf = &redaction_conf,
@@ -700,4 +781,5 @@ const struct sl_stage sl_stage_redaction = {
 	.request = redaction_request,
 	.response = redaction_response,
 	.output = redaction_output,
+	.peer = redaction_peer,
 };
