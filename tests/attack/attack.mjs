@@ -23,7 +23,8 @@
 // budget: maxBufferedBytes + the RSS measured idle after warm-up +
 // ATTACK_RSS_SLACK_MIB (32: per-connection state, parse buffers, allocator
 // slack). The program flood also needs its workers' summed RSS under
-// maxConcurrent x heapBytes + WORKER_SLACK. Peak RSS: VmHWM after resetting
+// maxConcurrent x heapBytes + WORKER_SLACK, and at most maxConcurrent
+// workers holding a program's memory at once. Peak RSS: VmHWM after resetting
 // it (echo 5 > /proc/PID/clear_refs) before the attack, together with
 // VmRSS sampled every 20 ms.
 //
@@ -301,7 +302,7 @@ function startPinger(gw, sid) {
 
 async function slowloris(gw, until) {
 	const TARGET = Number(process.env.ATTACK_SLOWLORIS_SOCKETS ?? 2000);
-	const MAX_OPENS = TARGET * 10;
+	const MAX_OPENS = TARGET * 4; // bounded: loopback has about 28,000 ephemeral ports
 	const open = new Set();
 	let opens = 0, peak = 0, closedByServer = 0, refused = 0;
 	const connect = () => {
@@ -549,11 +550,13 @@ async function programFlood(gw, until, ctx) {
 	const code = `const a = new Uint8Array(100 * 1048576); a.fill(7); await tools.github.slow({ ms: ${sleepMs} }); return a[12345];`;
 	const args = { code };
 	const sids = [await openSession(gw, 'programs-0'), await openSession(gw, 'programs-1')];
-	let peakWorkers = 0, peakCount = 0;
+	// Workers' summed RSS, and how many hold a program's 100 MiB at once (over 64 MiB).
+	let peakWorkers = 0, peakCount = 0, peakHolding = 0;
 	const sampler = setInterval(() => {
-		const ws = workersOf(gw.pid);
-		peakCount = Math.max(peakCount, ws.length);
-		peakWorkers = Math.max(peakWorkers, ws.reduce((a, p) => a + statusField(p, 'VmRSS'), 0));
+		const rss = workersOf(gw.pid).map((p) => statusField(p, 'VmRSS'));
+		peakCount = Math.max(peakCount, rss.length);
+		peakHolding = Math.max(peakHolding, rss.filter((b) => b > 64 * MIB).length);
+		peakWorkers = Math.max(peakWorkers, rss.reduce((a, b) => a + b, 0));
 	}, 50);
 	const answers = {};
 	const count = (r) => {
@@ -569,16 +572,18 @@ async function programFlood(gw, until, ctx) {
 			else all.push(modernCall(gw, ++id, 'execute_code', args, { timeoutMs }));
 		}
 		(await Promise.all(all)).forEach(count);
-	} finally {
-		// Ending the sessions kills their programs; the 2026 connections are cut already.
+		// Ending the sessions kills their programs; the 2026 connections are cut
+		// already. The workers are sampled until they are gone (10 s at most):
+		// on a slow machine a program may fill its array only now.
 		await Promise.all(sids.map((sid) => closeSession(gw, sid)));
+		for (let i = 0; i < 100 && workersOf(gw.pid).length > CODE.poolSize; i++) await sleep(100);
+	} finally {
 		clearInterval(sampler);
 	}
 	ctx.workers = peakWorkers;
-	// Wait (bounded) for the programs to be gone before the next attack.
-	for (let i = 0; i < 100 && workersOf(gw.pid).length > CODE.poolSize; i++) await sleep(100);
+	ctx.holding = peakHolding;
 	const st = Object.entries(answers).map(([k, v]) => `${v}x ${k}`).join(', ');
-	return `${N} programs (${N / 2} over 2 sessions, ${N / 2} in the 2026 era), ${peakCount} workers at once at most; answers: ${st}`;
+	return `${N} programs (${N / 2} over 2 sessions, ${N / 2} in the 2026 era); at most ${peakCount} workers at once, ${peakHolding} of them holding 100 MiB; answers: ${st}`;
 }
 
 const ATTACKS = [
@@ -642,6 +647,7 @@ async function runAttack(gw, sid, [, title, fn], budget) {
 	if (ctx.workers !== undefined) {
 		workersBudget = CODE.maxConcurrent * CODE.heapBytes + WORKER_SLACK;
 		if (ctx.workers > workersBudget) problems.push(`workers ${mib(ctx.workers)} MiB over ${mib(workersBudget)} MiB`);
+		if (ctx.holding > CODE.maxConcurrent) problems.push(`${ctx.holding} programs held 100 MiB at once, over maxConcurrent ${CODE.maxConcurrent}`);
 	}
 	return {
 		title,
