@@ -6,6 +6,8 @@
 #   make test       install what is missing, build, run every test; ends "N passed, N failed"
 #   make bench      benchmarks (numbers, not pass/fail)
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
+#   make attack     hostile peers against one HTTP gateway, ATTACK_SECONDS (5) each; a table,
+#                   fails when a token holder was not served or RSS passed the budget (ATTACK_REPORT=file.md)
 #   make install PREFIX=/usr/local
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
@@ -56,7 +58,7 @@ QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
 QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
 
-.PHONY: all run test unit e2e bench soak install clean setup fuzz docs
+.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -108,6 +110,12 @@ bench: setup $(SLUICE) $(CATALOG)
 # Fails on an unexpected answer or on RSS/fd growth after warm-up (tests/soak/soak.mjs).
 soak: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) node tests/soak/soak.mjs
+
+# Slowloris, body flood, detached streams, backlog, deep JSON, program flood
+# (tests/attack/attack.mjs); its 2,000 sockets need the open-file limit raised.
+attack: setup $(SLUICE) $(CATALOG)
+	@ulimit -n 20000 2>/dev/null || ulimit -n $$(ulimit -Hn); \
+		SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) node tests/attack/attack.mjs
 
 docs: $(SLUICE)
 	$(SLUICE) config-reference > docs/CONFIG.md
