@@ -28,7 +28,14 @@ struct sl_sandbox {
 	int nready;
 	int requested;            /* forks asked for, not yet received */
 	int pool;
-	struct sl_program *waiting;  /* programs waiting for a worker */
+	/* Admission (codeMode.maxConcurrent, maxQueued): a program holds one
+	 * of max_running slots from the moment it is admitted until it ends
+	 * (waiting for its worker, then running); the others wait in queued,
+	 * first come first served, at most max_queued of them. */
+	unsigned max_running, max_queued;
+	unsigned nslots, nqueued;    /* slots held; programs in queued */
+	struct sl_program *queued;   /* programs waiting for a slot, oldest first */
+	struct sl_program *waiting;  /* programs with a slot, waiting for a worker */
 	struct sl_program *running;  /* programs with a worker */
 	uint64_t next_id;
 	uint64_t started_ms;      /* when the zygote was last started */
@@ -40,7 +47,7 @@ void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w);
 void sl_program_exited(struct sl_program *p, int status);
 struct sl_program *sl_program_next(struct sl_program *p);
 pid_t sl_program_pid(const struct sl_program *p);
-/* Removes p from the list at *head (sb->waiting or sb->running). */
+/* Removes p from the list at *head (sb->queued, waiting or running). */
 void sl_program_unqueue(struct sl_sandbox *sb, struct sl_program **head, struct sl_program *p);
 
 /* sandbox.c */

@@ -251,6 +251,8 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	h->sb.zygote = -1;
 	h->sb.ctl_open = true;
 	h->sb.pool = 1;
+	h->sb.max_running = 1;
+	h->sb.max_queued = 1;
 	h->sb.requested = SL_POOL_MAX; /* request_workers sends nothing */
 	h->sb.next_id = 1;
 	h->sb.nready = 1;
@@ -907,6 +909,91 @@ TEST(sandbox_program_cancel)
 	pump(h, 50, false);
 	sl_program_cancel(h->p);
 	CHECK(kind_is(h, "cancelled"));
+	h_end(h);
+}
+
+/* A program started besides the harness's own. */
+struct other {
+	struct sl_program *p;
+	int done_runs;
+	uint64_t done_at;
+};
+
+static void on_other_done(void *ctx, struct sl_program *p)
+{
+	struct other *o = ctx;
+	o->done_runs++;
+	o->done_at = sl_now_us();
+}
+
+static void other_start(struct harness *h, struct other *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->p = sl_program_start(&h->sb, &h->host, "return 2", 8, on_other_done, NULL, o);
+}
+
+/* codeMode.maxConcurrent 1, maxQueued 1: one runs, one waits (without a
+ * clock), the next is refused as busy at once; a cancelled waiter leaves
+ * the queue; the end of the running one admits the oldest waiter, whose
+ * own clock starts then. */
+TEST(sandbox_admission_queue)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	struct other q, busy, q2;
+	const struct sl_program_result *r;
+	uint64_t t0;
+
+	limits(&l, 300);
+	t0 = sl_now_us();
+	h = h_start(&l);
+	greet_only(h);
+
+	other_start(h, &q);
+	CHECK(h->sb.queued == q.p);
+	CHECK_INT(h->sb.nqueued, 1);
+	CHECK_INT(h->sb.nslots, 1);
+	other_start(h, &busy);
+	CHECK_INT(busy.done_runs, 0); /* never inside sl_program_start */
+	pump(h, 20, false);
+	CHECK_INT(busy.done_runs, 1);
+	r = sl_program_result(busy.p);
+	CHECK(!r->ok);
+	CHECK_STR(r->kind, "busy");
+	CHECK(strstr(r->text, "1 programs running (sluice.codeMode.maxConcurrent) and 1 waiting "
+			      "(sluice.codeMode.maxQueued)") != NULL);
+	CHECK_INT(h->sb.nqueued, 1);
+
+	/* cancelled while queued: it leaves the queue, and a new one takes its place */
+	sl_program_cancel(q.p);
+	CHECK_INT(q.done_runs, 1);
+	CHECK(sl_program_result(q.p)->cancelled);
+	CHECK(h->sb.queued == NULL);
+	CHECK_INT(h->sb.nqueued, 0);
+	other_start(h, &q2);
+	CHECK(h->sb.queued == q2.p);
+
+	/* the running one times out; q2 gets the slot (no worker is ready: it
+	 * waits for the zygote's) and its clock starts only now */
+	wait_done(h, 3000);
+	CHECK(kind_is(h, "timeout"));
+	CHECK(h->sb.queued == NULL);
+	CHECK(h->sb.waiting == q2.p);
+	CHECK_INT(h->sb.nslots, 1);
+	CHECK_INT(q2.done_runs, 0);
+	pump(h, 10, false);
+	while (q2.done_runs == 0 && sl_now_us() - t0 < 4000000)
+		pump(h, 20, false);
+	CHECK_INT(q2.done_runs, 1);
+	r = sl_program_result(q2.p);
+	CHECK_STR(r->kind, "timeout");
+	CHECK(q2.done_at - h->done_at >= 300000);
+	CHECK_INT(h->sb.nslots, 0);
+	CHECK(h->sb.waiting == NULL);
+
+	sl_program_free(q.p);
+	sl_program_free(busy.p);
+	sl_program_free(q2.p);
 	h_end(h);
 }
 
