@@ -854,13 +854,20 @@ static void handle_progress(struct sl_upstream *u, yyjson_val *params)
 		r->progress(r->ctx, params);
 }
 
-static void on_notes_timer(uv_timer_t *t)
+/* Logs how many notifications the window that just ended dropped. */
+static void notes_report(struct sl_upstream *u)
 {
-	struct sl_upstream *u = t->data;
+	if (u->notes.refused == 0)
+		return;
 	sl_log(SL_LOG_WARN, "server '%s': %u notifications dropped in one second, over the limit "
 	       "of %u (sluice.limits.notificationsPerSecond)", u->name, u->notes.refused,
 	       u->gcfg->limits.notifications_per_second);
 	u->notes.refused = 0;
+}
+
+static void on_notes_timer(uv_timer_t *t)
+{
+	notes_report(t->data);
 }
 
 /* sluice.limits.notificationsPerSecond, over every notification (progress
@@ -868,14 +875,17 @@ static void on_notes_timer(uv_timer_t *t)
  * message); one log line at the end of each second that dropped some. */
 static bool notification_admit(struct sl_upstream *u)
 {
-	uint64_t now;
+	uint64_t now = sl_now_ms();
+	if (u->notes.refused && now - u->notes.start_ms >= 1000) {
+		/* The window is over before its timer ran (the loop's clock lags). */
+		uv_timer_stop(&u->notes_timer);
+		notes_report(u);
+	}
 	if (sl_rate_admit(&u->notes, 1000, u->gcfg->limits.notifications_per_second))
 		return true;
-	if (u->notes.refused == 1) {
-		now = sl_now_ms();
+	if (u->notes.refused == 1)
 		uv_timer_start(&u->notes_timer, on_notes_timer,
 			       u->notes.start_ms + 1000 > now ? u->notes.start_ms + 1000 - now : 0, 0);
-	}
 	return false;
 }
 
