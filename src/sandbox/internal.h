@@ -35,6 +35,7 @@ struct sl_sandbox {
 	unsigned max_running, max_queued;
 	unsigned nslots, nqueued;    /* slots held; programs in queued */
 	struct sl_program *queued;   /* programs waiting for a slot, oldest first */
+	struct sl_program **queued_tail; /* where the next one goes, while queued is set */
 	struct sl_program *waiting;  /* programs with a slot, waiting for a worker */
 	struct sl_program *running;  /* programs with a worker */
 	uint64_t next_id;
@@ -47,7 +48,7 @@ void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w);
 void sl_program_exited(struct sl_program *p, int status);
 struct sl_program *sl_program_next(struct sl_program *p);
 pid_t sl_program_pid(const struct sl_program *p);
-/* Removes p from the list at *head (sb->queued, waiting or running). */
+/* Removes p from the list at *head (sb->waiting or sb->running). */
 void sl_program_unqueue(struct sl_sandbox *sb, struct sl_program **head, struct sl_program *p);
 
 /* sandbox.c */

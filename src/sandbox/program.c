@@ -140,14 +140,37 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void admit(struct sl_program *p);
 
+/* The queue of programs waiting for a slot: appended at its tail, taken
+ * from its head (a cancelled one from where it is). */
+static void enqueue(struct sl_sandbox *sb, struct sl_program *p)
+{
+	if (!sb->queued)
+		sb->queued_tail = &sb->queued;
+	*sb->queued_tail = p;
+	sb->queued_tail = &p->next;
+	sb->nqueued++;
+	p->state = P_QUEUED;
+}
+
+static void dequeue(struct sl_sandbox *sb, struct sl_program *p)
+{
+	struct sl_program **q = &sb->queued;
+	while (*q != p)
+		q = &(*q)->next;
+	*q = p->next;
+	if (sb->queued_tail == &p->next)
+		sb->queued_tail = q;
+	p->next = NULL;
+	sb->nqueued--;
+}
+
 /* A slot came free: the oldest queued program takes it. */
 static void admit_next(struct sl_sandbox *sb)
 {
 	struct sl_program *p = sb->queued;
 	if (!p || sb->nslots >= sb->max_running)
 		return;
-	sl_program_unqueue(sb, &sb->queued, p);
-	sb->nqueued--;
+	dequeue(sb, p);
 	admit(p);
 }
 
@@ -158,11 +181,8 @@ static void finish(struct sl_program *p)
 
 	if (p->state == P_DONE)
 		return;
-	if (p->state == P_QUEUED) {
-		/* Cancelled while it waited: it leaves the queue. */
-		sl_program_unqueue(sb, &sb->queued, p);
-		sb->nqueued--;
-	}
+	if (p->state == P_QUEUED)
+		dequeue(sb, p); /* cancelled while it waited */
 	p->state = P_DONE;
 	uv_timer_stop(&p->timer);
 	kill_worker(p);
@@ -709,12 +729,7 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 	if (sb->nslots < sb->max_running) {
 		admit(p);
 	} else if (sb->nqueued < sb->max_queued) {
-		struct sl_program **q = &sb->queued;
-		while (*q)
-			q = &(*q)->next;
-		*q = p;
-		sb->nqueued++;
-		p->state = P_QUEUED;
+		enqueue(sb, p);
 	} else {
 		/* Refused at once, answered from the loop. */
 		p->state = P_BUSY;
