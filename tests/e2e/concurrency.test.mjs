@@ -10,6 +10,7 @@ import {
 	catalog,
 	closeAll,
 	connect,
+	eventually,
 	execCode,
 	httpClient,
 	modernMeta,
@@ -28,6 +29,10 @@ after(async () => {
 });
 
 const servers = { github: catalog('github') };
+
+// Code mode starts with the gateway by running a probe program of its own,
+// which takes a slot like any other: wait until it has ended.
+const probeDone = (gw) => eventually(() => /code mode (ready|failed)/.test(gw.stderr()), 15000, 50, 'the code-mode probe');
 const code = { maxConcurrent: 2, maxQueued: 2, timeoutMs: 20000 };
 
 // Allocates and touches 100 MiB, then waits 1.5 s in a tool call.
@@ -82,6 +87,7 @@ describe('codeMode.maxConcurrent and maxQueued', () => {
 	test('stdio: 20 programs of 100 MiB at once: at most 2 run, 2 wait, 16 are busy at once', async () => {
 		const gw = await connect({ servers, sluice: { exposure: 'code', codeMode: code } });
 		started.push(gw);
+		await probeDone(gw);
 		const watch = watchWorkers(gw.pid());
 		const outcomes = await Promise.all(Array.from({ length: 20 }, () => execCode(gw.client, HOG, { timeout: 60000 })));
 		checkOutcomes(outcomes, watch.stop());
@@ -119,9 +125,9 @@ describe('codeMode.maxConcurrent and maxQueued', () => {
 			const text = textOf(result);
 			return { text, isError: result.isError === true, kind: /^([a-z]+): /.exec(text)?.[1], ms: Date.now() - t0 };
 		};
-		// The first request starts the gateway, and with it code mode's
-		// own probe program: let it finish first.
+		// The first request starts the gateway, and with it code mode.
 		assert.equal((await one(0, 'return 1')).text, '1');
+		await probeDone(gw);
 		const watch = watchWorkers(gw.pid);
 		const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => one(i + 1)));
 		checkOutcomes(outcomes, watch.stop());
@@ -131,6 +137,7 @@ describe('codeMode.maxConcurrent and maxQueued', () => {
 	test('a queued program whose request is cancelled leaves the queue', async () => {
 		const gw = await connect({ servers, sluice: { exposure: 'code', codeMode: { maxConcurrent: 1, maxQueued: 1, timeoutMs: 20000 } } });
 		started.push(gw);
+		await probeDone(gw);
 		const running = execCode(gw.client, 'await tools.github.slow({ ms: 1500 }); return "first"');
 		await new Promise((r) => setTimeout(r, 200));
 		const ac = new AbortController();
