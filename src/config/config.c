@@ -381,11 +381,12 @@ static const struct sl_conf_key code_keys[] = {
 	  .doc = "Workers prepared in advance." },
 	{ "maxConcurrent", SL_CONF_UINT, CODE(code_max_concurrent), .min = 0, .max = 1000,
 	  .dflt = 0, .dflt_doc = "`0`: twice the number of cores",
-	  .doc = "Programs running at once, all sessions and both protocol eras together; more "
-		 "wait in a queue (`maxQueued`). Each may use up to `heapBytes`." },
+	  .doc = "Programs running at once (a worker each), all sessions, stdio and both HTTP eras "
+		 "together; more wait in a queue (`maxQueued`). Each may use up to `heapBytes`." },
 	{ "maxQueued", SL_CONF_UINT, CODE(code_max_queued), .min = 0, .max = 100000, .dflt = 32,
-	  .doc = "Programs waiting for a free slot; one more is refused at once with a \"busy\" "
-		 "error naming this limit." },
+	  .doc = "Programs waiting for a free slot, first come first served: a queued program's "
+		 "`timeoutMs` starts when it runs, and a cancelled one leaves the queue. One more is "
+		 "refused at once with a \"busy\" error naming this limit." },
 	{ "require", SL_CONF_CUSTOM, CODE(code_require), .parse = parse_require,
 	  .shape = "an array of boundary names", .dflt_doc = "`[]`",
 	  .doc = "Sandbox boundaries code mode refuses to run without: `userns`, `pidns`, `netns`, "
@@ -490,8 +491,10 @@ static const struct sl_conf_key limits_keys[] = {
 	  .doc = "One session's share of `maxBufferedBytes`, with the same order at the bound." },
 	{ "maxRequestsInFlight", SL_CONF_UINT, LIM(max_requests), .min = 1, .max = 1000000,
 	  .dflt = 256,
-	  .doc = "Requests being answered at once, all sessions, stdio and both HTTP eras together; "
-		 "one more gets a \"busy\" error naming this key." },
+	  .doc = "Requests being answered at once, all sessions, stdio and both HTTP eras together: "
+		 "those that wait on a server or a program (`tools/call`, `resources/read`, "
+		 "`prompts/get`, `completion/complete`, subscriptions). One more gets JSON-RPC error "
+		 "-32000 naming this key; lists and `ping`, answered at once, are never refused." },
 	{ "maxConnections", SL_CONF_UINT, LIM(max_connections), .min = 16, .max = 1000000,
 	  .dflt = 1024, .doc = "HTTP connections open at once (the process's open-file limit is "
 			       "raised to fit)." },
@@ -511,15 +514,19 @@ static const struct sl_conf_key limits_keys[] = {
 	  .doc = "A kept-alive connection with no request in progress is closed after this." },
 	{ "serverRequestsPerCall", SL_CONF_UINT, LIM(server_requests_per_call), .min = 0,
 	  .max = 100000, .dflt = 16,
-	  .doc = "Sampling and elicitation requests relayed to the client during one call; the "
-		 "excess is refused to the server with an error naming this key." },
+	  .doc = "Sampling and elicitation requests relayed to the client during one client "
+		 "request (a tool call, or a whole `execute_code` program); the excess is refused to "
+		 "the server with JSON-RPC error -32000 naming this key, logged once per call. `0` "
+		 "relays none." },
 	{ "serverRequestsPerMinute", SL_CONF_UINT, LIM(server_requests_per_minute), .min = 0,
 	  .max = 1000000, .dflt = 60,
-	  .doc = "The same, per server, over any minute." },
+	  .doc = "The same, per server and minute (a fixed window, opened by the first request "
+		 "after the last one closed); refused the same way, logged once per window." },
 	{ "notificationsPerSecond", SL_CONF_UINT, LIM(notifications_per_second), .min = 1,
 	  .max = 1000000, .dflt = 100,
-	  .doc = "Notifications (log messages, progress, list changes) relayed from one server; the "
-		 "excess is dropped and logged once per second." },
+	  .doc = "Notifications from one server (log messages, progress, list changes, resource "
+		 "updates) per second (a fixed window); the excess is dropped, and one log line at the "
+		 "end of the second says how many." },
 };
 #undef LIM
 

@@ -98,6 +98,22 @@ uint64_t sl_now_ms(void)
 	return sl_now_us() / 1000u;
 }
 
+bool sl_rate_admit(struct sl_rate *r, uint64_t period_ms, uint32_t max)
+{
+	uint64_t now = sl_now_ms();
+	if (r->n + r->refused == 0 || now - r->start_ms >= period_ms) {
+		r->start_ms = now;
+		r->n = 0;
+		r->refused = 0;
+	}
+	if (r->n < max) {
+		r->n++;
+		return true;
+	}
+	r->refused++;
+	return false;
+}
+
 uint64_t sl_hash64(const void *p, size_t n, uint64_t seed)
 {
 	const unsigned char *b = p;

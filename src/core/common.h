@@ -6,6 +6,7 @@
  *   int rc = sl_something(...);        0 or a negative SL_ERR_*
  *   p = sl_alloc(n);                   aborts with a message on OOM
  *   t = sl_now_ms();                   monotonic milliseconds
+ *   if (sl_rate_admit(&r, 1000, max))  at most max events a second
  */
 #ifndef SL_CORE_COMMON_H
 #define SL_CORE_COMMON_H
@@ -49,6 +50,17 @@ void sl_random(void *buf, size_t n);
 
 uint64_t sl_now_ms(void);
 uint64_t sl_now_us(void);
+
+/* A rate bound over fixed windows (sluice.limits' rates): a window opens
+ * with the first event after the last one closed and lasts period_ms. */
+struct sl_rate {
+	uint64_t start_ms;
+	uint32_t n;        /* events admitted in the window */
+	uint32_t refused;  /* events refused in it */
+};
+/* Counts one event: true if it is among the window's first max, else it
+ * counts as refused (r->refused == 1: the window's first refusal). */
+bool sl_rate_admit(struct sl_rate *r, uint64_t period_ms, uint32_t max);
 
 /* sluice's state directory by default (pins, the audit file):
  * $XDG_STATE_HOME/sluice, else ~/.local/state/sluice; NULL when neither

@@ -26,12 +26,14 @@ struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool m
 	p->modern = modern;
 	sl_session_id_key(p->msg.id, p->key, sizeof(p->key));
 	sl_map_put(&s->calls, p->key, p);
+	s->gw->requests++;
 	return p;
 }
 
 void sl_pending_free(struct sl_pending *p)
 {
 	sl_map_del(&p->s->calls, p->key);
+	p->s->gw->requests--;
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
 	sl_msg_dispose(&p->msg);
@@ -85,6 +87,41 @@ static bool waits_on(const void *value, const void *ctx)
 bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u)
 {
 	return !s->closing && sl_map_find(&s->calls, waits_on, u) != NULL;
+}
+
+/* Sampling spends the user's model budget and elicitation the user's
+ * attention: a server gets only so many of them (sluice.limits). */
+bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)
+{
+	const struct sl_limits *l = &s->gw->cfg->limits;
+	struct sl_pending *p;
+	char why[300];
+
+	if (strcmp(m->method, SL_MCP_ELICIT) != 0 && strcmp(m->method, "sampling/createMessage") != 0)
+		return true;
+	p = sl_map_find(&s->calls, waits_on, u);
+	if (p && p->asks >= l->server_requests_per_call) {
+		snprintf(why, sizeof(why), "server '%s' asked %u sampling and elicitation requests "
+			 "during one call, the limit (sluice.limits.serverRequestsPerCall)", u->name,
+			 p->asks);
+		if (!p->asks_logged)
+			sl_log(SL_LOG_WARN, "%s: the rest of this call's are refused", why);
+		p->asks_logged = true;
+		sl_upstream_refuse(u, m->id, SL_RPC_SERVER_ERROR, why);
+		return false;
+	}
+	if (!sl_rate_admit(&u->asks, 60000, l->server_requests_per_minute)) {
+		snprintf(why, sizeof(why), "server '%s' asked %u sampling and elicitation requests "
+			 "within a minute, the limit (sluice.limits.serverRequestsPerMinute)", u->name,
+			 u->asks.n);
+		if (u->asks.refused == 1)
+			sl_log(SL_LOG_WARN, "%s: the rest of this minute's are refused", why);
+		sl_upstream_refuse(u, m->id, SL_RPC_SERVER_ERROR, why);
+		return false;
+	}
+	if (p)
+		p->asks++;
+	return true;
 }
 
 /* ---- tools/list ----------------------------------------------------------- */

@@ -192,8 +192,7 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	}
 	if (gw->cfg->code_enabled) {
 		struct sl_err err;
-		gw->sandbox = sl_sandbox_new(gw->loop, &gw->cfg->code, gw->cfg->code_pool,
-					     gw->cfg->code_require, &err);
+		gw->sandbox = sl_sandbox_new(gw->loop, gw->cfg, &err);
 		if (gw->sandbox)
 			sl_codemode_run(gw, NULL, "return 1", 8, on_probe_done, NULL, gw);
 		else
@@ -315,8 +314,6 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_gateway *gw = ctx;
-	yyjson_mut_doc *d;
-	yyjson_mut_val *err;
 	char *msg = NULL;
 	bool busy = false;
 	struct sl_msg f = *m;
@@ -343,19 +340,8 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	/* No client can answer it: say so rather than leave the server waiting. */
 	msg = sl_printf("the client connected to sluice does not support %s", m->method);
 refuse:
-	d = yyjson_mut_doc_new(NULL);
-	err = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_int(d, err, "code", code);
-	yyjson_mut_obj_add_strcpy(d, err, "message", msg);
+	sl_upstream_refuse(u, m->id, code, msg);
 	free(msg);
-	yyjson_mut_doc_set_root(d, err);
-	{
-		/* sl_upstream_respond takes immutable values: round-trip once. */
-		yyjson_doc *imm = yyjson_mut_doc_imut_copy(d, NULL);
-		sl_upstream_respond(u, sl_upstream_generation(u), m->id, NULL, yyjson_doc_get_root(imm));
-		yyjson_doc_free(imm);
-	}
-	yyjson_mut_doc_free(d);
 }
 
 /* ---- stopping ---------------------------------------------------------- */

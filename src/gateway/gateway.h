@@ -55,6 +55,9 @@ struct sl_gateway {
 	size_t nups;
 	struct sl_catalog catalog;
 	struct sl_session *sessions;
+	/* Client requests in flight (struct sl_pending), all sessions, both
+	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
+	uint32_t requests;
 	bool started;
 	bool settled;
 	bool stopping;

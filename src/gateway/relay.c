@@ -89,6 +89,8 @@ bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg
 			ok = yyjson_obj_get(s->caps, need[i].cap) != NULL;
 	if (!ok)
 		return false;
+	if (!sl_pending_server_request(s, u, m))
+		return true; /* over a bound of sluice.limits: u has its error */
 	r = sl_alloc(sizeof(*r));
 	r->up = u;
 	r->gen = sl_upstream_generation(u);

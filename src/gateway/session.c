@@ -373,29 +373,34 @@ static void do_set_level(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* Sorted by name (bsearch). eras: the eras that have the method; elsewhere
  * it is -32601, with wrong_era as the message when the method has one.
- * needs_upstreams: it waits until every upstream had its first handshake. */
+ * needs_upstreams: it waits until every upstream had its first handshake.
+ * waits: it may stay in flight, waiting on a server or a program, and so
+ * takes one of sluice.limits.maxRequestsInFlight (the others are answered
+ * at once from what the gateway holds, and are never refused as busy). */
 static const struct method {
 	const char *name;
 	unsigned eras;
 	bool needs_upstreams;
+	bool waits;
 	sl_method_fn fn;
 	const char *wrong_era;
 } methods[] = {
-	{ "completion/complete", ERA_LEGACY | ERA_MODERN, true, sl_forward_complete, NULL },
-	{ SL_MCP_INITIALIZE, ERA_LEGACY, false, do_initialize,
+	{ "completion/complete", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_complete, NULL },
+	{ SL_MCP_INITIALIZE, ERA_LEGACY, false, false, do_initialize,
 	  "Method not found: 2026-07-28 has no initialize" },
-	{ "logging/setLevel", ERA_LEGACY, true, do_set_level, NULL },
-	{ "ping", ERA_LEGACY | ERA_MODERN, false, do_ping, NULL },
-	{ "prompts/get", ERA_LEGACY | ERA_MODERN, true, sl_forward_prompts_get, NULL },
-	{ "prompts/list", ERA_LEGACY | ERA_MODERN, true, sl_forward_prompts_list, NULL },
-	{ "resources/list", ERA_LEGACY | ERA_MODERN, true, sl_forward_resources_list, NULL },
-	{ "resources/read", ERA_LEGACY | ERA_MODERN, true, sl_forward_resources_read, NULL },
-	{ "resources/subscribe", ERA_LEGACY, true, sl_forward_subscribe, NULL },
-	{ "resources/templates/list", ERA_LEGACY | ERA_MODERN, true, sl_forward_templates_list, NULL },
-	{ "resources/unsubscribe", ERA_LEGACY, true, sl_forward_unsubscribe, NULL },
-	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, do_discover, NULL },
-	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, sl_calls_tools_call, NULL },
-	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, sl_calls_tools_list, NULL },
+	{ "logging/setLevel", ERA_LEGACY, true, false, do_set_level, NULL },
+	{ "ping", ERA_LEGACY | ERA_MODERN, false, false, do_ping, NULL },
+	{ "prompts/get", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_prompts_get, NULL },
+	{ "prompts/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_prompts_list, NULL },
+	{ "resources/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_resources_list, NULL },
+	{ "resources/read", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_resources_read, NULL },
+	{ "resources/subscribe", ERA_LEGACY, true, true, sl_forward_subscribe, NULL },
+	{ "resources/templates/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_templates_list,
+	  NULL },
+	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
+	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
+	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, true, sl_calls_tools_call, NULL },
+	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, false, sl_calls_tools_list, NULL },
 };
 
 static int method_cmp(const void *key, const void *elem)
@@ -423,6 +428,15 @@ static void handle_request(struct sl_session *s, struct sl_msg *m, const struct 
 	if (!request_era(s, m, &modern))
 		return;
 	if (e && (e->eras & (modern ? ERA_MODERN : ERA_LEGACY))) {
+		if (e->waits && s->gw->requests >= s->gw->cfg->limits.max_requests) {
+			/* Every request of every session passes here, whatever its
+			 * transport or era: the gateway's one count. */
+			snprintf(msg, sizeof(msg), "Server busy: %u requests are in flight, the limit "
+				 "(sluice.limits.maxRequestsInFlight); try again later",
+				 s->gw->requests);
+			sl_session_error(s, m->id, SL_RPC_SERVER_ERROR, msg);
+			return;
+		}
 		e->fn(s, m, modern);
 		return;
 	}

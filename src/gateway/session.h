@@ -86,7 +86,9 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 /* True while a request of s is in flight to u (or a program of s, which may
  * call any server): the sessions a request from u most likely belongs to. */
 bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u);
-/* Relays an upstream's request to the client; false if this session cannot. */
+/* Relays an upstream's request to the client; false if this session cannot.
+ * True also when the request was over a bound of sluice.limits (flood
+ * caps: sl_pending_server_request): the server then has its error. */
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 
 /* The human's answer to an elicitation: action is "accept", "decline" or

@@ -32,6 +32,8 @@ struct sl_pending {
 	bool modern;
 	struct sl_upstream *up;      /* the server it waits on (none: a program) */
 	char key[80];
+	uint32_t asks;               /* sampling and elicitation relayed for it */
+	bool asks_logged;            /* its refusals were logged (once a call) */
 	union {
 		struct {
 			struct sl_call *call;
@@ -78,6 +80,12 @@ void sl_pending_free(struct sl_pending *p);
  * session is closing): whatever p waits on is cancelled, and p ends
  * unanswered. why is what the server hears. */
 void sl_pending_cancel(struct sl_pending *p, const char *why);
+/* Counts m, u's request that s is about to relay to its client, against
+ * sluice.limits.serverRequestsPerCall (the call of s that waits on u) and
+ * serverRequestsPerMinute (u's). Returns false if over either: u got a
+ * JSON-RPC error naming the bound, logged once a call or a window. Only
+ * sampling and elicitation count; anything else passes. */
+bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
 

@@ -17,7 +17,7 @@ enum sl_rpc_code {
 	SL_RPC_METHOD_NOT_FOUND = -32601,
 	SL_RPC_INVALID_PARAMS = -32602,
 	SL_RPC_INTERNAL_ERROR = -32603,
-	SL_RPC_SERVER_ERROR = -32000,       /* JSON-RPC: implementation-defined (the HTTP edge) */
+	SL_RPC_SERVER_ERROR = -32000,       /* JSON-RPC: implementation-defined (the HTTP edge; busy) */
 	SL_RPC_RESOURCE_NOT_FOUND = -32002, /* MCP: resources/read of an unknown URI */
 	SL_RPC_HEADER_MISMATCH = -32020,    /* MCP 2026-07-28 over HTTP */
 };

@@ -28,7 +28,15 @@ struct sl_sandbox {
 	int nready;
 	int requested;            /* forks asked for, not yet received */
 	int pool;
-	struct sl_program *waiting;  /* programs waiting for a worker */
+	/* Admission (codeMode.maxConcurrent, maxQueued): a program holds one
+	 * of max_running slots from the moment it is admitted until it ends
+	 * (waiting for its worker, then running); the others wait in queued,
+	 * first come first served, at most max_queued of them. */
+	unsigned max_running, max_queued;
+	unsigned nslots, nqueued;    /* slots held; programs in queued */
+	struct sl_program *queued;   /* programs waiting for a slot, oldest first */
+	struct sl_program **queued_tail; /* where the next one goes, while queued is set */
+	struct sl_program *waiting;  /* programs with a slot, waiting for a worker */
 	struct sl_program *running;  /* programs with a worker */
 	uint64_t next_id;
 	uint64_t started_ms;      /* when the zygote was last started */

@@ -32,7 +32,15 @@
 #define KILL_GRACE_MS 250   /* the worker's own deadline fires first */
 #define EXIT_WAIT_MS 1000   /* for the zygote's report of how a worker died */
 
-enum pstate { P_WAIT_WORKER, P_WAIT_READY, P_RUNNING, P_WAIT_EXIT, P_DONE };
+enum pstate {
+	P_QUEUED,       /* waiting for a slot (sb->queued) */
+	P_BUSY,         /* refused: the queue was full; ends from the loop */
+	P_WAIT_WORKER,  /* holds a slot, waits for a worker (sb->waiting) */
+	P_WAIT_READY,
+	P_RUNNING,
+	P_WAIT_EXIT,
+	P_DONE,
+};
 
 /* One tool call of the program, by its id. */
 struct pcall {
@@ -48,6 +56,7 @@ struct sl_program {
 	char *code;
 	size_t code_len;
 	enum pstate state;
+	bool slot;                /* holds one of sb->max_running */
 	struct sl_wslot w;
 	bool have_worker;
 	uv_pipe_t sock;
@@ -129,11 +138,51 @@ static void on_handle_closed(uv_handle_t *h)
 	}
 }
 
+static void admit(struct sl_program *p);
+
+/* The queue of programs waiting for a slot: appended at its tail, taken
+ * from its head (a cancelled one from where it is). */
+static void enqueue(struct sl_sandbox *sb, struct sl_program *p)
+{
+	if (!sb->queued)
+		sb->queued_tail = &sb->queued;
+	*sb->queued_tail = p;
+	sb->queued_tail = &p->next;
+	sb->nqueued++;
+	p->state = P_QUEUED;
+}
+
+static void dequeue(struct sl_sandbox *sb, struct sl_program *p)
+{
+	struct sl_program **q = &sb->queued;
+	while (*q != p)
+		q = &(*q)->next;
+	*q = p->next;
+	if (sb->queued_tail == &p->next)
+		sb->queued_tail = q;
+	p->next = NULL;
+	sb->nqueued--;
+}
+
+/* A slot came free: the oldest queued program takes it. */
+static void admit_next(struct sl_sandbox *sb)
+{
+	struct sl_program *p = sb->queued;
+	if (!p || sb->nslots >= sb->max_running)
+		return;
+	dequeue(sb, p);
+	admit(p);
+}
+
 /* Ends the program with res filled in; runs done exactly once. */
 static void finish(struct sl_program *p)
 {
+	struct sl_sandbox *sb = p->sb;
+
 	if (p->state == P_DONE)
 		return;
+	if (p->state == P_QUEUED)
+		dequeue(sb, p); /* cancelled while it waited */
 	p->state = P_DONE;
 	uv_timer_stop(&p->timer);
 	kill_worker(p);
@@ -162,6 +211,13 @@ static void finish(struct sl_program *p)
 		p->res.text = sl_strdup("");
 	p->res.calls = p->ncalls;
 	p->res.duration_ms = (double)(sl_now_us() - p->started_us) / 1000.0;
+	if (p->slot) {
+		/* Its worker is killed, and the zygote reaps it: the next program
+		 * may start. */
+		p->slot = false;
+		sb->nslots--;
+		admit_next(sb);
+	}
 	p->done(p->ctx, p);
 }
 
@@ -223,6 +279,10 @@ void sl_program_exited(struct sl_program *p, int status)
 static void on_timer(uv_timer_t *t)
 {
 	struct sl_program *p = t->data;
+	if (p->state == P_BUSY) {
+		finish(p);
+		return;
+	}
 	if (p->state == P_WAIT_EXIT) {
 		fail(p, "crash", "the program's worker ended without an answer");
 		return;
@@ -620,12 +680,37 @@ void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w)
 	uv_read_start((uv_stream_t *)&p->sock, on_alloc, on_read);
 }
 
+/* p takes a slot: a prepared worker at once, or the next the zygote
+ * forks. Its wall clock starts here, not while it was queued. */
+static void admit(struct sl_program *p)
+{
+	struct sl_sandbox *sb = p->sb;
+	struct sl_wslot w;
+
+	sb->nslots++;
+	p->slot = true;
+	p->state = P_WAIT_WORKER;
+	p->deadline_ms = sl_now_ms() + sb->lim.timeout_ms + KILL_GRACE_MS;
+	if (sl_sandbox_pop(sb, &w)) {
+		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
+		sl_program_take_worker(p, &w);
+	} else if (!sb->ctl_open) {
+		/* Answer from the loop, never inside this call. */
+		uv_timer_start(&p->timer, on_timer, 0, 0);
+	} else {
+		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
+		struct sl_program **q = &sb->waiting;
+		while (*q)
+			q = &(*q)->next;
+		*q = p;
+	}
+}
+
 struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx)
 {
 	struct sl_program *p = sl_alloc(sizeof(*p));
-	struct sl_wslot w;
 
 	p->sb = sb;
 	p->host = *host;
@@ -641,19 +726,20 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 	uv_timer_init(sb->loop, &p->timer);
 	p->timer.data = p;
 	p->handles = 1;
-	p->deadline_ms = sl_now_ms() + sb->lim.timeout_ms + KILL_GRACE_MS;
-	if (sl_sandbox_pop(sb, &w)) {
-		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
-		sl_program_take_worker(p, &w);
-	} else if (!sb->ctl_open) {
-		/* Answer from the loop, never inside this call. */
-		uv_timer_start(&p->timer, on_timer, 0, 0);
+	if (sb->nslots < sb->max_running) {
+		admit(p);
+	} else if (sb->nqueued < sb->max_queued) {
+		enqueue(sb, p);
 	} else {
-		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
-		struct sl_program **q = &sb->waiting;
-		while (*q)
-			q = &(*q)->next;
-		*q = p;
+		/* Refused at once, answered from the loop. */
+		p->state = P_BUSY;
+		p->res.kind = "busy";
+		p->res.text = sl_printf("code mode is full: %u programs running "
+					"(sluice.codeMode.maxConcurrent) and %u waiting "
+					"(sluice.codeMode.maxQueued); try again later",
+					sb->nslots, sb->nqueued);
+		p->res.text_len = strlen(p->res.text);
+		uv_timer_start(&p->timer, on_timer, 0, 0);
 	}
 	return p;
 }

@@ -128,14 +128,17 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 	}
 }
 
-struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,
-				  unsigned require, struct sl_err *err)
+struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, struct sl_err *err)
 {
 	struct sl_sandbox *sb = sl_alloc(sizeof(*sb));
+	int pool = cfg->code_pool;
 	sb->loop = loop;
-	sb->lim = *l;
-	sb->require = require;
+	sb->lim = cfg->code;
+	sb->require = cfg->code_require;
 	sb->pool = pool < 1 ? 1 : pool > SL_POOL_MAX / 2 ? SL_POOL_MAX / 2 : pool;
+	sb->max_running = cfg->code_max_concurrent ? cfg->code_max_concurrent
+						   : 2 * uv_available_parallelism();
+	sb->max_queued = cfg->code_max_queued;
 	sb->next_id = 1;
 	if (!zygote_start(sb, err)) {
 		free(sb);
@@ -146,8 +149,11 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *
 
 void sl_sandbox_free(struct sl_sandbox *sb)
 {
-	/* Programs still here end first (their owners hear about it), then the
-	 * zygote, and with it every worker (it is pid 1 of their namespace). */
+	/* Programs still here end first (their owners hear about it; the
+	 * queue first, so that no ending program admits one), then the zygote,
+	 * and with it every worker (it is pid 1 of their namespace). */
+	while (sb->queued)
+		sl_program_cancel(sb->queued);
 	while (sb->running)
 		sl_program_cancel(sb->running);
 	while (sb->waiting)

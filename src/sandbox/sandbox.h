@@ -5,7 +5,10 @@
  * advance (forked, limited, engine ready, kernel boundary up, waiting for a
  * program). A program takes one worker, never reused, and the pool is
  * refilled behind it; the programs waiting for a worker and those running
- * are the sandbox's own business.
+ * are the sandbox's own business. At most codeMode.maxConcurrent programs
+ * hold a worker (or wait for one) at once, whoever started them; up to
+ * codeMode.maxQueued more wait in a queue, first come first served, and
+ * one more ends at once as "busy" (docs/internals/SANDBOX.md, "Admission").
  *
  * The sandbox knows nothing of upstreams, the catalog, sessions or the call
  * pipeline: a program reaches tools only through its host (struct
@@ -13,7 +16,7 @@
  * gateway/codemode.c and a unit test can fake.
  *
  * API:
- *   sb = sl_sandbox_new(loop, &limits, pool_size, require, &err);
+ *   sb = sl_sandbox_new(loop, cfg, &err);  codeMode's limits, pool, admission
  *   p = sl_program_start(sb, &host, code, len, done, step, ctx);
  *   ... host->call starts each tool call; the host answers with
  *       sl_program_call_done(p, id, ...) (and sl_program_call_human)
@@ -33,10 +36,11 @@
 struct sl_sandbox;
 struct sl_program;
 
-/* NULL when the zygote cannot start (err says why). Programs are refused
- * unless every boundary in require (SL_B_* bits) is in force. */
-struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_code_limits *l, int pool,
-				  unsigned require, struct sl_err *err);
+/* A sandbox with cfg's sluice.codeMode (limits, poolSize, maxConcurrent,
+ * maxQueued, require), copied: NULL when the zygote cannot start (err says
+ * why). Programs are refused unless every boundary in cfg->code_require
+ * (SL_B_* bits) is in force. */
+struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, struct sl_err *err);
 void sl_sandbox_free(struct sl_sandbox *sb);
 /* The boundaries in force (SL_B_* bits), as the last worker reported them. */
 unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb);
@@ -100,7 +104,8 @@ void sl_program_call_human(struct sl_program *p, bool waiting);
 /* What a program ended with. */
 struct sl_program_result {
 	bool ok;
-	const char *kind;   /* on failure: error, syntax, timeout, cpu, memory, output, calls, crash */
+	const char *kind;   /* on failure: error, syntax, timeout, cpu, memory, output, calls, crash,
+			     * busy (refused: maxConcurrent running and maxQueued waiting) */
 	char *text;         /* the return value, or the failure's message */
 	size_t text_len;    /* its bytes: text may hold NUL, as may console */
 	char *console;      /* captured console output ("" if none) */
@@ -108,7 +113,7 @@ struct sl_program_result {
 	bool console_cut;
 	bool cancelled;     /* no answer is due */
 	uint32_t calls;
-	double duration_ms; /* from sl_program_start to the end, waiting for a worker included */
+	double duration_ms; /* from sl_program_start to the end, queue and worker wait included */
 };
 
 typedef void (*sl_program_done_fn)(void *ctx, struct sl_program *p);
@@ -119,7 +124,9 @@ typedef void (*sl_program_step_fn)(void *ctx, struct sl_program *p, const char *
 
 /* Starts code (copied) with the tools of host (copied; see its contract).
  * Never fails and never calls done inside itself: a program that cannot
- * run ends from the loop. step may be NULL. The program is owned by the
+ * run ends from the loop (one refused as busy, at once). A queued program
+ * has no deadline yet: timeoutMs counts from when it gets its slot, and
+ * sl_program_cancel takes it out of the queue. step may be NULL. The program is owned by the
  * caller: sl_program_free it once done ran (inside done is fine). */
 struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,

@@ -36,7 +36,7 @@
 static const double BOUNDS[NBOUNDS] = { 1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000 };
 
 static const char *const PROGRAM_OUTCOMES[] = { "ok", "cancelled", "error", "syntax", "timeout",
-						"cpu", "memory", "output", "calls", "crash",
+						"cpu", "memory", "output", "calls", "crash", "busy",
 						"other" };
 #define NPOUT SL_COUNT(PROGRAM_OUTCOMES)
 #define NORIGIN 3

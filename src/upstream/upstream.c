@@ -342,6 +342,22 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 	yyjson_mut_doc_free(d);
 }
 
+void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *err = yyjson_mut_obj(d);
+	yyjson_doc *imm;
+
+	yyjson_mut_obj_add_int(d, err, "code", code);
+	yyjson_mut_obj_add_strcpy(d, err, "message", message);
+	yyjson_mut_doc_set_root(d, err);
+	/* sl_upstream_respond takes immutable values: round-trip once. */
+	imm = yyjson_mut_doc_imut_copy(d, NULL);
+	sl_upstream_respond(u, sl_upstream_generation(u), id, NULL, yyjson_doc_get_root(imm));
+	yyjson_doc_free(imm);
+	yyjson_mut_doc_free(d);
+}
+
 /* ---- lifecycle --------------------------------------------------------- */
 
 static void on_timer(uv_timer_t *t);
@@ -728,6 +744,8 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 	u->backoff_ms = BACKOFF_MIN_MS;
 	uv_timer_init(loop, &u->timer);
 	u->timer.data = u;
+	uv_timer_init(loop, &u->notes_timer);
+	u->notes_timer.data = u;
 	u->caps_doc = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
 	if (cfg->disabled) {
@@ -787,6 +805,8 @@ bool sl_upstream_stopped(const struct sl_upstream *u)
 static void on_upstream_timer_closed(uv_handle_t *h)
 {
 	struct sl_upstream *u = h->data;
+	if (--u->handles > 0)
+		return;
 	for (int k = 0; k < LIST_N; k++)
 		item_list_dispose(list_of(u, (enum list_kind)k));
 	yyjson_doc_free(u->init_doc);
@@ -813,7 +833,9 @@ void sl_upstream_free(struct sl_upstream *u)
 	u->link = NULL;
 	while (u->pending)
 		ureq_free(u->pending);
+	u->handles = 2;
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
+	uv_close((uv_handle_t *)&u->notes_timer, on_upstream_timer_closed);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -832,8 +854,45 @@ static void handle_progress(struct sl_upstream *u, yyjson_val *params)
 		r->progress(r->ctx, params);
 }
 
+/* Logs how many notifications the window that just ended dropped. */
+static void notes_report(struct sl_upstream *u)
+{
+	if (u->notes.refused == 0)
+		return;
+	sl_log(SL_LOG_WARN, "server '%s': %u notifications dropped in one second, over the limit "
+	       "of %u (sluice.limits.notificationsPerSecond)", u->name, u->notes.refused,
+	       u->gcfg->limits.notifications_per_second);
+	u->notes.refused = 0;
+}
+
+static void on_notes_timer(uv_timer_t *t)
+{
+	notes_report(t->data);
+}
+
+/* sluice.limits.notificationsPerSecond, over every notification (progress
+ * and list changes too: each costs the gateway work and the client a
+ * message); one log line at the end of each second that dropped some. */
+static bool notification_admit(struct sl_upstream *u)
+{
+	uint64_t now = sl_now_ms();
+	if (u->notes.refused && now - u->notes.start_ms >= 1000) {
+		/* The window is over before its timer ran (the loop's clock lags). */
+		uv_timer_stop(&u->notes_timer);
+		notes_report(u);
+	}
+	if (sl_rate_admit(&u->notes, 1000, u->gcfg->limits.notifications_per_second))
+		return true;
+	if (u->notes.refused == 1)
+		uv_timer_start(&u->notes_timer, on_notes_timer,
+			       u->notes.start_ms + 1000 > now ? u->notes.start_ms + 1000 - now : 0, 0);
+	return false;
+}
+
 static void handle_notification(struct sl_upstream *u, struct sl_msg *m)
 {
+	if (!notification_admit(u))
+		return;
 	if (strcmp(m->method, "notifications/progress") == 0) {
 		handle_progress(u, m->params);
 		return;

@@ -110,6 +110,12 @@ struct sl_upstream {
 	unsigned lists_loading;  /* list fetches in flight */
 	bool lists_dirty;        /* a list_changed arrived during a fetch */
 	bool closing_timer;
+
+	/* sluice.limits: what the server sends toward the client. */
+	struct sl_rate asks;     /* sampling and elicitation relayed, a minute (gateway/calls.c) */
+	struct sl_rate notes;    /* notifications, a second: the excess is dropped */
+	uv_timer_t notes_timer;  /* logs, at a window's end, how many it dropped */
+	int handles;             /* the timers not yet closed, once freeing */
 };
 
 struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
@@ -148,6 +154,9 @@ void sl_upstream_cancel(struct sl_upstream *u, struct sl_ureq *r, const char *re
  * arrived: an answer for a process since replaced is dropped. */
 void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 			 yyjson_val *result, yyjson_val *error);
+/* Answers the server's request id (of its current process) with the
+ * JSON-RPC error {code, message}. */
+void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message);
 unsigned sl_upstream_generation(const struct sl_upstream *u);
 
 const char *sl_upstream_state_name(enum sl_upstream_state s);

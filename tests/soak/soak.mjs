@@ -156,7 +156,9 @@ async function main() {
 			exposure: 'router',
 			audit: { file: '/dev/null' },
 			http: { maxSessions: SESSIONS + 16 },
-			codeMode: { enabled: true, timeoutMs: 30000, cpuMs: 1000, heapBytes: 32 << 20, poolSize: 4 },
+			// Every session may have a program at once: they queue behind
+			// maxConcurrent (twice the cores), none is refused as busy.
+			codeMode: { enabled: true, timeoutMs: 30000, cpuMs: 1000, heapBytes: 32 << 20, poolSize: 4, maxQueued: SESSIONS },
 		},
 	});
 	const stats = new Map(SCENARIOS.map((s) => [s.name, { n: 0, unexpected: 0, ms: [] }]));

@@ -251,6 +251,8 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	h->sb.zygote = -1;
 	h->sb.ctl_open = true;
 	h->sb.pool = 1;
+	h->sb.max_running = 1;
+	h->sb.max_queued = 1;
 	h->sb.requested = SL_POOL_MAX; /* request_workers sends nothing */
 	h->sb.next_id = 1;
 	h->sb.nready = 1;
@@ -907,6 +909,102 @@ TEST(sandbox_program_cancel)
 	pump(h, 50, false);
 	sl_program_cancel(h->p);
 	CHECK(kind_is(h, "cancelled"));
+	h_end(h);
+}
+
+/* A program started besides the harness's own. */
+struct other {
+	struct sl_program *p;
+	int done_runs;
+	uint64_t done_at;
+};
+
+static void on_other_done(void *ctx, struct sl_program *p)
+{
+	struct other *o = ctx;
+	o->done_runs++;
+	o->done_at = sl_now_us();
+}
+
+static void other_start(struct harness *h, struct other *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->p = sl_program_start(&h->sb, &h->host, "return 2", 8, on_other_done, NULL, o);
+}
+
+/* codeMode.maxConcurrent 1, maxQueued 3: one runs, three wait (without a
+ * clock), the next is refused as busy at once; cancelled waiters leave the
+ * queue (from its middle and its tail); each end admits the oldest waiter,
+ * whose own clock starts then. */
+TEST(sandbox_admission_queue)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	struct other a, b, c, busy, e;
+	const struct sl_program_result *r;
+	uint64_t t0;
+
+	limits(&l, 300);
+	t0 = sl_now_us();
+	h = h_start(&l);
+	h->sb.max_queued = 3;
+	greet_only(h);
+
+	other_start(h, &a);
+	other_start(h, &b);
+	other_start(h, &c);
+	CHECK(h->sb.queued == a.p);
+	CHECK_INT(h->sb.nqueued, 3);
+	CHECK_INT(h->sb.nslots, 1);
+	other_start(h, &busy);
+	CHECK_INT(busy.done_runs, 0); /* never inside sl_program_start */
+	pump(h, 20, false);
+	CHECK_INT(busy.done_runs, 1);
+	r = sl_program_result(busy.p);
+	CHECK(!r->ok);
+	CHECK_STR(r->kind, "busy");
+	CHECK(strstr(r->text, "1 programs running (sluice.codeMode.maxConcurrent) and 3 waiting "
+			      "(sluice.codeMode.maxQueued)") != NULL);
+	CHECK_INT(h->sb.nqueued, 3);
+	CHECK_INT(a.done_runs + b.done_runs + c.done_runs, 0);
+
+	/* cancelled while queued, from the middle and then the tail: they leave
+	 * the queue, and a new one goes behind the oldest */
+	sl_program_cancel(b.p);
+	sl_program_cancel(c.p);
+	CHECK_INT(b.done_runs + c.done_runs, 2);
+	CHECK(sl_program_result(b.p)->cancelled && sl_program_result(c.p)->cancelled);
+	CHECK_INT(h->sb.nqueued, 1);
+	other_start(h, &e);
+	CHECK(h->sb.queued == a.p && sl_program_next(a.p) == e.p && sl_program_next(e.p) == NULL);
+	CHECK_INT(h->sb.nqueued, 2);
+
+	/* the running one times out; a gets the slot (no worker is ready: it
+	 * waits for the zygote's) and its clock starts only now */
+	wait_done(h, 3000);
+	CHECK(kind_is(h, "timeout"));
+	CHECK(h->sb.queued == e.p);
+	CHECK(h->sb.waiting == a.p);
+	CHECK_INT(h->sb.nslots, 1);
+	CHECK_INT(a.done_runs, 0);
+	while ((a.done_runs == 0 || e.done_runs == 0) && sl_now_us() - t0 < 5000000)
+		pump(h, 20, false);
+	CHECK_INT(a.done_runs, 1);
+	CHECK_STR(sl_program_result(a.p)->kind, "timeout");
+	CHECK(a.done_at - h->done_at >= 300000);
+	/* then e, after a */
+	CHECK_INT(e.done_runs, 1);
+	CHECK_STR(sl_program_result(e.p)->kind, "timeout");
+	CHECK(e.done_at - a.done_at >= 300000);
+	CHECK_INT(h->sb.nslots, 0);
+	CHECK_INT(h->sb.nqueued, 0);
+	CHECK(h->sb.waiting == NULL && h->sb.queued == NULL);
+
+	sl_program_free(a.p);
+	sl_program_free(b.p);
+	sl_program_free(c.p);
+	sl_program_free(busy.p);
+	sl_program_free(e.p);
 	h_end(h);
 }
 

@@ -151,6 +151,39 @@ const tools = [
 	  run: async () => { await sleep(200); return text('Reconnection test completed successfully'); } },
 ];
 
+// --flood: one more tool, for the flood bounds (tests/e2e/floods.test.mjs).
+// flood {asks, notes} sends `notes` log messages and as many progress
+// notifications (when the call has a token), then asks the client `asks`
+// elicitations and `asks` samplings at once, and answers with what came
+// back: {"elicit": {ok, errors: {message: count}}, "sample": {...}}.
+if (process.argv.includes('--flood'))
+	tools.push({ name: 'flood', description: 'Floods the client with requests and notifications',
+	  inputSchema: { type: 'object', properties: { asks: { type: 'integer' }, notes: { type: 'integer' } } },
+	  run: async ({ asks = 0, notes = 0 }, extra) => {
+		const token = extra._meta?.progressToken;
+		const sent = [];
+		for (let i = 0; i < notes; i++) {
+			sent.push(server.sendLoggingMessage({ level: 'info', data: `flood ${i}` }));
+			if (token !== undefined)
+				sent.push(extra.sendNotification({ method: 'notifications/progress',
+					params: { progressToken: token, progress: i + 1 } }));
+		}
+		await Promise.all(sent);
+		const tally = async (method, params, schema) => {
+			const out = { ok: 0, errors: {} };
+			await Promise.all(Array.from({ length: asks }, () => extra.sendRequest({ method, params }, schema)
+				.then(() => out.ok++, (e) => { out.errors[e.message] = (out.errors[e.message] ?? 0) + 1; })));
+			return out;
+		};
+		const [elicit, sample] = await Promise.all([
+			tally('elicitation/create', { message: 'flood?', requestedSchema: { type: 'object',
+				properties: { ok: { type: 'boolean' } } } }, ElicitResultSchema),
+			tally('sampling/createMessage', { messages: [{ role: 'user',
+				content: { type: 'text', text: 'flood' } }], maxTokens: 1 }, CreateMessageResultSchema),
+		]);
+		return text(JSON.stringify({ elicit, sample }));
+	  } });
+
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
 	tools: tools.map(({ run, ...t }) => t),
 }));
