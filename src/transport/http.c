@@ -47,6 +47,7 @@
 #define HEARTBEAT ": keep-alive\n\n"
 #define HISTORY_MAX (1u << 20) /* bytes of past events a stream keeps for resumption */
 #define FD_HEADROOM 256       /* open files beyond the HTTP connections (upstreams, workers, logs) */
+#define PENDING_GRACE_MS 1000 /* pending this long before maxPendingPerAddress may close it */
 
 #define WAIT_MS 50 /* a POST's answer this quick comes as JSON (settle()) */
 #define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
@@ -120,6 +121,7 @@ enum conn_state {
 struct conn {
 	struct conn *prev, *next;
 	enum conn_state state;
+	bool seen;                   /* pending at the last enforce_pending() */
 	int fd;
 	struct sockaddr_storage addr;
 	uint64_t since_ms;           /* accepted, or its last request ended */
@@ -157,6 +159,7 @@ enum {
 	WARNED_PENDING = 1,
 	WARNED_PER_ADDRESS = 2,
 	WARNED_HEADERS = 4,
+	WARNED_CONNECTIONS = 8,
 };
 
 struct req {
@@ -171,6 +174,7 @@ struct req {
 
 static void run_mhd(struct sl_http *h);
 static void on_kick(uv_timer_t *t);
+static void enforce_pending(struct sl_http *h);
 
 /* Runs MHD (and frees ended sessions) soon, from the loop. */
 static void kick(struct sl_http *h)
@@ -1538,18 +1542,47 @@ static void on_deadline(uv_timer_t *t)
 	arm_deadline(h);
 }
 
+/* The bounds on pending connections, after each run of libmicrohttpd:
+ * over sluice.limits.maxPendingPerAddress pending from one address, that
+ * address's oldest are closed, then over maxPendingConnections the oldest
+ * of all, so that a flood of half-open sockets pushes out only its own
+ * kind. libmicrohttpd accepts connections before it reads any, and a
+ * client opening many at once writes their headers a little later: a
+ * connection goes for its address's bound only once pending for
+ * PENDING_GRACE_MS, and for the bound of all once it was pending at the
+ * previous pass (it had one run to be read). */
+static void enforce_pending(struct sl_http *h)
+{
+	struct conn *x, *next;
+	uint64_t now = sl_now_ms();
+	for (x = h->pending.head; x && now - x->since_ms >= PENDING_GRACE_MS; x = next) {
+		uint32_t n = 0;
+		next = x->next;
+		for (struct conn *y = x; y && n <= h->lim->max_pending_per_ip; y = y->next)
+			n += same_address(&x->addr, &y->addr);
+		if (n > h->lim->max_pending_per_ip) {
+			warn_once(h, WARNED_PER_ADDRESS, "connections not yet admitted from one address "
+				  "over sluice.limits.maxPendingPerAddress: closing the oldest");
+			conn_close(h, x);
+		}
+	}
+	while (h->pending.n > h->lim->max_pending && h->pending.head->seen) {
+		warn_once(h, WARNED_PENDING, "connections not yet admitted over "
+			  "sluice.limits.maxPendingConnections: closing the oldest");
+		conn_close(h, h->pending.head);
+	}
+	for (x = h->pending.head; x; x = x->next)
+		x->seen = true;
+}
+
 /* MHD_OPTION_NOTIFY_CONNECTION: a connection accepted, or closed. A new
- * one is pending until its first request's headers are whole; one pending
- * over sluice.limits.maxPendingPerAddress (its address's), else over
- * maxPendingConnections (anyone's), closes the oldest pending one, so a
- * flood of half-open sockets can only push out its own kind. */
+ * one is pending until its first request's headers are whole. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct sl_http *h = cls;
-	struct conn *x = *socket_context, *oldest = NULL;
+	struct conn *x = *socket_context;
 	const union MHD_ConnectionInfo *ci;
-	uint32_t n = 0;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (x)
@@ -1567,18 +1600,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 						  ? sizeof(struct sockaddr_in6)
 						  : sizeof(struct sockaddr_in));
 	x->since_ms = sl_now_ms();
-	for (struct conn *p = h->pending.head; p; p = p->next)
-		if (same_address(&p->addr, &x->addr) && n++ == 0)
-			oldest = p;
-	if (n >= h->lim->max_pending_per_ip) {
-		warn_once(h, WARNED_PER_ADDRESS, "connections not yet admitted from one address over "
-			  "sluice.limits.maxPendingPerAddress: closing the oldest");
-		conn_close(h, oldest);
-	} else if (h->pending.n >= h->lim->max_pending) {
-		warn_once(h, WARNED_PENDING, "connections not yet admitted over "
-			  "sluice.limits.maxPendingConnections: closing the oldest");
-		conn_close(h, h->pending.head);
-	}
 	x->state = CONN_PENDING;
 	conns_add(&h->pending, x);
 	*socket_context = x;
@@ -1743,16 +1764,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
  * the text, which can quote what a peer sent, is escaped there. */
 SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct sl_http *h = cls;
 	char msg[1024];
 	size_t n;
 
-	(void)cls;
 	if (!sl_log_enabled(SL_LOG_WARN))
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n') /* its messages end with one */
 		msg[--n] = '\0';
+	/* One per connection that a peer (or a bound, conn_close) cut or
+	 * refused: a flood of them must not flood the log. */
+	if (!strncmp(msg, "Connection socket is closed", 27)) {
+		sl_log(SL_LOG_DEBUG, "http: %s", msg);
+		return;
+	}
+	if (!strncmp(msg, "Server reached connection limit", 31)) {
+		warn_once(h, WARNED_CONNECTIONS, "connections over sluice.limits.maxConnections: "
+			  "new ones are closed at once");
+		return;
+	}
 	sl_log(SL_LOG_WARN, "http: %s", msg);
 }
 
@@ -1805,6 +1837,7 @@ static void run_mhd(struct sl_http *h)
 	if (!h->d)
 		return;
 	MHD_run(h->d);
+	enforce_pending(h);
 	if (MHD_get_timeout(h->d, &ms) == MHD_YES)
 		uv_timer_start(&h->timer, on_timer, ms, 0);
 	else
@@ -1937,7 +1970,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				h->port, NULL, NULL, on_request, h,
 				/* First, so that no message goes to MHD's own logger. */
-				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
