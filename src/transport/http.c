@@ -397,7 +397,9 @@ static bool make_room(struct sl_http *h, struct hsess *hs, const struct stream *
 				hs = x;
 	if (!hs)
 		return false;
-	d = hs->detached == keep ? keep->dnext : hs->detached;
+	d = hs->detached;
+	if (d && d == keep)
+		d = d->dnext;
 	if (d) {
 		forget(d);
 		return true;
