@@ -27,7 +27,10 @@ after(async () => {
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
 });
 
-// MB of the gateway's resident memory.
+// MB of the gateway's resident memory. Under the sanitizers (make test
+// SAN=...) freed memory sits in ASan's quarantine: RSS says nothing there,
+// and only what the gateway does at the bounds is checked.
+const RSS = !process.env.SAN;
 const rssMB = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
 // One POST; resolves { status, headers, json, text }.
@@ -130,7 +133,7 @@ describe('the memory budget', () => {
 			[last, now] = [now, rssMB(gw.pid)];
 		}
 		console.log(`# RSS before ${before.toFixed(1)} MB, after 160 detached progress streams ${now.toFixed(1)} MB (maxSessionBytes 4 MiB)`);
-		assert.ok(now - before < 4 + 16, `RSS grew ${(now - before).toFixed(1)} MB`);
+		if (RSS) assert.ok(now - before < 4 + 16, `RSS grew ${(now - before).toFixed(1)} MB`);
 		// Served still, and the oldest stream's history was given up: its
 		// resumption fails cleanly.
 		const r = await call(gw, sid, 'after', 'github__echo', { ok: 1 });
@@ -157,7 +160,7 @@ describe('the memory budget', () => {
 		await sleep(300);
 		const grew = rssMB(gw.pid) - before;
 		console.log(`# RSS grew ${grew.toFixed(1)} MB for 40 x 1 MiB notifications to 2 sessions without a GET stream (maxSessionBytes 4 MiB)`);
-		assert.ok(grew < 2 * 4 + 12, `RSS grew ${grew.toFixed(1)} MB`);
+		if (RSS) assert.ok(grew < 2 * 4 + 12, `RSS grew ${grew.toFixed(1)} MB`);
 		// The quiet session's backlog kept the newest messages, within its
 		// budget: the oldest were given up.
 		const g = await openGet(gw, quiet);
@@ -183,7 +186,7 @@ describe('the memory budget', () => {
 		console.log(`# RSS grew ${grew.toFixed(1)} MB with a GET stream not read and 40 x 1 MiB notifications`);
 		// Two sessions of 4 MiB, and what the allocator keeps of 1 MiB
 		// blocks freed (without the bound: the 40 MiB queued, and more).
-		assert.ok(grew < 2 * 4 + 20, `RSS grew ${grew.toFixed(1)} MB`);
+		if (RSS) assert.ok(grew < 2 * 4 + 20, `RSS grew ${grew.toFixed(1)} MB`);
 		g.socket.resume();
 		await g.closed; // what the kernel held, then the end
 		// The session is served still.
