@@ -467,9 +467,12 @@ static const struct sl_conf_key http_keys[] = {
 	{ "maxBodyBytes", SL_CONF_UINT, HTTP(max_body_bytes), .min = 1024, .max = 1u << 30,
 	  .dflt = 4u << 20, .doc = "One POST body; over it the answer is 413." },
 	{ "maxSessions", SL_CONF_UINT, HTTP(max_sessions), .min = 1, .max = 100000, .dflt = 64,
-	  .doc = "Live sessions; one more gets 503." },
+	  .doc = "Live sessions, a 2026-07-28 request in flight counting as one; one more gets "
+		 "503." },
 	{ "maxRequestsPerSession", SL_CONF_UINT, HTTP(max_requests), .min = 1, .max = 100000,
-	  .dflt = 32, .doc = "Requests in flight in one session; one more gets 429." },
+	  .dflt = 32, .doc = "Requests in flight in one session, or 2026-07-28 requests in flight "
+			     "with one credential (the bearer token; without one, all of them); one "
+			     "more gets 429." },
 	{ "idleSessionTimeoutMs", SL_CONF_UINT, HTTP(idle_timeout_ms), .min = 100,
 	  .max = 7ull * 86400000, .dflt = 30ull * 60 * 1000,
 	  .doc = "A session with no request and no open stream ends after this." },
@@ -482,13 +485,15 @@ static const struct sl_conf_key http_keys[] = {
 static const struct sl_conf_key limits_keys[] = {
 	{ "maxBufferedBytes", SL_CONF_UINT, LIM(max_buffered_bytes), .min = 1u << 20,
 	  .max = 1ull << 40, .dflt = 256u << 20,
-	  .doc = "Everything the gateway buffers for peers, all sessions together: SSE events queued "
-		 "and kept for resumption, backlogs, request bodies. At the bound the oldest detached "
-		 "stream's history is dropped first, then new work is refused (503, or a JSON-RPC "
-		 "error naming this key)." },
+	  .doc = "Everything the HTTP transport holds for peers, all sessions together: SSE events "
+		 "queued and kept for resumption, backlogs, request bodies. At the bound the session "
+		 "holding the most gives up its oldest detached stream's history, then its oldest "
+		 "backlog line; then a GET stream whose client is not reading ends, an answer becomes "
+		 "a JSON-RPC error naming this key, and new work is refused with 503." },
 	{ "maxSessionBytes", SL_CONF_UINT, LIM(max_session_bytes), .min = 64u << 10,
 	  .max = 1ull << 40, .dflt = 16u << 20,
-	  .doc = "One session's share of `maxBufferedBytes`, with the same order at the bound." },
+	  .doc = "What one session holds (its streams, their histories, its backlog); at the bound "
+		 "the same order as `maxBufferedBytes`, within the session." },
 	{ "maxRequestsInFlight", SL_CONF_UINT, LIM(max_requests), .min = 1, .max = 1000000,
 	  .dflt = 256,
 	  .doc = "Requests being answered at once, all sessions, stdio and both HTTP eras together: "
@@ -496,22 +501,25 @@ static const struct sl_conf_key limits_keys[] = {
 		 "`prompts/get`, `completion/complete`, subscriptions). One more gets JSON-RPC error "
 		 "-32000 naming this key; lists and `ping`, answered at once, are never refused." },
 	{ "maxConnections", SL_CONF_UINT, LIM(max_connections), .min = 16, .max = 1000000,
-	  .dflt = 1024, .doc = "HTTP connections open at once (the process's open-file limit is "
-			       "raised to fit)." },
+	  .dflt = 1024, .doc = "HTTP connections open at once; one more is closed at once (the "
+			       "open-file limit is raised to fit, with a warning if it cannot be)." },
 	{ "maxPendingConnections", SL_CONF_UINT, LIM(max_pending), .min = 1, .max = 1000000,
 	  .dflt = 256,
-	  .doc = "HTTP connections whose request headers have not all arrived and been checked; "
-		 "one more closes the oldest of them." },
+	  .doc = "HTTP connections whose first request's headers have not all arrived and been "
+		 "admitted; over it the oldest of them is closed." },
 	{ "maxPendingPerAddress", SL_CONF_UINT, LIM(max_pending_per_ip), .min = 1, .max = 1000000,
 	  .dflt = 32,
-	  .doc = "Of those, from one client address; one more closes that address's oldest (other "
-		 "addresses keep theirs)." },
+	  .doc = "Of those, from one client address; over it that address's oldest pending for a "
+		 "second or more are closed (other addresses keep theirs)." },
 	{ "headerTimeoutMs", SL_CONF_UINT, LIM(header_timeout_ms), .min = 100, .max = 3600000,
 	  .dflt = 10000,
-	  .doc = "A connection must deliver its request's headers whole within this long." },
+	  .doc = "A new connection must deliver its first request's headers whole within this "
+		 "long in all (a peer trickling bytes gains nothing)." },
 	{ "idleConnectionTimeoutMs", SL_CONF_UINT, LIM(idle_timeout_ms), .min = 1000,
 	  .max = 86400000, .dflt = 120000,
-	  .doc = "A kept-alive connection with no request in progress is closed after this." },
+	  .doc = "A kept-alive connection waits at most this long in all for its next request's "
+		 "headers, and a request stalled this long (no byte either way) is closed; a stream "
+		 "waiting for its next event is not." },
 	{ "serverRequestsPerCall", SL_CONF_UINT, LIM(server_requests_per_call), .min = 0,
 	  .max = 100000, .dflt = 16,
 	  .doc = "Sampling and elicitation requests relayed to the client during one client "

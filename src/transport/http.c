@@ -4,6 +4,10 @@
  * decides what each request means and routes each line a session sends.
  *
  * Objects:
+ *   struct conn     one TCP connection, from accept to close: pending until
+ *                   its first request's headers are whole and admitted
+ *                   (Host, Origin, token, endpoint, method), then busy or
+ *                   idle between requests.
  *   struct hsess    one MCP session: its struct sl_session, its id, the
  *                   credential that opened it and its open streams.
  *   struct stream   one response that is waiting for lines: a POST's (keyed
@@ -15,6 +19,12 @@
  * nothing to write, the reader suspends the connection, and a line routed
  * to it resumes the connection. Sessions are freed from the loop (the reap
  * list), never inside the session's own callbacks.
+ *
+ * Bounds (docs/internals/HTTP.md, "Bounds"): every byte held for a peer is
+ * counted by charge()/release() per session and in all, and reserve() makes
+ * room in one order (detached histories, then backlogs) or says which
+ * bound refused; connections are capped, and the ones not yet admitted are
+ * capped per address and in all and timed from accept.
  */
 #include "transport/http.h"
 #include "core/buf.h"
@@ -29,11 +39,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
 #define BACKLOG_MAX 64        /* lines kept for a GET stream not yet open */
 #define SWEEP_MS 1000
 #define HEARTBEAT ": keep-alive\n\n"
 #define HISTORY_MAX (1u << 20) /* bytes of past events a stream keeps for resumption */
+#define FD_HEADROOM 256       /* open files beyond the HTTP connections (upstreams, workers, logs) */
+#define PENDING_GRACE_MS 1000 /* pending this long before maxPendingPerAddress may close it */
 
 #define WAIT_MS 50 /* a POST's answer this quick comes as JSON (settle()) */
 #define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
@@ -52,6 +66,7 @@ struct stream {
 	struct sl_http *h;
 	struct hsess *hs;            /* NULL once the session ended */
 	struct stream *next;         /* in hs->streams */
+	struct stream *dprev, *dnext; /* in hs's detached list, oldest first */
 	struct MHD_Connection *conn;
 	char *key;                   /* POST: the request's id as JSON */
 	char *token;                 /* POST: its progressToken as JSON, or NULL */
@@ -63,12 +78,17 @@ struct stream {
 	bool suspended;
 	bool is_get;
 	bool detached;               /* the client went away; resumable by Last-Event-ID */
+	bool lost;                   /* its history was given up to the budget: not resumable */
+	bool killed;                 /* its client stopped reading: ended at the budget */
+	bool warned;                 /* a line dropped at the budget was logged */
 	bool cut;                    /* the connection ended before the response did */
 	struct req *req;             /* the HTTP request writing it, while both live */
 	uint32_t no;                 /* the stream's number in its session (event ids) */
 	uint32_t nevents;
+	uint32_t dropped;            /* the last event given up from the history, 0: none */
 	struct line *hist, **hist_tail; /* events sent, for replay (at most HISTORY_MAX) */
 	size_t hist_bytes;
+	size_t bytes;                /* charged for it: itself, its queue, its history */
 };
 
 struct hsess {
@@ -79,21 +99,47 @@ struct hsess {
 	char *token;                 /* the bearer token that opened it */
 	struct stream *streams;
 	struct stream *get;
+	struct stream *detached, *detached_tail; /* streams to give up first, oldest first */
 	struct line *backlog, **backlog_tail;
 	size_t nbacklog;
+	size_t bytes;                /* charged: its streams and its backlog */
+	size_t backlog_bytes;
 	uint32_t nstreams;           /* streams numbered so far */
 	uint64_t last_ms;
 	bool ephemeral;              /* 2026-07-28: one request, no id */
 	bool ended;
+	bool warned;                 /* a backlog line dropped at the budget was logged */
+};
+
+/* One TCP connection (MHD_OPTION_NOTIFY_CONNECTION), from accept to close. */
+enum conn_state {
+	CONN_PENDING, /* accepted, its first request's headers not yet whole: in h->pending */
+	CONN_BUSY,    /* a request in progress, or closing: in no list */
+	CONN_IDLE,    /* admitted, between requests: in h->idle */
+};
+
+struct conn {
+	struct conn *prev, *next;
+	enum conn_state state;
+	bool seen;                   /* pending at the last enforce_pending() */
+	int fd;
+	struct sockaddr_storage addr;
+	uint64_t since_ms;           /* accepted, or its last request ended */
+};
+
+struct conns {
+	struct conn *head, *tail;    /* oldest first */
+	uint32_t n;
 };
 
 struct sl_http {
 	uv_loop_t *loop;
 	struct sl_gateway *gw;
 	const struct sl_http_config *cfg;
+	const struct sl_limits *lim;
 	struct MHD_Daemon *d;
 	uv_poll_t poll;
-	uv_timer_t timer, kick, sweep, beat, wait;
+	uv_timer_t timer, kick, sweep, beat, wait, deadline;
 	struct sl_handles handles;
 	bool stopping, freeing;
 	char host[256];              /* the listen host as written */
@@ -102,13 +148,25 @@ struct sl_http {
 	uint16_t port;
 	struct hsess *sessions, *reap;
 	struct sl_map by_id;
-	uint32_t nsessions;
+	uint32_t nsessions;          /* session era */
+	uint32_t nephemeral;         /* 2026-07-28 requests in flight */
+	size_t bytes;                /* charged, all sessions and bodies */
+	struct conns pending, idle;
+	unsigned warned;             /* bounds already logged (WARNED_*) */
+};
+
+enum {
+	WARNED_PENDING = 1,
+	WARNED_PER_ADDRESS = 2,
+	WARNED_HEADERS = 4,
+	WARNED_CONNECTIONS = 8,
 };
 
 struct req {
 	struct sl_buf body;
 	bool over;
-	size_t total;
+	bool busy;                   /* the body did not fit the budget: 503 */
+	size_t charged;              /* of the body, in h->bytes */
 	bool waiting;                /* suspended before any response: see settle() */
 	uint64_t since_ms;           /* when it began to wait */
 	struct stream *st;           /* the stream it answers with, while both live */
@@ -116,6 +174,7 @@ struct req {
 
 static void run_mhd(struct sl_http *h);
 static void on_kick(uv_timer_t *t);
+static void enforce_pending(struct sl_http *h);
 
 /* Runs MHD (and frees ended sessions) soon, from the loop. */
 static void kick(struct sl_http *h)
@@ -134,27 +193,260 @@ static struct line *line_new(char *data, size_t len)
 	return l;
 }
 
+static void lines_free(struct line *l)
+{
+	while (l) {
+		struct line *n = l->next;
+		free(l->data);
+		free(l);
+		l = n;
+	}
+}
+
 static bool resumable(const struct stream *st)
 {
 	return st->hs && !st->hs->ephemeral;
 }
 
+/* ---- the memory budget (sluice.limits.maxSessionBytes, maxBufferedBytes) ----- */
+
+enum bound { FITS, OVER_SESSION, OVER_ALL };
+
+/* What a line costs the budget: its text and its node. */
+static size_t cost(const struct line *l)
+{
+	return sizeof(*l) + l->len;
+}
+
+/* The one place held bytes are counted: in all, in the stream (whose bytes
+ * leave its session with it, see stream_unlink) and in its session. A
+ * request body has neither stream nor session; a backlog line no stream. */
+static void charge(struct sl_http *h, struct hsess *hs, struct stream *st, size_t n)
+{
+	h->bytes += n;
+	if (st) {
+		st->bytes += n;
+		hs = st->hs;
+	}
+	if (hs)
+		hs->bytes += n;
+}
+
+static void release(struct sl_http *h, struct hsess *hs, struct stream *st, size_t n)
+{
+	h->bytes -= n;
+	if (st) {
+		st->bytes -= n;
+		hs = st->hs;
+	}
+	if (hs)
+		hs->bytes -= n;
+}
+
+static enum bound over(const struct sl_http *h, const struct hsess *hs, size_t n)
+{
+	if (hs && hs->bytes + n > h->lim->max_session_bytes)
+		return OVER_SESSION;
+	if (h->bytes + n > h->lim->max_buffered_bytes)
+		return OVER_ALL;
+	return FITS;
+}
+
+/* Why new work is refused at a bound; owned by the caller. */
+static char *busy_why(const struct sl_http *h, enum bound b)
+{
+	if (b == OVER_SESSION)
+		return sl_printf("busy: sluice.limits.maxSessionBytes (%zu bytes) reached",
+				 h->lim->max_session_bytes);
+	return sl_printf("busy: sluice.limits.maxBufferedBytes (%zu bytes) reached",
+			 h->lim->max_buffered_bytes);
+}
+
+static void lines_release(struct stream *st, struct line *l)
+{
+	while (l) {
+		struct line *n = l->next;
+		release(st->h, NULL, st, cost(l));
+		free(l->data);
+		free(l);
+		l = n;
+	}
+}
+
+static void detached_add(struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	st->detached = true;
+	st->dnext = NULL;
+	st->dprev = hs->detached_tail;
+	if (hs->detached_tail)
+		hs->detached_tail->dnext = st;
+	else
+		hs->detached = st;
+	hs->detached_tail = st;
+}
+
+/* Takes st off its session's list of streams to give up first. */
+static void detached_del(struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	if (!hs || !(st->dprev || hs->detached == st))
+		return;
+	if (st->dprev)
+		st->dprev->dnext = st->dnext;
+	else
+		hs->detached = st->dnext;
+	if (st->dnext)
+		st->dnext->dprev = st->dprev;
+	else
+		hs->detached_tail = st->dprev;
+	st->dprev = st->dnext = NULL;
+}
+
+static void stream_unlink(struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	if (!hs)
+		return;
+	detached_del(st);
+	for (struct stream **p = &hs->streams; *p; p = &(*p)->next)
+		if (*p == st) {
+			*p = st->next;
+			break;
+		}
+	if (hs->get == st)
+		hs->get = NULL;
+	hs->bytes -= st->bytes; /* from now on counted in all only */
+	st->hs = NULL;
+}
+
+static void session_end(struct hsess *hs);
+
+static void stream_free(struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	stream_unlink(st);
+	lines_free(st->head);
+	lines_free(st->hist);
+	release(st->h, NULL, st, st->bytes);
+	free(st->key);
+	free(st->token);
+	free(st);
+	/* A 2026-07-28 request's session lives as long as its one stream. */
+	if (hs && hs->ephemeral)
+		session_end(hs);
+}
+
+static void hist_drop_oldest(struct stream *st)
+{
+	struct line *old = st->hist;
+	st->hist = old->next;
+	if (!st->hist)
+		st->hist_tail = &st->hist;
+	st->hist_bytes -= old->len;
+	st->dropped = old->n;
+	old->next = NULL;
+	lines_release(st, old);
+}
+
+/* Gives up a detached stream's history: a resumption of it fails from now
+ * on. A stream still waiting for its answer stays (it counts as a request
+ * in flight) and is freed once answered; any other goes now. */
+static void forget(struct stream *st)
+{
+	sl_log(SL_LOG_DEBUG, "http: session %.8s…: stream %u's history given up to the memory budget",
+	       st->hs->id, st->no);
+	detached_del(st);
+	st->lost = true;
+	lines_release(st, st->hist);
+	st->hist = NULL;
+	st->hist_tail = &st->hist;
+	st->hist_bytes = 0;
+	if (st->answered || st->is_get)
+		stream_free(st);
+}
+
+static void backlog_drop_oldest(struct hsess *hs)
+{
+	struct line *l = hs->backlog;
+	hs->backlog = l->next;
+	if (!hs->backlog)
+		hs->backlog_tail = &hs->backlog;
+	hs->nbacklog--;
+	hs->backlog_bytes -= cost(l);
+	release(hs->h, hs, NULL, cost(l));
+	free(l->data);
+	free(l);
+}
+
+static bool can_give(const struct hsess *hs, const struct stream *keep)
+{
+	return (hs->detached && (hs->detached != keep || hs->detached->dnext)) || hs->backlog;
+}
+
+/* The order at a bound (docs/internals/HTTP.md, "Bounds"): the oldest
+ * detached stream's history, then the oldest backlog line; of hs when its
+ * own bound is hit, else of the session holding the most that has either.
+ * keep (being charged) is never given up. False when nothing is left. */
+static bool make_room(struct sl_http *h, struct hsess *hs, const struct stream *keep)
+{
+	struct stream *d;
+	if (!hs)
+		for (struct hsess *x = h->sessions; x; x = x->next)
+			if (can_give(x, keep) && (!hs || x->bytes > hs->bytes))
+				hs = x;
+	if (!hs)
+		return false;
+	d = hs->detached;
+	if (d && d == keep)
+		d = d->dnext;
+	if (d) {
+		forget(d);
+		return true;
+	}
+	if (hs->backlog) {
+		backlog_drop_oldest(hs);
+		return true;
+	}
+	return false;
+}
+
+/* Charges n bytes to st (or to hs, or in all only when both are NULL),
+ * making room in the order above; at a bound that nothing more can be
+ * given up for, charges nothing and says which bound. */
+static enum bound reserve(struct sl_http *h, struct hsess *hs, struct stream *st, size_t n)
+{
+	enum bound b;
+	if (st)
+		hs = st->hs;
+	while ((b = over(h, hs, n)) != FITS && make_room(h, b == OVER_SESSION ? hs : NULL, st))
+		;
+	if (b == FITS)
+		charge(h, hs, st, n);
+	return b;
+}
+
+/* Keeps an event for a resumption: at most HISTORY_MAX per stream, oldest
+ * given up first, and only what the budget allows. */
 static void remember(struct stream *st, const struct line *l)
 {
-	struct line *c = line_new(sl_strndup(l->data, l->len), l->len);
+	struct line *c;
+	if (!l->n || st->lost || !resumable(st))
+		return;
+	c = line_new(sl_strndup(l->data, l->len), l->len);
 	c->n = l->n;
+	while (st->hist_bytes + c->len > HISTORY_MAX ||
+	       reserve(st->h, NULL, st, cost(c)) != FITS) {
+		if (!st->hist) {
+			st->dropped = c->n;
+			lines_free(c);
+			return;
+		}
+		hist_drop_oldest(st);
+	}
 	*st->hist_tail = c;
 	st->hist_tail = &c->next;
 	st->hist_bytes += c->len;
-	while (st->hist_bytes > HISTORY_MAX && st->hist) {
-		struct line *old = st->hist;
-		st->hist = old->next;
-		if (!st->hist)
-			st->hist_tail = &st->hist;
-		st->hist_bytes -= old->len;
-		free(old->data);
-		free(old);
-	}
 }
 
 /* MCP 2025-11-25 transports: each JSON-RPC message is one SSE event; in a
@@ -173,7 +465,6 @@ static struct line *sse_frame(struct stream *st, const char *json, size_t len)
 		      json);
 	l = line_new(f, strlen(f));
 	l->n = st->nevents;
-	remember(st, l);
 	return l;
 }
 
@@ -187,17 +478,29 @@ static void wake(struct stream *st)
 	}
 }
 
-static void stream_push(struct stream *st, struct line *l)
+/* Queues l (taken) on st, charged to the budget; must: a small control
+ * line (priming event, heartbeat, the error an answer became) charged
+ * whatever the bound. At a bound l is freed and the bound returned. */
+static enum bound stream_push(struct stream *st, struct line *l, bool must)
 {
-	if (st->detached) {
+	enum bound b = FITS;
+	if (st->detached || st->killed) {
 		/* Nobody reads: the event is in the history for a resumption. */
-		free(l->data);
-		free(l);
-		return;
+		remember(st, l);
+		lines_free(l);
+		return FITS;
 	}
+	if (must)
+		charge(st->h, NULL, st, cost(l));
+	else if ((b = reserve(st->h, NULL, st, cost(l))) != FITS) {
+		lines_free(l);
+		return b;
+	}
+	remember(st, l);
 	*st->tail = l;
 	st->tail = &l->next;
 	wake(st);
+	return FITS;
 }
 
 /* Ends a stream once what it holds is written. */
@@ -207,45 +510,25 @@ static void stream_end(struct stream *st)
 	wake(st);
 }
 
-static void lines_free(struct line *l)
+/* The stream's client stopped reading and what waits for it reached the
+ * budget: its queue is given up and its connection shut down, so that
+ * libmicrohttpd, blocked writing to it, closes it (and the stream detaches
+ * as any cut one). Logged once per stream. */
+static void kill_stream(struct stream *st, enum bound b)
 {
-	while (l) {
-		struct line *n = l->next;
-		free(l->data);
-		free(l);
-		l = n;
-	}
-}
-
-static void stream_unlink(struct stream *st)
-{
-	struct hsess *hs = st->hs;
-	if (!hs)
-		return;
-	for (struct stream **p = &hs->streams; *p; p = &(*p)->next)
-		if (*p == st) {
-			*p = st->next;
-			break;
-		}
-	if (hs->get == st)
-		hs->get = NULL;
-	st->hs = NULL;
-}
-
-static void session_end(struct hsess *hs);
-
-static void stream_free(struct stream *st)
-{
-	struct hsess *hs = st->hs;
-	stream_unlink(st);
-	lines_free(st->head);
-	lines_free(st->hist);
-	free(st->key);
-	free(st->token);
-	free(st);
-	/* A 2026-07-28 request's session lives as long as its one stream. */
-	if (hs && hs->ephemeral)
-		session_end(hs);
+	const union MHD_ConnectionInfo *ci;
+	char *why = busy_why(st->h, b);
+	sl_log(SL_LOG_WARN, "http: session %.8s…: the client of stream %u is not reading; ended (%s)",
+	       st->hs ? st->hs->id : "", st->no, why);
+	free(why);
+	st->killed = true;
+	lines_release(st, st->head);
+	st->head = NULL;
+	st->tail = &st->head;
+	ci = MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	wake(st);
 }
 
 static void on_stream_freed(void *cls)
@@ -258,14 +541,14 @@ static void on_stream_freed(void *cls)
 	/* MCP 2025-11-25 transports, resumability: a session's stream whose
 	 * client went away before its end (even with its last events in
 	 * MHD's buffer) waits for a GET with Last-Event-ID. */
-	if ((st->cut || !st->done) && resumable(st) && !st->hs->ended) {
-		st->cut = false;
-		lines_free(st->head);
+	if ((st->cut || !st->done) && resumable(st) && !st->hs->ended && !st->lost) {
+		st->cut = st->killed = false;
+		lines_release(st, st->head);
 		st->head = NULL;
 		st->tail = &st->head;
 		st->conn = NULL;
 		st->suspended = false;
-		st->detached = true;
+		detached_add(st);
 		return;
 	}
 	stream_free(st);
@@ -276,6 +559,8 @@ static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	struct stream *st = cls;
 	size_t n = 0;
 
+	if (st->killed)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
 	while (st->head && n < max) {
 		struct line *l = st->head;
 		size_t k = l->len - l->off;
@@ -288,8 +573,8 @@ static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			st->head = l->next;
 			if (!st->head)
 				st->tail = &st->head;
-			free(l->data);
-			free(l);
+			l->next = NULL;
+			lines_release(st, l);
 		}
 	}
 	if (n)
@@ -302,17 +587,31 @@ static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return 0;
 }
 
-static struct stream *stream_new(struct sl_http *h, struct hsess *hs, struct MHD_Connection *c)
+/* A stream for hs's request on c, keyed by key and token (taken), its
+ * memory charged; NULL (and *b says why) at a bound: the request is
+ * refused before any work. */
+static struct stream *stream_new(struct sl_http *h, struct hsess *hs, struct MHD_Connection *c,
+				 char *key, char *token, enum bound *b)
 {
-	struct stream *st = sl_alloc(sizeof(*st));
+	struct stream *st;
+	size_t n = sizeof(*st) + (key ? strlen(key) : 0) + (token ? strlen(token) : 0);
+	if ((*b = reserve(h, hs, NULL, n)) != FITS) {
+		free(key);
+		free(token);
+		return NULL;
+	}
+	st = sl_alloc(sizeof(*st));
 	st->h = h;
 	st->conn = c;
+	st->key = key;
+	st->token = token;
 	st->tail = &st->head;
 	st->hs = hs;
 	st->hist_tail = &st->hist;
 	st->no = ++hs->nstreams;
 	st->next = hs->streams;
 	hs->streams = st;
+	st->bytes = n; /* charged above, to hs and in all */
 	return st;
 }
 
@@ -325,32 +624,78 @@ static char *json_key(yyjson_val *v)
 
 static void to_get_stream(struct hsess *hs, char *line, size_t len)
 {
+	struct line *l;
+	enum bound b;
+
 	if (hs->get) {
-		stream_push(hs->get, sse_frame(hs->get, line, len));
+		b = stream_push(hs->get, sse_frame(hs->get, line, len), false);
 		free(line);
+		if (b != FITS)
+			kill_stream(hs->get, b);
 		return;
 	}
-	/* Over HTTP, list_changed sent before the client opens its GET
-	 * stream would be lost: keep a few. */
-	if (hs->nbacklog >= BACKLOG_MAX || hs->ephemeral) {
+	if (hs->ephemeral) {
 		sl_log(SL_LOG_DEBUG, "http: no stream for a server message: dropped");
 		free(line);
 		return;
 	}
-	struct line *l = line_new(line, len);
+	/* Over HTTP, list_changed sent before the client opens its GET
+	 * stream would be lost: keep a few, the oldest given up first. */
+	if (hs->nbacklog >= BACKLOG_MAX)
+		backlog_drop_oldest(hs);
+	l = line_new(line, len);
+	if ((b = reserve(hs->h, hs, NULL, cost(l))) != FITS) {
+		if (!hs->warned) {
+			char *why = busy_why(hs->h, b);
+			sl_log(SL_LOG_WARN, "http: session %.8s…: a message for its GET stream (not open) "
+			       "dropped (%s; logged once)", hs->id, why);
+			free(why);
+			hs->warned = true;
+		}
+		lines_free(l);
+		return;
+	}
+	hs->backlog_bytes += cost(l);
 	*hs->backlog_tail = l;
 	hs->backlog_tail = &l->next;
 	hs->nbacklog++;
 }
 
-static void deliver(struct stream *st, char *line, size_t len)
+/* Routes one message to a request's stream. At a bound an answer becomes
+ * a JSON-RPC error naming it (an answer is never lost silently); anything
+ * else is dropped, logged once per stream. */
+static void deliver(struct stream *st, const struct sl_out *o)
 {
+	enum bound b;
+	char *why, *e;
+	size_t len;
+
 	if (st->sse) {
-		stream_push(st, sse_frame(st, line, len));
-		free(line);
+		b = stream_push(st, sse_frame(st, o->line, o->len), false);
+		free(o->line);
 	} else {
-		stream_push(st, line_new(line, len));
+		b = stream_push(st, line_new(o->line, o->len), false);
 	}
+	if (b == FITS)
+		return;
+	why = busy_why(st->h, b);
+	if (o->kind == SL_OUT_RESPONSE) {
+		sl_log(SL_LOG_WARN, "http: session %.8s…: an answer became an error (%s)",
+		       st->hs->id, why);
+		e = sl_rpc_error_line(o->id, SL_RPC_SERVER_ERROR, why, &len);
+		st->failed = true;
+		if (st->sse) {
+			stream_push(st, sse_frame(st, e, len), true);
+			free(e);
+		} else {
+			stream_push(st, line_new(e, len), true);
+		}
+	} else if (!st->warned) {
+		st->warned = true;
+		sl_log(SL_LOG_WARN, "http: session %.8s…: a message for stream %u dropped (%s; logged "
+		       "once)", st->hs->id, st->no, why);
+	}
+	free(why);
 }
 
 /* io->send: one outgoing message, routed by what the session says it is.
@@ -385,8 +730,10 @@ static void send_out(void *ctx, struct sl_out *o)
 		}
 		target->answered = true;
 		target->failed = o->error;
-		deliver(target, o->line, o->len);
-		if (target->sse)
+		deliver(target, o);
+		if (target->detached && target->lost)
+			stream_free(target); /* nothing left to resume */
+		else if (target->sse)
 			stream_end(target);
 		return;
 	case SL_OUT_NOTIFICATION:
@@ -411,7 +758,7 @@ static void send_out(void *ctx, struct sl_out *o)
 	}
 	}
 	if (target)
-		deliver(target, o->line, o->len);
+		deliver(target, o);
 	else
 		to_get_stream(hs, o->line, o->len);
 }
@@ -440,6 +787,8 @@ static struct hsess *session_new(struct sl_http *h, bool ephemeral, const char *
 			snprintf(hs->id + 2 * i, 3, "%02x", r[i]);
 		sl_map_put(&h->by_id, hs->id, hs);
 		h->nsessions++;
+	} else {
+		h->nephemeral++;
 	}
 	hs->next = h->sessions;
 	h->sessions = hs;
@@ -463,6 +812,8 @@ static void session_end(struct hsess *hs)
 	if (!hs->ephemeral) {
 		sl_map_del(&h->by_id, hs->id);
 		h->nsessions--;
+	} else {
+		h->nephemeral--;
 	}
 	sl_session_close(hs->s);
 	while (hs->streams) {
@@ -485,7 +836,8 @@ static void reap(struct sl_http *h)
 		struct hsess *hs = h->reap;
 		h->reap = hs->next;
 		sl_session_free(hs->s);
-		lines_free(hs->backlog);
+		while (hs->backlog)
+			backlog_drop_oldest(hs);
 		free(hs->token);
 		free(hs);
 	}
@@ -601,7 +953,7 @@ static const char *header(struct MHD_Connection *c, const char *name)
 /* ---- responses ------------------------------------------------------------------ */
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *ctype,
-			       const char *body, size_t len, const struct hsess *hs)
+			       const char *body, size_t len, const struct hsess *hs, bool close)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -614,8 +966,22 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"sluice\"");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
+	if (close)
+		MHD_add_response_header(r, "Connection", "close");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result error_response(struct MHD_Connection *c, unsigned status, int code,
+				      yyjson_val *id, const char *msg, bool close)
+{
+	enum MHD_Result ret;
+	size_t len;
+	char *s = sl_rpc_error_line(id, code, msg, &len);
+
+	ret = respond(c, status, "application/json", s, len - 1, NULL, close);
+	free(s);
 	return ret;
 }
 
@@ -623,13 +989,15 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code, yyjson_val *id,
 			    const char *msg)
 {
-	enum MHD_Result ret;
-	size_t len;
-	char *s = sl_rpc_error_line(id, code, msg, &len);
+	return error_response(c, status, code, id, msg, false);
+}
 
-	ret = respond(c, status, "application/json", s, len - 1, NULL);
-	free(s);
-	return ret;
+/* A request refused at admission, before its body: the connection closes
+ * after the answer (libmicrohttpd reads no byte of the body), so a peer
+ * that fails the checks holds nothing once answered. */
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+	return error_response(c, status, SL_RPC_SERVER_ERROR, NULL, msg, true);
 }
 
 /* MCP 2025-11-25 transports: a stream starts with a priming event (an id,
@@ -642,7 +1010,7 @@ static void prime(struct stream *st)
 		return;
 	l = line_new(sl_printf("id: %u-0\nretry: %u\ndata: \n\n", st->no, RETRY_MS), 0);
 	l->len = strlen(l->data);
-	stream_push(st, l);
+	stream_push(st, l, true);
 }
 
 static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, struct hsess *hs,
@@ -721,7 +1089,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct st
 		size_t len = l->len;
 		while (len && l->data[len - 1] == '\n')
 			len--;
-		ret = respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs);
+		ret = respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs, false);
 		stream_free(st);
 		return ret;
 	}
@@ -730,9 +1098,10 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct st
 	st->tail = &st->head;
 	st->sse = true;
 	prime(st);
+	/* Already within the budget: framed, they cost a few bytes more. */
 	for (struct line *l = old; l; l = l->next)
-		stream_push(st, sse_frame(st, l->data, l->len));
-	lines_free(old);
+		stream_push(st, sse_frame(st, l->data, l->len), true);
+	lines_release(st, old);
 	if (st->answered)
 		st->done = true;
 	return open_sse(c, st, hs, r);
@@ -767,10 +1136,19 @@ static void on_wait(uv_timer_t *t)
 		uv_timer_stop(t);
 }
 
+/* The 2026-07-28 requests in flight under one credential (the bearer
+ * token; without one configured, all of them): one session's worth. */
+static uint32_t ephemeral_with(const struct sl_http *h, const char *cred)
+{
+	uint32_t n = 0;
+	for (const struct hsess *x = h->sessions; x; x = x->next)
+		n += x->ephemeral && (x->token ? cred && !strcmp(x->token, cred) : !cred);
+	return n;
+}
+
 static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
 			    const char *token, bool modern)
 {
-	const char *ctype = header(c, "Content-Type");
 	const char *pv = header(c, SL_MCP_HDR_VERSION);
 	const char *sid = header(c, SL_MCP_HDR_SESSION);
 	yyjson_doc *doc = NULL;
@@ -778,22 +1156,21 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	struct hsess *hs = NULL;
 	struct stream *st;
 	enum MHD_Result ret;
+	enum bound b;
 	bool is_init;
 
-	/* MCP 2025-11-25 transports: the client accepts both answers. */
-	if (!accepts(header(c, "Accept"), "application/json") ||
-	    !accepts(header(c, "Accept"), "text/event-stream"))
-		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, SL_RPC_SERVER_ERROR, NULL,
-			    "Not Acceptable: Accept must allow application/json and text/event-stream");
 	if (r->over) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
 			 h->cfg->max_body_bytes);
 		return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg);
 	}
-	if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
-		return fail(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, SL_RPC_SERVER_ERROR, NULL,
-			    "Content-Type must be application/json");
+	if (r->busy) {
+		char *why = busy_why(h, OVER_ALL);
+		ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		return ret;
+	}
 	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, 0);
 	root = yyjson_doc_get_root(doc);
 	if (!doc) {
@@ -829,12 +1206,26 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		}
 		if (!method || !id) {
 			/* No session to tell: a notification or response has nowhere to go. */
-			ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
+			ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
 			goto out;
 		}
-		hs = session_new(h, true, token);
+		/* In flight, it is a live session (maxSessions), and the requests
+		 * of one credential are one session's (maxRequestsPerSession). */
+		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
+			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
+				   "too many sessions (sluice.http.maxSessions; a 2026-07-28 request in "
+				   "flight counts as one)");
+			goto out;
+		}
+		if (ephemeral_with(h, h->cfg->bearer_token ? token : NULL) >= h->cfg->max_requests) {
+			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+				   "too many 2026-07-28 requests in flight with this credential "
+				   "(sluice.http.maxRequestsPerSession)");
+			goto out;
+		}
+		hs = session_new(h, true, h->cfg->bearer_token ? token : NULL);
 	} else if (is_init) {
-		if (h->nsessions >= h->cfg->max_sessions) {
+		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
 			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
 				   "too many sessions (sluice.http.maxSessions)");
 			goto out;
@@ -879,14 +1270,21 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		sl_session_input(hs->s, r->body.data, r->body.len);
 		if (method && yyjson_equals_str(method, SL_MCP_CANCELLED))
 			end_cancelled(hs, yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
-		ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
+		ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
 		goto out;
 	}
 
-	st = stream_new(h, hs, c);
-	st->key = json_key(id);
 	meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
-	st->token = json_key(yyjson_obj_get(meta, "progressToken"));
+	st = stream_new(h, hs, c, json_key(id), json_key(yyjson_obj_get(meta, "progressToken")), &b);
+	if (!st) {
+		/* Refused before any work: the memory budget is spent. */
+		char *why = busy_why(h, b);
+		if (hs->ephemeral || is_init)
+			session_end(hs);
+		ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, why);
+		free(why);
+		goto out;
+	}
 	sl_session_input(hs->s, r->body.data, r->body.len);
 
 	if (!st->head && !st->token) {
@@ -943,6 +1341,8 @@ static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struc
 	unsigned no, n;
 	char end;
 	struct stream *st;
+	size_t total = 0;
+	enum bound b;
 
 	if (sscanf(last, "%u-%u%c", &no, &n, &end) != 2)
 		return fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, NULL, "Bad Request: unknown Last-Event-ID");
@@ -952,12 +1352,29 @@ static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struc
 	if (!st || !st->detached)
 		return fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL,
 			    "Not Found: no stream to resume with that Last-Event-ID");
+	/* Events given up (HISTORY_MAX, the memory budget) are never skipped
+	 * silently: the resumption fails instead. */
+	if (st->lost || n < st->dropped)
+		return fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL,
+			    "Not Found: the events after that Last-Event-ID are no longer kept "
+			    "(the memory budget, sluice.limits)");
+	for (struct line *l = st->hist; l; l = l->next)
+		if (l->n > n)
+			total += cost(l);
+	if ((b = reserve(h, NULL, st, total)) != FITS) {
+		char *why = busy_why(h, b);
+		enum MHD_Result ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		return ret;
+	}
+	detached_del(st);
 	st->detached = false;
 	st->conn = c;
 	for (struct line *l = st->hist; l; l = l->next)
-		if (l->n > n) {
+		if (l->n > n) { /* charged above; copies are not events to remember again */
 			struct line *copy = line_new(sl_strndup(l->data, l->len), l->len);
-			stream_push(st, copy);
+			*st->tail = copy;
+			st->tail = &copy->next;
 		}
 	return open_sse(c, st, hs, r);
 }
@@ -969,10 +1386,8 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 	enum MHD_Result ret;
 	struct hsess *hs;
 	struct stream *st;
+	enum bound b;
 
-	if (!accepts(header(c, "Accept"), "text/event-stream"))
-		return fail(c, MHD_HTTP_NOT_ACCEPTABLE, SL_RPC_SERVER_ERROR, NULL,
-			    "Not Acceptable: Accept must allow text/event-stream");
 	if (!(hs = find_session(h, c, token, &ret)))
 		return ret;
 	if ((last = header(c, "Last-Event-ID")))
@@ -982,19 +1397,27 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 			    "Conflict: this session's stream is already open");
 	if (hs->get)
 		stream_free(hs->get); /* a new stream replaces one nobody resumed */
-	st = stream_new(h, hs, c);
+	if (!(st = stream_new(h, hs, c, NULL, NULL, &b))) {
+		char *why = busy_why(h, b);
+		ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		return ret;
+	}
 	st->is_get = st->sse = true;
 	hs->get = st;
 	prime(st);
 	while (hs->backlog) {
+		/* Within the budget already: from the backlog to the stream. */
 		struct line *l = hs->backlog;
 		hs->backlog = l->next;
-		stream_push(st, sse_frame(st, l->data, l->len));
-		free(l->data);
-		free(l);
+		hs->nbacklog--;
+		hs->backlog_bytes -= cost(l);
+		release(h, hs, NULL, cost(l));
+		stream_push(st, sse_frame(st, l->data, l->len), true);
+		l->next = NULL;
+		lines_free(l);
 	}
 	hs->backlog_tail = &hs->backlog;
-	hs->nbacklog = 0;
 	return open_sse(c, st, hs, r);
 }
 
@@ -1005,7 +1428,283 @@ static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c, const ch
 	if (!hs)
 		return ret;
 	session_end(hs);
-	return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL);
+	return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
+}
+
+/* ---- connections: admission before work ---------------------------------------------- */
+
+static void conns_add(struct conns *l, struct conn *x)
+{
+	x->next = NULL;
+	x->prev = l->tail;
+	if (l->tail)
+		l->tail->next = x;
+	else
+		l->head = x;
+	l->tail = x;
+	l->n++;
+}
+
+static void conns_del(struct conns *l, struct conn *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		l->head = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	else
+		l->tail = x->prev;
+	x->prev = x->next = NULL;
+	l->n--;
+}
+
+/* Takes x out of the list of its state; it is then busy (or closing). */
+static void conn_busy(struct sl_http *h, struct conn *x)
+{
+	if (x->state == CONN_PENDING)
+		conns_del(&h->pending, x);
+	else if (x->state == CONN_IDLE)
+		conns_del(&h->idle, x);
+	x->state = CONN_BUSY;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return false;
+}
+
+static void warn_once(struct sl_http *h, unsigned what, const char *msg)
+{
+	if (h->warned & what)
+		return;
+	h->warned |= what;
+	sl_log(SL_LOG_WARN, "http: %s (logged once)", msg);
+}
+
+/* Closes a connection libmicrohttpd owns: shutting its socket down makes
+ * libmicrohttpd see the end and close it itself (the fd is never closed
+ * here, so it cannot be reused under libmicrohttpd). */
+static void conn_close(struct sl_http *h, struct conn *x)
+{
+	conn_busy(h, x);
+	shutdown(x->fd, SHUT_RDWR);
+}
+
+static uint64_t deadline_of(const struct sl_http *h, const struct conn *x)
+{
+	return x->since_ms + (x->state == CONN_PENDING ? h->lim->header_timeout_ms
+						       : h->lim->idle_timeout_ms);
+}
+
+static void on_deadline(uv_timer_t *t);
+
+static void arm_deadline(struct sl_http *h)
+{
+	uint64_t next = UINT64_MAX, now = sl_now_ms();
+	if (h->pending.head)
+		next = deadline_of(h, h->pending.head);
+	if (h->idle.head && deadline_of(h, h->idle.head) < next)
+		next = deadline_of(h, h->idle.head);
+	if (next == UINT64_MAX)
+		uv_timer_stop(&h->deadline);
+	else
+		uv_timer_start(&h->deadline, on_deadline, next > now ? next - now : 0, 0);
+}
+
+/* Both lists are in the order of their deadlines (one timeout each). The
+ * times are totals, not idle times: a peer trickling a byte now and then
+ * is closed as surely as a silent one. */
+static void on_deadline(uv_timer_t *t)
+{
+	struct sl_http *h = t->data;
+	uint64_t now = sl_now_ms();
+	while (h->pending.head && deadline_of(h, h->pending.head) <= now) {
+		warn_once(h, WARNED_HEADERS, "a connection did not send its request's headers within "
+			  "sluice.limits.headerTimeoutMs: closed");
+		conn_close(h, h->pending.head);
+	}
+	while (h->idle.head && deadline_of(h, h->idle.head) <= now)
+		conn_close(h, h->idle.head);
+	arm_deadline(h);
+}
+
+/* The bounds on pending connections, after each run of libmicrohttpd:
+ * over sluice.limits.maxPendingPerAddress pending from one address, that
+ * address's oldest are closed, then over maxPendingConnections the oldest
+ * of all, so that a flood of half-open sockets pushes out only its own
+ * kind. libmicrohttpd accepts connections before it reads any, and a
+ * client opening many at once writes their headers a little later: a
+ * connection goes for its address's bound only once pending for
+ * PENDING_GRACE_MS, and for the bound of all once it was pending at the
+ * previous pass (it had one run to be read). */
+static void enforce_pending(struct sl_http *h)
+{
+	struct conn *x, *next;
+	uint64_t now = sl_now_ms();
+	for (x = h->pending.head; x && now - x->since_ms >= PENDING_GRACE_MS; x = next) {
+		uint32_t n = 0;
+		next = x->next;
+		for (struct conn *y = x; y && n <= h->lim->max_pending_per_ip; y = y->next)
+			n += same_address(&x->addr, &y->addr);
+		if (n > h->lim->max_pending_per_ip) {
+			warn_once(h, WARNED_PER_ADDRESS, "connections not yet admitted from one address "
+				  "over sluice.limits.maxPendingPerAddress: closing the oldest");
+			conn_close(h, x);
+		}
+	}
+	while (h->pending.n > h->lim->max_pending && h->pending.head->seen) {
+		warn_once(h, WARNED_PENDING, "connections not yet admitted over "
+			  "sluice.limits.maxPendingConnections: closing the oldest");
+		conn_close(h, h->pending.head);
+	}
+	for (x = h->pending.head; x; x = x->next)
+		x->seen = true;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection accepted, or closed. A new
+ * one is pending until its first request's headers are whole. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct sl_http *h = cls;
+	struct conn *x = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (x)
+			conn_busy(h, x);
+		free(x);
+		*socket_context = NULL;
+		return;
+	}
+	x = sl_alloc(sizeof(*x));
+	x->fd = -1;
+	if ((ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)))
+		x->fd = ci->connect_fd;
+	if ((ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS)) && ci->client_addr)
+		memcpy(&x->addr, ci->client_addr, ci->client_addr->sa_family == AF_INET6
+						  ? sizeof(struct sockaddr_in6)
+						  : sizeof(struct sockaddr_in));
+	x->since_ms = sl_now_ms();
+	x->state = CONN_PENDING;
+	conns_add(&h->pending, x);
+	*socket_context = x;
+	arm_deadline(h);
+}
+
+/* The headers of a request are whole: the connection is no longer pending. */
+static void conn_headers(struct sl_http *h, struct MHD_Connection *c)
+{
+	struct conn *x = conn_of(c);
+	if (x)
+		conn_busy(h, x);
+}
+
+/* A request ended: the next one's headers are awaited from now on, at
+ * most sluice.limits.idleConnectionTimeoutMs. */
+static void conn_between(struct sl_http *h, struct MHD_Connection *c)
+{
+	struct conn *x = conn_of(c);
+	if (!x || x->state != CONN_BUSY)
+		return;
+	x->state = CONN_IDLE;
+	x->since_ms = sl_now_ms();
+	conns_add(&h->idle, x);
+	arm_deadline(h);
+}
+
+/* The checks every request passes at its first callback, when its headers
+ * are whole and before any byte of its body is read (MCP 2025-11-25
+ * transports, security: Host and Origin against DNS rebinding, then the
+ * credential). False: refused, *ret is the answer, the connection closes. */
+static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
+		  const char *method, enum MHD_Result *ret)
+{
+	const char *auth, *token = NULL, *pv, *len;
+	bool modern, is_post = !strcmp(method, "POST");
+
+	if (h->stopping) {
+		*ret = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down");
+		return false;
+	}
+	if (!host_allowed(h, header(c, "Host"))) {
+		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
+		return false;
+	}
+	if (!origin_allowed(h, header(c, "Origin"))) {
+		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
+		return false;
+	}
+	auth = header(c, "Authorization");
+	if (auth && !strncasecmp(auth, "Bearer ", 7))
+		token = auth + 7;
+	if (h->cfg->bearer_token && (!token || !same_secret(token, h->cfg->bearer_token))) {
+		*ret = refuse(c, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is required");
+		return false;
+	}
+	if (strcmp(url, "/mcp") != 0) {
+		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp");
+		return false;
+	}
+	pv = header(c, SL_MCP_HDR_VERSION);
+	modern = pv && !strcmp(pv, SL_MCP_MODERN);
+	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
+	if (!is_post && (modern || (strcmp(method, "GET") && strcmp(method, "DELETE")))) {
+		*ret = refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
+		return false;
+	}
+	/* MCP 2025-11-25 transports: a POST's client accepts both answers, a
+	 * GET's the stream. */
+	if (is_post && (!accepts(header(c, "Accept"), "application/json") ||
+			!accepts(header(c, "Accept"), "text/event-stream"))) {
+		*ret = refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
+			      "Not Acceptable: Accept must allow application/json and text/event-stream");
+		return false;
+	}
+	if (!strcmp(method, "GET") && !accepts(header(c, "Accept"), "text/event-stream")) {
+		*ret = refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
+			      "Not Acceptable: Accept must allow text/event-stream");
+		return false;
+	}
+	if (is_post && (!header(c, "Content-Type") ||
+			strncasecmp(header(c, "Content-Type"), "application/json", 16) != 0)) {
+		*ret = refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+		return false;
+	}
+	len = header(c, "Content-Length");
+	if (is_post && len && strtoull(len, NULL, 10) > h->cfg->max_body_bytes) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
+			 h->cfg->max_body_bytes);
+		*ret = error_response(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg, true);
+		return false;
+	}
+	return true;
+}
+
+/* Gives up what is buffered of a request's body. */
+static void body_drop(struct sl_http *h, struct req *r)
+{
+	release(h, NULL, NULL, r->charged);
+	r->charged = 0;
+	sl_buf_dispose(&r->body);
+	sl_buf_init(&r->body, 0);
 }
 
 /* ---- the request handler ------------------------------------------------------------ */
@@ -1017,9 +1716,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct sl_http *h = cls;
 	struct req *r = *con_cls;
 	const char *auth, *token = NULL, *pv;
-	bool modern;
+	enum MHD_Result ret;
 
 	if (!r) {
+		conn_headers(h, c);
+		if (!admit(h, c, url, method, &ret))
+			return ret;
 		r = sl_alloc(sizeof(*r));
 		sl_buf_init(&r->body, h->cfg->max_body_bytes);
 		*con_cls = r;
@@ -1028,38 +1730,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->waiting)
 		return settle(c, r);
 	if (*upload_size) {
-		/* Every buffer fed by a peer has a cap: past it, read and drop. */
-		if (!r->over && sl_buf_append(&r->body, upload, *upload_size) < 0) {
+		/* Every buffer fed by a peer has a cap, and the memory budget:
+		 * past either, read and drop, and answer 413 or 503. */
+		if (r->over || r->busy) {
+			/* dropped */
+		} else if (reserve(h, NULL, NULL, *upload_size) != FITS) {
+			r->busy = true;
+			body_drop(h, r);
+		} else if (sl_buf_append(&r->body, upload, *upload_size) < 0) {
+			release(h, NULL, NULL, *upload_size);
 			r->over = true;
-			sl_buf_dispose(&r->body);
-			sl_buf_init(&r->body, 0);
+			body_drop(h, r);
+		} else {
+			r->charged += *upload_size;
 		}
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (h->stopping)
 		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, "shutting down");
-	/* MCP 2025-11-25 transports, security: validate Host and Origin
-	 * (DNS rebinding), then the credential. */
-	if (!host_allowed(h, header(c, "Host")))
-		return fail(c, MHD_HTTP_FORBIDDEN, SL_RPC_SERVER_ERROR, NULL, "Forbidden: Host not allowed");
-	if (!origin_allowed(h, header(c, "Origin")))
-		return fail(c, MHD_HTTP_FORBIDDEN, SL_RPC_SERVER_ERROR, NULL, "Forbidden: Origin not allowed");
 	auth = header(c, "Authorization");
 	if (auth && !strncasecmp(auth, "Bearer ", 7))
 		token = auth + 7;
-	if (h->cfg->bearer_token && (!token || !same_secret(token, h->cfg->bearer_token)))
-		return fail(c, MHD_HTTP_UNAUTHORIZED, SL_RPC_SERVER_ERROR, NULL,
-			    "Unauthorized: a valid bearer token is required");
-	if (strcmp(url, "/mcp") != 0)
-		return fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Not Found: the endpoint is /mcp");
 	pv = header(c, SL_MCP_HDR_VERSION);
-	modern = pv && !strcmp(pv, SL_MCP_MODERN);
-	if (!strcmp(method, "POST"))
-		return post(h, c, r, token, modern);
-	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
-	if (modern || (strcmp(method, "GET") && strcmp(method, "DELETE")))
-		return fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, SL_RPC_SERVER_ERROR, NULL, "Method Not Allowed");
+	if (!strcmp(method, "POST")) {
+		ret = post(h, c, r, token, pv && !strcmp(pv, SL_MCP_MODERN));
+		body_drop(h, r); /* the session has what it needs */
+		return ret;
+	}
 	return !strcmp(method, "GET") ? get(h, c, r, token) : del(h, c, token);
 }
 
@@ -1068,23 +1766,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
  * the text, which can quote what a peer sent, is escaped there. */
 SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct sl_http *h = cls;
 	char msg[1024];
 	size_t n;
 
-	(void)cls;
 	if (!sl_log_enabled(SL_LOG_WARN))
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n') /* its messages end with one */
 		msg[--n] = '\0';
+	/* One per connection that a peer (or a bound, conn_close) cut or
+	 * refused: a flood of them must not flood the log. */
+	if (!strncmp(msg, "Connection socket is closed", 27)) {
+		sl_log(SL_LOG_DEBUG, "http: %s", msg);
+		return;
+	}
+	if (!strncmp(msg, "Server reached connection limit", 31)) {
+		warn_once(h, WARNED_CONNECTIONS, "connections over sluice.limits.maxConnections: "
+			  "new ones are closed at once");
+		return;
+	}
 	sl_log(SL_LOG_WARN, "http: %s", msg);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
+	struct sl_http *h = cls;
 	struct req *r = *con_cls;
+	conn_between(h, c);
 	if (!r)
 		return;
 	if (r->st && r->waiting) {
@@ -1097,6 +1808,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		r->st->cut = why != MHD_REQUEST_TERMINATED_COMPLETED_OK;
 		r->st->req = NULL;
 	}
+	body_drop(h, r);
 	sl_buf_dispose(&r->body);
 	free(r);
 	*con_cls = NULL;
@@ -1127,6 +1839,7 @@ static void run_mhd(struct sl_http *h)
 	if (!h->d)
 		return;
 	MHD_run(h->d);
+	enforce_pending(h);
 	if (MHD_get_timeout(h->d, &ms) == MHD_YES)
 		uv_timer_start(&h->timer, on_timer, ms, 0);
 	else
@@ -1157,8 +1870,8 @@ static void on_beat(uv_timer_t *t)
 	 * out, and lets a suspended connection notice a vanished peer. */
 	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
 		for (struct stream *st = hs->streams; st; st = st->next)
-			if (st->sse && !st->head && !st->done && !st->detached)
-				stream_push(st, line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)));
+			if (st->sse && !st->head && !st->done && !st->detached && !st->killed)
+				stream_push(st, line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)), true);
 }
 
 /* ---- start and stop ---------------------------------------------------------------------- */
@@ -1212,6 +1925,27 @@ bad:
 	return SL_ERR_INVALID;
 }
 
+/* Room for sluice.limits.maxConnections open sockets: the soft limit on
+ * open files is raised toward the hard one. Returns the connections that
+ * fit (logged when fewer than configured). */
+static unsigned fit_connections(unsigned want)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)want + FD_HEADROOM;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return want;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur >= need)
+		return want;
+	want = rl.rlim_cur > 2 * FD_HEADROOM ? (unsigned)(rl.rlim_cur - FD_HEADROOM) : 16;
+	sl_log(SL_LOG_WARN, "http: the open-file limit (%llu, hard %llu) leaves room for %u "
+	       "connections, under sluice.limits.maxConnections: raise it (ulimit -n)",
+	       (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, want);
+	return want;
+}
+
 int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config *cfg,
 		  const char *listen, struct sl_http **out, struct sl_err *err)
 {
@@ -1223,6 +1957,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	h->loop = loop;
 	h->gw = gw;
 	h->cfg = &cfg->http;
+	h->lim = &cfg->limits;
 	sl_map_init(&h->by_id);
 	if ((rc = parse_listen(h, listen, &ss, err)) < 0)
 		goto out;
@@ -1237,9 +1972,15 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				h->port, NULL, NULL, on_request, h,
 				/* First, so that no message goes to MHD's own logger. */
-				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				MHD_OPTION_CONNECTION_LIMIT, fit_connections(cfg->limits.max_connections),
+				/* Whole seconds; a suspended connection (a stream waiting
+				 * for its next event) is not timed. */
+				MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned)((cfg->limits.idle_timeout_ms + 999) / 1000),
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 				MHD_OPTION_END);
 	if (!h->d) {
@@ -1254,12 +1995,13 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	sl_handles_init(&h->handles);
 	uv_poll_init(loop, &h->poll, info->epoll_fd);
 	sl_handles_add(&h->handles, &h->poll);
-	uv_timer_t *timers[] = { &h->timer, &h->kick, &h->sweep, &h->beat, &h->wait };
+	uv_timer_t *timers[] = { &h->timer, &h->kick, &h->sweep, &h->beat, &h->wait, &h->deadline };
 	for (size_t i = 0; i < SL_COUNT(timers); i++) {
 		uv_timer_init(loop, timers[i]);
 		sl_handles_add(&h->handles, timers[i]);
 	}
-	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h->wait.data = h;
+	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h->wait.data =
+		h->deadline.data = h;
 	uv_poll_start(&h->poll, UV_READABLE, on_poll);
 	uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
 	uv_timer_start(&h->beat, on_beat, cfg->http.heartbeat_ms, cfg->http.heartbeat_ms);

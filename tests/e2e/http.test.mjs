@@ -402,6 +402,35 @@ describe('limits and credentials', () => {
 		await gw.close();
 	});
 
+	test('2026-07-28 requests count against maxSessions and maxRequestsPerSession', async () => {
+		const gw = await startHttp({ http: { maxSessions: 3, maxRequestsPerSession: 2 } });
+		const slow = (id, ms) =>
+			raw(gw.url, {
+				headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'github__slow' },
+				body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'github__slow', arguments: { ms }, _meta: modernMeta() } },
+			});
+		// Four at once with no credential configured: one credential, two
+		// in flight at most.
+		const first = [slow(1, 600), slow(2, 600)];
+		await new Promise((res) => setTimeout(res, 200));
+		const over = await Promise.all([slow(3, 0), slow(4, 0)]);
+		for (const r of over) {
+			assert.equal(r.status, 429, r.text);
+			assert.match(r.json.error.message, /sluice\.http\.maxRequestsPerSession/);
+		}
+		// Each in flight is a live session: with one session open too,
+		// there is no room for another.
+		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
+		const init = await raw(gw.url, { body: initBody() });
+		assert.equal(init.status, 503);
+		assert.match(init.json.error.message, /sluice\.http\.maxSessions/);
+		for (const r of await Promise.all(first)) assert.equal(r.json.result.content[0].text, 'slept 600 ms');
+		// Done, they count no more.
+		assert.equal((await slow(5, 0)).status, 200);
+		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
+		await gw.close();
+	});
+
 	test('bearer token: missing 401, wrong 401, right works', async () => {
 		const gw = await startHttp({ http: { bearerToken: 'sekret-token-1' } });
 		let r = await raw(gw.url, { body: initBody() });
