@@ -7,11 +7,14 @@
 #include "pipeline/call.h"
 #include "sandbox/zygote.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define SL_MMAP_THRESHOLD (256 * 1024) /* bytes: larger blocks are mmapped */
 
 static const char usage[] =
 	"usage: sluice <command> [options]\n"
@@ -96,6 +99,11 @@ int main(int argc, char **argv)
 	/* The code-mode zygote is this binary, started afresh by the gateway. */
 	if (argc > 1 && strcmp(argv[1], "__zygote") == 0)
 		sl_zygote_main(argc, argv);
+	/* Peer messages can be megabytes. A fixed mmap threshold keeps every
+	 * block over it out of the heap, so freeing one returns it to the
+	 * kernel at once: glibc's sliding threshold would move such blocks
+	 * into the heap, where a flood's buffers stay as RSS after it ends. */
+	mallopt(M_MMAP_THRESHOLD, SL_MMAP_THRESHOLD);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
