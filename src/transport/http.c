@@ -34,6 +34,7 @@
 #include "proto/mcp.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 
 #define BACKLOG_MAX 64        /* lines kept for a GET stream not yet open */
 #define SWEEP_MS 1000
+#define TRIM_BYTES (8u << 20) /* freed since the last trim: malloc_trim() from the sweep */
 #define HEARTBEAT ": keep-alive\n\n"
 #define HISTORY_MAX (1u << 20) /* bytes of past events a stream keeps for resumption */
 #define FD_HEADROOM 256       /* open files beyond the HTTP connections (upstreams, workers, logs) */
@@ -151,6 +153,7 @@ struct sl_http {
 	uint32_t nsessions;          /* session era */
 	uint32_t nephemeral;         /* 2026-07-28 requests in flight */
 	size_t bytes;                /* charged, all sessions and bodies */
+	size_t bytes_peak;           /* the most charged since the last trim */
 	struct conns pending, idle;
 	unsigned warned;             /* bounds already logged (WARNED_*) */
 };
@@ -212,10 +215,12 @@ static bool resumable(const struct stream *st)
 
 enum bound { FITS, OVER_SESSION, OVER_ALL };
 
-/* What a line costs the budget: its text and its node. */
+/* What a line costs the budget: its text and its node as the allocator
+ * holds them (usable size and chunk header: for the many small events of a
+ * progress flood that is about a third more than the bytes themselves). */
 static size_t cost(const struct line *l)
 {
-	return sizeof(*l) + l->len;
+	return malloc_usable_size((void *)l) + malloc_usable_size(l->data) + 2 * 2 * sizeof(size_t);
 }
 
 /* The one place held bytes are counted: in all, in the stream (whose bytes
@@ -224,6 +229,8 @@ static size_t cost(const struct line *l)
 static void charge(struct sl_http *h, struct hsess *hs, struct stream *st, size_t n)
 {
 	h->bytes += n;
+	if (h->bytes > h->bytes_peak)
+		h->bytes_peak = h->bytes;
 	if (st) {
 		st->bytes += n;
 		hs = st->hs;
@@ -1860,6 +1867,13 @@ static void on_sweep(uv_timer_t *t)
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
 			session_end(hs);
 		}
+	}
+	/* The budget's events are small blocks in the heap, which glibc gives
+	 * back only from its top: once a flood's worth has been freed, return
+	 * the free pages inside it too, so RSS follows the budget down. */
+	if (h->bytes_peak - h->bytes > TRIM_BYTES) {
+		malloc_trim(0);
+		h->bytes_peak = h->bytes;
 	}
 }
 

@@ -61,7 +61,9 @@ const MESSAGE_FACTOR = 10;
 const WORKER_SLACK = 64 * MIB; // the zygote's prepared workers and each worker's own runtime
 const TOKEN = `attack-${process.pid}-${Date.now().toString(36)}`;
 
-const LIMITS = { maxBufferedBytes: 64 * MIB };
+// notificationsPerSecond lifted: the detached-stream and backlog attacks
+// test the memory budget, not the rate cap in front of it (floods.test.mjs).
+const LIMITS = { maxBufferedBytes: 64 * MIB, notificationsPerSecond: 1000000 };
 const CODE = { enabled: true, maxConcurrent: 4, heapBytes: 128 * MIB, poolSize: 2, timeoutMs: 30000, cpuMs: 5000 };
 const mib = (b) => (b / MIB).toFixed(1);
 const fmtMs = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
@@ -496,6 +498,9 @@ async function backlog(gw, until, ctx) {
 	} finally {
 		get.destroy();
 		sockets.delete(get);
+		// A last, empty flood: its answer comes after every notification
+		// before it, so the next attack does not meet this one's tail.
+		await sessionPost(gw, caller, rpc(++id, 'tools/call', { name: 'flood__flood', arguments: { count: 0, bytes: 0 } }), { timeoutMs: 30000 });
 		await Promise.all([...quiet, caller].map((sid) => closeSession(gw, sid)));
 	}
 	const st = Object.entries(answers).map(([k, v]) => `${v}x ${k}`).join(', ');

@@ -25,6 +25,12 @@ async function flood(count, bytes) {
 	for (let i = 0; i < count; i++) await send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'flood', data } });
 }
 
+// Every write waits for the ones before it (a flood included), so an answer
+// is behind every notification of an earlier flood: the harness's last call
+// tells it that the gateway has read them all.
+let chain = Promise.resolve();
+const after = (fn) => (chain = chain.then(fn));
+
 let partial = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => {
@@ -40,15 +46,16 @@ process.stdin.on('data', (chunk) => {
 			continue;
 		}
 		if (m.id === undefined || !m.method) continue;
-		const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+		const ok = (result) => after(() => send({ jsonrpc: '2.0', id: m.id, result }));
 		if (m.method === 'initialize')
 			ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'flood', version: '1.0.0' } });
 		else if (m.method === 'tools/list') ok({ tools: [tool] });
 		else if (m.method === 'tools/call' && m.params?.name === 'flood') {
 			const { count = 0, bytes = 0 } = m.params.arguments ?? {};
-			ok({ content: [{ type: 'text', text: `flooding ${count} x ${bytes} bytes` }] }).then(() => flood(Math.min(count, 1000), Math.min(bytes, 16 << 20)));
+			ok({ content: [{ type: 'text', text: `flooding ${count} x ${bytes} bytes` }] });
+			after(() => flood(Math.min(count, 1000), Math.min(bytes, 16 << 20)));
 		} else if (m.method === 'ping' || m.method === 'logging/setLevel') ok({});
-		else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+		else after(() => send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } }));
 	}
 });
 process.stdin.on('end', () => process.exit(0));
