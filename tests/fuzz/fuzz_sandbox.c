@@ -116,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sb.ctl = sb.zygote = -1;
 	sb.ctl_open = true;
 	sb.pool = 1;
+	sb.max_running = 1; /* admitted at once: the program runs on the ready worker */
 	sb.requested = SL_POOL_MAX; /* nothing is asked of the absent zygote */
 	sb.next_id = 1;
 	sb.nready = 1;
