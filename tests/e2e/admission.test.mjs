@@ -11,7 +11,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 
-import { catalog, closeAll, startHttp, sleep, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, startHttp, httpRequest, sleep, LEGACY } from './helpers.mjs';
 
 const TOKEN = 'admission-token-1';
 const started = [];
@@ -37,41 +37,11 @@ function memory(pid) {
 // One request on a connection of its own (no keep-alive pool), from
 // 127.0.0.1; resolves { status, headers, json, ms }.
 function request(gw, { method = 'POST', headers = {}, body } = {}) {
-	const t0 = performance.now();
-	const data = body === undefined ? undefined : JSON.stringify(body);
-	return new Promise((resolve, reject) => {
-		const req = http.request(
-			{
-				host: '127.0.0.1',
-				port: gw.port,
-				path: '/mcp',
-				method,
-				agent: false,
-				localAddress: '127.0.0.1',
-				headers: {
-					accept: 'application/json, text/event-stream',
-					'content-type': 'application/json',
-					authorization: `Bearer ${TOKEN}`,
-					...headers,
-				},
-			},
-			(res) => {
-				let text = '';
-				res.setEncoding('utf8');
-				res.on('data', (c) => (text += c));
-				res.on('end', () => {
-					let json;
-					try {
-						json = JSON.parse(text);
-					} catch {}
-					resolve({ status: res.statusCode, headers: res.headers, json, text, ms: performance.now() - t0 });
-				});
-			},
-		);
-		req.on('error', reject);
-		req.setTimeout(3000, () => req.destroy(new Error('timeout')));
-		req.end(data);
-	});
+	return httpRequest(
+		{ host: '127.0.0.1', port: gw.port, path: '/mcp', method, localAddress: '127.0.0.1', headers: { authorization: `Bearer ${TOKEN}`, ...headers } },
+		body,
+		3000,
+	);
 }
 
 const initialize = (gw) =>

@@ -11,7 +11,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 
-import { catalog, closeAll, startHttp, sleep, eventually, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, startHttp, httpRequest, sleep, eventually, LEGACY } from './helpers.mjs';
 
 const MiB = 1 << 20;
 const started = [];
@@ -35,34 +35,7 @@ const rssMB = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p
 
 // One POST; resolves { status, headers, json, text }.
 function post(gw, body, headers = {}) {
-	return new Promise((resolve, reject) => {
-		const req = http.request(
-			{
-				host: '127.0.0.1',
-				port: gw.port,
-				path: '/mcp',
-				method: 'POST',
-				agent: false,
-				headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
-			},
-			(res) => {
-				let text = '';
-				res.setEncoding('utf8');
-				res.on('data', (c) => (text += c));
-				res.on('end', () => {
-					let json;
-					try {
-						const data = text.split('\n').filter((l) => l.startsWith('data: '));
-						json = JSON.parse(/event-stream/.test(res.headers['content-type']) ? data.at(-1).slice(6) : text);
-					} catch {}
-					resolve({ status: res.statusCode, headers: res.headers, json, text });
-				});
-			},
-		);
-		req.on('error', reject);
-		req.setTimeout(20000, () => req.destroy(new Error('timeout')));
-		req.end(JSON.stringify(body));
-	});
+	return httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers }, body, 20000);
 }
 
 async function session(gw) {

@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -448,6 +449,35 @@ const httpGateways = new Set();
 // the address it listens on: { proc, pid, url, port, configPath, stderr(), close() }.
 // opts: servers, sluice, configPath (use an existing file), listen
 // (127.0.0.1:0), env (extra environment), args (extra).
+// One raw HTTP request (node:http: any header, Host included) on a
+// connection of its own; opts are http.request's, body a string or a value
+// sent as JSON. Resolves { status, headers, text, json, ms }: json is the
+// body parsed, or for an SSE answer its last event's data.
+export function httpRequest(opts, body, timeoutMs = 10000) {
+	const t0 = performance.now();
+	const headers = { accept: 'application/json, text/event-stream', ...opts.headers };
+	if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+	const data = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
+	return new Promise((resolve, reject) => {
+		const req = http.request({ agent: false, ...opts, headers }, (res) => {
+			let text = '';
+			res.setEncoding('utf8');
+			res.on('data', (c) => (text += c));
+			res.on('end', () => {
+				let json;
+				try {
+					const events = text.split('\n').filter((l) => l.startsWith('data: '));
+					json = JSON.parse(/event-stream/.test(res.headers['content-type']) ? events.at(-1).slice(6) : text);
+				} catch {}
+				resolve({ status: res.statusCode, headers: res.headers, text, json, ms: performance.now() - t0 });
+			});
+		});
+		req.on('error', reject);
+		req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
+		req.end(data);
+	});
+}
+
 export function startHttp(opts = {}) {
 	const configPath = opts.configPath ?? writeConfig(opts.servers ?? {}, opts.sluice ?? {});
 	const proc = spawn(SLUICE, ['serve', '--http', opts.listen ?? '127.0.0.1:0', '--config', configPath, ...(opts.args ?? [])], {

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 
 import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, startHttp as startHttpGateway, httpClient, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY, eventually } from './helpers.mjs';
+import { catalog, closeAll, startHttp as startHttpGateway, httpClient, httpRequest, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY, eventually } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
@@ -35,29 +35,7 @@ const sdkClient = (url, headers = {}, opts = {}) => httpClient(url, { ...opts, h
 // { status, headers, text, json }.
 function raw(url, { method = 'POST', headers = {}, body } = {}) {
 	const u = new URL(url);
-	const h = { accept: 'application/json, text/event-stream', ...headers };
-	if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
-	const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-	return new Promise((resolve, reject) => {
-		const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: h }, (res) => {
-			let text = '';
-			res.setEncoding('utf8');
-			res.on('data', (c) => (text += c));
-			res.on('end', () => {
-				let json;
-				try {
-					// An SSE answer: the last event is the answer.
-					const data = text.split('\n').filter((l) => l.startsWith('data: '));
-					json = JSON.parse(/event-stream/.test(res.headers['content-type']) ? data.at(-1).slice(6) : text);
-				} catch {}
-				resolve({ status: res.statusCode, headers: res.headers, text, json });
-			});
-		});
-		req.on('error', reject);
-		req.setTimeout(10000, () => req.destroy(new Error('timeout')));
-		if (data !== undefined) req.write(data);
-		req.end();
-	});
+	return httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method, headers }, body);
 }
 
 const initBody = (id = 1) => ({
