@@ -27,13 +27,14 @@ static void on_settled(void *ctx)
 	struct sl_gateway *gw = ck->gw;
 	const struct sl_config *cfg = gw->cfg;
 
-	printf("%-24s %-10s %-11s %6s %9s %7s\n", "SERVER", "STATUS", "PROTOCOL", "TOOLS",
-	       "RESOURCES", "PROMPTS");
+	printf("%-24s %-10s %-11s %6s %9s %9s %7s\n", "SERVER", "STATUS", "PROTOCOL", "TOOLS",
+	       "RESOURCES", "TEMPLATES", "PROMPTS");
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
-		printf("%-24s %-10s %-11s %6zu %9zu %7zu\n", u->name, sl_upstream_state_name(u->state),
-		       u->protocol_version ? u->protocol_version : "-", u->tools.n,
-		       u->resources.n + u->templates.n, u->prompts.n);
+		printf("%-24s %-10s %-11s %6zu %9zu %9zu %7zu\n", u->name,
+		       sl_upstream_state_name(u->state),
+		       u->protocol_version ? u->protocol_version : "-", u->tools.n, u->resources.n,
+		       u->templates.n, u->prompts.n);
 		if (u->error)
 			printf("  %s: %s\n", u->state == SL_UP_READY ? "note" : "error", u->error);
 		if (u->state != SL_UP_READY && !u->cfg->disabled)

@@ -481,8 +481,15 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 	size_t i, n;
 
 	if (r->kind != SL_REPLY_RESULT) {
-		/* A server whose list fails still serves the rest. */
-		sl_log(SL_LOG_WARN, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
+		int64_t code = 0;
+		/* A server whose list fails still serves the rest. One that
+		 * declared resources or prompts but has no templates or prompts
+		 * method (-32601) simply has none: no warning for that. */
+		enum sl_log_level level =
+			f->kind != LIST_TOOLS && r->kind == SL_REPLY_ERROR &&
+			sl_json_int(r->msg->error, "code", &code) && code == SL_RPC_METHOD_NOT_FOUND ?
+			SL_LOG_DEBUG : SL_LOG_WARN;
+		sl_log(level, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
 		       r->kind == SL_REPLY_FAILED ? r->why :
 		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
 		if (r->kind == SL_REPLY_FAILED && !u->link) {
