@@ -343,9 +343,9 @@ TEST(pinning_store_corrupt_and_bad_config)
 	sl_config_unref(cfg);
 	cfg = config_for(dir, ",\"chnaged\":\"warn\"");
 	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
-	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, stateDir)") != NULL);
+	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
 	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
-	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, stateDir)") != NULL);
+	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
 	CHECK(pins == NULL);
 	sl_config_unref(cfg);
 	remove_tree(dir);
