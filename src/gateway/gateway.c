@@ -262,7 +262,7 @@ static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
 	/* For the "ready" line, and one warning per change a person can act on. */
-	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), u);
+	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), gw, u);
 	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }

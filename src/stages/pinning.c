@@ -85,6 +85,9 @@ struct sl_pinning {
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
 	struct sl_map changes;  /* server key -> struct change (owned) */
 	struct ask *asks;       /* elicitations in flight, detached at fini */
+	struct sl_gateway *gw;  /* the gateway that announced servers to this state
+				 * (borrowed: it lives as long as the process), for
+				 * tools/list_changed after a client trusted a change */
 	bool write_failing;     /* warned that pins cannot be saved */
 };
 
@@ -1246,7 +1249,8 @@ static void held_text(const struct sl_pin_review *r, char *out, size_t n)
 		snprintf(out, n, "%s", fresh);
 }
 
-size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up)
+size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
+			   const struct sl_upstream *up)
 {
 	struct sl_pin_review r;
 	struct change *ch;
@@ -1255,6 +1259,7 @@ size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up)
 	sl_pinning_review(pg, up, &r);
 	if (!pg)
 		return 0;
+	pg->gw = gw;
 	key = sl_pinning_key(up->cfg);
 	ch = change_of(pg, key);
 	if (r.changed + r.fresh == 0) {
@@ -1373,7 +1378,7 @@ static void on_ask_answer(void *ctx, const char *action, yyjson_val *content)
 		goto out;
 	}
 	if (strcmp(action, "accept") == 0 && sl_json_true(content, "trust")) {
-		if (trust(pg, a->up, a->key, a->sig))
+		if (trust(pg, a->up, a->key, a->sig) && a->gw)
 			sl_gateway_tools_changed(a->gw);
 		else
 			ch->asked[0] = '\0'; /* a newer change: ask about that one */
@@ -1387,45 +1392,55 @@ out:
 	free(a);
 }
 
+/* Asks s's client about up's held-back set r (key: up's identity key),
+ * unless it was asked already; true if a question went out. */
+static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw,
+			struct sl_upstream *up, const char *key, const struct sl_pin_review *r)
+{
+	struct change *ch = change_of(pg, key);
+	yyjson_mut_doc *d;
+	struct ask *a;
+	char *msg;
+	bool asked;
+
+	if (ch->asking || strcmp(ch->asked, r->sig) == 0)
+		return false; /* once per change */
+	a = sl_alloc(sizeof(*a));
+	*a = (struct ask){ .pg = pg, .gw = gw, .up = up, .key = sl_strdup(key) };
+	snprintf(a->sig, sizeof(a->sig), "%s", r->sig);
+	msg = ask_message(pg, up, r);
+	d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	asked = sl_session_elicit(s, msg, d, ask_schema(d), on_ask_answer, a);
+	if (asked) {
+		snprintf(ch->asked, sizeof(ch->asked), "%s", r->sig);
+		ch->asking = true;
+		a->next = pg->asks;
+		pg->asks = a;
+	} else {
+		free(a->key);
+		free(a);
+	}
+	yyjson_mut_doc_free(d);
+	free(msg);
+	return asked;
+}
+
 void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw)
 {
 	if (!pg || !pg->ask || !sl_session_can_elicit(s))
 		return;
 	for (size_t i = 0; i < gw->nups; i++) {
-		struct sl_upstream *up = gw->ups[i];
 		struct sl_pin_review r;
-		struct change *ch;
-		yyjson_mut_doc *d;
-		struct ask *a;
-		char *key, *msg;
+		char *key;
 
-		sl_pinning_review(pg, up, &r);
+		sl_pinning_review(pg, gw->ups[i], &r);
 		if (r.changed + r.fresh == 0)
 			continue;
-		key = sl_pinning_key(up->cfg);
-		ch = change_of(pg, key);
-		if (ch->asking || strcmp(ch->asked, r.sig) == 0) {
-			free(key);
-			continue; /* once per change */
-		}
-		a = sl_alloc(sizeof(*a));
-		*a = (struct ask){ .pg = pg, .gw = gw, .up = up, .key = key };
-		snprintf(a->sig, sizeof(a->sig), "%s", r.sig);
-		msg = ask_message(pg, up, &r);
-		d = yyjson_mut_doc_new(NULL);
-		if (!d)
-			sl_oom();
-		if (sl_session_elicit(s, msg, d, ask_schema(d), on_ask_answer, a)) {
-			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
-			ch->asking = true;
-			a->next = pg->asks;
-			pg->asks = a;
-		} else {
-			free(a->key);
-			free(a);
-		}
-		yyjson_mut_doc_free(d);
-		free(msg);
+		key = sl_pinning_key(gw->ups[i]->cfg);
+		(void)ask_session(pg, s, gw, gw->ups[i], key, &r);
+		free(key);
 	}
 }
 
@@ -1454,29 +1469,157 @@ static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
 	return NULL;
 }
 
+/* ---- asking within a call ------------------------------------------------------
+ *
+ * A call to a held-back tool (a client that remembered it from before the
+ * upgrade) is the other moment to ask. A 2025-11-25 client is asked
+ * through elicitation beside the refusal (the call is not held: it is
+ * refused at once, and the tools appear with tools/list_changed if the
+ * person trusts them). A 2026-07-28 client, which has no server-to-client
+ * requests, gets an input_required result whose requestState binds the
+ * answer to this server and this change (HMAC under the generation's key,
+ * with an expiry); its retry with the answer trusts the change and runs. */
+
+#define ASK_STATE_SECONDS 600
+
+static void ask_mac(const struct sl_call *c, const char *key, const char *sig,
+		    unsigned long long expiry, char out[SL_SHA256_HEX])
+{
+	char *msg = sl_printf("sluice-pins\n%llx\n%s\n%s", expiry, key, sig);
+	sl_hmac_sha256_hex(c->gen->key, sizeof(c->gen->key), msg, strlen(msg), out);
+	free(msg);
+}
+
+static bool ask_state_valid(const struct sl_call *c, const char *key, const char *sig,
+			    const char *state)
+{
+	unsigned long long expiry;
+	char mac[SL_SHA256_HEX];
+	int used = 0;
+	unsigned char diff = 0;
+
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
+		return false;
+	ask_mac(c, key, sig, expiry, mac);
+	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
+		diff |= (unsigned char)(mac[i] ^ state[used + i]);
+	return diff == 0;
+}
+
+static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
+		     const struct sl_pin_review *r)
+{
+	yyjson_mut_val *res = yyjson_mut_obj(c->doc), *reqs = yyjson_mut_obj(c->doc);
+	yyjson_mut_val *q = yyjson_mut_obj(c->doc), *params = yyjson_mut_obj(c->doc);
+	unsigned long long expiry = sl_now_ms() / 1000 + ASK_STATE_SECONDS;
+	char mac[SL_SHA256_HEX], *msg = ask_message(pg, c->up, r), *state;
+
+	ask_mac(c, key, r->sig, expiry, mac);
+	state = sl_printf("%llx.%s", expiry, mac);
+	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
+	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
+	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
+	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema", ask_schema(c->doc));
+	yyjson_mut_obj_add_str(c->doc, q, "method", "elicitation/create");
+	yyjson_mut_obj_add_val(c->doc, q, "params", params);
+	yyjson_mut_obj_add_val(c->doc, reqs, "pinning", q);
+	yyjson_mut_obj_add_str(c->doc, res, "resultType", "input_required");
+	yyjson_mut_obj_add_val(c->doc, res, "inputRequests", reqs);
+	yyjson_mut_obj_add_strcpy(c->doc, res, "requestState", state);
+	c->input_required = res;
+	c->outcome = SL_OUTCOME_INPUT_REQUIRED;
+	free(state);
+	free(msg);
+}
+
+/* With askOnChange, for a call to a held-back tool: NEXT (the person
+ * trusted the change: the call runs), DONE (an input_required, or a refusal
+ * set here), or DECLINED (refuse as usual; *note says if a question went
+ * out). */
+static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, const char **note)
+{
+	yyjson_mut_val *resp = c->input_responses ?
+			       yyjson_mut_obj_get(c->input_responses, "pinning") : NULL;
+	struct sl_pin_review r;
+	enum sl_stage_rc rc = SL_STAGE_DECLINED;
+	struct change *ch;
+	char *key;
+
+	sl_pinning_review(pg, c->up, &r);
+	if (r.changed + r.fresh == 0)
+		return SL_STAGE_DECLINED;
+	key = sl_pinning_key(c->up->cfg);
+	ch = change_of(pg, key);
+	if (c->mrtr && resp && c->request_state) {
+		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
+		yyjson_mut_val *content = yyjson_mut_obj_get(resp, "content");
+		if (!ask_state_valid(c, key, r.sig, c->request_state)) {
+			sl_call_set_error(c, SL_OUTCOME_DENIED, "sluice refused %s.%s: the answer about "
+					  "trusting server '%s' came back with a requestState that is not "
+					  "ours, expired, or is for tools that changed since", c->up->name,
+					  c->tool, c->up->name);
+			rc = SL_STAGE_DONE;
+		} else if (action && strcmp(action, "accept") == 0 &&
+			   yyjson_mut_is_true(yyjson_mut_obj_get(content, "trust"))) {
+			if (trust(pg, c->up, key, r.sig)) {
+				if (pg->gw)
+					sl_gateway_tools_changed(pg->gw);
+				rc = SL_STAGE_NEXT;
+			}
+		} else {
+			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
+			*note = " The user did not trust the new definitions when asked.";
+		}
+	} else if (strcmp(ch->asked, r.sig) != 0 && !ch->asking) {
+		if (c->mrtr) {
+			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
+			ask_mrtr(pg, c, key, &r);
+			rc = SL_STAGE_DONE;
+		} else if (c->session && sl_session_can_elicit(c->session) &&
+			   ask_session(pg, c->session, pg->gw, c->up, key, &r)) {
+			*note = " sluice is asking the user whether to trust the new definitions; if "
+				"they do, the tools come back (tools/list_changed) and the call can be "
+				"made again.";
+		}
+	}
+	free(key);
+	return rc;
+}
+
 static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 {
+	struct sl_pinning *pg = state;
 	yyjson_val *def = find_def(c->up, c->tool);
 	enum sl_pin_status st = SL_PIN_OK;
-	const char *at, *s = c->up->name, *t = c->tool;
+	const char *at, *s = c->up->name, *t = c->tool, *note = "";
+	char when[64];
 
 	if (!def)
 		return SL_STAGE_DECLINED; /* not advertised: not ours to judge */
-	if (!judge(state, c->up, def, &st, &at))
+	if (!judge(pg, c->up, def, &st, &at))
 		return SL_STAGE_NEXT;
+	/* The pin's date, before asking re-reads the pins (which frees it). */
+	snprintf(when, sizeof(when), "%s", at ? at : "");
+	at = at ? when : NULL;
+	if (pg->ask) {
+		enum sl_stage_rc rc = ask_in_call(pg, c, &note);
+		if (rc != SL_STAGE_DECLINED)
+			return rc;
+	}
 	if (st == SL_PIN_CHANGED)
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "sluice refused %s.%s: the tool's definition changed since it was "
 				  "pinned%s%s, which can be a rug pull (a server swapping in new "
 				  "instructions). Review the change with `sluice pins diff %s.%s`; if it "
-				  "is trusted, approve it with `sluice pins approve %s.%s`.",
-				  s, t, at ? " on " : "", at ? at : "", s, t, s, t);
+				  "is trusted, approve it with `sluice pins approve %s.%s`.%s",
+				  s, t, at ? " on " : "", at ? at : "", s, t, s, t, note);
 	else
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "sluice refused %s.%s: it is a new tool on server '%s' and new tools "
 				  "need approval (sluice.pinning.new is \"block\"). Review it with "
-				  "`sluice pins diff %s.%s` and approve it with `sluice pins approve %s.%s`.",
-				  s, t, s, s, t, s, t);
+				  "`sluice pins diff %s.%s` and approve it with `sluice pins approve %s.%s`.%s",
+				  s, t, s, s, t, s, t, note);
 	return SL_STAGE_DONE;
 }
 

@@ -121,11 +121,12 @@ enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream
 /* Counts up's held-back tools into *r; changes nothing. */
 void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
 		       struct sl_pin_review *r);
-/* The gateway heard up's (new) lists: logs one warning per server when the
+/* The gateway gw heard up's (new) lists: logs one warning per server when the
  * set of held-back tools is new (how many, and the `sluice pins diff` and
  * `approve` commands), never again for the same set. Returns how many are
  * held back. */
-size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up);
+size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
+			   const struct sl_upstream *up);
 /* With askOnChange, asks s's client (if it can elicit) about every server
  * of gw whose held-back set it has not asked about yet: accept pins them
  * and every session of gw hears tools/list_changed. Never suspends. */

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { REPO, connect, closeAll, runSluice, eventually } from './helpers.mjs';
+import { REPO, connect, closeAll, runSluice, eventually, startRaw, modernMeta, textOf } from './helpers.mjs';
 
 after(closeAll);
 
@@ -188,6 +188,64 @@ test('askOnChange: decline keeps them hidden and the same change is not asked ag
 	const r = await gw.client.callTool({ name: 'github__issues', arguments: {} });
 	assert.equal(r.isError, true);
 	await gw.close();
+});
+
+test('askOnChange: a call to a held-back tool is refused and asks; accepting brings the tools back', async () => {
+	const s = setup({ pinning: { askOnChange: true } });
+	await pinFirst(s);
+	s.upgrade();
+	let release;
+	const answered = new Promise((r) => (release = r));
+	const { gw, asked } = await asking(s, async () => {
+		await answered; // the refusal comes first: the call is not held
+		return { action: 'accept', content: { trust: true } };
+	});
+	// A client that remembered the tool from before the upgrade calls it.
+	const r = await gw.client.callTool({ name: 'github__issues', arguments: {} });
+	assert.equal(r.isError, true);
+	assert.match(textOf(r), /definition changed since it was pinned.*sluice is asking the user whether to trust/s);
+	await eventually(() => asked.length === 1, 5000, 50, 'the client to be asked');
+	release();
+	await eventually(() => gw.wire.some((m) => m.method === 'notifications/tools/list_changed'), 5000, 50, 'list_changed');
+	assert.equal(textOf(await gw.client.callTool({ name: 'github__issues', arguments: {} })), 'issues called');
+	assert.deepEqual(await upstreamTools(gw.client), ALL);
+	assert.equal(asked.length, 1);
+	await gw.close();
+});
+
+test('askOnChange for a 2026-07-28 client: input_required with a sealed state, once per change', async () => {
+	const s = setup({ pinning: { askOnChange: true } });
+	await pinFirst(s);
+	s.upgrade();
+	const raw = startRaw({ configPath: s.configPath });
+	try {
+		const call = (extra = {}, name = 'github__issues') =>
+			raw.request('tools/call', { _meta: modernMeta({ elicitation: {} }), name, arguments: {}, ...extra });
+		const first = (await call()).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const q = first.inputRequests.pinning;
+		assert.equal(q.method, 'elicitation/create');
+		assert.match(q.params.message, /the server "github" offers 2 tools whose definitions changed/);
+		assert.match(first.requestState, /^[0-9a-f]+\.[0-9a-f]{64}$/);
+		// Not asked twice for the same change: another call is refused plainly.
+		const second = (await call({}, 'github__pulls')).result;
+		assert.equal(second.isError, true);
+		assert.doesNotMatch(JSON.stringify(second), /input_required/);
+		// A forged state is refused.
+		const forged = first.requestState.replace(/.$/, (c) => (c === '0' ? '1' : '0'));
+		const accept = { pinning: { action: 'accept', content: { trust: true } } };
+		const f = (await call({ inputResponses: accept, requestState: forged })).result;
+		assert.equal(f.isError, true);
+		assert.match(f.content[0].text, /requestState that is not ours/);
+		// The retry with the answer trusts the change and runs the tool.
+		const ok = (await call({ inputResponses: accept, requestState: first.requestState })).result;
+		assert.equal(ok.resultType, 'complete', JSON.stringify(ok));
+		assert.equal(ok.content[0].text, 'issues called');
+		const pulls = (await call({}, 'github__pulls')).result;
+		assert.equal(pulls.content[0].text, 'pulls called');
+	} finally {
+		await raw.close();
+	}
 });
 
 test('askOnChange off (the default): nobody is asked', async () => {
