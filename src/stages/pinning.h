@@ -1,5 +1,7 @@
 /*
- * Tool pinning (rug-pull defence): a SHA-256 pin per (server, tool) over the
+ * Tool pinning (rug-pull defence): a SHA-256 pin per (server identity, tool)
+ * (sl_pinning_key: command and arguments, or URL; pins keyed by name alone
+ * are moved there once at load) over the
  * canonical JSON of the tool's whole definition, cleaned as clients see it
  * (pin scheme 2; a pin of scheme 1, six fields, is re-pinned once while it
  * still matches), kept in <stateDir>/pins.json. A definition that changed
