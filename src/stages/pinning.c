@@ -733,6 +733,13 @@ char *sl_pinning_key(const struct sl_server_config *sc)
 	return key;
 }
 
+/* up's key; an upstream without a config entry (built by hand, as unit
+ * tests do) is keyed by its name. */
+static char *up_key(const struct sl_upstream *up)
+{
+	return up->cfg ? sl_pinning_key(up->cfg) : sl_strdup(up->name);
+}
+
 /* The identity part of a key ("#" and 16 hex digits at its end), or NULL
  * for a key of an earlier sluice (the server's name alone). */
 static const char *id_of(const char *key)
@@ -858,9 +865,10 @@ static void adopt_keys(struct sl_pins *s, const struct sl_config *cfg)
 		sl_log(SL_LOG_WARN, "pinning: pins moved to identity keys for this run only: %s",
 		       err.msg);
 	for (size_t i = 0; i < a.n; i++) {
-		sl_log(SL_LOG_INFO, "pinning: moved the pins of %zu tools from '%s' to '%s' (pins "
+		sl_log(SL_LOG_INFO, "pinning: moved the pins of %zu tool%s from '%s' to '%s' (pins "
 		       "are now kept per server identity: its command and arguments, or its URL)",
-		       a.moves[i].tools, a.moves[i].from, a.moves[i].to);
+		       a.moves[i].tools, a.moves[i].tools == 1 ? "" : "s", a.moves[i].from,
+		       a.moves[i].to);
 		free(a.moves[i].from);
 		free(a.moves[i].to);
 	}
@@ -1124,7 +1132,7 @@ static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_va
 	if (!pg || !name)
 		return false;
 	refresh(pg->pins);
-	key = sl_pinning_key(up->cfg);
+	key = up_key(up);
 	sl_pinning_hash(def, hex, NULL);
 	*st = status_of(pg->pins, key, def, hex, &pin, &legacy);
 	switch (*st) {
@@ -1167,7 +1175,7 @@ enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream
 
 	if (!pg || !sl_json_str(def, "name"))
 		return SL_PIN_SHOWN;
-	key = sl_pinning_key(up->cfg);
+	key = up_key(up);
 	sl_pinning_hash(def, hex, NULL);
 	st = status_of(pg->pins, key, def, hex, NULL, &legacy);
 	free(key);
@@ -1260,7 +1268,7 @@ size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 	if (!pg)
 		return 0;
 	pg->gw = gw;
-	key = sl_pinning_key(up->cfg);
+	key = up_key(up);
 	ch = change_of(pg, key);
 	if (r.changed + r.fresh == 0) {
 		ch->warned[0] = '\0'; /* the next change warns again */
@@ -1438,7 +1446,7 @@ void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gat
 		sl_pinning_review(pg, gw->ups[i], &r);
 		if (r.changed + r.fresh == 0)
 			continue;
-		key = sl_pinning_key(gw->ups[i]->cfg);
+		key = up_key(gw->ups[i]);
 		(void)ask_session(pg, s, gw, gw->ups[i], key, &r);
 		free(key);
 	}
@@ -1549,7 +1557,7 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 	sl_pinning_review(pg, c->up, &r);
 	if (r.changed + r.fresh == 0)
 		return SL_STAGE_DECLINED;
-	key = sl_pinning_key(c->up->cfg);
+	key = up_key(c->up);
 	ch = change_of(pg, key);
 	if (c->mrtr && resp && c->request_state) {
 		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
