@@ -8,6 +8,7 @@
 #include "gateway/router.h"
 #include "core/log.h"
 #include "proto/mcp.h"
+#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,8 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		yyjson_mut_arr_append(arr, sl_codemode_definition(gw, d));
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
+	/* After the answer: a client asked about held-back tools has its list. */
+	sl_pinning_offer(sl_gen_state(gw->gen, &sl_stage_pinning), s, gw);
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
 #include "pipeline/call.h"
+#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,9 +250,19 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 	}
 }
 
+void sl_gateway_tools_changed(struct sl_gateway *gw)
+{
+	if (!gw->settled || gw->cfg->exposure == SL_EXPOSE_ROUTER)
+		return;
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		sl_session_list_changed(s, "tools");
+}
+
 static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
+	/* For the "ready" line, and one warning per change a person can act on. */
+	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), gw, u);
 	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }

@@ -101,6 +101,10 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
 
+/* A stage's verdict on tools changed (pinning trusted a server's new
+ * definitions): every session hears notifications/tools/list_changed. */
+void sl_gateway_tools_changed(struct sl_gateway *gw);
+
 /* Sessions register to receive list changes and notifications. */
 void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s);
 void sl_gateway_remove_session(struct sl_gateway *gw, struct sl_session *s);

@@ -421,17 +421,29 @@ static void on_timer(uv_timer_t *t)
 
 static void become_ready(struct sl_upstream *u)
 {
-	if (u->state == SL_UP_STARTING) {
+	bool first = u->state == SL_UP_STARTING;
+
+	if (first) {
 		uv_timer_stop(&u->timer);
 		u->state = SL_UP_READY;
 		u->ready_at = sl_now_ms();
 		set_error(u, NULL);
+	}
+	if (u->state != SL_UP_READY)
+		return;
+	u->tools_held = 0;
+	u->ops->ready(u->ctx, u); /* counts the tools pinning holds back */
+	if (!first)
+		return;
+	if (u->tools_held)
+		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools exposed, %zu hidden by pinning, "
+		       "%zu resources, %zu prompts (%s)", u->name, u->tools.n - u->tools_held,
+		       u->tools_held, u->resources.n, u->prompts.n,
+		       u->protocol_version ? u->protocol_version : "?");
+	else
 		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools, %zu resources, %zu prompts (%s)",
 		       u->name, u->tools.n, u->resources.n, u->prompts.n,
 		       u->protocol_version ? u->protocol_version : "?");
-	}
-	if (u->state == SL_UP_READY)
-		u->ops->ready(u->ctx, u);
 }
 
 static bool valid_item(enum list_kind k, yyjson_val *it)

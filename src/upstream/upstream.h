@@ -107,6 +107,7 @@ struct sl_upstream {
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;
+	size_t tools_held;       /* of tools, hidden by pinning: set by the owner's ready */
 	unsigned lists_loading;  /* list fetches in flight */
 	bool lists_dirty;        /* a list_changed arrived during a fetch */
 	bool closing_timer;
