@@ -331,12 +331,11 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_gateway *gw = ctx;
 	char *msg = NULL;
-	bool busy = false;
 	struct sl_msg f = *m;
 	const struct sl_ureq *asker;
 	struct sl_session *to = NULL;
 	const char *why = NULL;
-	unsigned able = 0;
+	unsigned waiting = 0;
 	yyjson_doc *doc = NULL;
 	int code = SL_RPC_METHOD_NOT_FOUND;
 
@@ -355,11 +354,10 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	for (struct sl_session *s = gw->sessions; s; s = s->next) {
 		switch (sl_session_answers(s, u, &f, asker, &why)) {
 		case SL_ANSWER_YES:
-			to = to ? to : s;
-			able++;
+			to = s;
 			/* fall through */
 		case SL_ANSWER_CANNOT:
-			busy = true;
+			waiting++;
 			break;
 		case SL_ANSWER_NONE:
 			break;
@@ -367,21 +365,23 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	}
 	/* Outside any call (roots/list right after initialize, say) only a
 	 * lone stdio client is surely the one meant; over HTTP nobody is. */
-	if (!busy && !gw->shared && gw->sessions && !gw->sessions->next &&
+	if (!waiting && !gw->shared && gw->sessions && !gw->sessions->next &&
 	    gw->sessions->era == SL_ERA_LEGACY)
-		to = gw->sessions, able = 1;
-	if (able == 1 && sl_session_relay(to, u, &f, asker)) {
+		to = gw->sessions, waiting = 1;
+	/* Several sessions waiting: the question may be any one's, also one
+	 * that cannot answer it, so the one that can is not asked either. */
+	if (waiting == 1 && to && sl_session_relay(to, u, &f, asker)) {
 		yyjson_doc_free(doc);
 		return;
 	}
 	yyjson_doc_free(doc);
 	/* No client can answer it: say so rather than leave the server waiting. */
 	code = SL_RPC_SERVER_ERROR;
-	if (able > 1)
+	if (waiting > 1)
 		msg = sl_printf("%s: %u clients of sluice have calls in flight to server '%s', and "
 				"sluice cannot tell which one this request is for, so none is asked",
-				m->method, able, u->name);
-	else if (busy && why)
+				m->method, waiting, u->name);
+	else if (waiting && why)
 		msg = sl_printf("%s: no client that can answer it is waiting on server '%s': %s",
 				m->method, u->name, why);
 	else
