@@ -17,10 +17,11 @@ void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 
 /*
  * A state handed to a client that must come back unchanged (an MCP
- * 2026-07-28 requestState): "EXPIRY.MAC", EXPIRY the second (hex) after which it is refused, MAC the HMAC-SHA-256 of
- * "EXPIRY\nwhat" under key. EXPIRY is on sl_now_ms's clock, like the key
- * good for this process only. what names everything the state stands for
- * (its purpose first, so a state of one kind never passes for another).
+ * 2026-07-28 requestState): "EXPIRY.MAC", EXPIRY the second (hex, on
+ * sl_now_ms's clock: like the key, good for this process only) after which
+ * it is refused, MAC the HMAC-SHA-256 of "EXPIRY\nwhat" under key. what
+ * names everything the state stands for (its purpose first, so a state of
+ * one kind never passes for another).
  * Returns the state (the caller frees it).
  */
 char *sl_seal(const void *key, size_t klen, unsigned long long expiry, const char *what);
