@@ -58,7 +58,10 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 {
 	switch (p->kind) {
 	case SL_PENDING_CALL:
-		if (!p->u.call.defer) {
+		if (!p->u.call.call) {
+			/* Its call is being handed to a park (park.c), which frees
+			 * p once its answer is out. */
+		} else if (!p->u.call.defer) {
 			/* The call ends cancelled; on_call_done frees p. */
 			sl_call_cancel(p->u.call.call, why);
 		} else if (p->s->closing) {
