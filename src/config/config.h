@@ -103,6 +103,12 @@ struct sl_limits {
 	uint32_t server_requests_per_call; /* sampling, elicitation relayed in one call (16) */
 	uint32_t server_requests_per_minute; /* the same, per server (60) */
 	uint32_t notifications_per_second;   /* relayed from one server (100) */
+	/* MCP 2026-07-28 clients: tool calls parked while their server's
+	 * question travels as input_required (gateway/park.c). */
+	uint32_t max_parked;            /* parked calls, all clients (256) */
+	uint32_t max_parked_per_client; /* of those, one credential's (16) */
+	uint64_t park_timeout_ms;       /* how long one waits for the client's retry (60 s) */
+	uint32_t max_input_rounds;      /* input_required answers to one call (8) */
 };
 
 struct sl_config {

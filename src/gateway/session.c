@@ -10,6 +10,7 @@
  * list results carry ttlMs and cacheScope.
  */
 #include "gateway/session_int.h"
+#include "core/digest.h"
 #include "gateway/results.h"
 #include "core/buf.h"
 #include "core/log.h"
@@ -109,8 +110,15 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_map_init(&s->relays);
 	sl_map_init(&s->subs);
 	s->deferred_tail = &s->deferred;
+	sl_session_set_credential(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
+}
+
+void sl_session_set_credential(struct sl_session *s, const char *token)
+{
+	/* A digest, so that no secret sits in the session or in a state. */
+	sl_sha256_hex(token ? token : "", token ? strlen(token) : 0, s->cred);
 }
 
 bool sl_session_idle(const struct sl_session *s)

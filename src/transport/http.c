@@ -800,6 +800,7 @@ static struct hsess *session_new(struct sl_http *h, bool ephemeral, const char *
 	hs->next = h->sessions;
 	h->sessions = hs;
 	hs->s = sl_session_new(h->gw, &io, hs);
+	sl_session_set_credential(hs->s, token);
 	return hs;
 }
 

@@ -342,6 +342,17 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 	yyjson_mut_doc_free(d);
 }
 
+const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id)
+{
+	long long rid;
+	size_t i;
+
+	if (!yyjson_is_str(id) || strncmp(yyjson_get_str(id), MRTR_ID_PREFIX, strlen(MRTR_ID_PREFIX)) ||
+	    sscanf(yyjson_get_str(id) + strlen(MRTR_ID_PREFIX), "%lld:%zu", &rid, &i) != 2)
+		return NULL;
+	return ureq_find(u, rid);
+}
+
 void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

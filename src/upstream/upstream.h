@@ -159,6 +159,10 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
  * JSON-RPC error {code, message}. */
 void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message);
 unsigned sl_upstream_generation(const struct sl_upstream *u);
+/* The request of ours a server request id stands for: a 2026-07-28
+ * server's input request (its input_required answer to that request,
+ * relayed as a request under an id of ours), else NULL. */
+const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id);
 
 const char *sl_upstream_state_name(enum sl_upstream_state s);
 /* True if the server declared this capability (e.g. "tools") in its handshake. */
