@@ -77,7 +77,7 @@ async function startPostgres() {
 	proc.stderr.on('data', (b) => (log += b));
 	const exited = new Promise((r) => proc.once('exit', r));
 	const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
-	const psql = (sql) => execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], { timeout: 10000 }).toString();
+	const psql = (sql) => execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], { timeout: 10000, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 	const pg = {
 		url,
 		psql,
@@ -267,6 +267,25 @@ describe('an SDK 1.0.4 client (2024-11-05) through sluice over stdio', () => {
 		for (const p of prompts) assert.equal(p.title, undefined);
 		const { resources } = await client.listResources();
 		for (const r of resources) assert.equal(r.title, undefined);
+	});
+});
+
+describe('a policy confirmation for a 2024-11-05 client', () => {
+	test('is refused as for a client without elicitation, though it declared elicitation', async () => {
+		const cfg = writeConfig({ bits: modernBits() }, { policy: { rules: [{ match: 'bits.audio', action: 'confirm' }] } });
+		const transport = new OldStdio({ command: SLUICE, args: ['serve', '--config', cfg], stderr: 'ignore' });
+		const client = new OldClient({ name: 'old-client', version: '1.0.4' }, { capabilities: { elicitation: {} } });
+		let asked = 0;
+		client.fallbackRequestHandler = async () => (asked++, { action: 'accept', content: {} });
+		await withTimeout(client.connect(transport), 15000, 'the SDK 1.0.4 client to connect');
+		try {
+			const r = await client.callTool({ name: 'bits__audio', arguments: {} });
+			assert.equal(r.isError, true);
+			assert.match(r.content[0].text, /needs confirmation by .*but the client does not support elicitation/);
+			assert.equal(asked, 0);
+		} finally {
+			await client.close();
+		}
 	});
 });
 
