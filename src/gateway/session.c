@@ -3,7 +3,7 @@
  * dispatch, eras, sending and the session's lifecycle. The methods' work
  * lives by concern in calls.c, forward.c and relay.c (session_int.h).
  *
- * Session era (2025-11-25, 2025-06-18, 2025-03-26): initialize fixes the
+ * Session era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05): initialize fixes the
  * version and the client's capabilities for the connection.
  * 2026-07-28: no initialize; every request carries its version and the
  * client's capabilities in params._meta, every result has resultType, and
@@ -32,6 +32,10 @@ void sl_session_send(struct sl_session *s, struct sl_out *o, yyjson_mut_doc *d)
 {
 	if (s->closing)
 		return;
+	/* The one place a message takes the shape of the client's version
+	 * (docs/internals/SESSIONS.md, "Older versions"). */
+	if (s->era == SL_ERA_LEGACY)
+		sl_mcp_era_map(d, yyjson_mut_doc_get_root(d), s->version);
 	o->line = sl_json_write_line(d, &o->len);
 	s->io->send(s->io_ctx, o);
 }
@@ -305,9 +309,10 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	snprintf(s->version, sizeof(s->version), "%s",
 		 sl_mcp_legacy_version(v) ? v : SL_MCP_LATEST_LEGACY);
 	s->era = SL_ERA_LEGACY;
-	s->caps_doc = m->doc;
-	m->doc = NULL;
-	s->caps = sl_json_obj(m->params, "capabilities");
+	/* Only what the client's version has: an older client that declares
+	 * elicitation still gets none (nor do the servers on its behalf). */
+	s->caps_doc = sl_mcp_era_caps(sl_json_obj(m->params, "capabilities"), s->version);
+	s->caps = yyjson_doc_get_root(s->caps_doc);
 	sl_gateway_start(s->gw, s->caps);
 
 	d = sl_session_doc(&r);
@@ -317,7 +322,6 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
-	/* m->doc moved to caps_doc but m->id points into it: still valid. */
 	sl_session_answer(s, m, false, false, d, r);
 }
 

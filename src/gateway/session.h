@@ -52,7 +52,7 @@ struct sl_session {
 	enum sl_era era;             /* set by initialize (legacy) or a modern request */
 	bool initialized;            /* legacy: notifications/initialized seen */
 	char version[16];            /* legacy: the negotiated version */
-	yyjson_doc *caps_doc;        /* legacy: the client's initialize params */
+	yyjson_doc *caps_doc;        /* legacy: its capabilities, less those its version lacks */
 	yyjson_val *caps;            /* legacy: its capabilities */
 	bool closing;
 	char cred[65];               /* SHA-256 (hex) of the credential that opened it

@@ -38,6 +38,8 @@ enum sl_upstream_state {
 	SL_UP_DISABLED, /* never starts: disabled in config or a config error */
 	SL_UP_STOPPING,
 	SL_UP_STOPPED,
+	SL_UP_FAILED,   /* given up for good: a restart would fail the same way
+			 * (it speaks no protocol version sluice does) */
 };
 
 /* What an upstream reports to its owner (the gateway). */
