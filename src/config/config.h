@@ -103,6 +103,9 @@ struct sl_limits {
 	uint32_t server_requests_per_call; /* sampling, elicitation relayed in one call (16) */
 	uint32_t server_requests_per_minute; /* the same, per server (60) */
 	uint32_t notifications_per_second;   /* relayed from one server (100) */
+	uint32_t max_listens;           /* subscriptions/listen streams open, all clients (256) */
+	uint32_t max_listens_per_session; /* per stdio client, per HTTP credential (16) */
+	uint32_t max_listen_uris;       /* resourceSubscriptions in one listen (64) */
 };
 
 struct sl_config {
