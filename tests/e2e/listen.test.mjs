@@ -291,6 +291,19 @@ describe('over stdio', () => {
 	});
 });
 
+test('over stdio: sluice.limits.maxListens bounds the listens of all clients', async () => {
+	const raw = startRaw({ servers: { github: catalog('github') }, sluice: { limits: { maxListens: 1 } } });
+	try {
+		raw.send({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { _meta: modernMeta(), notifications: { toolsListChanged: true } } });
+		await raw.next((m) => m.method === 'notifications/subscriptions/acknowledged', 15000);
+		const over = await raw.request('subscriptions/listen', { _meta: modernMeta(), notifications: { toolsListChanged: true } });
+		assert.equal(over.error.code, -32000);
+		assert.match(over.error.message, /sluice\.limits\.maxListens\b/);
+	} finally {
+		await raw.close();
+	}
+});
+
 describe('toward a 2026-07-28 upstream over HTTP', () => {
 	test('sluice listens to it, and hears its list changes and resource updates', async () => {
 		// A second sluice serves the 2026-07-28 fixture over HTTP: a strict
