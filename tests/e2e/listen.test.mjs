@@ -7,6 +7,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -301,6 +302,25 @@ test('over stdio: sluice.limits.maxListens bounds the listens of all clients', a
 		assert.match(over.error.message, /sluice\.limits\.maxListens\b/);
 	} finally {
 		await raw.close();
+	}
+});
+
+test('over stdio: a reload that adds a server reaches the listen', async () => {
+	const raw = startRaw({ servers: { github: catalog('github') } });
+	try {
+		raw.send({ jsonrpc: '2.0', id: 'R', method: 'subscriptions/listen', params: { _meta: modernMeta(), notifications: { toolsListChanged: true } } });
+		await raw.next((m) => m.method === 'notifications/subscriptions/acknowledged', 15000);
+		const cfg = JSON.parse(readFileSync(raw.configPath, 'utf8'));
+		cfg.mcpServers.jira = catalog('jira');
+		writeFileSync(raw.configPath, JSON.stringify(cfg));
+		raw.child.kill('SIGHUP');
+		const n = await raw.next((m) => m.method === 'notifications/tools/list_changed', 15000);
+		assert.equal(n.params._meta[SUB], 'R');
+		await eventually(async () => (await raw.request('tools/list', { _meta: modernMeta() })).result.tools.some((t) => t.name === 'jira__get_ticket'),
+			10000, 100, 'the new server\'s tools');
+	} finally {
+		await raw.close();
+		assert.doesNotMatch(raw.stderr(), /Sanitizer|runtime error/);
 	}
 });
 
