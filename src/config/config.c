@@ -554,6 +554,19 @@ static const struct sl_conf_key limits_keys[] = {
 	  .doc = "`input_required` answers one tool call of a 2026-07-28 client may get for its "
 		 "server's questions; a question after the last is refused to the server with "
 		 "JSON-RPC error -32000 naming this key." },
+	{ "maxListens", SL_CONF_UINT, LIM(max_listens), .min = 0, .max = 100000, .dflt = 256,
+	  .doc = "`subscriptions/listen` streams of 2026-07-28 clients open at once, stdio and "
+		 "HTTP together; one more gets JSON-RPC error -32000 naming this key before its "
+		 "acknowledgement. `0` refuses every listen." },
+	{ "maxListensPerSession", SL_CONF_UINT, LIM(max_listens_per_session), .min = 1,
+	  .max = 100000, .dflt = 16,
+	  .doc = "Of those, per stdio client, and over HTTP per credential (the bearer token; "
+		 "without one configured, all clients together); refused the same way (HTTP 429). "
+		 "A listen does not count as a request in flight." },
+	{ "maxListenUris", SL_CONF_UINT, LIM(max_listen_uris), .min = 0, .max = 100000,
+	  .dflt = 64,
+	  .doc = "Resource URIs in one listen's `resourceSubscriptions`; more is refused with "
+		 "JSON-RPC error -32602 naming this key." },
 };
 #undef LIM
 

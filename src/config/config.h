@@ -109,6 +109,9 @@ struct sl_limits {
 	uint32_t max_parked_per_client; /* of those, one credential's (16) */
 	uint64_t park_timeout_ms;       /* how long one waits for the client's retry (60 s) */
 	uint32_t max_input_rounds;      /* input_required answers to one call (8) */
+	uint32_t max_listens;           /* subscriptions/listen streams open, all clients (256) */
+	uint32_t max_listens_per_session; /* per stdio client, per HTTP credential (16) */
+	uint32_t max_listen_uris;       /* resourceSubscriptions in one listen (64) */
 };
 
 struct sl_config {

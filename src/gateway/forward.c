@@ -236,6 +236,10 @@ static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
 	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
 		if (o != s && !o->closing && sl_map_get(&o->subs, uri))
 			return true;
+	/* A 2026-07-28 listen (listen.c) watches it too. */
+	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
+		if (!o->closing && sl_listen_wants(o, uri))
+			return true;
 	return false;
 }
 

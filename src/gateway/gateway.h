@@ -68,6 +68,9 @@ struct sl_gateway {
 	/* Client requests in flight (struct sl_pending), all sessions, both
 	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
 	uint32_t requests;
+	/* subscriptions/listen streams open, all sessions: at most
+	 * sluice.limits.maxListens (listen.c). */
+	uint32_t listens;
 	bool started;
 	bool settled;
 	bool stopping;

@@ -140,6 +140,8 @@ void sl_session_close(struct sl_session *s)
 	if (s->closing)
 		return;
 	s->closing = true;
+	/* Its listens end unanswered: the client is gone. */
+	sl_listen_close_all(s);
 	/* Cancel what is in flight: upstreams hear notifications/cancelled. */
 	sl_map_each(&s->calls, cancel_pending, NULL);
 	/* Stages waiting for the human's answer hear that none will come. */
@@ -411,6 +413,11 @@ static const struct method {
 	  NULL },
 	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
 	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
+	/* Long-lived, so not a request in flight: sluice.limits.maxListens. */
+	{ SL_MCP_LISTEN, ERA_MODERN, true, false, sl_listen_open,
+	  "Method not found: subscriptions/listen is 2026-07-28's; in this protocol version list "
+	  "changes come on the GET stream (HTTP) or at any time (stdio), and resources/subscribe "
+	  "watches a resource" },
 	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, true, sl_calls_tools_call, NULL },
 	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, false, sl_calls_tools_list, NULL },
 };
@@ -472,6 +479,9 @@ static void handle_notification(struct sl_session *s, struct sl_msg *m)
 		if (!id || !(yyjson_is_str(id) || yyjson_is_int(id)))
 			return;
 		sl_session_id_key(id, key, sizeof(key));
+		/* MCP 2026-07-28 subscriptions: how a stdio client ends a listen. */
+		if (sl_listen_cancel(s, key))
+			return;
 		p = sl_map_get(&s->calls, key);
 		if (!p)
 			return; /* already answered: MCP says ignore */
@@ -600,10 +610,12 @@ void sl_session_list_changed(struct sl_session *s, const char *what)
 	char method[64];
 	yyjson_mut_doc *d;
 
-	/* 2026-07-28 clients have no stream to hear it on (their lists carry
-	 * ttlMs 0); the gateway decides whether the router's list changed. */
-	if (s->era != SL_ERA_LEGACY)
+	/* 2026-07-28 clients hear it on the listens that opted in (the
+	 * gateway decides whether the router's list changed). */
+	if (s->era != SL_ERA_LEGACY) {
+		sl_listen_list_changed(s, what);
 		return;
+	}
 	snprintf(method, sizeof(method), "notifications/%s/list_changed", what);
 	d = yyjson_mut_doc_new(NULL);
 	sl_rpc_envelope(d, NULL, method);
@@ -617,8 +629,19 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	yyjson_mut_doc *d;
 	char *ours;
 
-	if (s->era != SL_ERA_LEGACY || !m->params)
+	if (!m->params)
 		return;
+	if (s->era != SL_ERA_LEGACY) {
+		/* 2026-07-28: only resource updates, and only on listens that
+		 * watch the URI; log messages belong to a request's stream. */
+		if (s->listens && strcmp(m->method, "notifications/resources/updated") == 0 &&
+		    (value = sl_json_str(m->params, "uri"))) {
+			ours = sl_catalog_expose_uri(&s->gw->catalog, u, value);
+			sl_listen_updated(s, u, m->params, ours);
+			free(ours);
+		}
+		return;
+	}
 	if (strcmp(m->method, "notifications/message") == 0) {
 		/* The logger names its server. */
 		const char *logger = sl_json_str(m->params, "logger");

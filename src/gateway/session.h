@@ -27,6 +27,10 @@ struct sl_out {
 	yyjson_val *id;      /* a response: the id it answers, any type (NULL: null) */
 	yyjson_val *token;   /* a progress notification: its progressToken, else NULL */
 	bool error;          /* a response: an error response */
+	/* A message of a subscriptions/listen stream (its acknowledgement,
+	 * notifications, graceful end): the listen request's id, which the
+	 * message also carries in _meta; else NULL. */
+	yyjson_val *sub;
 	char *line;          /* the message, ending in "\n" */
 	size_t len;
 };
@@ -41,6 +45,7 @@ enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
 
 struct sl_deferred;
 struct sl_results;
+struct sl_listen;
 
 struct sl_session {
 	struct sl_session *next;     /* in the gateway's list */
@@ -66,6 +71,8 @@ struct sl_session {
 	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
 	struct sl_results *results;  /* full results for read_result (the governor's) */
 	struct sl_deferred **deferred_tail;
+	struct sl_listen *listens;   /* 2026-07-28 subscriptions/listen open (listen.c) */
+	uint32_t nlistens;
 };
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
@@ -82,6 +89,9 @@ bool sl_session_idle(const struct sl_session *s);
 /* The client closed its input (it may still read): pending elicitations of
  * the gateway's own are answered with no answer (their callbacks run now). */
 void sl_session_input_end(struct sl_session *s);
+/* The gateway shuts down: every subscriptions/listen of s ends with its
+ * graceful completion response (call before sl_session_close). */
+void sl_session_end_listens(struct sl_session *s);
 /* The client is gone: cancel its calls; send nothing more. */
 void sl_session_close(struct sl_session *s);
 void sl_session_free(struct sl_session *s);

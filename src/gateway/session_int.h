@@ -110,6 +110,26 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
 				const struct sl_upstream *u);
 
+/* ---- listen.c ---- */
+
+/* subscriptions/listen: acknowledges m's filter and keeps the listen open. */
+void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern);
+/* Ends l with its graceful completion response. */
+void sl_listen_end(struct sl_session *s, struct sl_listen *l);
+/* notifications/cancelled for request key: true if it was a listen (now
+ * ended, unanswered). */
+bool sl_listen_cancel(struct sl_session *s, const char *key);
+/* The session is closing: its listens go, sending nothing. */
+void sl_listen_close_all(struct sl_session *s);
+/* True if a listen of s watches the resource uri (the gateway's form). */
+bool sl_listen_wants(const struct sl_session *s, const char *uri);
+/* A list changed (what: "tools", "resources", "prompts"): every listen of
+ * s that opted in hears it. */
+void sl_listen_list_changed(struct sl_session *s, const char *what);
+/* u's resource uri (the gateway's form) changed: params are the server's. */
+void sl_listen_updated(struct sl_session *s, struct sl_upstream *u, yyjson_val *params,
+		       const char *uri);
+
 /* ---- relay.c ---- */
 
 /* The client's answer m to a request of ours. */

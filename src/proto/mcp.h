@@ -19,6 +19,7 @@
 #define SL_MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define SL_MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
 #define SL_MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+#define SL_MCP_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 
 /* Method names the gateway itself sends or routes by. */
 #define SL_MCP_INITIALIZE "initialize"
@@ -27,6 +28,8 @@
 #define SL_MCP_PROGRESS "notifications/progress"
 #define SL_MCP_ROOTS_CHANGED "notifications/roots/list_changed"
 #define SL_MCP_ELICIT "elicitation/create"
+#define SL_MCP_LISTEN "subscriptions/listen"
+#define SL_MCP_SUBSCRIPTIONS_ACK "notifications/subscriptions/acknowledged"
 
 /* HTTP headers (MCP 2025-11-25 transports; 2026-07-28 HTTP). */
 #define SL_MCP_HDR_SESSION "Mcp-Session-Id"

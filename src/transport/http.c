@@ -37,6 +37,7 @@
 #include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -91,6 +92,8 @@ struct stream {
 	struct line *hist, **hist_tail; /* events sent, for replay (at most HISTORY_MAX) */
 	size_t hist_bytes;
 	size_t bytes;                /* charged for it: itself, its queue, its history */
+	uv_poll_t *watch;            /* a listen's: notices its client closing (watch_peer) */
+	int fd;                      /* the connection's socket, while watched */
 };
 
 struct hsess {
@@ -109,6 +112,7 @@ struct hsess {
 	uint32_t nstreams;           /* streams numbered so far */
 	uint64_t last_ms;
 	bool ephemeral;              /* 2026-07-28: one request, no id */
+	bool listen;                 /* that request is a subscriptions/listen */
 	bool ended;
 	bool warned;                 /* a backlog line dropped at the budget was logged */
 };
@@ -151,7 +155,8 @@ struct sl_http {
 	struct hsess *sessions, *reap;
 	struct sl_map by_id;
 	uint32_t nsessions;          /* session era */
-	uint32_t nephemeral;         /* 2026-07-28 requests in flight */
+	uint32_t nephemeral;         /* 2026-07-28 requests in flight, listens aside */
+	uint32_t nlistens;           /* 2026-07-28 subscriptions/listen streams */
 	size_t bytes;                /* charged, all sessions and bodies */
 	size_t bytes_peak;           /* the most charged since the last trim */
 	struct conns pending, idle;
@@ -328,11 +333,13 @@ static void stream_unlink(struct stream *st)
 }
 
 static void session_end(struct hsess *hs);
+static void unwatch(struct stream *st);
 
 static void stream_free(struct stream *st)
 {
 	struct hsess *hs = st->hs;
 	stream_unlink(st);
+	unwatch(st);
 	lines_free(st->head);
 	lines_free(st->hist);
 	release(st->h, NULL, st, st->bytes);
@@ -485,6 +492,64 @@ static void wake(struct stream *st)
 	}
 }
 
+/* ---- a listen's client going away ------------------------------------------ */
+
+static void on_watch_closed(uv_handle_t *hd)
+{
+	free(hd);
+}
+
+static void unwatch(struct stream *st)
+{
+	if (!st->watch)
+		return;
+	uv_close((uv_handle_t *)st->watch, on_watch_closed);
+	st->watch = NULL;
+}
+
+/* The client of a listen's stream closed its end (MCP 2026-07-28: closing
+ * the stream ends the listen). A suspended connection is not read by
+ * libmicrohttpd, so without this a closed listen would hold its slot
+ * until the next heartbeat failed to write. Data instead of an end (a
+ * pipelined request) is libmicrohttpd's to read later: stop watching. */
+static void on_watch(uv_poll_t *p, int status, int events)
+{
+	struct stream *st = p->data;
+	char c;
+	ssize_t n = 0;
+
+	if (status == 0 && !(events & UV_DISCONNECT)) {
+		n = recv(st->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+	}
+	unwatch(st);
+	if (n > 0)
+		return;
+	st->killed = true;
+	lines_release(st, st->head);
+	st->head = NULL;
+	st->tail = &st->head;
+	wake(st);
+}
+
+static void watch_peer(struct stream *st)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || st->watch)
+		return;
+	st->watch = sl_alloc(sizeof(*st->watch));
+	st->fd = ci->connect_fd;
+	if (uv_poll_init_socket(st->h->loop, st->watch, st->fd) != 0) {
+		free(st->watch);
+		st->watch = NULL;
+		return;
+	}
+	st->watch->data = st;
+	uv_poll_start(st->watch, UV_READABLE | UV_DISCONNECT, on_watch);
+}
+
 /* Queues l (taken) on st, charged to the budget; must: a small control
  * line (priming event, heartbeat, the error an answer became) charged
  * whatever the bound. At a bound l is freed and the bound returned. */
@@ -529,6 +594,7 @@ static void kill_stream(struct stream *st, enum bound b)
 	       st->hs ? st->hs->id : "", st->no, why);
 	free(why);
 	st->killed = true;
+	unwatch(st);
 	lines_release(st, st->head);
 	st->head = NULL;
 	st->tail = &st->head;
@@ -541,6 +607,7 @@ static void kill_stream(struct stream *st, enum bound b)
 static void on_stream_freed(void *cls)
 {
 	struct stream *st = cls;
+	unwatch(st);
 	if (st->req) {
 		st->req->st = NULL;
 		st->req = NULL;
@@ -566,8 +633,10 @@ static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	struct stream *st = cls;
 	size_t n = 0;
 
-	if (st->killed)
+	if (st->killed) {
+		unwatch(st);
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	while (st->head && n < max) {
 		struct line *l = st->head;
 		size_t k = l->len - l->off;
@@ -586,8 +655,10 @@ static ssize_t on_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (n)
 		return (ssize_t)n;
-	if (st->done)
+	if (st->done) {
+		unwatch(st);
 		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
 	/* Nothing to write yet: a routed line resumes us (no busy wait). */
 	st->suspended = true;
 	MHD_suspend_connection(st->conn);
@@ -685,6 +756,13 @@ static void deliver(struct stream *st, const struct sl_out *o)
 	}
 	if (b == FITS)
 		return;
+	if (o->sub && o->kind == SL_OUT_NOTIFICATION) {
+		/* A listen's client that stopped reading: its stream ends like a
+		 * GET stream's, and the client, seeing no graceful end, may
+		 * listen again; a change is never dropped silently. */
+		kill_stream(st, b);
+		return;
+	}
 	why = busy_why(st->h, b);
 	if (o->kind == SL_OUT_RESPONSE) {
 		sl_log(SL_LOG_WARN, "http: session %.8s…: an answer became an error (%s)",
@@ -744,6 +822,22 @@ static void send_out(void *ctx, struct sl_out *o)
 			stream_end(target);
 		return;
 	case SL_OUT_NOTIFICATION:
+		if (o->sub) {
+			/* A listen's: the stream of the POST that opened it, or
+			 * nowhere once that is gone (MCP 2026-07-28 subscriptions). */
+			key = json_key(o->sub);
+			for (struct stream *st = hs->streams; st && key; st = st->next)
+				if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
+					target = st;
+					break;
+				}
+			free(key);
+			if (target)
+				deliver(target, o);
+			else
+				free(o->line);
+			return;
+		}
 		key = json_key(o->token);
 		for (struct stream *st = hs->streams; st && key; st = st->next)
 			if (!st->is_get && !st->answered && st->token && !strcmp(st->token, key)) {
@@ -820,6 +914,8 @@ static void session_end(struct hsess *hs)
 	if (!hs->ephemeral) {
 		sl_map_del(&h->by_id, hs->id);
 		h->nsessions--;
+	} else if (hs->listen) {
+		h->nlistens--;
 	} else {
 		h->nephemeral--;
 	}
@@ -1032,6 +1128,8 @@ static enum MHD_Result open_sse(struct MHD_Connection *c, struct stream *st, str
 	q->st = st;
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	/* MCP 2026-07-28 transports: reverse proxies must not buffer SSE. */
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	if (hs && hs->id[0])
 		MHD_add_response_header(r, SL_MCP_HDR_SESSION, hs->id);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
@@ -1105,6 +1203,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct st
 	st->head = NULL;
 	st->tail = &st->head;
 	st->sse = true;
+	if (hs && hs->listen)
+		watch_peer(st);
 	prime(st);
 	/* Already within the budget: framed, they cost a few bytes more. */
 	for (struct line *l = old; l; l = l->next)
@@ -1150,7 +1250,16 @@ static uint32_t ephemeral_with(const struct sl_http *h, const char *cred)
 {
 	uint32_t n = 0;
 	for (const struct hsess *x = h->sessions; x; x = x->next)
-		n += x->ephemeral && (x->token ? cred && !strcmp(x->token, cred) : !cred);
+		n += x->ephemeral && !x->listen && (x->token ? cred && !strcmp(x->token, cred) : !cred);
+	return n;
+}
+
+/* The listens open under one credential (sluice.limits.maxListensPerSession). */
+static uint32_t listens_with(const struct sl_http *h, const char *cred)
+{
+	uint32_t n = 0;
+	for (const struct hsess *x = h->sessions; x; x = x->next)
+		n += x->listen && (x->token ? cred && !strcmp(x->token, cred) : !cred);
 	return n;
 }
 
@@ -1217,6 +1326,23 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 			ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
 			goto out;
 		}
+		/* A listen is long-lived: it has bounds of its own
+		 * (sluice.limits.maxListens* and the memory budget), and is
+		 * neither a session nor a request in flight. */
+		if (yyjson_equals_str(method, SL_MCP_LISTEN)) {
+			const char *cred = h->cfg->bearer_token ? token : NULL;
+			if (listens_with(h, cred) >= h->lim->max_listens_per_session) {
+				ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+					   "too many subscriptions/listen streams open with this "
+					   "credential (sluice.limits.maxListensPerSession)");
+				goto out;
+			}
+			hs = session_new(h, true, cred);
+			h->nephemeral--;
+			h->nlistens++;
+			hs->listen = true;
+			goto opened;
+		}
 		/* In flight, it is a live session (maxSessions), and the requests
 		 * of one credential are one session's (maxRequestsPerSession). */
 		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
@@ -1260,6 +1386,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		}
 		hs->last_ms = sl_now_ms();
 	}
+opened:
 
 	if (method && id && !hs->ephemeral) {
 		uint32_t n = 0;
@@ -1284,10 +1411,17 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 
 	meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
 	st = stream_new(h, hs, c, json_key(id), json_key(yyjson_obj_get(meta, "progressToken")), &b);
+	/* A listen's session keeps its filter for as long as it is open:
+	 * the stream carries that cost (at most the body) in the budget. */
+	if (st && hs->listen && (b = reserve(h, NULL, st, r->body.len)) != FITS) {
+		stream_free(st); /* ends the session too */
+		st = NULL;
+		hs = NULL;
+	}
 	if (!st) {
 		/* Refused before any work: the memory budget is spent. */
 		char *why = busy_why(h, b);
-		if (hs->ephemeral || is_init)
+		if (hs && (hs->ephemeral || is_init))
 			session_end(hs);
 		ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, why);
 		free(why);
@@ -1834,6 +1968,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	} else if (r->st) {
 		r->st->cut = why != MHD_REQUEST_TERMINATED_COMPLETED_OK;
 		r->st->req = NULL;
+		unwatch(r->st); /* its socket closes next */
 	}
 	body_drop(h, r);
 	sl_buf_dispose(&r->body);
@@ -2054,6 +2189,10 @@ void sl_http_stop(struct sl_http *h)
 	if (h->stopping)
 		return;
 	h->stopping = true;
+	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
+	 * completion response, before their streams close. */
+	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+		sl_session_end_listens(hs->s);
 	while (h->sessions)
 		session_end(h->sessions);
 	/* Let the ended streams finish before the daemon goes. */

@@ -189,6 +189,8 @@ void sl_stdio_close(struct sl_stdio *t)
 	if (t->in_stream && !t->ended)
 		uv_read_stop((uv_stream_t *)&t->in);
 	t->ended = true;
+	/* MCP 2026-07-28 subscriptions: open listens end gracefully. */
+	sl_session_end_listens(t->session);
 	sl_session_close(t->session);
 }
 

@@ -468,8 +468,11 @@ static bool header_safe(const char *v)
 /* Reads what the HTTP layer needs from a message: the id of the request it
  * carries (-1 for a notification or response), and for a 2026-07-28
  * message (its _meta names the version) the headers that era requires:
- * MCP-Protocol-Version, Mcp-Method and, for what names a thing, Mcp-Name. */
-static int64_t describe(struct xfer *x, const char *line, size_t len)
+ * MCP-Protocol-Version, Mcp-Method and, for what names a thing, Mcp-Name.
+ * *listen: it is a subscriptions/listen (its stream has no deadline);
+ * *cancels: the request a notifications/cancelled names, else -1. */
+static int64_t describe(struct xfer *x, const char *line, size_t len, bool *listen,
+			int64_t *cancels)
 {
 	yyjson_doc *d = yyjson_read(line, len, 0);
 	yyjson_val *root = yyjson_doc_get_root(d), *params = sl_json_obj(root, "params");
@@ -478,6 +481,11 @@ static int64_t describe(struct xfer *x, const char *line, size_t len)
 
 	if (method && yyjson_is_int(yyjson_obj_get(root, "id")))
 		id = yyjson_get_sint(yyjson_obj_get(root, "id"));
+	*listen = method && id >= 0 && !strcmp(method, SL_MCP_LISTEN);
+	*cancels = -1;
+	if (method && !strcmp(method, SL_MCP_CANCELLED) &&
+	    yyjson_is_int(yyjson_obj_get(params, "requestId")))
+		*cancels = yyjson_get_sint(yyjson_obj_get(params, "requestId"));
 	version = sl_json_str(sl_json_obj(params, "_meta"), SL_MCP_META_VERSION);
 	if (method && version && !sl_mcp_legacy_version(version) && header_safe(version) &&
 	    header_safe(method)) {
@@ -501,6 +509,8 @@ static bool post(struct sl_remote *r, char *line, size_t len)
 	const char *url = r->sse_transport ? r->endpoint : r->link.up->cfg->url;
 	struct xfer *x;
 	uint64_t t = r->link.up->gcfg->call_timeout_ms;
+	int64_t cancels;
+	bool listen;
 
 	if (r->link.up->cfg->timeout_ms > t)
 		t = r->link.up->cfg->timeout_ms;
@@ -511,12 +521,22 @@ static bool post(struct sl_remote *r, char *line, size_t len)
 		return false;
 	}
 	x->body = line;
-	x->req_id = describe(x, line, len);
+	x->req_id = describe(x, line, len, &listen, &cancels);
+	/* MCP 2026-07-28 HTTP: closing a request's stream cancels it (a
+	 * listen's is how it ends); the notification goes too, for servers
+	 * that wait for it. */
+	if (cancels >= 0 && r->version && !sl_mcp_legacy_version(r->version))
+		for (struct xfer *o = r->xfers; o; o = o->next)
+			if (o->kind == X_POST && o->req_id == cancels && !o->answered) {
+				xfer_free(o);
+				break;
+			}
 	add_header(x, "Content-Type", "application/json");
 	add_header(x, "Accept", "application/json, text/event-stream");
 	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, line);
 	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	sl_curl.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)(t + POST_SLACK_MS));
+	/* A listen's stream lives until either side ends it. */
+	sl_curl.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, listen ? 0L : (long)(t + POST_SLACK_MS));
 	return xfer_start(x);
 }
 

@@ -82,6 +82,7 @@ static void mrtr_answer(struct sl_upstream *u, int64_t rid, size_t i, yyjson_val
 			const char *failed);
 static void lose_link(struct sl_upstream *u, const char *why);
 static void fetch_list(struct sl_upstream *u, enum list_kind k);
+static void listen_open(struct sl_upstream *u);
 
 static struct sl_item_list *list_of(struct sl_upstream *u, enum list_kind k)
 {
@@ -296,7 +297,9 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 	u->pending = r;
 	uv_timer_init(u->loop, &r->timer);
 	r->timer.data = r;
-	uv_timer_start(&r->timer, on_ureq_timeout, timeout_ms, timeout_ms);
+	/* 0: no deadline (a listen lives as long as its stream). */
+	if (timeout_ms)
+		uv_timer_start(&r->timer, on_ureq_timeout, timeout_ms, timeout_ms);
 	return r;
 }
 
@@ -475,6 +478,7 @@ static void become_ready(struct sl_upstream *u)
 		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools, %zu resources, %zu prompts (%s)",
 		       u->name, u->tools.n, u->resources.n, u->prompts.n,
 		       u->protocol_version ? u->protocol_version : "?");
+	listen_open(u);
 }
 
 static bool valid_item(enum list_kind k, yyjson_val *it)
@@ -808,6 +812,10 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 	u->timer.data = u;
 	uv_timer_init(loop, &u->notes_timer);
 	u->notes_timer.data = u;
+	uv_timer_init(loop, &u->listen_timer);
+	u->listen_timer.data = u;
+	u->listen_backoff_ms = BACKOFF_MIN_MS;
+	sl_map_init(&u->watched);
 	u->caps_doc = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
 	if (cfg->disabled) {
@@ -839,6 +847,12 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 
 void sl_upstream_stop(struct sl_upstream *u)
 {
+	uv_timer_stop(&u->listen_timer);
+	if (u->listen && u->link && (u->state == SL_UP_READY || u->state == SL_UP_STARTING)) {
+		struct sl_ureq *l = u->listen;
+		u->listen = NULL;
+		sl_upstream_cancel(u, l, "the gateway is stopping");
+	}
 	switch (u->state) {
 	case SL_UP_STOPPING:
 	case SL_UP_STOPPED:
@@ -874,6 +888,7 @@ static void on_upstream_timer_closed(uv_handle_t *h)
 		item_list_dispose(list_of(u, (enum list_kind)k));
 	yyjson_doc_free(u->init_doc);
 	yyjson_mut_doc_free(u->caps_doc);
+	sl_map_dispose(&u->watched);
 	free(u->error);
 	free(u->name);
 	sl_config_unref(u->gcfg);
@@ -896,9 +911,118 @@ void sl_upstream_free(struct sl_upstream *u)
 	u->link = NULL;
 	while (u->pending)
 		ureq_free(u->pending);
-	u->handles = 2;
+	u->listen = NULL;
+	u->handles = 3;
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->notes_timer, on_upstream_timer_closed);
+	uv_close((uv_handle_t *)&u->listen_timer, on_upstream_timer_closed);
+}
+
+/* ---- our own listen (MCP 2026-07-28 subscriptions) ----------------------- */
+
+static bool cap_flag(const struct sl_upstream *u, const char *cap, const char *flag)
+{
+	yyjson_val *c = u->capabilities ? sl_json_obj(u->capabilities, cap) : NULL;
+	return c && yyjson_is_true(yyjson_obj_get(c, flag));
+}
+
+static void on_listen_timer(uv_timer_t *t)
+{
+	listen_open(t->data);
+}
+
+static void listen_later(struct sl_upstream *u)
+{
+	uv_timer_start(&u->listen_timer, on_listen_timer, u->listen_backoff_ms, 0);
+	u->listen_backoff_ms *= 2;
+	if (u->listen_backoff_ms > u->gcfg->restart_max_backoff_ms)
+		u->listen_backoff_ms = u->gcfg->restart_max_backoff_ms;
+}
+
+/* The listen's answer: it ended (gracefully, refused, or its stream
+ * closed). While the server is up it is reopened after a backoff; when
+ * the link is gone the next incarnation opens its own once ready. */
+static void on_listen_reply(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+
+	u->listen = NULL;
+	if (!u->link || u->state != SL_UP_READY)
+		return;
+	if (r->kind == SL_REPLY_ERROR)
+		sl_log(SL_LOG_INFO, "server '%s' refused subscriptions/listen: %s; retrying in %llu ms",
+		       u->name, sl_json_str(r->msg->error, "message") ?
+		       sl_json_str(r->msg->error, "message") : "an error",
+		       (unsigned long long)u->listen_backoff_ms);
+	else
+		sl_log(SL_LOG_DEBUG, "server '%s': its listen ended (%s); reopening in %llu ms",
+		       u->name, r->kind == SL_REPLY_FAILED ? r->why : "gracefully",
+		       (unsigned long long)u->listen_backoff_ms);
+	listen_later(u);
+}
+
+static void add_watched(const char *key, void *value, void *ctx)
+{
+	struct { yyjson_mut_doc *d; yyjson_mut_val *arr; } *a = ctx;
+	yyjson_mut_arr_add_strcpy(a->d, a->arr, key);
+}
+
+/* Opens the server's listen for what it can tell us: its list changes
+ * (re-listed as for a session-era server's list_changed) and the resources
+ * clients watch. */
+static void listen_open(struct sl_upstream *u)
+{
+	bool tools = cap_flag(u, "tools", "listChanged"), prompts = cap_flag(u, "prompts", "listChanged");
+	bool resources = cap_flag(u, "resources", "listChanged");
+	bool subs = cap_flag(u, "resources", "subscribe") && u->watched.live;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *params, *f;
+	struct sl_err err;
+
+	if (!u->modern || u->state != SL_UP_READY || !u->link || u->listen)
+		return;
+	if (!tools && !prompts && !resources && !subs)
+		return;
+	d = yyjson_mut_doc_new(NULL);
+	params = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, params);
+	f = yyjson_mut_obj(d);
+	if (tools)
+		yyjson_mut_obj_add_bool(d, f, "toolsListChanged", true);
+	if (prompts)
+		yyjson_mut_obj_add_bool(d, f, "promptsListChanged", true);
+	if (resources)
+		yyjson_mut_obj_add_bool(d, f, "resourcesListChanged", true);
+	if (subs) {
+		struct { yyjson_mut_doc *d; yyjson_mut_val *arr; } a = { d, yyjson_mut_arr(d) };
+		sl_map_each(&u->watched, add_watched, &a);
+		yyjson_mut_obj_add_val(d, f, "resourceSubscriptions", a.arr);
+	}
+	yyjson_mut_obj_add_val(d, params, "notifications", f);
+	u->listen = sl_upstream_request(u, SL_MCP_LISTEN, d, params, 0, on_listen_reply, NULL, u, &err);
+	yyjson_mut_doc_free(d);
+	if (!u->listen) {
+		sl_log(SL_LOG_DEBUG, "%s", err.msg);
+		listen_later(u);
+	}
+}
+
+void sl_upstream_watch(struct sl_upstream *u, const char *uri, bool on)
+{
+	if (on == (sl_map_get(&u->watched, uri) != NULL))
+		return;
+	if (on)
+		sl_map_put(&u->watched, uri, u);
+	else
+		sl_map_del(&u->watched, uri);
+	/* A listen's filter is fixed when it opens: reopen with the new set. */
+	if (u->listen) {
+		struct sl_ureq *l = u->listen;
+		u->listen = NULL;
+		sl_upstream_cancel(u, l, "its resource subscriptions changed");
+	}
+	if (!uv_is_active((uv_handle_t *)&u->listen_timer))
+		listen_open(u);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -956,6 +1080,11 @@ static void handle_notification(struct sl_upstream *u, struct sl_msg *m)
 {
 	if (!notification_admit(u))
 		return;
+	if (strcmp(m->method, SL_MCP_SUBSCRIPTIONS_ACK) == 0) {
+		/* Our listen is up: the next failure backs off from the start. */
+		u->listen_backoff_ms = BACKOFF_MIN_MS;
+		return;
+	}
 	if (strcmp(m->method, "notifications/progress") == 0) {
 		handle_progress(u, m->params);
 		return;

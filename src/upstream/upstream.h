@@ -23,6 +23,7 @@
 #define SL_UPSTREAM_UPSTREAM_H
 
 #include "config/config.h"
+#include "core/map.h"
 #include "proto/jsonrpc.h"
 
 #include <uv.h>
@@ -119,6 +120,12 @@ struct sl_upstream {
 	struct sl_rate notes;    /* notifications, a second: the excess is dropped */
 	uv_timer_t notes_timer;  /* logs, at a window's end, how many it dropped */
 	int handles;             /* the timers not yet closed, once freeing */
+	/* 2026-07-28: sluice's own subscriptions/listen to the server, for
+	 * its list changes and the resources clients' listens watch. */
+	struct sl_ureq *listen;  /* open (or being opened), else NULL */
+	uv_timer_t listen_timer; /* reopens it after listen_backoff_ms */
+	uint64_t listen_backoff_ms;
+	struct sl_map watched;   /* resource URIs (the server's own) to listen for */
 };
 
 struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
@@ -167,6 +174,11 @@ unsigned sl_upstream_generation(const struct sl_upstream *u);
 const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id);
 
 const char *sl_upstream_state_name(enum sl_upstream_state s);
+/* A client's listen wants (on) or no longer wants the server's resource
+ * uri (its own form): a 2026-07-28 server's listen is reopened with the
+ * new set. The caller counts listeners: on once for the first, off once
+ * for the last. */
+void sl_upstream_watch(struct sl_upstream *u, const char *uri, bool on);
 /* True if the server declared this capability (e.g. "tools") in its handshake. */
 bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap);
 

@@ -5,7 +5,10 @@ import { McpServer, fromJsonSchema, inputRequired, acceptedContent } from '@mode
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
 serveStdio(() => {
-	const s = new McpServer({ name: 'modern-fixture', version: '2.0.0' });
+	const s = new McpServer(
+		{ name: 'modern-fixture', version: '2.0.0' },
+		{ capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } },
+	);
 	s.registerTool(
 		'add',
 		{
@@ -32,6 +35,28 @@ serveStdio(() => {
 					},
 				});
 			return { content: [{ type: 'text', text: `deployed to ${env}` }] };
+		},
+	);
+	// Changes on demand (the listen tests): grow adds a tool, which the
+	// SDK announces with notifications/tools/list_changed; touch says the
+	// note resource changed (notifications/resources/updated).
+	let grown = 0;
+	s.registerTool('grow', { description: 'Adds a tool named extra_N' }, async () => {
+		const name = `extra_${++grown}`;
+		s.registerTool(name, { description: `Added by grow (${grown})` }, async () => ({ content: [{ type: 'text', text: name }] }));
+		return { content: [{ type: 'text', text: name }] };
+	});
+	let note = 'first';
+	s.registerResource('note', 'memo://note', { mimeType: 'text/plain' }, async () => ({
+		contents: [{ uri: 'memo://note', mimeType: 'text/plain', text: note }],
+	}));
+	s.registerTool(
+		'touch',
+		{ description: 'Changes the note resource', inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } } }) },
+		async ({ text }) => {
+			note = text ?? 'changed';
+			await s.server.sendResourceUpdated({ uri: 'memo://note' });
+			return { content: [{ type: 'text', text: 'touched' }] };
 		},
 	);
 	return s;
