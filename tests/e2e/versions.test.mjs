@@ -311,7 +311,13 @@ const checks = {
 		assert.match(JSON.stringify(r.content), /Grace Hopper/);
 	},
 	async 'Tool list changes reach the client'(c, want) {
-		assert.equal(want, 'notification');
+		if (want === '`subscriptions/listen`') {
+			// 2026-07-28: only on a listen the client opened.
+			const sub = await c.listen({ toolsListChanged: true });
+			assert.deepEqual(sub.honoredFilter, { toolsListChanged: true });
+		} else {
+			assert.equal(want, 'notification');
+		}
 		const heard = c.changed();
 		await c.callTool({ name: 'github__add_tool', arguments: { name: 'fresh_tool' } });
 		await withTimeout(heard, 10000, 'tools/list_changed');
@@ -380,6 +386,9 @@ featureTests(MODERN, async () => {
 	client.setRequestHandler('sampling/createMessage', async () => ANSWERS.sampling);
 	client.setRequestHandler('roots/list', async () => ANSWERS.roots);
 	client.setRequestHandler('elicitation/create', async () => ANSWERS.elicitation);
+	let wake;
+	client.setNotificationHandler('notifications/tools/list_changed', () => wake?.());
+	client.changed = () => new Promise((r) => (wake = r));
 	await withTimeout(client.connect(new Sdk2Stdio({ command: SLUICE, args: ['serve', '--config', writeConfig(features())], stderr: 'ignore' })), 15000, 'connect');
 	assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
 	return client;
