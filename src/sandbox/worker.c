@@ -43,6 +43,7 @@ struct sl_worker {
 	size_t console_len;
 	bool console_cut;
 	unsigned long lines, last_col; /* the program as sent: its lines, its last line's length */
+	char *source;                  /* the program as sent (for hints), NUL-terminated */
 	struct pending_call *calls;
 	uint32_t ncalls, inflight;
 };
@@ -266,6 +267,34 @@ static int on_interrupt(JSRuntime *rt, void *opaque)
 	return w->abort_kind != NULL;
 }
 
+/* ": there is no server 'x' in tools: the servers are ..." when the program
+ * names a server that does not exist. Best effort: the prelude's hint runs
+ * only if the engine still runs code (not after a timeout or at the memory
+ * limit), and any failure of its own adds nothing. */
+static void hint(struct sl_worker *w, struct text *out)
+{
+	JSContext *ctx = w->ctx;
+	JSValue fn, src, r;
+	const char *h;
+
+	if (!w->source || w->abort_kind)
+		return;
+	fn = JS_GetPropertyStr(ctx, w->set_servers, "hint");
+	src = JS_NewString(ctx, w->source);
+	r = JS_IsFunction(ctx, fn) && !JS_IsException(src) ?
+	    JS_Call(ctx, fn, JS_UNDEFINED, 1, &src) : JS_UNDEFINED;
+	if (JS_IsException(r)) {
+		JS_FreeValue(ctx, JS_GetException(ctx));
+	} else if (JS_IsString(r) && (h = JS_ToCString(ctx, r)) != NULL) {
+		text_cstr(out, ": ");
+		text_cstr(out, h);
+		JS_FreeCString(ctx, h);
+	}
+	JS_FreeValue(ctx, r);
+	JS_FreeValue(ctx, src);
+	JS_FreeValue(ctx, fn);
+}
+
 /* "Name: message (line L, column C)" for an exception value. */
 static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 {
@@ -309,6 +338,8 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 			if (ms)
 				text_add(out, ms, ml);
 			text_cstr(out, pos);
+			if (ns && strcmp(ns, "TypeError") == 0)
+				hint(w, out);
 		}
 		free(ns);
 		free(ms);
@@ -482,22 +513,9 @@ static const char prelude[] =
 	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
 	"    preventExtensions: refuse,\n"
 	"  });\n"
-	/* An unknown server's namespace: `in` and Object.keys tell the truth,
-	 * and tools.nosuch.x() says which servers there are instead of
-	 * "cannot read property 'x' of undefined". */
-	"  const missing = (name) => new Proxy({}, {\n"
-	"    get(t, tool) {\n"
-	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
-	"      throw new Error('there is no server \\'' + name + '\\' in tools: ' +\n"
-	"        (idents.length ? 'the servers are ' + idents.join(', ') : 'no server is connected'));\n"
-	"    },\n"
-	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
-	"    preventExtensions: refuse,\n"
-	"  });\n"
 	"  const tools = new Proxy({}, {\n"
-	"    get(t, name) { if (typeof name !== 'string') return undefined;\n"
-	"      const s = byName.get(name);\n"
-	"      return s === undefined ? (name === 'then' || name === 'toJSON' ? undefined : missing(name)) : namespace(s); },\n"
+	"    get(t, name) { const s = typeof name === 'string' ? byName.get(name) : undefined;\n"
+	"      return s === undefined ? undefined : namespace(s); },\n"
 	"    has(t, name) { return byName.has(name); },\n"
 	"    ownKeys() { return idents.slice(); },\n"
 	"    getOwnPropertyDescriptor(t, name) {\n"
@@ -524,9 +542,22 @@ static const char prelude[] =
 	"  Object.defineProperty(Math, 'random', { value: function random() {\n"
 	"    return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; },\n"
 	"    writable: true, configurable: true });\n"
-	"  return (list, seed) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
+	"  const setServers = (list, seed) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
 	"    idents = list.map((p) => p[1]);\n"
 	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1; };\n"
+	/* For a TypeError: the servers the program names that do not exist
+	 * (tools.nosuch.x() fails as "cannot read property 'x' of undefined",
+	 * since tools.nosuch is undefined, as feature tests expect). */
+	"  setServers.hint = (src) => {\n"
+	"    const re = /\\btools\\s*(?:\\.\\s*([A-Za-z_$][\\w$]*)|\\[\\s*(['\"])([^'\"\\n]*)\\2\\s*\\])/g;\n"
+	"    const bad = []; let m;\n"
+	"    while ((m = re.exec(src)) && bad.length < 8) { const n = m[1] ?? m[3];\n"
+	"      if (!byName.has(n) && !bad.includes(n)) bad.push(n); }\n"
+	"    if (!bad.length) return undefined;\n"
+	"    return 'there is no server ' + bad.map((n) => `'${n}'`).join(', ') + ' in tools: ' +\n"
+	"      (idents.length ? 'the servers are ' + idents.join(', ') : 'no server is connected');\n"
+	"  };\n"
+	"  return setServers;\n"
 	"})";
 
 struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
@@ -689,6 +720,11 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	cs = JS_ToCStringLen(ctx, &clen, code);
 	if (!cs || clen > w->lim.max_source)
 		die(4);
+	w->source = malloc(clen + 1);
+	if (!w->source)
+		die(4);
+	memcpy(w->source, cs, clen);
+	w->source[clen] = '\0';
 	w->lines = 1;
 	w->last_col = 0;
 	for (size_t i = 0; i < clen; i++) {

@@ -362,13 +362,19 @@ describe('errors', { concurrency: true }, () => {
 		}
 	});
 
-	test('tools.nosuch.x() names the servers there are; `in` and Object.keys stay true', async () => {
-		const r = await execCode(code.client, 'await tools.nosuch.x({});');
-		assert.equal(r.kind, 'error');
-		assert.match(r.text, /^error: Error: there is no server 'nosuch' in tools: the servers are [a-z_, ]*\bcatalog\b/);
-		const k = await execCode(code.client, 'return ["nosuch" in tools, Object.keys(tools).includes("nosuch"), JSON.stringify(tools.nosuch)]');
-		assert.equal(k.isError, false, k.text);
-		assert.deepEqual(JSON.parse(k.text), [false, false, '{}']);
+	test('tools.nosuch.x() fails naming the servers there are', async () => {
+		for (const src of ['await tools.nosuch.x({});', 'const t = tools["no-such"];\nawait t.x();']) {
+			const r = await execCode(code.client, src);
+			assert.equal(r.kind, 'error', src);
+			assert.match(r.text, /^error: TypeError: .*\(line \d+, column \d+\): there is no server '(nosuch|no-such)' in tools: the servers are [a-z_, ]*\bcatalog\b/, r.text);
+		}
+		// A TypeError of the program's own names no server.
+		const own = await execCode(code.client, 'const o = undefined; return o.x;');
+		assert.doesNotMatch(own.text, /there is no server/);
+		// JSON.stringify(tools) lists the servers; toJSON is never a tool.
+		const j = await execCode(code.client, 'return JSON.stringify(tools)');
+		assert.equal(j.isError, false, j.text);
+		assert.ok('catalog' in JSON.parse(j.text), j.text);
 	});
 
 	test('a result over maxResultBytes rejects with too_large; the program catches it and goes on', async () => {

@@ -261,7 +261,7 @@ for (const mode of ['full', 'ro']) {
 		await gw.close();
 		const pins = readFileSync(path.join(state, 'pins.json'), 'utf8');
 		writeFileSync(path.join(saved, 'pins.json'), pins);
-		assert.match(pins, /"github"/);
+		assert.match(pins, /"github#[0-9a-f]{16}"/);
 
 		// Then jira is added: its tools are new, and their pins cannot be saved.
 		// The audit file shares the full disk (a read-only one would stop
