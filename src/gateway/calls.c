@@ -34,6 +34,7 @@ void sl_pending_free(struct sl_pending *p)
 {
 	sl_map_del(&p->s->calls, p->key);
 	p->s->gw->requests--;
+	sl_tasks_unreserve(p);
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
 	sl_msg_dispose(&p->msg);
@@ -180,7 +181,11 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		r = sl_call_result_copy(c, d);
 		if (!yyjson_mut_is_obj(r)) {
 			r = error_result(d, "the server's result was not an object");
+		} else if (c->task_created) {
+			r = sl_tasks_created(s, p, c, d, r);
 		} else {
+			if (c->task_fetch)
+				sl_tasks_fetched(s, p, d, r);
 			yyjson_mut_val *it;
 			size_t i, n;
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
@@ -305,9 +310,9 @@ static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params)
 	p->u.call.progress_us = sl_now_us();
 }
 
-void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
-			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
-			   yyjson_val *args, yyjson_val *fields)
+struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool modern,
+				    enum sl_origin origin, struct sl_upstream *up, const char *tool,
+				    yyjson_val *args, yyjson_val *fields)
 {
 	struct sl_pending *p;
 	struct sl_call *c;
@@ -337,7 +342,14 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 		if (responses)
 			c->input_responses = yyjson_val_mut_copy(c->doc, responses);
 	}
-	sl_call_run(c);
+	return p;
+}
+
+void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
+			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			   yyjson_val *args, yyjson_val *fields)
+{
+	sl_call_run(sl_calls_prepare(s, m, modern, origin, up, tool, args, fields)->u.call.call);
 }
 
 /* ---- programs ----------------------------------------------------------------- */
@@ -438,6 +450,10 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	if (!e) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
+		return;
+	}
+	if (!modern && yyjson_is_obj(yyjson_obj_get(m->params, "task"))) {
+		sl_tasks_tools_call(s, m, modern, e->up, e->name, args);
 		return;
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args, NULL);

@@ -130,6 +130,7 @@ void sl_session_close(struct sl_session *s)
 	s->closing = true;
 	/* Cancel what is in flight: upstreams hear notifications/cancelled. */
 	sl_map_each(&s->calls, cancel_pending, NULL);
+	sl_tasks_session_end(s);
 	/* Stages waiting for the human's answer hear that none will come. */
 	sl_session_input_end(s);
 	sl_gateway_remove_session(s->gw, s);
@@ -221,7 +222,7 @@ yyjson_val *sl_session_caps(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- initialize, discover, ping, logging ----------------------------------- */
 
-static yyjson_mut_val *server_caps(yyjson_mut_doc *d)
+static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d)
 {
 	yyjson_mut_val *c = yyjson_mut_obj(d), *t;
 	t = yyjson_mut_obj(d);
@@ -236,6 +237,21 @@ static yyjson_mut_val *server_caps(yyjson_mut_doc *d)
 	yyjson_mut_obj_add_val(d, c, "prompts", t);
 	yyjson_mut_obj_add_val(d, c, "completions", yyjson_mut_obj(d));
 	yyjson_mut_obj_add_val(d, c, "logging", yyjson_mut_obj(d));
+	/* MCP 2025-11-25 tasks: what the gateway relays (tools/call) and
+	 * answers itself (list: the session's own; cancel: relayed). Before
+	 * the servers have answered their handshake nobody knows whether one
+	 * has tasks: declared then, and a server without them runs a task
+	 * request plainly (docs/internals/TASKS.md). */
+	if (!gw->settled || sl_tasks_any(gw)) {
+		yyjson_mut_val *rq = yyjson_mut_obj(d), *tools = yyjson_mut_obj(d);
+		t = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, t, "list", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, t, "cancel", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, tools, "call", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, rq, "tools", tools);
+		yyjson_mut_obj_add_val(d, t, "requests", rq);
+		yyjson_mut_obj_add_val(d, c, "tasks", t);
+	}
 	return c;
 }
 
@@ -304,7 +320,7 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	d = sl_session_doc(&r);
 	yyjson_mut_obj_add_strcpy(d, r, "protocolVersion", s->version);
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d));
 	yyjson_mut_obj_add_val(d, r, "serverInfo", server_info(d));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
@@ -321,7 +337,7 @@ static void do_discover(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	sl_gateway_start(s->gw, sl_session_caps(s, m, modern));
 	yyjson_mut_obj_add_val(d, r, "supportedVersions", sl_mcp_versions(d));
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
@@ -399,6 +415,10 @@ static const struct method {
 	  NULL },
 	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
 	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
+	{ "tasks/cancel", ERA_LEGACY, true, true, sl_tasks_cancel, NULL },
+	{ "tasks/get", ERA_LEGACY, true, true, sl_tasks_get, NULL },
+	{ "tasks/list", ERA_LEGACY, true, false, sl_tasks_list, NULL },
+	{ "tasks/result", ERA_LEGACY, true, true, sl_tasks_result, NULL },
 	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, true, sl_calls_tools_call, NULL },
 	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, false, sl_calls_tools_list, NULL },
 };
@@ -607,6 +627,10 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 
 	if (s->era != SL_ERA_LEGACY || !m->params)
 		return;
+	if (strcmp(m->method, "notifications/tasks/status") == 0) {
+		sl_tasks_status(s, u, m);
+		return;
+	}
 	if (strcmp(m->method, "notifications/message") == 0) {
 		/* The logger names its server. */
 		const char *logger = sl_json_str(m->params, "logger");

@@ -33,6 +33,8 @@ struct sl_pending {
 	struct sl_upstream *up;      /* the server it waits on (none: a program) */
 	char key[80];
 	uint32_t asks;               /* sampling and elicitation relayed for it */
+	bool task_reserved;          /* a task creation holding a place (tasks.c) */
+	char task[40];               /* tasks/result, get, cancel: our task id */
 	bool asks_logged;            /* its refusals were logged (once a call) */
 	union {
 		struct {
@@ -88,6 +90,36 @@ void sl_pending_cancel(struct sl_pending *p, const char *why);
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
+
+/* Sets up a tools/call of m (taken) as sl_session_start_call does, without
+ * running it: the caller adjusts the call and runs it. */
+struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool modern,
+				    enum sl_origin origin, struct sl_upstream *up, const char *tool,
+				    yyjson_val *args, yyjson_val *fields);
+
+/* ---- tasks.c ---- */
+
+/* A tools/call with params.task for u's tool: a task is created (bounds
+ * permitting), or the call runs plainly if u has no tasks. Takes m. */
+void sl_tasks_tools_call(struct sl_session *s, struct sl_msg *m, bool modern, struct sl_upstream *up,
+			 const char *tool, yyjson_val *args);
+/* The server's CreateTaskResult r (in d) for p: makes the entry and gives
+ * r our id. Returns r. */
+yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, struct sl_call *c,
+				 yyjson_mut_doc *d, yyjson_mut_val *r);
+/* A tasks/result answer r (in d) for p: our id in its _meta; the entry goes. */
+void sl_tasks_fetched(struct sl_session *s, struct sl_pending *p, yyjson_mut_doc *d,
+		      yyjson_mut_val *r);
+/* p is going: a creation's place is given back unless it became an entry. */
+void sl_tasks_unreserve(struct sl_pending *p);
+void sl_tasks_get(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_result(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_cancel(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_list(struct sl_session *s, struct sl_msg *m, bool modern);
+/* notifications/tasks/status from u: to s if s owns the task. */
+void sl_tasks_status(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+/* s is closing: its tasks go (cancelled upstream if not finished). */
+void sl_tasks_session_end(struct sl_session *s);
 
 /* ---- forward.c ---- */
 
