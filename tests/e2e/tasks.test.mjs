@@ -140,6 +140,21 @@ describe('tasks over stdio', () => {
 		await assert.rejects(gw.client.request({ method: 'tasks/get', params: {} }, GetTaskResultSchema), /taskId is required/);
 	});
 
+	test('a task-required tool from execute_code returns its (redacted) result to the program', async () => {
+		const r = await execCode(
+			gw.client,
+			`const r = await tools.everything["simulate-research-query"]({ topic: "volcanoes" });
+			 return typeof r === "string" ? r : JSON.stringify(r);`,
+			{ timeout: 30000 },
+		);
+		assert.equal(r.isError, false, r.text);
+		assert.match(r.text, /Research Report: volcanoes/);
+		assert.match(r.text, /\[REDACTED:sep\]/);
+		assert.doesNotMatch(r.text, /SEP-1686/);
+		// A program's task is the program's: none is left in the session's list.
+		assert.ok(!(await list(gw.client)).tasks.some((t) => t.status === 'working'));
+	});
+
 	test('the per-session bound refuses a task with a clear error', async () => {
 		// The cancelled task above is finished: it is dropped to make room.
 		const held = [];
@@ -150,6 +165,23 @@ describe('tasks over stdio', () => {
 			return true;
 		});
 		for (const id of held) await cancel(gw.client, id);
+	});
+});
+
+describe("a program's time limit ends the task it awaits", () => {
+	test('the program times out with a clear kind, and the gateway goes on', async () => {
+		const gw = await connect({
+			servers: { everything: everything() },
+			sluice: { ...SLUICE, codeMode: { enabled: true, timeoutMs: 1500 } },
+		});
+		await toolsWhen(gw.client, (ts) => ts.some((t) => t.name === TOOL));
+		const r = await execCode(gw.client, `return await tools.everything["simulate-research-query"]({ topic: "slow" });`);
+		assert.equal(r.isError, true);
+		assert.equal(r.kind, 'timeout', r.text);
+		assert.ok(r.ms < 4000, `timed out after ${r.ms} ms, before the task's 4 s`);
+		const again = await execCode(gw.client, 'return 1 + 1');
+		assert.equal(again.text, '2');
+		await gw.close();
 	});
 });
 
