@@ -5,6 +5,9 @@
 // that created them, the per-session bound, and code mode awaiting a task.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
 	CreateTaskResultSchema,
 	GetTaskResultSchema,
@@ -169,9 +172,13 @@ describe('tasks over stdio', () => {
 });
 
 describe("a program's time limit ends the task it awaits", () => {
-	test('the program times out with a clear kind, and the gateway goes on', async () => {
+	test('the program times out with a clear kind, the task is cancelled upstream, and the gateway goes on', async () => {
+		// What the server receives, copied to a file.
+		const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-tasks-'));
+		const input = path.join(dir, 'upstream-input.jsonl');
+		const srv = everything();
 		const gw = await connect({
-			servers: { everything: everything() },
+			servers: { everything: { command: '/bin/sh', args: ['-c', 'tee "$0" | "$1" stdio', input, srv.command] } },
 			sluice: { ...SLUICE, codeMode: { enabled: true, timeoutMs: 1500 } },
 		});
 		await toolsWhen(gw.client, (ts) => ts.some((t) => t.name === TOOL));
@@ -181,7 +188,9 @@ describe("a program's time limit ends the task it awaits", () => {
 		assert.ok(r.ms < 4000, `timed out after ${r.ms} ms, before the task's 4 s`);
 		const again = await execCode(gw.client, 'return 1 + 1');
 		assert.equal(again.text, '2');
+		await eventually(() => /"method":"tasks\/cancel"/.test(readFileSync(input, 'utf8')), 3000, 100, 'tasks/cancel upstream');
 		await gw.close();
+		rmSync(dir, { recursive: true, force: true });
 	});
 });
 
