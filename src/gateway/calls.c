@@ -35,6 +35,10 @@ void sl_pending_free(struct sl_pending *p)
 	sl_map_del(&p->s->calls, p->key);
 	p->s->gw->requests--;
 	sl_tasks_unreserve(p);
+	free(p->task);
+	free(p->task_up);
+	free(p->task_tool);
+	yyjson_doc_free(p->task_state);
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
 	sl_msg_dispose(&p->msg);
@@ -174,6 +178,11 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 	yyjson_mut_doc *d = sl_session_doc(&r);
 	char text[1024];
 
+	if (p->task_state) {
+		yyjson_mut_doc_free(d);
+		sl_tasks_answer_state(s, p, c);
+		return;
+	}
 	switch (c->outcome) {
 	case SL_OUTCOME_OK:
 		yyjson_mut_doc_free(d);
@@ -455,6 +464,13 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	if (!modern && yyjson_is_obj(yyjson_obj_get(m->params, "task"))) {
 		sl_tasks_tools_call(s, m, modern, e->up, e->name, args);
 		return;
+	}
+	if (modern && sl_tasks_supported(e->up) && sl_tasks_ext(s, m)) {
+		const char *support = sl_tasks_support(s->gw, e->up, e->name);
+		if (support && strcmp(support, "required") == 0) {
+			sl_tasks_tools_call_modern(s, m, e->up, e->name, args);
+			return;
+		}
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args, NULL);
 }

@@ -55,8 +55,9 @@ void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, boo
 	const char *type = yyjson_mut_get_str(yyjson_mut_obj_get(result, "resultType"));
 	if (!modern)
 		return;
-	/* An input_required result (MCP 2026-07-28 MRTR) keeps its type. */
-	if (type && strcmp(type, "input_required") == 0)
+	/* An input_required result (MCP 2026-07-28 MRTR) keeps its type, and
+	 * so does a task handle (the tasks extension). */
+	if (type && (strcmp(type, "input_required") == 0 || strcmp(type, "task") == 0))
 		return;
 	yyjson_mut_obj_remove_key(result, "resultType");
 	yyjson_mut_obj_add_str(d, result, "resultType", "complete");
@@ -222,7 +223,7 @@ yyjson_val *sl_session_caps(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- initialize, discover, ping, logging ----------------------------------- */
 
-static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d)
+static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d, bool modern)
 {
 	yyjson_mut_val *c = yyjson_mut_obj(d), *t;
 	t = yyjson_mut_obj(d);
@@ -242,7 +243,12 @@ static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d)
 	 * the servers have answered their handshake nobody knows whether one
 	 * has tasks: declared then, and a server without them runs a task
 	 * request plainly (docs/internals/TASKS.md). */
-	if (!gw->settled || sl_tasks_any(gw)) {
+	if ((!gw->settled || sl_tasks_any(gw)) && modern) {
+		/* The same, as the 2026-07-28 tasks extension. */
+		yyjson_mut_val *ext = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, ext, "io.modelcontextprotocol/tasks", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, c, "extensions", ext);
+	} else if (!gw->settled || sl_tasks_any(gw)) {
 		yyjson_mut_val *rq = yyjson_mut_obj(d), *tools = yyjson_mut_obj(d);
 		t = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_val(d, t, "list", yyjson_mut_obj(d));
@@ -320,7 +326,7 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	d = sl_session_doc(&r);
 	yyjson_mut_obj_add_strcpy(d, r, "protocolVersion", s->version);
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, false));
 	yyjson_mut_obj_add_val(d, r, "serverInfo", server_info(d));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
@@ -337,7 +343,7 @@ static void do_discover(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	sl_gateway_start(s->gw, sl_session_caps(s, m, modern));
 	yyjson_mut_obj_add_val(d, r, "supportedVersions", sl_mcp_versions(d));
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, modern));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
@@ -415,10 +421,14 @@ static const struct method {
 	  NULL },
 	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
 	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
-	{ "tasks/cancel", ERA_LEGACY, true, true, sl_tasks_cancel, NULL },
-	{ "tasks/get", ERA_LEGACY, true, true, sl_tasks_get, NULL },
-	{ "tasks/list", ERA_LEGACY, true, false, sl_tasks_list, NULL },
-	{ "tasks/result", ERA_LEGACY, true, true, sl_tasks_result, NULL },
+	{ "tasks/cancel", ERA_LEGACY | ERA_MODERN, true, true, sl_tasks_cancel, NULL },
+	{ "tasks/get", ERA_LEGACY | ERA_MODERN, true, true, sl_tasks_get, NULL },
+	{ "tasks/list", ERA_LEGACY, true, false, sl_tasks_list,
+	  "Method not found: the 2026-07-28 tasks extension has no tasks/list" },
+	{ "tasks/result", ERA_LEGACY, true, true, sl_tasks_result,
+	  "Method not found: the 2026-07-28 tasks extension has no tasks/result: poll tasks/get" },
+	{ "tasks/update", ERA_MODERN, true, false, sl_tasks_update,
+	  "Method not found: tasks/update is of the 2026-07-28 tasks extension" },
 	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, true, sl_calls_tools_call, NULL },
 	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, false, sl_calls_tools_list, NULL },
 };

@@ -34,7 +34,10 @@ struct sl_pending {
 	char key[80];
 	uint32_t asks;               /* sampling and elicitation relayed for it */
 	bool task_reserved;          /* a task creation holding a place (tasks.c) */
-	char task[40];               /* tasks/result, get, cancel: our task id */
+	char *task;                  /* owned: tasks/result, get, cancel: our task id */
+	char *task_up, *task_tool;   /* owned: 2026-07-28 tasks/get: the server's id, the tool */
+	yyjson_doc *task_state;      /* 2026-07-28 tasks/get of a finished task: the Task the
+				      * fetched result goes into */
 	bool asks_logged;            /* its refusals were logged (once a call) */
 	union {
 		struct {
@@ -112,6 +115,15 @@ void sl_tasks_fetched(struct sl_session *s, struct sl_pending *p, yyjson_mut_doc
 		      yyjson_mut_val *r);
 /* p is going: a creation's place is given back unless it became an entry. */
 void sl_tasks_unreserve(struct sl_pending *p);
+/* A 2026-07-28 tools/call of a task-required tool of u, by a client that
+ * declared the tasks extension: answered with a CreateTaskResult. Takes m. */
+void sl_tasks_tools_call_modern(struct sl_session *s, struct sl_msg *m, struct sl_upstream *up,
+				const char *tool, yyjson_val *args);
+/* True if m's client declared the 2026-07-28 tasks extension. */
+bool sl_tasks_ext(struct sl_session *s, struct sl_msg *m);
+/* The answer of c, p's fetch for a 2026-07-28 tasks/get (p->task_state). */
+void sl_tasks_answer_state(struct sl_session *s, struct sl_pending *p, struct sl_call *c);
+void sl_tasks_update(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_tasks_get(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_tasks_result(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_tasks_cancel(struct sl_session *s, struct sl_msg *m, bool modern);

@@ -22,6 +22,7 @@
  * after their TTL.
  */
 #include "gateway/session_int.h"
+#include "core/digest.h"
 #include "core/log.h"
 #include "proto/mcp.h"
 
@@ -30,6 +31,8 @@
 #include <string.h>
 
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
+#define TASKS_EXT "io.modelcontextprotocol/tasks"
+#define SEALED_MAX 600 /* the longest 2026-07-28 task id read */
 
 struct sl_task {
 	char id[40];            /* ours: "task-" and 32 hex digits */
@@ -183,6 +186,215 @@ static struct sl_task *lookup(struct sl_session *s, struct sl_msg *m)
 	return t;
 }
 
+/* ---- 2026-07-28: the tasks extension ----------------------------------------------------- */
+
+/*
+ * 2026-07-28 has no session to bind a task to, and sluice keeps nothing
+ * for these tasks: the id is sealed, "t2.<hex server>.<hex server's
+ * id>.<HMAC>", under the generation key (kept across reloads). It cannot
+ * be forged: a 2026 client can name only a task sluice handed to a 2026
+ * client, never a legacy session's (those are random ids in the map).
+ */
+static char *hex(const char *v)
+{
+	size_t n = strlen(v);
+	char *o = sl_alloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++)
+		snprintf(o + 2 * i, 3, "%02x", (unsigned char)v[i]);
+	return o;
+}
+
+static void mac(const struct sl_gen *gen, const char *payload, char out[SL_SHA256_HEX])
+{
+	char *msg = sl_printf("sluice-task:%s", payload);
+	sl_hmac_sha256_hex(gen->key, sizeof(gen->key), msg, strlen(msg), out);
+	free(msg);
+}
+
+/* NULL if a part holds the separator (the id could not be read back). */
+static char *seal(const struct sl_gen *gen, const char *server, const char *tool, const char *up_id)
+{
+	char m[SL_SHA256_HEX], *payload, *hp, *id;
+	if (strchr(tool, '\x1f') || strchr(up_id, '\x1f'))
+		return NULL;
+	payload = sl_printf("%s\x1f%s\x1f%s", server, tool, up_id);
+	mac(gen, payload, m);
+	hp = hex(payload);
+	id = sl_printf("t2.%s.%.32s", hp, m);
+	free(payload);
+	free(hp);
+	return id;
+}
+
+/* Decodes n hex digits at p into a new string; NULL if not lowercase hex
+ * or a NUL inside. */
+static char *unhex(const char *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *o;
+	if (n % 2)
+		return NULL;
+	o = sl_alloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		const char *h = memchr(digits, p[2 * i], 16), *l = memchr(digits, p[2 * i + 1], 16);
+		if (!h || !l || !p[2 * i] || !p[2 * i + 1] || (h == digits && l == digits)) {
+			free(o);
+			return NULL;
+		}
+		o[i] = (char)((h - digits) << 4 | (l - digits));
+	}
+	o[n / 2] = 0;
+	return o;
+}
+
+/* The server of a sealed id, with its id and tool in p; NULL (having
+ * answered m) if the id is not one of ours. */
+static struct sl_upstream *unseal(struct sl_session *s, struct sl_msg *m, char **up_id, char **tool)
+{
+	const char *id = m->params ? sl_json_str(m->params, "taskId") : NULL;
+	const char *dot;
+	char *payload = NULL, *a, *b, want[SL_SHA256_HEX];
+	struct sl_upstream *u = NULL;
+	char msg[200];
+
+	if (!id) {
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: taskId is required");
+		return NULL;
+	}
+	if (strncmp(id, "t2.", 3) == 0 && strlen(id) < SEALED_MAX && (dot = strchr(id + 3, '.')) &&
+	    strlen(dot + 1) == 32 && (payload = unhex(id + 3, dot - id - 3))) {
+		mac(s->gw->gen, payload, want);
+		if (strncmp(want, dot + 1, 32) == 0 && (a = strchr(payload, '\x1f')) &&
+		    (b = strchr(a + 1, '\x1f'))) {
+			*a = *b = 0;
+			u = sl_gateway_upstream(s->gw, payload);
+			if (u) {
+				*tool = sl_strdup(a + 1);
+				*up_id = sl_strdup(b + 1);
+			}
+		}
+	}
+	free(payload);
+	if (!u) {
+		snprintf(msg, sizeof(msg), "Invalid params: unknown task '%.60s'", id);
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
+	}
+	return u;
+}
+
+bool sl_tasks_ext(struct sl_session *s, struct sl_msg *m)
+{
+	yyjson_val *caps = sl_session_caps(s, m, true);
+	return sl_json_obj(sl_json_obj(caps, "extensions"), TASKS_EXT) != NULL;
+}
+
+/* A legacy Task object (in d) in the 2026-07-28 shape, with id. */
+static void modernize(struct sl_gen *gen, struct sl_upstream *u, const char *method,
+		      yyjson_mut_doc *d, yyjson_mut_val *task, const char *id)
+{
+	static const char *const renamed[][2] = { { "ttl", "ttlMs" }, { "pollInterval", "pollIntervalMs" } };
+	yyjson_mut_obj_remove_key(task, "taskId");
+	yyjson_mut_obj_add_strcpy(d, task, "taskId", id);
+	for (size_t i = 0; i < SL_COUNT(renamed); i++) {
+		yyjson_mut_val *v = yyjson_mut_obj_remove_key(task, renamed[i][0]);
+		if (v)
+			yyjson_mut_obj_add_val(d, task, renamed[i][1], v);
+	}
+	yyjson_mut_obj_remove_key(task, "_meta");
+	if (yyjson_mut_is_str(yyjson_mut_obj_get(task, "statusMessage"))) {
+		yyjson_mut_val *text = yyjson_mut_obj(d);
+		struct sl_peer peer;
+		yyjson_mut_obj_add_val(d, text, "statusMessage",
+				       yyjson_mut_obj_remove_key(task, "statusMessage"));
+		sl_peer_init(&peer, SL_PEER_ANSWER, method, u, d, text);
+		sl_stages_peer(gen, &peer);
+		if (!peer.withheld)
+			yyjson_mut_obj_add_val(d, task, "statusMessage",
+					       yyjson_mut_obj_get(text, "statusMessage"));
+		sl_peer_dispose(&peer);
+	}
+}
+
+/* An isError tool result with one text block. */
+static yyjson_mut_val *error_text(yyjson_mut_doc *d, const char *text)
+{
+	yyjson_mut_val *r = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, t, "type", "text");
+	yyjson_mut_obj_add_strcpy(d, t, "text", text);
+	yyjson_mut_arr_append(content, t);
+	yyjson_mut_obj_add_val(d, r, "content", content);
+	yyjson_mut_obj_add_bool(d, r, "isError", true);
+	return r;
+}
+
+static yyjson_mut_val *created_modern(struct sl_session *s, struct sl_pending *p, struct sl_call *c,
+				      yyjson_mut_doc *d, yyjson_mut_val *r)
+{
+	yyjson_mut_val *task = yyjson_mut_obj_get(r, "task");
+	char *id = seal(c->gen, c->up->name, c->tool,
+			yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")));
+
+	if (!id) {
+		sl_tasks_cancel_upstream(c->up, yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")),
+					 c->timeout_ms);
+		return error_text(d, "the server's task id cannot be relayed (it holds a control character)");
+	}
+	/* SEP-2663: CreateTaskResult is Result & Task, resultType "task". */
+	modernize(c->gen, c->up, "tools/call", d, task, id);
+	yyjson_mut_obj_add_str(d, task, "resultType", "task");
+	free(id);
+	return task;
+}
+
+void sl_tasks_tools_call_modern(struct sl_session *s, struct sl_msg *m, struct sl_upstream *up,
+				const char *tool, yyjson_val *args)
+{
+	struct sl_pending *p = sl_calls_prepare(s, m, true, SL_ORIGIN_DIRECT, up, tool, args, NULL);
+	p->u.call.call->task = yyjson_mut_obj(p->u.call.call->doc);
+	sl_call_run(p->u.call.call);
+}
+
+void sl_tasks_answer_state(struct sl_session *s, struct sl_pending *p, struct sl_call *c)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *task = yyjson_val_mut_copy(d, yyjson_doc_get_root(p->task_state));
+	yyjson_mut_val *status;
+
+	if (!d)
+		sl_oom();
+	yyjson_mut_obj_remove_key(task, "status");
+	switch (c->outcome) {
+	case SL_OUTCOME_OK: {
+		/* The tool's output, past the response half; a tool's isError
+		 * result is still a completed task (SEP-2663: failed is for
+		 * JSON-RPC errors). */
+		yyjson_mut_val *r = sl_call_result_copy(c, d), *it;
+		size_t i, n;
+		yyjson_mut_obj_remove_key(r, "_meta");
+		yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
+			sl_forward_namespace_block(s, d, it, c->up);
+		status = yyjson_mut_str(d, "completed");
+		yyjson_mut_obj_add_val(d, task, "result", r);
+		break;
+	}
+	case SL_OUTCOME_RPC_ERROR:
+		status = yyjson_mut_str(d, "failed");
+		yyjson_mut_obj_add_val(d, task, "error", yyjson_val_mut_copy(d, c->rpc_error));
+		break;
+	case SL_OUTCOME_CANCELLED:
+		yyjson_mut_doc_free(d);
+		return;
+	default:
+		/* No answer from the server: the task is not known to have
+		 * ended; the poll failed. */
+		yyjson_mut_doc_free(d);
+		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, c->why ? c->why : "the fetch failed");
+		return;
+	}
+	yyjson_mut_obj_add_val(d, task, "status", status);
+	sl_session_answer(s, &p->msg, true, false, d, task);
+}
+
 /* ---- creation ------------------------------------------------------------------------ */
 
 bool sl_tasks_supported(const struct sl_upstream *u)
@@ -247,6 +459,8 @@ yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, str
 
 	/* The reservation becomes the entry. */
 	p->task_reserved = false;
+	if (p->modern)
+		return created_modern(s, p, c, d, r);
 	sl_random(rnd, sizeof(rnd));
 	memcpy(t->id, "task-", 5);
 	for (size_t i = 0; i < sizeof(rnd); i++)
@@ -286,7 +500,7 @@ void sl_tasks_result(struct sl_session *s, struct sl_msg *m, bool modern)
 		return;
 	p = sl_calls_prepare(s, m, modern, SL_ORIGIN_DIRECT, t->up, t->tool,
 			     yyjson_doc_get_root(t->args), NULL);
-	snprintf(p->task, sizeof(p->task), "%s", t->id);
+	p->task = sl_strdup(t->id);
 	p->u.call.call->task_fetch = sl_strdup(t->up_id);
 	sl_call_run(p->u.call.call);
 }
@@ -310,6 +524,30 @@ void sl_tasks_fetched(struct sl_session *s, struct sl_pending *p, yyjson_mut_doc
 }
 
 /* ---- tasks/get, tasks/cancel ---------------------------------------------------------------- */
+
+/* A 2026-07-28 tasks/get found p's task finished: its result is fetched
+ * (tasks/result, through the response half) and put into task. */
+static void fetch_into(struct sl_pending *p, yyjson_mut_val *task)
+{
+	struct sl_session *s = p->s;
+	struct sl_upstream *u = p->up;
+	struct sl_msg m = p->msg;
+	char *up_id = p->task_up, *tool = p->task_tool;
+	yyjson_doc *state = yyjson_mut_val_imut_copy(task, NULL);
+	struct sl_pending *f;
+
+	if (!state)
+		sl_oom();
+	p->task_up = p->task_tool = NULL;
+	memset(&p->msg, 0, sizeof(p->msg));
+	sl_pending_free(p);
+	/* The same request, now waiting on the fetch. */
+	f = sl_calls_prepare(s, &m, true, SL_ORIGIN_DIRECT, u, tool, NULL, NULL);
+	free(tool);
+	f->task_state = state;
+	f->u.call.call->task_fetch = up_id;
+	sl_call_run(f->u.call.call);
+}
 
 static void on_task_reply(void *ctx, struct sl_reply *r)
 {
@@ -339,6 +577,24 @@ static void on_task_reply(void *ctx, struct sl_reply *r)
 		sl_peer_error_apply(&peer);
 		yyjson_mut_obj_add_val(d, o, "error", peer.val);
 		sl_peer_dispose(&peer);
+	} else if (p->modern) {
+		res = yyjson_val_mut_copy(d, r->msg->result);
+		if (!yyjson_mut_is_obj(res))
+			res = yyjson_mut_obj(d);
+		if (strcmp(p->msg.method, "tasks/cancel") == 0) {
+			/* SEP-2663: an empty acknowledgement. */
+			res = yyjson_mut_obj(d);
+		} else {
+			const char *status = yyjson_mut_get_str(yyjson_mut_obj_get(res, "status"));
+			modernize(s->gw->gen, p->up, p->msg.method, d, res, p->task);
+			if (status && (strcmp(status, "completed") == 0 || strcmp(status, "failed") == 0)) {
+				fetch_into(p, res);
+				yyjson_mut_doc_free(d);
+				return;
+			}
+		}
+		sl_session_seal(d, res, true, false);
+		yyjson_mut_obj_add_val(d, o, "result", res);
 	} else {
 		res = yyjson_val_mut_copy(d, r->msg->result);
 		if (!yyjson_mut_is_obj(res))
@@ -356,22 +612,33 @@ static void on_task_reply(void *ctx, struct sl_reply *r)
 
 static void forward(struct sl_session *s, struct sl_msg *m, bool modern)
 {
-	struct sl_task *t = lookup(s, m);
+	struct sl_task *t = NULL;
+	struct sl_upstream *u;
+	char *up_id = NULL, *tool = NULL;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *params;
 	struct sl_pending *p;
 	struct sl_err err;
 
-	if (!t)
-		return;
+	if (modern) {
+		if (!(u = unseal(s, m, &up_id, &tool)))
+			return;
+	} else {
+		if (!(t = lookup(s, m)))
+			return;
+		u = t->up;
+		up_id = sl_strdup(t->up_id);
+	}
 	d = yyjson_mut_doc_new(NULL);
 	params = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_strcpy(d, params, "taskId", t->up_id);
+	yyjson_mut_obj_add_strcpy(d, params, "taskId", up_id);
 	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
-	p->up = t->up;
-	snprintf(p->task, sizeof(p->task), "%s", t->id);
-	p->u.ureq = sl_upstream_request(t->up, p->msg.method, d, params,
-					t->up->cfg->timeout_ms ? t->up->cfg->timeout_ms :
+	p->up = u;
+	p->task = sl_strdup(t ? t->id : sl_json_str(p->msg.params, "taskId"));
+	p->task_up = up_id;
+	p->task_tool = tool;
+	p->u.ureq = sl_upstream_request(u, p->msg.method, d, params,
+					u->cfg->timeout_ms ? u->cfg->timeout_ms :
 					s->gw->cfg->call_timeout_ms, on_task_reply, NULL, p, &err);
 	yyjson_mut_doc_free(d);
 	if (!p->u.ureq) {
@@ -388,6 +655,20 @@ void sl_tasks_get(struct sl_session *s, struct sl_msg *m, bool modern)
 void sl_tasks_cancel(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	forward(s, m, modern);
+}
+
+void sl_tasks_update(struct sl_session *s, struct sl_msg *m, bool modern)
+{
+	char *up_id = NULL, *tool = NULL;
+	if (!unseal(s, m, &up_id, &tool))
+		return;
+	free(up_id);
+	free(tool);
+	/* Tasks come only from 2025-11-25 servers, whose questions travel on
+	 * tasks/result; sluice never shows a task's inputRequests, so there is
+	 * nothing a client could answer here (docs/internals/TASKS.md). */
+	sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS,
+			 "Invalid params: this task has no input requests to answer (tasks/update)");
 }
 
 /* ---- tasks/list ---------------------------------------------------------------------------- */

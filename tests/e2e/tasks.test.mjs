@@ -27,6 +27,9 @@ import {
 	eventually,
 	withTimeout,
 	execCode,
+	httpRequest,
+	modernMeta,
+	MODERN,
 } from './helpers.mjs';
 
 after(closeAll);
@@ -223,5 +226,91 @@ describe('tasks over HTTP', () => {
 		const text = textOf(await result(a.client, task.taskId));
 		assert.match(text, /Research Report: glaciers/);
 		assert.match(text, /\[REDACTED:sep\]/);
+	});
+});
+
+describe('the 2026-07-28 tasks extension, toward a 2025-11-25 server', () => {
+	let gw;
+	const EXT = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+	const post = (method, params, { caps = EXT, name } = {}) => {
+		const u = new URL(gw.url);
+		return httpRequest(
+			{
+				host: u.hostname,
+				port: u.port,
+				path: u.pathname,
+				method: 'POST',
+				headers: { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+			},
+			{ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta(caps) } },
+			20000,
+		);
+	};
+	before(async () => {
+		gw = await startHttp({ servers: { everything: everything() }, sluice: SLUICE });
+		await eventually(async () => {
+			const r = await post('tools/list', {});
+			return r.json?.result?.tools?.some((t) => t.name === TOOL);
+		}, 15000, 200, 'the task tool to be listed');
+	});
+
+	test('server/discover declares the extension', async () => {
+		const r = await post('server/discover', {});
+		assert.deepEqual(r.json.result.capabilities.extensions?.['io.modelcontextprotocol/tasks'], {}, r.text);
+		assert.equal(r.json.result.capabilities.tasks, undefined);
+	});
+
+	test('a task handle, tasks/get polling to an inline redacted result, and tasks/cancel', async () => {
+		let r = await post('tools/call', { name: TOOL, arguments: { topic: 'comets' } }, { name: TOOL });
+		const created = r.json.result;
+		assert.equal(created.resultType, 'task', r.text);
+		assert.match(created.taskId, /^t2\.[0-9a-f]+\.[0-9a-f]{32}$/);
+		assert.equal(created.status, 'working');
+		assert.equal(typeof created.ttlMs, 'number');
+		let task;
+		await eventually(
+			async () => {
+				r = await post('tasks/get', { taskId: created.taskId }, { name: created.taskId });
+				task = r.json?.result;
+				return task?.status === 'completed';
+			},
+			15000,
+			300,
+			'the task to complete',
+		);
+		assert.equal(task.resultType, 'complete');
+		assert.equal(task.taskId, created.taskId);
+		const text = textOf(task.result);
+		assert.match(text, /Research Report: comets/);
+		assert.match(text, /\[REDACTED:sep\]/);
+		assert.doesNotMatch(text, /SEP-1686/);
+
+		r = await post('tools/call', { name: TOOL, arguments: { topic: 'quasars' } }, { name: TOOL });
+		const other = r.json.result.taskId;
+		r = await post('tasks/cancel', { taskId: other }, { name: other });
+		assert.deepEqual(r.json.result, { resultType: 'complete' }, r.text);
+		r = await post('tasks/get', { taskId: other }, { name: other });
+		assert.equal(r.json.result.status, 'cancelled', r.text);
+	});
+
+	test('a forged or altered id is an unknown task; tasks/result and tasks/list are not of 2026', async () => {
+		const r0 = await post('tools/call', { name: TOOL, arguments: { topic: 'nebulae' } }, { name: TOOL });
+		const id = r0.json.result.taskId;
+		const forged = id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
+		for (const bad of [forged, 'task-00000000000000000000000000000000', 't2.zz.00']) {
+			const r = await post('tasks/get', { taskId: bad }, { name: bad });
+			assert.equal(r.json.error?.code, -32602, r.text);
+			assert.match(r.json.error.message, /unknown task/);
+		}
+		let r = await post('tasks/result', { taskId: id });
+		assert.equal(r.json.error?.code, -32601, r.text);
+		r = await post('tasks/list', {});
+		assert.equal(r.json.error?.code, -32601, r.text);
+		await post('tasks/cancel', { taskId: id }, { name: id });
+	});
+
+	test('Mcp-Name must carry the task id', async () => {
+		const r = await post('tasks/get', { taskId: 't2.00.00' }, { name: 'other' });
+		assert.equal(r.status, 400, r.text);
 	});
 });
