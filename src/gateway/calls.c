@@ -62,6 +62,9 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 	switch (p->kind) {
 	case SL_PENDING_CALL:
 		if (!p->u.call.defer) {
+			/* A task awaited for the client is cancelled on its server too. */
+			if (p->await_task && p->task_up && !p->u.call.call->finished)
+				sl_tasks_cancel_upstream(p->up, p->task_up, p->u.call.call->timeout_ms);
 			/* The call ends cancelled; on_call_done frees p. */
 			sl_call_cancel(p->u.call.call, why);
 		} else if (p->s->closing) {
@@ -248,10 +251,41 @@ static void on_defer(uv_timer_t *t)
  * same read as its answer: after a recent one, the answer waits a moment. */
 #define PROGRESS_GAP_US 5000
 
+static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params);
+static void on_call_done(void *ctx, struct sl_call *c);
+
+/* The task c made for a client that called a task-required tool plainly:
+ * its result is fetched (tasks/result waits until the task ends) by a call
+ * that skips the request half and passes the response half, and answers
+ * the client's tools/call (docs/internals/TASKS.md). */
+static void await_task(struct sl_pending *p, struct sl_call *c)
+{
+	yyjson_mut_doc *args = yyjson_mut_doc_new(NULL);
+	struct sl_call *f;
+
+	if (!args)
+		sl_oom();
+	yyjson_mut_doc_set_root(args, yyjson_mut_val_mut_copy(args, c->args));
+	p->task_up = sl_strdup(sl_json_str(sl_json_obj(c->result, "task"), "taskId"));
+	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
+			c->progress ? on_call_progress : NULL, p);
+	f->session = c->session;
+	f->task_fetch = sl_strdup(p->task_up);
+	if (c->fields)
+		f->fields = yyjson_mut_val_mut_copy(f->doc, c->fields);
+	p->u.call.call = f;
+	sl_call_free(c);
+	sl_call_run(f);
+}
+
 static void on_call_done(void *ctx, struct sl_call *c)
 {
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
+	if (c->task_created && p->await_task && !s->closing) {
+		await_task(p, c);
+		return;
+	}
 	if (!s->closing && p->u.call.progress_us &&
 	    sl_now_us() - p->u.call.progress_us < PROGRESS_GAP_US) {
 		p->u.call.defer = sl_alloc(sizeof(*p->u.call.defer));
@@ -358,7 +392,17 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
 			   yyjson_val *args, yyjson_val *fields)
 {
-	sl_call_run(sl_calls_prepare(s, m, modern, origin, up, tool, args, fields)->u.call.call);
+	struct sl_pending *p = sl_calls_prepare(s, m, modern, origin, up, tool, args, fields);
+	const char *support = sl_tasks_supported(up) ? sl_tasks_support(s->gw, up, tool) : NULL;
+
+	/* MCP 2025-11-25 tasks: the server refuses a task-required tool called
+	 * plainly (a 2026 client without the extension, invoke_tool, a client
+	 * unaware of tasks): sluice makes the task and awaits it for them. */
+	if (support && strcmp(support, "required") == 0) {
+		p->await_task = true;
+		p->u.call.call->task = yyjson_mut_obj(p->u.call.call->doc);
+	}
+	sl_call_run(p->u.call.call);
 }
 
 /* ---- programs ----------------------------------------------------------------- */

@@ -34,6 +34,8 @@ struct sl_pending {
 	char key[80];
 	uint32_t asks;               /* sampling and elicitation relayed for it */
 	bool task_reserved;          /* a task creation holding a place (tasks.c) */
+	bool await_task;             /* a task-required tool called plainly: sluice makes
+				      * the task and answers with its result */
 	char *task;                  /* owned: tasks/result, get, cancel: our task id */
 	char *task_up, *task_tool;   /* owned: 2026-07-28 tasks/get: the server's id, the tool */
 	yyjson_doc *task_state;      /* 2026-07-28 tasks/get of a finished task: the Task the

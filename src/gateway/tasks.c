@@ -508,9 +508,15 @@ void sl_tasks_result(struct sl_session *s, struct sl_msg *m, bool modern)
 void sl_tasks_fetched(struct sl_session *s, struct sl_pending *p, yyjson_mut_doc *d,
 		      yyjson_mut_val *r)
 {
-	struct sl_task *t = sl_map_get(&s->gw->tasks, p->task);
+	struct sl_task *t = p->task ? sl_map_get(&s->gw->tasks, p->task) : NULL;
 	yyjson_mut_val *meta = yyjson_mut_obj_get(r, "_meta"), *rel;
 
+	/* A task awaited for a plain tools/call: the client knows of no task. */
+	if (!p->task) {
+		if (yyjson_mut_is_obj(meta))
+			yyjson_mut_obj_remove_key(meta, RELATED_TASK);
+		return;
+	}
 	/* MCP 2025-11-25 tasks: the result names its task in _meta; ours. */
 	if (yyjson_mut_is_obj(meta) && (rel = yyjson_mut_obj_get(meta, RELATED_TASK))) {
 		rel = yyjson_mut_obj(d);

@@ -125,6 +125,19 @@ describe('tasks over stdio', () => {
 		assert.match(textOf(final), /Research Report: reefs[\s\S]*\[REDACTED:sep\]/);
 	});
 
+	test('a plain tools/call of the task-required tool is awaited by sluice and answered with the result', async () => {
+		// The SDK's callTool refuses a task-required tool itself; a client
+		// unaware of tasks sends it plainly, and the server would refuse it.
+		const r = await gw.client.request(
+			{ method: 'tools/call', params: { name: TOOL, arguments: { topic: 'plain' } } },
+			CallToolResultSchema,
+			{ timeout: 20000 },
+		);
+		assert.notEqual(r.isError, true, textOf(r));
+		assert.match(textOf(r), /Research Report: plain[\s\S]*\[REDACTED:sep\]/);
+		assert.equal(r._meta?.['io.modelcontextprotocol/related-task'], undefined);
+	});
+
 	test('tasks/cancel cancels, and tasks/list shows the session its tasks', async () => {
 		const { task } = await create(gw.client, 'storms');
 		const listed = await list(gw.client);
@@ -291,6 +304,12 @@ describe('the 2026-07-28 tasks extension, toward a 2025-11-25 server', () => {
 		assert.deepEqual(r.json.result, { resultType: 'complete' }, r.text);
 		r = await post('tasks/get', { taskId: other }, { name: other });
 		assert.equal(r.json.result.status, 'cancelled', r.text);
+	});
+
+	test('a 2026 client without the extension gets the result of the task sluice awaited', async () => {
+		const r = await post('tools/call', { name: TOOL, arguments: { topic: 'auroras' } }, { caps: {}, name: TOOL });
+		assert.equal(r.json.result?.resultType, 'complete', r.text);
+		assert.match(textOf(r.json.result), /Research Report: auroras[\s\S]*\[REDACTED:sep\]/);
 	});
 
 	test('a forged or altered id is an unknown task; tasks/result and tasks/list are not of 2026', async () => {
