@@ -149,7 +149,8 @@ static void present(struct sl_task *t, struct sl_gen *gen, const char *method, y
 		sl_stages_peer(gen, &peer);
 		if (!peer.withheld)
 			yyjson_mut_obj_add_val(d, task, "statusMessage",
-					       yyjson_mut_obj_get(text, "statusMessage"));
+					       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text,
+										     "statusMessage")));
 		sl_peer_dispose(&peer);
 	}
 	if (is_terminal(status))
@@ -310,7 +311,8 @@ static void modernize(struct sl_gen *gen, struct sl_upstream *u, const char *met
 		sl_stages_peer(gen, &peer);
 		if (!peer.withheld)
 			yyjson_mut_obj_add_val(d, task, "statusMessage",
-					       yyjson_mut_obj_get(text, "statusMessage"));
+					       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text,
+										     "statusMessage")));
 		sl_peer_dispose(&peer);
 	}
 }
@@ -605,8 +607,13 @@ static void on_task_reply(void *ctx, struct sl_reply *r)
 		res = yyjson_val_mut_copy(d, r->msg->result);
 		if (!yyjson_mut_is_obj(res))
 			res = yyjson_mut_obj(d);
-		if (t)
+		if (t) {
 			present(t, s->gw->gen, p->msg.method, d, res);
+		} else {
+			/* Its entry expired meanwhile: still never the server's id. */
+			yyjson_mut_obj_remove_key(res, "taskId");
+			yyjson_mut_obj_add_strcpy(d, res, "taskId", p->task);
+		}
 		sl_session_seal(d, res, p->modern, false);
 		yyjson_mut_obj_add_val(d, o, "result", res);
 	}
