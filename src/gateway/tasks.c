@@ -456,13 +456,14 @@ yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, str
 	struct sl_gateway *gw = s->gw;
 	yyjson_mut_val *task = yyjson_mut_obj_get(r, "task");
 	const char *up_id = yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId"));
-	struct sl_task *t = sl_alloc(sizeof(*t));
+	struct sl_task *t;
 	unsigned char rnd[16];
 
 	/* The reservation becomes the entry. */
 	p->task_reserved = false;
 	if (p->modern)
 		return created_modern(s, p, c, d, r);
+	t = sl_alloc(sizeof(*t));
 	sl_random(rnd, sizeof(rnd));
 	memcpy(t->id, "task-", 5);
 	for (size_t i = 0; i < sizeof(rnd); i++)
