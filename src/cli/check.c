@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,29 +22,61 @@ static void on_stopped(void *ctx)
 	sl_gateway_free(ck->gw);
 }
 
+/* One line under a server whose tools pinning holds back: how many, why,
+ * and the commands that review and trust them. */
+static void pinning_note(struct sl_pinning *pg, const struct sl_upstream *u,
+			 const struct sl_config *cfg)
+{
+	struct sl_pin_review r;
+
+	sl_pinning_review(pg, u, &r);
+	if (r.changed + r.fresh == 0)
+		return;
+	printf("  pinning: %zu tools hidden (%zu changed since pinned, %zu new): review with "
+	       "`sluice pins diff %s --config %s`, trust with `sluice pins approve %s --config %s`\n",
+	       r.changed + r.fresh, r.changed, r.fresh, u->name, cfg->path, u->name, cfg->path);
+}
+
 static void on_settled(void *ctx)
 {
 	struct check *ck = ctx;
 	struct sl_gateway *gw = ck->gw;
 	const struct sl_config *cfg = gw->cfg;
+	struct sl_pinning *pg = sl_gen_state(gw->gen, &sl_stage_pinning);
+	size_t held = 0;
 
-	printf("%-24s %-10s %-11s %6s %9s %7s\n", "SERVER", "STATUS", "PROTOCOL", "TOOLS",
-	       "RESOURCES", "PROMPTS");
+	printf("%-24s %-10s %-11s %6s %9s %9s %7s\n", "SERVER", "STATUS", "PROTOCOL", "TOOLS",
+	       "RESOURCES", "TEMPLATES", "PROMPTS");
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
-		printf("%-24s %-10s %-11s %6zu %9zu %7zu\n", u->name, sl_upstream_state_name(u->state),
-		       u->protocol_version ? u->protocol_version : "-", u->tools.n,
-		       u->resources.n + u->templates.n, u->prompts.n);
+		printf("%-24s %-10s %-11s %6zu %9zu %9zu %7zu\n", u->name,
+		       sl_upstream_state_name(u->state),
+		       u->protocol_version ? u->protocol_version : "-", u->tools.n, u->resources.n,
+		       u->templates.n, u->prompts.n);
 		if (u->error)
 			printf("  %s: %s\n", u->state == SL_UP_READY ? "note" : "error", u->error);
 		if (u->state != SL_UP_READY && !u->cfg->disabled)
 			ck->rc = 1;
+		pinning_note(pg, u, cfg);
 	}
-	printf("\n%zu tools exposed in %s mode", gw->catalog.tools.n, sl_exposure_name(cfg->exposure));
+	/* Pinning applies as it would when serving: a tool it holds back is
+	 * not exposed, and is listed as hidden with the reason. */
+	for (size_t i = 0; i < gw->catalog.tools.n; i++)
+		held += sl_pinning_hold(pg, gw->catalog.tools.v[i].up, gw->catalog.tools.v[i].def) !=
+			SL_PIN_SHOWN;
+	printf("\n%zu tools exposed in %s mode", gw->catalog.tools.n - held,
+	       sl_exposure_name(cfg->exposure));
+	if (held)
+		printf(" (%zu more hidden by pinning)", held);
 	if (cfg->exposure == SL_EXPOSE_PASSTHROUGH || cfg->exposure == SL_EXPOSE_HYBRID) {
 		printf(":\n");
-		for (size_t i = 0; i < gw->catalog.tools.n; i++)
-			printf("  %s\n", gw->catalog.tools.v[i].exposed);
+		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+			const struct sl_entry *e = &gw->catalog.tools.v[i];
+			enum sl_pin_hold h = sl_pinning_hold(pg, e->up, e->def);
+			printf("  %s%s\n", e->exposed, h == SL_PIN_HELD_CHANGED ?
+			       "  (hidden by pinning: changed since pinned)" : h == SL_PIN_HELD_NEW ?
+			       "  (hidden by pinning: new, not approved)" : "");
+		}
 	} else if (cfg->exposure == SL_EXPOSE_CODE) {
 		printf(" behind search_tools, describe_tools and execute_code\n");
 	} else {

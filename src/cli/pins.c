@@ -110,6 +110,18 @@ static void row(const char *server, const char *tool, const char *status, yyjson
 	printf("%-40s %-10s %-20s %.12s\n", name, status, at ? at : "-", sha ? sha : "-");
 }
 
+/* True if key is the identity key of one of gw's servers. */
+static bool configured_key(struct sl_gateway *gw, const char *key)
+{
+	bool found = false;
+	for (size_t i = 0; i < gw->nups && !found; i++) {
+		char *k = sl_pinning_key(gw->ups[i]->cfg);
+		found = strcmp(k, key) == 0;
+		free(k);
+	}
+	return found;
+}
+
 static void do_list(struct pins *p)
 {
 	struct sl_gateway *gw = p->gw;
@@ -122,9 +134,12 @@ static void do_list(struct pins *p)
 	printf("%-40s %-10s %-20s %s\n", "TOOL", "STATUS", "PINNED", "SHA-256");
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
-		yyjson_val *sv = yyjson_obj_get(pinned, u->name);
-		if (p->server && strcmp(p->server, u->name) != 0)
+		char *key = sl_pinning_key(u->cfg);
+		yyjson_val *sv = yyjson_obj_get(pinned, key);
+		if (p->server && strcmp(p->server, u->name) != 0) {
+			free(key);
 			continue;
+		}
 		if (u->state != SL_UP_READY) {
 			yyjson_obj_iter_init(sv, &ti);
 			while ((tk = yyjson_obj_iter_next(&ti)))
@@ -135,6 +150,7 @@ static void do_list(struct pins *p)
 			       sl_upstream_state_name(u->state), u->error ? ": " : "",
 			       u->error ? u->error : "");
 			p->rc = 1;
+			free(key);
 			continue;
 		}
 		for (size_t j = 0; j < u->tools.n; j++) {
@@ -143,7 +159,7 @@ static void do_list(struct pins *p)
 			enum sl_pin_status st;
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(p->pins, u->name, def, &pin);
+			st = sl_pinning_check(p->pins, key, def, &pin);
 			changed += st == SL_PIN_CHANGED || st == SL_PIN_NEW;
 			row(u->name, name, status_name(st), pin);
 			p->shown++;
@@ -154,11 +170,13 @@ static void do_list(struct pins *p)
 				row(u->name, yyjson_get_str(tk), "gone", yyjson_obj_iter_get_val(tk));
 				p->shown++;
 			}
+		free(key);
 	}
-	/* Pins of servers the config no longer has. */
+	/* Pins of servers the config no longer has (by identity: a server whose
+	 * command, arguments or URL changed is another server). */
 	yyjson_obj_iter_init(pinned, &it);
 	while ((k = yyjson_obj_iter_next(&it))) {
-		if (sl_gateway_upstream(gw, yyjson_get_str(k)) ||
+		if (configured_key(gw, yyjson_get_str(k)) ||
 		    (p->server && strcmp(p->server, yyjson_get_str(k)) != 0))
 			continue;
 		yyjson_obj_iter_init(yyjson_obj_iter_get_val(k), &ti);
@@ -255,10 +273,12 @@ static void do_diff(struct pins *p)
 			yyjson_val *def = u->tools.items[j], *pin;
 			const char *name = sl_json_str(def, "name");
 			enum sl_pin_status st;
-			char *old, *new;
+			char *old, *new, *key;
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(p->pins, u->name, def, &pin);
+			key = sl_pinning_key(u->cfg);
+			st = sl_pinning_check(p->pins, key, def, &pin);
+			free(key);
 			if (st == SL_PIN_OK)
 				continue;
 			differ++;
@@ -295,6 +315,7 @@ static void do_approve(struct pins *p)
 		yyjson_val **defs;
 		size_t n = 0;
 		struct sl_err err;
+		char *key;
 		if (p->server && strcmp(p->server, u->name) != 0)
 			continue;
 		if (u->state != SL_UP_READY) {
@@ -307,6 +328,7 @@ static void do_approve(struct pins *p)
 			continue;
 		}
 		defs = sl_alloc((u->tools.n + 1) * sizeof(*defs));
+		key = sl_pinning_key(u->cfg);
 		for (size_t j = 0; j < u->tools.n; j++) {
 			yyjson_val *def = u->tools.items[j];
 			const char *name = sl_json_str(def, "name");
@@ -314,18 +336,19 @@ static void do_approve(struct pins *p)
 			char hex[SL_PIN_HEX];
 			if (!name || !wanted(p, u->name, name))
 				continue;
-			st = sl_pinning_check(p->pins, u->name, def, NULL);
+			st = sl_pinning_check(p->pins, key, def, NULL);
 			sl_pinning_hash(def, hex, NULL);
 			printf("%s %s.%s sha256:%.12s\n", st == SL_PIN_OK ? "unchanged" : "approved",
 			       u->name, name, hex);
 			defs[n++] = def;
 		}
-		if (n && sl_pinning_approve(p->pins, u->name, defs, n, &err) < 0) {
+		if (n && sl_pinning_approve(p->pins, key, defs, n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p->rc = 1;
 		}
 		approved += n;
 		free(defs);
+		free(key);
 	}
 	if (!approved && p->rc == 0) {
 		fprintf(stderr, "sluice pins: no live tool matches %s%s%s\n",
@@ -387,14 +410,24 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 		return 2;
 	}
 	if (p.sub == SUB_RESET) {
-		size_t n = 0;
-		if (sl_pinning_forget(p.pins, p.server, p.tool, &n, &err) < 0) {
+		size_t n = 0, m = 0;
+		char *key = NULL;
+		/* A configured server's pins are under its identity key; pins of
+		 * an earlier sluice under its name alone go with them. */
+		for (size_t i = 0; p.server && i < cfg->nservers && !key; i++)
+			if (strcmp(cfg->servers[i].name, p.server) == 0)
+				key = sl_pinning_key(&cfg->servers[i]);
+		if (key && sl_pinning_forget(p.pins, p.server, p.tool, &m, &err) < 0)
+			m = 0;
+		if (sl_pinning_forget(p.pins, key ? key : p.server, p.tool, &n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p.rc = 1;
 		} else {
+			n += m;
 			printf("forgot %zu pin%s%s%s%s%s\n", n, n == 1 ? "" : "s", p.server ? " of " : "",
 			       p.server ? p.server : "", p.tool ? "." : "", p.tool ? p.tool : "");
 		}
+		free(key);
 		goto out;
 	}
 	/* The servers start in a generation with no stages: nothing here runs

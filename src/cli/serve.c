@@ -147,6 +147,9 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 	if (!http)
 		http = cfg->http.listen;
 	sv.gw = sl_gateway_new(sv.loop, gen);
+	/* Many clients: capabilities are declared upstream per what sluice
+	 * relays, and questions go only to the session that can answer. */
+	sv.gw->shared = http != NULL;
 	if (http) {
 		if (sl_http_start(sv.loop, sv.gw, cfg, http, &sv.http, &err) < 0) {
 			fprintf(stderr, "sluice: %s\n", err.msg);

@@ -547,6 +547,25 @@ static const struct sl_conf_key limits_keys[] = {
 	  .dflt = 3600000,
 	  .doc = "The longest sluice keeps a task (the server's own `ttl` when shorter): after it, "
 		 "the task id is unknown to the client." },
+	{ "maxParkedCalls", SL_CONF_UINT, LIM(max_parked), .min = 0, .max = 1000000, .dflt = 256,
+	  .doc = "Tool calls of 2026-07-28 clients parked at once, all clients: their server asked "
+		 "for sampling, elicitation or roots, the client got `input_required`, and the call "
+		 "waits for the client's retry. One more: the server's request is refused with "
+		 "JSON-RPC error -32000 naming this key. `0` parks none." },
+	{ "maxParkedCallsPerClient", SL_CONF_UINT, LIM(max_parked_per_client), .min = 0,
+	  .max = 1000000, .dflt = 16,
+	  .doc = "Of those, one client's (one bearer token; over stdio, or HTTP without a token, "
+		 "all requests are one client); refused the same way." },
+	{ "parkTimeoutMs", SL_CONF_UINT, LIM(park_timeout_ms), .min = 100, .max = 3600000,
+	  .dflt = 60000,
+	  .doc = "How long a parked call waits for the client's retry; then the server's questions "
+		 "are refused, its call is cancelled (`notifications/cancelled`) and the parked state "
+		 "freed: a retry after it gets an error. The call's own timeout keeps running while "
+		 "it is parked." },
+	{ "maxInputRounds", SL_CONF_UINT, LIM(max_input_rounds), .min = 1, .max = 1000, .dflt = 8,
+	  .doc = "`input_required` answers one tool call of a 2026-07-28 client may get for its "
+		 "server's questions; a question after the last is refused to the server with "
+		 "JSON-RPC error -32000 naming this key." },
 };
 #undef LIM
 

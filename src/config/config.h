@@ -106,6 +106,12 @@ struct sl_limits {
 	uint32_t tasks_per_session;     /* tasks a client session holds (32) */
 	uint32_t max_tasks;             /* tasks held, all sessions (1024) */
 	uint64_t task_ttl_ms;           /* the longest a task entry is kept (1 h) */
+	/* MCP 2026-07-28 clients: tool calls parked while their server's
+	 * question travels as input_required (gateway/park.c). */
+	uint32_t max_parked;            /* parked calls, all clients (256) */
+	uint32_t max_parked_per_client; /* of those, one credential's (16) */
+	uint64_t park_timeout_ms;       /* how long one waits for the client's retry (60 s) */
+	uint32_t max_input_rounds;      /* input_required answers to one call (8) */
 };
 
 struct sl_config {

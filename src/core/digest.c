@@ -2,6 +2,9 @@
 #include "core/digest.h"
 
 #include <nettle/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <nettle/sha2.h>
 
 static void to_hex(const uint8_t *md, char *out)
@@ -35,4 +38,37 @@ void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 	hmac_sha256_update(&ctx, n, p);
 	hmac_sha256_digest(&ctx, sizeof(md), md);
 	to_hex(md, out);
+}
+
+static void seal_mac(const void *key, size_t klen, unsigned long long expiry, const char *what,
+		     char out[SL_SHA256_HEX])
+{
+	char *msg = sl_printf("%llx\n%s", expiry, what);
+	sl_hmac_sha256_hex(key, klen, msg, strlen(msg), out);
+	free(msg);
+}
+
+char *sl_seal(const void *key, size_t klen, unsigned long long expiry, const char *what)
+{
+	char mac[SL_SHA256_HEX];
+	seal_mac(key, klen, expiry, what, mac);
+	return sl_printf("%llx.%s", expiry, mac);
+}
+
+enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state, const char *what)
+{
+	unsigned long long expiry;
+	char mac[SL_SHA256_HEX];
+	int used = 0;
+	unsigned char diff = 0;
+
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	    strlen(state + used) != SL_SHA256_HEX - 1)
+		return SL_SEAL_FORGED;
+	seal_mac(key, klen, expiry, what, mac);
+	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
+		diff |= (unsigned char)(mac[i] ^ state[used + i]);
+	if (diff)
+		return SL_SEAL_FORGED;
+	return expiry < sl_now_ms() / 1000 ? SL_SEAL_EXPIRED : SL_SEAL_OK;
 }

@@ -15,4 +15,19 @@ void sl_sha256_hex(const void *p, size_t n, char out[SL_SHA256_HEX]);
 void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 			char out[SL_SHA256_HEX]);
 
+/*
+ * A state handed to a client that must come back unchanged (an MCP
+ * 2026-07-28 requestState): "EXPIRY.MAC", EXPIRY the second (hex, on
+ * sl_now_ms's clock: like the key, good for this process only) after which
+ * it is refused, MAC the HMAC-SHA-256 of "EXPIRY\nwhat" under key. what
+ * names everything the state stands for (its purpose first, so a state of
+ * one kind never passes for another).
+ * Returns the state (the caller frees it).
+ */
+char *sl_seal(const void *key, size_t klen, unsigned long long expiry, const char *what);
+enum sl_seal_check { SL_SEAL_OK, SL_SEAL_FORGED, SL_SEAL_EXPIRED };
+/* Whether state is sl_seal(key, e, what) for an e not yet past (compared
+ * in constant time); a malformed state is FORGED. */
+enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state, const char *what);
+
 #endif

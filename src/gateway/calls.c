@@ -8,6 +8,7 @@
 #include "gateway/router.h"
 #include "core/log.h"
 #include "proto/mcp.h"
+#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool m
 
 void sl_pending_free(struct sl_pending *p)
 {
+	if (p->park)
+		sl_park_end(p);
 	sl_map_del(&p->s->calls, p->key);
 	p->s->gw->requests--;
 	sl_tasks_unreserve(p);
@@ -61,7 +64,10 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 {
 	switch (p->kind) {
 	case SL_PENDING_CALL:
-		if (!p->u.call.defer) {
+		if (!p->u.call.call) {
+			/* Its call is being handed to a park (park.c), which frees
+			 * p once its answer is out. */
+		} else if (!p->u.call.defer) {
 			/* A task awaited for the client is cancelled on its server too. */
 			if (p->await_task && p->task_up && !p->u.call.call->finished)
 				sl_tasks_cancel_upstream(p->up, p->task_up, p->u.call.call->timeout_ms);
@@ -159,6 +165,8 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		yyjson_mut_arr_append(arr, sl_codemode_definition(gw, d));
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
+	/* After the answer: a client asked about held-back tools has its list. */
+	sl_pinning_offer(sl_gen_state(gw->gen, &sl_stage_pinning), s, gw);
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */
@@ -353,6 +361,19 @@ static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params)
 	p->u.call.progress_us = sl_now_us();
 }
 
+void sl_pending_take_call(struct sl_pending *p, struct sl_call *c)
+{
+	yyjson_val *meta = sl_session_meta(&p->msg);
+
+	p->u.call.call = c;
+	c->done = on_call_done;
+	c->ctx = p;
+	c->session = p->s;
+	c->progress = meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL;
+	if (c->finished)
+		on_call_done(p, c);
+}
+
 struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool modern,
 				    enum sl_origin origin, struct sl_upstream *up, const char *tool,
 				    yyjson_val *args, yyjson_val *fields)
@@ -490,6 +511,9 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
 		return;
 	}
+	/* MCP 2026-07-28 MRTR: the retry of a call whose server asked. */
+	if (modern && sl_park_resume(s, m))
+		return;
 	if (sl_router_handles(s->gw, name)) {
 		sl_router_call(s, m, modern, name, args);
 		return;

@@ -2,11 +2,12 @@
 #include "gateway/gateway.h"
 #include "gateway/codemode.h"
 #include "gateway/router.h"
-#include "gateway/session.h"
+#include "gateway/session_int.h"
 #include "core/log.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
 #include "pipeline/call.h"
+#include "stages/pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	sl_catalog_init(&gw->catalog);
 	sl_map_init(&gw->tasks);
 	sl_map_init(&gw->task_ups);
+	sl_map_init(&gw->parks);
 	gw->catalog.reserved = sl_router_reserved;
 	sl_handles_init(&gw->handles);
 	uv_timer_init(loop, &gw->timer);
@@ -94,6 +96,8 @@ void sl_gateway_free(struct sl_gateway *gw)
 	free(gw->retire_by);
 	yyjson_doc_free(gw->caps);
 	sl_tasks_dispose(gw);
+	sl_park_stop_all(gw);
+	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
 	while (gw->waiters) {
 		struct sl_waiter *w = gw->waiters;
@@ -187,7 +191,20 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	if (gw->started)
 		return;
 	gw->started = true;
-	if (caps) {
+	if (gw->shared) {
+		/* Over HTTP the first client says nothing of the next: every
+		 * upstream is declared what sluice can relay, and each request of
+		 * a server goes to the one session that waits on it and declared
+		 * the capability (on_up_request), else it gets an error. MCP
+		 * 2025-11-25 elicitation names its modes; roots changes are
+		 * passed on (session.c). */
+		static const char relayable[] = "{\"roots\":{\"listChanged\":true},\"sampling\":{},"
+						"\"elicitation\":{\"form\":{},\"url\":{}}}";
+		gw->caps = yyjson_read(relayable, sizeof(relayable) - 1, 0);
+		caps = yyjson_doc_get_root(gw->caps);
+	} else if (caps) {
+		/* One client (stdio): what it declared, no more, so a server
+		 * offers no tool that would fail for want of a capability. */
 		yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
 		yyjson_mut_doc_set_root(m, yyjson_val_mut_copy(m, caps));
 		gw->caps = yyjson_mut_doc_imut_copy(m, NULL);
@@ -252,9 +269,19 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 	}
 }
 
+void sl_gateway_tools_changed(struct sl_gateway *gw)
+{
+	if (!gw->settled || gw->cfg->exposure == SL_EXPOSE_ROUTER)
+		return;
+	for (struct sl_session *s = gw->sessions; s; s = s->next)
+		sl_session_list_changed(s, "tools");
+}
+
 static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
+	/* For the "ready" line, and one warning per change a person can act on. */
+	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), gw, u);
 	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }
@@ -318,8 +345,11 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_gateway *gw = ctx;
 	char *msg = NULL;
-	bool busy = false;
 	struct sl_msg f = *m;
+	const struct sl_ureq *asker;
+	struct sl_session *to = NULL;
+	const char *why = NULL;
+	unsigned waiting = 0;
 	yyjson_doc *doc = NULL;
 	int code = SL_RPC_METHOD_NOT_FOUND;
 
@@ -329,19 +359,49 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		code = SL_RPC_INTERNAL_ERROR;
 		goto refuse;
 	}
-	/* A server asks on behalf of a call: only a session with a call in
-	 * flight to it may hear the question, else sessions would see each
-	 * other's. With none (roots/list at start, say), any session. */
-	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		busy |= sl_session_waits_on(s, u);
-	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		if ((!busy || sl_session_waits_on(s, u)) && sl_session_relay(s, u, &f)) {
-			yyjson_doc_free(doc);
-			return;
+	/* A server asks on behalf of a call: only the session with a call in
+	 * flight to it that declared the capability may hear the question,
+	 * never another (sessions would see each other's). A 2026-07-28
+	 * server's input request names its call (asker); a legacy server's
+	 * does not, so when several sessions could be meant, none is. */
+	asker = sl_upstream_asker(u, m->id);
+	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+		switch (sl_session_answers(s, u, &f, asker, &why)) {
+		case SL_ANSWER_YES:
+			to = s;
+			/* fall through */
+		case SL_ANSWER_CANNOT:
+			waiting++;
+			break;
+		case SL_ANSWER_NONE:
+			break;
 		}
+	}
+	/* Outside any call (roots/list right after initialize, say) only a
+	 * lone stdio client is surely the one meant; over HTTP nobody is. */
+	if (!waiting && !gw->shared && gw->sessions && !gw->sessions->next &&
+	    gw->sessions->era == SL_ERA_LEGACY)
+		to = gw->sessions, waiting = 1;
+	/* Several sessions waiting: the question may be any one's, also one
+	 * that cannot answer it, so the one that can is not asked either. */
+	if (waiting == 1 && to && sl_session_relay(to, u, &f, asker)) {
+		yyjson_doc_free(doc);
+		return;
+	}
 	yyjson_doc_free(doc);
 	/* No client can answer it: say so rather than leave the server waiting. */
-	msg = sl_printf("the client connected to sluice does not support %s", m->method);
+	code = SL_RPC_SERVER_ERROR;
+	if (waiting > 1)
+		msg = sl_printf("%s: %u clients of sluice have calls in flight to server '%s', and "
+				"sluice cannot tell which one this request is for, so none is asked",
+				m->method, waiting, u->name);
+	else if (waiting && why)
+		msg = sl_printf("%s: no client that can answer it is waiting on server '%s': %s",
+				m->method, u->name, why);
+	else
+		msg = sl_printf("%s: no client that can answer it is waiting on server '%s'%s",
+				m->method, u->name, gw->shared ? " (over HTTP, a server's requests "
+				"reach only the session whose tool call it is answering)" : "");
 refuse:
 	sl_upstream_refuse(u, m->id, code, msg);
 	free(msg);
@@ -372,6 +432,7 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 	}
 	gw->on_stopped = fn;
 	gw->stopped_ctx = ctx;
+	sl_park_stop_all(gw);
 	uv_timer_stop(&gw->retire);
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_stop(gw->ups[i]);

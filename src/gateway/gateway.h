@@ -21,6 +21,7 @@
 #include "core/map.h"
 #include "pipeline/gen.h"
 #include "event/handles.h"
+#include "core/map.h"
 #include "upstream/catalog.h"
 
 #include <uv.h>
@@ -51,7 +52,16 @@ struct sl_gateway {
 	uint64_t *retire_by;           /* deadline (ms) per retired server */
 	size_t nretired;
 	uv_timer_t retire;
-	yyjson_doc *caps;              /* the client's capabilities, for servers a reload adds */
+	yyjson_doc *caps;              /* declared upstream, for servers a reload adds */
+	/* Many clients at once (the HTTP front): upstreams are declared what
+	 * sluice can relay, not the first client's capabilities, and a
+	 * server's request outside a call reaches nobody (SESSIONS.md). */
+	bool shared;
+	/* MCP 2026-07-28 tool calls parked while their server's questions
+	 * travel to the client as input_required (park.c): id -> struct
+	 * sl_park, at most sluice.limits.maxParkedCalls. */
+	struct sl_map parks;
+	uint64_t next_park;
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
@@ -83,7 +93,10 @@ struct sl_gateway {
 /* Takes a reference to gen. */
 struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen);
 void sl_gateway_free(struct sl_gateway *gw);
-/* caps: the client's capabilities to declare upstream (borrowed, may be NULL). */
+/* caps: the client's capabilities to declare upstream (borrowed, may be
+ * NULL); ignored when gw->shared (set it before), where every upstream is
+ * declared what sluice relays (roots, sampling, elicitation in form and
+ * url modes), whoever connects first. */
 void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps);
 /* Runs fn from the loop (never inside this call) once settled. */
 void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
@@ -107,6 +120,10 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err) SL_MUST_USE;
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
+
+/* A stage's verdict on tools changed (pinning trusted a server's new
+ * definitions): every session hears notifications/tools/list_changed. */
+void sl_gateway_tools_changed(struct sl_gateway *gw);
 
 /* Sessions register to receive list changes and notifications. */
 void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s);

@@ -69,25 +69,106 @@ bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc
 	return true;
 }
 
-bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)
+bool sl_relay_allowed(yyjson_val *caps, struct sl_msg *m)
 {
 	static const struct { const char *method, *cap; } need[] = {
 		{ SL_MCP_ELICIT, "elicitation" },
 		{ "sampling/createMessage", "sampling" },
 		{ "roots/list", "roots" },
 	};
+	yyjson_val *cap = NULL;
+	const char *mode;
+
+	for (size_t i = 0; caps && i < SL_COUNT(need); i++)
+		if (strcmp(m->method, need[i].method) == 0)
+			cap = yyjson_obj_get(caps, need[i].cap);
+	if (!cap || strcmp(m->method, SL_MCP_ELICIT) != 0)
+		return cap != NULL;
+	/* MCP 2025-11-25 elicitation: an empty capability object means form
+	 * mode only; a client that names modes takes those it names. */
+	mode = m->params ? sl_json_str(m->params, "mode") : NULL;
+	if (!mode)
+		mode = "form";
+	if (!yyjson_is_obj(cap) || yyjson_obj_size(cap) == 0)
+		return strcmp(mode, "form") == 0;
+	return yyjson_obj_get(cap, mode) != NULL;
+}
+
+struct answers_ctx {
+	struct sl_upstream *u;
+	const struct sl_ureq *asker;
+};
+
+/* A request of s's that u's question may be for. */
+static bool asked_for(const void *value, const void *ctx)
+{
+	const struct sl_pending *p = value;
+	const struct answers_ctx *a = ctx;
+
+	if (a->asker) /* a 2026-07-28 server's input request names its call */
+		return p->kind == SL_PENDING_CALL && p->u.call.call &&
+		       p->u.call.call->ureq == a->asker;
+	/* A program may call any server. */
+	return p->up == a->u || p->kind == SL_PENDING_PROGRAM;
+}
+
+static struct sl_pending *asked_pending(const struct sl_session *s, struct sl_upstream *u,
+					const struct sl_ureq *asker)
+{
+	struct answers_ctx a = { u, asker };
+	return s->closing ? NULL : sl_map_find(&s->calls, asked_for, &a);
+}
+
+enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstream *u,
+				    struct sl_msg *m, const struct sl_ureq *asker,
+				    const char **why)
+{
+	struct sl_pending *p = asked_pending(s, u, asker);
+
+	if (!p)
+		return SL_ANSWER_NONE;
+	if (s->era == SL_ERA_LEGACY) {
+		if (sl_relay_allowed(s->caps, m))
+			return SL_ANSWER_YES;
+		*why = "the client that waits on it did not declare that capability";
+		return SL_ANSWER_CANNOT;
+	}
+	/* MCP 2026-07-28 MRTR: only a request's own result can carry
+	 * input_required, and a program's tool calls have none of their own. */
+	if (p->kind == SL_PENDING_PROGRAM) {
+		*why = "it was called from a program (execute_code), and a 2026-07-28 client is asked "
+		       "only through its own tools/call's input_required result";
+		return SL_ANSWER_CANNOT;
+	}
+	if (p->kind != SL_PENDING_CALL) {
+		*why = "the 2026-07-28 request that waits on it is not a tools/call";
+		return SL_ANSWER_CANNOT;
+	}
+	if (!sl_relay_allowed(sl_session_caps((struct sl_session *)s, &p->msg, true), m)) {
+		*why = "the tools/call that waits on it did not declare that capability";
+		return SL_ANSWER_CANNOT;
+	}
+	return SL_ANSWER_YES;
+}
+
+bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m,
+		      const struct sl_ureq *asker)
+{
 	struct relay *r;
 	yyjson_mut_val *o, *params;
 	yyjson_mut_doc *d, *idd;
 	char key[80];
-	bool ok = false;
 
-	if (s->closing || s->era != SL_ERA_LEGACY || !s->caps)
+	if (s->closing)
 		return false;
-	for (size_t i = 0; i < SL_COUNT(need); i++)
-		if (strcmp(m->method, need[i].method) == 0)
-			ok = yyjson_obj_get(s->caps, need[i].cap) != NULL;
-	if (!ok)
+	if (s->era == SL_ERA_MODERN) {
+		struct sl_pending *p = asked_pending(s, u, asker);
+		if (!p || p->kind != SL_PENDING_CALL)
+			return false;
+		sl_park_ask(p, u, m);
+		return true;
+	}
+	if (s->era != SL_ERA_LEGACY || !sl_relay_allowed(s->caps, m))
 		return false;
 	if (!sl_pending_server_request(s, u, m))
 		return true; /* over a bound of sluice.limits: u has its error */
@@ -109,16 +190,17 @@ bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg
  * hooks: a sampling result is the person's model writing, an elicitation
  * result what the person typed. An answer that cannot be passed on is
  * replaced by an error saying why. */
-static void respond(struct sl_session *s, struct relay *r, struct sl_msg *m)
+void sl_relay_answer(struct sl_session *s, struct sl_upstream *u, unsigned upgen, yyjson_val *id,
+		     yyjson_val *result, yyjson_val *error)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_val *v = m->result ? m->result : m->error;
+	yyjson_val *v = result ? result : error;
 	yyjson_doc *frozen = NULL;
 	struct sl_peer p;
 
 	if (!d)
 		sl_oom();
-	sl_peer_init(&p, SL_PEER_UPSTREAM, m->result ? "result" : "error", r->up, d,
+	sl_peer_init(&p, SL_PEER_UPSTREAM, result ? "result" : "error", u, d,
 		     v ? yyjson_val_mut_copy(d, v) : NULL);
 	if (v)
 		sl_stages_peer(s->gw->gen, &p);
@@ -128,16 +210,13 @@ static void respond(struct sl_session *s, struct relay *r, struct sl_msg *m)
 		yyjson_mut_obj_add_strcpy(d, e, "message", p.withheld);
 		p.val = e;
 		frozen = sl_peer_freeze(&p);
-		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), NULL,
-				    yyjson_doc_get_root(frozen));
+		sl_upstream_respond(u, upgen, id, NULL, yyjson_doc_get_root(frozen));
 	} else if (p.changed) {
 		frozen = sl_peer_freeze(&p);
-		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc),
-				    m->result ? yyjson_doc_get_root(frozen) : NULL,
-				    m->result ? NULL : yyjson_doc_get_root(frozen));
+		sl_upstream_respond(u, upgen, id, result ? yyjson_doc_get_root(frozen) : NULL,
+				    result ? NULL : yyjson_doc_get_root(frozen));
 	} else {
-		sl_upstream_respond(r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result,
-				    m->error);
+		sl_upstream_respond(u, upgen, id, result, error);
 	}
 	yyjson_doc_free(frozen);
 	sl_peer_dispose(&p);
@@ -157,7 +236,7 @@ void sl_relay_response(struct sl_session *s, struct sl_msg *m)
 		const char *action = m->result ? sl_json_str(m->result, "action") : NULL;
 		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
 	} else if (r->up) { /* not one of ours whose answer was given up on */
-		respond(s, r, m);
+		sl_relay_answer(s, r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
 	}
 	yyjson_doc_free(r->id_doc);
 	free(r);

@@ -3,13 +3,14 @@
  * dispatch, eras, sending and the session's lifecycle. The methods' work
  * lives by concern in calls.c, forward.c and relay.c (session_int.h).
  *
- * Session era (2025-11-25, 2025-06-18, 2025-03-26): initialize fixes the
+ * Session era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05): initialize fixes the
  * version and the client's capabilities for the connection.
  * 2026-07-28: no initialize; every request carries its version and the
  * client's capabilities in params._meta, every result has resultType, and
  * list results carry ttlMs and cacheScope.
  */
 #include "gateway/session_int.h"
+#include "core/digest.h"
 #include "gateway/results.h"
 #include "core/buf.h"
 #include "core/log.h"
@@ -31,6 +32,10 @@ void sl_session_send(struct sl_session *s, struct sl_out *o, yyjson_mut_doc *d)
 {
 	if (s->closing)
 		return;
+	/* The one place a message takes the shape of the client's version
+	 * (docs/internals/SESSIONS.md, "Older versions"). */
+	if (s->era == SL_ERA_LEGACY)
+		sl_mcp_era_map(d, yyjson_mut_doc_get_root(d), s->version);
 	o->line = sl_json_write_line(d, &o->len);
 	s->io->send(s->io_ctx, o);
 }
@@ -110,8 +115,15 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_map_init(&s->relays);
 	sl_map_init(&s->subs);
 	s->deferred_tail = &s->deferred;
+	sl_session_set_credential(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
+}
+
+void sl_session_set_credential(struct sl_session *s, const char *token)
+{
+	/* A digest, so that no secret sits in the session or in a state. */
+	sl_sha256_hex(token ? token : "", token ? strlen(token) : 0, s->cred);
 }
 
 bool sl_session_idle(const struct sl_session *s)
@@ -319,9 +331,10 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	snprintf(s->version, sizeof(s->version), "%s",
 		 sl_mcp_legacy_version(v) ? v : SL_MCP_LATEST_LEGACY);
 	s->era = SL_ERA_LEGACY;
-	s->caps_doc = m->doc;
-	m->doc = NULL;
-	s->caps = sl_json_obj(m->params, "capabilities");
+	/* Only what the client's version has: an older client that declares
+	 * elicitation still gets none (nor do the servers on its behalf). */
+	s->caps_doc = sl_mcp_era_caps(sl_json_obj(m->params, "capabilities"), s->version);
+	s->caps = yyjson_doc_get_root(s->caps_doc);
 	sl_gateway_start(s->gw, s->caps);
 
 	d = sl_session_doc(&r);
@@ -331,7 +344,6 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
-	/* m->doc moved to caps_doc but m->id points into it: still valid. */
 	sl_session_answer(s, m, false, false, d, r);
 }
 

@@ -52,9 +52,12 @@ struct sl_session {
 	enum sl_era era;             /* set by initialize (legacy) or a modern request */
 	bool initialized;            /* legacy: notifications/initialized seen */
 	char version[16];            /* legacy: the negotiated version */
-	yyjson_doc *caps_doc;        /* legacy: the client's initialize params */
+	yyjson_doc *caps_doc;        /* legacy: its capabilities, less those its version lacks */
 	yyjson_val *caps;            /* legacy: its capabilities */
 	bool closing;
+	char cred[65];               /* SHA-256 (hex) of the credential that opened it
+				      * (sl_session_set_credential; "" if none): binds
+				      * the requestStates it is given */
 
 	struct sl_map calls;         /* client request id -> struct sl_pending */
 	struct sl_map relays;        /* our request id -> struct relay */
@@ -67,6 +70,9 @@ struct sl_session {
 };
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
+/* The bearer token the transport admitted this session with (NULL: none):
+ * a parked call's requestState is honoured only under the same one. */
+void sl_session_set_credential(struct sl_session *s, const char *token);
 /* One complete message (a line without its newline). */
 void sl_session_input(struct sl_session *s, const char *line, size_t len);
 /* A line over the transport's cap: answer with an error (id if findable). */
@@ -87,10 +93,30 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 /* True while a request of s is in flight to u (or a program of s, which may
  * call any server): the sessions a request from u most likely belongs to. */
 bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u);
-/* Relays an upstream's request to the client; false if this session cannot.
- * True also when the request was over a bound of sluice.limits (flood
- * caps: sl_pending_server_request): the server then has its error. */
-bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+
+enum sl_answerer {
+	SL_ANSWER_NONE,   /* s has no request in flight to u (or to asker) */
+	SL_ANSWER_CANNOT, /* it has, but cannot answer m: *why says why */
+	SL_ANSWER_YES,    /* it has, and declared what m needs */
+};
+/* Whether s can answer m, a request of u's (elicitation/create,
+ * sampling/createMessage, roots/list): s must have a request in flight
+ * to u (asker, when not NULL: that very upstream request, for the input
+ * requests of a 2026-07-28 server) and have declared the capability m
+ * needs, in its initialize (legacy) or in that request's _meta (2026-07-28,
+ * where only a tools/call, not a program, can be answered input_required).
+ * *why (static text) is set for CANNOT. */
+enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstream *u,
+				    struct sl_msg *m, const struct sl_ureq *asker,
+				    const char **why);
+/* Relays an upstream's request to the client, which sl_session_answers
+ * said can answer it (or, outside any call, to a stdio client that
+ * declared the capability): a legacy session gets the request, a 2026-07-28
+ * one an input_required answer to its tools/call (park.c). Returns false if
+ * this session cannot after all. True also when the request was over a
+ * bound of sluice.limits: the server then has its error. */
+bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m,
+		      const struct sl_ureq *asker);
 
 /* The human's answer to an elicitation: action is "accept", "decline" or
  * "cancel" (NULL: no answer will come: an error, or the session closed);

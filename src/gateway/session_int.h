@@ -8,6 +8,8 @@
  *               or forwarded to the server that owns them
  *   relay.c     requests of ours to the client: relayed for a server
  *               (elicitation, sampling, roots) or the gateway's own
+ *   park.c      the same for 2026-07-28 clients: a tools/call answered
+ *               input_required, its upstream call parked until the retry
  */
 #ifndef SL_GATEWAY_SESSION_INT_H
 #define SL_GATEWAY_SESSION_INT_H
@@ -41,6 +43,7 @@ struct sl_pending {
 	yyjson_doc *task_state;      /* 2026-07-28 tasks/get of a finished task: the Task the
 				      * fetched result goes into */
 	bool asks_logged;            /* its refusals were logged (once a call) */
+	struct sl_park *park;        /* 2026-07-28: its call's questions (park.c), or NULL */
 	union {
 		struct {
 			struct sl_call *call;
@@ -93,6 +96,10 @@ void sl_pending_cancel(struct sl_pending *p, const char *why);
  * JSON-RPC error naming the bound, logged once a call or a window. Only
  * sampling and elicitation count; anything else passes. */
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+/* p (a tools/call, its own call ended or never started) answers for c
+ * from now on: c's progress and outcome are p's. A c that has finished
+ * already is answered at once (p is then freed). */
+void sl_pending_take_call(struct sl_pending *p, struct sl_call *c);
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
 
@@ -155,5 +162,31 @@ void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_
 void sl_relay_response(struct sl_session *s, struct sl_msg *m);
 /* Frees what is left of s->relays (at sl_session_free). */
 void sl_relay_dispose(struct sl_session *s);
+/* Whether capabilities caps allow answering m (its method's capability;
+ * for elicitation, its mode: form unless params.mode says url). */
+bool sl_relay_allowed(yyjson_val *caps, struct sl_msg *m);
+/* The client's answer (result, or error: exactly one) to u's request id
+ * (of u's process generation upgen) goes back to u through the peer hooks
+ * of s's generation. */
+void sl_relay_answer(struct sl_session *s, struct sl_upstream *u, unsigned upgen, yyjson_val *id,
+		     yyjson_val *result, yyjson_val *error);
+
+/* ---- park.c ---- */
+
+/* u asks m while p (a 2026-07-28 tools/call) waits on it: the question
+ * joins p's next answer, input_required (gathered on the loop's next turn,
+ * so a server's several questions go together), and the call is parked.
+ * Over a bound (sluice.limits.maxParkedCalls, maxParkedCallsPerClient,
+ * maxInputRounds, serverRequests*) u gets the error instead. */
+void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m);
+/* m (taken when true is returned) is a tools/call with a requestState of
+ * park.c's: it resumes that parked call (its answers go to the server), or
+ * is answered with an error saying why not (forged, tampered, expired,
+ * replayed, another client's). False: not one of ours. */
+bool sl_park_resume(struct sl_session *s, struct sl_msg *m);
+/* p, which a park's call answered, is being freed: the park goes too. */
+void sl_park_end(struct sl_pending *p);
+/* The gateway stops: parked calls are cancelled and freed. */
+void sl_park_stop_all(struct sl_gateway *gw);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * MCP protocol constants and era helpers (no I/O).
  *
- * Two eras: the session era (2025-11-25, 2025-06-18, 2025-03-26) with an
- * initialize handshake, and 2026-07-28, stateless, where every request
+ * Two eras: the session era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)
+ * with an initialize handshake, and 2026-07-28, stateless, where every request
  * carries its protocol version and client capabilities in params._meta.
  */
 #ifndef SL_PROTO_MCP_H
@@ -11,6 +11,7 @@
 #include "core/json.h"
 
 #define SL_MCP_LATEST_LEGACY "2025-11-25"
+#define SL_MCP_OLDEST "2024-11-05"
 #define SL_MCP_MODERN "2026-07-28"
 
 /* _meta keys of 2026-07-28 requests and results. */
@@ -41,5 +42,29 @@
 bool sl_mcp_legacy_version(const char *v);
 /* The versions sluice serves, newest first, as a JSON array in d. */
 yyjson_mut_val *sl_mcp_versions(yyjson_mut_doc *d);
+/* The versions sluice speaks, newest first, as text ("2026-07-28, 2025-11-25,
+ * ..."), for messages. Static storage. */
+const char *sl_mcp_versions_text(void);
+
+/*
+ * What older session-era versions lack (docs/internals/SESSIONS.md, "Older
+ * versions"). Versions are dates, so "older" is a string comparison; a
+ * version this table does not know (NULL, 2026-07-28) lacks nothing.
+ */
+
+/* False when method is a request that version v lacks (elicitation/create
+ * before 2025-06-18): a peer of that version must not send or receive it. */
+bool sl_mcp_has_method(const char *v, const char *method);
+/* The client capabilities caps minus those version v lacks (elicitation
+ * before 2025-06-18, tasks before 2025-11-25), as a new document whose root
+ * is the object (the caller frees it). caps may be NULL: an empty object. */
+yyjson_doc *sl_mcp_era_caps(yyjson_val *caps, const char *v);
+/* Rewrites msg, a JSON-RPC message of d about to go to a peer that speaks
+ * v, so that it uses nothing v lacks: content blocks v has no type for
+ * become text blocks describing them, structuredContent becomes a text
+ * block when there is no content, and fields of tools, resources, prompts,
+ * capabilities and progress that v lacks are dropped. Everything else is
+ * left as it is; a no-op for the latest versions. */
+void sl_mcp_era_map(yyjson_mut_doc *d, yyjson_mut_val *msg, const char *v);
 
 #endif

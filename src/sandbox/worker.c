@@ -42,6 +42,7 @@ struct sl_worker {
 	char *console;
 	size_t console_len;
 	bool console_cut;
+	unsigned long lines, last_col; /* the program as sent: its lines, its last line's length */
 	struct pending_call *calls;
 	uint32_t ncalls, inflight;
 };
@@ -281,22 +282,33 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		char *ms = utf8(ctx, msg, SIZE_MAX, &ml, false);
 		const char *ss = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
 		const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
+		unsigned long line = 0, col = 0;
+		char pos[96] = "";
+
+		if (at && sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
+			/* Positions are the wrapper's: its head shares the
+			 * program's first line, its tail follows the last. */
+			if (line == 1 && col > strlen(WRAP_HEAD))
+				col -= strlen(WRAP_HEAD);
+			snprintf(pos, sizeof(pos), " (line %lu, column %lu)", line, col);
+		}
 		if (ns)
 			text_add(out, ns, nl);
 		else
 			text_cstr(out, "Error");
 		text_cstr(out, ": ");
-		if (ms)
-			text_add(out, ms, ml);
-		if (at) {
-			unsigned long line = 0, col = 0;
-			if (sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
-				char pos[64];
-				if (line == 1 && col > strlen(WRAP_HEAD))
-					col -= strlen(WRAP_HEAD);
-				snprintf(pos, sizeof(pos), " (line %lu, column %lu)", line, col);
-				text_cstr(out, pos);
-			}
+		if (line > w->lines && ns && strcmp(ns, "SyntaxError") == 0) {
+			/* The parser met the wrapper's own closing tokens: the
+			 * program left something open, or closed one too many. */
+			text_cstr(out, "the program ends too early: an expression, bracket, parenthesis "
+				  "or string is left open, or a bracket is closed that was never opened");
+			snprintf(pos, sizeof(pos), " (at the end of the program: line %lu, column %lu)",
+				 w->lines, w->last_col + 1);
+			text_cstr(out, pos);
+		} else {
+			if (ms)
+				text_add(out, ms, ml);
+			text_cstr(out, pos);
 		}
 		free(ns);
 		free(ms);
@@ -464,15 +476,28 @@ static const char prelude[] =
 	"  const refuse = () => false;\n"
 	"  const namespace = (server) => new Proxy({}, {\n"
 	"    get(t, tool) {\n"
-	"      if (typeof tool !== 'string' || tool === 'then') return undefined;\n"
+	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
 	"      return (args) => call(server, tool, args === undefined ? {} : args);\n"
 	"    },\n"
 	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
 	"    preventExtensions: refuse,\n"
 	"  });\n"
+	/* An unknown server's namespace: `in` and Object.keys tell the truth,
+	 * and tools.nosuch.x() says which servers there are instead of
+	 * "cannot read property 'x' of undefined". */
+	"  const missing = (name) => new Proxy({}, {\n"
+	"    get(t, tool) {\n"
+	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
+	"      throw new Error('there is no server \\'' + name + '\\' in tools: ' +\n"
+	"        (idents.length ? 'the servers are ' + idents.join(', ') : 'no server is connected'));\n"
+	"    },\n"
+	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
+	"    preventExtensions: refuse,\n"
+	"  });\n"
 	"  const tools = new Proxy({}, {\n"
-	"    get(t, name) { const s = typeof name === 'string' ? byName.get(name) : undefined;\n"
-	"      return s === undefined ? undefined : namespace(s); },\n"
+	"    get(t, name) { if (typeof name !== 'string') return undefined;\n"
+	"      const s = byName.get(name);\n"
+	"      return s === undefined ? (name === 'then' || name === 'toJSON' ? undefined : missing(name)) : namespace(s); },\n"
 	"    has(t, name) { return byName.has(name); },\n"
 	"    ownKeys() { return idents.slice(); },\n"
 	"    getOwnPropertyDescriptor(t, name) {\n"
@@ -664,6 +689,16 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	cs = JS_ToCStringLen(ctx, &clen, code);
 	if (!cs || clen > w->lim.max_source)
 		die(4);
+	w->lines = 1;
+	w->last_col = 0;
+	for (size_t i = 0; i < clen; i++) {
+		if (cs[i] == '\n') {
+			w->lines++;
+			w->last_col = 0;
+		} else if (((unsigned char)cs[i] & 0xc0) != 0x80) {
+			w->last_col++; /* columns count characters, not bytes */
+		}
+	}
 	text_cstr(&src, WRAP_HEAD);
 	text_add(&src, cs, clen);
 	text_cstr(&src, WRAP_TAIL);

@@ -17,9 +17,14 @@
 #include "stages/pinning.h"
 #include "config/conf.h"
 #include "config/config.h"
+#include "core/buf.h"
 #include "core/digest.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "gateway/gateway.h"
+#include "gateway/session.h"
+#include "upstream/upstream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,10 +66,28 @@ struct sl_pins {
 	bool reload_failing;    /* warned that the file on disk cannot be re-read */
 };
 
+/* What the stage last told a person about one server's held-back tools
+ * (the set, by its signature): one per server key, so at most one per
+ * configured server. */
+struct change {
+	char warned[SL_PIN_HEX]; /* the set last warned about; "": none */
+	char asked[SL_PIN_HEX];  /* the set a client was asked about (or declined) */
+	bool asking;             /* an elicitation about it is in flight */
+};
+
+struct ask;
+
 struct sl_pinning {
 	struct sl_pins *pins;   /* owned */
 	enum mode changed, fresh;
+	bool ask;               /* askOnChange */
+	char *cfg_path;         /* for the commands the warning names */
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
+	struct sl_map changes;  /* server key -> struct change (owned) */
+	struct ask *asks;       /* elicitations in flight, detached at fini */
+	struct sl_gateway *gw;  /* the gateway that announced servers to this state
+				 * (borrowed: it lives as long as the process), for
+				 * tools/list_changed after a client trusted a change */
 	bool write_failing;     /* warned that pins cannot be saved */
 };
 
@@ -672,6 +695,186 @@ int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool
 	return rc;
 }
 
+/* ---- identity keys ------------------------------------------------------------ *
+ *
+ * Pins are kept per server *identity*: what the gateway runs (command and
+ * arguments) or talks to (URL), hashed, so two configs with a server called
+ * "github" that run different things never share pins, and neither a URL's
+ * query nor an argument reaches the file in clear. env is left out: it
+ * holds secrets, and a rotated token is not a different server. The name
+ * goes in front for a person reading the file: "github#0123456789abcdef". */
+
+#define ID_HEX 16
+
+char *sl_pinning_key(const struct sl_server_config *sc)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o, *args;
+	char hex[SL_SHA256_HEX], *canon, *key;
+	size_t len;
+
+	if (!d)
+		sl_oom();
+	o = yyjson_mut_obj(d);
+	if (sc->url) {
+		yyjson_mut_obj_add_str(d, o, "url", sc->url);
+	} else {
+		yyjson_mut_obj_add_str(d, o, "command", sc->command ? sc->command : "");
+		args = yyjson_mut_arr(d);
+		for (size_t i = 0; i < sc->nargs; i++)
+			yyjson_mut_arr_add_str(d, args, sc->args[i]);
+		yyjson_mut_obj_add_val(d, o, "args", args);
+	}
+	canon = sl_json_canonical(o, &len);
+	sl_sha256_hex(canon, len, hex);
+	key = sl_printf("%s#%.*s", sc->name, ID_HEX, hex);
+	free(canon);
+	yyjson_mut_doc_free(d);
+	return key;
+}
+
+/* up's key; an upstream without a config entry (built by hand, as unit
+ * tests do) is keyed by its name. */
+static char *up_key(const struct sl_upstream *up)
+{
+	return up->cfg ? sl_pinning_key(up->cfg) : sl_strdup(up->name);
+}
+
+/* The identity part of a key ("#" and 16 hex digits at its end), or NULL
+ * for a key of an earlier sluice (the server's name alone). */
+static const char *id_of(const char *key)
+{
+	const char *h = strrchr(key, '#');
+	if (!h || strlen(h + 1) != ID_HEX)
+		return NULL;
+	for (const char *p = h + 1; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return NULL;
+	return h;
+}
+
+/* True if key (an identity key) carries name in front. */
+static bool key_named(const char *key, const char *name)
+{
+	const char *h = id_of(key);
+	return h && (size_t)(h - key) == strlen(name) && strncmp(key, name, (size_t)(h - key)) == 0;
+}
+
+/* One move of a server's pins to its identity key. */
+struct move {
+	char *from, *to;
+	size_t tools;
+};
+
+struct adopt_ctx {
+	const struct sl_config *cfg;
+	struct move *moves; /* one per configured server at most */
+	size_t n;
+};
+
+static bool configured_name(const struct sl_config *cfg, const char *name, size_t len)
+{
+	for (size_t i = 0; i < cfg->nservers; i++)
+		if (strlen(cfg->servers[i].name) == len && strncmp(cfg->servers[i].name, name, len) == 0)
+			return true;
+	return false;
+}
+
+/* The entry whose pins become key's: the server's name alone (pins of an
+ * earlier sluice), else the same identity under a name the config no
+ * longer has (the server was renamed: its pins follow it). */
+static const char *adoptable(const struct sl_config *cfg, yyjson_val *servers,
+			     const struct sl_server_config *sc, const char *key)
+{
+	yyjson_obj_iter it;
+	yyjson_val *k;
+
+	if (yyjson_obj_get(servers, key))
+		return NULL;
+	if (yyjson_obj_get(servers, sc->name) && !id_of(sc->name))
+		return sc->name;
+	yyjson_obj_iter_init(servers, &it);
+	while ((k = yyjson_obj_iter_next(&it))) {
+		const char *s = yyjson_get_str(k), *h = id_of(s);
+		if (h && strcmp(h, id_of(key)) == 0 && !configured_name(cfg, s, (size_t)(h - s)))
+			return s;
+	}
+	return NULL;
+}
+
+static void apply_adopt(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
+{
+	struct adopt_ctx *a = ctx;
+	(void)d;
+	/* Applied to what is on disk under the lock: another process may have
+	 * moved them already (then nothing is left to move). */
+	for (size_t i = 0; i < a->n; i++)
+		free(a->moves[i].from), free(a->moves[i].to);
+	a->n = 0;
+	for (size_t i = 0; i < a->cfg->nservers; i++) {
+		const struct sl_server_config *sc = &a->cfg->servers[i];
+		char *key = sl_pinning_key(sc);
+		yyjson_mut_val *k = NULL, *v;
+		yyjson_mut_obj_iter it = yyjson_mut_obj_iter_with(servers);
+		const char *from = NULL;
+		bool taken = yyjson_mut_obj_get(servers, key) != NULL;
+
+		while (!taken && (k = yyjson_mut_obj_iter_next(&it))) {
+			const char *s = yyjson_mut_get_str(k), *h = id_of(s);
+			if ((!h && strcmp(s, sc->name) == 0) ||
+			    (h && strcmp(h, id_of(key)) == 0 && !key_named(s, sc->name) &&
+			     !configured_name(a->cfg, s, (size_t)(h - s)))) {
+				from = s;
+				break;
+			}
+		}
+		if (!from) {
+			free(key);
+			continue;
+		}
+		a->moves[a->n].from = sl_strdup(from);
+		a->moves[a->n].to = key;
+		v = yyjson_mut_obj_remove_key(servers, from);
+		a->moves[a->n].tools = yyjson_mut_obj_size(v);
+		yyjson_mut_obj_add(servers, yyjson_mut_strcpy(d, key), v);
+		a->n++;
+	}
+}
+
+/* Moves pins keyed by a configured server's name alone (written by an
+ * earlier sluice), or by its identity under an old name, to its identity
+ * key: once, in one atomic write, with an info line per server. */
+static void adopt_keys(struct sl_pins *s, const struct sl_config *cfg)
+{
+	yyjson_val *servers = sl_pinning_servers(s);
+	struct adopt_ctx a = { cfg, NULL, 0 };
+	struct sl_err err;
+	bool work = false;
+
+	if (!cfg || !servers)
+		return;
+	for (size_t i = 0; i < cfg->nservers && !work; i++) {
+		char *key = sl_pinning_key(&cfg->servers[i]);
+		work = adoptable(cfg, servers, &cfg->servers[i], key) != NULL;
+		free(key);
+	}
+	if (!work)
+		return;
+	a.moves = sl_alloc((cfg->nservers + 1) * sizeof(*a.moves));
+	if (update(s, apply_adopt, &a, false, &err) < 0)
+		sl_log(SL_LOG_WARN, "pinning: pins moved to identity keys for this run only: %s",
+		       err.msg);
+	for (size_t i = 0; i < a.n; i++) {
+		sl_log(SL_LOG_INFO, "pinning: moved the pins of %zu tool%s from '%s' to '%s' (pins "
+		       "are now kept per server identity: its command and arguments, or its URL)",
+		       a.moves[i].tools, a.moves[i].tools == 1 ? "" : "s", a.moves[i].from,
+		       a.moves[i].to);
+		free(a.moves[i].from);
+		free(a.moves[i].to);
+	}
+	free(a.moves);
+}
+
 /* ---- configuration ------------------------------------------------------------ */
 
 static const char *env_get(const char *name)
@@ -684,6 +887,7 @@ static const char *env_get(const char *name)
 struct pinning_conf {
 	const struct sl_config *cfg;
 	enum mode changed, fresh;
+	bool ask;               /* askOnChange */
 	char *dir;              /* owned; NULL: no state directory */
 };
 
@@ -736,6 +940,12 @@ static const struct sl_conf_key pinning_keys[] = {
 	  .doc = "A tool that is not pinned, on a server that already has pins: `block` (hidden "
 		 "and refused until approved), `warn` (one warning, then pinned), `off` (pinned "
 		 "silently)." },
+	{ "askOnChange", SL_CONF_BOOL, PC(ask), .dflt = 0,
+	  .doc = "Ask the client's human through elicitation, once per change of a server's "
+		 "held-back tools, whether to trust the new definitions (accept: pinned as "
+		 "`sluice pins approve SERVER` would, and clients hear `tools/list_changed`; "
+		 "decline: they stay hidden, and that change is not asked about again). Clients "
+		 "that cannot elicit are never asked." },
 	{ "stateDir", SL_CONF_CUSTOM, PC(dir), .parse = parse_state_dir,
 	  .shape = "a non-empty string",
 	  .dflt_doc = "`$XDG_STATE_HOME/sluice`, else `~/.local/state/sluice`",
@@ -810,9 +1020,11 @@ int sl_pinning_open(const struct sl_config *cfg, yyjson_val *section, bool toler
 	struct pinning_conf pc;
 	int rc = parse_section(cfg, section, &pc, err);
 
-	if (rc < 0)
+	if (rc < 0 || (rc = store_open(pc.dir, tolerant, out, err)) < 0)
 		return rc;
-	return store_open(pc.dir, tolerant, out, err);
+	if (!tolerant)
+		adopt_keys(*out, cfg);
+	return SL_OK;
 }
 
 void sl_pinning_close(struct sl_pins *pins)
@@ -845,8 +1057,9 @@ static void save_failed(struct sl_pinning *pg, const struct sl_err *err)
 	pg->write_failing = true;
 }
 
-/* Pins the tools of up whose status is want (FIRST or NEW), in one write. */
-static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
+/* Pins the tools of up (key: its identity key) whose status is want
+ * (FIRST or NEW), in one write. */
+static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up, const char *key,
 		    enum sl_pin_status want)
 {
 	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
@@ -856,12 +1069,12 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
 	for (size_t i = 0; i < up->tools.n; i++) {
 		yyjson_val *def = up->tools.items[i];
 		const char *name = sl_json_str(def, "name");
-		if (!name || sl_pinning_check(pg->pins, up->name, def, NULL) != want)
+		if (!name || sl_pinning_check(pg->pins, key, def, NULL) != want)
 			continue;
 		if (want == SL_PIN_NEW && pg->fresh == MODE_WARN) {
 			char hex[SL_PIN_HEX];
 			sl_pinning_hash(def, hex, NULL);
-			if (warn_once(pg, up->name, name, hex))
+			if (warn_once(pg, key, name, hex))
 				sl_log(SL_LOG_WARN, "pinning: server '%s' now offers a new tool '%s'; "
 				       "pinned it (sluice.pinning.new is \"warn\")", up->name, name);
 		}
@@ -871,7 +1084,7 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
 		if (want == SL_PIN_FIRST)
 			sl_log(SL_LOG_INFO, "pinning: first sight of server '%s': pinned %zu tools",
 			       up->name, n);
-		if (sl_pinning_approve(pg->pins, up->name, defs, n, &err) < 0)
+		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 		else
 			pg->write_failing = false;
@@ -882,7 +1095,7 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up,
 /* Re-pins, in one write, every tool of up whose pin is of scheme 1 and
  * still matches: pins made before scheme 2 stay trusted once, silently,
  * and a change made after the upgrade is caught under the new scheme. */
-static void migrate(struct sl_pinning *pg, const struct sl_upstream *up)
+static void migrate(struct sl_pinning *pg, const struct sl_upstream *up, const char *key)
 {
 	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
 	size_t n = 0;
@@ -892,14 +1105,14 @@ static void migrate(struct sl_pinning *pg, const struct sl_upstream *up)
 		char hex[SL_PIN_HEX];
 		bool legacy;
 		sl_pinning_hash(up->tools.items[i], hex, NULL);
-		if (status_of(pg->pins, up->name, up->tools.items[i], hex, NULL, &legacy) ==
+		if (status_of(pg->pins, key, up->tools.items[i], hex, NULL, &legacy) ==
 		    SL_PIN_OK && legacy)
 			defs[n++] = up->tools.items[i];
 	}
 	if (n) {
 		sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of an "
 		       "earlier sluice still match", n, up->name);
-		if (sl_pinning_approve(pg->pins, up->name, defs, n, &err) < 0)
+		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 	}
 	free(defs);
@@ -910,42 +1123,333 @@ static void migrate(struct sl_pinning *pg, const struct sl_upstream *up)
 static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_val *def,
 		  enum sl_pin_status *st, const char **pinned_at)
 {
-	char hex[SL_PIN_HEX];
+	char hex[SL_PIN_HEX], *key;
 	yyjson_val *pin;
 	const char *name = sl_json_str(def, "name");
-	bool legacy;
+	bool legacy, blocked = false;
 
 	*pinned_at = NULL;
 	if (!pg || !name)
 		return false;
 	refresh(pg->pins);
+	key = up_key(up);
 	sl_pinning_hash(def, hex, NULL);
-	*st = status_of(pg->pins, up->name, def, hex, &pin, &legacy);
+	*st = status_of(pg->pins, key, def, hex, &pin, &legacy);
 	switch (*st) {
 	case SL_PIN_OK:
 		if (legacy)
-			migrate(pg, up);
-		return false;
+			migrate(pg, up, key);
+		break;
 	case SL_PIN_FIRST:
-		pin_all(pg, up, SL_PIN_FIRST);
-		return false;
+		pin_all(pg, up, key, SL_PIN_FIRST);
+		break;
 	case SL_PIN_NEW:
 		if (pg->fresh == MODE_BLOCK)
-			return true;
-		pin_all(pg, up, SL_PIN_NEW);
-		return false;
+			blocked = true;
+		else
+			pin_all(pg, up, key, SL_PIN_NEW);
+		break;
 	case SL_PIN_CHANGED:
 		*pinned_at = sl_json_str(pin, "pinnedAt");
 		if (pg->changed == MODE_BLOCK)
-			return true;
-		if (pg->changed == MODE_WARN && warn_once(pg, up->name, name, hex))
+			blocked = true;
+		else if (pg->changed == MODE_WARN && warn_once(pg, key, name, hex))
 			sl_log(SL_LOG_WARN, "pinning: the definition of %s.%s changed since it was "
 			       "pinned%s%s; letting it through (sluice.pinning.changed is \"warn\"): "
 			       "`sluice pins diff %s.%s` shows the change", up->name, name,
 			       *pinned_at ? " on " : "", *pinned_at ? *pinned_at : "", up->name, name);
+		break;
+	}
+	free(key);
+	return blocked;
+}
+
+/* ---- held-back tools, per server: the warning and the question ------------------ */
+
+enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream *up,
+				 yyjson_val *def)
+{
+	char hex[SL_PIN_HEX], *key;
+	enum sl_pin_status st;
+	bool legacy;
+
+	if (!pg || !sl_json_str(def, "name"))
+		return SL_PIN_SHOWN;
+	key = up_key(up);
+	sl_pinning_hash(def, hex, NULL);
+	st = status_of(pg->pins, key, def, hex, NULL, &legacy);
+	free(key);
+	if (st == SL_PIN_CHANGED && pg->changed == MODE_BLOCK)
+		return SL_PIN_HELD_CHANGED;
+	if (st == SL_PIN_NEW && pg->fresh == MODE_BLOCK)
+		return SL_PIN_HELD_NEW;
+	return SL_PIN_SHOWN;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const char *x = sl_json_str(*(yyjson_val *const *)a, "name");
+	const char *y = sl_json_str(*(yyjson_val *const *)b, "name");
+	return strcmp(x, y);
+}
+
+void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
+		       struct sl_pin_review *r)
+{
+	yyjson_val **held = sl_alloc((up->tools.n + 1) * sizeof(*held));
+	struct sl_buf b;
+
+	*r = (struct sl_pin_review){ 0 };
+	if (!pg || up->state != SL_UP_READY) {
+		free(held);
+		return;
+	}
+	refresh(pg->pins);
+	for (size_t i = 0; i < up->tools.n; i++) {
+		enum sl_pin_hold h = sl_pinning_hold(pg, up, up->tools.items[i]);
+		if (h == SL_PIN_SHOWN)
+			continue;
+		held[r->changed + r->fresh] = up->tools.items[i];
+		if (h == SL_PIN_HELD_CHANGED)
+			r->changed++;
+		else
+			r->fresh++;
+	}
+	/* The change's identity: which tools, as which definitions, whatever
+	 * order the server lists them in. */
+	qsort(held, r->changed + r->fresh, sizeof(*held), by_name);
+	sl_buf_init(&b, SIZE_MAX);
+	for (size_t i = 0; i < r->changed + r->fresh; i++) {
+		char hex[SL_PIN_HEX];
+		sl_pinning_hash(held[i], hex, NULL);
+		if (sl_buf_printf(&b, "%s\n%s\n", sl_json_str(held[i], "name"), hex) < 0)
+			sl_oom();
+	}
+	if (r->changed + r->fresh)
+		sl_sha256_hex(b.data, b.len, r->sig);
+	sl_buf_dispose(&b);
+	free(held);
+}
+
+static struct change *change_of(struct sl_pinning *pg, const char *key)
+{
+	struct change *ch = sl_map_get(&pg->changes, key);
+	if (!ch) {
+		ch = sl_alloc(sizeof(*ch));
+		*ch = (struct change){ 0 };
+		sl_map_put(&pg->changes, key, ch);
+	}
+	return ch;
+}
+
+/* "3 tools whose definitions changed since they were pinned and 1 new tool" */
+static void held_text(const struct sl_pin_review *r, char *out, size_t n)
+{
+	char fresh[64] = "";
+	if (r->fresh)
+		snprintf(fresh, sizeof(fresh), "%s%zu new tool%s", r->changed ? " and " : "",
+			 r->fresh, r->fresh == 1 ? "" : "s");
+	if (r->changed)
+		snprintf(out, n, "%zu tool%s whose definition%s changed since %s pinned%s", r->changed,
+			 r->changed == 1 ? "" : "s", r->changed == 1 ? "" : "s",
+			 r->changed == 1 ? "it was" : "they were", fresh);
+	else
+		snprintf(out, n, "%s", fresh);
+}
+
+size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
+			   const struct sl_upstream *up)
+{
+	struct sl_pin_review r;
+	struct change *ch;
+	char *key, what[200];
+
+	sl_pinning_review(pg, up, &r);
+	if (!pg)
+		return 0;
+	pg->gw = gw;
+	key = up_key(up);
+	ch = change_of(pg, key);
+	if (r.changed + r.fresh == 0) {
+		ch->warned[0] = '\0'; /* the next change warns again */
+	} else if (strcmp(ch->warned, r.sig) != 0) {
+		snprintf(ch->warned, sizeof(ch->warned), "%s", r.sig);
+		held_text(&r, what, sizeof(what));
+		sl_log(SL_LOG_WARN, "pinning: server '%s' offers %s; %s hidden from clients until "
+		       "trusted. Review: `sluice pins diff %s --config %s`; trust: `sluice pins "
+		       "approve %s --config %s`%s", up->name, what,
+		       r.changed + r.fresh == 1 ? "it is" : "they are", up->name, pg->cfg_path,
+		       up->name, pg->cfg_path,
+		       pg->ask ? " (or accept when a client asks, sluice.pinning.askOnChange)" : "");
+	}
+	free(key);
+	return r.changed + r.fresh;
+}
+
+/* An elicitation in flight: "trust the new definitions of server s?" */
+struct ask {
+	struct sl_pinning *pg;  /* NULL once the stage's state is gone */
+	struct ask *next;
+	struct sl_gateway *gw;  /* lives as long as the process: to tell sessions */
+	struct sl_upstream *up; /* lives as long as the gateway */
+	char *key;
+	char sig[SL_PIN_HEX];   /* the change asked about */
+};
+
+static void ask_unlink(struct ask *a)
+{
+	for (struct ask **p = &a->pg->asks; *p; p = &(*p)->next)
+		if (*p == a) {
+			*p = a->next;
+			break;
+		}
+}
+
+/* What the person reads: the server's name as configured, quoted and
+ * escaped, and counts. Nothing the server wrote (tool names, descriptions)
+ * goes in, so none of it can pass for the dialog's own words. */
+static char *ask_message(const struct sl_pinning *pg, const struct sl_upstream *up,
+			 const struct sl_pin_review *r)
+{
+	struct sl_buf b;
+	char what[200];
+	int rc;
+
+	held_text(r, what, sizeof(what));
+	sl_buf_init(&b, SIZE_MAX);
+	rc = sl_buf_appends(&b, "sluice pinning: the server ");
+	rc = rc ? rc : sl_escape(&b, up->name, strlen(up->name), SL_ESCAPE_QUOTED);
+	rc = rc ? rc : sl_buf_printf(&b, " offers %s (an upgrade, or a server swapping in new "
+				     "instructions). They stay hidden unless you trust them. "
+				     "Trust the new definitions of all %zu? "
+				     "(`sluice pins diff ", what, r->changed + r->fresh);
+	rc = rc ? rc : sl_escape(&b, up->name, strlen(up->name), SL_ESCAPE_LOG);
+	rc = rc ? rc : sl_buf_appends(&b, "` shows the change.)");
+	if (rc < 0)
+		sl_oom();
+	return sl_buf_take(&b, NULL);
+}
+
+static yyjson_mut_val *ask_schema(yyjson_mut_doc *d)
+{
+	yyjson_mut_val *schema = yyjson_mut_obj(d), *props = yyjson_mut_obj(d);
+	yyjson_mut_val *trust = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
+
+	yyjson_mut_obj_add_str(d, trust, "type", "boolean");
+	yyjson_mut_obj_add_str(d, trust, "title", "Trust the new definitions");
+	yyjson_mut_obj_add_bool(d, trust, "default", false);
+	yyjson_mut_obj_add_val(d, props, "trust", trust);
+	yyjson_mut_arr_add_str(d, req, "trust");
+	yyjson_mut_obj_add_str(d, schema, "type", "object");
+	yyjson_mut_obj_add_val(d, schema, "properties", props);
+	yyjson_mut_obj_add_val(d, schema, "required", req);
+	return schema;
+}
+
+/* Pins every live tool of up, as `sluice pins approve SERVER` does, if its
+ * held-back set is still the one sig names (a person trusted that change,
+ * not whatever came after it). True if they were approved. */
+static bool trust(struct sl_pinning *pg, const struct sl_upstream *up, const char *key,
+		  const char *sig)
+{
+	struct sl_pin_review r;
+	struct sl_err err;
+
+	sl_pinning_review(pg, up, &r);
+	if (r.changed + r.fresh == 0 || strcmp(r.sig, sig) != 0) {
+		sl_log(SL_LOG_WARN, "pinning: the tools of server '%s' changed again while a client "
+		       "was asked about them; nothing approved", up->name);
 		return false;
 	}
-	return false;
+	if (sl_pinning_approve(pg->pins, key, (yyjson_val *const *)up->tools.items, up->tools.n,
+			       &err) < 0)
+		save_failed(pg, &err);
+	sl_log(SL_LOG_INFO, "pinning: a client's user trusted the new definitions of server '%s' "
+	       "(%zu changed, %zu new): pinned", up->name, r.changed, r.fresh);
+	return true;
+}
+
+static void on_ask_answer(void *ctx, const char *action, yyjson_val *content)
+{
+	struct ask *a = ctx;
+	struct sl_pinning *pg = a->pg;
+	struct change *ch;
+
+	if (!pg)
+		goto out; /* the stage's state is gone (a reload): nothing to do */
+	ask_unlink(a);
+	ch = change_of(pg, a->key);
+	ch->asking = false;
+	if (!action) {
+		/* No answer (the client went away): another session may be asked. */
+		ch->asked[0] = '\0';
+		goto out;
+	}
+	if (strcmp(action, "accept") == 0 && sl_json_true(content, "trust")) {
+		if (trust(pg, a->up, a->key, a->sig) && a->gw)
+			sl_gateway_tools_changed(a->gw);
+		else
+			ch->asked[0] = '\0'; /* a newer change: ask about that one */
+	} else {
+		sl_log(SL_LOG_INFO, "pinning: a client's user did not trust the new definitions of "
+		       "server '%s' (%s); they stay hidden and this change is not asked about again",
+		       a->up->name, action);
+	}
+out:
+	free(a->key);
+	free(a);
+}
+
+/* Asks s's client about up's held-back set r (key: up's identity key),
+ * unless it was asked already; true if a question went out. */
+static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw,
+			struct sl_upstream *up, const char *key, const struct sl_pin_review *r)
+{
+	struct change *ch = change_of(pg, key);
+	yyjson_mut_doc *d;
+	struct ask *a;
+	char *msg;
+	bool asked;
+
+	if (ch->asking || strcmp(ch->asked, r->sig) == 0)
+		return false; /* once per change */
+	a = sl_alloc(sizeof(*a));
+	*a = (struct ask){ .pg = pg, .gw = gw, .up = up, .key = sl_strdup(key) };
+	snprintf(a->sig, sizeof(a->sig), "%s", r->sig);
+	msg = ask_message(pg, up, r);
+	d = yyjson_mut_doc_new(NULL);
+	if (!d)
+		sl_oom();
+	asked = sl_session_elicit(s, msg, d, ask_schema(d), on_ask_answer, a);
+	if (asked) {
+		snprintf(ch->asked, sizeof(ch->asked), "%s", r->sig);
+		ch->asking = true;
+		a->next = pg->asks;
+		pg->asks = a;
+	} else {
+		free(a->key);
+		free(a);
+	}
+	yyjson_mut_doc_free(d);
+	free(msg);
+	return asked;
+}
+
+void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw)
+{
+	if (!pg || !pg->ask || !sl_session_can_elicit(s))
+		return;
+	for (size_t i = 0; i < gw->nups; i++) {
+		struct sl_pin_review r;
+		char *key;
+
+		sl_pinning_review(pg, gw->ups[i], &r);
+		if (r.changed + r.fresh == 0)
+			continue;
+		key = up_key(gw->ups[i]);
+		(void)ask_session(pg, s, gw, gw->ups[i], key, &r);
+		free(key);
+	}
 }
 
 static bool pinning_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
@@ -973,29 +1477,157 @@ static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
 	return NULL;
 }
 
+/* ---- asking within a call ------------------------------------------------------
+ *
+ * A call to a held-back tool (a client that remembered it from before the
+ * upgrade) is the other moment to ask. A 2025-11-25 client is asked
+ * through elicitation beside the refusal (the call is not held: it is
+ * refused at once, and the tools appear with tools/list_changed if the
+ * person trusts them). A 2026-07-28 client, which has no server-to-client
+ * requests, gets an input_required result whose requestState binds the
+ * answer to this server and this change (HMAC under the generation's key,
+ * with an expiry); its retry with the answer trusts the change and runs. */
+
+#define ASK_STATE_SECONDS 600
+
+static void ask_mac(const struct sl_call *c, const char *key, const char *sig,
+		    unsigned long long expiry, char out[SL_SHA256_HEX])
+{
+	char *msg = sl_printf("sluice-pins\n%llx\n%s\n%s", expiry, key, sig);
+	sl_hmac_sha256_hex(c->gen->key, sizeof(c->gen->key), msg, strlen(msg), out);
+	free(msg);
+}
+
+static bool ask_state_valid(const struct sl_call *c, const char *key, const char *sig,
+			    const char *state)
+{
+	unsigned long long expiry;
+	char mac[SL_SHA256_HEX];
+	int used = 0;
+	unsigned char diff = 0;
+
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
+		return false;
+	ask_mac(c, key, sig, expiry, mac);
+	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
+		diff |= (unsigned char)(mac[i] ^ state[used + i]);
+	return diff == 0;
+}
+
+static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
+		     const struct sl_pin_review *r)
+{
+	yyjson_mut_val *res = yyjson_mut_obj(c->doc), *reqs = yyjson_mut_obj(c->doc);
+	yyjson_mut_val *q = yyjson_mut_obj(c->doc), *params = yyjson_mut_obj(c->doc);
+	unsigned long long expiry = sl_now_ms() / 1000 + ASK_STATE_SECONDS;
+	char mac[SL_SHA256_HEX], *msg = ask_message(pg, c->up, r), *state;
+
+	ask_mac(c, key, r->sig, expiry, mac);
+	state = sl_printf("%llx.%s", expiry, mac);
+	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
+	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
+	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
+	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema", ask_schema(c->doc));
+	yyjson_mut_obj_add_str(c->doc, q, "method", "elicitation/create");
+	yyjson_mut_obj_add_val(c->doc, q, "params", params);
+	yyjson_mut_obj_add_val(c->doc, reqs, "pinning", q);
+	yyjson_mut_obj_add_str(c->doc, res, "resultType", "input_required");
+	yyjson_mut_obj_add_val(c->doc, res, "inputRequests", reqs);
+	yyjson_mut_obj_add_strcpy(c->doc, res, "requestState", state);
+	c->input_required = res;
+	c->outcome = SL_OUTCOME_INPUT_REQUIRED;
+	free(state);
+	free(msg);
+}
+
+/* With askOnChange, for a call to a held-back tool: NEXT (the person
+ * trusted the change: the call runs), DONE (an input_required, or a refusal
+ * set here), or DECLINED (refuse as usual; *note says if a question went
+ * out). */
+static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, const char **note)
+{
+	yyjson_mut_val *resp = c->input_responses ?
+			       yyjson_mut_obj_get(c->input_responses, "pinning") : NULL;
+	struct sl_pin_review r;
+	enum sl_stage_rc rc = SL_STAGE_DECLINED;
+	struct change *ch;
+	char *key;
+
+	sl_pinning_review(pg, c->up, &r);
+	if (r.changed + r.fresh == 0)
+		return SL_STAGE_DECLINED;
+	key = up_key(c->up);
+	ch = change_of(pg, key);
+	if (c->mrtr && resp && c->request_state) {
+		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
+		yyjson_mut_val *content = yyjson_mut_obj_get(resp, "content");
+		if (!ask_state_valid(c, key, r.sig, c->request_state)) {
+			sl_call_set_error(c, SL_OUTCOME_DENIED, "sluice refused %s.%s: the answer about "
+					  "trusting server '%s' came back with a requestState that is not "
+					  "ours, expired, or is for tools that changed since", c->up->name,
+					  c->tool, c->up->name);
+			rc = SL_STAGE_DONE;
+		} else if (action && strcmp(action, "accept") == 0 &&
+			   yyjson_mut_is_true(yyjson_mut_obj_get(content, "trust"))) {
+			if (trust(pg, c->up, key, r.sig)) {
+				if (pg->gw)
+					sl_gateway_tools_changed(pg->gw);
+				rc = SL_STAGE_NEXT;
+			}
+		} else {
+			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
+			*note = " The user did not trust the new definitions when asked.";
+		}
+	} else if (strcmp(ch->asked, r.sig) != 0 && !ch->asking) {
+		if (c->mrtr) {
+			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
+			ask_mrtr(pg, c, key, &r);
+			rc = SL_STAGE_DONE;
+		} else if (c->session && sl_session_can_elicit(c->session) &&
+			   ask_session(pg, c->session, pg->gw, c->up, key, &r)) {
+			*note = " sluice is asking the user whether to trust the new definitions; if "
+				"they do, the tools come back (tools/list_changed) and the call can be "
+				"made again.";
+		}
+	}
+	free(key);
+	return rc;
+}
+
 static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 {
+	struct sl_pinning *pg = state;
 	yyjson_val *def = find_def(c->up, c->tool);
 	enum sl_pin_status st = SL_PIN_OK;
-	const char *at, *s = c->up->name, *t = c->tool;
+	const char *at, *s = c->up->name, *t = c->tool, *note = "";
+	char when[64];
 
 	if (!def)
 		return SL_STAGE_DECLINED; /* not advertised: not ours to judge */
-	if (!judge(state, c->up, def, &st, &at))
+	if (!judge(pg, c->up, def, &st, &at))
 		return SL_STAGE_NEXT;
+	/* The pin's date, before asking re-reads the pins (which frees it). */
+	snprintf(when, sizeof(when), "%s", at ? at : "");
+	at = at ? when : NULL;
+	if (pg->ask) {
+		enum sl_stage_rc rc = ask_in_call(pg, c, &note);
+		if (rc != SL_STAGE_DECLINED)
+			return rc;
+	}
 	if (st == SL_PIN_CHANGED)
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "sluice refused %s.%s: the tool's definition changed since it was "
 				  "pinned%s%s, which can be a rug pull (a server swapping in new "
 				  "instructions). Review the change with `sluice pins diff %s.%s`; if it "
-				  "is trusted, approve it with `sluice pins approve %s.%s`.",
-				  s, t, at ? " on " : "", at ? at : "", s, t, s, t);
+				  "is trusted, approve it with `sluice pins approve %s.%s`.%s",
+				  s, t, at ? " on " : "", at ? at : "", s, t, s, t, note);
 	else
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "sluice refused %s.%s: it is a new tool on server '%s' and new tools "
 				  "need approval (sluice.pinning.new is \"block\"). Review it with "
-				  "`sluice pins diff %s.%s` and approve it with `sluice pins approve %s.%s`.",
-				  s, t, s, s, t, s, t);
+				  "`sluice pins diff %s.%s` and approve it with `sluice pins approve %s.%s`.%s",
+				  s, t, s, s, t, s, t, note);
 	return SL_STAGE_DONE;
 }
 
@@ -1011,13 +1643,24 @@ static int pinning_init(const struct sl_config *cfg, yyjson_val *section, void *
 	if ((rc = parse_section(cfg, section, &pc, err)) < 0 ||
 	    (rc = store_open(pc.dir, false, &pins, err)) < 0)
 		return rc;
+	adopt_keys(pins, cfg);
 	pg = sl_alloc(sizeof(*pg));
 	pg->pins = pins;
 	pg->changed = pc.changed;
 	pg->fresh = pc.fresh;
+	pg->ask = pc.ask;
+	pg->cfg_path = sl_strdup(cfg && cfg->path ? cfg->path : "FILE");
 	sl_map_init(&pg->warned);
+	sl_map_init(&pg->changes);
 	*state = pg;
 	return SL_OK;
+}
+
+static void free_change(const char *key, void *value, void *ctx)
+{
+	(void)key;
+	(void)ctx;
+	free(value);
 }
 
 static void pinning_fini(void *state)
@@ -1025,8 +1668,14 @@ static void pinning_fini(void *state)
 	struct sl_pinning *pg = state;
 	if (!pg)
 		return;
+	/* An answer that comes after this finds its ask detached. */
+	for (struct ask *a = pg->asks; a; a = a->next)
+		a->pg = NULL;
 	sl_pinning_close(pg->pins);
 	sl_map_dispose(&pg->warned);
+	sl_map_each(&pg->changes, free_change, NULL);
+	sl_map_dispose(&pg->changes);
+	free(pg->cfg_path);
 	free(pg);
 }
 

@@ -1,5 +1,7 @@
 /*
- * Tool pinning (rug-pull defence): a SHA-256 pin per (server, tool) over the
+ * Tool pinning (rug-pull defence): a SHA-256 pin per (server identity, tool)
+ * (sl_pinning_key: command and arguments, or URL; pins keyed by name alone
+ * are moved there once at load) over the
  * canonical JSON of the tool's whole definition, cleaned as clients see it
  * (pin scheme 2; a pin of scheme 1, six fields, is re-pinned once while it
  * still matches), kept in <stateDir>/pins.json. A definition that changed
@@ -89,6 +91,48 @@ int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *con
  * gets how many were forgotten. */
 int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool,
 		      size_t *count, struct sl_err *err) SL_MUST_USE;
+
+/* The key a server's pins are kept under: its name, "#", and 16 hex digits
+ * of the SHA-256 of its identity (command and arguments, or URL; never
+ * env). Owned by the caller. */
+char *sl_pinning_key(const struct sl_server_config *sc);
+
+/* ---- held-back tools, for the gateway, `sluice check` and tools/list ---- */
+
+struct sl_upstream;
+struct sl_session;
+struct sl_gateway;
+
+enum sl_pin_hold {
+	SL_PIN_SHOWN,        /* pinned and unchanged, or let through by the config */
+	SL_PIN_HELD_CHANGED, /* hidden: its definition changed since it was pinned */
+	SL_PIN_HELD_NEW,     /* hidden: a new tool, and sluice.pinning.new is "block" */
+};
+
+/* A server's held-back tools: how many of each kind, and the change's
+ * signature (SHA-256 over their names and pins, "" when none). */
+struct sl_pin_review {
+	size_t changed, fresh;
+	char sig[SL_PIN_HEX];
+};
+
+/* Whether the stage (pg, from sl_gen_state; NULL: no pinning) hides def of
+ * up. Changes nothing (first-sight pinning happens when a client lists). */
+enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream *up,
+				 yyjson_val *def);
+/* Counts up's held-back tools into *r; changes nothing. */
+void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
+		       struct sl_pin_review *r);
+/* The gateway gw heard up's (new) lists: logs one warning per server when the
+ * set of held-back tools is new (how many, and the `sluice pins diff` and
+ * `approve` commands), never again for the same set. Returns how many are
+ * held back. */
+size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
+			   const struct sl_upstream *up);
+/* With askOnChange, asks s's client (if it can elicit) about every server
+ * of gw whose held-back set it has not asked about yet: accept pins them
+ * and every session of gw hears tools/list_changed. Never suspends. */
+void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw);
 
 extern const struct sl_stage sl_stage_pinning;
 

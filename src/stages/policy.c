@@ -516,38 +516,26 @@ static void policy_cancel(void *state, struct sl_call *c)
 /* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
 
 /* The requestState binds the answer to this exact call: server, tool, the
- * canonical arguments, and an expiry, under the generation's key, which
- * never leaves this process and survives reloads (a confirmation asked
- * before one still verifies after it; the rules in force decide again).
- * "expiry-hex.hmac-hex". */
-static void state_mac(const struct sl_policy_state *ps, struct sl_call *c,
-		      unsigned long long expiry, char out[SL_SHA256_HEX])
+ * canonical arguments, and an expiry, sealed (core/digest.h) under the
+ * generation's key, which never leaves this process and survives reloads
+ * (a confirmation asked before one still verifies after it; the rules in
+ * force decide again). */
+static char *state_what(struct sl_call *c)
 {
 	size_t alen;
 	char *args = sl_json_canonical(c->args, &alen), ahash[SL_SHA256_HEX];
-	char *msg;
 
 	sl_sha256_hex(args, alen, ahash);
 	free(args);
-	msg = sl_printf("sluice-confirm\n%llx\n%s\n%s\n%s", expiry, c->up->name, c->tool, ahash);
-	sl_hmac_sha256_hex(c->gen->key, sizeof(c->gen->key), msg, strlen(msg), out);
-	free(msg);
+	return sl_printf("sluice-confirm\n%s\n%s\n%s", c->up->name, c->tool, ahash);
 }
 
 static bool state_valid(const struct sl_policy_state *ps, struct sl_call *c, const char *state)
 {
-	unsigned long long expiry;
-	char mac[SL_SHA256_HEX];
-	int used = 0;
-	unsigned char diff = 0;
-
-	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
-	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
-		return false;
-	state_mac(ps, c, expiry, mac);
-	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
-		diff |= (unsigned char)(mac[i] ^ state[used + i]);
-	return diff == 0;
+	char *what = state_what(c);
+	bool ok = sl_seal_check(c->gen->key, sizeof(c->gen->key), state, what) == SL_SEAL_OK;
+	free(what);
+	return ok;
 }
 
 static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d);
@@ -558,7 +546,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	yyjson_mut_val *resp = c->input_responses ? yyjson_mut_obj_get(c->input_responses, "confirm") : NULL;
 	yyjson_mut_val *r, *reqs, *q, *params;
 	unsigned long long expiry;
-	char mac[SL_SHA256_HEX], *msg, *state;
+	char *msg, *state, *what;
 
 	if (resp && c->request_state) {
 		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
@@ -579,8 +567,9 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	}
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
 	expiry = sl_now_ms() / 1000 + (ps->policy.confirm_timeout_ms + 999) / 1000;
-	state_mac(ps, c, expiry, mac);
-	state = sl_printf("%llx.%s", expiry, mac);
+	what = state_what(c);
+	state = sl_seal(c->gen->key, sizeof(c->gen->key), expiry, what);
+	free(what);
 	msg = confirm_message(c, reason);
 	r = yyjson_mut_obj(c->doc);
 	reqs = yyjson_mut_obj(c->doc);

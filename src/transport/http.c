@@ -800,6 +800,7 @@ static struct hsess *session_new(struct sl_http *h, bool ephemeral, const char *
 	hs->next = h->sessions;
 	h->sessions = hs;
 	hs->s = sl_session_new(h->gw, &io, hs);
+	sl_session_set_credential(hs->s, token);
 	return hs;
 }
 
@@ -1772,11 +1773,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* libmicrohttpd's own messages (a peer's malformed request, a failed socket
  * call) go through the log like every line: --log-level governs them, and
- * the text, which can quote what a peer sent, is escaped there. */
+ * the text, which can quote what a peer sent, is escaped there. What one
+ * peer's bad request or cut connection caused is debug: any client could
+ * otherwise fill the log at warn. The server's own trouble is a warning. */
+static const char *const peer_caused[] = {
+	"Connection socket is closed", "Failed to parse", "Not enough memory in pool",
+	"Received malformed", "Failed to receive data", "Failed to send data",
+	"Connection reset", "Socket disconnected", "Error processing request",
+	"Chunk size", "Received HTTP", "Stopping to read",
+};
+
 SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct sl_http *h = cls;
 	char msg[1024];
+	const char *code, *title, *end;
 	size_t n;
 
 	if (!sl_log_enabled(SL_LOG_WARN))
@@ -1785,17 +1796,26 @@ SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n') /* its messages end with one */
 		msg[--n] = '\0';
-	/* One per connection that a peer (or a bound, conn_close) cut or
-	 * refused: a flood of them must not flood the log. */
-	if (!strncmp(msg, "Connection socket is closed", 27)) {
-		sl_log(SL_LOG_DEBUG, "http: %s", msg);
-		return;
-	}
 	if (!strncmp(msg, "Server reached connection limit", 31)) {
 		warn_once(h, WARNED_CONNECTIONS, "connections over sluice.limits.maxConnections: "
 			  "new ones are closed at once");
 		return;
 	}
+	/* "Error processing request (HTTP response code is 400 ('<html>...
+	 * <title>Request malformed</title>...'))": the status and the title. */
+	code = strstr(msg, "HTTP response code is ");
+	title = strstr(msg, "<title>");
+	end = title ? strstr(title, "</title>") : NULL;
+	if (code && title && end) {
+		sl_log(SL_LOG_DEBUG, "http: refused a request with %.3s (%.*s)",
+		       code + strlen("HTTP response code is "), (int)(end - title - 7), title + 7);
+		return;
+	}
+	for (size_t i = 0; i < SL_COUNT(peer_caused); i++)
+		if (!strncmp(msg, peer_caused[i], strlen(peer_caused[i]))) {
+			sl_log(SL_LOG_DEBUG, "http: %s", msg);
+			return;
+		}
 	sl_log(SL_LOG_WARN, "http: %s", msg);
 }
 

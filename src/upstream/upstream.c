@@ -105,7 +105,7 @@ static void item_list_dispose(struct sl_item_list *l)
 const char *sl_upstream_state_name(enum sl_upstream_state s)
 {
 	static const char *n[] = { "idle", "starting", "ready", "restarting", "disabled",
-				   "stopping", "stopped" };
+				   "stopping", "stopped", "failed" };
 	return n[s];
 }
 
@@ -338,8 +338,22 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
 	d = sl_rpc_response_new(id, &o);
 	yyjson_mut_obj_add_val(d, o, result ? "result" : "error",
 			       yyjson_val_mut_copy(d, result ? result : error));
+	/* A client's answer (a sampling result with audio) in the server's
+	 * version. */
+	sl_mcp_era_map(d, o, u->protocol_version);
 	send_doc(u, d);
 	yyjson_mut_doc_free(d);
+}
+
+const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id)
+{
+	long long rid;
+	size_t i;
+
+	if (!yyjson_is_str(id) || strncmp(yyjson_get_str(id), MRTR_ID_PREFIX, strlen(MRTR_ID_PREFIX)) ||
+	    sscanf(yyjson_get_str(id) + strlen(MRTR_ID_PREFIX), "%lld:%zu", &rid, &i) != 2)
+		return NULL;
+	return ureq_find(u, rid);
 }
 
 void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message)
@@ -383,6 +397,8 @@ static void lose_link(struct sl_upstream *u, const char *why)
 	l->ops->detach(l);
 	fail_all(u, why);
 	uv_timer_stop(&u->timer);
+	if (u->state == SL_UP_FAILED)
+		return; /* the end of the link fail_final stopped */
 	if (u->state == SL_UP_STOPPING) {
 		u->state = SL_UP_STOPPED;
 		return;
@@ -397,6 +413,21 @@ static void lose_link(struct sl_upstream *u, const char *why)
 	u->backoff_ms *= 2;
 	if (u->backoff_ms > u->gcfg->restart_max_backoff_ms)
 		u->backoff_ms = u->gcfg->restart_max_backoff_ms;
+	u->ops->down(u->ctx, u);
+}
+
+/* A server no restart would help (it speaks no version sluice does):
+ * fail its calls, end the link gracefully, and stay failed, with why for
+ * `sluice check` and list_servers, until a config reload replaces it. */
+static void fail_final(struct sl_upstream *u, const char *why)
+{
+	uv_timer_stop(&u->timer);
+	set_error(u, why);
+	sl_log(SL_LOG_ERROR, "server '%s' %s", u->name, why);
+	u->state = SL_UP_FAILED;
+	fail_all(u, why);
+	if (u->link)
+		u->link->ops->stop(u->link);
 	u->ops->down(u->ctx, u);
 }
 
@@ -421,17 +452,29 @@ static void on_timer(uv_timer_t *t)
 
 static void become_ready(struct sl_upstream *u)
 {
-	if (u->state == SL_UP_STARTING) {
+	bool first = u->state == SL_UP_STARTING;
+
+	if (first) {
 		uv_timer_stop(&u->timer);
 		u->state = SL_UP_READY;
 		u->ready_at = sl_now_ms();
 		set_error(u, NULL);
+	}
+	if (u->state != SL_UP_READY)
+		return;
+	u->tools_held = 0;
+	u->ops->ready(u->ctx, u); /* counts the tools pinning holds back */
+	if (!first)
+		return;
+	if (u->tools_held)
+		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools exposed, %zu hidden by pinning, "
+		       "%zu resources, %zu prompts (%s)", u->name, u->tools.n - u->tools_held,
+		       u->tools_held, u->resources.n, u->prompts.n,
+		       u->protocol_version ? u->protocol_version : "?");
+	else
 		sl_log(SL_LOG_INFO, "server '%s' ready: %zu tools, %zu resources, %zu prompts (%s)",
 		       u->name, u->tools.n, u->resources.n, u->prompts.n,
 		       u->protocol_version ? u->protocol_version : "?");
-	}
-	if (u->state == SL_UP_READY)
-		u->ops->ready(u->ctx, u);
 }
 
 static bool valid_item(enum list_kind k, yyjson_val *it)
@@ -481,8 +524,15 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 	size_t i, n;
 
 	if (r->kind != SL_REPLY_RESULT) {
-		/* A server whose list fails still serves the rest. */
-		sl_log(SL_LOG_WARN, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
+		int64_t code = 0;
+		/* A server whose list fails still serves the rest. One that
+		 * declared resources or prompts but has no templates or prompts
+		 * method (-32601) simply has none: no warning for that. */
+		enum sl_log_level level =
+			f->kind != LIST_TOOLS && r->kind == SL_REPLY_ERROR &&
+			sl_json_int(r->msg->error, "code", &code) && code == SL_RPC_METHOD_NOT_FOUND ?
+			SL_LOG_DEBUG : SL_LOG_WARN;
+		sl_log(level, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
 		       r->kind == SL_REPLY_FAILED ? r->why :
 		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
 		if (r->kind == SL_REPLY_FAILED && !u->link) {
@@ -673,9 +723,21 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 		return;
 	}
 	if (!sl_mcp_legacy_version(sl_json_str(res, "protocolVersion"))) {
-		snprintf(why, sizeof(why), "speaks protocol version %s, which sluice does not",
-			 sl_json_str(res, "protocolVersion"));
-		lose_link(u, why);
+		/* MCP 2025-11-25 lifecycle: a client that does not support the
+		 * server's version SHOULD disconnect. Restarting would get the
+		 * same answer, so this is final, and says what to do. */
+		char v[41];
+		const char *p = sl_json_str(res, "protocolVersion");
+		size_t i;
+		for (i = 0; p[i] && i < sizeof(v) - 1; i++)
+			v[i] = p[i] > ' ' && p[i] < 0x7f ? p[i] : '?';
+		v[i] = 0;
+		snprintf(why, sizeof(why),
+			 "offered protocol version %s, which sluice does not speak (sluice speaks %s); "
+			 "not restarting it: upgrade the server to a release that speaks one of these, "
+			 "or, if %s is a published MCP version, report it to sluice's authors",
+			 v, sl_mcp_versions_text(), v);
+		fail_final(u, why);
 		return;
 	}
 	yyjson_doc_free(u->init_doc);
@@ -783,6 +845,7 @@ void sl_upstream_stop(struct sl_upstream *u)
 		return;
 	case SL_UP_STARTING:
 	case SL_UP_READY:
+	case SL_UP_FAILED: /* its link may still be ending */
 		if (u->link) {
 			u->state = SL_UP_STOPPING;
 			uv_timer_stop(&u->timer);
@@ -1073,6 +1136,16 @@ static void handle_response(struct sl_upstream *u, struct sl_msg *m)
 
 static void handle_request(struct sl_upstream *u, struct sl_msg *m)
 {
+	/* A server of an older version asks nothing its version lacks
+	 * (elicitation before 2025-06-18), whatever sluice declared in
+	 * initialize before it knew the version. */
+	if (!sl_mcp_has_method(u->protocol_version, m->method)) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "Method not found: %s is not part of protocol %s",
+			 m->method, u->protocol_version);
+		sl_upstream_refuse(u, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
+		return;
+	}
 	if (strcmp(m->method, "ping") == 0) {
 		yyjson_mut_val *o;
 		yyjson_mut_doc *d = sl_rpc_response_new(m->id, &o);

@@ -38,6 +38,8 @@ enum sl_upstream_state {
 	SL_UP_DISABLED, /* never starts: disabled in config or a config error */
 	SL_UP_STOPPING,
 	SL_UP_STOPPED,
+	SL_UP_FAILED,   /* given up for good: a restart would fail the same way
+			 * (it speaks no protocol version sluice does) */
 };
 
 /* What an upstream reports to its owner (the gateway). */
@@ -107,6 +109,7 @@ struct sl_upstream {
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;
+	size_t tools_held;       /* of tools, hidden by pinning: set by the owner's ready */
 	unsigned lists_loading;  /* list fetches in flight */
 	bool lists_dirty;        /* a list_changed arrived during a fetch */
 	bool closing_timer;
@@ -158,6 +161,10 @@ void sl_upstream_respond(struct sl_upstream *u, unsigned gen, yyjson_val *id,
  * JSON-RPC error {code, message}. */
 void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message);
 unsigned sl_upstream_generation(const struct sl_upstream *u);
+/* The request of ours a server request id stands for: a 2026-07-28
+ * server's input request (its input_required answer to that request,
+ * relayed as a request under an id of ours), else NULL. */
+const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id);
 
 const char *sl_upstream_state_name(enum sl_upstream_state s);
 /* True if the server declared this capability (e.g. "tools") in its handshake. */

@@ -2,6 +2,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 import { runSluice, writeConfig, catalog, everything, closeAll } from './helpers.mjs';
 
@@ -32,6 +33,20 @@ test('sluice check lists every server and exits 0 when all come up', async () =>
 	assert.match(r.stdout, /everything__get-sum/);
 	// Logs stay on stderr.
 	assert.doesNotMatch(r.stdout, /sluice info/);
+});
+
+test('sluice check counts resources and templates apart; a server without a templates method is no warning', async () => {
+	// The peer fixture (SDK 1.x) declares resources and has one, but no
+	// resources/templates/list: it answers -32601, which means "none".
+	const peer = { command: process.execPath, args: [fileURLToPath(new URL('../servers/peer/server.mjs', import.meta.url))] };
+	const path = writeConfig({ everything: everything(), peer });
+	const r = await runSluice(['check', '--config', path]);
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.match(r.stdout, /^SERVER\s+STATUS\s+PROTOCOL\s+TOOLS\s+RESOURCES\s+TEMPLATES\s+PROMPTS$/m);
+	// server-everything 2026.8.31: 7 resources and 2 templates.
+	assert.match(r.stdout, /^everything\s+ready\s+\S+\s+\d+\s+7\s+2\s+\d+$/m);
+	assert.match(r.stdout, /^peer\s+ready\s+\S+\s+5\s+1\s+0\s+1$/m);
+	assert.doesNotMatch(r.stderr, /sluice warn/, r.stderr);
 });
 
 test('sluice check in router mode names the router tools', async () => {

@@ -346,6 +346,31 @@ describe('errors', { concurrency: true }, () => {
 		assert.match(r.text, /^syntax: SyntaxError: .*\(line 2, column \d+\)/);
 	});
 
+	test('a syntax error on the first line counts columns from the program, not the wrapper', async () => {
+		const r = await execCode(code.client, 'const x = ;');
+		assert.equal(r.kind, 'syntax');
+		assert.match(r.text, /\(line 1, column 11\)/);
+	});
+
+	test('a program that ends early is told so, at its own last line, not the wrapper\'s', async () => {
+		for (const [src, pos] of [['return (1 +\n  2', 'line 2, column 4'], ['if (true) {\n  return 1;', 'line 2, column 12'], ['return 1;\n}', 'line 2, column 2']]) {
+			const r = await execCode(code.client, src);
+			assert.equal(r.kind, 'syntax', src);
+			assert.match(r.text, /the program ends too early/, src);
+			assert.ok(r.text.includes(`(at the end of the program: ${pos})`), `${src}: ${r.text}`);
+			assert.doesNotMatch(r.text, /line 3/, src);
+		}
+	});
+
+	test('tools.nosuch.x() names the servers there are; `in` and Object.keys stay true', async () => {
+		const r = await execCode(code.client, 'await tools.nosuch.x({});');
+		assert.equal(r.kind, 'error');
+		assert.match(r.text, /^error: Error: there is no server 'nosuch' in tools: the servers are [a-z_, ]*\bcatalog\b/);
+		const k = await execCode(code.client, 'return ["nosuch" in tools, Object.keys(tools).includes("nosuch"), JSON.stringify(tools.nosuch)]');
+		assert.equal(k.isError, false, k.text);
+		assert.deepEqual(JSON.parse(k.text), [false, false, '{}']);
+	});
+
 	test('a result over maxResultBytes rejects with too_large; the program catches it and goes on', async () => {
 		const r = await execCode(
 			code.client,

@@ -13,7 +13,9 @@
  *     kind, method and id, and serialising that is byte-identical;
  *   - the error line for a line that does not parse is one JSON object
  *     ending in "\n", with the id the parser recovered;
- *   - an id recovered from an oversize line is a string or a number.
+ *   - an id recovered from an oversize line is a string or a number;
+ *   - a parsed message mapped for 2024-11-05 (sl_mcp_era_map) still
+ *     serialises to JSON that parses, and its capabilities lose elicitation.
  *
  * Then the same bytes drive a generator of deep and wide JSON (tools/call
  * arguments of nested arrays and objects, runs of hundreds of levels or of
@@ -89,6 +91,29 @@ static void check_error_line(yyjson_val *id, int code, const char *msg)
 	free(line);
 }
 
+/* What the session does before sending to a 2024-11-05 client, and with
+ * its capabilities: any message maps to JSON that parses again. */
+static void check_era_map(struct sl_msg *m)
+{
+	yyjson_mut_doc *d = yyjson_doc_mut_copy(m->doc, NULL);
+	yyjson_doc *c;
+	size_t n;
+	char *s;
+
+	ASSERT(d);
+	sl_mcp_era_map(d, yyjson_mut_doc_get_root(d), SL_MCP_OLDEST);
+	s = sl_json_write_line(d, &n);
+	c = yyjson_read(s, n, SL_JSON_READ_FLAGS);
+	ASSERT(c);
+	yyjson_doc_free(c);
+	free(s);
+	yyjson_mut_doc_free(d);
+	c = sl_mcp_era_caps(m->params ? sl_json_obj(m->params, "capabilities") : NULL, SL_MCP_OLDEST);
+	ASSERT(yyjson_is_obj(yyjson_doc_get_root(c)));
+	ASSERT(!yyjson_obj_get(yyjson_doc_get_root(c), "elicitation"));
+	yyjson_doc_free(c);
+}
+
 static int on_line(void *ctx, const char *line, size_t len)
 {
 	struct run *r = ctx;
@@ -108,6 +133,7 @@ static int on_line(void *ctx, const char *line, size_t len)
 		ASSERT(m.kind != SL_MSG_REQUEST || m.id);
 		ASSERT(!m.params || yyjson_is_obj(m.params));
 		check_roundtrip(&m);
+		check_era_map(&m);
 		if (m.method) {
 			/* what the session does with an initialize's version */
 			const char *v = sl_json_str(m.params, "protocolVersion");

@@ -5,6 +5,7 @@
 #include "config/config.h"
 #include "core/json.h"
 #include "stages/pinning.h"
+#include "upstream/upstream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -256,6 +257,20 @@ static struct sl_config *config_for(const char *dir, const char *extra)
 	return cfg;
 }
 
+/* The same with one server "s" (command "srv", arguments args, a JSON
+ * array's inside), whose pins are kept under its identity key. */
+static struct sl_config *config_with_server(const char *dir, const char *extra, const char *args)
+{
+	char *text = sl_printf("{\"mcpServers\":{\"s\":{\"command\":\"srv\",\"args\":[%s]}},"
+			       "\"sluice\":{\"pinning\":{\"stateDir\":\"%s\"%s}}}", args, dir, extra);
+	struct sl_config *cfg = NULL;
+	struct sl_err err;
+	if (sl_config_parse("test.json", text, strlen(text), &cfg, &err) < 0)
+		printf("  config: %s\n", err.msg);
+	free(text);
+	return cfg;
+}
+
 static yyjson_val *section_of(struct sl_config *cfg)
 {
 	return yyjson_obj_get(cfg->sluice, "pinning");
@@ -343,9 +358,9 @@ TEST(pinning_store_corrupt_and_bad_config)
 	sl_config_unref(cfg);
 	cfg = config_for(dir, ",\"chnaged\":\"warn\"");
 	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
-	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, stateDir)") != NULL);
+	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
 	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
-	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, stateDir)") != NULL);
+	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
 	CHECK(pins == NULL);
 	sl_config_unref(cfg);
 	remove_tree(dir);
@@ -416,7 +431,7 @@ TEST(pinning_store_read_only_dir_warns_and_keeps_file)
 TEST(pinning_stage_state_pins_and_hides)
 {
 	char *dir = temp_dir();
-	struct sl_config *cfg = config_for(dir, ",\"new\":\"block\"");
+	struct sl_config *cfg = config_with_server(dir, ",\"new\":\"block\"", "\"a\"");
 	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
 	yyjson_doc *v2 = parse("{\"name\":\"t\",\"description\":\"two\"}");
 	yyjson_doc *u = parse("{\"name\":\"u\"}");
@@ -430,6 +445,8 @@ TEST(pinning_stage_state_pins_and_hides)
 	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &a, &err), 0);
 	CHECK(a != NULL);
 	up.name = "s";
+	up.cfg = &cfg->servers[0];
+	up.state = SL_UP_READY;
 	up.tools.items = first;
 	up.tools.n = 1;
 	/* First sight: pinned and shown. */
@@ -441,6 +458,26 @@ TEST(pinning_stage_state_pins_and_hides)
 	/* Changed: hidden ("changed" is "block" by default); new: hidden ("new" is "block"). */
 	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
 	CHECK(!sl_stage_pinning.visible(b, &up, later[1]));
+	/* What check and the warning see: one changed, one new, nothing pinned. */
+	CHECK(sl_pinning_hold(b, &up, later[0]) == SL_PIN_HELD_CHANGED);
+	CHECK(sl_pinning_hold(b, &up, later[1]) == SL_PIN_HELD_NEW);
+	CHECK(sl_pinning_hold(NULL, &up, later[0]) == SL_PIN_SHOWN);
+	{
+		struct sl_pin_review r1, r2;
+		yyjson_val *swapped[2] = { later[1], later[0] };
+		sl_pinning_review(b, &up, &r1);
+		CHECK_INT(r1.changed, 1);
+		CHECK_INT(r1.fresh, 1);
+		CHECK_INT(strlen(r1.sig), 64);
+		/* The change's signature does not depend on the server's order. */
+		up.tools.items = swapped;
+		sl_pinning_review(b, &up, &r2);
+		CHECK_STR(r1.sig, r2.sig);
+		up.tools.items = later;
+		/* Announced: one warning for the set, none again for the same set. */
+		CHECK_INT(sl_pinning_announce(b, NULL, &up), 2);
+		CHECK_INT(sl_pinning_announce(b, NULL, &up), 2);
+	}
 	sl_stage_pinning.fini(a);
 	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
 	sl_stage_pinning.fini(b);
@@ -467,8 +504,8 @@ static void write_scheme1(const char *dir, const char *sha)
 
 TEST(pinning_scheme1_pins_migrate_once)
 {
-	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *text;
-	struct sl_config *cfg = config_for(dir, "");
+	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *text, *key;
+	struct sl_config *cfg = config_with_server(dir, "", "");
 	/* Scheme 1's hash of these definitions (its six fields: _meta left
 	 * out), the known value of pinning_hash_stable_and_sensitive. */
 	const char *v1 = "1b4a901ce74a2f460927b456bab71dcd4d43ef64422b9e66ad387134f6b7bde9";
@@ -485,12 +522,15 @@ TEST(pinning_scheme1_pins_migrate_once)
 
 	CHECK(cfg != NULL);
 	up.name = "s";
+	up.cfg = &cfg->servers[0];
 	up.tools.items = &def;
 	up.tools.n = 1;
+	key = sl_pinning_key(up.cfg);
+	/* Keyed by the name "s": an earlier sluice's file, moved to s's key at open. */
 	write_scheme1(dir, v1);
 	/* sluice pins list/diff: unchanged (the old hash still matches). */
 	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
-	CHECK(sl_pinning_check(pins, "s", def, NULL) == SL_PIN_OK);
+	CHECK(sl_pinning_check(pins, key, def, NULL) == SL_PIN_OK);
 	sl_pinning_close(pins);
 	pins = NULL;
 	/* The stage shows it and re-pins it under scheme 2, silently, once. */
@@ -504,20 +544,106 @@ TEST(pinning_scheme1_pins_migrate_once)
 	sl_stage_pinning.fini(st);
 	/* A change made after the upgrade, only in _meta, is caught. */
 	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
-	CHECK(sl_pinning_check(pins, "s", def, NULL) == SL_PIN_OK);
-	CHECK(sl_pinning_check(pins, "s", yyjson_doc_get_root(meta2), NULL) == SL_PIN_CHANGED);
+	CHECK(sl_pinning_check(pins, key, def, NULL) == SL_PIN_OK);
+	CHECK(sl_pinning_check(pins, key, yyjson_doc_get_root(meta2), NULL) == SL_PIN_CHANGED);
 	sl_pinning_close(pins);
 	pins = NULL;
 	/* A scheme-1 pin that no longer matches is a change, not a migration. */
 	write_scheme1(dir, v1);
 	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
-	CHECK(sl_pinning_check(pins, "s", yyjson_doc_get_root(other), NULL) == SL_PIN_CHANGED);
+	CHECK(sl_pinning_check(pins, key, yyjson_doc_get_root(other), NULL) == SL_PIN_CHANGED);
 	sl_pinning_close(pins);
 	sl_config_unref(cfg);
 	yyjson_doc_free(live);
 	yyjson_doc_free(meta2);
 	yyjson_doc_free(other);
 	remove_tree(dir);
+	free(key);
+	free(file);
+	free(dir);
+}
+
+TEST(pinning_identity_keys)
+{
+	char *dir = temp_dir();
+	struct sl_config *a = config_with_server(dir, "", "\"x\"");
+	struct sl_config *a2 = config_with_server(dir, "", "\"x\"");
+	struct sl_config *b = config_with_server(dir, "", "\"y\"");
+	struct sl_server_config remote = { .name = "s", .url = "https://example.test/mcp?token=SECRET" };
+	char *ka, *ka2, *kb, *kr;
+
+	CHECK(a && a2 && b);
+	ka = sl_pinning_key(&a->servers[0]);
+	ka2 = sl_pinning_key(&a2->servers[0]);
+	kb = sl_pinning_key(&b->servers[0]);
+	kr = sl_pinning_key(&remote);
+	CHECK(strncmp(ka, "s#", 2) == 0 && strlen(ka) == 2 + 16);
+	CHECK_STR(ka, ka2);            /* stable */
+	CHECK(strcmp(ka, kb) != 0);     /* another argument: another server */
+	CHECK(strcmp(ka, kr) != 0);
+	CHECK(strstr(kr, "SECRET") == NULL);
+	/* env is not part of the identity. */
+	{
+		struct sl_server_config withenv = a2->servers[0];
+		struct sl_kv kv = { .key = "TOKEN", .value = "SECRET" };
+		withenv.env = &kv;
+		withenv.nenv = 1;
+		free(ka2);
+		ka2 = sl_pinning_key(&withenv);
+		CHECK_STR(ka, ka2);
+	}
+	free(ka);
+	free(ka2);
+	free(kb);
+	free(kr);
+	sl_config_unref(a);
+	sl_config_unref(a2);
+	sl_config_unref(b);
+	remove_tree(dir);
+	free(dir);
+}
+
+TEST(pinning_name_keys_migrate_once_at_open)
+{
+	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *text, *key;
+	struct sl_config *cfg = config_with_server(dir, "", "");
+	yyjson_doc *d = parse("{\"name\":\"greet\"}");
+	yyjson_val *def = yyjson_doc_get_root(d);
+	struct sl_pins *pins = NULL;
+	struct sl_err err;
+	struct stat st1, st2;
+
+	CHECK(cfg != NULL);
+	key = sl_pinning_key(&cfg->servers[0]);
+	/* Pins under "s" (configured) and "gone" (not configured). */
+	{
+		struct sl_config *none = config_for(dir, "");
+		CHECK_INT(sl_pinning_open(none, section_of(none), false, &pins, &err), 0);
+		CHECK_INT(sl_pinning_approve(pins, "s", &def, 1, &err), 0);
+		CHECK_INT(sl_pinning_approve(pins, "gone", &def, 1, &err), 0);
+		sl_pinning_close(pins);
+		pins = NULL;
+		sl_config_unref(none);
+	}
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	CHECK(sl_pinning_check(pins, key, def, NULL) == SL_PIN_OK);
+	CHECK(sl_pinning_check(pins, "s", def, NULL) == SL_PIN_FIRST);
+	CHECK(sl_pinning_check(pins, "gone", def, NULL) == SL_PIN_OK);
+	sl_pinning_close(pins);
+	pins = NULL;
+	text = slurp(file);
+	CHECK(strstr(text, key) != NULL);
+	free(text);
+	/* A second open moves nothing and does not write. */
+	CHECK_INT(stat(file, &st1), 0);
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err), 0);
+	sl_pinning_close(pins);
+	CHECK_INT(stat(file, &st2), 0);
+	CHECK(st1.st_ino == st2.st_ino && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec);
+	sl_config_unref(cfg);
+	yyjson_doc_free(d);
+	remove_tree(dir);
+	free(key);
 	free(file);
 	free(dir);
 }
