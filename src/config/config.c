@@ -535,6 +535,18 @@ static const struct sl_conf_key limits_keys[] = {
 	  .doc = "Notifications from one server (log messages, progress, list changes, resource "
 		 "updates) per second (a fixed window); the excess is dropped, and one log line at the "
 		 "end of the second says how many." },
+	{ "tasksPerSession", SL_CONF_UINT, LIM(tasks_per_session), .min = 1, .max = 100000,
+	  .dflt = 32,
+	  .doc = "Tasks (MCP 2025-11-25 task-augmented `tools/call`) one client session holds: a "
+		 "new task beyond it is refused with JSON-RPC error -32000 naming this key, after the "
+		 "session's oldest finished task was dropped to make room. An entry goes when its "
+		 "result was fetched, its session ends, or `taskTtlMs` passed (docs/internals/TASKS.md)." },
+	{ "maxTasks", SL_CONF_UINT, LIM(max_tasks), .min = 1, .max = 1000000, .dflt = 1024,
+	  .doc = "Tasks held for all sessions together; refused the same way." },
+	{ "taskTtlMs", SL_CONF_UINT, LIM(task_ttl_ms), .min = 1000, .max = 604800000,
+	  .dflt = 3600000,
+	  .doc = "The longest sluice keeps a task (the server's own `ttl` when shorter): after it, "
+		 "the task id is unknown to the client." },
 	{ "maxParkedCalls", SL_CONF_UINT, LIM(max_parked), .min = 0, .max = 1000000, .dflt = 256,
 	  .doc = "Tool calls of 2026-07-28 clients parked at once, all clients: their server asked "
 		 "for sampling, elicitation or roots, the client got `input_required`, and the call "

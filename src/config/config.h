@@ -103,6 +103,9 @@ struct sl_limits {
 	uint32_t server_requests_per_call; /* sampling, elicitation relayed in one call (16) */
 	uint32_t server_requests_per_minute; /* the same, per server (60) */
 	uint32_t notifications_per_second;   /* relayed from one server (100) */
+	uint32_t tasks_per_session;     /* tasks a client session holds (32) */
+	uint32_t max_tasks;             /* tasks held, all sessions (1024) */
+	uint64_t task_ttl_ms;           /* the longest a task entry is kept (1 h) */
 	/* MCP 2026-07-28 clients: tool calls parked while their server's
 	 * question travels as input_required (gateway/park.c). */
 	uint32_t max_parked;            /* parked calls, all clients (256) */

@@ -270,7 +270,9 @@ void sl_infer_free(struct sl_infer *in)
  * describe the shortening instead. */
 static void infer_finish(void *state, struct sl_call *c)
 {
-	if (c->outcome != SL_OUTCOME_OK || !c->result || !c->up || sl_json_true(c->result, "isError"))
+	/* A CreateTaskResult is not the tool's output (its fetch is). */
+	if (c->outcome != SL_OUTCOME_OK || !c->result || !c->up || c->task_created ||
+	    sl_json_true(c->result, "isError"))
 		return;
 	if (c->result_doc && yyjson_doc_get_read_size(c->result_doc) > SL_INFER_MAX_BYTES)
 		return;

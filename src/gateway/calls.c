@@ -37,6 +37,11 @@ void sl_pending_free(struct sl_pending *p)
 		sl_park_end(p);
 	sl_map_del(&p->s->calls, p->key);
 	p->s->gw->requests--;
+	sl_tasks_unreserve(p);
+	free(p->task);
+	free(p->task_up);
+	free(p->task_tool);
+	yyjson_doc_free(p->task_state);
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
 	sl_msg_dispose(&p->msg);
@@ -63,6 +68,9 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 			/* Its call is being handed to a park (park.c), which frees
 			 * p once its answer is out. */
 		} else if (!p->u.call.defer) {
+			/* A task awaited for the client is cancelled on its server too. */
+			if (p->await_task && p->task_up && !p->u.call.call->finished)
+				sl_tasks_cancel_upstream(p->up, p->task_up, p->u.call.call->timeout_ms);
 			/* The call ends cancelled; on_call_done frees p. */
 			sl_call_cancel(p->u.call.call, why);
 		} else if (p->s->closing) {
@@ -181,6 +189,11 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 	yyjson_mut_doc *d = sl_session_doc(&r);
 	char text[1024];
 
+	if (p->task_state) {
+		yyjson_mut_doc_free(d);
+		sl_tasks_answer_state(s, p, c);
+		return;
+	}
 	switch (c->outcome) {
 	case SL_OUTCOME_OK:
 		yyjson_mut_doc_free(d);
@@ -188,7 +201,11 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		r = sl_call_result_copy(c, d);
 		if (!yyjson_mut_is_obj(r)) {
 			r = error_result(d, "the server's result was not an object");
+		} else if (c->task_created) {
+			r = sl_tasks_created(s, p, c, d, r);
 		} else {
+			if (c->task_fetch)
+				sl_tasks_fetched(s, p, d, r);
 			yyjson_mut_val *it;
 			size_t i, n;
 			yyjson_mut_arr_foreach(yyjson_mut_obj_get(r, "content"), i, n, it)
@@ -242,10 +259,41 @@ static void on_defer(uv_timer_t *t)
  * same read as its answer: after a recent one, the answer waits a moment. */
 #define PROGRESS_GAP_US 5000
 
+static void on_call_progress(void *ctx, struct sl_call *c, yyjson_val *params);
+static void on_call_done(void *ctx, struct sl_call *c);
+
+/* The task c made for a client that called a task-required tool plainly:
+ * its result is fetched (tasks/result waits until the task ends) by a call
+ * that skips the request half and passes the response half, and answers
+ * the client's tools/call (docs/internals/TASKS.md). */
+static void await_task(struct sl_pending *p, struct sl_call *c)
+{
+	yyjson_mut_doc *args = yyjson_mut_doc_new(NULL);
+	struct sl_call *f;
+
+	if (!args)
+		sl_oom();
+	yyjson_mut_doc_set_root(args, yyjson_mut_val_mut_copy(args, c->args));
+	p->task_up = sl_strdup(sl_json_str(sl_json_obj(c->result, "task"), "taskId"));
+	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
+			c->progress ? on_call_progress : NULL, p);
+	f->session = c->session;
+	f->task_fetch = sl_strdup(p->task_up);
+	if (c->fields)
+		f->fields = yyjson_mut_val_mut_copy(f->doc, c->fields);
+	p->u.call.call = f;
+	sl_call_free(c);
+	sl_call_run(f);
+}
+
 static void on_call_done(void *ctx, struct sl_call *c)
 {
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
+	if (c->task_created && p->await_task && !s->closing) {
+		await_task(p, c);
+		return;
+	}
 	if (!s->closing && p->u.call.progress_us &&
 	    sl_now_us() - p->u.call.progress_us < PROGRESS_GAP_US) {
 		p->u.call.defer = sl_alloc(sizeof(*p->u.call.defer));
@@ -326,9 +374,9 @@ void sl_pending_take_call(struct sl_pending *p, struct sl_call *c)
 		on_call_done(p, c);
 }
 
-void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
-			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
-			   yyjson_val *args, yyjson_val *fields)
+struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool modern,
+				    enum sl_origin origin, struct sl_upstream *up, const char *tool,
+				    yyjson_val *args, yyjson_val *fields)
 {
 	struct sl_pending *p;
 	struct sl_call *c;
@@ -358,7 +406,24 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 		if (responses)
 			c->input_responses = yyjson_val_mut_copy(c->doc, responses);
 	}
-	sl_call_run(c);
+	return p;
+}
+
+void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
+			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
+			   yyjson_val *args, yyjson_val *fields)
+{
+	struct sl_pending *p = sl_calls_prepare(s, m, modern, origin, up, tool, args, fields);
+	const char *support = sl_tasks_supported(up) ? sl_tasks_support(s->gw, up, tool) : NULL;
+
+	/* MCP 2025-11-25 tasks: the server refuses a task-required tool called
+	 * plainly (a 2026 client without the extension, invoke_tool, a client
+	 * unaware of tasks): sluice makes the task and awaits it for them. */
+	if (support && strcmp(support, "required") == 0) {
+		p->await_task = true;
+		p->u.call.call->task = yyjson_mut_obj(p->u.call.call->doc);
+	}
+	sl_call_run(p->u.call.call);
 }
 
 /* ---- programs ----------------------------------------------------------------- */
@@ -463,6 +528,17 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
 		return;
+	}
+	if (!modern && yyjson_is_obj(yyjson_obj_get(m->params, "task"))) {
+		sl_tasks_tools_call(s, m, modern, e->up, e->name, args);
+		return;
+	}
+	if (modern && sl_tasks_supported(e->up) && sl_tasks_ext(s, m)) {
+		const char *support = sl_tasks_support(s->gw, e->up, e->name);
+		if (support && strcmp(support, "required") == 0) {
+			sl_tasks_tools_call_modern(s, m, e->up, e->name, args);
+			return;
+		}
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_DIRECT, e->up, e->name, args, NULL);
 }

@@ -84,11 +84,15 @@ struct run {
 	void *ctx;
 };
 
-/* A program's tool call: a pipeline call, and whom to tell. */
+/* A program's tool call: a pipeline call, and whom to tell. A tool whose
+ * server requires a task is two calls: the creation, then the fetch of its
+ * result (tasks/result waits until the task ends), awaited by the program
+ * as one (docs/internals/TASKS.md). */
 struct sl_sandbox_call {
 	struct sl_call *c;
 	struct sl_program *p;   /* NULL once the program cancelled the call */
 	uint32_t id;
+	char *task;             /* the server's task id, while its result is fetched */
 };
 
 static const char *host_server(void *ctx, size_t i)
@@ -166,12 +170,46 @@ static void report(struct sl_sandbox_call *h)
 	free(err);
 }
 
+static void on_call_human(void *ctx, struct sl_call *c, bool waiting);
+
+/* The task c created: its result is fetched by a call that skips the
+ * request half (decided at creation) and passes the response half. */
+static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
+{
+	yyjson_mut_doc *args = yyjson_mut_doc_new(NULL);
+	struct sl_call *f;
+
+	if (!args)
+		sl_oom();
+	yyjson_mut_doc_set_root(args, yyjson_mut_val_mut_copy(args, c->args));
+	h->task = sl_strdup(sl_json_str(sl_json_obj(c->result, "task"), "taskId"));
+	f = sl_call_new(c->gen, SL_ORIGIN_CODE, c->up, c->tool, args, c->timeout_ms, c->done,
+			NULL, h);
+	f->parent = c->parent;
+	f->session = c->session;
+	f->human = on_call_human;
+	f->task_fetch = sl_strdup(h->task);
+	h->c = f;
+	sl_call_run(f);
+}
+
 static void on_call_done(void *ctx, struct sl_call *c)
 {
 	struct sl_sandbox_call *h = ctx;
+	if (c->task_created) {
+		if (h->p) {
+			fetch_task(h, c);
+			sl_call_free(c);
+			return;
+		}
+		/* The program ended as its task was made: nobody will fetch it. */
+		sl_tasks_cancel_upstream(c->up, sl_json_str(sl_json_obj(c->result, "task"), "taskId"),
+					 c->timeout_ms);
+	}
 	if (h->p)
 		report(h);
 	sl_call_free(c);
+	free(h->task);
 	free(h);
 }
 
@@ -197,6 +235,13 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 	h->c->parent = sl_program_id(p);
 	h->c->session = r->s;
 	h->c->human = on_call_human;
+	/* MCP 2025-11-25 tasks: a tool that requires one is called as a task
+	 * and its result awaited; "optional" ones are called plainly. */
+	if (sl_tasks_supported(u)) {
+		const char *support = sl_tasks_support(r->gw, u, t->tool);
+		if (support && strcmp(support, "required") == 0)
+			h->c->task = yyjson_mut_obj(h->c->doc);
+	}
 	*handle = h;
 	sl_call_run(h->c);
 }
@@ -204,8 +249,11 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 static void host_cancel(void *ctx, struct sl_sandbox_call *h)
 {
 	/* Its done callback (now, or once a stage holding it resumes) only
-	 * frees it. */
+	 * frees it. A task being awaited is cancelled on its server too (the
+	 * program's time ran out, or it ended). */
 	h->p = NULL;
+	if (h->task && !h->c->finished)
+		sl_tasks_cancel_upstream(h->c->up, h->task, h->c->timeout_ms);
 	sl_call_cancel(h->c, "the program ended");
 }
 

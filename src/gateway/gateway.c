@@ -41,6 +41,8 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
+	sl_map_init(&gw->tasks);
+	sl_map_init(&gw->task_ups);
 	sl_map_init(&gw->parks);
 	gw->catalog.reserved = sl_router_reserved;
 	sl_handles_init(&gw->handles);
@@ -93,6 +95,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 	free(gw->retired);
 	free(gw->retire_by);
 	yyjson_doc_free(gw->caps);
+	sl_tasks_dispose(gw);
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);

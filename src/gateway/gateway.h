@@ -18,6 +18,7 @@
 #define SL_GATEWAY_GATEWAY_H
 
 #include "config/config.h"
+#include "core/map.h"
 #include "pipeline/gen.h"
 #include "event/handles.h"
 #include "core/map.h"
@@ -71,6 +72,12 @@ struct sl_gateway {
 	/* subscriptions/listen streams open, all sessions: at most
 	 * sluice.limits.maxListens (listen.c). */
 	uint32_t listens;
+	/* Tasks relayed for clients (gateway/tasks.c): by the id clients see,
+	 * and by "<server>\x1f<the server's id>" for its status notifications;
+	 * at most sluice.limits.maxTasks. */
+	struct sl_map tasks;
+	struct sl_map task_ups;
+	uint32_t ntasks;               /* entries, and creations in flight */
 	bool started;
 	bool settled;
 	bool stopping;

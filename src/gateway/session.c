@@ -60,8 +60,9 @@ void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, boo
 	const char *type = yyjson_mut_get_str(yyjson_mut_obj_get(result, "resultType"));
 	if (!modern)
 		return;
-	/* An input_required result (MCP 2026-07-28 MRTR) keeps its type. */
-	if (type && strcmp(type, "input_required") == 0)
+	/* An input_required result (MCP 2026-07-28 MRTR) keeps its type, and
+	 * so does a task handle (the tasks extension). */
+	if (type && (strcmp(type, "input_required") == 0 || strcmp(type, "task") == 0))
 		return;
 	yyjson_mut_obj_remove_key(result, "resultType");
 	yyjson_mut_obj_add_str(d, result, "resultType", "complete");
@@ -144,6 +145,7 @@ void sl_session_close(struct sl_session *s)
 	sl_listen_close_all(s);
 	/* Cancel what is in flight: upstreams hear notifications/cancelled. */
 	sl_map_each(&s->calls, cancel_pending, NULL);
+	sl_tasks_session_end(s);
 	/* Stages waiting for the human's answer hear that none will come. */
 	sl_session_input_end(s);
 	sl_gateway_remove_session(s->gw, s);
@@ -235,7 +237,7 @@ yyjson_val *sl_session_caps(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- initialize, discover, ping, logging ----------------------------------- */
 
-static yyjson_mut_val *server_caps(yyjson_mut_doc *d)
+static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d, bool modern)
 {
 	yyjson_mut_val *c = yyjson_mut_obj(d), *t;
 	t = yyjson_mut_obj(d);
@@ -250,6 +252,26 @@ static yyjson_mut_val *server_caps(yyjson_mut_doc *d)
 	yyjson_mut_obj_add_val(d, c, "prompts", t);
 	yyjson_mut_obj_add_val(d, c, "completions", yyjson_mut_obj(d));
 	yyjson_mut_obj_add_val(d, c, "logging", yyjson_mut_obj(d));
+	/* MCP 2025-11-25 tasks: what the gateway relays (tools/call) and
+	 * answers itself (list: the session's own; cancel: relayed). Before
+	 * the servers have answered their handshake nobody knows whether one
+	 * has tasks: declared then, and a server without them runs a task
+	 * request plainly (docs/internals/TASKS.md). */
+	if ((!gw->settled || sl_tasks_any(gw)) && modern) {
+		/* The same, as the 2026-07-28 tasks extension. */
+		yyjson_mut_val *ext = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, ext, "io.modelcontextprotocol/tasks", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, c, "extensions", ext);
+	} else if (!gw->settled || sl_tasks_any(gw)) {
+		yyjson_mut_val *rq = yyjson_mut_obj(d), *tools = yyjson_mut_obj(d);
+		t = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, t, "list", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, t, "cancel", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, tools, "call", yyjson_mut_obj(d));
+		yyjson_mut_obj_add_val(d, rq, "tools", tools);
+		yyjson_mut_obj_add_val(d, t, "requests", rq);
+		yyjson_mut_obj_add_val(d, c, "tasks", t);
+	}
 	return c;
 }
 
@@ -319,7 +341,7 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	d = sl_session_doc(&r);
 	yyjson_mut_obj_add_strcpy(d, r, "protocolVersion", s->version);
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, false));
 	yyjson_mut_obj_add_val(d, r, "serverInfo", server_info(d));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
@@ -335,7 +357,7 @@ static void do_discover(struct sl_session *s, struct sl_msg *m, bool modern)
 
 	sl_gateway_start(s->gw, sl_session_caps(s, m, modern));
 	yyjson_mut_obj_add_val(d, r, "supportedVersions", sl_mcp_versions(d));
-	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(d));
+	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, modern));
 	ins = instructions(s->gw);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
@@ -418,6 +440,14 @@ static const struct method {
 	  "Method not found: subscriptions/listen is 2026-07-28's; in this protocol version list "
 	  "changes come on the GET stream (HTTP) or at any time (stdio), and resources/subscribe "
 	  "watches a resource" },
+	{ "tasks/cancel", ERA_LEGACY | ERA_MODERN, true, true, sl_tasks_cancel, NULL },
+	{ "tasks/get", ERA_LEGACY | ERA_MODERN, true, true, sl_tasks_get, NULL },
+	{ "tasks/list", ERA_LEGACY, true, false, sl_tasks_list,
+	  "Method not found: the 2026-07-28 tasks extension has no tasks/list" },
+	{ "tasks/result", ERA_LEGACY, true, true, sl_tasks_result,
+	  "Method not found: the 2026-07-28 tasks extension has no tasks/result: poll tasks/get" },
+	{ "tasks/update", ERA_MODERN, true, false, sl_tasks_update,
+	  "Method not found: tasks/update is of the 2026-07-28 tasks extension" },
 	{ "tools/call", ERA_LEGACY | ERA_MODERN, true, true, sl_calls_tools_call, NULL },
 	{ "tools/list", ERA_LEGACY | ERA_MODERN, true, false, sl_calls_tools_list, NULL },
 };
@@ -640,6 +670,10 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 			sl_listen_updated(s, u, m->params, ours);
 			free(ours);
 		}
+		return;
+	}
+	if (strcmp(m->method, "notifications/tasks/status") == 0) {
+		sl_tasks_status(s, u, m);
 		return;
 	}
 	if (strcmp(m->method, "notifications/message") == 0) {

@@ -73,6 +73,7 @@ struct sl_session {
 	struct sl_deferred **deferred_tail;
 	struct sl_listen *listens;   /* 2026-07-28 subscriptions/listen open (listen.c) */
 	uint32_t nlistens;
+	uint32_t ntasks;             /* tasks held, and creations in flight (tasks.c) */
 };
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
@@ -150,5 +151,18 @@ void sl_session_error(struct sl_session *s, yyjson_val *id, int code, const char
 void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 			   enum sl_origin origin, struct sl_upstream *up, const char *tool,
 			   yyjson_val *args, yyjson_val *fields);
+
+/* Tasks (gateway/tasks.c, docs/internals/TASKS.md). */
+/* True if u declared tasks.requests.tools.call. */
+bool sl_tasks_supported(const struct sl_upstream *u);
+/* True if a server of gw did. */
+bool sl_tasks_any(const struct sl_gateway *gw);
+/* execution.taskSupport of u's tool (its own name), or NULL. */
+const char *sl_tasks_support(const struct sl_gateway *gw, const struct sl_upstream *u,
+			     const char *tool);
+/* Sends tasks/cancel for the server's task id, answer ignored. */
+void sl_tasks_cancel_upstream(struct sl_upstream *u, const char *up_id, uint64_t timeout_ms);
+/* Frees the entries left (at sl_gateway_free). */
+void sl_tasks_dispose(struct sl_gateway *gw);
 
 #endif

@@ -35,6 +35,13 @@ struct sl_pending {
 	struct sl_upstream *up;      /* the server it waits on (none: a program) */
 	char key[80];
 	uint32_t asks;               /* sampling and elicitation relayed for it */
+	bool task_reserved;          /* a task creation holding a place (tasks.c) */
+	bool await_task;             /* a task-required tool called plainly: sluice makes
+				      * the task and answers with its result */
+	char *task;                  /* owned: tasks/result, get, cancel: our task id */
+	char *task_up, *task_tool;   /* owned: 2026-07-28 tasks/get: the server's id, the tool */
+	yyjson_doc *task_state;      /* 2026-07-28 tasks/get of a finished task: the Task the
+				      * fetched result goes into */
 	bool asks_logged;            /* its refusals were logged (once a call) */
 	struct sl_park *park;        /* 2026-07-28: its call's questions (park.c), or NULL */
 	union {
@@ -95,6 +102,45 @@ bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, stru
 void sl_pending_take_call(struct sl_pending *p, struct sl_call *c);
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
+
+/* Sets up a tools/call of m (taken) as sl_session_start_call does, without
+ * running it: the caller adjusts the call and runs it. */
+struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool modern,
+				    enum sl_origin origin, struct sl_upstream *up, const char *tool,
+				    yyjson_val *args, yyjson_val *fields);
+
+/* ---- tasks.c ---- */
+
+/* A tools/call with params.task for u's tool: a task is created (bounds
+ * permitting), or the call runs plainly if u has no tasks. Takes m. */
+void sl_tasks_tools_call(struct sl_session *s, struct sl_msg *m, bool modern, struct sl_upstream *up,
+			 const char *tool, yyjson_val *args);
+/* The server's CreateTaskResult r (in d) for p: makes the entry and gives
+ * r our id. Returns r. */
+yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, struct sl_call *c,
+				 yyjson_mut_doc *d, yyjson_mut_val *r);
+/* A tasks/result answer r (in d) for p: our id in its _meta; the entry goes. */
+void sl_tasks_fetched(struct sl_session *s, struct sl_pending *p, yyjson_mut_doc *d,
+		      yyjson_mut_val *r);
+/* p is going: a creation's place is given back unless it became an entry. */
+void sl_tasks_unreserve(struct sl_pending *p);
+/* A 2026-07-28 tools/call of a task-required tool of u, by a client that
+ * declared the tasks extension: answered with a CreateTaskResult. Takes m. */
+void sl_tasks_tools_call_modern(struct sl_session *s, struct sl_msg *m, struct sl_upstream *up,
+				const char *tool, yyjson_val *args);
+/* True if m's client declared the 2026-07-28 tasks extension. */
+bool sl_tasks_ext(struct sl_session *s, struct sl_msg *m);
+/* The answer of c, p's fetch for a 2026-07-28 tasks/get (p->task_state). */
+void sl_tasks_answer_state(struct sl_session *s, struct sl_pending *p, struct sl_call *c);
+void sl_tasks_update(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_get(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_result(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_cancel(struct sl_session *s, struct sl_msg *m, bool modern);
+void sl_tasks_list(struct sl_session *s, struct sl_msg *m, bool modern);
+/* notifications/tasks/status from u: to s if s owns the task. */
+void sl_tasks_status(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
+/* s is closing: its tasks go (cancelled upstream if not finished). */
+void sl_tasks_session_end(struct sl_session *s);
 
 /* ---- forward.c ---- */
 

@@ -50,6 +50,7 @@ void sl_call_free(struct sl_call *c)
 	free(c->why);
 	free(c->tool);
 	free(c->request_state);
+	free(c->task_fetch);
 	free(c);
 }
 
@@ -131,6 +132,10 @@ static void on_reply(void *ctx, struct sl_reply *r)
 		c->result_doc = r->msg->doc;
 		r->msg->doc = NULL;
 		c->result = r->msg->result;
+		/* MCP 2025-11-25 tasks: a task-augmented request is answered with
+		 * a CreateTaskResult (a server may also run it plainly). */
+		c->task_created = c->task && yyjson_is_obj(sl_json_obj(c->result, "task")) &&
+				  sl_json_str(sl_json_obj(c->result, "task"), "taskId");
 		break;
 	case SL_REPLY_ERROR:
 		c->outcome = SL_OUTCOME_RPC_ERROR;
@@ -158,10 +163,18 @@ static bool dispatch(struct sl_call *c)
 {
 	struct sl_err err;
 	yyjson_mut_val *params = yyjson_mut_obj(c->doc);
+	const char *method = "tools/call";
 
-	yyjson_mut_obj_add_strcpy(c->doc, params, "name", c->tool);
-	yyjson_mut_obj_add_val(c->doc, params, "arguments", c->args);
-	c->ureq = sl_upstream_request(c->up, "tools/call", c->doc, params, c->timeout_ms, on_reply,
+	if (c->task_fetch) {
+		method = "tasks/result";
+		yyjson_mut_obj_add_strcpy(c->doc, params, "taskId", c->task_fetch);
+	} else {
+		yyjson_mut_obj_add_strcpy(c->doc, params, "name", c->tool);
+		yyjson_mut_obj_add_val(c->doc, params, "arguments", c->args);
+		if (c->task)
+			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
+	}
+	c->ureq = sl_upstream_request(c->up, method, c->doc, params, c->timeout_ms, on_reply,
 				      c->progress ? on_progress : NULL, c, &err);
 	if (!c->ureq) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED, "%s", err.msg);
@@ -201,6 +214,14 @@ static void advance(struct sl_call *c)
 			c->finished = true;
 			c->done(c->ctx, c);
 			return;
+		case PH_RESPONSE:
+			/* A CreateTaskResult holds no output to filter: the
+			 * result passes the response half when it is fetched. */
+			if (c->task_created) {
+				c->phase = PH_FINISH;
+				continue;
+			}
+			break;
 		default:
 			break;
 		}
@@ -245,6 +266,8 @@ static void advance(struct sl_call *c)
 
 void sl_call_run(struct sl_call *c)
 {
+	if (c->task_fetch)
+		c->phase = PH_DISPATCH;
 	advance(c);
 }
 

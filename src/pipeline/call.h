@@ -185,6 +185,16 @@ struct sl_call {
 	yyjson_mut_val *input_responses; /* in doc, or NULL */
 	char *request_state;             /* owned, or NULL */
 	yyjson_mut_val *input_required;  /* INPUT_REQUIRED: the result to send (in doc) */
+	/* MCP 2025-11-25 tasks (docs/internals/TASKS.md). A call that creates a
+	 * task carries the client's task params (dispatched with it); its
+	 * answer is then a CreateTaskResult, which holds no tool output: the
+	 * response half is skipped (task_created), and the output passes it
+	 * later, in the call that fetches it. That call (task_fetch: the
+	 * server's own task id) skips the request half, whose stages decided
+	 * at creation, and dispatches tasks/result instead of tools/call. */
+	yyjson_mut_val *task;            /* in doc, or NULL */
+	char *task_fetch;                /* owned, or NULL */
+	bool task_created;
 
 	enum sl_outcome outcome;
 	yyjson_doc *result_doc;   /* owned: the upstream's response */
@@ -218,6 +228,8 @@ struct sl_call *sl_call_new(struct sl_gen *gen, enum sl_origin origin, struct sl
 			    yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx);
 void sl_call_free(struct sl_call *c);
+/* Runs the call from its request half, or, for a task_fetch call, from
+ * dispatch. */
 void sl_call_run(struct sl_call *c);
 /* Continues a call a stage suspended with SL_STAGE_AGAIN. */
 void sl_call_resume(struct sl_call *c);

@@ -132,7 +132,9 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 	struct entry *e;
 	yyjson_doc *doc;
 
-	if (!C || !C->on || !selected(C, c))
+	/* A task is one run the client follows by its id: never answered
+	 * from, nor stored in, the cache. */
+	if (!C || !C->on || c->task || c->task_fetch || !selected(C, c))
 		return SL_STAGE_DECLINED;
 	make_key(c, key);
 	e = sl_map_get(&C->map, key);
@@ -170,7 +172,8 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 	char *json;
 	size_t len = 0;
 
-	if (!C || !C->on || c->cache_hit || c->outcome != SL_OUTCOME_OK || !selected(C, c))
+	if (!C || !C->on || c->cache_hit || c->outcome != SL_OUTCOME_OK || c->task || c->task_fetch ||
+	    !selected(C, c))
 		return SL_STAGE_DECLINED;
 	res = sl_call_result_view(c, &tmp);
 	if (!yyjson_is_obj(res) || yyjson_is_true(yyjson_obj_get(res, "isError"))) {

@@ -1157,6 +1157,8 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 		field = "name";
 	else if (!strcmp(m, "resources/read"))
 		field = "uri";
+	else if (!strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") || !strcmp(m, "tasks/cancel"))
+		field = "taskId"; /* SEP-2663: Mcp-Name carries the task id */
 	if (!field)
 		return NULL;
 	name = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(root, "params"), field));
