@@ -16,11 +16,14 @@ import { StdioClientTransport as OldStdio } from 'sdk-1.0/client/stdio.js';
 import { CreateMessageRequestSchema as OldSampling, ListRootsRequestSchema as OldRoots, ToolListChangedNotificationSchema as OldListChanged } from 'sdk-1.0/types.js';
 import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Http } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Sdk2Stdio } from '@modelcontextprotocol/client/stdio';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+	CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema, GetTaskResultSchema,
+	ListRootsRequestSchema, ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import {
 	EVERYTHING, LEGACY, MODERN, REPO, SLUICE, catalog, closeAll, connect, everything, eventually, httpClient,
-	httpRequest, runSluice, startHttp, startRaw, textOf, withTimeout, writeConfig,
+	httpRequest, modernMeta, runSluice, startHttp, startRaw, textOf, withTimeout, writeConfig,
 } from './helpers.mjs';
 
 const OLD = '2024-11-05';
@@ -44,6 +47,7 @@ const FEATURES = [
 	['Structured tool results', ['as text', 'yes (as text before 2025-06-18)', 'yes']],
 	['A server asks for sampling or roots', ['yes', 'yes', 'as `input_required`']],
 	['A server asks for elicitation', ['—', 'yes (2025-06-18 on)', 'as `input_required`']],
+	['Tasks (`execution.taskSupport`)', ['awaited by sluice', 'yes (2025-11-25)', 'the `io.modelcontextprotocol/tasks` extension']],
 	['Tool list changes reach the client', ['notification', 'notification', '`subscriptions/listen`']],
 ];
 
@@ -309,6 +313,39 @@ const checks = {
 		await toolsOf(c, ['everything__trigger-elicitation-request']);
 		const r = await c.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
 		assert.match(JSON.stringify(r.content), /Grace Hopper/);
+	},
+	async 'Tasks (`execution.taskSupport`)'(c, want) {
+		const TOOL = 'everything__simulate-research-query';
+		const report = /Research Report: tides/;
+		if (want === 'awaited by sluice') {
+			// The version has no tasks: sluice runs the task and answers the call.
+			const r = await c.callTool({ name: TOOL, arguments: { topic: 'tides' } }, undefined, { timeout: 30000 });
+			assert.match(JSON.stringify(r.content), report);
+		} else if (want === 'yes (2025-11-25)') {
+			const created = await c.request({ method: 'tools/call', params: { name: TOOL, arguments: { topic: 'tides' }, task: { ttl: 60000 } } }, CreateTaskResultSchema);
+			const id = created.task.taskId;
+			await eventually(async () => (await c.request({ method: 'tasks/get', params: { taskId: id } }, GetTaskResultSchema)).status === 'completed', 20000, 250, 'the task to complete');
+			const r = await c.request({ method: 'tasks/result', params: { taskId: id } }, CallToolResultSchema);
+			assert.match(textOf(r), report);
+		} else {
+			assert.equal(want, 'the `io.modelcontextprotocol/tasks` extension');
+			// A 2026-07-28 client that declares the extension gets a handle and polls it.
+			const gw = await startHttp({ servers: features() });
+			const post = (method, params, name) => httpRequest(
+				{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name } },
+				{ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta({ extensions: { 'io.modelcontextprotocol/tasks': {} } }) } }, 20000);
+			let created;
+			await eventually(async () => {
+				created = (await post('tools/call', { name: TOOL, arguments: { topic: 'tides' } }, TOOL)).json?.result;
+				return created?.resultType === 'task';
+			}, 15000, 250, 'a task handle');
+			let task;
+			await eventually(async () => {
+				task = (await post('tasks/get', { taskId: created.taskId }, created.taskId)).json?.result;
+				return task?.status === 'completed';
+			}, 20000, 250, 'the task to complete');
+			assert.match(textOf(task.result), report);
+		}
 	},
 	async 'Tool list changes reach the client'(c, want) {
 		if (want === '`subscriptions/listen`') {
