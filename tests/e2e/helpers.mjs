@@ -287,6 +287,21 @@ export async function toolsWhen(client, pred, ms = 8000) {
 	return last;
 }
 
+// The progress notifications (params, without the token) that came on the
+// wire before the response whose result satisfies pred, for that request
+// (the SDK's progress token is its request id). A test asserts these, not
+// what an SDK's onprogress saw: SDK clients handle a notification a
+// microtask after reading it but a response at once, so one read in the
+// same chunk as its response is lost to onprogress (sluice spaces them by
+// 5 ms, which a loaded machine can fold into one read).
+export function progressBefore(wire, pred) {
+	const i = wire.findIndex((m) => 'id' in m && 'result' in m && pred(m.result));
+	if (i < 0) throw new Error('no such response on the wire');
+	return wire.slice(0, i)
+		.filter((m) => m.method === 'notifications/progress' && m.params.progressToken === wire[i].id)
+		.map(({ params: { progressToken, ...rest } }) => rest);
+}
+
 // ---- raw JSON lines ----------------------------------------------------------------
 
 // Starts `sluice serve --config` with a JSON-lines driver.

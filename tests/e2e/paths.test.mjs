@@ -14,7 +14,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { connect, closeAll, writeConfig, textOf, execCode, eventually, REPO } from './helpers.mjs';
+import { connect, closeAll, writeConfig, textOf, execCode, eventually, progressBefore, REPO } from './helpers.mjs';
 
 after(closeAll);
 
@@ -89,10 +89,11 @@ describe('redaction beyond tool results', () => {
 	});
 
 	test('notifications/message and a progress message: text and keys', async () => {
-		const progress = [];
+		const before = t.gw.wire.length;
 		const r = await t.gw.client.callTool({ name: 'peer__work', arguments: {} }, undefined,
-			{ onprogress: (p) => progress.push(p) });
+			{ onprogress: () => {} });
 		assert.equal(textOf(r), 'worked');
+		const progress = progressBefore(t.gw.wire.slice(before), (res) => textOf(res) === 'worked');
 		assert.equal(progress.length, 1);
 		redacted('the progress message', progress[0].message);
 		const log = await eventually(() => t.gw.wire.find((m) => m.method === 'notifications/message' &&
@@ -166,10 +167,11 @@ describe('the guard beyond tool results (action "warn")', () => {
 	});
 
 	test('a log notification is withheld; a progress notification keeps its numbers, not its message', async () => {
-		const progress = [];
+		const before = t.gw.wire.length;
 		const r = await t.gw.client.callTool({ name: 'peer__work', arguments: {} }, undefined,
-			{ onprogress: (p) => progress.push(p) });
+			{ onprogress: () => {} });
 		assert.equal(textOf(r), 'worked');
+		const progress = progressBefore(t.gw.wire.slice(before), (res) => textOf(res) === 'worked');
 		assert.deepEqual(progress, [{ progress: 1, total: 1 }]);
 		assert.ok(!t.gw.wire.some((m) => m.method === 'notifications/message'), 'a log notification came through');
 		assert.match(t.gw.stderr(), /guard: the notifications\/message notification from server 'peer' looks like instructions/);
