@@ -2005,6 +2005,21 @@ static void conn_between(struct sl_http *h, struct MHD_Connection *c)
 	arm_deadline(h);
 }
 
+/* 405 on an HTTP+SSE path, whose one method differs from /mcp's. */
+static enum MHD_Result refuse_method(struct MHD_Connection *c, const char *allow)
+{
+	size_t len;
+	char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &len);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len - 1, s, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Allow", allow);
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static bool over_body_cap(struct sl_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	const char *len = header(c, "Content-Length");
@@ -2026,8 +2041,7 @@ static bool admit_sse(struct sl_http *h, struct MHD_Connection *c, const char *u
 {
 	bool stream = !strcmp(url, "/sse");
 	if (strcmp(method, stream ? "GET" : "POST") != 0) {
-		*ret = refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, stream ? "Method Not Allowed: GET /sse"
-								    : "Method Not Allowed: POST /messages");
+		*ret = refuse_method(c, stream ? "GET" : "POST");
 		return false;
 	}
 	if (modern) {

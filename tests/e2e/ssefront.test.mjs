@@ -176,7 +176,10 @@ describe('HTTP+SSE: bounds and hostile input', () => {
 	test('the wrong method, Accept or Content-Type, and a 2026-07-28 request: refused clearly', async () => {
 		const gw = await gateway();
 		const req = (path, method, headers, body) => httpRequest({ host: '127.0.0.1', port: gw.port, path, method, headers }, body, 5000);
-		assert.equal((await req('/sse', 'POST', {}, initialize())).status, 405);
+		const wrong = await req('/sse', 'POST', {}, initialize());
+		assert.equal(wrong.status, 405);
+		assert.equal(wrong.headers.allow, 'GET');
+		assert.equal((await req('/messages', 'GET', {})).headers.allow, 'POST');
 		assert.equal((await req('/sse', 'GET', { accept: 'application/json' })).status, 406);
 		const g = await rawSession(gw);
 		assert.equal((await postTo(gw, g.endpoint, 'x', { 'content-type': 'text/plain' })).status, 415);
