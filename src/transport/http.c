@@ -1,6 +1,8 @@
 /*
  * The Streamable HTTP transport (MCP 2025-11-25 transports, "Streamable
- * HTTP"; MCP 2026-07-28 HTTP headers). libmicrohttpd parses HTTP; this file
+ * HTTP"; MCP 2026-07-28 HTTP headers), and the older HTTP+SSE transport
+ * (MCP 2024-11-05 transports: GET /sse, POST /messages?sessionId=) for
+ * clients that speak only that. libmicrohttpd parses HTTP; this file
  * decides what each request means and routes each line a session sends.
  *
  * Objects:
@@ -112,6 +114,10 @@ struct hsess {
 	uint32_t nstreams;           /* streams numbered so far */
 	uint64_t last_ms;
 	bool ephemeral;              /* 2026-07-28: one request, no id */
+	bool sse;                    /* HTTP+SSE (2024-11-05): everything on its GET /sse stream */
+	char **inflight;             /* HTTP+SSE: ids (JSON) of requests not answered yet */
+	uint32_t ninflight;          /* at most sluice.http.maxRequestsPerSession */
+	size_t inflight_bytes;       /* charged for them */
 	bool listen;                 /* that request is a subscriptions/listen */
 	bool ended;
 	bool warned;                 /* a backlog line dropped at the budget was logged */
@@ -211,9 +217,11 @@ static void lines_free(struct line *l)
 	}
 }
 
+/* HTTP+SSE has no event ids: its client (an EventSource) would take a
+ * priming event for a message, and the transport has no resumption. */
 static bool resumable(const struct stream *st)
 {
-	return st->hs && !st->hs->ephemeral;
+	return st->hs && !st->hs->ephemeral && !st->hs->sse;
 }
 
 /* ---- the memory budget (sluice.limits.maxSessionBytes, maxBufferedBytes) ----- */
@@ -346,8 +354,9 @@ static void stream_free(struct stream *st)
 	free(st->key);
 	free(st->token);
 	free(st);
-	/* A 2026-07-28 request's session lives as long as its one stream. */
-	if (hs && hs->ephemeral)
+	/* A 2026-07-28 request's session lives as long as its one stream,
+	 * and so does an HTTP+SSE session (MCP 2024-11-05 transports). */
+	if (hs && (hs->ephemeral || hs->sse))
 		session_end(hs);
 }
 
@@ -700,6 +709,52 @@ static char *json_key(yyjson_val *v)
 	return v ? yyjson_val_write(v, 0, NULL) : NULL;
 }
 
+/* ---- HTTP+SSE: requests in flight ------------------------------------------ */
+
+/* What a request in flight costs the budget: its id and its slot. */
+static size_t inflight_cost(const char *key)
+{
+	return strlen(key) + 1 + sizeof(char *);
+}
+
+/* Records a request of an HTTP+SSE session (key, taken) as in flight, so
+ * that sluice.http.maxRequestsPerSession bounds them as it bounds POSTs
+ * waiting on /mcp; at a bound of the memory budget, charges nothing. */
+static enum bound inflight_add(struct hsess *hs, char *key)
+{
+	enum bound b = reserve(hs->h, hs, NULL, inflight_cost(key));
+	if (b != FITS) {
+		free(key);
+		return b;
+	}
+	hs->inflight = sl_realloc(hs->inflight, (hs->ninflight + 1) * sizeof(*hs->inflight));
+	hs->inflight[hs->ninflight++] = key;
+	hs->inflight_bytes += inflight_cost(key);
+	return FITS;
+}
+
+/* The request whose id is key (JSON) is answered, or cancelled (and so
+ * never answered). */
+static void inflight_del(struct hsess *hs, const char *key)
+{
+	for (uint32_t i = 0; key && i < hs->ninflight; i++)
+		if (!strcmp(hs->inflight[i], key)) {
+			release(hs->h, hs, NULL, inflight_cost(key));
+			hs->inflight_bytes -= inflight_cost(key);
+			free(hs->inflight[i]);
+			hs->inflight[i] = hs->inflight[--hs->ninflight];
+			return;
+		}
+}
+
+static void inflight_clear(struct hsess *hs)
+{
+	while (hs->ninflight)
+		inflight_del(hs, hs->inflight[hs->ninflight - 1]);
+	free(hs->inflight);
+	hs->inflight = NULL;
+}
+
 static void to_get_stream(struct hsess *hs, char *line, size_t len)
 {
 	struct line *l;
@@ -783,6 +838,44 @@ static void deliver(struct stream *st, const struct sl_out *o)
 	free(why);
 }
 
+/* MCP 2024-11-05 transports (HTTP+SSE): every message the session sends
+ * is an event of its one stream, in the order sent. At a bound of the
+ * budget, an answer while nothing waits to be written (its client reads,
+ * the answer alone is too big) becomes a JSON-RPC error naming the bound;
+ * anything else means the client stopped reading, and the stream ends, as
+ * a GET stream's does, and its session with it. */
+static void sse_send(struct hsess *hs, struct sl_out *o)
+{
+	struct stream *st = hs->get;
+	char *key, *why, *e;
+	enum bound b;
+	size_t len;
+
+	if (o->kind == SL_OUT_RESPONSE) {
+		key = json_key(o->id);
+		inflight_del(hs, key);
+		free(key);
+	}
+	if (!st) { /* only while the session ends */
+		free(o->line);
+		return;
+	}
+	b = stream_push(st, sse_frame(st, o->line, o->len), false);
+	free(o->line);
+	if (b == FITS)
+		return;
+	if (o->kind != SL_OUT_RESPONSE || st->head) {
+		kill_stream(st, b);
+		return;
+	}
+	why = busy_why(hs->h, b);
+	sl_log(SL_LOG_WARN, "http: session %.8s…: an answer became an error (%s)", hs->id, why);
+	e = sl_rpc_error_line(o->id, SL_RPC_SERVER_ERROR, why, &len);
+	stream_push(st, sse_frame(st, e, len), true);
+	free(e);
+	free(why);
+}
+
 /* io->send: one outgoing message, routed by what the session says it is.
  * The rule (docs/internals/HTTP.md): an answer goes to the POST that
  * carried its request; a progress notification to the POST whose request
@@ -797,6 +890,10 @@ static void send_out(void *ctx, struct sl_out *o)
 
 	if (hs->ended) {
 		free(o->line);
+		return;
+	}
+	if (hs->sse) {
+		sse_send(hs, o);
 		return;
 	}
 	switch (o->kind) {
@@ -920,6 +1017,7 @@ static void session_end(struct hsess *hs)
 		h->nephemeral--;
 	}
 	sl_session_close(hs->s);
+	inflight_clear(hs);
 	while (hs->streams) {
 		struct stream *st = hs->streams;
 		if (st->detached) {
@@ -1265,6 +1363,58 @@ static uint32_t listens_with(const struct sl_http *h, const char *cred)
 	return n;
 }
 
+/* The checks every POST body passes before a session sees it (its size,
+ * the budget, one JSON object, its id, its depth). NULL: refused, *ret is
+ * the answer; else the parsed body, owned by the caller. */
+static yyjson_doc *checked_body(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+				enum MHD_Result *ret)
+{
+	yyjson_doc *doc;
+	yyjson_val *root, *id;
+
+	if (r->over) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
+			 h->cfg->max_body_bytes);
+		*ret = fail(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg);
+		return NULL;
+	}
+	if (r->busy) {
+		char *why = busy_why(h, OVER_ALL);
+		*ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		return NULL;
+	}
+	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, 0);
+	root = yyjson_doc_get_root(doc);
+	if (!doc) {
+		*ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_PARSE_ERROR, NULL, "Parse error: the body is not JSON");
+		return NULL;
+	}
+	if (!yyjson_is_obj(root)) {
+		*ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL,
+			    "Invalid Request: one JSON-RPC message per POST (no batches)");
+		goto fail;
+	}
+	id = yyjson_obj_get(root, "id");
+	/* Answered here: the session would answer with a null id, which no
+	 * stream waits for, and the POST would hold its slot for good. */
+	if (id && !sl_rpc_valid_id(id)) {
+		*ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL, SL_RPC_BAD_ID_WHY);
+		goto fail;
+	}
+	/* The depth gate (core/json.h), before anything walks the body. */
+	if (!sl_json_depth_ok(root)) {
+		*ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, id,
+			    "Invalid Request: " SL_JSON_DEPTH_WHY);
+		goto fail;
+	}
+	return doc;
+fail:
+	yyjson_doc_free(doc);
+	return NULL;
+}
+
 static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
 			    const char *token, bool modern)
 {
@@ -1278,42 +1428,10 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 	enum bound b;
 	bool is_init;
 
-	if (r->over) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
-			 h->cfg->max_body_bytes);
-		return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg);
-	}
-	if (r->busy) {
-		char *why = busy_why(h, OVER_ALL);
-		ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
-		free(why);
+	if (!(doc = checked_body(h, c, r, &ret)))
 		return ret;
-	}
-	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, 0);
 	root = yyjson_doc_get_root(doc);
-	if (!doc) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_PARSE_ERROR, NULL, "Parse error: the body is not JSON");
-		goto out;
-	}
-	if (!yyjson_is_obj(root)) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL,
-			   "Invalid Request: one JSON-RPC message per POST (no batches)");
-		goto out;
-	}
 	id = yyjson_obj_get(root, "id");
-	/* Answered here: the session would answer with a null id, which no
-	 * stream waits for, and the POST would hold its slot for good. */
-	if (id && !sl_rpc_valid_id(id)) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL, SL_RPC_BAD_ID_WHY);
-		goto out;
-	}
-	/* The depth gate (core/json.h), before anything walks the body. */
-	if (!sl_json_depth_ok(root)) {
-		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, id,
-			   "Invalid Request: " SL_JSON_DEPTH_WHY);
-		goto out;
-	}
 	method = yyjson_obj_get(root, "method");
 	is_init = method && id && yyjson_equals_str(method, SL_MCP_INITIALIZE);
 
@@ -1376,8 +1494,9 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 			goto out;
 		}
 		hs = sl_map_get(&h->by_id, sid);
-		/* A session answers only the credential that opened it. */
-		if (!hs || (hs->token && (!token || !same_secret(hs->token, token)))) {
+		/* A session answers only the credential that opened it, and
+		 * only on its own transport. */
+		if (!hs || hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
 			ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
 			goto out;
 		}
@@ -1469,7 +1588,7 @@ static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c, c
 		return NULL;
 	}
 	hs = sl_map_get(&h->by_id, sid);
-	if (!hs || (hs->token && (!token || !same_secret(hs->token, token)))) {
+	if (!hs || hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
 		*ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Session not found");
 		return NULL;
 	}
@@ -1573,6 +1692,119 @@ static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c, const ch
 		return ret;
 	session_end(hs);
 	return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
+}
+
+/* ---- HTTP+SSE (MCP 2024-11-05 transports) ------------------------------------------------- */
+
+#define SSE_ERA_WHY                                                                                \
+	"the HTTP+SSE transport (GET /sse) serves the session era only (2024-11-05 to "            \
+	"2025-11-25, after initialize): a 2026-07-28 client uses POST /mcp"
+
+/* GET /sse: a session of its own and its one stream, whose first event
+ * names where to POST (MCP 2024-11-05 transports: "the server MUST send an
+ * endpoint event containing a URI for the client to use for sending
+ * messages"). The session lives as long as the stream (stream_free). */
+static enum MHD_Result sse_open(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+				const char *token)
+{
+	struct hsess *hs;
+	struct stream *st;
+	struct line *l;
+	enum bound b;
+
+	if (h->nsessions + h->nephemeral >= h->cfg->max_sessions)
+		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL,
+			    "too many sessions (sluice.http.maxSessions)");
+	hs = session_new(h, false, token);
+	hs->sse = true;
+	if (!(st = stream_new(h, hs, c, NULL, NULL, &b))) {
+		char *why = busy_why(h, b);
+		enum MHD_Result ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		session_end(hs);
+		return ret;
+	}
+	st->is_get = st->sse = true;
+	hs->get = st;
+	l = line_new(sl_printf("event: endpoint\ndata: /messages?sessionId=%s\n\n", hs->id), 0);
+	l->len = strlen(l->data);
+	stream_push(st, l, true);
+	/* Its client closing the stream ends the session at once, not at
+	 * the next heartbeat (a suspended connection is not read). */
+	watch_peer(st);
+	sl_log(SL_LOG_DEBUG, "http: session %.8s… opened over HTTP+SSE", hs->id);
+	return open_sse(c, st, NULL, r);
+}
+
+/* POST /messages?sessionId=: one message for an HTTP+SSE session, 202 at
+ * once; whatever the session sends goes on its stream. */
+static enum MHD_Result sse_post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+				const char *token)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sessionId");
+	const char *pv = header(c, SL_MCP_HDR_VERSION);
+	yyjson_doc *doc;
+	yyjson_val *root, *id, *method, *meta;
+	struct hsess *hs;
+	enum MHD_Result ret;
+	enum bound b;
+
+	if (!(doc = checked_body(h, c, r, &ret)))
+		return ret;
+	root = yyjson_doc_get_root(doc);
+	id = yyjson_obj_get(root, "id");
+	method = yyjson_obj_get(root, "method");
+	meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
+	if (!sid) {
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
+			   "Bad Request: the sessionId query parameter is required");
+		goto out;
+	}
+	hs = sl_map_get(&h->by_id, sid);
+	/* Its stream gone, the session is gone; one opened with another
+	 * credential, or on /mcp, is not found either. */
+	if (!hs || !hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
+		ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
+		goto out;
+	}
+	if ((pv && !strcmp(pv, SL_MCP_MODERN)) || yyjson_obj_get(meta, SL_MCP_META_VERSION)) {
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, id,
+			   "Invalid Request: " SSE_ERA_WHY);
+		goto out;
+	}
+	if (pv && !sl_mcp_legacy_version(pv)) {
+		ret = fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
+			   "Bad Request: unsupported MCP-Protocol-Version");
+		goto out;
+	}
+	if (method && id) {
+		if (hs->ninflight >= h->cfg->max_requests) {
+			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+				   "too many requests in flight in this session "
+				   "(sluice.http.maxRequestsPerSession)");
+			goto out;
+		}
+		/* Before the session sees it: it may answer at once. */
+		if ((b = inflight_add(hs, json_key(id))) != FITS) {
+			char *why = busy_why(h, b);
+			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, why);
+			free(why);
+			goto out;
+		}
+	}
+	hs->last_ms = sl_now_ms();
+	sl_session_input(hs->s, r->body.data, r->body.len);
+	if (method && !id && yyjson_equals_str(method, SL_MCP_CANCELLED)) {
+		/* A cancelled request is never answered: no longer in flight. */
+		char *key = json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
+		if (!hs->ended)
+			inflight_del(hs, key);
+		free(key);
+	}
+	ret = respond(c, MHD_HTTP_ACCEPTED, "text/plain", "Accepted", 8, NULL, false);
+out:
+	yyjson_doc_free(doc);
+	return ret;
 }
 
 /* ---- connections: admission before work ---------------------------------------------- */
@@ -1773,6 +2005,62 @@ static void conn_between(struct sl_http *h, struct MHD_Connection *c)
 	arm_deadline(h);
 }
 
+/* 405 on an HTTP+SSE path, whose one method differs from /mcp's. */
+static enum MHD_Result refuse_method(struct MHD_Connection *c, const char *allow)
+{
+	size_t len;
+	char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &len);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len - 1, s, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Allow", allow);
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static bool over_body_cap(struct sl_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	const char *len = header(c, "Content-Length");
+	char msg[128];
+	if (!len || strtoull(len, NULL, 10) <= h->cfg->max_body_bytes)
+		return false;
+	snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
+		 h->cfg->max_body_bytes);
+	*ret = error_response(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg, true);
+	return true;
+}
+
+/* The HTTP+SSE endpoints (MCP 2024-11-05 transports), after Host, Origin
+ * and token: GET /sse (Accept must allow the stream), POST /messages
+ * (Content-Type and the body cap as on /mcp; its client, which reads
+ * every answer on its stream, need not send Accept). */
+static bool admit_sse(struct sl_http *h, struct MHD_Connection *c, const char *url,
+		      const char *method, bool modern, enum MHD_Result *ret)
+{
+	bool stream = !strcmp(url, "/sse");
+	if (strcmp(method, stream ? "GET" : "POST") != 0) {
+		*ret = refuse_method(c, stream ? "GET" : "POST");
+		return false;
+	}
+	if (modern) {
+		*ret = error_response(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL,
+				      "Invalid Request: " SSE_ERA_WHY, true);
+		return false;
+	}
+	if (stream && !accepts(header(c, "Accept"), "text/event-stream")) {
+		*ret = refuse(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must allow text/event-stream");
+		return false;
+	}
+	if (!stream && (!header(c, "Content-Type") ||
+			strncasecmp(header(c, "Content-Type"), "application/json", 16) != 0)) {
+		*ret = refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+		return false;
+	}
+	return stream || !over_body_cap(h, c, ret);
+}
+
 /* The checks every request passes at its first callback, when its headers
  * are whole and before any byte of its body is read (MCP 2025-11-25
  * transports, security: Host and Origin against DNS rebinding, then the
@@ -1780,7 +2068,7 @@ static void conn_between(struct sl_http *h, struct MHD_Connection *c)
 static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 		  const char *method, enum MHD_Result *ret)
 {
-	const char *auth, *token = NULL, *pv, *len;
+	const char *auth, *token = NULL, *pv;
 	bool modern, is_post = !strcmp(method, "POST");
 
 	if (h->stopping) {
@@ -1802,12 +2090,15 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 		*ret = refuse(c, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is required");
 		return false;
 	}
-	if (strcmp(url, "/mcp") != 0) {
-		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp");
-		return false;
-	}
 	pv = header(c, SL_MCP_HDR_VERSION);
 	modern = pv && !strcmp(pv, SL_MCP_MODERN);
+	if (!strcmp(url, "/sse") || !strcmp(url, "/messages"))
+		return admit_sse(h, c, url, method, modern, ret);
+	if (strcmp(url, "/mcp") != 0) {
+		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp "
+			      "(and /sse for HTTP+SSE clients)");
+		return false;
+	}
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
 	if (!is_post && (modern || (strcmp(method, "GET") && strcmp(method, "DELETE")))) {
 		*ret = refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
@@ -1831,15 +2122,7 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 		*ret = refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
 		return false;
 	}
-	len = header(c, "Content-Length");
-	if (is_post && len && strtoull(len, NULL, 10) > h->cfg->max_body_bytes) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
-			 h->cfg->max_body_bytes);
-		*ret = error_response(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg, true);
-		return false;
-	}
-	return true;
+	return !(is_post && over_body_cap(h, c, ret));
 }
 
 /* Gives up what is buffered of a request's body. */
@@ -1897,6 +2180,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (auth && !strncasecmp(auth, "Bearer ", 7))
 		token = auth + 7;
 	pv = header(c, SL_MCP_HDR_VERSION);
+	if (!strcmp(url, "/messages")) {
+		ret = sse_post(h, c, r, token);
+		body_drop(h, r);
+		return ret;
+	}
+	if (!strcmp(url, "/sse"))
+		return sse_open(h, c, r, token);
 	if (!strcmp(method, "POST")) {
 		ret = post(h, c, r, token, pv && !strcmp(pv, SL_MCP_MODERN));
 		body_drop(h, r); /* the session has what it needs */

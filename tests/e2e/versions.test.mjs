@@ -13,6 +13,10 @@ import path from 'node:path';
 
 import { Client as OldClient } from 'sdk-1.0/client/index.js';
 import { StdioClientTransport as OldStdio } from 'sdk-1.0/client/stdio.js';
+import { SSEClientTransport as OldSSE } from 'sdk-1.0/client/sse.js';
+import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { EventSource } from 'eventsource';
 import { CreateMessageRequestSchema as OldSampling, ListRootsRequestSchema as OldRoots, ToolListChangedNotificationSchema as OldListChanged } from 'sdk-1.0/types.js';
 import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Http } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Sdk2Stdio } from '@modelcontextprotocol/client/stdio';
@@ -27,6 +31,8 @@ import {
 } from './helpers.mjs';
 
 const OLD = '2024-11-05';
+// The SDK 1.0.x SSE client uses the global EventSource; Node 20 has none.
+globalThis.EventSource ??= EventSource;
 const SESSION_ERA = '2025-03-26 – 2025-11-25';
 
 // ---- the tables ---------------------------------------------------------------------------
@@ -36,8 +42,8 @@ const TRANSPORT_COLS = [
 	'sluice → server, stdio', 'sluice → server, Streamable HTTP', 'sluice → server, HTTP+SSE',
 ];
 const TRANSPORTS = [
-	[OLD, ['yes', 'yes', 'no', 'yes', 'yes', 'yes']],
-	[SESSION_ERA, ['yes', 'yes', 'no', 'yes', 'yes', 'yes']],
+	[OLD, ['yes', 'yes', 'yes', 'yes', 'yes', 'yes']],
+	[SESSION_ERA, ['yes', 'yes', 'yes', 'yes', 'yes', 'yes']],
 	[MODERN, ['yes', 'yes', '—', 'yes', 'yes', '—']],
 ];
 
@@ -171,6 +177,22 @@ for (const [era, cases] of Object.entries(serverCases))
 
 const github = () => ({ github: catalog('github') });
 
+// The protocol versions a transport's initialize answers carried (the
+// Protocol sets onmessage after this wraps it).
+function agreed(transport) {
+	const versions = [];
+	let fn;
+	Object.defineProperty(transport, 'onmessage', {
+		configurable: true,
+		get: () => fn && ((m, extra) => {
+			if (m.result?.protocolVersion) versions.push(m.result.protocolVersion);
+			return fn(m, extra);
+		}),
+		set: (f) => (fn = f),
+	});
+	return versions;
+}
+
 // One raw JSON-RPC exchange over sluice's HTTP front.
 const post = (gw, body, headers = {}) => httpRequest(
 	{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers } },
@@ -216,6 +238,21 @@ const clientCases = {
 			assert.equal(call.status, 200, call.text);
 			assert.deepEqual(JSON.parse(call.json.result.content[0].text), { era: OLD });
 		},
+		async sse() {
+			// The SDK 1.0.4 client over its SSEClientTransport (GET /sse).
+			const gw = await startHttp({ servers: github() });
+			const transport = new OldSSE(new URL(`http://127.0.0.1:${gw.port}/sse`));
+			const client = new OldClient({ name: 'old-sse', version: '1.0.4' }, { capabilities: {} });
+			const seen = agreed(transport);
+			await withTimeout(client.connect(transport), 15000, 'connect over HTTP+SSE');
+			try {
+				assert.deepEqual(seen, [OLD]);
+				const r = await client.callTool({ name: 'github__echo', arguments: { era: OLD } });
+				assert.deepEqual(JSON.parse(r.content[0].text), { era: OLD });
+			} finally {
+				await client.close();
+			}
+		},
 	},
 	[SESSION_ERA]: {
 		async stdio() {
@@ -233,6 +270,21 @@ const clientCases = {
 			assert.deepEqual(JSON.parse(textOf(r)), { era: LEGACY });
 			await client.close();
 		},
+		async sse() {
+			// The SDK 1.x SSEClientTransport (GET /sse).
+			const gw = await startHttp({ servers: github() });
+			const transport = new SSEClientTransport(new URL(`http://127.0.0.1:${gw.port}/sse`));
+			const client = new SdkClient({ name: 'sse-1x', version: '1.0.0' }, { capabilities: {} });
+			const seen = agreed(transport);
+			await withTimeout(client.connect(transport), 15000, 'connect over HTTP+SSE');
+			try {
+				assert.deepEqual(seen, [LEGACY]);
+				const r = await client.callTool({ name: 'github__echo', arguments: { era: LEGACY } });
+				assert.deepEqual(JSON.parse(textOf(r)), { era: LEGACY });
+			} finally {
+				await client.close();
+			}
+		},
 	},
 	[MODERN]: {
 		stdio: () => sdk2(new Sdk2Stdio({ command: SLUICE, args: ['serve', '--config', writeConfig(github())], stderr: 'ignore' })),
@@ -240,21 +292,14 @@ const clientCases = {
 	},
 };
 for (const [era, cases] of Object.entries(clientCases))
-	for (const [t, col] of [['stdio', 0], ['http', 1]]) {
+	for (const [t, col] of [['stdio', 0], ['http', 1], ['sse', 2]]) {
 		const want = cell('transports', era, TRANSPORT_COLS[col]);
+		if (want === '—') continue;
 		test(`${era} client over ${t}: ${want}`, async () => {
-			assert.equal(want, 'yes', 'every version is served on stdio and Streamable HTTP');
+			assert.equal(want, 'yes', 'every version is served on stdio and Streamable HTTP, and the session era on HTTP+SSE');
 			await cases[t]();
 		});
 	}
-
-test('a client of the HTTP+SSE transport (GET /sse): no', async () => {
-	assert.equal(cell('transports', OLD, TRANSPORT_COLS[2]), 'no');
-	assert.equal(cell('transports', SESSION_ERA, TRANSPORT_COLS[2]), 'no');
-	const gw = await startHttp({ servers: github() });
-	const r = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/sse', method: 'GET', headers: { accept: 'text/event-stream' } }, undefined, 5000);
-	assert.equal(r.status, 404, r.text);
-});
 
 // ---- features, on the client face -----------------------------------------------------------
 
