@@ -417,7 +417,11 @@ function featureTests(era, open) {
 		for (const [feature, cells] of FEATURES) {
 			const want = cells[FEATURE_COLS.indexOf(era)];
 			if (want === '—') continue;
-			test(`${feature}: ${want}`, () => checks[feature](c, want));
+			// A failure carries sluice's log, to tell a sluice fault from a peer's.
+			test(`${feature}: ${want}`, () => checks[feature](c, want).catch((e) => {
+				e.message += `\nsluice stderr (tail):\n${c.stderr?.().slice(-3000) ?? '(not kept)'}`;
+				throw e;
+			}));
 		}
 	});
 }
@@ -442,7 +446,7 @@ featureTests(SESSION_ERA, async () => {
 	});
 	let wake;
 	gw.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => wake?.());
-	return Object.assign(gw.client, { changed: () => new Promise((r) => (wake = r)), close: () => gw.close() });
+	return Object.assign(gw.client, { changed: () => new Promise((r) => (wake = r)), close: () => gw.close(), stderr: gw.stderr });
 });
 
 test('a 2025-03-26 client gets structured results as text', async () => {
@@ -471,7 +475,10 @@ featureTests(MODERN, async () => {
 	let wake;
 	client.setNotificationHandler('notifications/tools/list_changed', () => wake?.());
 	client.changed = () => new Promise((r) => (wake = r));
-	await withTimeout(client.connect(new Sdk2Stdio({ command: SLUICE, args: ['serve', '--config', writeConfig(features())], stderr: 'ignore' })), 15000, 'connect');
+	const transport = new Sdk2Stdio({ command: SLUICE, args: ['serve', '--config', writeConfig(features())], stderr: 'pipe' });
+	let err = '';
+	transport.stderr.on('data', (d) => (err += d));
+	await withTimeout(client.connect(transport), 15000, 'connect');
 	assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
-	return client;
+	return Object.assign(client, { stderr: () => err });
 });
