@@ -171,8 +171,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- pipeline calls --------------------------------------------------------- */
 
-/* An isError tool result with one text block. */
-static yyjson_mut_val *error_result(yyjson_mut_doc *d, const char *text)
+yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text)
 {
 	yyjson_mut_val *r = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, t, "type", "text");
@@ -200,7 +199,7 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		d = yyjson_mut_doc_new(NULL);
 		r = sl_call_result_copy(c, d);
 		if (!yyjson_mut_is_obj(r)) {
-			r = error_result(d, "the server's result was not an object");
+			r = sl_calls_error_result(d, "the server's result was not an object");
 		} else if (c->task_created) {
 			r = sl_tasks_created(s, p, c, d, r);
 		} else {
@@ -227,7 +226,7 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		snprintf(text, sizeof(text), "server '%s' answered with error %lld: %s", c->up->name,
 			 (long long)yyjson_get_sint(yyjson_obj_get(c->rpc_error, "code")),
 			 sl_json_str(c->rpc_error, "message") ? sl_json_str(c->rpc_error, "message") : "");
-		r = error_result(d, text);
+		r = sl_calls_error_result(d, text);
 		break;
 	case SL_OUTCOME_INPUT_REQUIRED:
 		r = yyjson_mut_val_mut_copy(d, c->input_required);
@@ -237,7 +236,7 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		yyjson_mut_doc_free(d);
 		return;
 	default:
-		r = error_result(d, c->why ? c->why : "the call failed");
+		r = sl_calls_error_result(d, c->why ? c->why : "the call failed");
 		break;
 	}
 	sl_session_answer(s, &p->msg, p->modern, false, d, r);
@@ -493,7 +492,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	sl_session_answer(s, m, modern, false, d, error_result(d, msg));
+	sl_session_answer(s, m, modern, false, d, sl_calls_error_result(d, msg));
 }
 
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)

@@ -95,6 +95,8 @@ void sl_pending_cancel(struct sl_pending *p, const char *why);
  * serverRequestsPerMinute (u's). Returns false if over either: u got a
  * JSON-RPC error naming the bound, logged once a call or a window. Only
  * sampling and elicitation count; anything else passes. */
+/* An isError tool result with one text block (calls.c). */
+yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text);
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 /* p (a tools/call, its own call ended or never started) answers for c
  * from now on: c's progress and outcome are p's. A c that has finished

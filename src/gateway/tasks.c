@@ -129,6 +129,26 @@ static void unreserve(struct sl_session *s)
 
 /* ---- task objects ---------------------------------------------------------------- */
 
+/* A task's statusMessage is the server's text: it passes the peer hooks,
+ * and a withheld one is left out. */
+static void filter_status(struct sl_gen *gen, struct sl_upstream *u, const char *method,
+			  yyjson_mut_doc *d, yyjson_mut_val *task)
+{
+	yyjson_mut_val *text;
+	struct sl_peer peer;
+
+	if (!yyjson_mut_is_str(yyjson_mut_obj_get(task, "statusMessage")))
+		return;
+	text = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_val(d, text, "statusMessage", yyjson_mut_obj_remove_key(task, "statusMessage"));
+	sl_peer_init(&peer, SL_PEER_ANSWER, method, u, d, text);
+	sl_stages_peer(gen, &peer);
+	if (!peer.withheld)
+		yyjson_mut_obj_add_val(d, task, "statusMessage",
+				       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text, "statusMessage")));
+	sl_peer_dispose(&peer);
+}
+
 /* Rewrites a Task object of t's server (in d) for the client: our id, the
  * server's status message through the peer hooks (dropped if withheld);
  * remembers it as t's last state. */
@@ -140,19 +160,7 @@ static void present(struct sl_task *t, struct sl_gen *gen, const char *method, y
 
 	yyjson_mut_obj_remove_key(task, "taskId");
 	yyjson_mut_obj_add_strcpy(d, task, "taskId", t->id);
-	if (yyjson_mut_is_str(yyjson_mut_obj_get(task, "statusMessage"))) {
-		yyjson_mut_val *text = yyjson_mut_obj(d);
-		struct sl_peer peer;
-		yyjson_mut_obj_add_val(d, text, "statusMessage",
-				       yyjson_mut_obj_remove_key(task, "statusMessage"));
-		sl_peer_init(&peer, SL_PEER_ANSWER, method, t->up, d, text);
-		sl_stages_peer(gen, &peer);
-		if (!peer.withheld)
-			yyjson_mut_obj_add_val(d, task, "statusMessage",
-					       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text,
-										     "statusMessage")));
-		sl_peer_dispose(&peer);
-	}
+	filter_status(gen, t->up, method, d, task);
 	if (is_terminal(status))
 		t->terminal = true;
 	if (yyjson_mut_is_uint(ttl) && t->created_ms + yyjson_mut_get_uint(ttl) < t->expires_ms)
@@ -302,31 +310,7 @@ static void modernize(struct sl_gen *gen, struct sl_upstream *u, const char *met
 			yyjson_mut_obj_add_val(d, task, renamed[i][1], v);
 	}
 	yyjson_mut_obj_remove_key(task, "_meta");
-	if (yyjson_mut_is_str(yyjson_mut_obj_get(task, "statusMessage"))) {
-		yyjson_mut_val *text = yyjson_mut_obj(d);
-		struct sl_peer peer;
-		yyjson_mut_obj_add_val(d, text, "statusMessage",
-				       yyjson_mut_obj_remove_key(task, "statusMessage"));
-		sl_peer_init(&peer, SL_PEER_ANSWER, method, u, d, text);
-		sl_stages_peer(gen, &peer);
-		if (!peer.withheld)
-			yyjson_mut_obj_add_val(d, task, "statusMessage",
-					       yyjson_mut_val_mut_copy(d, yyjson_mut_obj_get(text,
-										     "statusMessage")));
-		sl_peer_dispose(&peer);
-	}
-}
-
-/* An isError tool result with one text block. */
-static yyjson_mut_val *error_text(yyjson_mut_doc *d, const char *text)
-{
-	yyjson_mut_val *r = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_str(d, t, "type", "text");
-	yyjson_mut_obj_add_strcpy(d, t, "text", text);
-	yyjson_mut_arr_append(content, t);
-	yyjson_mut_obj_add_val(d, r, "content", content);
-	yyjson_mut_obj_add_bool(d, r, "isError", true);
-	return r;
+	filter_status(gen, u, method, d, task);
 }
 
 static yyjson_mut_val *created_modern(struct sl_session *s, struct sl_pending *p, struct sl_call *c,
@@ -339,7 +323,8 @@ static yyjson_mut_val *created_modern(struct sl_session *s, struct sl_pending *p
 	if (!id) {
 		sl_tasks_cancel_upstream(c->up, yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")),
 					 c->timeout_ms);
-		return error_text(d, "the server's task id cannot be relayed (it holds a control character)");
+		return sl_calls_error_result(d, "the server's task id cannot be relayed "
+						 "(it holds a control character)");
 	}
 	/* SEP-2663: CreateTaskResult is Result & Task, resultType "task". */
 	modernize(c->gen, c->up, "tools/call", d, task, id);

@@ -246,3 +246,19 @@ void sl_mcp_era_map(yyjson_mut_doc *d, yyjson_mut_val *msg, const char *v)
 	else if (!strcmp(method, "sampling/createMessage"))
 		map_messages(d, yyjson_mut_obj_get(x, "messages"), v);
 }
+
+yyjson_mut_val *sl_mcp_yes_no_schema(yyjson_mut_doc *d, const char *key, const char *title)
+{
+	yyjson_mut_val *schema = yyjson_mut_obj(d), *props = yyjson_mut_obj(d);
+	yyjson_mut_val *prop = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
+
+	yyjson_mut_obj_add_str(d, prop, "type", "boolean");
+	yyjson_mut_obj_add_str(d, prop, "title", title);
+	yyjson_mut_obj_add_bool(d, prop, "default", false);
+	yyjson_mut_obj_add_val(d, props, key, prop);
+	yyjson_mut_arr_add_str(d, req, key);
+	yyjson_mut_obj_add_str(d, schema, "type", "object");
+	yyjson_mut_obj_add_val(d, schema, "properties", props);
+	yyjson_mut_obj_add_val(d, schema, "required", req);
+	return schema;
+}

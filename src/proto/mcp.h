@@ -70,4 +70,9 @@ yyjson_doc *sl_mcp_era_caps(yyjson_val *caps, const char *v);
  * left as it is; a no-op for the latest versions. */
 void sl_mcp_era_map(yyjson_mut_doc *d, yyjson_mut_val *msg, const char *v);
 
+/* An elicitation's requestedSchema asking one yes/no question: a required
+ * boolean property key, shown as title, false by default (MCP elicitation:
+ * a flat object of primitive properties). */
+yyjson_mut_val *sl_mcp_yes_no_schema(yyjson_mut_doc *d, const char *key, const char *title);
+
 #endif

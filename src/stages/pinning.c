@@ -15,6 +15,7 @@
  * a reload: the directory's lock and the re-read keep them consistent.
  */
 #include "stages/pinning.h"
+#include "proto/mcp.h"
 #include "config/conf.h"
 #include "config/config.h"
 #include "core/buf.h"
@@ -1330,22 +1331,6 @@ static char *ask_message(const struct sl_pinning *pg, const struct sl_upstream *
 	return sl_buf_take(&b, NULL);
 }
 
-static yyjson_mut_val *ask_schema(yyjson_mut_doc *d)
-{
-	yyjson_mut_val *schema = yyjson_mut_obj(d), *props = yyjson_mut_obj(d);
-	yyjson_mut_val *trust = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
-
-	yyjson_mut_obj_add_str(d, trust, "type", "boolean");
-	yyjson_mut_obj_add_str(d, trust, "title", "Trust the new definitions");
-	yyjson_mut_obj_add_bool(d, trust, "default", false);
-	yyjson_mut_obj_add_val(d, props, "trust", trust);
-	yyjson_mut_arr_add_str(d, req, "trust");
-	yyjson_mut_obj_add_str(d, schema, "type", "object");
-	yyjson_mut_obj_add_val(d, schema, "properties", props);
-	yyjson_mut_obj_add_val(d, schema, "required", req);
-	return schema;
-}
-
 /* Pins every live tool of up, as `sluice pins approve SERVER` does, if its
  * held-back set is still the one sig names (a person trusted that change,
  * not whatever came after it). True if they were approved. */
@@ -1420,7 +1405,8 @@ static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_g
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	asked = sl_session_elicit(s, msg, d, ask_schema(d), on_ask_answer, a);
+	asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "trust", "Trust the new definitions"),
+				  on_ask_answer, a);
 	if (asked) {
 		snprintf(ch->asked, sizeof(ch->asked), "%s", r->sig);
 		ch->asking = true;
@@ -1528,7 +1514,8 @@ static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
 	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
 	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
-	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema", ask_schema(c->doc));
+	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema",
+			       sl_mcp_yes_no_schema(c->doc, "trust", "Trust the new definitions"));
 	yyjson_mut_obj_add_str(c->doc, q, "method", "elicitation/create");
 	yyjson_mut_obj_add_val(c->doc, q, "params", params);
 	yyjson_mut_obj_add_val(c->doc, reqs, "pinning", q);

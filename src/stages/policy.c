@@ -23,6 +23,7 @@
  *   (the cancel hook finds no wait for it).
  */
 #include "stages/policy.h"
+#include "proto/mcp.h"
 #include "config/conf.h"
 #include "core/digest.h"
 #include "core/buf.h"
@@ -538,7 +539,6 @@ static bool state_valid(const struct sl_policy_state *ps, struct sl_call *c, con
 	return ok;
 }
 
-static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d);
 
 static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call *c,
 				     const char *reason)
@@ -577,7 +577,8 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	params = yyjson_mut_obj(c->doc);
 	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
 	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
-	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema", confirm_schema(c->doc));
+	yyjson_mut_obj_add_val(c->doc, params, "requestedSchema",
+			       sl_mcp_yes_no_schema(c->doc, "approve", "Approve this call"));
 	yyjson_mut_obj_add_str(c->doc, q, "method", "elicitation/create");
 	yyjson_mut_obj_add_val(c->doc, q, "params", params);
 	yyjson_mut_obj_add_val(c->doc, reqs, "confirm", q);
@@ -618,7 +619,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	schema = confirm_schema(d);
+	schema = sl_mcp_yes_no_schema(d, "approve", "Approve this call");
 
 	w->c = c;
 	uv_timer_init(c->up->loop, &w->timer);
@@ -642,23 +643,6 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	sl_call_human_wait(c, true);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
 	return SL_STAGE_AGAIN;
-}
-
-/* MCP elicitation: a flat object of primitive properties. */
-static yyjson_mut_val *confirm_schema(yyjson_mut_doc *d)
-{
-	yyjson_mut_val *schema = yyjson_mut_obj(d), *props = yyjson_mut_obj(d);
-	yyjson_mut_val *approve = yyjson_mut_obj(d), *req = yyjson_mut_arr(d);
-
-	yyjson_mut_obj_add_str(d, approve, "type", "boolean");
-	yyjson_mut_obj_add_str(d, approve, "title", "Approve this call");
-	yyjson_mut_obj_add_bool(d, approve, "default", false);
-	yyjson_mut_obj_add_val(d, props, "approve", approve);
-	yyjson_mut_arr_add_str(d, req, "approve");
-	yyjson_mut_obj_add_str(d, schema, "type", "object");
-	yyjson_mut_obj_add_val(d, schema, "properties", props);
-	yyjson_mut_obj_add_val(d, schema, "required", req);
-	return schema;
 }
 
 /* Applies the rules to a tool the server advertises (def). */
