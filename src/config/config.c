@@ -435,6 +435,25 @@ static int parse_bearer(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyj
 	return SL_OK;
 }
 
+static void strings_free(char **l)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		free(l[i]);
+	free(l);
+}
+
+void sl_auth_config_dispose(struct sl_auth_config *a)
+{
+	for (size_t i = 0; i < a->ntokens; i++) {
+		free(a->tokens[i].token);
+		free(a->tokens[i].subject);
+		strings_free(a->tokens[i].groups);
+		strings_free(a->tokens[i].scopes);
+	}
+	free(a->tokens);
+	memset(a, 0, sizeof(*a));
+}
+
 static int parse_origins(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 			 void *target)
 {
@@ -452,6 +471,107 @@ static int parse_origins(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 	}
 	return SL_OK;
 }
+
+/* A non-empty array of non-empty strings, NULL-terminated, into target. */
+static int parse_strings(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
+{
+	char ***out = sl_conf_field(target, k);
+	yyjson_val *s;
+	size_t i, max;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	*out = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
+	yyjson_arr_foreach(v, i, max, s) {
+		if (!yyjson_is_str(s) || !yyjson_get_len(s))
+			return sl_conf_bad(cx, k);
+		(*out)[i] = sl_strdup(yyjson_get_str(s));
+	}
+	return SL_OK;
+}
+
+static int parse_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
+{
+	char **out = sl_conf_field(target, k);
+	struct sl_err e;
+
+	if (!yyjson_is_str(v) || !yyjson_get_len(v))
+		return sl_conf_bad(cx, k);
+	free(*out);
+	if (!(*out = sl_config_expand(yyjson_get_str(v), env_getenv, &e)))
+		return sl_conf_fail_key(cx, k, "%s", e.msg);
+	if (!**out)
+		return sl_conf_fail_key(cx, k, "is empty once expanded");
+	return SL_OK;
+}
+
+#define TOK(field) SL_CONF_AT(struct sl_auth_token, field)
+static const struct sl_conf_key token_keys[] = {
+	{ "token", SL_CONF_CUSTOM, TOK(token), .parse = parse_secret, .shape = "a non-empty string",
+	  .dflt_doc = "required",
+	  .doc = "The secret, sent as `Authorization: Bearer <token>`; `${VAR}` expanded (keep "
+		 "secrets in the environment, not in the file)." },
+	{ "subject", SL_CONF_STRING, TOK(subject), .min = 1, .dflt_doc = "required",
+	  .doc = "Who holds it: the subject policy rules match and the audit names." },
+	{ "groups", SL_CONF_CUSTOM, TOK(groups), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "`[]`",
+	  .doc = "Its groups, as policy rules' `groups` match them." },
+	{ "scopes", SL_CONF_CUSTOM, TOK(scopes), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "`[]`",
+	  .doc = "Its scopes, as policy rules' `scopes` match them." },
+};
+#undef TOK
+
+static const struct sl_conf_section token_section = {
+	"sluice.http.auth.tokens[]",
+	"One static token and the identity it stands for.",
+	token_keys, SL_COUNT(token_keys), SL_CONF_STRICT, NULL,
+};
+
+static int parse_tokens(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
+{
+	struct sl_auth_config *a = target;
+	yyjson_val *o;
+	size_t i, n;
+	int rc;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	a->tokens = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*a->tokens));
+	yyjson_arr_foreach(v, i, n, o) {
+		struct sl_auth_token *t = &a->tokens[a->ntokens++];
+		char where[64];
+
+		snprintf(where, sizeof(where), "sluice.http.auth.tokens[%zu]", i);
+		if ((rc = sl_conf_apply(cx, &token_section, where, o, t)) < 0)
+			return rc;
+		if (!t->token || !t->subject)
+			return sl_conf_fail(cx, where, "needs \"token\" and \"subject\"");
+		for (size_t j = 0; j + 1 < a->ntokens; j++)
+			if (!strcmp(a->tokens[j].token, t->token))
+				return sl_conf_fail(cx, where, "has the same token as tokens[%zu]", j);
+	}
+	return SL_OK;
+}
+
+#define AUTH(field) SL_CONF_AT(struct sl_auth_config, field)
+static const struct sl_conf_key auth_keys[] = {
+	{ "tokens", SL_CONF_CUSTOM, AUTH(tokens), .parse = parse_tokens, .sub = &token_section,
+	  .shape = "an array of tokens", .dflt_doc = "`[]`",
+	  .doc = "Static tokens, one per person or agent, each with the identity policy sees "
+		 "(`sluice.http.auth.tokens[]` below): a team's keys without an identity provider." },
+};
+#undef AUTH
+
+static const struct sl_conf_section auth_section = {
+	"sluice.http.auth",
+	"Who may use the HTTP front end, and as whom (docs/internals/AUTH.md). With any method "
+	"here or `bearerToken`, a request without a valid credential gets 401.",
+	auth_keys, SL_COUNT(auth_keys), SL_CONF_STRICT, NULL,
+};
 
 #define HTTP(field) SL_CONF_AT(struct sl_http_config, field)
 static const struct sl_conf_key http_keys[] = {
@@ -478,6 +598,8 @@ static const struct sl_conf_key http_keys[] = {
 	  .doc = "A session with no request and no open stream ends after this." },
 	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
 	  .doc = "An SSE comment on every open stream this often." },
+	{ "auth", SL_CONF_OBJECT, HTTP(auth), .sub = &auth_section,
+	  .doc = "See `sluice.http.auth` below." },
 };
 #undef HTTP
 
@@ -849,6 +971,7 @@ void sl_config_unref(const struct sl_config *cc)
 	for (size_t i = 0; i < c->http.norigins; i++)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);
+	sl_auth_config_dispose(&c->http.auth);
 	yyjson_doc_free(c->doc);
 	free(c);
 }

@@ -76,6 +76,20 @@ struct sl_server_config {
 	char *error;           /* set: this server cannot start, and why */
 };
 
+/* sluice.http.auth.tokens[]: a static token naming who holds it. */
+struct sl_auth_token {
+	char *token;               /* ${VAR} expanded */
+	char *subject;
+	char **groups;             /* NULL-terminated, or NULL */
+	char **scopes;             /* NULL-terminated, or NULL */
+};
+
+/* sluice.http.auth: how callers prove who they are (src/auth/). */
+struct sl_auth_config {
+	struct sl_auth_token *tokens;
+	size_t ntokens;
+};
+
 /* sluice.http: the Streamable HTTP front end (src/transport/http.c). */
 struct sl_http_config {
 	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
@@ -87,6 +101,7 @@ struct sl_http_config {
 	uint32_t max_requests;     /* requests in flight in one session (32) */
 	uint64_t idle_timeout_ms;  /* a session with no request and no open stream (30 min) */
 	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */
+	struct sl_auth_config auth;
 };
 
 /* sluice.limits: what the gateway holds and runs on behalf of peers, with
@@ -157,6 +172,7 @@ const struct sl_config *sl_config_ref(const struct sl_config *c);
 void sl_config_unref(const struct sl_config *c);
 
 const char *sl_exposure_name(enum sl_exposure e);
+void sl_auth_config_dispose(struct sl_auth_config *a);
 
 /* Writes the markdown reference of every config key to f: the sections
  * this module parses, then each stage's own (struct sl_stage's conf, in

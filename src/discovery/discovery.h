@@ -28,6 +28,7 @@
 
 struct sl_gateway;
 struct sl_upstream;
+struct sl_caller;
 
 /* ---- tokens and ranking (bm25.c) ----------------------------------------- */
 
@@ -122,11 +123,12 @@ enum sl_detail { SL_DETAIL_SIGNATURE, SL_DETAIL_FULL };
 /* search_tools: the answer text for query (k hits, only server's tools when
  * server is not NULL), or NULL with *msg (caller frees) set when the
  * arguments are wrong. Hidden tools (policy, pinning) never appear. */
-char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, const char *server,
-			  enum sl_detail detail, char **msg);
+char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, const char *query,
+			  size_t k, const char *server, enum sl_detail detail, char **msg);
 /* describe_tools: one .d.ts module for server's tools (all visible ones,
  * or the n named, raw names or identifiers), or NULL with *msg set. */
-char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const char **names,
+char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
+			    const char *server, const char **names,
 			    size_t n, char **msg);
 
 #endif

@@ -223,8 +223,8 @@ static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e)
 	}
 }
 
-char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, const char *server,
-			  enum sl_detail detail, char **msg)
+char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, const char *query,
+			  size_t k, const char *server, enum sl_detail detail, char **msg)
 {
 	struct sl_catalog *cat = &gw->catalog;
 	struct sl_upstream *only = NULL;
@@ -244,7 +244,7 @@ char *sl_discovery_search(struct sl_gateway *gw, const char *query, size_t k, co
 	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
-		if ((only && e->up != only) || !sl_stages_visible(gw->gen, e->up, e->def))
+		if ((only && e->up != only) || !sl_stages_visible(gw->gen, who, e->up, e->def))
 			continue;
 		size_t doc = sl_bm25_doc(ix);
 		entry[doc] = i;
@@ -309,7 +309,8 @@ static bool wanted(const struct sl_entry *e, const char **names, size_t n, bool 
 	return yes;
 }
 
-char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const char **names,
+char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
+			    const char *server, const char **names,
 			    size_t n, char **msg)
 {
 	struct sl_catalog *cat = &gw->catalog;
@@ -334,7 +335,7 @@ char *sl_discovery_describe(struct sl_gateway *gw, const char *server, const cha
 		yyjson_val *def;
 		struct sig sig;
 		char *tid, *doc;
-		if (e->up != u || !sl_stages_visible(gw->gen, u, e->def) || !wanted(e, names, n, found))
+		if (e->up != u || !sl_stages_visible(gw->gen, who, u, e->def) || !wanted(e, names, n, found))
 			continue;
 		def = clean_def(gw->gen, &kept, e);
 		signature(gw->gen, ts, &kept, e, def, true, &sig);

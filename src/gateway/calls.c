@@ -151,7 +151,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			yyjson_mut_val *t;
-			if (!sl_stages_visible(s->gw->gen, e->up, e->def))
+			if (!sl_stages_visible(s->gw->gen, s->caller, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
 			sl_stages_present(s->gw->gen, d, t);

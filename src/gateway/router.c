@@ -166,7 +166,7 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	}
 	if (sl_json_int(args, "k", &k) && (k < 1 || k > SEARCH_MAX_K))
 		k = k < 1 ? 1 : SEARCH_MAX_K;
-	text = sl_discovery_search(s->gw, q, (size_t)k, server,
+	text = sl_discovery_search(s->gw, s->caller, q, (size_t)k, server,
 				   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
 				   SL_DETAIL_SIGNATURE, &msg);
 	reply_text(s, m, modern, text ? text : msg, !text);
@@ -193,7 +193,7 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 	names = sl_alloc((n + 1) * sizeof(*names));
 	yyjson_arr_foreach(tools, i, n, t)
 		names[i] = yyjson_get_str(t);
-	text = sl_discovery_describe(s->gw, server, names, n, &msg);
+	text = sl_discovery_describe(s->gw, s->caller, server, names, n, &msg);
 	reply_text(s, m, modern, text ? text : msg, !text);
 	free(text);
 	free(msg);
@@ -241,7 +241,7 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < cat->tools.n; i++)
-		if (cat->tools.v[i].up == u && sl_stages_visible(s->gw->gen, u, cat->tools.v[i].def))
+		if (cat->tools.v[i].up == u && sl_stages_visible(s->gw->gen, s->caller, u, cat->tools.v[i].def))
 			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, &cat->tools.v[i], true));
 	reply_json(s, m, modern, d, arr, false);
 }

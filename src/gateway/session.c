@@ -10,6 +10,7 @@
  * list results carry ttlMs and cacheScope.
  */
 #include "gateway/session_int.h"
+#include "auth/caller.h"
 #include "core/digest.h"
 #include "gateway/results.h"
 #include "core/buf.h"
@@ -115,15 +116,16 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_map_init(&s->relays);
 	sl_map_init(&s->subs);
 	s->deferred_tail = &s->deferred;
-	sl_session_set_credential(s, NULL);
+	sl_session_set_caller(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
 }
 
-void sl_session_set_credential(struct sl_session *s, const char *token)
+void sl_session_set_caller(struct sl_session *s, struct sl_caller *who)
 {
-	/* A digest, so that no secret sits in the session or in a state. */
-	sl_sha256_hex(token ? token : "", token ? strlen(token) : 0, s->cred);
+	sl_caller_unref(s->caller);
+	s->caller = sl_caller_ref(who);
+	sl_sha256_hex(who ? who->key : "", who ? strlen(who->key) : 0, s->cred);
 }
 
 bool sl_session_idle(const struct sl_session *s)
@@ -164,6 +166,7 @@ void sl_session_free(struct sl_session *s)
 	}
 	sl_results_free(s->results);
 	yyjson_doc_free(s->caps_doc);
+	sl_caller_unref(s->caller);
 	free(s);
 }
 

@@ -46,6 +46,7 @@ enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
 struct sl_deferred;
 struct sl_results;
 struct sl_listen;
+struct sl_caller;
 
 struct sl_session {
 	struct sl_session *next;     /* in the gateway's list */
@@ -60,8 +61,9 @@ struct sl_session {
 	yyjson_doc *caps_doc;        /* legacy: its capabilities, less those its version lacks */
 	yyjson_val *caps;            /* legacy: its capabilities */
 	bool closing;
-	char cred[65];               /* SHA-256 (hex) of the credential that opened it
-				      * (sl_session_set_credential; "" if none): binds
+	struct sl_caller *caller;    /* who it serves (a reference), NULL: anonymous */
+	char cred[65];               /* SHA-256 (hex) of the caller's identity
+				      * (sl_session_set_caller; of "" if none): binds
 				      * the requestStates it is given */
 
 	struct sl_map calls;         /* client request id -> struct sl_pending */
@@ -77,9 +79,10 @@ struct sl_session {
 };
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
-/* The bearer token the transport admitted this session with (NULL: none):
- * a parked call's requestState is honoured only under the same one. */
-void sl_session_set_credential(struct sl_session *s, const char *token);
+/* Who the transport admitted this session's requests as (NULL: nobody in
+ * particular): the stages match and record it, and a parked call's
+ * requestState is honoured only for the same identity. */
+void sl_session_set_caller(struct sl_session *s, struct sl_caller *who);
 /* One complete message (a line without its newline). */
 void sl_session_input(struct sl_session *s, const char *line, size_t len);
 /* A line over the transport's cap: answer with an error (id if findable). */

@@ -25,6 +25,7 @@
 #include "upstream/upstream.h"
 
 struct sl_session;
+struct sl_caller;
 
 struct sl_call;
 
@@ -53,8 +54,10 @@ typedef void (*sl_stage_finish_fn)(void *state, struct sl_call *c);
  * it made. */
 typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, yyjson_val *section, void **state,
 				struct sl_err *err);
-/* Whether a tool may be shown to clients at all (tools/list, search). */
-typedef bool (*sl_stage_visible_fn)(void *state, const struct sl_upstream *up, yyjson_val *tool);
+/* Whether a tool may be shown to this caller at all (tools/list, search,
+ * describe, programs); who is NULL for an anonymous caller. */
+typedef bool (*sl_stage_visible_fn)(void *state, const struct sl_caller *who,
+				    const struct sl_upstream *up, yyjson_val *tool);
 /* Rewrites a copy of a tool definition (or a router summary) about to be
  * shown to a client, in d. */
 typedef void (*sl_stage_present_fn)(void *state, yyjson_mut_doc *d, yyjson_mut_val *tool);
@@ -269,7 +272,8 @@ extern const struct sl_stage sl_stage_policy, sl_stage_pinning, sl_stage_redacti
 	sl_stage_audit;
 
 /* True unless a stage of g hides the tool. */
-bool sl_stages_visible(const struct sl_gen *g, const struct sl_upstream *up, yyjson_val *tool);
+bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
+		       const struct sl_upstream *up, yyjson_val *tool);
 /* Lets every stage of g rewrite a copy of a tool definition shown to a client. */
 void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool);
 /* Runs every output hook of g, in table order, on a program's answer. */

@@ -31,10 +31,12 @@ bool sl_stages_section(const char *name)
 	return false;
 }
 
-bool sl_stages_visible(const struct sl_gen *g, const struct sl_upstream *up, yyjson_val *tool)
+bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
+		       const struct sl_upstream *up, yyjson_val *tool)
 {
 	for (size_t i = 0; i < g->nstages; i++)
-		if (g->stages[i]->visible && !g->stages[i]->visible(sl_gen_state_at(g, i), up, tool))
+		if (g->stages[i]->visible &&
+		    !g->stages[i]->visible(sl_gen_state_at(g, i), who, up, tool))
 			return false;
 	return true;
 }

@@ -18,6 +18,7 @@
 #include "core/digest.h"
 #include "core/log.h"
 #include "gateway/session.h"
+#include "auth/caller.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,8 +47,18 @@ static void stamp(const struct timespec *now, char out[40])
 	snprintf(out + n, 40 - n, ".%03dZ", (int)(now->tv_nsec / 1000000) % 1000);
 }
 
+static void add_str_or_null(yyjson_mut_doc *d, yyjson_mut_val *o, const char *key, const char *v)
+{
+	if (v)
+		yyjson_mut_obj_add_strcpy(d, o, key, v);
+	else
+		yyjson_mut_obj_add_null(d, o, key);
+}
+
+/* Every line says who: the session and, behind it, the caller's subject,
+ * OAuth client and profile (null where none); never a token. */
 static yyjson_mut_val *line_start(yyjson_mut_doc *d, const char *type, const struct timespec *now,
-				  uint64_t session_id)
+				  uint64_t session_id, const struct sl_caller *who)
 {
 	char ts[40];
 	yyjson_mut_val *o = yyjson_mut_obj(d);
@@ -60,6 +71,9 @@ static yyjson_mut_val *line_start(yyjson_mut_doc *d, const char *type, const str
 		yyjson_mut_obj_add_uint(d, o, "session", session_id);
 	else
 		yyjson_mut_obj_add_null(d, o, "session");
+	add_str_or_null(d, o, "subject", who ? who->subject : NULL);
+	add_str_or_null(d, o, "client", who ? who->client_id : NULL);
+	add_str_or_null(d, o, "profile", who ? who->profile : NULL);
 	return o;
 }
 
@@ -111,7 +125,8 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	sl_sha256_hex(canon, in_len, hash);
 	free(canon);
 
-	o = line_start(d, "call", now, c->session ? c->session->id : 0);
+	o = line_start(d, "call", now, c->session ? c->session->id : 0,
+		       c->session ? c->session->caller : NULL);
 	yyjson_mut_obj_add_uint(d, o, "call", c->id);
 	yyjson_mut_obj_add_strcpy(d, o, "server", c->up ? c->up->name : "");
 	yyjson_mut_obj_add_strcpy(d, o, "tool", c->tool);
@@ -131,7 +146,8 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	return line_end(d, len);
 }
 
-char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char *outcome,
+char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
+			    const struct sl_caller *who, const char *outcome,
 			    uint32_t calls, double duration_ms, size_t output_bytes,
 			    const struct timespec *now, size_t *len)
 {
@@ -140,7 +156,7 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char
 
 	if (!d)
 		sl_oom();
-	o = line_start(d, "program", now, session_id);
+	o = line_start(d, "program", now, session_id, who);
 	yyjson_mut_obj_add_uint(d, o, "program", program_id);
 	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
 	yyjson_mut_obj_add_uint(d, o, "calls", calls);
@@ -188,7 +204,8 @@ static void audit_output(void *state, struct sl_output *o)
 	if (!state)
 		return;
 	now_real(&ts);
-	line = sl_audit_program_line(o->program, o->session_id, o->outcome, o->calls,
+	line = sl_audit_program_line(o->program, o->session_id,
+				     o->session ? o->session->caller : NULL, o->outcome, o->calls,
 				     o->duration_ms, o->output_bytes, &ts, &len);
 	emit(state, line, len);
 }

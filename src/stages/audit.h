@@ -20,7 +20,8 @@
 /* The audit lines themselves, ending in "\n" (malloc'd; for tests and the
  * writer). now: the wall-clock time to stamp. */
 char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *len);
-char *sl_audit_program_line(uint64_t program_id, uint64_t session_id, const char *outcome,
+char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
+			    const struct sl_caller *who, const char *outcome,
 			    uint32_t calls, double duration_ms, size_t output_bytes,
 			    const struct timespec *now, size_t *len);
 

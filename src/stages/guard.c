@@ -1203,7 +1203,8 @@ static enum sl_stage_rc guard_response(void *state, struct sl_call *c)
 /* Tool descriptions are scored when listed; a suspicious one is logged
  * once (per server, tool and description), never hidden: hiding is the
  * policy's and pinning's business. */
-static bool guard_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
+static bool guard_visible(void *state, const struct sl_caller *who,
+			   const struct sl_upstream *up, yyjson_val *tool)
 {
 	struct sl_guard *g = state;
 	yyjson_val *d = yyjson_obj_get(tool, "description");

@@ -1438,7 +1438,8 @@ void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gat
 	}
 }
 
-static bool pinning_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
+static bool pinning_visible(void *state, const struct sl_caller *who,
+			     const struct sl_upstream *up, yyjson_val *tool)
 {
 	enum sl_pin_status st = SL_PIN_OK;
 	const char *at;

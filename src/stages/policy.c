@@ -411,7 +411,8 @@ static void policy_fini(void *state)
 	free(ps);
 }
 
-static bool policy_visible(void *state, const struct sl_upstream *up, yyjson_val *tool)
+static bool policy_visible(void *state, const struct sl_caller *who,
+			    const struct sl_upstream *up, yyjson_val *tool)
 {
 	struct sl_policy_state *ps = state;
 	int rule;

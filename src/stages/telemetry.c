@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "gateway/session.h"
+#include "auth/caller.h"
 
 #include "core/curl.h"
 
@@ -161,6 +162,17 @@ static void attr_bool(yyjson_mut_doc *d, yyjson_mut_val *arr, const char *key, b
 	yyjson_mut_obj_add_bool(d, attr(d, arr, key), "boolValue", b);
 }
 
+/* Who the span is for (OpenTelemetry's enduser.id), never a token. */
+static void attr_caller(yyjson_mut_doc *d, yyjson_mut_val *arr, const struct sl_caller *who)
+{
+	if (who && who->subject)
+		attr_str(d, arr, "enduser.id", who->subject);
+	if (who && who->client_id)
+		attr_str(d, arr, "sluice.client.id", who->client_id);
+	if (who && who->profile)
+		attr_str(d, arr, "sluice.profile", who->profile);
+}
+
 /* ---- spans --------------------------------------------------------------------- */
 
 static void queue_span(struct sl_telemetry *T, yyjson_mut_doc *d)
@@ -269,6 +281,7 @@ static void telemetry_finish(void *state, struct sl_call *c)
 		attr_int(d, attrs, "sluice.program.id", c->parent);
 	if (c->session)
 		attr_int(d, attrs, "sluice.session.id", c->session->id);
+	attr_caller(d, attrs, c->session ? c->session->caller : NULL);
 	attr_bool(d, attrs, "sluice.cache_hit", c->cache_hit);
 	attr_bool(d, attrs, "sluice.is_error", is_error);
 	attr_int(d, attrs, "sluice.bytes_in", in);
@@ -307,6 +320,7 @@ static void telemetry_output(void *state, struct sl_output *out)
 	attr_int(d, attrs, "sluice.program.id", out->program);
 	if (out->session_id)
 		attr_int(d, attrs, "sluice.session.id", out->session_id);
+	attr_caller(d, attrs, out->session ? out->session->caller : NULL);
 	attr_str(d, attrs, "sluice.outcome", outcome);
 	attr_int(d, attrs, "sluice.program.calls", out->calls);
 	attr_int(d, attrs, "sluice.program.output_bytes", out->output_bytes);

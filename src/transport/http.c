@@ -29,6 +29,7 @@
  * capped per address and in all and timed from accept.
  */
 #include "transport/http.h"
+#include "auth/auth.h"
 #include "core/buf.h"
 #include "core/digest.h"
 #include "core/log.h"
@@ -103,7 +104,8 @@ struct hsess {
 	struct hsess *next;          /* in h->sessions or h->reap */
 	struct sl_session *s;
 	char id[33];                 /* 128 random bits in hex; "" when ephemeral */
-	char *token;                 /* the bearer token that opened it */
+	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
+				      * it answers only that identity */
 	struct stream *streams;
 	struct stream *get;
 	struct stream *detached, *detached_tail; /* streams to give up first, oldest first */
@@ -149,6 +151,7 @@ struct sl_http {
 	struct sl_gateway *gw;
 	const struct sl_http_config *cfg;
 	const struct sl_limits *lim;
+	struct sl_auth *auth;        /* who may call, and as whom (auth/auth.h) */
 	struct MHD_Daemon *d;
 	uv_poll_t poll;
 	uv_timer_t timer, kick, sweep, beat, wait, deadline;
@@ -182,6 +185,7 @@ struct req {
 	bool busy;                   /* the body did not fit the budget: 503 */
 	size_t charged;              /* of the body, in h->bytes */
 	bool waiting;                /* suspended before any response: see settle() */
+	struct sl_caller *who;       /* admitted as (a reference), or NULL */
 	uint64_t since_ms;           /* when it began to wait */
 	struct stream *st;           /* the stream it answers with, while both live */
 };
@@ -965,13 +969,13 @@ static const struct sl_session_io io = { send_out };
 
 /* ---- sessions --------------------------------------------------------------- */
 
-static struct hsess *session_new(struct sl_http *h, bool ephemeral, const char *token)
+static struct hsess *session_new(struct sl_http *h, bool ephemeral, struct sl_caller *who)
 {
 	struct hsess *hs = sl_alloc(sizeof(*hs));
 	hs->h = h;
 	hs->ephemeral = ephemeral;
 	hs->backlog_tail = &hs->backlog;
-	hs->token = token ? sl_strdup(token) : NULL;
+	hs->who = sl_caller_ref(who);
 	hs->last_ms = sl_now_ms();
 	if (!ephemeral) {
 		unsigned char r[16];
@@ -991,7 +995,7 @@ static struct hsess *session_new(struct sl_http *h, bool ephemeral, const char *
 	hs->next = h->sessions;
 	h->sessions = hs;
 	hs->s = sl_session_new(h->gw, &io, hs);
-	sl_session_set_credential(hs->s, token);
+	sl_session_set_caller(hs->s, who);
 	return hs;
 }
 
@@ -1040,24 +1044,12 @@ static void reap(struct sl_http *h)
 		sl_session_free(hs->s);
 		while (hs->backlog)
 			backlog_drop_oldest(hs);
-		free(hs->token);
+		sl_caller_unref(hs->who);
 		free(hs);
 	}
 }
 
 /* ---- checks -------------------------------------------------------------------- */
-
-static bool same_secret(const char *a, const char *b)
-{
-	/* Constant time: compare digests, so neither length nor content leaks. */
-	char da[SL_SHA256_HEX], db[SL_SHA256_HEX];
-	unsigned char diff = 0;
-	sl_sha256_hex(a, strlen(a), da);
-	sl_sha256_hex(b, strlen(b), db);
-	for (size_t i = 0; i < sizeof(da); i++)
-		diff |= (unsigned char)(da[i] ^ db[i]);
-	return diff == 0;
-}
 
 /* "http://localhost:*" matches that origin with any port or none. */
 static bool origin_matches(const char *pat, const char *origin)
@@ -1164,8 +1156,6 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 		MHD_add_response_header(r, "Content-Type", ctype);
 	if (hs && hs->id[0])
 		MHD_add_response_header(r, SL_MCP_HDR_SESSION, hs->id);
-	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"sluice\"");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
 	if (close)
@@ -1200,6 +1190,29 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code,
 static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const char *msg)
 {
 	return error_response(c, status, SL_RPC_SERVER_ERROR, NULL, msg, true);
+}
+
+/* 401 with its challenge (RFC 6750 §3): what was wrong, never the token.
+ * The connection closes, as for every refusal at admission. */
+static enum MHD_Result unauthorized(struct sl_http *h, struct MHD_Connection *c,
+				    const struct sl_auth_denial *why)
+{
+	char *msg = sl_printf("Unauthorized: %s", why->description);
+	char *challenge = sl_auth_challenge(h->auth, why);
+	size_t len;
+	char *body = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, msg, &len);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len - 1, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", challenge);
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	free(challenge);
+	free(msg);
+	return ret;
 }
 
 /* MCP 2025-11-25 transports: a stream starts with a priming event (an id,
@@ -1344,22 +1357,22 @@ static void on_wait(uv_timer_t *t)
 		uv_timer_stop(t);
 }
 
-/* The 2026-07-28 requests in flight under one credential (the bearer
- * token; without one configured, all of them): one session's worth. */
-static uint32_t ephemeral_with(const struct sl_http *h, const char *cred)
+/* The 2026-07-28 requests in flight of one identity (without
+ * authentication, all of them): one session's worth. */
+static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
 	for (const struct hsess *x = h->sessions; x; x = x->next)
-		n += x->ephemeral && !x->listen && (x->token ? cred && !strcmp(x->token, cred) : !cred);
+		n += x->ephemeral && !x->listen && sl_caller_same(x->who, who);
 	return n;
 }
 
-/* The listens open under one credential (sluice.limits.maxListensPerSession). */
-static uint32_t listens_with(const struct sl_http *h, const char *cred)
+/* The listens open of one identity (sluice.limits.maxListensPerSession). */
+static uint32_t listens_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
 	for (const struct hsess *x = h->sessions; x; x = x->next)
-		n += x->listen && (x->token ? cred && !strcmp(x->token, cred) : !cred);
+		n += x->listen && sl_caller_same(x->who, who);
 	return n;
 }
 
@@ -1416,7 +1429,7 @@ fail:
 }
 
 static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
-			    const char *token, bool modern)
+			    struct sl_caller *who, bool modern)
 {
 	const char *pv = header(c, SL_MCP_HDR_VERSION);
 	const char *sid = header(c, SL_MCP_HDR_SESSION);
@@ -1450,14 +1463,13 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		 * (sluice.limits.maxListens* and the memory budget), and is
 		 * neither a session nor a request in flight. */
 		if (yyjson_equals_str(method, SL_MCP_LISTEN)) {
-			const char *cred = h->cfg->bearer_token ? token : NULL;
-			if (listens_with(h, cred) >= h->lim->max_listens_per_session) {
+			if (listens_with(h, who) >= h->lim->max_listens_per_session) {
 				ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
 					   "too many subscriptions/listen streams open with this "
 					   "credential (sluice.limits.maxListensPerSession)");
 				goto out;
 			}
-			hs = session_new(h, true, cred);
+			hs = session_new(h, true, who);
 			h->nephemeral--;
 			h->nlistens++;
 			hs->listen = true;
@@ -1471,20 +1483,20 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 				   "flight counts as one)");
 			goto out;
 		}
-		if (ephemeral_with(h, h->cfg->bearer_token ? token : NULL) >= h->cfg->max_requests) {
+		if (ephemeral_with(h, who) >= h->cfg->max_requests) {
 			ret = fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
 				   "too many 2026-07-28 requests in flight with this credential "
 				   "(sluice.http.maxRequestsPerSession)");
 			goto out;
 		}
-		hs = session_new(h, true, h->cfg->bearer_token ? token : NULL);
+		hs = session_new(h, true, who);
 	} else if (is_init) {
 		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
 			ret = fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
 				   "too many sessions (sluice.http.maxSessions)");
 			goto out;
 		}
-		hs = session_new(h, false, token);
+		hs = session_new(h, false, who);
 	} else {
 		/* MCP 2025-11-25 transports: after initialize, the session id is
 		 * required (400 without it, 404 when unknown or ended). */
@@ -1496,7 +1508,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 		hs = sl_map_get(&h->by_id, sid);
 		/* A session answers only the credential that opened it, and
 		 * only on its own transport. */
-		if (!hs || hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
+		if (!hs || hs->sse || !sl_caller_same(hs->who, who)) {
 			ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
 			goto out;
 		}
@@ -1577,7 +1589,8 @@ out:
 
 /* ---- GET and DELETE ---------------------------------------------------------------- */
 
-static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c, const char *token,
+static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c,
+				  const struct sl_caller *who,
 				  enum MHD_Result *ret)
 {
 	const char *sid = header(c, SL_MCP_HDR_SESSION);
@@ -1588,7 +1601,7 @@ static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c, c
 		return NULL;
 	}
 	hs = sl_map_get(&h->by_id, sid);
-	if (!hs || hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
+	if (!hs || hs->sse || !sl_caller_same(hs->who, who)) {
 		*ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Session not found");
 		return NULL;
 	}
@@ -1643,7 +1656,7 @@ static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struc
 }
 
 static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct req *r,
-			   const char *token)
+			   const struct sl_caller *who)
 {
 	const char *last;
 	enum MHD_Result ret;
@@ -1651,7 +1664,7 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 	struct stream *st;
 	enum bound b;
 
-	if (!(hs = find_session(h, c, token, &ret)))
+	if (!(hs = find_session(h, c, who, &ret)))
 		return ret;
 	if ((last = header(c, "Last-Event-ID")))
 		return resume(h, c, r, hs, last);
@@ -1684,10 +1697,11 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 	return open_sse(c, st, hs, r);
 }
 
-static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c, const char *token)
+static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c,
+			   const struct sl_caller *who)
 {
 	enum MHD_Result ret;
-	struct hsess *hs = find_session(h, c, token, &ret);
+	struct hsess *hs = find_session(h, c, who, &ret);
 	if (!hs)
 		return ret;
 	session_end(hs);
@@ -1705,7 +1719,7 @@ static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c, const ch
  * endpoint event containing a URI for the client to use for sending
  * messages"). The session lives as long as the stream (stream_free). */
 static enum MHD_Result sse_open(struct sl_http *h, struct MHD_Connection *c, struct req *r,
-				const char *token)
+				struct sl_caller *who)
 {
 	struct hsess *hs;
 	struct stream *st;
@@ -1715,7 +1729,7 @@ static enum MHD_Result sse_open(struct sl_http *h, struct MHD_Connection *c, str
 	if (h->nsessions + h->nephemeral >= h->cfg->max_sessions)
 		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL,
 			    "too many sessions (sluice.http.maxSessions)");
-	hs = session_new(h, false, token);
+	hs = session_new(h, false, who);
 	hs->sse = true;
 	if (!(st = stream_new(h, hs, c, NULL, NULL, &b))) {
 		char *why = busy_why(h, b);
@@ -1739,7 +1753,7 @@ static enum MHD_Result sse_open(struct sl_http *h, struct MHD_Connection *c, str
 /* POST /messages?sessionId=: one message for an HTTP+SSE session, 202 at
  * once; whatever the session sends goes on its stream. */
 static enum MHD_Result sse_post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
-				const char *token)
+				const struct sl_caller *who)
 {
 	const char *sid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sessionId");
 	const char *pv = header(c, SL_MCP_HDR_VERSION);
@@ -1763,7 +1777,7 @@ static enum MHD_Result sse_post(struct sl_http *h, struct MHD_Connection *c, str
 	hs = sl_map_get(&h->by_id, sid);
 	/* Its stream gone, the session is gone; one opened with another
 	 * credential, or on /mcp, is not found either. */
-	if (!hs || !hs->sse || (hs->token && (!token || !same_secret(hs->token, token)))) {
+	if (!hs || !hs->sse || !sl_caller_same(hs->who, who)) {
 		ret = fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
 		goto out;
 	}
@@ -2066,9 +2080,10 @@ static bool admit_sse(struct sl_http *h, struct MHD_Connection *c, const char *u
  * transports, security: Host and Origin against DNS rebinding, then the
  * credential). False: refused, *ret is the answer, the connection closes. */
 static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
-		  const char *method, enum MHD_Result *ret)
+		  const char *method, struct sl_caller **who, enum MHD_Result *ret)
 {
-	const char *auth, *token = NULL, *pv;
+	struct sl_auth_denial why;
+	const char *pv;
 	bool modern, is_post = !strcmp(method, "POST");
 
 	if (h->stopping) {
@@ -2083,11 +2098,8 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
 		return false;
 	}
-	auth = header(c, "Authorization");
-	if (auth && !strncasecmp(auth, "Bearer ", 7))
-		token = auth + 7;
-	if (h->cfg->bearer_token && (!token || !same_secret(token, h->cfg->bearer_token))) {
-		*ret = refuse(c, MHD_HTTP_UNAUTHORIZED, "Unauthorized: a valid bearer token is required");
+	if (sl_auth_check(h->auth, header(c, "Authorization"), who, &why) != SL_AUTH_OK) {
+		*ret = unauthorized(h, c, &why);
 		return false;
 	}
 	pv = header(c, SL_MCP_HDR_VERSION);
@@ -2142,14 +2154,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct sl_http *h = cls;
 	struct req *r = *con_cls;
-	const char *auth, *token = NULL, *pv;
+	const char *pv;
 	enum MHD_Result ret;
 
 	if (!r) {
+		struct sl_caller *who = NULL;
 		conn_headers(h, c);
-		if (!admit(h, c, url, method, &ret))
+		if (!admit(h, c, url, method, &who, &ret)) {
+			sl_caller_unref(who);
 			return ret;
+		}
 		r = sl_alloc(sizeof(*r));
+		r->who = who;
 		sl_buf_init(&r->body, h->cfg->max_body_bytes);
 		*con_cls = r;
 		return MHD_YES;
@@ -2176,23 +2192,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (h->stopping)
 		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, "shutting down");
-	auth = header(c, "Authorization");
-	if (auth && !strncasecmp(auth, "Bearer ", 7))
-		token = auth + 7;
 	pv = header(c, SL_MCP_HDR_VERSION);
 	if (!strcmp(url, "/messages")) {
-		ret = sse_post(h, c, r, token);
+		ret = sse_post(h, c, r, r->who);
 		body_drop(h, r);
 		return ret;
 	}
 	if (!strcmp(url, "/sse"))
-		return sse_open(h, c, r, token);
+		return sse_open(h, c, r, r->who);
 	if (!strcmp(method, "POST")) {
-		ret = post(h, c, r, token, pv && !strcmp(pv, SL_MCP_MODERN));
+		ret = post(h, c, r, r->who, pv && !strcmp(pv, SL_MCP_MODERN));
 		body_drop(h, r); /* the session has what it needs */
 		return ret;
 	}
-	return !strcmp(method, "GET") ? get(h, c, r, token) : del(h, c, token);
+	return !strcmp(method, "GET") ? get(h, c, r, r->who) : del(h, c, r->who);
 }
 
 /* libmicrohttpd's own messages (a peer's malformed request, a failed socket
@@ -2264,6 +2277,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	body_drop(h, r);
 	sl_buf_dispose(&r->body);
+	sl_caller_unref(r->who);
 	free(r);
 	*con_cls = NULL;
 }
@@ -2422,10 +2436,12 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	sl_map_init(&h->by_id);
 	if ((rc = parse_listen(h, listen, &ss, err)) < 0)
 		goto out;
-	if (!h->loopback && !cfg->http.bearer_token) {
-		sl_err_set(err, "refusing to serve HTTP on %s without sluice.http.bearerToken: "
-			   "anyone who can reach that address could use every tool. Listen on "
-			   "127.0.0.1, or set a bearer token", listen);
+	if ((rc = sl_auth_new(loop, &cfg->http, &h->auth, err)) < 0)
+		goto out;
+	if (!h->loopback && !sl_auth_required(h->auth)) {
+		sl_err_set(err, "refusing to serve HTTP on %s without authentication "
+			   "(sluice.http.bearerToken or sluice.http.auth): anyone who can reach that "
+			   "address could use every tool. Listen on 127.0.0.1, or configure one", listen);
 		rc = SL_ERR_INVALID;
 		goto out;
 	}
@@ -2471,6 +2487,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	*out = h;
 	return SL_OK;
 out:
+	if (h->auth)
+		sl_auth_free(h->auth);
 	sl_map_dispose(&h->by_id);
 	free(h);
 	return rc;
@@ -2501,5 +2519,7 @@ void sl_http_free(struct sl_http *h)
 	h->freeing = true;
 	reap(h);
 	sl_map_dispose(&h->by_id);
+	sl_auth_free(h->auth);
+	h->auth = NULL;
 	sl_handles_close(&h->handles, free, h);
 }

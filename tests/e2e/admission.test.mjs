@@ -143,7 +143,7 @@ describe('admission before work', () => {
 		const afterwards = memory(gw.pid);
 		for (const { text, sent } of results) {
 			assert.match(text, /^HTTP\/1\.1 401 /, text.slice(0, 200));
-			assert.match(text, /Unauthorized: a valid bearer token is required/);
+			assert.match(text, /Unauthorized: the bearer token is not valid/);
 			assert.ok(sent < body.length, `answered only after all ${sent} bytes of the body`);
 		}
 		const grew = (afterwards.hwm - before.rss) / 1024;

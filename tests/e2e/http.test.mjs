@@ -427,7 +427,7 @@ describe('limits and credentials', () => {
 		const file = writeConfig(servers, {});
 		const r = await runSluice(['serve', '--http', '0.0.0.0:0', '--config', file]);
 		assert.equal(r.code, 2);
-		assert.match(r.stderr, /refusing to serve HTTP on 0\.0\.0\.0:0 without sluice\.http\.bearerToken/);
+		assert.match(r.stderr, /refusing to serve HTTP on 0\.0\.0\.0:0 without authentication \(sluice\.http\.bearerToken or sluice\.http\.auth\)/);
 	});
 });
 

@@ -60,7 +60,7 @@ if [ "$status" != 0 ]; then
 	echo
 	for name in "${crashed[@]}"; do
 		echo "--- $name: $dir/logs/$name.log"
-		grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written' \
+		grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written|invariant failed|no longer answers|^(http|stages): ' \
 			"$dir/logs/$name.log" | head -n 20
 	done
 	echo "fuzz: ${#crashed[@]} target(s) failed: ${crashed[*]}"

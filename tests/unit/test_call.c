@@ -285,7 +285,7 @@ TEST(gen_reload_of_real_stages_changes_visibility)
 
 	free(text);
 	CHECK(deny != NULL);
-	CHECK(!sl_stages_visible(deny, &gh, yyjson_doc_get_root(tool)));
+	CHECK(!sl_stages_visible(deny, NULL, &gh, yyjson_doc_get_root(tool)));
 
 	/* The policy section went away: the tool is visible again. */
 	text = sl_printf("{\"mcpServers\":{},\"sluice\":{%s}}", pins);
@@ -294,9 +294,9 @@ TEST(gen_reload_of_real_stages_changes_visibility)
 	CHECK_INT(sl_gen_new(cfg, deny, sl_stages, sl_nstages, &none, &err), 0);
 	sl_config_unref(cfg);
 	CHECK_INT(none->changed, 1);
-	CHECK(sl_stages_visible(none, &gh, yyjson_doc_get_root(tool)));
+	CHECK(sl_stages_visible(none, NULL, &gh, yyjson_doc_get_root(tool)));
 	/* The old generation is unchanged by the new one. */
-	CHECK(!sl_stages_visible(deny, &gh, yyjson_doc_get_root(tool)));
+	CHECK(!sl_stages_visible(deny, NULL, &gh, yyjson_doc_get_root(tool)));
 
 	/* A section its stage refuses: an error naming the key. */
 	text = sl_printf("{\"mcpServers\":{},\"sluice\":{%s,\"policy\":{\"rules\":[{\"match\":"

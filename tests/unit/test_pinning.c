@@ -450,14 +450,14 @@ TEST(pinning_stage_state_pins_and_hides)
 	up.tools.items = first;
 	up.tools.n = 1;
 	/* First sight: pinned and shown. */
-	CHECK(sl_stage_pinning.visible(a, &up, first[0]));
+	CHECK(sl_stage_pinning.visible(a, NULL, &up, first[0]));
 	/* A second state (a reload) reads the same file. */
 	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &b, &err), 0);
 	up.tools.items = later;
 	up.tools.n = 2;
 	/* Changed: hidden ("changed" is "block" by default); new: hidden ("new" is "block"). */
-	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
-	CHECK(!sl_stage_pinning.visible(b, &up, later[1]));
+	CHECK(!sl_stage_pinning.visible(b, NULL, &up, later[0]));
+	CHECK(!sl_stage_pinning.visible(b, NULL, &up, later[1]));
 	/* What check and the warning see: one changed, one new, nothing pinned. */
 	CHECK(sl_pinning_hold(b, &up, later[0]) == SL_PIN_HELD_CHANGED);
 	CHECK(sl_pinning_hold(b, &up, later[1]) == SL_PIN_HELD_NEW);
@@ -479,7 +479,7 @@ TEST(pinning_stage_state_pins_and_hides)
 		CHECK_INT(sl_pinning_announce(b, NULL, &up), 2);
 	}
 	sl_stage_pinning.fini(a);
-	CHECK(!sl_stage_pinning.visible(b, &up, later[0]));
+	CHECK(!sl_stage_pinning.visible(b, NULL, &up, later[0]));
 	sl_stage_pinning.fini(b);
 	sl_stage_pinning.fini(NULL);
 	sl_config_unref(cfg);
@@ -535,7 +535,7 @@ TEST(pinning_scheme1_pins_migrate_once)
 	pins = NULL;
 	/* The stage shows it and re-pins it under scheme 2, silently, once. */
 	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err), 0);
-	CHECK(sl_stage_pinning.visible(st, &up, def));
+	CHECK(sl_stage_pinning.visible(st, NULL, &up, def));
 	text = slurp(file);
 	CHECK(strstr(text, "\"scheme\": 2") != NULL);
 	CHECK(strstr(text, v1) == NULL);

@@ -248,12 +248,12 @@ TEST(policy_stage_state)
 	p = sl_policy_current(st);
 	CHECK_INT(p->def, SL_POLICY_DENY);
 	CHECK_INT(p->nrules, 1);
-	CHECK(sl_stage_policy.visible(st, &gh, yyjson_doc_get_root(tool)));
-	CHECK(!sl_stage_policy.visible(st, &jira, yyjson_doc_get_root(tool)));
+	CHECK(sl_stage_policy.visible(st, NULL, &gh, yyjson_doc_get_root(tool)));
+	CHECK(!sl_stage_policy.visible(st, NULL, &jira, yyjson_doc_get_root(tool)));
 	/* No section: allow everything. */
 	CHECK_INT(sl_stage_policy.init(NULL, NULL, &none, &err), 0);
 	CHECK_INT(sl_policy_current(none)->def, SL_POLICY_ALLOW);
-	CHECK(sl_stage_policy.visible(none, &jira, yyjson_doc_get_root(tool)));
+	CHECK(sl_stage_policy.visible(none, NULL, &jira, yyjson_doc_get_root(tool)));
 	/* Without a state (no policy stage): allow everything too. */
 	CHECK_INT(sl_policy_current(NULL)->def, SL_POLICY_ALLOW);
 	CHECK_INT(sl_policy_current(NULL)->nrules, 0);

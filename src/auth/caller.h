@@ -1,0 +1,56 @@
+/*
+ * Who a request comes from, and through which profile: made by the HTTP
+ * transport when it admits a request (src/auth/auth.c), held by the session
+ * the request opens or reaches, read by the stages through the call's
+ * session (policy matches on it, audit and telemetry write it). Immutable
+ * once made, reference-counted. Over stdio, and over HTTP with no
+ * authentication configured, there is no caller (NULL), and everything
+ * that matches on one sees an anonymous caller: no subject, no group, no
+ * scope.
+ *
+ * A caller never holds a token: only what was read from one.
+ */
+#ifndef SL_AUTH_CALLER_H
+#define SL_AUTH_CALLER_H
+#include "core/common.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sl_caller {
+	unsigned refs;          /* references beyond the first */
+	const char *method;     /* how it was authenticated: "token", "jwt", "introspection" */
+	char *subject;          /* "sub", or a static token's name; NULL: none (bearerToken) */
+	char *issuer;           /* the token's "iss"; NULL for static tokens */
+	char *client_id;        /* the OAuth client ("client_id", else "azp"), or NULL */
+	char **groups;          /* NULL-terminated, never NULL: groups and roles claims */
+	char **scopes;          /* NULL-terminated, never NULL */
+	char *profile;          /* the /mcp/<profile> it came through; NULL: the default */
+	uint64_t expires_ms;    /* wall clock ms when its token expires; 0: never */
+	char key[65];           /* SHA-256 (hex) of method, issuer and subject: two
+				 * callers with the same key are the same identity
+				 * (session binding, per-identity counts) */
+};
+
+/* A caller with no subject, groups or scopes yet; method is a literal. */
+struct sl_caller *sl_caller_new(const char *method);
+/* Fill in a new caller (before it is shared). Each copies its argument. */
+void sl_caller_set_subject(struct sl_caller *c, const char *issuer, const char *subject);
+void sl_caller_add_group(struct sl_caller *c, const char *group);
+void sl_caller_add_scope(struct sl_caller *c, const char *scope);
+void sl_caller_set_profile(struct sl_caller *c, const char *profile);
+/* A copy of c through another profile (the transport's route). */
+struct sl_caller *sl_caller_with_profile(const struct sl_caller *c, const char *profile);
+
+struct sl_caller *sl_caller_ref(struct sl_caller *c);   /* NULL passes */
+void sl_caller_unref(struct sl_caller *c);              /* NULL passes */
+
+/* The same identity (NULL is the anonymous caller, equal only to itself). */
+bool sl_caller_same(const struct sl_caller *a, const struct sl_caller *b);
+/* c has that group or scope (false for NULL). */
+bool sl_caller_in_group(const struct sl_caller *c, const char *group);
+bool sl_caller_has_scope(const struct sl_caller *c, const char *scope);
+/* "alice (jwt, client cli, profile ops)" for logs: escaped by the log. */
+const char *sl_caller_name(const struct sl_caller *c);
+
+#endif

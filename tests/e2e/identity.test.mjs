@@ -1,0 +1,72 @@
+// Identities on the HTTP front end (docs/internals/AUTH.md): static tokens
+// that each name a person (sluice.http.auth.tokens), sessions bound to the
+// identity that opened them, and the audit saying who did what without
+// ever writing a token.
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { catalog, closeAll, eventually, httpClient, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
+
+after(closeAll);
+
+const ALICE = 'alice-token-7f3a', BOB = 'bob-token-91c2';
+
+function post(gw, token, body, headers = {}) {
+	return httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+		headers: { authorization: `Bearer ${token}`, ...headers } }, body);
+}
+
+describe('identities from static tokens', () => {
+	test('a session answers only the identity that opened it; audit lines name it, never the token', async () => {
+		const audit = path.join(path.dirname(writeConfig({})), 'audit.jsonl');
+		const gw = await startHttp({
+			servers: { github: catalog('github') },
+			sluice: { audit: { file: audit }, http: { auth: { tokens: [
+				{ token: ALICE, subject: 'alice', groups: ['sre'] },
+				{ token: BOB, subject: 'bob' },
+			] } } },
+		});
+		const { client, transport } = await httpClient(gw.url, { headers: { Authorization: `Bearer ${ALICE}` } });
+		const aliceSid = transport.sessionId;
+		assert.ok(aliceSid);
+		const { tools } = await client.listTools();
+		const tool = tools.find((t) => /list_issues/.test(t.name));
+		assert.ok(tool, 'the catalog tool is listed');
+		await client.callTool({ name: tool.name, arguments: { repo: 'acme/api' } });
+
+		// Bob, with a valid token of his own, cannot use Alice's session:
+		// 404 (not 403), so that session ids cannot be probed.
+		const ping = { jsonrpc: '2.0', id: 9, method: 'ping' };
+		const asBob = await post(gw, BOB, ping, { 'mcp-session-id': aliceSid, 'mcp-protocol-version': LEGACY });
+		assert.equal(asBob.status, 404);
+		const asAlice = await post(gw, ALICE, ping, { 'mcp-session-id': aliceSid, 'mcp-protocol-version': LEGACY });
+		assert.equal(asAlice.status, 200);
+
+		const lines = await eventually(() => {
+			const ls = fs.existsSync(audit) ? fs.readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+			return ls.some((l) => l.type === 'call') && ls;
+		}, 5000, 50, 'an audit line');
+		const call = lines.find((l) => l.type === 'call');
+		assert.equal(call.subject, 'alice');
+		assert.equal(call.profile, null);
+		const text = fs.readFileSync(audit, 'utf8');
+		assert.ok(!text.includes(ALICE) && !text.includes(BOB), 'no token in the audit');
+		assert.ok(!gw.stderr().includes(ALICE), 'no token in the log');
+		await client.close();
+		await gw.close();
+	});
+
+	test('an unknown token gets 401 with an RFC 6750 challenge and no session', async () => {
+		const gw = await startHttp({ sluice: { http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }] } } } });
+		const r = await post(gw, 'not-a-token', { jsonrpc: '2.0', id: 1, method: 'ping' });
+		assert.equal(r.status, 401);
+		assert.match(r.headers['www-authenticate'], /^Bearer .*error="invalid_token"/);
+		assert.equal(r.headers['mcp-session-id'], undefined);
+		const none = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST' },
+			{ jsonrpc: '2.0', id: 1, method: 'ping' });
+		assert.equal(none.status, 401);
+		assert.doesNotMatch(none.headers['www-authenticate'], /error=/);
+		await gw.close();
+	});
+});

@@ -1,0 +1,123 @@
+/* Unit tests of src/auth/: callers, and the static token methods of
+ * sl_auth_check (constant-time match, the identity each token stands for,
+ * the denials and their challenges). */
+#include "unit.h"
+
+#include "auth/auth.h"
+#include "config/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct sl_config *config(const char *text)
+{
+	struct sl_config *c = NULL;
+	struct sl_err err;
+	if (sl_config_parse("auth.json", text, strlen(text), &c, &err) != SL_OK) {
+		printf("  %s\n", err.msg);
+		return NULL;
+	}
+	return c;
+}
+
+TEST(caller_identity_key_and_lists)
+{
+	struct sl_caller *a = sl_caller_new("jwt"), *b = sl_caller_new("jwt"), *p;
+
+	CHECK(sl_caller_same(NULL, NULL));
+	CHECK(!sl_caller_same(a, NULL));
+	sl_caller_set_subject(a, "https://idp", "alice");
+	sl_caller_set_subject(b, "https://other-idp", "alice");
+	CHECK(!sl_caller_same(a, b)); /* same subject, another issuer: another person */
+	sl_caller_set_subject(b, "https://idp", "alice");
+	CHECK(sl_caller_same(a, b));
+	sl_caller_add_group(a, "sre");
+	sl_caller_add_group(a, "sre");
+	sl_caller_add_scope(a, "read");
+	CHECK(sl_caller_in_group(a, "sre") && !sl_caller_in_group(a, "dev"));
+	CHECK(a->groups[1] == NULL); /* no duplicates */
+	CHECK(sl_caller_has_scope(a, "read") && !sl_caller_has_scope(b, "read"));
+	CHECK(!sl_caller_in_group(NULL, "sre"));
+	p = sl_caller_with_profile(a, "ops");
+	CHECK(sl_caller_same(p, a));
+	CHECK_STR(p->profile, "ops");
+	CHECK(sl_caller_in_group(p, "sre"));
+	CHECK(strstr(sl_caller_name(p), "alice") && strstr(sl_caller_name(p), "ops"));
+	sl_caller_ref(p);
+	sl_caller_unref(p);
+	sl_caller_unref(p);
+	sl_caller_unref(a);
+	sl_caller_unref(b);
+}
+
+TEST(auth_static_tokens_name_their_holder)
+{
+	struct sl_config *c;
+	struct sl_auth *a;
+	struct sl_caller *who;
+	struct sl_auth_denial why;
+	struct sl_err err;
+	char *ch;
+
+	setenv("SLUICE_TEST_BOB", "bob-secret-2", 1);
+	c = config("{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":["
+		   "{\"token\":\"alice-secret-1\",\"subject\":\"alice\",\"groups\":[\"sre\"],"
+		   "\"scopes\":[\"read\",\"write\"]},"
+		   "{\"token\":\"${SLUICE_TEST_BOB}\",\"subject\":\"bob\"}]}}}}");
+	CHECK(c != NULL);
+	CHECK(sl_auth_new(NULL, &c->http, &a, &err) == SL_OK);
+	CHECK(sl_auth_required(a));
+
+	CHECK(sl_auth_check(a, "Bearer alice-secret-1", &who, &why) == SL_AUTH_OK);
+	CHECK(who && !strcmp(who->subject, "alice") && !strcmp(who->method, "token"));
+	CHECK(sl_caller_in_group(who, "sre") && sl_caller_has_scope(who, "write"));
+	sl_caller_unref(who);
+
+	CHECK(sl_auth_check(a, "bearer bob-secret-2", &who, &why) == SL_AUTH_OK);
+	CHECK(who && !strcmp(who->subject, "bob") && !who->groups[0]);
+	sl_caller_unref(who);
+
+	/* No credentials: a challenge without an error (RFC 6750 §3.1). */
+	CHECK(sl_auth_check(a, NULL, &who, &why) == SL_AUTH_DENIED);
+	CHECK(who == NULL && why.error == NULL);
+	ch = sl_auth_challenge(a, &why);
+	CHECK(!strncmp(ch, "Bearer ", 7) && !strstr(ch, "error="));
+	free(ch);
+	/* A wrong token, a prefix of a right one, another scheme. */
+	const char *bad[] = { "Bearer alice-secret-", "Bearer alice-secret-12", "Basic YWxpY2U6eA==",
+			      "Bearer ", "Bearer" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		CHECK(sl_auth_check(a, bad[i], &who, &why) == SL_AUTH_DENIED);
+		CHECK(who == NULL);
+	}
+	CHECK(sl_auth_check(a, "Bearer nope", &who, &why) == SL_AUTH_DENIED);
+	CHECK_STR(why.error, "invalid_token");
+	ch = sl_auth_challenge(a, &why);
+	CHECK(strstr(ch, "error=\"invalid_token\"") && !strstr(ch, "nope"));
+	free(ch);
+	sl_auth_free(a);
+	sl_config_unref(c);
+}
+
+TEST(auth_config_refuses_bad_tokens)
+{
+	struct sl_config *c;
+	struct sl_err err;
+	const char *bad[] = {
+		"{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":[{\"token\":\"x\"}]}}}}",
+		"{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":[{\"subject\":\"a\"}]}}}}",
+		"{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":["
+		"{\"token\":\"x\",\"subject\":\"a\"},{\"token\":\"x\",\"subject\":\"b\"}]}}}}",
+		"{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":["
+		"{\"token\":\"x\",\"subject\":\"a\",\"groups\":[\"\"]}]}}}}",
+		"{\"mcpServers\":{},\"sluice\":{\"http\":{\"auth\":{\"tokens\":["
+		"{\"token\":\"${SLUICE_TEST_UNSET_VAR}\",\"subject\":\"a\"}]}}}}",
+	};
+	unsetenv("SLUICE_TEST_UNSET_VAR");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		c = NULL;
+		CHECK(sl_config_parse("auth.json", bad[i], strlen(bad[i]), &c, &err) != SL_OK);
+		CHECK(strstr(err.msg, "sluice.http.auth.tokens[") != NULL);
+		sl_config_unref(c);
+	}
+}
