@@ -60,8 +60,16 @@ if [ "$status" != 0 ]; then
 	echo
 	for name in "${crashed[@]}"; do
 		echo "--- $name: $dir/logs/$name.log"
-		grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written|invariant failed|no longer answers|^(http|stages): ' \
-			"$dir/logs/$name.log" | head -n 20
+		# What the target printed last, less libFuzzer's progress lines:
+		# a sanitizer report, an invariant's message, a library's panic.
+		grep -vE '^#[0-9]+|^INFO: |^stat::' "$dir/logs/$name.log" | tail -n 40
+		# The input, so that a crash seen only in CI can be replayed
+		# (base64 -d > x; the target binary with x as its argument).
+		art=$(ls -t "$dir/artifacts/$name"/* 2>/dev/null | head -n1)
+		if [ -n "$art" ]; then
+			echo "--- $name: input $(basename "$art"), $(stat -c %s "$art") bytes, base64:"
+			head -c 12288 "$art" | base64 -w 120
+		fi
 	done
 	echo "fuzz: ${#crashed[@]} target(s) failed: ${crashed[*]}"
 fi
