@@ -810,7 +810,7 @@ static int parse_rename(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyj
 	p->rename = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*p->rename));
 	yyjson_obj_iter_init(v, &it);
 	while ((key = yyjson_obj_iter_next(&it))) {
-		const char *from = yyjson_get_str(key), *dot = strchr(from, '.');
+		const char *from = yyjson_get_str(key) ? yyjson_get_str(key) : "", *dot = strchr(from, '.');
 		const char *to = yyjson_get_str(yyjson_obj_iter_get_val(key));
 		if (!dot || dot == from || !dot[1] || strlen(from) != yyjson_get_len(key))
 			return sl_conf_fail_key(cx, k, "keys are \"server.tool\" (exact names, not "
@@ -903,7 +903,7 @@ static int parse_profiles(struct sl_conf_ctx *cx, const struct sl_conf_key *k, y
 	c->profiles = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->profiles));
 	yyjson_obj_iter_init(v, &it);
 	while ((name = yyjson_obj_iter_next(&it))) {
-		const char *n = yyjson_get_str(name);
+		const char *n = yyjson_get_str(name) ? yyjson_get_str(name) : "";
 		struct sl_profile *p = &c->profiles[c->nprofiles];
 		char where[128];
 		int rc;
