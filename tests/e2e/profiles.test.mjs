@@ -10,7 +10,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 
-import { catalog, closeAll, eventually, execCode, httpClient, httpRequest, jsonOf, startHttp, textOf, LEGACY } from './helpers.mjs';
+import path from 'node:path';
+
+import { catalog, closeAll, connect, eventually, execCode, httpClient, httpRequest, jsonOf, startHttp, textOf, writeConfig, LEGACY } from './helpers.mjs';
 
 const SERVERS = { github: catalog('github'), jira: catalog('jira'), slack: catalog('slack') };
 const PROFILES = {
@@ -202,5 +204,57 @@ describe('profiles', () => {
 		assert.ok(tools.includes('tickets') && !tools.includes('issues'), tools.join(' '));
 		const r = await call(ops.client, 'tickets', { owner: 'acme', repo: 'api' });
 		assert.ok(!r.isError, textOf(r));
+	});
+});
+
+describe('profiles with identities, and the default profile', () => {
+	const ALICE = 'alice-token-5d1e', BOB = 'bob-token-c40f';
+
+	test('profiles.default shapes /mcp; a person through a profile is bound to it; the audit names it', async () => {
+		const audit = path.join(path.dirname(writeConfig({})), 'audit.jsonl');
+		const g = await startHttp({
+			servers: { github: catalog('github'), jira: catalog('jira') },
+			sluice: {
+				audit: { file: audit },
+				http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } },
+				profiles: { default: { servers: ['jira'] }, ops: { servers: ['github'] } },
+			},
+		});
+		const as = (token) => ({ headers: { Authorization: `Bearer ${token}` } });
+		const plain = await httpClient(g.url, as(ALICE));
+		// read_result is the governor's, in every profile.
+		const plainTools = names((await plain.client.listTools()).tools).filter((t) => t !== 'read_result');
+		assert.ok(plainTools.length > 0 && plainTools.every((t) => t.startsWith('jira__')), plainTools.join(' '));
+
+		const ops = await httpClient(`${g.url}/ops`, as(ALICE));
+		const r = await call(ops.client, 'github__list_issues', { owner: 'acme', repo: 'api' });
+		assert.ok(!r.isError, textOf(r));
+		const sid = ops.transport.sessionId;
+		const rawPost = (p, token) => httpRequest({ host: '127.0.0.1', port: g.port, path: p, method: 'POST',
+			headers: { authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY } }, ping);
+		assert.equal((await rawPost('/mcp/ops', ALICE)).status, 200);
+		assert.equal((await rawPost('/mcp', ALICE)).status, 404, 'alice, through another endpoint');
+		assert.equal((await rawPost('/mcp/ops', BOB)).status, 404, 'bob, through the same endpoint');
+
+		const line = await eventually(() => {
+			const ls = fs.existsSync(audit) ? fs.readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+			return ls.find((l) => l.type === 'call' && l.server === 'github');
+		}, 5000, 50, 'the audit line');
+		assert.equal(line.subject, 'alice');
+		assert.equal(line.profile, 'ops');
+		await plain.client.close();
+		await ops.client.close();
+		await g.close();
+	});
+
+	test('over stdio the default profile applies', async () => {
+		const s = await connect({
+			servers: { github: catalog('github'), jira: catalog('jira') },
+			sluice: { profiles: { default: { servers: ['github'], tools: ['github.list_*'], exposure: 'passthrough' } } },
+		});
+		const tools = names((await s.client.listTools()).tools).filter((t) => t !== 'read_result');
+		assert.ok(tools.length > 0 && tools.every((t) => /^github__list_/.test(t)), tools.join(' '));
+		await assert.rejects(s.client.callTool({ name: 'jira__search_issues', arguments: {} }), /Unknown tool/);
+		await s.close();
 	});
 });

@@ -111,6 +111,13 @@ TEST(codemode_resolve_in_a_profile)
 	CHECK(sl_view_admits(&n.v, "git-hub", "list-new"));
 	CHECK(!sl_view_admits(&n.v, "git-hub", "list-all"));
 	CHECK(!sl_view_admits(&n.v, "git-hub", "delete"));
+	/* A new name another tool of the profile has in the catalog is not
+	 * applied: the tool keeps its name, and nothing is shadowed. */
+	rename[0].value = "get-x";
+	CHECK(resolved(&n, "git-hub", "list-all", &n.u1, "list-all"));
+	CHECK(resolved(&n, "git-hub", "get-x", &n.u1, "get-x"));
+	CHECK(!strcmp(sl_view_local(&n.v, &n.entries[2]), "list-all"));
+	rename[0].value = "everything";
 	/* A profile a reload removed shows nothing. */
 	n.v.gone = true;
 	CHECK(refused(&n, "git_hub", "everything", "unknown server 'git_hub'"));
