@@ -49,10 +49,13 @@ static void list_free(char **l)
 	free(l);
 }
 
+/* The profile is part of the key: a session, a parked call or a count
+ * bound to a caller is bound to the endpoint it came through as well, so
+ * that /mcp/ops's session is nobody's through /mcp or /mcp/dev. */
 static void rekey(struct sl_caller *c)
 {
-	char *k = sl_printf("%s\n%s\n%s", c->method, c->issuer ? c->issuer : "",
-			    c->subject ? c->subject : "");
+	char *k = sl_printf("%s\n%s\n%s\n%s", c->method, c->issuer ? c->issuer : "",
+			    c->subject ? c->subject : "", c->profile ? c->profile : "");
 	sl_sha256_hex(k, strlen(k), c->key);
 	free(k);
 }
@@ -90,6 +93,7 @@ void sl_caller_set_profile(struct sl_caller *c, const char *profile)
 {
 	free(c->profile);
 	c->profile = profile ? sl_strdup(profile) : NULL;
+	rekey(c);
 }
 
 struct sl_caller *sl_caller_with_profile(const struct sl_caller *c, const char *profile)
@@ -152,7 +156,8 @@ const char *sl_caller_name(const struct sl_caller *c)
 	static char buf[512];
 	if (!c)
 		return "anonymous";
-	snprintf(buf, sizeof(buf), "%s (%s%s%s%s%s)", c->subject ? c->subject : "bearer token",
+	snprintf(buf, sizeof(buf), "%s (%s%s%s%s%s)",
+		 c->subject ? c->subject : strcmp(c->method, "none") ? "bearer token" : "anonymous",
 		 c->method, c->client_id ? ", client " : "", c->client_id ? c->client_id : "",
 		 c->profile ? ", profile " : "", c->profile ? c->profile : "");
 	return buf;

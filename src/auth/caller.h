@@ -19,7 +19,9 @@
 
 struct sl_caller {
 	unsigned refs;          /* references beyond the first */
-	const char *method;     /* how it was authenticated: "token", "jwt", "introspection" */
+	const char *method;     /* how it was authenticated: "token", "jwt", "introspection";
+				 * "none": not at all, a caller only for its profile (an
+				 * HTTP front end without authentication) */
 	char *subject;          /* "sub", or a static token's name; NULL: none (bearerToken) */
 	char *issuer;           /* the token's "iss"; NULL for static tokens */
 	char *client_id;        /* the OAuth client ("client_id", else "azp"), or NULL */
@@ -27,9 +29,10 @@ struct sl_caller {
 	char **scopes;          /* NULL-terminated, never NULL */
 	char *profile;          /* the /mcp/<profile> it came through; NULL: the default */
 	uint64_t expires_ms;    /* wall clock ms when its token expires; 0: never */
-	char key[65];           /* SHA-256 (hex) of method, issuer and subject: two
-				 * callers with the same key are the same identity
-				 * (session binding, per-identity counts) */
+	char key[65];           /* SHA-256 (hex) of method, issuer, subject and profile:
+				 * two callers with the same key are the same identity
+				 * through the same endpoint (session binding,
+				 * per-identity counts) */
 };
 
 /* A caller with no subject, groups or scopes yet; method is a literal. */
@@ -45,7 +48,8 @@ struct sl_caller *sl_caller_with_profile(const struct sl_caller *c, const char *
 struct sl_caller *sl_caller_ref(struct sl_caller *c);   /* NULL passes */
 void sl_caller_unref(struct sl_caller *c);              /* NULL passes */
 
-/* The same identity (NULL is the anonymous caller, equal only to itself). */
+/* The same identity through the same profile (NULL is the anonymous caller
+ * of the default profile, equal only to itself). */
 bool sl_caller_same(const struct sl_caller *a, const struct sl_caller *b);
 /* c has that group or scope (false for NULL). */
 bool sl_caller_in_group(const struct sl_caller *c, const char *group);

@@ -10,8 +10,10 @@
 #include "config/conf.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "gateway/router.h"
 #include "pipeline/call.h"
 #include "sandbox/kernel.h"
+#include "stages/policy.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -351,8 +353,9 @@ static int parse_require(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 
 #define CODE(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key code_keys[] = {
-	{ "enabled", SL_CONF_BOOL, CODE(code_enabled),
-	  .doc = "Offers `execute_code` in every exposure mode (always on in `\"code\"`)." },
+	{ "enabled", SL_CONF_BOOL, CODE(code_offered),
+	  .doc = "Offers `execute_code` in every exposure mode and profile (always on in "
+		 "`\"code\"`)." },
 	{ "timeoutMs", SL_CONF_UINT, CODE(code.timeout_ms), .min = 1, .max = 3600000, .dflt = 30000,
 	  .doc = "A program's wall clock, its tool calls included." },
 	{ "cpuMs", SL_CONF_UINT, CODE(code.cpu_ms), .min = 1, .max = 3600000, .dflt = 5000,
@@ -735,6 +738,19 @@ static const struct sl_conf_name exposures[] = {
 	{ NULL, 0 },
 };
 
+static int parse_profile_exposure(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
+				  yyjson_val *v, void *target)
+{
+	struct sl_profile *p = target;
+	for (size_t i = 0; yyjson_is_str(v) && exposures[i].name; i++)
+		if (!strcmp(exposures[i].name, yyjson_get_str(v))) {
+			p->exposure = (enum sl_exposure)exposures[i].value;
+			p->exposure_set = true;
+			return SL_OK;
+		}
+	return sl_conf_bad(cx, k);
+}
+
 static const struct sl_conf_name log_levels[] = {
 	{ "error", SL_LOG_ERROR },
 	{ "warn", SL_LOG_WARN },
@@ -742,6 +758,176 @@ static const struct sl_conf_name log_levels[] = {
 	{ "debug", SL_LOG_DEBUG },
 	{ NULL, 0 },
 };
+
+/* ---- sluice.profiles (docs/PROFILES.md) ---- */
+
+static bool valid_profile_name(const char *n)
+{
+	size_t len = strlen(n);
+	if (len == 0 || len > SL_PROFILE_NAME_MAX)
+		return false;
+	for (; *n; n++)
+		if (!(('a' <= *n && *n <= 'z') || ('0' <= *n && *n <= '9') || *n == '_' || *n == '-'))
+			return false;
+	return true;
+}
+
+/* A name a profile gives a tool: an exposed name of the catalog's alphabet
+ * (upstream/catalog.h), so that it reads the same in every mode. */
+static bool valid_tool_rename(const char *n)
+{
+	size_t len = strlen(n);
+	if (len == 0 || len > SL_PROFILE_NAME_MAX)
+		return false;
+	for (; *n; n++)
+		if (!(('a' <= *n && *n <= 'z') || ('A' <= *n && *n <= 'Z') ||
+		      ('0' <= *n && *n <= '9') || *n == '_' || *n == '-'))
+			return false;
+	return true;
+}
+
+/* An array of 1 to SL_PROFILE_GLOBS_MAX non-empty strings. */
+static int parse_globs(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		       void *target)
+{
+	if (yyjson_is_arr(v) && (yyjson_arr_size(v) == 0 || yyjson_arr_size(v) > SL_PROFILE_GLOBS_MAX))
+		return sl_conf_bad(cx, k);
+	return parse_strings(cx, k, v, target);
+}
+
+static int parse_profile_exposure(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
+				  yyjson_val *v, void *target);
+
+static int parse_rename(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			void *target)
+{
+	struct sl_profile *p = target;
+	yyjson_obj_iter it;
+	yyjson_val *key;
+
+	if (!yyjson_is_obj(v) || yyjson_obj_size(v) > SL_PROFILE_RENAME_MAX)
+		return sl_conf_bad(cx, k);
+	p->rename = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*p->rename));
+	yyjson_obj_iter_init(v, &it);
+	while ((key = yyjson_obj_iter_next(&it))) {
+		const char *from = yyjson_get_str(key) ? yyjson_get_str(key) : "", *dot = strchr(from, '.');
+		const char *to = yyjson_get_str(yyjson_obj_iter_get_val(key));
+		if (!dot || dot == from || !dot[1] || strlen(from) != yyjson_get_len(key))
+			return sl_conf_fail_key(cx, k, "keys are \"server.tool\" (exact names, not "
+						"globs): \"%.100s\" is not", from);
+		if (!to || !valid_tool_rename(to))
+			return sl_conf_fail_key(cx, k, "\"%.100s\": a new name is 1 to %d of "
+						"[A-Za-z0-9_-]", from, SL_PROFILE_NAME_MAX);
+		/* The gateway's own tools keep their names in every profile. */
+		if (sl_router_reserved(to))
+			return sl_conf_fail_key(cx, k, "\"%.100s\": \"%s\" is a tool of the gateway's "
+						"own", from, to);
+		for (size_t i = 0; i < p->nrename; i++) {
+			if (!strcmp(p->rename[i].key, from))
+				return sl_conf_fail_key(cx, k, "\"%.100s\" is renamed twice", from);
+			if (!strcmp(p->rename[i].value, to))
+				return sl_conf_fail_key(cx, k, "\"%.100s\" and \"%.100s\" would both be "
+							"\"%s\"", p->rename[i].key, from, to);
+		}
+		p->rename[p->nrename].key = sl_strdup(from);
+		p->rename[p->nrename++].value = sl_strdup(to);
+	}
+	return SL_OK;
+}
+
+#define PROF(field) SL_CONF_AT(struct sl_profile, field)
+static const struct sl_conf_key profile_keys[] = {
+	{ "servers", SL_CONF_CUSTOM, PROF(servers), .parse = parse_globs,
+	  .shape = "an array of 1 to 256 non-empty globs", .dflt_doc = "every server",
+	  .doc = "Globs on server names (`*` any run, `?` one character): the servers this "
+		 "profile shows; the others contribute nothing to its sessions (no tool, resource, "
+		 "prompt, completion or notification)." },
+	{ "tools", SL_CONF_CUSTOM, PROF(tools), .parse = parse_globs,
+	  .shape = "an array of 1 to 256 non-empty globs", .dflt_doc = "every tool of those servers",
+	  .doc = "Globs on `server.tool` (the config's server name, the tool's own name): the "
+		 "tools of those servers it shows. Another tool is unknown to its sessions, whatever "
+		 "name they call it by." },
+	{ "rename", SL_CONF_CUSTOM, PROF(rename), .parse = parse_rename,
+	  .shape = "an object of \"server.tool\": \"newName\" (at most 256)", .dflt_doc = "`{}`",
+	  .doc = "The name a tool of the profile has there: the whole name in passthrough and "
+		 "hybrid (`tools/list`, `tools/call`), the tool's name within its server in router "
+		 "and code modes (`invoke_tool`, `tools.<server>.<newName>`). 1 to 64 of "
+		 "`[A-Za-z0-9_-]`; two tools of a profile never share one (a new name that another "
+		 "tool of the profile has in the catalog is not applied, with a warning)." },
+	{ "exposure", SL_CONF_CUSTOM, PROF(exposure), .parse = parse_profile_exposure,
+	  .shape = "`\"passthrough\"`, `\"router\"`, `\"hybrid\"` or `\"code\"`",
+	  .dflt_doc = "`sluice.exposure`",
+	  .doc = "Its exposure mode (README.md, \"Exposure modes\"); `--exposure` changes the "
+		 "default, not a profile's own." },
+};
+#undef PROF
+
+static const struct sl_conf_section profile_section = {
+	"sluice.profiles.<name>",
+	"A profile: a virtual server at `/mcp/<name>` showing a part of the catalog in a mode of "
+	"its own (docs/PROFILES.md). Names are 1 to 64 of `[a-z0-9_-]`, at most 64 profiles; "
+	"`default` shapes the plain `/mcp` (and stdio). Policy per profile is a policy rule with "
+	"`who: [\"profile:NAME\"]` (docs/stages/POLICY.md).",
+	profile_keys, SL_COUNT(profile_keys), SL_CONF_STRICT, NULL,
+};
+
+/* Whether "server.tool" key can name a tool the profile shows: its tools
+ * globs match it, and its servers globs the part before some dot (server
+ * names may hold dots themselves). */
+static bool profile_covers(const struct sl_profile *p, const char *key)
+{
+	bool server = !p->servers, tool = !p->tools;
+	for (size_t i = 0; p->tools && p->tools[i] && !tool; i++)
+		tool = sl_policy_glob(p->tools[i], key);
+	for (const char *dot = strchr(key, '.'); dot && !server; dot = strchr(dot + 1, '.')) {
+		char *name = sl_strndup(key, (size_t)(dot - key));
+		for (size_t i = 0; p->servers[i] && !server; i++)
+			server = sl_policy_glob(p->servers[i], name);
+		free(name);
+	}
+	return server && tool;
+}
+
+static int parse_profiles(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			  void *target)
+{
+	struct sl_config *c = target;
+	yyjson_obj_iter it;
+	yyjson_val *name;
+
+	if (!yyjson_is_obj(v))
+		return sl_conf_bad(cx, k);
+	if (yyjson_obj_size(v) > SL_PROFILES_MAX)
+		return sl_conf_fail_key(cx, k, "has %zu profiles, more than %d", yyjson_obj_size(v),
+					SL_PROFILES_MAX);
+	c->profiles = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->profiles));
+	yyjson_obj_iter_init(v, &it);
+	while ((name = yyjson_obj_iter_next(&it))) {
+		const char *n = yyjson_get_str(name) ? yyjson_get_str(name) : "";
+		struct sl_profile *p = &c->profiles[c->nprofiles];
+		char where[128];
+		int rc;
+
+		snprintf(where, sizeof(where), "sluice.profiles.%.64s", n);
+		if (!valid_profile_name(n) || strlen(n) != yyjson_get_len(name))
+			return sl_conf_fail_key(cx, k, "\"%.100s\" is not a profile name (1 to %d of "
+						"[a-z0-9_-])", n, SL_PROFILE_NAME_MAX);
+		if (sl_config_profile(c, n))
+			return sl_conf_fail(cx, where, "is given twice");
+		if (!yyjson_is_obj(yyjson_obj_iter_get_val(name)))
+			return sl_conf_fail(cx, where, "must be an object");
+		p->name = sl_strdup(n);
+		c->nprofiles++;
+		rc = sl_conf_apply(cx, &profile_section, where, yyjson_obj_iter_get_val(name), p);
+		if (rc != SL_OK)
+			return rc;
+		for (size_t i = 0; i < p->nrename; i++)
+			if (!profile_covers(p, p->rename[i].key))
+				return sl_conf_fail(cx, where, "renames \"%.100s\", which its servers or "
+						    "tools leave out", p->rename[i].key);
+	}
+	return SL_OK;
+}
 
 #define GW(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key gateway_keys[] = {
@@ -769,6 +955,10 @@ static const struct sl_conf_key gateway_keys[] = {
 	{ "http", SL_CONF_OBJECT, GW(http), .sub = &http_section, .doc = "See `sluice.http` below." },
 	{ "limits", SL_CONF_OBJECT, GW(limits), .sub = &limits_section,
 	  .doc = "See `sluice.limits` below." },
+	{ "profiles", SL_CONF_CUSTOM, GW(profiles), .parse = parse_profiles, .sub = &profile_section,
+	  .shape = "an object of profiles", .dflt_doc = "`{}`",
+	  .doc = "Virtual servers at `/mcp/<name>` (`sluice.profiles.<name>` below; "
+		 "docs/PROFILES.md). Reloaded on SIGHUP: a profile that goes answers 404." },
 };
 
 static const struct sl_conf_section gateway_section = {
@@ -824,7 +1014,7 @@ void sl_config_reference(FILE *f)
 {
 	static const struct sl_conf_section *const sections[] = {
 		&root_section, &server_section, &gateway_section, &code_section, &http_section,
-		&limits_section,
+		&limits_section, &profile_section,
 	};
 	fprintf(f, "# Configuration reference\n\n"
 		"Generated by `sluice config-reference` from the key tables in src/config/config.c "
@@ -876,14 +1066,28 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	}
 	rc = sl_conf_apply(&p.cx, &root_section, NULL, root, c);
 	c->sluice = yyjson_obj_get(root, "sluice");
-	if (c->exposure == SL_EXPOSE_CODE)
-		c->code_enabled = true;
+	c->code_enabled = c->code_offered || c->exposure == SL_EXPOSE_CODE;
+	for (size_t i = 0; i < c->nprofiles; i++)
+		c->code_enabled = c->code_enabled || (c->profiles[i].exposure_set &&
+						      c->profiles[i].exposure == SL_EXPOSE_CODE);
 	if (rc == SL_OK && !c->servers)
 		rc = sl_conf_fail(&p.cx, "top level", "no \"mcpServers\" object: nothing to serve");
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
 				rc = sl_conf_fail(&p.cx, c->servers[i].name, "duplicate server name");
+	/* A glob that names no server is most likely a typo: said, not fatal
+	 * (the server may come with the next reload). */
+	for (size_t i = 0; rc == SL_OK && i < c->nprofiles; i++)
+		for (size_t g = 0; c->profiles[i].servers && c->profiles[i].servers[g]; g++) {
+			bool hit = false;
+			for (size_t j = 0; j < c->nservers && !hit; j++)
+				hit = sl_policy_glob(c->profiles[i].servers[g], c->servers[j].name);
+			if (!hit)
+				add_warning(c, sl_printf("%s: sluice.profiles.%s.servers: \"%s\" matches no "
+							 "configured server", path, c->profiles[i].name,
+							 c->profiles[i].servers[g]));
+		}
 out:
 	c->doc = doc;
 	if (rc != SL_OK) {
@@ -972,10 +1176,30 @@ void sl_config_unref(const struct sl_config *cc)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);
 	sl_auth_config_dispose(&c->http.auth);
+	for (size_t i = 0; i < c->nprofiles; i++) {
+		struct sl_profile *p = &c->profiles[i];
+		free(p->name);
+		strings_free(p->servers);
+		strings_free(p->tools);
+		for (size_t j = 0; j < p->nrename; j++) {
+			free(p->rename[j].key);
+			free(p->rename[j].value);
+		}
+		free(p->rename);
+	}
+	free(c->profiles);
 	yyjson_doc_free(c->doc);
 	free(c);
 }
 
+
+const struct sl_profile *sl_config_profile(const struct sl_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nprofiles; i++)
+		if (!strcmp(c->profiles[i].name, name ? name : "default"))
+			return &c->profiles[i];
+	return NULL;
+}
 
 const char *sl_exposure_name(enum sl_exposure e)
 {

@@ -132,6 +132,24 @@ struct sl_limits {
 	uint32_t max_listen_uris;       /* resourceSubscriptions in one listen (64) */
 };
 
+/* sluice.profiles.<name>: a virtual server at /mcp/<name> (docs/PROFILES.md):
+ * a curated part of the catalog, in an exposure mode of its own. Matching
+ * and naming are src/gateway/view.c's. */
+#define SL_PROFILE_NAME_MAX 64 /* [a-z0-9_-]{1,64} */
+#define SL_PROFILES_MAX 64     /* profiles in one config */
+#define SL_PROFILE_RENAME_MAX 256 /* renames in one profile */
+#define SL_PROFILE_GLOBS_MAX 256  /* globs in one profile's servers, or tools */
+
+struct sl_profile {
+	char *name;            /* "default": the one /mcp serves */
+	char **servers;        /* globs on server names, NULL-terminated; NULL: all */
+	char **tools;          /* globs on "server.tool", NULL-terminated; NULL: all */
+	struct sl_kv *rename;  /* "server.tool" -> the name it has in this profile */
+	size_t nrename;
+	enum sl_exposure exposure;
+	bool exposure_set;     /* false: sluice.exposure's (or --exposure) */
+};
+
 struct sl_config {
 	unsigned refs;                     /* references beyond the first */
 	char *path;
@@ -147,7 +165,11 @@ struct sl_config {
 	size_t max_request_bytes;          /* one client message */
 	size_t max_upstream_message_bytes; /* one upstream message */
 	size_t max_tools;                  /* per upstream */
-	bool code_enabled;                 /* execute_code is offered */
+	bool code_enabled;                 /* code mode runs: a sandbox is started (execute_code
+					    * is offered somewhere) */
+	bool code_offered;                 /* sluice.codeMode.enabled: offered in every mode */
+	struct sl_profile *profiles;       /* sluice.profiles, in file order */
+	size_t nprofiles;
 	struct sl_code_limits code;
 	int code_pool;                     /* workers prepared in advance */
 	uint32_t code_max_concurrent;      /* programs running at once; 0: twice the cores */
@@ -172,6 +194,9 @@ const struct sl_config *sl_config_ref(const struct sl_config *c);
 void sl_config_unref(const struct sl_config *c);
 
 const char *sl_exposure_name(enum sl_exposure e);
+/* The profile named name (NULL: "default"), or NULL if c has none by that
+ * name (for "default": /mcp then serves everything in sluice.exposure). */
+const struct sl_profile *sl_config_profile(const struct sl_config *c, const char *name);
 void sl_auth_config_dispose(struct sl_auth_config *a);
 
 /* Writes the markdown reference of every config key to f: the sections

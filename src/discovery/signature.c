@@ -9,6 +9,7 @@
  */
 #include "discovery/discovery.h"
 #include "gateway/codemode.h"
+#include "gateway/view.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
 
@@ -88,21 +89,25 @@ static char *item_base(const char *tool)
 	return s;
 }
 
-/* How a program names e: tools.<server>.<ident>, or tools.<server>["raw"]
- * when another tool of the server has the same identifier (programs are
- * refused the ambiguous one). member: the form for a .d.ts member. */
-static char *call_name(struct sl_gateway *gw, const struct sl_entry *e, bool member)
+/* How a program names e (name: its name in view v): tools.<server>.<ident>,
+ * or tools.<server>["raw"] when another tool of the server in v has the
+ * same identifier (programs are refused the ambiguous one). member: the
+ * form for a .d.ts member. */
+static char *call_name(const struct sl_view *v, const struct sl_entry *e, const char *name,
+		       bool member)
 {
-	char *id = ident(e->name);
+	const struct sl_catalog *cat = &v->gw->catalog;
+	char *id = ident(name);
 	struct sl_buf b;
 	int same = 0;
 
-	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
-		const struct sl_entry *o = &gw->catalog.tools.v[i];
+	for (size_t i = 0; i < cat->tools.n; i++) {
+		const struct sl_entry *o = &cat->tools.v[i];
+		const char *oname = o->up == e->up ? sl_view_local(v, o) : NULL;
 		char *oid;
-		if (o->up != e->up)
+		if (!oname)
 			continue;
-		oid = ident(o->name);
+		oid = ident(oname);
 		same += strcmp(oid, id) == 0;
 		free(oid);
 	}
@@ -117,7 +122,7 @@ static char *call_name(struct sl_gateway *gw, const struct sl_entry *e, bool mem
 	free(id);
 	sl_buf_init(&b, SIZE_MAX);
 	(void)!sl_buf_appends(&b, member ? "" : "[");
-	(void)!sl_ts_quote(&b, e->name);
+	(void)!sl_ts_quote(&b, name);
 	(void)!sl_buf_appends(&b, member ? "" : "]");
 	return sl_buf_take(&b, NULL);
 }
@@ -128,13 +133,15 @@ struct sig {
 	unsigned inferred; /* results the result type was inferred from, or 0 */
 };
 
-/* Translates one tool's types into ts. named: the argument object gets a
+/* Translates one tool's types into ts (its types named after name, its
+ * name in the session's view). named: the argument object gets a
  * declaration too (describe_tools). */
 static void signature(const struct sl_gen *g, struct sl_ts *ts, struct keep *k,
-		      const struct sl_entry *e, yyjson_val *def, bool named, struct sig *sig)
+		      const struct sl_entry *e, const char *name, yyjson_val *def, bool named,
+		      struct sig *sig)
 {
 	yyjson_val *in = yyjson_obj_get(def, "inputSchema"), *os = yyjson_obj_get(def, "outputSchema");
-	char *tid = ident(e->name), *rname = sl_printf("%s_result", tid), *iname = item_base(tid);
+	char *tid = ident(name), *rname = sl_printf("%s_result", tid), *iname = item_base(tid);
 	char *aname = named ? sl_printf("%s_args", tid) : NULL;
 
 	memset(sig, 0, sizeof(*sig));
@@ -209,12 +216,12 @@ static int by_score(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e)
+static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e, const char *name)
 {
 	yyjson_val *props = sl_json_obj(sl_json_obj(e->def, "inputSchema"), "properties"), *k, *v;
 	size_t i, n;
 	sl_bm25_add(ix, doc, SL_BM25_SERVER, e->up->name);
-	sl_bm25_add(ix, doc, SL_BM25_NAME, e->name);
+	sl_bm25_add(ix, doc, SL_BM25_NAME, name);
 	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "description"));
 	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "title"));
 	sl_json_obj_foreach(props, i, n, k, v) {
@@ -235,8 +242,10 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf b;
+	struct sl_view v;
 
-	if (server && !(only = sl_codemode_server(gw, server))) {
+	sl_view_of(gw, who, &v);
+	if (server && !(only = sl_codemode_server(&v, server))) {
 		*msg = sl_printf("unknown server '%.100s'", server);
 		return NULL;
 	}
@@ -244,11 +253,12 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
-		if ((only && e->up != only) || !sl_stages_visible(gw->gen, who, e->up, e->def))
+		const char *name = sl_view_local(&v, e);
+		if (!name || (only && e->up != only) || !sl_stages_visible(gw->gen, who, e->up, e->def))
 			continue;
 		size_t doc = sl_bm25_doc(ix);
 		entry[doc] = i;
-		index_tool(ix, doc, e);
+		index_tool(ix, doc, e, name);
 		ndocs = doc + 1;
 	}
 	scores = sl_alloc((cat->tools.n + 1) * sizeof(*scores));
@@ -265,10 +275,11 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	sl_buf_init(&b, ANSWER_MAX);
 	for (size_t i = 0; i < nhits; i++) {
 		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
+		const char *name = sl_view_local(&v, e);
 		yyjson_val *def = clean_def(gw->gen, &kept, e);
-		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(gw, e, false);
+		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(&v, e, name, false);
 		struct sig sig;
-		signature(gw->gen, ts, &kept, e, def, false, &sig);
+		signature(gw->gen, ts, &kept, e, name, def, false, &sig);
 		sl_code_ident(e->up->name, sid);
 		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
 				     sig.result, sig.inferred ? " /* inferred */" : "");
@@ -297,12 +308,12 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	return sl_buf_take(&b, NULL);
 }
 
-static bool wanted(const struct sl_entry *e, const char **names, size_t n, bool *found)
+static bool wanted(const char *name, const char **names, size_t n, bool *found)
 {
 	bool yes = n == 0;
 	for (size_t i = 0; i < n; i++) {
-		char *id = ident(e->name);
-		if (strcmp(names[i], e->name) == 0 || strcmp(names[i], id) == 0)
+		char *id = ident(name);
+		if (strcmp(names[i], name) == 0 || strcmp(names[i], id) == 0)
 			yes = found[i] = true;
 		free(id);
 	}
@@ -314,7 +325,8 @@ char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
 			    size_t n, char **msg)
 {
 	struct sl_catalog *cat = &gw->catalog;
-	struct sl_upstream *u = server ? sl_codemode_server(gw, server) : NULL;
+	struct sl_view v;
+	struct sl_upstream *u;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf members, b;
@@ -322,6 +334,8 @@ char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
 	size_t count = 0;
 	char sid[SL_SERVER_NAME_MAX + 2];
 
+	sl_view_of(gw, who, &v);
+	u = server ? sl_codemode_server(&v, server) : NULL;
 	if (!u) {
 		*msg = sl_printf("unknown server '%.100s'", server ? server : "");
 		return NULL;
@@ -332,14 +346,15 @@ char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
 	sl_buf_init(&members, ANSWER_MAX);
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
+		const char *name = e->up == u ? sl_view_local(&v, e) : NULL;
 		yyjson_val *def;
 		struct sig sig;
 		char *tid, *doc;
-		if (e->up != u || !sl_stages_visible(gw->gen, who, u, e->def) || !wanted(e, names, n, found))
+		if (!name || !sl_stages_visible(gw->gen, who, u, e->def) || !wanted(name, names, n, found))
 			continue;
 		def = clean_def(gw->gen, &kept, e);
-		signature(gw->gen, ts, &kept, e, def, true, &sig);
-		tid = call_name(gw, e, true);
+		signature(gw->gen, ts, &kept, e, name, def, true, &sig);
+		tid = call_name(&v, e, name, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));
 		if (doc || sig.inferred) {

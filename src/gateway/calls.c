@@ -6,6 +6,7 @@
 #include "gateway/session_int.h"
 #include "gateway/codemode.h"
 #include "gateway/router.h"
+#include "gateway/view.h"
 #include "core/log.h"
 #include "proto/mcp.h"
 #include "stages/pinning.h"
@@ -145,24 +146,28 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	struct sl_gateway *gw = s->gw;
 	yyjson_mut_val *r, *arr;
 	yyjson_mut_doc *d = sl_session_doc(&r);
+	struct sl_view v;
 
+	sl_view_of(gw, s->caller, &v);
 	arr = yyjson_mut_arr(d);
-	if (gw->cfg->exposure != SL_EXPOSE_ROUTER && gw->cfg->exposure != SL_EXPOSE_CODE) {
+	if (v.exposure != SL_EXPOSE_ROUTER && v.exposure != SL_EXPOSE_CODE) {
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
+			const char *name = sl_view_exposed(&v, e);
 			yyjson_mut_val *t;
-			if (!sl_stages_visible(s->gw->gen, s->caller, e->up, e->def))
+			if (!name || !sl_stages_visible(s->gw->gen, s->caller, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
 			sl_stages_present(s->gw->gen, d, t);
 			yyjson_mut_obj_remove_key(t, "name");
-			yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
+			yyjson_mut_obj_add_strcpy(d, t, "name", name);
 			yyjson_mut_arr_append(arr, t);
 		}
 	}
-	sl_router_list(gw, d, arr);
-	if (gw->cfg->code_enabled)
-		yyjson_mut_arr_append(arr, sl_codemode_definition(gw, d));
+	if (!v.gone)
+		sl_router_list(&v, d, arr);
+	if (v.code)
+		yyjson_mut_arr_append(arr, sl_codemode_definition(&v, d));
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */
@@ -500,6 +505,7 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
 	yyjson_val *args = m->params ? yyjson_obj_get(m->params, "arguments") : NULL;
 	const struct sl_entry *e;
+	struct sl_view v;
 	char msg[300];
 
 	if (!name) {
@@ -513,16 +519,19 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	/* MCP 2026-07-28 MRTR: the retry of a call whose server asked. */
 	if (modern && sl_park_resume(s, m))
 		return;
-	if (sl_router_handles(s->gw, name)) {
+	/* The session's profile decides which tools exist for it: one outside
+	 * it is unknown, whatever its name. */
+	sl_view_of(s->gw, s->caller, &v);
+	if (!v.gone && sl_router_handles(&v, name)) {
 		sl_router_call(s, m, modern, name, args);
 		return;
 	}
-	if (s->gw->cfg->code_enabled && strcmp(name, SL_EXECUTE_CODE) == 0) {
+	if (v.code && strcmp(name, SL_EXECUTE_CODE) == 0) {
 		do_execute(s, m, modern, args);
 		return;
 	}
-	e = s->gw->cfg->exposure == SL_EXPOSE_PASSTHROUGH || s->gw->cfg->exposure == SL_EXPOSE_HYBRID ?
-	    sl_catalog_tool(&s->gw->catalog, name) : NULL;
+	e = v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ?
+	    sl_view_tool(&v, name) : NULL;
 	if (!e) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);

@@ -1,7 +1,9 @@
 /* execute_code: definition, host and result; see codemode.h. */
 #include "gateway/codemode.h"
 #include "core/buf.h"
+#include "auth/caller.h"
 #include "gateway/session.h"
+#include "gateway/view.h"
 #include "pipeline/call.h"
 
 #include <stdio.h>
@@ -10,10 +12,13 @@
 
 /* ---- names ---------------------------------------------------------------------- */
 
-struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name)
+struct sl_upstream *sl_codemode_server(const struct sl_view *v, const char *name)
 {
+	const struct sl_gateway *gw = v->gw;
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
+		if (!sl_view_server(v, gw->ups[i]))
+			continue;
 		if (strcmp(gw->ups[i]->name, name) == 0)
 			return gw->ups[i];
 		sl_code_ident(gw->ups[i]->name, ident);
@@ -23,22 +28,25 @@ struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name)
 	return NULL;
 }
 
-const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
-			     char *msg, size_t n)
+const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstream *u,
+					const char *name, char *msg, size_t n)
 {
-	const char *hit = NULL;
+	const struct sl_catalog *c = &v->gw->catalog;
+	const struct sl_entry *hit = sl_view_find(v, u, name);
 	int hits = 0;
-	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
-		const struct sl_entry *e = &gw->catalog.tools.v[i];
+
+	if (hit)
+		return hit;
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct sl_entry *e = &c->tools.v[i];
+		const char *local = e->up == u ? sl_view_local(v, e) : NULL;
 		char *ident;
-		if (e->up != u)
+		if (!local)
 			continue;
-		if (strcmp(e->name, name) == 0)
-			return e->name;
-		ident = sl_alloc(strlen(e->name) + 2);
-		sl_code_ident(e->name, ident);
+		ident = sl_alloc(strlen(local) + 2);
+		sl_code_ident(local, ident);
 		if (strcmp(ident, name) == 0) {
-			hit = e->name;
+			hit = e;
 			hits++;
 		}
 		free(ident);
@@ -53,22 +61,22 @@ const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const
 	return NULL;
 }
 
-int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *tool,
+int sl_codemode_resolve(const struct sl_view *v, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
-	struct sl_upstream *u = sl_codemode_server(gw, server);
-	const char *raw;
+	struct sl_upstream *u = sl_codemode_server(v, server);
+	const struct sl_entry *e;
 
 	if (!u) {
-		/* Refused before the pipeline: only configured servers exist. */
+		/* Refused before the pipeline: only the profile's servers exist. */
 		sl_err_set(err, "unknown server '%.100s'", server);
 		return SL_ERR_NOT_FOUND;
 	}
-	if (!(raw = sl_codemode_tool(gw, u, tool, err->msg, sizeof(err->msg))))
+	if (!(e = sl_codemode_tool(v, u, tool, err->msg, sizeof(err->msg))))
 		return SL_ERR_NOT_FOUND;
 	out->server = u;
 	out->server_name = u->name;
-	out->tool = raw;
+	out->tool = e->name;
 	return SL_OK;
 }
 
@@ -95,17 +103,34 @@ struct sl_sandbox_call {
 	char *task;             /* the server's task id, while its result is fetched */
 };
 
+/* The view the program's session has now (a reload may change its
+ * profile while it runs); the whole catalog for a program of no session. */
+static void run_view(const struct run *r, struct sl_view *v)
+{
+	if (r->s)
+		sl_view_of(r->gw, r->s->caller, v);
+	else
+		sl_view_all(r->gw, v);
+}
+
 static const char *host_server(void *ctx, size_t i)
 {
 	struct run *r = ctx;
-	return i < r->gw->nups ? r->gw->ups[i]->name : NULL;
+	struct sl_view v;
+	run_view(r, &v);
+	for (size_t j = 0; j < r->gw->nups; j++)
+		if (sl_view_server(&v, r->gw->ups[j]) && i-- == 0)
+			return r->gw->ups[j]->name;
+	return NULL;
 }
 
 static int host_resolve(void *ctx, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
 	struct run *r = ctx;
-	return sl_codemode_resolve(r->gw, server, tool, out, err);
+	struct sl_view v;
+	run_view(r, &v);
+	return sl_codemode_resolve(&v, server, tool, out, err);
 }
 
 /* The text blocks of an isError result, with their NUL bytes. */
@@ -292,9 +317,11 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 
 /* ---- execute_code ------------------------------------------------------------------- */
 
-yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
+yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *d)
 {
+	const struct sl_gateway *gw = v->gw;
 	const struct sl_code_limits *l = &gw->cfg->code;
+	size_t k = 0;
 	yyjson_mut_val *t = yyjson_mut_obj(d), *schema, *props, *p, *req, *ann;
 	struct sl_buf b;
 	char *desc;
@@ -308,8 +335,10 @@ yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d)
 			      "needs: filter and join in code, not in context. Servers:");
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
+		if (!sl_view_server(v, gw->ups[i]))
+			continue;
 		sl_code_ident(gw->ups[i]->name, ident);
-		(void)!sl_buf_printf(&b, "%s %s", i ? "," : "", ident);
+		(void)!sl_buf_printf(&b, "%s %s", k++ ? "," : "", ident);
 	}
 	(void)!sl_buf_printf(&b, ". Find tools and their TypeScript signatures with search_tools. "
 			     "Limits: %g s, %u calls, %zu KiB output; console.log is returned too.",

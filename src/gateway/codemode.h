@@ -20,7 +20,8 @@ struct sl_session;
  * call), for sl_codemode_output. The owner frees p here or later. */
 typedef void (*sl_codemode_done_fn)(void *ctx, struct sl_program *p, struct sl_gen *gen);
 /* Starts code on gw's sandbox (which must exist) for session s (NULL: no
- * client, as for sluice exec), on the gateway's current generation, which
+ * client, as for sluice exec; else the program sees the servers and tools
+ * of s's profile, as it is at each call), on the gateway's current generation, which
  * the program holds to its end: its tool calls are pipeline calls of
  * origin code on that generation whose parent is the program's id, bound
  * to s (stages that ask the human ask through it). step and ctx as for
@@ -29,21 +30,24 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx);
 
-/* The server a program names (raw name or identifier), or NULL. */
-struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name);
-/* The tool's own name for `name` (raw, or an identifier that only one of
- * u's tools sanitises to), borrowed from the catalog; NULL with msg set
- * otherwise. */
-const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
-			     char *msg, size_t n);
-/* What a program's tools.<server>.<tool> names, as the host's resolve
- * answers it: 0 with *out set (out->server is the upstream), or
- * SL_ERR_NOT_FOUND with the message the program sees in err. */
-int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *tool,
+struct sl_view;
+
+/* The server of view v a program names (raw name or identifier), or NULL. */
+struct sl_upstream *sl_codemode_server(const struct sl_view *v, const char *name);
+/* The catalog tool of u that `name` names in v (its name there, or an
+ * identifier that only one of u's tools there sanitises to); NULL with msg
+ * set otherwise. */
+const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstream *u,
+					const char *name, char *msg, size_t n);
+/* What a program's tools.<server>.<tool> names in v, as the host's resolve
+ * answers it: 0 with *out set (out->server is the upstream, out->tool the
+ * server's own name for the tool), or SL_ERR_NOT_FOUND with the message
+ * the program sees in err. */
+int sl_codemode_resolve(const struct sl_view *v, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err);
 
-/* The execute_code tool definition, built in d. */
-yyjson_mut_val *sl_codemode_definition(struct sl_gateway *gw, yyjson_mut_doc *d);
+/* The execute_code tool definition for v (its servers), built in d. */
+yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *d);
 /* A finished program's answer for the model: the return value (and console
  * output under [console]), or the failure's kind and message; no text when
  * it was cancelled. It is run through gen's output hooks (redacted,

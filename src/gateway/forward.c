@@ -5,6 +5,7 @@
  * answer comes back with the gateway's names.
  */
 #include "gateway/session_int.h"
+#include "gateway/view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,11 +179,15 @@ static void resources_list(struct sl_session *s, struct sl_msg *m, bool modern, 
 	yyjson_mut_val *r, *arr;
 	yyjson_mut_doc *d = sl_session_doc(&r);
 	const char *field = templates ? "uriTemplate" : "uri";
+	struct sl_view v;
 
+	sl_view_of(gw, s->caller, &v);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
 		struct sl_item_list *l = templates ? &u->templates : &u->resources;
+		if (!sl_view_server(&v, u))
+			continue;
 		for (size_t j = 0; j < l->n; j++) {
 			yyjson_mut_val *it = yyjson_val_mut_copy(d, l->items[j]);
 			const char *uri = sl_json_str(l->items[j], field);
@@ -210,9 +215,24 @@ void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool mode
 	resources_list(s, m, modern, true);
 }
 
+/* The server a URI names, if the session's profile shows it. */
 static struct sl_upstream *upstream_of_uri(struct sl_session *s, const char *uri, const char **orig)
 {
-	return uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
+	struct sl_upstream *u = uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
+	struct sl_view v;
+
+	sl_view_of(s->gw, s->caller, &v);
+	return u && sl_view_server(&v, u) ? u : NULL;
+}
+
+/* A prompt of the catalog, if the session's profile shows its server. */
+static const struct sl_entry *prompt_of(struct sl_session *s, const char *name)
+{
+	const struct sl_entry *e = name ? sl_catalog_prompt(&s->gw->catalog, name) : NULL;
+	struct sl_view v;
+
+	sl_view_of(s->gw, s->caller, &v);
+	return e && sl_view_server(&v, e->up) ? e : NULL;
 }
 
 void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -303,11 +323,16 @@ void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern
 	struct sl_gateway *gw = s->gw;
 	yyjson_mut_val *r, *arr;
 	yyjson_mut_doc *d = sl_session_doc(&r);
+	struct sl_view v;
 
+	sl_view_of(gw, s->caller, &v);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < gw->catalog.prompts.n; i++) {
 		const struct sl_entry *e = &gw->catalog.prompts.v[i];
-		yyjson_mut_val *t = yyjson_val_mut_copy(d, e->def);
+		yyjson_mut_val *t;
+		if (!sl_view_server(&v, e->up))
+			continue;
+		t = yyjson_val_mut_copy(d, e->def);
 		yyjson_mut_obj_remove_key(t, "name");
 		yyjson_mut_obj_add_strcpy(d, t, "name", e->exposed);
 		yyjson_mut_arr_append(arr, t);
@@ -319,7 +344,7 @@ void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern
 void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
-	const struct sl_entry *e = name ? sl_catalog_prompt(&s->gw->catalog, name) : NULL;
+	const struct sl_entry *e = prompt_of(s, name);
 	if (!e) {
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: unknown prompt");
 		return;
@@ -336,7 +361,7 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
 	const char *orig;
 
 	if (type && strcmp(type, "ref/prompt") == 0 && sl_json_str(ref, "name") &&
-	    (e = sl_catalog_prompt(&s->gw->catalog, sl_json_str(ref, "name")))) {
+	    (e = prompt_of(s, sl_json_str(ref, "name")))) {
 		forward(s, m, modern, e->up, "ref", "name", e->name);
 		return;
 	}

@@ -3,6 +3,7 @@
 #include "gateway/codemode.h"
 #include "gateway/router.h"
 #include "gateway/session_int.h"
+#include "gateway/view.h"
 #include "core/log.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
@@ -243,9 +244,16 @@ static uint64_t lists_hash(struct sl_gateway *gw, bool prompts)
 	return h;
 }
 
+static bool router_view(const struct sl_session *s)
+{
+	struct sl_view v;
+	sl_view_of(s->gw, s->caller, &v);
+	return v.exposure == SL_EXPOSE_ROUTER;
+}
+
 /* tools: the tools may have changed whatever the catalog says (a reload's
- * new policy); exposure: the exposure mode changed, so even a router
- * client's list did. */
+ * new policy); exposure: the exposure mode changed (of the gateway or of
+ * a profile), so even a router client's list did. */
 static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool exposure)
 {
 	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups) || tools_maybe;
@@ -254,13 +262,15 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 
 	gw->resources_hash = rh;
 	gw->prompts_hash = ph;
+	if (tools)
+		sl_view_warn(gw);
 	if (!gw->settled)
 		return; /* nobody has seen a list yet */
-	/* The router's own tools do not change with the catalog. */
-	if (gw->cfg->exposure == SL_EXPOSE_ROUTER && !exposure)
-		tools = false;
 	for (struct sl_session *s = gw->sessions; s; s = s->next) {
-		if (tools)
+		/* The router's own tools do not change with the catalog. Every
+		 * session of a profile hears a change of the catalog, whether or
+		 * not its part changed: a client asks once more, nothing worse. */
+		if (tools && (exposure || !router_view(s)))
 			sl_session_list_changed(s, "tools");
 		if (resources)
 			sl_session_list_changed(s, "resources");
@@ -271,10 +281,11 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 
 void sl_gateway_tools_changed(struct sl_gateway *gw)
 {
-	if (!gw->settled || gw->cfg->exposure == SL_EXPOSE_ROUTER)
+	if (!gw->settled)
 		return;
 	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		sl_session_list_changed(s, "tools");
+		if (!router_view(s))
+			sl_session_list_changed(s, "tools");
 }
 
 static void on_up_ready(void *ctx, struct sl_upstream *u)
@@ -525,8 +536,8 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 
 	if (gw->stopping || cfg->code_enabled != old->code_enabled) {
 		sl_err_set(err, gw->stopping ? "the gateway is stopping" :
-			   "turning code mode on or off (sluice.exposure \"code\" or "
-			   "sluice.codeMode.enabled) needs a restart");
+			   "turning code mode on or off (sluice.exposure \"code\", a profile's "
+			   "exposure \"code\" or sluice.codeMode.enabled) needs a restart");
 		return SL_ERR_INVALID;
 	}
 
@@ -576,7 +587,8 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	free(gw->ups);
 	gw->ups = ups;
 	gw->nups = cfg->nservers;
-	exposure = cfg->exposure != old->exposure;
+	/* A profile's servers, tools, names or mode: its sessions' lists. */
+	exposure = cfg->exposure != old->exposure || section_changed(old, cfg, "profiles");
 	/* From here on new calls take the new stages; the old generation
 	 * stays with the calls and programs that hold it. */
 	sl_gen_unref(gw->gen);

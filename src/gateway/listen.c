@@ -24,6 +24,7 @@
  * listen; the request itself is at most maxRequestBytes.
  */
 #include "gateway/session_int.h"
+#include "gateway/view.h"
 #include "core/log.h"
 #include "proto/mcp.h"
 
@@ -181,11 +182,16 @@ static void take_uris(struct sl_session *s, struct sl_listen *l, yyjson_val *arr
 {
 	yyjson_val *v;
 	size_t i, n;
+	struct sl_view view;
 
+	sl_view_of(s->gw, s->caller, &view);
 	l->uris = sl_alloc((yyjson_arr_size(arr) + 1) * sizeof(*l->uris));
 	yyjson_arr_foreach(arr, i, n, v) {
 		const char *uri = yyjson_get_str(v), *orig;
 		struct sl_upstream *u = sl_catalog_uri_owner(&s->gw->catalog, uri, &orig);
+		/* A server outside the session's profile has no resources here. */
+		if (u && !sl_view_server(&view, u))
+			u = NULL;
 		yyjson_val *rc = u && u->capabilities ? sl_json_obj(u->capabilities, "resources") : NULL;
 		bool dup = false;
 		if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe")))

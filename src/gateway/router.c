@@ -4,6 +4,7 @@
 #include "discovery/discovery.h"
 #include "gateway/codemode.h"
 #include "gateway/results.h"
+#include "gateway/view.h"
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
 #include "pipeline/call.h"
@@ -71,11 +72,11 @@ static yyjson_val *def(int i)
 	return yyjson_arr_get(yyjson_doc_get_root(defs), (size_t)i);
 }
 
-static bool available(struct sl_gateway *gw, int i)
+static bool available(const struct sl_view *v, int i)
 {
 	if (i == T_READ)
-		return sl_governor_enabled(sl_gen_state(gw->gen, &sl_stage_governor));
-	switch (gw->cfg->exposure) {
+		return sl_governor_enabled(sl_gen_state(v->gw->gen, &sl_stage_governor));
+	switch (v->exposure) {
 	case SL_EXPOSE_ROUTER: return true;
 	case SL_EXPOSE_HYBRID: return i == T_SEARCH;
 	case SL_EXPOSE_CODE: return i == T_SEARCH || i == T_DESCRIBE;
@@ -83,10 +84,10 @@ static bool available(struct sl_gateway *gw, int i)
 	}
 }
 
-void sl_router_list(struct sl_gateway *gw, yyjson_mut_doc *d, yyjson_mut_val *arr)
+void sl_router_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
 {
 	for (int i = 0; i < T_N; i++)
-		if (available(gw, i))
+		if (available(v, i))
 			yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, def(i)));
 }
 
@@ -103,10 +104,10 @@ bool sl_router_reserved(const char *name)
 	return which(name) >= 0 || strcmp(name, SL_EXECUTE_CODE) == 0;
 }
 
-bool sl_router_handles(struct sl_gateway *gw, const char *name)
+bool sl_router_handles(const struct sl_view *v, const char *name)
 {
 	int i = which(name);
-	return i >= 0 && available(gw, i);
+	return i >= 0 && available(v, i);
 }
 
 /* Answers m with one text block holding the JSON of v. */
@@ -135,12 +136,12 @@ static void reply_text(struct sl_session *s, struct sl_msg *m, bool modern, cons
 }
 
 static yyjson_mut_val *tool_summary(const struct sl_gen *g, yyjson_mut_doc *d,
-				     const struct sl_entry *e, bool schema)
+				     const struct sl_entry *e, const char *name, bool schema)
 {
 	yyjson_mut_val *o = yyjson_mut_obj(d);
 	const char *desc = sl_json_str(e->def, "description");
 	yyjson_mut_obj_add_strcpy(d, o, "server", e->up->name);
-	yyjson_mut_obj_add_strcpy(d, o, "tool", e->name);
+	yyjson_mut_obj_add_strcpy(d, o, "tool", name);
 	if (desc)
 		yyjson_mut_obj_add_strcpy(d, o, "description", desc);
 	if (schema)
@@ -205,13 +206,22 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 	struct sl_gateway *gw = s->gw;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *arr = yyjson_mut_arr(d);
+	struct sl_view v;
 
+	sl_view_of(gw, s->caller, &v);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
-		yyjson_mut_val *o = yyjson_mut_obj(d);
+		yyjson_mut_val *o;
+		size_t ntools = 0;
+		if (!sl_view_server(&v, u))
+			continue;
+		/* The tools this session can reach, not the server's count. */
+		for (size_t j = 0; j < gw->catalog.tools.n; j++)
+			ntools += gw->catalog.tools.v[j].up == u && sl_view_local(&v, &gw->catalog.tools.v[j]);
+		o = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "status", sl_upstream_state_name(u->state));
-		yyjson_mut_obj_add_uint(d, o, "tools", u->tools.n);
+		yyjson_mut_obj_add_uint(d, o, "tools", v.profile ? ntools : u->tools.n);
 		yyjson_mut_obj_add_uint(d, o, "resources", u->resources.n);
 		yyjson_mut_obj_add_uint(d, o, "prompts", u->prompts.n);
 		if (u->protocol_version)
@@ -230,8 +240,12 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	struct sl_upstream *u = server ? sl_gateway_upstream(s->gw, server) : NULL;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *arr;
+	struct sl_view v;
 	char msg[300];
 
+	sl_view_of(s->gw, s->caller, &v);
+	if (u && !sl_view_server(&v, u))
+		u = NULL; /* not this profile's: unknown here */
 	if (!u) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers",
 			 server ? server : "");
@@ -240,9 +254,12 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	}
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
-	for (size_t i = 0; i < cat->tools.n; i++)
-		if (cat->tools.v[i].up == u && sl_stages_visible(s->gw->gen, s->caller, u, cat->tools.v[i].def))
-			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, &cat->tools.v[i], true));
+	for (size_t i = 0; i < cat->tools.n; i++) {
+		const struct sl_entry *e = &cat->tools.v[i];
+		const char *name = e->up == u ? sl_view_local(&v, e) : NULL;
+		if (name && sl_stages_visible(s->gw->gen, s->caller, u, e->def))
+			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, e, name, true));
+	}
 	reply_json(s, m, modern, d, arr, false);
 }
 
@@ -252,7 +269,7 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	yyjson_val *targs = yyjson_obj_get(args, "arguments"), *fields = yyjson_obj_get(args, "fields");
 	const struct sl_entry *e;
 	struct sl_upstream *u;
-	const char *raw;
+	struct sl_view v;
 	char msg[400];
 
 	if (!server || !tool) {
@@ -276,19 +293,23 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		return;
 	}
 	/* Raw names, or the identifiers search_tools' lines show (git_hub,
-	 * get_sum), resolved the way programs resolve them. */
-	if (!(u = sl_gateway_upstream(s->gw, server)) && !(u = sl_codemode_server(s->gw, server))) {
+	 * get_sum), resolved the way programs resolve them, in the session's
+	 * profile: a server or tool outside it is unknown here. */
+	sl_view_of(s->gw, s->caller, &v);
+	if (!(u = sl_codemode_server(&v, server))) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers", server);
 		reply_text(s, m, modern, msg, true);
 		return;
 	}
-	e = sl_catalog_find(&s->gw->catalog, u->name, tool);
-	if (!e && (raw = sl_codemode_tool(s->gw, u, tool, msg, sizeof(msg))))
-		e = sl_catalog_find(&s->gw->catalog, u->name, raw);
-	if (!e) {
+	e = sl_codemode_tool(&v, u, tool, msg, sizeof(msg));
+	if (!e && sl_view_admits(&v, u->name, tool)) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the
 		 * server's list once and refuses what it still does not advertise. */
 		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, u, tool, targs, fields);
+		return;
+	}
+	if (!e) {
+		reply_text(s, m, modern, msg, true);
 		return;
 	}
 	sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, e->up, e->name, targs, fields);

@@ -9,13 +9,16 @@
 
 #include "gateway/session.h"
 
-/* Appends the gateway tools of the configured mode to arr (in d). */
-void sl_router_list(struct sl_gateway *gw, yyjson_mut_doc *d, yyjson_mut_val *arr);
-/* True if name is a gateway tool in the configured mode. */
+struct sl_view;
+
+/* Appends the gateway tools of v's mode to arr (in d). */
+void sl_router_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr);
 /* True for a name the gateway answers itself in some mode (the router's
- * tools, execute_code): an upstream tool never takes it unprefixed. */
+ * tools, execute_code): an upstream tool never takes it unprefixed, nor
+ * does a profile's rename. */
 bool sl_router_reserved(const char *name);
-bool sl_router_handles(struct sl_gateway *gw, const char *name);
+/* True if name is a gateway tool in v's mode. */
+bool sl_router_handles(const struct sl_view *v, const char *name);
 /* Runs gateway tool name for request m (taken). */
 void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
 		    yyjson_val *args);

@@ -13,6 +13,7 @@
 #include "auth/caller.h"
 #include "core/digest.h"
 #include "gateway/results.h"
+#include "gateway/view.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "proto/mcp.h"
@@ -286,21 +287,28 @@ static yyjson_mut_val *server_info(yyjson_mut_doc *d)
 	return i;
 }
 
-static char *instructions(struct sl_gateway *gw)
+/* What the session's profile shows, in its mode. */
+static char *instructions(struct sl_session *s)
 {
+	struct sl_gateway *gw = s->gw;
+	struct sl_view v;
 	struct sl_buf b;
+	size_t n = 0;
+
+	sl_view_of(gw, s->caller, &v);
 	sl_buf_init(&b, 1u << 16);
 	if (sl_buf_appends(&b, "sluice gateway over MCP servers:") < 0)
 		return sl_buf_take(&b, NULL);
 	for (size_t i = 0; i < gw->nups; i++)
-		if (sl_buf_printf(&b, "%s %s", i ? "," : "", gw->ups[i]->name) < 0)
+		if (sl_view_server(&v, gw->ups[i]) &&
+		    sl_buf_printf(&b, "%s %s", n++ ? "," : "", gw->ups[i]->name) < 0)
 			break;
-	switch (gw->cfg->exposure) {
+	switch (v.exposure) {
 	case SL_EXPOSE_PASSTHROUGH:
 	case SL_EXPOSE_HYBRID:
 		(void)!sl_buf_appends(&b, ". Tools are named <server>__<tool>");
 		for (size_t i = 0, k = 0; i < gw->nups; i++)
-			if (gw->ups[i]->cfg->unprefixed &&
+			if (gw->ups[i]->cfg->unprefixed && sl_view_server(&v, gw->ups[i]) &&
 			    sl_buf_printf(&b, "%s%s", k++ ? ", " : ", except those of ", gw->ups[i]->name) < 0)
 				break;
 		(void)!sl_buf_appends(&b, ".");
@@ -346,7 +354,7 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_obj_add_strcpy(d, r, "protocolVersion", s->version);
 	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, false));
 	yyjson_mut_obj_add_val(d, r, "serverInfo", server_info(d));
-	ins = instructions(s->gw);
+	ins = instructions(s);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
 	sl_session_answer(s, m, false, false, d, r);
@@ -361,7 +369,7 @@ static void do_discover(struct sl_session *s, struct sl_msg *m, bool modern)
 	sl_gateway_start(s->gw, sl_session_caps(s, m, modern));
 	yyjson_mut_obj_add_val(d, r, "supportedVersions", sl_mcp_versions(d));
 	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, modern));
-	ins = instructions(s->gw);
+	ins = instructions(s);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
 	meta = yyjson_mut_obj(d);
@@ -662,7 +670,11 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	yyjson_mut_doc *d;
 	char *ours;
 
-	if (!m->params)
+	struct sl_view v;
+
+	sl_view_of(s->gw, s->caller, &v);
+	/* A server outside the session's profile says nothing to it. */
+	if (!m->params || !sl_view_server(&v, u))
 		return;
 	if (s->era != SL_ERA_LEGACY) {
 		/* 2026-07-28: only resource updates, and only on listens that

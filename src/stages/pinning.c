@@ -25,6 +25,7 @@
 #include "core/map.h"
 #include "gateway/gateway.h"
 #include "gateway/session.h"
+#include "gateway/view.h"
 #include "upstream/upstream.h"
 
 #include <errno.h>
@@ -1423,12 +1424,19 @@ static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_g
 
 void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw)
 {
+	struct sl_view v;
+
 	if (!pg || !pg->ask || !sl_session_can_elicit(s))
 		return;
+	/* A session is asked about its profile's servers only: the others
+	 * are not its to see, nor to trust for everyone. */
+	sl_view_of(gw, s->caller, &v);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_pin_review r;
 		char *key;
 
+		if (!sl_view_server(&v, gw->ups[i]))
+			continue;
 		sl_pinning_review(pg, gw->ups[i], &r);
 		if (r.changed + r.fresh == 0)
 			continue;

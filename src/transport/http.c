@@ -2075,6 +2075,36 @@ static bool admit_sse(struct sl_http *h, struct MHD_Connection *c, const char *u
 	return stream || !over_body_cap(h, c, ret);
 }
 
+/* /mcp/<name>: a profile of the current config (docs/PROFILES.md). Its
+ * requests come from *who through that profile, which binds what they open
+ * to it: a session of /mcp/ops is not found through /mcp or /mcp/dev. Over
+ * a front end without authentication the caller is anonymous ("none") but
+ * carries the profile. "default" is /mcp itself; another unknown name,
+ * like a profile a reload removed, is 404. */
+static bool profile_route(struct sl_http *h, struct MHD_Connection *c, const char *name,
+			  struct sl_caller **who, enum MHD_Result *ret)
+{
+	struct sl_caller *through;
+
+	if (!strcmp(name, "default") || !sl_config_profile(h->gw->cfg, name)) {
+		char *msg = sl_printf("Not Found: no profile is served at /mcp/%.100s%s", name,
+				      strcmp(name, "default") ? " (sluice.profiles)" :
+				      ": the default profile is /mcp");
+		*ret = refuse(c, MHD_HTTP_NOT_FOUND, msg);
+		free(msg);
+		return false;
+	}
+	if (*who) {
+		through = sl_caller_with_profile(*who, name);
+		sl_caller_unref(*who);
+	} else {
+		through = sl_caller_new("none");
+		sl_caller_set_profile(through, name);
+	}
+	*who = through;
+	return true;
+}
+
 /* The checks every request passes at its first callback, when its headers
  * are whole and before any byte of its body is read (MCP 2025-11-25
  * transports, security: Host and Origin against DNS rebinding, then the
@@ -2106,9 +2136,12 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 	modern = pv && !strcmp(pv, SL_MCP_MODERN);
 	if (!strcmp(url, "/sse") || !strcmp(url, "/messages"))
 		return admit_sse(h, c, url, method, modern, ret);
-	if (strcmp(url, "/mcp") != 0) {
-		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp "
-			      "(and /sse for HTTP+SSE clients)");
+	if (!strncmp(url, "/mcp/", 5)) {
+		if (!profile_route(h, c, url + 5, who, ret))
+			return false;
+	} else if (strcmp(url, "/mcp") != 0) {
+		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp, or "
+			      "/mcp/<profile> (and /sse for HTTP+SSE clients)");
 		return false;
 	}
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
@@ -2326,6 +2359,14 @@ static void on_sweep(uv_timer_t *t)
 			open |= !st->detached;
 		if (!hs->ephemeral && !open && now - hs->last_ms > h->cfg->idle_timeout_ms) {
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
+			session_end(hs);
+		} else if (hs->who && hs->who->profile &&
+			   !sl_config_profile(h->gw->cfg, hs->who->profile)) {
+			/* A reload removed its profile: its streams end, and its
+			 * next request is 404 like any to that profile. */
+			sl_log(SL_LOG_INFO, "http: session %.8s… of profile '%s' ended: the profile "
+			       "is no longer configured", hs->ephemeral ? "(request)" : hs->id,
+			       hs->who->profile);
 			session_end(hs);
 		}
 	}

@@ -39,7 +39,23 @@ TEST(caller_identity_key_and_lists)
 	CHECK(sl_caller_has_scope(a, "read") && !sl_caller_has_scope(b, "read"));
 	CHECK(!sl_caller_in_group(NULL, "sre"));
 	p = sl_caller_with_profile(a, "ops");
-	CHECK(sl_caller_same(p, a));
+	/* The profile is part of the binding: the same person through
+	 * /mcp/ops is not the caller of /mcp, nor of /mcp/dev. */
+	CHECK(!sl_caller_same(p, a));
+	{
+		struct sl_caller *q = sl_caller_with_profile(a, "ops"), *r = sl_caller_with_profile(a, "dev");
+		struct sl_caller *n = sl_caller_new("none");
+		CHECK(sl_caller_same(p, q));
+		CHECK(!sl_caller_same(p, r));
+		/* No authentication: an anonymous caller through a profile is
+		 * not the anonymous caller of /mcp (NULL). */
+		sl_caller_set_profile(n, "ops");
+		CHECK(!sl_caller_same(n, NULL) && !sl_caller_same(n, p));
+		CHECK(strstr(sl_caller_name(n), "anonymous") && strstr(sl_caller_name(n), "ops"));
+		sl_caller_unref(q);
+		sl_caller_unref(r);
+		sl_caller_unref(n);
+	}
 	CHECK_STR(p->profile, "ops");
 	CHECK(sl_caller_in_group(p, "sre"));
 	CHECK(strstr(sl_caller_name(p), "alice") && strstr(sl_caller_name(p), "ops"));

@@ -4,7 +4,9 @@
  * names are read. */
 #include "unit.h"
 
+#include "config/config.h"
 #include "gateway/codemode.h"
+#include "gateway/view.h"
 
 #include <stdio.h>
 
@@ -13,6 +15,7 @@ struct names {
 	struct sl_upstream *ups[2];
 	struct sl_entry entries[3];
 	struct sl_gateway gw;
+	struct sl_view v;             /* the whole catalog, or a profile's */
 };
 
 /* git-hub has get-x and get.x (both tools.git_hub.get_x) and list;
@@ -32,13 +35,14 @@ static void names_init(struct names *n)
 	n->entries[2] = (struct sl_entry){ .up = &n->u1, .name = "list-all" };
 	n->gw.catalog.tools.v = n->entries;
 	n->gw.catalog.tools.n = 3;
+	n->v.gw = &n->gw;
 }
 
 static bool refused(struct names *n, const char *server, const char *tool, const char *want)
 {
 	struct sl_sandbox_tool t;
 	struct sl_err err = { "" };
-	int rc = sl_codemode_resolve(&n->gw, server, tool, &t, &err);
+	int rc = sl_codemode_resolve(&n->v, server, tool, &t, &err);
 	if (rc != SL_ERR_NOT_FOUND || !strstr(err.msg, want)) {
 		printf("  %s.%s: rc %d, \"%s\", want \"%s\"\n", server, tool, rc, err.msg, want);
 		return false;
@@ -51,7 +55,7 @@ static bool resolved(struct names *n, const char *server, const char *tool,
 {
 	struct sl_sandbox_tool t = { 0 };
 	struct sl_err err = { "" };
-	if (sl_codemode_resolve(&n->gw, server, tool, &t, &err) != SL_OK || t.server != want_up ||
+	if (sl_codemode_resolve(&n->v, server, tool, &t, &err) != SL_OK || t.server != want_up ||
 	    strcmp(t.server_name, want_up->name) != 0 || strcmp(t.tool, want_tool) != 0) {
 		printf("  %s.%s: \"%s\"\n", server, tool, err.msg);
 		return false;
@@ -67,8 +71,8 @@ TEST(codemode_resolve_names)
 	CHECK(resolved(&n, "git-hub", "get-x", &n.u1, "get-x"));
 	CHECK(resolved(&n, "git_hub", "list_all", &n.u1, "list-all"));
 	CHECK(resolved(&n, "git_hub", "get.x", &n.u1, "get.x"));
-	CHECK(sl_codemode_server(&n.gw, "_1password") == &n.u2);
-	CHECK(sl_codemode_server(&n.gw, "1password") == &n.u2);
+	CHECK(sl_codemode_server(&n.v, "_1password") == &n.u2);
+	CHECK(sl_codemode_server(&n.v, "1password") == &n.u2);
 }
 
 TEST(codemode_resolve_refusals)
@@ -80,5 +84,41 @@ TEST(codemode_resolve_refusals)
 	CHECK(refused(&n, "git-hub", "get_x", "tools.git-hub.get_x is ambiguous"));
 	CHECK(refused(&n, "git-hub", "get_x", "use tools[\"git-hub\"][\"raw-name\"]"));
 	CHECK(refused(&n, "GIT-HUB", "get-x", "unknown server 'GIT-HUB'"));
-	CHECK(sl_codemode_server(&n.gw, "GIT-HUB") == NULL);
+	CHECK(sl_codemode_server(&n.v, "GIT-HUB") == NULL);
+}
+
+/* A profile's view (docs/PROFILES.md): only its servers and tools exist,
+ * a renamed tool answers to its new name only, and an identifier that was
+ * ambiguous in the whole catalog may not be in the profile. */
+TEST(codemode_resolve_in_a_profile)
+{
+	static char *servers[] = { "git-*", NULL };
+	static char *tools[] = { "git-hub.get-x", "git-hub.list-*", NULL };
+	static struct sl_kv rename[] = { { "git-hub.list-all", "everything" } };
+	struct sl_profile prof = { .name = "ops", .servers = servers, .tools = tools,
+				   .rename = rename, .nrename = 1 };
+	struct names n;
+	names_init(&n);
+	n.v.profile = &prof;
+	CHECK(resolved(&n, "git_hub", "everything", &n.u1, "list-all"));
+	CHECK(refused(&n, "git_hub", "list_all", "server 'git-hub' has no tool 'list_all'"));
+	CHECK(refused(&n, "git-hub", "list-all", "server 'git-hub' has no tool 'list-all'"));
+	CHECK(refused(&n, "git-hub", "get.x", "has no tool 'get.x'"));
+	CHECK(resolved(&n, "git_hub", "get_x", &n.u1, "get-x"));
+	CHECK(refused(&n, "1password", "get-x", "unknown server '1password'"));
+	CHECK(sl_view_local(&n.v, &n.entries[2]) && !strcmp(sl_view_local(&n.v, &n.entries[2]), "everything"));
+	CHECK(sl_view_local(&n.v, &n.entries[1]) == NULL);
+	CHECK(sl_view_admits(&n.v, "git-hub", "list-new"));
+	CHECK(!sl_view_admits(&n.v, "git-hub", "list-all"));
+	CHECK(!sl_view_admits(&n.v, "git-hub", "delete"));
+	/* A new name another tool of the profile has in the catalog is not
+	 * applied: the tool keeps its name, and nothing is shadowed. */
+	rename[0].value = "get-x";
+	CHECK(resolved(&n, "git-hub", "list-all", &n.u1, "list-all"));
+	CHECK(resolved(&n, "git-hub", "get-x", &n.u1, "get-x"));
+	CHECK(!strcmp(sl_view_local(&n.v, &n.entries[2]), "list-all"));
+	rename[0].value = "everything";
+	/* A profile a reload removed shows nothing. */
+	n.v.gone = true;
+	CHECK(refused(&n, "git_hub", "everything", "unknown server 'git_hub'"));
 }

@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include "config/config.h"
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
 
@@ -660,4 +661,103 @@ TEST(config_reference_is_current)
 	}
 	free(file);
 	free(text);
+}
+
+/* sluice.profiles (docs/PROFILES.md): what a profile is read as. */
+#define PROFILE_SERVERS "{\"mcpServers\":{\"github\":{\"command\":\"x\"},\"jira\":{\"command\":\"x\"}},"
+
+TEST(config_profiles_read)
+{
+	struct sl_config *c = parse(PROFILE_SERVERS "\"sluice\":{\"exposure\":\"router\",\"profiles\":{"
+				    "\"ops\":{\"servers\":[\"git*\"],\"rename\":{\"github.list_issues\":\"issues\"},"
+				    "\"exposure\":\"passthrough\"},"
+				    "\"research_2\":{\"tools\":[\"jira.*\",\"github.search_*\"]},"
+				    "\"default\":{\"servers\":[\"jira\"]}}}}");
+	const struct sl_profile *p;
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(c->nprofiles, 3);
+	p = sl_config_profile(c, "ops");
+	CHECK(p && p->exposure_set && p->exposure == SL_EXPOSE_PASSTHROUGH);
+	CHECK(p && p->servers && !strcmp(p->servers[0], "git*") && !p->servers[1] && !p->tools);
+	CHECK(p && p->nrename == 1 && !strcmp(p->rename[0].key, "github.list_issues") &&
+	      !strcmp(p->rename[0].value, "issues"));
+	p = sl_config_profile(c, "research_2");
+	/* No exposure of its own: sluice.exposure's, decided when used. */
+	CHECK(p && !p->exposure_set && !p->servers && p->tools && !strcmp(p->tools[1], "github.search_*"));
+	CHECK(sl_config_profile(c, NULL) == sl_config_profile(c, "default"));
+	CHECK(sl_config_profile(c, "nope") == NULL);
+	CHECK(!c->code_enabled);
+	CHECK_INT(c->nwarnings, 0);
+	sl_config_unref(c);
+
+	/* A profile in code mode needs the sandbox, not execute_code everywhere. */
+	c = parse(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"p\":{\"exposure\":\"code\"}}}}");
+	CHECK(c && c->code_enabled && !c->code_offered);
+	sl_config_unref(c);
+	/* A servers glob that names no server is said, not fatal. */
+	c = parse(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"p\":{\"servers\":[\"gitlab\"]}}}}");
+	CHECK(c != NULL);
+	CHECK(has_warning(c, "sluice.profiles.p.servers", "\"gitlab\" matches no configured server"));
+	sl_config_unref(c);
+}
+
+TEST(config_profiles_refused)
+{
+	/* Names: [a-z0-9_-]{1,64}. */
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"Ops\":{}}}}", "\"Ops\" is not a profile name",
+		    "[a-z0-9_-]");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a/b\":{}}}}", "not a profile name", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"\":{}}}}", "not a profile name", NULL);
+	{
+		char text[512], name[70];
+		memset(name, 'p', 65);
+		name[65] = '\0';
+		snprintf(text, sizeof(text), PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"%s\":{}}}}", name);
+		parse_fails(text, "not a profile name", NULL);
+	}
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{},\"a\":{}}}}", "sluice.profiles.a",
+		    "given twice");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":[]}}", "sluice.profiles", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":[]}}}", "sluice.profiles.a",
+		    "must be an object");
+	/* Its keys: strict, typed. */
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"exposure\":\"mixed\"}}}}",
+		    "sluice.profiles.a.exposure", "\"router\"");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"server\":[\"x\"]}}}}",
+		    "sluice.profiles.a", "unknown key \"server\"");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"servers\":[]}}}}",
+		    "sluice.profiles.a.servers", "1 to 256");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"tools\":[\"\"]}}}}",
+		    "sluice.profiles.a.tools", NULL);
+	/* Renames: an exact "server.tool", a valid and unique new name, never
+	 * the gateway's own, for a tool the profile shows. */
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github\":\"x\"}}}}}",
+		    "sluice.profiles.a.rename", "\"server.tool\"");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github.x\":\"a b\"}}}}}",
+		    "sluice.profiles.a.rename", "[A-Za-z0-9_-]");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github.x\":7}}}}}",
+		    "sluice.profiles.a.rename", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github.x\":\"y\","
+		    "\"jira.z\":\"y\"}}}}}", "\"github.x\" and \"jira.z\" would both be \"y\"", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github.x\":\"y\","
+		    "\"github.x\":\"z\"}}}}}", "\"github.x\" is renamed twice", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"rename\":{\"github.x\":"
+		    "\"search_tools\"}}}}}", "is a tool of the gateway's own", NULL);
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"servers\":[\"jira\"],"
+		    "\"rename\":{\"github.x\":\"y\"}}}}}", "sluice.profiles.a", "renames \"github.x\"");
+	parse_fails(PROFILE_SERVERS "\"sluice\":{\"profiles\":{\"a\":{\"tools\":[\"github.list_*\"],"
+		    "\"rename\":{\"github.x\":\"y\"}}}}}", "which its servers or tools leave out", NULL);
+	/* At most SL_PROFILES_MAX profiles. */
+	{
+		struct sl_buf b;
+		sl_buf_init(&b, SIZE_MAX);
+		(void)!sl_buf_appends(&b, PROFILE_SERVERS "\"sluice\":{\"profiles\":{");
+		for (int i = 0; i <= SL_PROFILES_MAX; i++)
+			(void)!sl_buf_printf(&b, "%s\"p%d\":{}", i ? "," : "", i);
+		(void)!sl_buf_appends(&b, "}}}");
+		parse_fails(b.data, "sluice.profiles", "more than 64");
+		sl_buf_dispose(&b);
+	}
 }

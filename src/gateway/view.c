@@ -1,0 +1,194 @@
+/* A session's view of the catalog: see view.h. */
+#include "gateway/view.h"
+#include "auth/caller.h"
+#include "core/log.h"
+#include "stages/policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sl_view_of(const struct sl_gateway *gw, const struct sl_caller *who, struct sl_view *v)
+{
+	const char *name = who ? who->profile : NULL;
+	const struct sl_profile *p = sl_config_profile(gw->cfg, name);
+
+	memset(v, 0, sizeof(*v));
+	v->gw = gw;
+	v->profile = p;
+	/* Named but not configured: a reload removed it under the session. */
+	v->gone = name && !p;
+	v->exposure = p && p->exposure_set ? p->exposure : gw->cfg->exposure;
+	v->code = !v->gone && (gw->cfg->code_offered || v->exposure == SL_EXPOSE_CODE);
+}
+
+void sl_view_all(const struct sl_gateway *gw, struct sl_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->gw = gw;
+	v->exposure = gw->cfg->exposure;
+	v->code = gw->cfg->code_enabled;
+}
+
+static bool server_named(const struct sl_view *v, const char *server)
+{
+	if (v->gone)
+		return false;
+	if (!v->profile || !v->profile->servers)
+		return true;
+	for (size_t i = 0; v->profile->servers[i]; i++)
+		if (sl_policy_glob(v->profile->servers[i], server))
+			return true;
+	return false;
+}
+
+bool sl_view_server(const struct sl_view *v, const struct sl_upstream *u)
+{
+	return server_named(v, u->name);
+}
+
+/* The profile's servers and tools globs, names aside. */
+static bool shows(const struct sl_view *v, const char *server, const char *tool)
+{
+	bool hit = false;
+	char *full;
+
+	if (!server_named(v, server))
+		return false;
+	if (!v->profile || !v->profile->tools)
+		return true;
+	full = sl_printf("%s.%s", server, tool);
+	for (size_t i = 0; v->profile->tools[i] && !hit; i++)
+		hit = sl_policy_glob(v->profile->tools[i], full);
+	free(full);
+	return hit;
+}
+
+/* key is "server.tool" for exactly that server and tool. */
+static bool key_is(const char *key, const char *server, const char *tool)
+{
+	size_t n = strlen(server);
+	return strncmp(key, server, n) == 0 && key[n] == '.' && strcmp(key + n + 1, tool) == 0;
+}
+
+/* The new name the profile configures for server's tool, or NULL. */
+static const char *configured(const struct sl_view *v, const char *server, const char *tool)
+{
+	for (size_t i = 0; v->profile && i < v->profile->nrename; i++)
+		if (key_is(v->profile->rename[i].key, server, tool))
+			return v->profile->rename[i].value;
+	return NULL;
+}
+
+static bool in_view(const struct sl_view *v, const struct sl_entry *e)
+{
+	return shows(v, e->up->name, e->name);
+}
+
+/* Another tool of the view that has name in the catalog: exposed, or as
+ * its own name within e's server. */
+static const struct sl_entry *taken(const struct sl_view *v, const struct sl_entry *e,
+				    const char *name)
+{
+	const struct sl_catalog *c = &v->gw->catalog;
+	const struct sl_entry *o = sl_catalog_tool(c, name);
+	if (o && o != e && in_view(v, o))
+		return o;
+	o = sl_catalog_find(c, e->up->name, name);
+	if (o && o != e && in_view(v, o))
+		return o;
+	return NULL;
+}
+
+/* e's new name in v, if its rename applies. */
+static const char *renamed(const struct sl_view *v, const struct sl_entry *e)
+{
+	const char *r = configured(v, e->up->name, e->name);
+	return r && !taken(v, e, r) ? r : NULL;
+}
+
+bool sl_view_admits(const struct sl_view *v, const char *server, const char *tool)
+{
+	return shows(v, server, tool) && !configured(v, server, tool);
+}
+
+const char *sl_view_exposed(const struct sl_view *v, const struct sl_entry *e)
+{
+	const char *r;
+	if (!in_view(v, e))
+		return NULL;
+	r = renamed(v, e);
+	return r ? r : e->exposed;
+}
+
+const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e)
+{
+	const char *r;
+	if (!in_view(v, e))
+		return NULL;
+	r = renamed(v, e);
+	return r ? r : e->name;
+}
+
+/* The catalog tool a rename's key names, or NULL. */
+static const struct sl_entry *by_key(const struct sl_view *v, const char *key)
+{
+	const struct sl_catalog *c = &v->gw->catalog;
+	for (size_t i = 0; i < c->tools.n; i++)
+		if (key_is(key, c->tools.v[i].up->name, c->tools.v[i].name))
+			return &c->tools.v[i];
+	return NULL;
+}
+
+/* The tool whose applied rename is name (of server u only, if not NULL). */
+static const struct sl_entry *by_new_name(const struct sl_view *v, const struct sl_upstream *u,
+					  const char *name)
+{
+	for (size_t i = 0; v->profile && i < v->profile->nrename; i++) {
+		const struct sl_entry *e;
+		if (strcmp(v->profile->rename[i].value, name) != 0)
+			continue;
+		/* New names are unique in a profile (the loader checks). */
+		e = by_key(v, v->profile->rename[i].key);
+		return e && (!u || e->up == u) && in_view(v, e) && renamed(v, e) ? e : NULL;
+	}
+	return NULL;
+}
+
+const struct sl_entry *sl_view_tool(const struct sl_view *v, const char *exposed)
+{
+	const struct sl_entry *e;
+	if (v->gone)
+		return NULL;
+	if ((e = by_new_name(v, NULL, exposed)))
+		return e;
+	e = sl_catalog_tool(&v->gw->catalog, exposed);
+	return e && in_view(v, e) && !renamed(v, e) ? e : NULL;
+}
+
+const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_upstream *u,
+				    const char *local)
+{
+	const struct sl_entry *e;
+	if (!sl_view_server(v, u))
+		return NULL;
+	if ((e = by_new_name(v, u, local)))
+		return e;
+	e = sl_catalog_find(&v->gw->catalog, u->name, local);
+	return e && in_view(v, e) && !renamed(v, e) ? e : NULL;
+}
+
+void sl_view_warn(const struct sl_gateway *gw)
+{
+	for (size_t i = 0; i < gw->cfg->nprofiles; i++) {
+		const struct sl_profile *p = &gw->cfg->profiles[i];
+		struct sl_view v = { .gw = gw, .profile = p };
+		for (size_t j = 0; j < p->nrename; j++) {
+			const struct sl_entry *e = by_key(&v, p->rename[j].key), *o;
+			if (!e || !in_view(&v, e) || !(o = taken(&v, e, p->rename[j].value)))
+				continue;
+			sl_log(SL_LOG_WARN, "profile '%s': %s keeps its name: '%s' is the name of "
+			       "%s.%s, another tool of the profile", p->name, p->rename[j].key,
+			       p->rename[j].value, o->up->name, o->name);
+		}
+	}
+}
