@@ -153,7 +153,10 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 		return;
 	}
 	iss = sl_json_str(o, "iss");
-	sub = sl_json_str(o, "sub");
+	/* A client acting for itself (client credentials) has no sub: it is
+	 * named by its client_id (as RFC 9068 §2.2 has it for JWTs). */
+	if (!(sub = sl_json_str(o, "sub")) || !*sub)
+		sub = sl_json_str(o, "client_id");
 	if (yyjson_obj_get(o, "exp"))
 		exp = yyjson_is_num(yyjson_obj_get(o, "exp")) ? yyjson_get_num(yyjson_obj_get(o, "exp")) : -1;
 	if (!yyjson_get_bool(yyjson_obj_get(o, "active")))

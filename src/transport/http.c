@@ -196,7 +196,6 @@ struct req {
 	bool held_suspended;
 	struct req *held_next, *held_prev;
 	struct MHD_Connection *conn;
-	struct sl_auth_denial denied; /* status set: refused after the body began */
 };
 
 static void run_mhd(struct sl_http *h);
@@ -2239,9 +2238,9 @@ static void hold(struct req *r)
 }
 
 /* The credential's verdict for r: CHECKED (r->who set), HELD (listed in
- * h->held, to be suspended by the caller and asked again once auth's fetch
- * ended), or REFUSED (*why filled). At most sluice.http.auth.maxWaiting
- * requests are held at once. */
+ * h->held; once its body is whole it is suspended until auth's fetch ended,
+ * then asked again), or REFUSED (*why filled). At most
+ * sluice.http.auth.maxWaiting requests are held at once. */
 static enum check check_credential(struct sl_http *h, struct MHD_Connection *c, struct req *r,
 				   struct sl_auth_denial *why)
 {
@@ -2309,38 +2308,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		case REFUSED:
 			return unauthorized(h, c, &why);
 		case HELD:
-			/* What needs no credential is checked now: once resumed,
-			 * the request may already be reading its body, when no
-			 * answer can be queued before the body's end. */
-			if (!admit(h, c, url, method, &ret)) {
-				held_remove(h, r);
-				return ret;
-			}
-			hold(r);
-			return MHD_YES;
+			/* The body is read meanwhile (under its caps, like any
+			 * body): libmicrohttpd reads none of a connection
+			 * suspended here, and drops it after the resume. The
+			 * verdict is asked for again at its end. */
+			return admit(h, c, url, method, &ret) ? MHD_YES : (held_remove(h, r), ret);
 		}
 	}
-	if (r->unchecked && !r->denied.status) {
-		/* Resumed: auth's fetch ended. A refusal is answered once the
-		 * body, which is read and dropped, has ended. */
-		switch (check_credential(h, c, r, &r->denied)) {
+	if (r->unchecked && !*upload_size) {
+		struct sl_auth_denial why;
+		switch (check_credential(h, c, r, &why)) {
 		case HELD:
 			hold(r);
 			return MHD_YES;
 		case REFUSED:
-			if (!r->denied.status)
-				r->denied.status = MHD_HTTP_UNAUTHORIZED;
-			break;
+			body_drop(h, r);
+			return unauthorized(h, c, &why);
 		case CHECKED:
 			break;
 		}
-	}
-	if (r->denied.status) {
-		if (*upload_size) {
-			*upload_size = 0;
-			return MHD_YES;
-		}
-		return unauthorized(h, c, &r->denied);
 	}
 	if (r->waiting)
 		return settle(c, r);
