@@ -79,6 +79,12 @@ void sl_caller_set_subject(struct sl_caller *c, const char *issuer, const char *
 	rekey(c);
 }
 
+void sl_caller_set_client(struct sl_caller *c, const char *client_id)
+{
+	free(c->client_id);
+	c->client_id = sl_strdup(client_id);
+}
+
 void sl_caller_add_group(struct sl_caller *c, const char *group)
 {
 	list_add(&c->groups, group);

@@ -39,6 +39,7 @@ struct sl_caller {
 struct sl_caller *sl_caller_new(const char *method);
 /* Fill in a new caller (before it is shared). Each copies its argument. */
 void sl_caller_set_subject(struct sl_caller *c, const char *issuer, const char *subject);
+void sl_caller_set_client(struct sl_caller *c, const char *client_id);
 void sl_caller_add_group(struct sl_caller *c, const char *group);
 void sl_caller_add_scope(struct sl_caller *c, const char *scope);
 void sl_caller_set_profile(struct sl_caller *c, const char *profile);

@@ -454,6 +454,19 @@ void sl_auth_config_dispose(struct sl_auth_config *a)
 		strings_free(a->tokens[i].scopes);
 	}
 	free(a->tokens);
+	free(a->resource);
+	free(a->resource_name);
+	strings_free(a->authorization_servers);
+	free(a->jwks_uri);
+	strings_free(a->audiences);
+	strings_free(a->algorithms);
+	strings_free(a->token_types);
+	strings_free(a->scopes_supported);
+	strings_free(a->required_scopes);
+	strings_free(a->groups_claims);
+	free(a->introspection.endpoint);
+	free(a->introspection.client_id);
+	free(a->introspection.client_secret);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -560,21 +573,253 @@ static int parse_tokens(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyj
 	return SL_OK;
 }
 
+/* The JWS algorithms sluice can verify (libcjose 0.6): asymmetric only.
+ * HS* would let anyone holding the key set sign (a public key used as an
+ * HMAC secret), and "none" signs nothing: both are refused by name. */
+static const char *const jws_algorithms[] = {
+	"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512",
+};
+
+static int parse_algorithms(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			    void *target)
+{
+	char ***out = sl_conf_field(target, k);
+	int rc;
+
+	if ((rc = parse_strings(cx, k, v, target)) < 0)
+		return rc;
+	if (!**out)
+		return sl_conf_fail_key(cx, k, "is empty: no token could be accepted");
+	for (size_t i = 0; (*out)[i]; i++) {
+		const char *a = (*out)[i];
+		bool known = false;
+		if (!strcasecmp(a, "none") || !strncasecmp(a, "HS", 2))
+			return sl_conf_fail_key(cx, k, "\"%s\" is never accepted: an access token must "
+						"be signed with the authorization server's private key", a);
+		if (!strcmp(a, "EdDSA"))
+			return sl_conf_fail_key(cx, k, "\"EdDSA\" is not supported by the JOSE library "
+						"sluice uses (libcjose 0.6)");
+		for (size_t j = 0; j < SL_COUNT(jws_algorithms); j++)
+			known |= !strcmp(a, jws_algorithms[j]);
+		if (!known)
+			return sl_conf_fail_key(cx, k, "\"%s\" is not one of RS256, RS384, RS512, "
+						"PS256, PS384, PS512, ES256, ES384, ES512", a);
+	}
+	return SL_OK;
+}
+
+/* An absolute http(s) URL without a fragment; plain http only to a
+ * loopback host (OAuth 2.1 §1.5: every endpoint but loopback is HTTPS). */
+static const char *url_problem(const char *u)
+{
+	const char *host;
+	size_t hl;
+
+	if (!strncmp(u, "https://", 8))
+		host = u + 8;
+	else if (!strncmp(u, "http://", 7))
+		host = u + 7;
+	else
+		return "must be an absolute https:// URL";
+	if (strchr(u, '#'))
+		return "must not have a fragment";
+	hl = strcspn(host, "/:?");
+	if (!hl)
+		return "has no host";
+	if (u[4] == ':' && !((hl == 9 && !strncmp(host, "127.0.0.1", 9)) ||
+			     (hl == 9 && !strncmp(host, "localhost", 9)) ||
+			     !strncmp(host, "[::1]", 5)))
+		return "must be https:// (plain http only to a loopback host)";
+	return NULL;
+}
+
+static int parse_oauth_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		     void *target)
+{
+	char **out = sl_conf_field(target, k);
+	const char *why;
+
+	if (!yyjson_is_str(v))
+		return sl_conf_bad(cx, k);
+	if ((why = url_problem(yyjson_get_str(v))))
+		return sl_conf_fail_key(cx, k, "%s", why);
+	free(*out);
+	*out = sl_strdup(yyjson_get_str(v));
+	return SL_OK;
+}
+
+static int parse_oauth_urls(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		      void *target)
+{
+	char ***out = sl_conf_field(target, k);
+	const char *why;
+	int rc;
+
+	if ((rc = parse_strings(cx, k, v, target)) < 0)
+		return rc;
+	for (size_t i = 0; (*out)[i]; i++)
+		if ((why = url_problem((*out)[i])))
+			return sl_conf_fail_key(cx, k, "\"%s\" %s", (*out)[i], why);
+	return SL_OK;
+}
+
+#define JWKS(field) SL_CONF_AT(struct sl_jwks_config, field)
+static const struct sl_conf_key jwks_keys[] = {
+	{ "minRefreshSeconds", SL_CONF_UINT, JWKS(min_refresh_s), .min = 1, .max = 3600, .dflt = 30,
+	  .doc = "One issuer's key set is fetched at most once this often: a token naming an "
+		 "unknown key (`kid`) fetches it again only then, so a flood of made-up key ids "
+		 "costs one request to the authorization server per interval, and each such token "
+		 "gets 401." },
+	{ "maxAgeSeconds", SL_CONF_UINT, JWKS(max_age_s), .min = 60, .max = 7 * 86400, .dflt = 3600,
+	  .doc = "Keys older than this are fetched again on their next use (removed keys stop "
+		 "being accepted); the old set serves until the new one arrives." },
+	{ "maxKeys", SL_CONF_UINT, JWKS(max_keys), .min = 1, .max = 256, .dflt = 32,
+	  .doc = "Signing keys kept per issuer; a key set with more keeps its first ones." },
+};
+#undef JWKS
+
+static const struct sl_conf_section jwks_section = {
+	"sluice.http.auth.jwks",
+	"The authorization servers' signing keys (JWKS), fetched from `jwksUri` or from the "
+	"`jwks_uri` of the issuer's metadata.",
+	jwks_keys, SL_COUNT(jwks_keys), SL_CONF_STRICT, NULL,
+};
+
+#define INTRO(field) SL_CONF_AT(struct sl_introspection_config, field)
+static const struct sl_conf_key introspection_keys[] = {
+	{ "endpoint", SL_CONF_CUSTOM, INTRO(endpoint), .parse = parse_oauth_url, .shape = "a URL",
+	  .dflt_doc = "none: opaque tokens are refused",
+	  .doc = "The authorization server's RFC 7662 introspection endpoint, asked about every "
+		 "token that is not a JWT." },
+	{ "clientId", SL_CONF_STRING, INTRO(client_id), .min = 1, .dflt_doc = "required with `endpoint`",
+	  .doc = "sluice's client id at the authorization server (HTTP Basic authentication)." },
+	{ "clientSecret", SL_CONF_CUSTOM, INTRO(client_secret), .parse = parse_secret,
+	  .shape = "a non-empty string", .dflt_doc = "required with `endpoint`",
+	  .doc = "Its secret; `${VAR}` expanded." },
+	{ "cacheSeconds", SL_CONF_UINT, INTRO(cache_s), .min = 1, .max = 3600, .dflt = 60,
+	  .doc = "An answer (active or not) is reused this long at most, never past the token's "
+		 "`exp`: a token revoked meanwhile passes until then." },
+	{ "maxEntries", SL_CONF_UINT, INTRO(max_entries), .min = 1, .max = 1000000, .dflt = 4096,
+	  .doc = "Answers remembered (by the token's SHA-256, never the token); the oldest goes." },
+	{ "maxInFlight", SL_CONF_UINT, INTRO(max_in_flight), .min = 1, .max = 10000, .dflt = 32,
+	  .doc = "Introspection requests at once; a token that would need one more gets 503." },
+};
+#undef INTRO
+
+static const struct sl_conf_section introspection_section = {
+	"sluice.http.auth.introspection",
+	"Opaque access tokens, checked with the authorization server (RFC 7662).",
+	introspection_keys, SL_COUNT(introspection_keys), SL_CONF_STRICT, NULL,
+};
+
 #define AUTH(field) SL_CONF_AT(struct sl_auth_config, field)
 static const struct sl_conf_key auth_keys[] = {
 	{ "tokens", SL_CONF_CUSTOM, AUTH(tokens), .parse = parse_tokens, .sub = &token_section,
 	  .shape = "an array of tokens", .dflt_doc = "`[]`",
 	  .doc = "Static tokens, one per person or agent, each with the identity policy sees "
 		 "(`sluice.http.auth.tokens[]` below): a team's keys without an identity provider." },
+	{ "resource", SL_CONF_CUSTOM, AUTH(resource), .parse = parse_oauth_url, .shape = "a URL",
+	  .dflt_doc = "none: no OAuth",
+	  .doc = "This gateway's canonical URI as clients reach it (`https://mcp.example.com/mcp`): "
+		 "set, sluice is an OAuth 2.1 resource server. Tokens must name it in `aud` (RFC "
+		 "8707); the Protected Resource Metadata URL is built from it, never from a "
+		 "request's Host." },
+	{ "resourceName", SL_CONF_STRING, AUTH(resource_name), .min = 1, .dflt_doc = "`\"sluice\"`",
+	  .doc = "`resource_name` in the Protected Resource Metadata." },
+	{ "authorizationServers", SL_CONF_CUSTOM, AUTH(authorization_servers), .parse = parse_oauth_urls,
+	  .shape = "an array of issuer URLs", .dflt_doc = "required with `resource`",
+	  .doc = "The issuers whose tokens are accepted (`iss`, compared exactly), as advertised "
+		 "in the Protected Resource Metadata." },
+	{ "jwksUri", SL_CONF_CUSTOM, AUTH(jwks_uri), .parse = parse_oauth_url, .shape = "a URL",
+	  .dflt_doc = "from the issuer's metadata",
+	  .doc = "Where the one authorization server publishes its keys; without it, `jwks_uri` "
+		 "from its RFC 8414 metadata, else its OpenID configuration." },
+	{ "audiences", SL_CONF_CUSTOM, AUTH(audiences), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "`[resource]`",
+	  .doc = "A token's `aud` must contain one of these." },
+	{ "algorithms", SL_CONF_CUSTOM, AUTH(algorithms), .parse = parse_algorithms,
+	  .shape = "an array of JWS algorithms", .dflt_doc = "`[\"RS256\", \"ES256\", \"PS256\"]`",
+	  .doc = "JWS algorithms accepted (the key's type must match too); `none` and `HS*` are "
+		 "refused here." },
+	{ "tokenTypes", SL_CONF_CUSTOM, AUTH(token_types), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "`[\"at+jwt\", \"application/at+jwt\"]`",
+	  .doc = "A JWT's `typ` header must be one of these (RFC 9068; compared without case). Add "
+		 "`\"JWT\"` for a provider that marks its access tokens so; a token without `typ` is "
+		 "refused." },
+	{ "clockSkewSeconds", SL_CONF_UINT, AUTH(clock_skew_s), .max = 600, .dflt = 60,
+	  .doc = "Leeway for `exp`, `nbf` and `iat` against this machine's clock." },
+	{ "scopesSupported", SL_CONF_CUSTOM, AUTH(scopes_supported), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "none",
+	  .doc = "`scopes_supported` in the Protected Resource Metadata." },
+	{ "requiredScopes", SL_CONF_CUSTOM, AUTH(required_scopes), .parse = parse_strings,
+	  .shape = "an array of non-empty strings", .dflt_doc = "none",
+	  .doc = "Every one must be granted (`scope` or `scp`): else 403 `insufficient_scope`, with "
+		 "them in the challenge's `scope`, which every 401 also carries." },
+	{ "groupsClaims", SL_CONF_CUSTOM, AUTH(groups_claims), .parse = parse_strings,
+	  .shape = "an array of claim names", .dflt_doc = "`[\"groups\", \"roles\"]`",
+	  .doc = "Claims (a string or an array of strings) whose values are the caller's groups." },
+	{ "cacheEntries", SL_CONF_UINT, AUTH(cache_entries), .max = 1000000, .dflt = 4096,
+	  .doc = "Validated JWTs remembered by their SHA-256 until they expire, so that a client's "
+		 "next request skips the signature check; the oldest goes. 0: none." },
+	{ "maxWaiting", SL_CONF_UINT, AUTH(max_waiting), .min = 1, .max = 100000, .dflt = 256,
+	  .doc = "Requests held while keys or an introspection answer are fetched; one more gets "
+		 "503." },
+	{ "fetchTimeoutMs", SL_CONF_UINT, AUTH(fetch_timeout_ms), .min = 100, .max = 60000,
+	  .dflt = 5000,
+	  .doc = "One request to an authorization server (metadata, keys, introspection); a "
+		 "request waiting for keys waits at most twice this (metadata, then keys), then "
+		 "gets 503." },
+	{ "maxDocumentBytes", SL_CONF_UINT, AUTH(max_document_bytes), .min = 1024, .max = 4u << 20,
+	  .dflt = 256u << 10,
+	  .doc = "One answer from an authorization server; a longer one fails that request." },
+	{ "jwks", SL_CONF_OBJECT, AUTH(jwks), .sub = &jwks_section,
+	  .doc = "See `sluice.http.auth.jwks` below." },
+	{ "introspection", SL_CONF_OBJECT, AUTH(introspection), .sub = &introspection_section,
+	  .doc = "See `sluice.http.auth.introspection` below." },
 };
 #undef AUTH
 
 static const struct sl_conf_section auth_section = {
 	"sluice.http.auth",
 	"Who may use the HTTP front end, and as whom (docs/internals/AUTH.md). With any method "
-	"here or `bearerToken`, a request without a valid credential gets 401.",
+	"here or `bearerToken`, a request without a valid credential gets 401. With `resource`, "
+	"sluice is an OAuth 2.1 resource server: it serves Protected Resource Metadata (RFC 9728) "
+	"and accepts the access tokens of `authorizationServers`: JWTs checked here against the "
+	"issuer's keys, opaque tokens through `introspection`.",
 	auth_keys, SL_COUNT(auth_keys), SL_CONF_STRICT, NULL,
 };
+
+/* What one key cannot check alone: OAuth needs its issuers, and the parts
+ * that only make sense with it are not given without it. */
+static int check_oauth(struct sl_conf_ctx *cx, const struct sl_auth_config *a)
+{
+	const struct sl_introspection_config *in = &a->introspection;
+	size_t nas = 0;
+
+	while (a->authorization_servers && a->authorization_servers[nas])
+		nas++;
+	if (!a->resource) {
+		if (nas || a->jwks_uri || a->audiences || a->algorithms || a->required_scopes ||
+		    a->scopes_supported || in->endpoint)
+			return sl_conf_fail(cx, "sluice.http.auth", "OAuth keys are set without "
+					    "\"resource\", this gateway's canonical URI");
+		return SL_OK;
+	}
+	if (!nas)
+		return sl_conf_fail(cx, "sluice.http.auth", "\"resource\" needs "
+				    "\"authorizationServers\": the issuers whose tokens are accepted");
+	if (a->jwks_uri && nas != 1)
+		return sl_conf_fail(cx, "sluice.http.auth.jwksUri", "names one key set, but %zu "
+				    "authorization servers are configured: leave it out (each "
+				    "issuer's metadata names its own)", nas);
+	if (in->endpoint && (!in->client_id || !in->client_secret))
+		return sl_conf_fail(cx, "sluice.http.auth.introspection", "needs \"clientId\" and "
+				    "\"clientSecret\" with \"endpoint\"");
+	if (!in->endpoint && (in->client_id || in->client_secret))
+		return sl_conf_fail(cx, "sluice.http.auth.introspection", "has credentials but no "
+				    "\"endpoint\"");
+	return SL_OK;
+}
 
 #define HTTP(field) SL_CONF_AT(struct sl_http_config, field)
 static const struct sl_conf_key http_keys[] = {
@@ -1014,7 +1259,8 @@ void sl_config_reference(FILE *f)
 {
 	static const struct sl_conf_section *const sections[] = {
 		&root_section, &server_section, &gateway_section, &code_section, &http_section,
-		&limits_section, &profile_section,
+		&auth_section, &token_section, &jwks_section, &introspection_section, &limits_section,
+		&profile_section,
 	};
 	fprintf(f, "# Configuration reference\n\n"
 		"Generated by `sluice config-reference` from the key tables in src/config/config.c "
@@ -1072,6 +1318,8 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 						      c->profiles[i].exposure == SL_EXPOSE_CODE);
 	if (rc == SL_OK && !c->servers)
 		rc = sl_conf_fail(&p.cx, "top level", "no \"mcpServers\" object: nothing to serve");
+	if (rc == SL_OK)
+		rc = check_oauth(&p.cx, &c->http.auth);
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)

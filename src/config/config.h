@@ -84,10 +84,45 @@ struct sl_auth_token {
 	char **scopes;             /* NULL-terminated, or NULL */
 };
 
+/* sluice.http.auth.jwks: the authorization servers' signing keys. */
+struct sl_jwks_config {
+	uint32_t min_refresh_s;    /* one issuer's keys fetched at most this often (30) */
+	uint32_t max_age_s;        /* keys older are fetched again, used meanwhile (3600) */
+	uint32_t max_keys;         /* kept per issuer (32) */
+};
+
+/* sluice.http.auth.introspection: RFC 7662 for opaque tokens. */
+struct sl_introspection_config {
+	char *endpoint;            /* NULL: opaque tokens are refused */
+	char *client_id;
+	char *client_secret;       /* ${VAR} expanded */
+	uint32_t cache_s;          /* an answer is reused this long at most (60) */
+	uint32_t max_entries;      /* answers remembered (4096) */
+	uint32_t max_in_flight;    /* introspection requests at once (32) */
+};
+
 /* sluice.http.auth: how callers prove who they are (src/auth/). */
 struct sl_auth_config {
 	struct sl_auth_token *tokens;
 	size_t ntokens;
+	/* OAuth 2.1 resource server (docs/internals/AUTH.md): on when resource is set. */
+	char *resource;            /* this gateway's canonical URI (RFC 8707, RFC 9728) */
+	char *resource_name;       /* Protected Resource Metadata's resource_name */
+	char **authorization_servers; /* issuers, NULL-terminated */
+	char *jwks_uri;            /* NULL: from the issuer's metadata */
+	char **audiences;          /* NULL: { resource } */
+	char **algorithms;         /* NULL: RS256, ES256, PS256 */
+	char **token_types;        /* JWT "typ" accepted; NULL: at+jwt (RFC 9068) */
+	uint32_t clock_skew_s;     /* exp, nbf, iat leeway (60) */
+	char **scopes_supported;   /* NULL: none advertised */
+	char **required_scopes;    /* NULL: none */
+	char **groups_claims;      /* NULL: "groups", "roles" */
+	uint32_t cache_entries;    /* validated JWTs remembered, by SHA-256 (4096) */
+	uint32_t max_waiting;      /* requests waiting for a fetch (256) */
+	uint32_t fetch_timeout_ms; /* one metadata, key set or introspection request (5 s) */
+	uint32_t max_document_bytes; /* one such answer (256 KiB) */
+	struct sl_jwks_config jwks;
+	struct sl_introspection_config introspection;
 };
 
 /* sluice.http: the Streamable HTTP front end (src/transport/http.c). */

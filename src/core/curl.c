@@ -3,7 +3,11 @@
  */
 #include "core/curl.h"
 
+#include "event/handles.h"
+
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <uv.h>
 #include <string.h>
 
 struct sl_curl_api sl_curl;
@@ -36,4 +40,139 @@ bool sl_curl_load(const char *who, struct sl_err *err)
 	}
 	sl_curl = api;
 	return true;
+}
+
+/* ---- the multi handle on the loop ------------------------------------------ */
+
+struct sl_curl_sock {
+	uv_poll_t poll;
+	struct sl_curl_sock *next, *prev;
+	struct sl_curl_loop *cl;
+	curl_socket_t fd;
+};
+
+static void socket_action(struct sl_curl_loop *cl, curl_socket_t fd, int flags)
+{
+	int running;
+	sl_curl.multi_socket_action(cl->multi, fd, flags, &running);
+	cl->after(cl->arg);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	struct sl_curl_sock *s = h->data;
+	int flags = 0;
+
+	if (status < 0)
+		flags = CURL_CSELECT_ERR;
+	if (events & UV_READABLE)
+		flags |= CURL_CSELECT_IN;
+	if (events & UV_WRITABLE)
+		flags |= CURL_CSELECT_OUT;
+	socket_action(s->cl, s->fd, flags);
+}
+
+static void sock_close(struct sl_curl_sock *s)
+{
+	struct sl_curl_loop *cl = s->cl;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		cl->socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	uv_poll_stop(&s->poll);
+	sl_handles_close_one(cl->handles, &s->poll, s);
+}
+
+static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	struct sl_curl_loop *cl = userp;
+	struct sl_curl_sock *s = socketp;
+	int events = 0;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			sl_curl.multi_assign(cl->multi, fd, NULL);
+			sock_close(s);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = sl_alloc(sizeof(*s));
+		s->cl = cl;
+		s->fd = fd;
+		if (uv_poll_init_socket(cl->loop, &s->poll, fd) < 0) {
+			free(s);
+			return -1;
+		}
+		s->poll.data = s;
+		sl_handles_add(cl->handles, &s->poll);
+		s->next = cl->socks;
+		if (cl->socks)
+			cl->socks->prev = s;
+		cl->socks = s;
+		sl_curl.multi_assign(cl->multi, fd, s);
+	}
+	if (what & CURL_POLL_IN)
+		events |= UV_READABLE;
+	if (what & CURL_POLL_OUT)
+		events |= UV_WRITABLE;
+	uv_poll_start(&s->poll, events, on_poll);
+	return 0;
+}
+
+static void on_timer_fired(uv_timer_t *t)
+{
+	socket_action(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static int on_curl_timer(CURLM *m, long ms, void *userp)
+{
+	struct sl_curl_loop *cl = userp;
+	if (ms < 0)
+		uv_timer_stop(cl->timer);
+	else
+		uv_timer_start(cl->timer, on_timer_fired, (uint64_t)ms, 0);
+	return 0;
+}
+
+bool sl_curl_loop_init(struct sl_curl_loop *cl, uv_loop_t *loop, struct sl_handles *handles,
+		       void (*after)(void *arg), void *arg)
+{
+	uv_timer_t *t;
+
+	memset(cl, 0, sizeof(*cl));
+	if (!(cl->multi = sl_curl.multi_init()))
+		return false;
+	cl->loop = loop;
+	cl->handles = handles;
+	cl->after = after;
+	cl->arg = arg;
+	/* The timer is freed by the handle set once closed, as the polls are. */
+	t = sl_alloc(sizeof(*t));
+	uv_timer_init(loop, t);
+	t->data = cl;
+	cl->timer = t;
+	sl_handles_add(handles, t);
+	sl_curl.multi_setopt(cl->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+	sl_curl.multi_setopt(cl->multi, CURLMOPT_SOCKETDATA, cl);
+	sl_curl.multi_setopt(cl->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+	sl_curl.multi_setopt(cl->multi, CURLMOPT_TIMERDATA, cl);
+	return true;
+}
+
+void sl_curl_loop_dispose(struct sl_curl_loop *cl)
+{
+	if (!cl->multi)
+		return;
+	/* Stop watching curl's sockets before curl closes them. */
+	while (cl->socks) {
+		sl_curl.multi_assign(cl->multi, cl->socks->fd, NULL);
+		sock_close(cl->socks);
+	}
+	uv_timer_stop(cl->timer);
+	sl_handles_close_one(cl->handles, cl->timer, cl->timer);
+	sl_curl.multi_cleanup(cl->multi);
+	cl->multi = NULL;
 }

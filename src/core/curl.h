@@ -36,4 +36,38 @@ extern struct sl_curl_api sl_curl;
 /* Loads libcurl once (and initialises it). who names the feature in err. */
 bool sl_curl_load(const char *who, struct sl_err *err);
 
+/*
+ * A multi handle driven by the libuv loop: curl's sockets are watched with
+ * uv_poll handles and its timeouts with a uv timer, so curl never blocks
+ * and never runs but from the loop. after(arg) runs once curl has acted on
+ * a socket or a timeout: there its owner reads the finished transfers
+ * (multi_info_read) and does what they call for, outside every curl
+ * callback. The timer and the polls are members of the owner's handle set,
+ * which frees them once closed (event/handles.h).
+ *
+ *   sl_curl_loop_init(&x->cl, loop, &x->handles, on_after, x);   after sl_curl_load
+ *   sl_curl.multi_add_handle(x->cl.multi, easy); ...
+ *   sl_curl_loop_dispose(&x->cl);    then sl_handles_close(&x->handles, ...)
+ */
+struct uv_loop_s;
+struct sl_handles;
+struct sl_curl_sock;
+
+struct sl_curl_loop {
+	CURLM *multi;
+	struct uv_loop_s *loop;
+	struct sl_handles *handles;
+	void *timer;                     /* a uv_timer_t in handles */
+	struct sl_curl_sock *socks;
+	void (*after)(void *arg);
+	void *arg;
+};
+
+/* False when libcurl cannot make a multi handle. */
+bool sl_curl_loop_init(struct sl_curl_loop *cl, struct uv_loop_s *loop,
+		       struct sl_handles *handles, void (*after)(void *arg), void *arg);
+/* Stops watching curl's sockets and frees the multi handle: every easy
+ * handle must have been removed first. */
+void sl_curl_loop_dispose(struct sl_curl_loop *cl);
+
 #endif

@@ -170,6 +170,8 @@ struct sl_http {
 	size_t bytes_peak;           /* the most charged since the last trim */
 	struct conns pending, idle;
 	unsigned warned;             /* bounds already logged (WARNED_*) */
+	struct req *held;            /* suspended until auth has what it fetches */
+	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
 };
 
 enum {
@@ -186,8 +188,15 @@ struct req {
 	size_t charged;              /* of the body, in h->bytes */
 	bool waiting;                /* suspended before any response: see settle() */
 	struct sl_caller *who;       /* admitted as (a reference), or NULL */
+	char *profile;               /* the /mcp/<profile> it came to, or NULL */
 	uint64_t since_ms;           /* when it began to wait */
 	struct stream *st;           /* the stream it answers with, while both live */
+	/* Its credential's check waits for a fetch (auth/auth.h, PENDING):
+	 * the connection is suspended and listed in h->held until it ends. */
+	bool unchecked;              /* no verdict on its credential yet */
+	bool held_suspended;
+	struct req *held_next, *held_prev;
+	struct MHD_Connection *conn;
 };
 
 static void run_mhd(struct sl_http *h);
@@ -1192,13 +1201,17 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
 	return error_response(c, status, SL_RPC_SERVER_ERROR, NULL, msg, true);
 }
 
-/* 401 with its challenge (RFC 6750 §3): what was wrong, never the token.
- * The connection closes, as for every refusal at admission. */
+/* 401 (403 for a missing scope) with its challenge (RFC 6750 §3): what was
+ * wrong, never the token; or 503 when an authorization server could not
+ * answer. The connection closes, as for every refusal at admission. */
 static enum MHD_Result unauthorized(struct sl_http *h, struct MHD_Connection *c,
 				    const struct sl_auth_denial *why)
 {
-	char *msg = sl_printf("Unauthorized: %s", why->description);
-	char *challenge = sl_auth_challenge(h->auth, why);
+	bool down = why->status == MHD_HTTP_SERVICE_UNAVAILABLE;
+	char *msg = sl_printf("%s: %s", down ? "Service Unavailable"
+				  : why->status == MHD_HTTP_FORBIDDEN ? "Forbidden" : "Unauthorized",
+			      why->description);
+	char *challenge = down ? NULL : sl_auth_challenge(h->auth, why);
 	size_t len;
 	char *body = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, msg, &len);
 	struct MHD_Response *r =
@@ -1206,12 +1219,45 @@ static enum MHD_Result unauthorized(struct sl_http *h, struct MHD_Connection *c,
 	enum MHD_Result ret;
 
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "WWW-Authenticate", challenge);
+	if (challenge)
+		MHD_add_response_header(r, "WWW-Authenticate", challenge);
+	else
+		MHD_add_response_header(r, "Retry-After", "5");
 	MHD_add_response_header(r, "Connection", "close");
-	ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	ret = MHD_queue_response(c, why->status ? why->status : MHD_HTTP_UNAUTHORIZED, r);
 	MHD_destroy_response(r);
 	free(challenge);
 	free(msg);
+	return ret;
+}
+
+/* RFC 9728 §3: the Protected Resource Metadata, to anyone (a client reads
+ * it before it has a token), GET only. */
+static enum MHD_Result resource_metadata(struct sl_http *h, struct MHD_Connection *c,
+					 const char *method)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *doc;
+
+	if (strcmp(method, "GET") != 0) {
+		size_t n;
+		char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &n);
+		r = MHD_create_response_from_buffer(n - 1, s, MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(r, "Content-Type", "application/json");
+		MHD_add_response_header(r, "Allow", "GET");
+		MHD_add_response_header(r, "Connection", "close");
+		ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	doc = sl_auth_metadata(h->auth, &len);
+	r = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "max-age=3600");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
 	return ret;
 }
 
@@ -2082,10 +2128,8 @@ static bool admit_sse(struct sl_http *h, struct MHD_Connection *c, const char *u
  * carries the profile. "default" is /mcp itself; another unknown name,
  * like a profile a reload removed, is 404. */
 static bool profile_route(struct sl_http *h, struct MHD_Connection *c, const char *name,
-			  struct sl_caller **who, enum MHD_Result *ret)
+			  enum MHD_Result *ret)
 {
-	struct sl_caller *through;
-
 	if (!strcmp(name, "default") || !sl_config_profile(h->gw->cfg, name)) {
 		char *msg = sl_printf("Not Found: no profile is served at /mcp/%.100s%s", name,
 				      strcmp(name, "default") ? " (sluice.profiles)" :
@@ -2094,28 +2138,37 @@ static bool profile_route(struct sl_http *h, struct MHD_Connection *c, const cha
 		free(msg);
 		return false;
 	}
-	if (*who) {
-		through = sl_caller_with_profile(*who, name);
-		sl_caller_unref(*who);
+	return true;
+}
+
+/* The caller a request is served as: who its credential names (taken),
+ * through the profile its path names (NULL: the default profile, and
+ * without authentication no caller at all). */
+static struct sl_caller *through_profile(struct sl_caller *who, const char *profile)
+{
+	struct sl_caller *through;
+
+	if (!profile)
+		return who;
+	if (who) {
+		through = sl_caller_with_profile(who, profile);
+		sl_caller_unref(who);
 	} else {
 		through = sl_caller_new("none");
-		sl_caller_set_profile(through, name);
+		sl_caller_set_profile(through, profile);
 	}
-	*who = through;
-	return true;
+	return through;
 }
 
 /* The checks every request passes at its first callback, when its headers
  * are whole and before any byte of its body is read (MCP 2025-11-25
- * transports, security: Host and Origin against DNS rebinding, then the
- * credential). False: refused, *ret is the answer, the connection closes. */
-static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
-		  const char *method, struct sl_caller **who, enum MHD_Result *ret)
+ * transports, security: Host and Origin against DNS rebinding), before its
+ * credential is looked at. The Protected Resource Metadata is answered
+ * here, to anyone who passes them. False: answered (refused, or the
+ * metadata), *ret is the answer. */
+static bool admit_origin(struct sl_http *h, struct MHD_Connection *c, const char *url,
+			 const char *method, enum MHD_Result *ret)
 {
-	struct sl_auth_denial why;
-	const char *pv;
-	bool modern, is_post = !strcmp(method, "POST");
-
 	if (h->stopping) {
 		*ret = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down");
 		return false;
@@ -2128,16 +2181,28 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
 		return false;
 	}
-	if (sl_auth_check(h->auth, header(c, "Authorization"), who, &why) != SL_AUTH_OK) {
-		*ret = unauthorized(h, c, &why);
+	if (sl_auth_metadata_path(h->auth, url)) {
+		*ret = resource_metadata(h, c, method);
 		return false;
 	}
+	return true;
+}
+
+/* The checks of the request itself, after its credential (the endpoint,
+ * the method, Accept, Content-Type, the body's announced size). False:
+ * refused, *ret is the answer, the connection closes. */
+static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
+		  const char *method, enum MHD_Result *ret)
+{
+	const char *pv;
+	bool modern, is_post = !strcmp(method, "POST");
+
 	pv = header(c, SL_MCP_HDR_VERSION);
 	modern = pv && !strcmp(pv, SL_MCP_MODERN);
 	if (!strcmp(url, "/sse") || !strcmp(url, "/messages"))
 		return admit_sse(h, c, url, method, modern, ret);
 	if (!strncmp(url, "/mcp/", 5)) {
-		if (!profile_route(h, c, url + 5, who, ret))
+		if (!profile_route(h, c, url + 5, ret))
 			return false;
 	} else if (strcmp(url, "/mcp") != 0) {
 		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp, or "
@@ -2179,6 +2244,86 @@ static void body_drop(struct sl_http *h, struct req *r)
 	sl_buf_init(&r->body, 0);
 }
 
+/* ---- requests held while their credential is checked ------------------------------ */
+
+static void held_remove(struct sl_http *h, struct req *r)
+{
+	if (!r->held_prev && h->held != r)
+		return;
+	if (r->held_prev)
+		r->held_prev->held_next = r->held_next;
+	else
+		h->held = r->held_next;
+	if (r->held_next)
+		r->held_next->held_prev = r->held_prev;
+	r->held_next = r->held_prev = NULL;
+	h->nheld--;
+}
+
+/* auth fetched what some held requests wait for: each asks again. */
+static void on_auth_ready(void *arg)
+{
+	struct sl_http *h = arg;
+	for (struct req *r = h->held; r; r = r->held_next)
+		if (r->held_suspended) {
+			r->held_suspended = false;
+			MHD_resume_connection(r->conn);
+		}
+	kick(h);
+}
+
+enum check { CHECKED, HELD, REFUSED };
+
+static void hold(struct req *r)
+{
+	r->held_suspended = true;
+	MHD_suspend_connection(r->conn);
+}
+
+/* The credential's verdict for r: CHECKED (r->who set), HELD (listed in
+ * h->held; once its body is whole it is suspended until auth's fetch ended,
+ * then asked again), or REFUSED (*why filled). At most
+ * sluice.http.auth.maxWaiting requests are held at once. */
+static enum check check_credential(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+				   struct sl_auth_denial *why)
+{
+	struct sl_caller *who = NULL;
+	enum sl_auth_verdict v;
+
+	if (h->stopping) {
+		held_remove(h, r);
+		memset(why, 0, sizeof(*why));
+		why->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		snprintf(why->description, sizeof(why->description), "shutting down");
+		return REFUSED;
+	}
+	v = sl_auth_check(h->auth, header(c, "Authorization"), &who, why);
+	if (v == SL_AUTH_PENDING) {
+		if (!r->held_prev && h->held != r) {
+			if (h->nheld >= h->cfg->auth.max_waiting) {
+				memset(why, 0, sizeof(*why));
+				why->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+				snprintf(why->description, sizeof(why->description),
+					 "too many requests wait for the authorization server "
+					 "(sluice.http.auth.maxWaiting)");
+				return REFUSED;
+			}
+			r->held_next = h->held;
+			if (h->held)
+				h->held->held_prev = r;
+			h->held = r;
+			h->nheld++;
+		}
+		return HELD;
+	}
+	held_remove(h, r);
+	if (v != SL_AUTH_OK)
+		return REFUSED;
+	r->who = through_profile(who, r->profile);
+	r->unchecked = false;
+	return CHECKED;
+}
+
 /* ---- the request handler ------------------------------------------------------------ */
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -2191,17 +2336,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ret;
 
 	if (!r) {
-		struct sl_caller *who = NULL;
+		struct sl_auth_denial why;
 		conn_headers(h, c);
-		if (!admit(h, c, url, method, &who, &ret)) {
-			sl_caller_unref(who);
+		if (!admit_origin(h, c, url, method, &ret))
 			return ret;
-		}
 		r = sl_alloc(sizeof(*r));
-		r->who = who;
+		r->conn = c;
+		r->unchecked = true;
+		if (!strncmp(url, "/mcp/", 5))
+			r->profile = sl_strdup(url + 5);
 		sl_buf_init(&r->body, h->cfg->max_body_bytes);
 		*con_cls = r;
-		return MHD_YES;
+		switch (check_credential(h, c, r, &why)) {
+		case CHECKED:
+			return admit(h, c, url, method, &ret) ? MHD_YES : ret;
+		case REFUSED:
+			return unauthorized(h, c, &why);
+		case HELD:
+			/* The body is read meanwhile (under its caps, like any
+			 * body): libmicrohttpd reads none of a connection
+			 * suspended here, and drops it after the resume. The
+			 * verdict is asked for again at its end. */
+			return admit(h, c, url, method, &ret) ? MHD_YES : (held_remove(h, r), ret);
+		}
+	}
+	if (r->unchecked && !*upload_size) {
+		struct sl_auth_denial why;
+		switch (check_credential(h, c, r, &why)) {
+		case HELD:
+			hold(r);
+			return MHD_YES;
+		case REFUSED:
+			body_drop(h, r);
+			return unauthorized(h, c, &why);
+		case CHECKED:
+			break;
+		}
 	}
 	if (r->waiting)
 		return settle(c, r);
@@ -2297,6 +2467,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	conn_between(h, c);
 	if (!r)
 		return;
+	held_remove(h, r);
 	if (r->st && r->waiting) {
 		/* Gone before any response owned the stream. */
 		r->st->cut = true;
@@ -2311,6 +2482,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	body_drop(h, r);
 	sl_buf_dispose(&r->body);
 	sl_caller_unref(r->who);
+	free(r->profile);
 	free(r);
 	*con_cls = NULL;
 }
@@ -2479,6 +2651,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 		goto out;
 	if ((rc = sl_auth_new(loop, &cfg->http, &h->auth, err)) < 0)
 		goto out;
+	sl_auth_on_ready(h->auth, on_auth_ready, h);
 	if (!h->loopback && !sl_auth_required(h->auth)) {
 		sl_err_set(err, "refusing to serve HTTP on %s without authentication "
 			   "(sluice.http.bearerToken or sluice.http.auth): anyone who can reach that "
@@ -2540,6 +2713,8 @@ void sl_http_stop(struct sl_http *h)
 	if (h->stopping)
 		return;
 	h->stopping = true;
+	/* Requests held for auth are answered 503 (check_credential). */
+	on_auth_ready(h);
 	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
 	 * completion response, before their streams close. */
 	for (struct hsess *hs = h->sessions; hs; hs = hs->next)

@@ -70,13 +70,6 @@ struct xfer {
 	size_t errlen;
 };
 
-struct sock {
-	uv_poll_t poll;
-	struct sock *next, *prev;
-	struct sl_remote *r;
-	curl_socket_t fd;
-};
-
 /* What curl's callbacks saw, delivered once curl has returned. */
 enum note_kind { N_MESSAGE, N_OVERSIZE, N_LOST };
 
@@ -91,14 +84,12 @@ struct note {
 struct sl_remote {
 	struct sl_link link;
 	uv_loop_t *loop;
-	CURLM *multi;
-	uv_timer_t curl_timer;   /* curl's own timeouts */
+	struct sl_curl_loop cl;  /* curl's multi handle on the loop */
 	uv_timer_t kick;         /* delivers notes; reopens streams after their delay */
 	struct xfer *xfers;
 	unsigned nxfers;
-	struct sock *socks;
 	struct note *notes, **notes_tail;
-	struct sl_handles handles; /* the timers and the sockets' polls */
+	struct sl_handles handles; /* the kick timer, and curl's timer and polls */
 	bool sse_transport;      /* "type": "sse" */
 	bool delivering;         /* inside deliver(): a detach waits for it */
 	bool dead;               /* detached: tear down when delivering ends */
@@ -209,7 +200,7 @@ static void finish_transfers(struct sl_remote *r)
 	CURLMsg *m;
 	int left;
 
-	while ((m = sl_curl.multi_info_read(r->multi, &left))) {
+	while ((m = sl_curl.multi_info_read(r->cl.multi, &left))) {
 		struct xfer *x;
 		if (m->msg != CURLMSG_DONE)
 			continue;
@@ -219,91 +210,12 @@ static void finish_transfers(struct sl_remote *r)
 	}
 }
 
-static void socket_action(struct sl_remote *r, curl_socket_t fd, int flags)
+/* curl acted on a socket or a timeout (core/curl.h). */
+static void on_curl_after(void *arg)
 {
-	int running;
-	sl_curl.multi_socket_action(r->multi, fd, flags, &running);
+	struct sl_remote *r = arg;
 	finish_transfers(r);
 	schedule(r);
-}
-
-static void on_poll(uv_poll_t *h, int status, int events)
-{
-	struct sock *s = h->data;
-	int flags = 0;
-
-	if (status < 0)
-		flags = CURL_CSELECT_ERR;
-	if (events & UV_READABLE)
-		flags |= CURL_CSELECT_IN;
-	if (events & UV_WRITABLE)
-		flags |= CURL_CSELECT_OUT;
-	socket_action(s->r, s->fd, flags);
-}
-
-static void sock_close(struct sock *s)
-{
-	struct sl_remote *r = s->r;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		r->socks = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	uv_poll_stop(&s->poll);
-	sl_handles_close_one(&r->handles, &s->poll, s);
-}
-
-static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct sl_remote *r = userp;
-	struct sock *s = socketp;
-	int events = 0;
-
-	if (what == CURL_POLL_REMOVE) {
-		if (s) {
-			sl_curl.multi_assign(r->multi, fd, NULL);
-			sock_close(s);
-		}
-		return 0;
-	}
-	if (!s) {
-		s = sl_alloc(sizeof(*s));
-		s->r = r;
-		s->fd = fd;
-		if (uv_poll_init_socket(r->loop, &s->poll, fd) < 0) {
-			free(s);
-			return -1;
-		}
-		s->poll.data = s;
-		sl_handles_add(&r->handles, &s->poll);
-		s->next = r->socks;
-		if (r->socks)
-			r->socks->prev = s;
-		r->socks = s;
-		sl_curl.multi_assign(r->multi, fd, s);
-	}
-	if (what & CURL_POLL_IN)
-		events |= UV_READABLE;
-	if (what & CURL_POLL_OUT)
-		events |= UV_WRITABLE;
-	uv_poll_start(&s->poll, events, on_poll);
-	return 0;
-}
-
-static void on_curl_timer_fired(uv_timer_t *t)
-{
-	socket_action(t->data, CURL_SOCKET_TIMEOUT, 0);
-}
-
-static int on_curl_timer(CURLM *m, long ms, void *userp)
-{
-	struct sl_remote *r = userp;
-	if (ms < 0)
-		uv_timer_stop(&r->curl_timer);
-	else
-		uv_timer_start(&r->curl_timer, on_curl_timer_fired, (uint64_t)ms, 0);
-	return 0;
 }
 
 /* ---- transfers ---------------------------------------------------------- */
@@ -423,7 +335,7 @@ static bool xfer_start(struct xfer *x)
 	struct sl_remote *r = x->r;
 
 	sl_curl.easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-	if (sl_curl.multi_add_handle(r->multi, x->easy) != CURLM_OK) {
+	if (sl_curl.multi_add_handle(r->cl.multi, x->easy) != CURLM_OK) {
 		xfer_free(x);
 		return false;
 	}
@@ -447,7 +359,7 @@ static void xfer_free(struct xfer *x)
 		if (x->next)
 			x->next->prev = x->prev;
 		r->nxfers--;
-		sl_curl.multi_remove_handle(r->multi, x->easy);
+		sl_curl.multi_remove_handle(r->cl.multi, x->easy);
 	}
 	sl_curl.easy_cleanup(x->easy);
 	sl_curl.slist_free_all(x->headers);
@@ -927,13 +839,7 @@ static void teardown(struct sl_remote *r)
 {
 	while (r->xfers)
 		xfer_free(r->xfers);
-	/* Stop watching curl's sockets before curl closes them. */
-	while (r->socks) {
-		sl_curl.multi_assign(r->multi, r->socks->fd, NULL);
-		sock_close(r->socks);
-	}
-	sl_curl.multi_cleanup(r->multi);
-	r->multi = NULL;
+	sl_curl_loop_dispose(&r->cl);
 	notes_free(r);
 	while (r->resumes) {
 		struct resume *rs = r->resumes;
@@ -969,7 +875,8 @@ struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
 	if (!sl_curl_load(who, err))
 		return NULL;
 	r = sl_alloc(sizeof(*r));
-	if (!(r->multi = sl_curl.multi_init())) {
+	sl_handles_init(&r->handles);
+	if (!sl_curl_loop_init(&r->cl, u->loop, &r->handles, on_curl_after, r)) {
 		free(r);
 		sl_err_set(err, "server '%s': libcurl failed to start", u->name);
 		return NULL;
@@ -982,16 +889,9 @@ struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
 	r->retry_ms = -1;
 	r->notes_tail = &r->notes;
 	sl_buf_init(&r->queued, 2 * u->gcfg->max_upstream_message_bytes);
-	sl_handles_init(&r->handles);
-	uv_timer_init(u->loop, &r->curl_timer);
 	uv_timer_init(u->loop, &r->kick);
-	r->curl_timer.data = r->kick.data = r;
-	sl_handles_add(&r->handles, &r->curl_timer);
+	r->kick.data = r;
 	sl_handles_add(&r->handles, &r->kick);
-	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-	sl_curl.multi_setopt(r->multi, CURLMOPT_SOCKETDATA, r);
-	sl_curl.multi_setopt(r->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-	sl_curl.multi_setopt(r->multi, CURLMOPT_TIMERDATA, r);
 	if (r->sse_transport)
 		open_stream(r); /* its first event names where to POST */
 	return &r->link;

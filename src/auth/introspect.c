@@ -1,0 +1,251 @@
+/*
+ * Token introspection: see introspect.h.
+ */
+#include "auth/introspect.h"
+#include "auth/verdicts.h"
+#include "core/json.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAILED_KEEP_MS 1000 /* a failed request's verdict serves those that waited for it */
+
+struct asking {
+	struct sl_introspect *in;
+	char key[SL_SHA256_HEX];
+};
+
+struct sl_introspect {
+	struct sl_fetcher *f;
+	const struct sl_auth_config *cfg;
+	struct sl_verdicts answers;
+	struct sl_map asking;        /* token hash -> struct asking, while its request runs */
+	void (*ready)(void *arg);
+	void *arg;
+	char *user, *password;       /* form-encoded (RFC 6749 §2.3.1) */
+};
+
+/* application/x-www-form-urlencoded (unreserved characters kept). */
+static char *form_encode(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = sl_alloc(strlen(s) * 3 + 1), *o = out;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+struct sl_introspect *sl_introspect_new(struct sl_fetcher *f, const struct sl_auth_config *cfg,
+					void (*ready)(void *arg), void *arg)
+{
+	struct sl_introspect *in = sl_alloc(sizeof(*in));
+
+	in->f = f;
+	in->cfg = cfg;
+	in->ready = ready;
+	in->arg = arg;
+	sl_verdicts_init(&in->answers, cfg->introspection.max_entries);
+	sl_map_init(&in->asking);
+	in->user = form_encode(cfg->introspection.client_id);
+	in->password = form_encode(cfg->introspection.client_secret);
+	return in;
+}
+
+static void free_asking(const char *key, void *value, void *ctx)
+{
+	free(value);
+}
+
+void sl_introspect_free(struct sl_introspect *in)
+{
+	if (!in)
+		return;
+	sl_map_each(&in->asking, free_asking, NULL);
+	sl_map_dispose(&in->asking);
+	sl_verdicts_dispose(&in->answers);
+	free(in->user);
+	free(in->password);
+	free(in);
+}
+
+static bool listed(char *const *l, const char *s)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+static bool audience_ok(const struct sl_auth_config *cfg, yyjson_val *aud)
+{
+	char *const dflt[] = { cfg->resource, NULL };
+	char *const *want = cfg->audiences && cfg->audiences[0] ? cfg->audiences : dflt;
+	yyjson_val *v;
+	size_t i, max;
+
+	if (yyjson_is_str(aud))
+		return listed(want, yyjson_get_str(aud));
+	if (yyjson_is_arr(aud))
+		yyjson_arr_foreach(aud, i, max, v)
+			if (yyjson_is_str(v) && listed(want, yyjson_get_str(v)))
+				return true;
+	return false;
+}
+
+static void add_values(struct sl_caller *c, yyjson_val *v, bool split,
+		       void (*add)(struct sl_caller *c, const char *s))
+{
+	yyjson_val *x;
+	size_t i, max;
+
+	if (yyjson_is_str(v) && split) {
+		char *copy = sl_strdup(yyjson_get_str(v)), *save = NULL;
+		for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			add(c, w);
+		free(copy);
+	} else if (yyjson_is_str(v) && yyjson_get_len(v)) {
+		add(c, yyjson_get_str(v));
+	} else if (yyjson_is_arr(v)) {
+		yyjson_arr_foreach(v, i, max, x)
+			if (yyjson_is_str(x) && yyjson_get_len(x))
+				add(c, yyjson_get_str(x));
+	}
+}
+
+/* The answer's verdict, kept in in->answers under key. */
+static void judge(struct sl_introspect *in, const char *key, const struct sl_fetch_result *res)
+{
+	const struct sl_auth_config *cfg = in->cfg;
+	uint64_t now = sl_now_ms(), until = now + (uint64_t)cfg->introspection.cache_s * 1000u;
+	int64_t wall_s = (int64_t)time(NULL);
+	yyjson_doc *doc = NULL;
+	yyjson_val *o;
+	const char *why = NULL, *iss, *sub, *client;
+	struct sl_caller *c;
+	double exp = 0;
+	char failed[160];
+
+	if (res->error || res->status != 200 ||
+	    !(doc = sl_json_read(res->body, res->len, 0, NULL)) ||
+	    !yyjson_is_obj(o = yyjson_doc_get_root(doc))) {
+		if (res->error)
+			snprintf(failed, sizeof(failed), "the introspection endpoint failed (%s)",
+				 res->error);
+		else
+			snprintf(failed, sizeof(failed), "the introspection endpoint answered HTTP %ld%s",
+				 res->status, res->status == 200 ? " without JSON" : "");
+		sl_log(SL_LOG_WARN, "auth: %s", failed);
+		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_FAILED, failed, now + FAILED_KEEP_MS);
+		yyjson_doc_free(doc);
+		return;
+	}
+	iss = sl_json_str(o, "iss");
+	/* A client acting for itself (client credentials) has no sub: it is
+	 * named by its client_id (as RFC 9068 §2.2 has it for JWTs). */
+	if (!(sub = sl_json_str(o, "sub")) || !*sub)
+		sub = sl_json_str(o, "client_id");
+	if (yyjson_obj_get(o, "exp"))
+		exp = yyjson_is_num(yyjson_obj_get(o, "exp")) ? yyjson_get_num(yyjson_obj_get(o, "exp")) : -1;
+	if (!yyjson_get_bool(yyjson_obj_get(o, "active")))
+		why = "the token is not active (revoked, expired or unknown)";
+	else if (exp < 0 || (exp > 0 && (int64_t)exp + (int64_t)cfg->clock_skew_s < wall_s))
+		why = "the token has expired";
+	else if (iss && !listed(cfg->authorization_servers, iss))
+		why = "the token's issuer is not accepted";
+	else if (!audience_ok(cfg, yyjson_obj_get(o, "aud")))
+		why = "the token is not for this resource (aud)";
+	else if (!sub || !*sub)
+		why = "the token names no subject (sub)";
+	if (why) {
+		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_DENIED, why, until);
+		yyjson_doc_free(doc);
+		return;
+	}
+	c = sl_caller_new("introspection");
+	/* Without iss in the answer, the issuer is the one server configured
+	 * (several: unnamed). */
+	if (!iss && cfg->authorization_servers[0] && !cfg->authorization_servers[1])
+		iss = cfg->authorization_servers[0];
+	sl_caller_set_subject(c, iss, sub);
+	client = sl_json_str(o, "client_id");
+	if (client && *client)
+		sl_caller_set_client(c, client);
+	add_values(c, yyjson_obj_get(o, "scope"), true, sl_caller_add_scope);
+	for (size_t i = 0; cfg->groups_claims && cfg->groups_claims[i]; i++)
+		add_values(c, yyjson_obj_get(o, cfg->groups_claims[i]), false, sl_caller_add_group);
+	if (!cfg->groups_claims) {
+		add_values(c, yyjson_obj_get(o, "groups"), false, sl_caller_add_group);
+		add_values(c, yyjson_obj_get(o, "roles"), false, sl_caller_add_group);
+	}
+	if (exp > 0) {
+		c->expires_ms = (uint64_t)exp * 1000u;
+		if ((int64_t)exp > wall_s && now + (uint64_t)((int64_t)exp - wall_s) * 1000u < until)
+			until = now + (uint64_t)((int64_t)exp - wall_s) * 1000u;
+	}
+	sl_verdicts_put(&in->answers, key, c, SL_VERDICT_OK, NULL, until);
+	sl_caller_unref(c);
+	yyjson_doc_free(doc);
+}
+
+static void on_answer(void *arg, const struct sl_fetch_result *res)
+{
+	struct asking *a = arg;
+	struct sl_introspect *in = a->in;
+
+	judge(in, a->key, res);
+	sl_map_del(&in->asking, a->key);
+	free(a);
+	in->ready(in->arg);
+}
+
+enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *token,
+					 const char *hash, struct sl_caller **who, char *why,
+					 size_t n)
+{
+	const struct sl_verdict *v = sl_verdicts_get(&in->answers, hash);
+	struct sl_fetch_req q = { .url = in->cfg->introspection.endpoint,
+				  .user = in->user, .password = in->password,
+				  .max_bytes = in->cfg->max_document_bytes,
+				  .timeout_ms = in->cfg->fetch_timeout_ms };
+	struct asking *a;
+	char *tok;
+
+	if (v) {
+		if (v->kind == SL_VERDICT_OK) {
+			*who = sl_caller_ref(v->who);
+			return SL_AUTH_OK;
+		}
+		snprintf(why, n, "%s", v->why);
+		return v->kind == SL_VERDICT_DENIED ? SL_AUTH_DENIED : SL_AUTH_UNAVAILABLE;
+	}
+	if (sl_map_get(&in->asking, hash))
+		return SL_AUTH_PENDING;
+	if (in->asking.live >= in->cfg->introspection.max_in_flight) {
+		snprintf(why, n, "too many tokens are being introspected "
+			 "(sluice.http.auth.introspection.maxInFlight)");
+		return SL_AUTH_UNAVAILABLE;
+	}
+	a = sl_alloc(sizeof(*a));
+	a->in = in;
+	snprintf(a->key, sizeof(a->key), "%s", hash);
+	sl_map_put(&in->asking, a->key, a);
+	tok = form_encode(token);
+	q.form = sl_printf("token=%s&token_type_hint=access_token", tok);
+	sl_fetch_start(in->f, &q, on_answer, a);
+	free((char *)q.form);
+	free(tok);
+	return SL_AUTH_PENDING;
+}

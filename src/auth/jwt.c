@@ -1,0 +1,300 @@
+/*
+ * JWT access tokens: see jwt.h. The header and claims are decoded here
+ * (strict base64url, yyjson), so that every decision before the signature
+ * (length, shape, algorithm, issuer, key) is made on sluice's own reading;
+ * libcjose checks the signature only.
+ */
+#include "auth/jwt.h"
+#include "auth/jose.h"
+#include "auth/jwks.h"
+#include "core/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int b64url_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-')
+		return 62;
+	if (c == '_')
+		return 63;
+	return -1;
+}
+
+/* Unpadded base64url (RFC 7515 §2) into a new NUL-terminated buffer; NULL
+ * on any other character or an impossible length. */
+static char *b64url_decode(const char *s, size_t n, size_t *out_len)
+{
+	char *out;
+	size_t o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+
+	if (n % 4 == 1)
+		return NULL;
+	out = sl_alloc(n * 3 / 4 + 2);
+	for (size_t i = 0; i < n; i++) {
+		int v = b64url_value((unsigned char)s[i]);
+		if (v < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+}
+
+static yyjson_doc *decode_object(const char *s, size_t n)
+{
+	size_t len;
+	char *raw = b64url_decode(s, n, &len);
+	yyjson_doc *doc;
+
+	if (!raw)
+		return NULL;
+	doc = sl_json_read(raw, len, 0, NULL);
+	free(raw);
+	if (doc && !yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		yyjson_doc_free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static const char *str_member(yyjson_doc *d, const char *name)
+{
+	return yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(d), name));
+}
+
+bool sl_jwt_looks_like(const char *token, size_t len)
+{
+	size_t dots = 0;
+	for (size_t i = 0; i < len; i++)
+		dots += token[i] == '.';
+	return dots == 2;
+}
+
+bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, char *why, size_t n)
+{
+	const char *d1, *d2;
+	size_t dots = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (len > SL_JWT_MAX_BYTES) {
+		snprintf(why, n, "the token is longer than %u bytes", SL_JWT_MAX_BYTES);
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+		dots += token[i] == '.';
+	if (dots == 4) {
+		snprintf(why, n, "encrypted tokens (JWE) are not accepted");
+		return false;
+	}
+	if (dots != 2) {
+		snprintf(why, n, "the token is not a JWT");
+		return false;
+	}
+	d1 = memchr(token, '.', len);
+	d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - token));
+	if (d1 == token || d2 == d1 + 1 || d2 + 1 == token + len) {
+		snprintf(why, n, "the token has an empty part");
+		return false;
+	}
+	if (!(t->header = decode_object(token, (size_t)(d1 - token)))) {
+		snprintf(why, n, "the token's header is not base64url JSON");
+		return false;
+	}
+	if (!(t->claims = decode_object(d1 + 1, (size_t)(d2 - d1 - 1)))) {
+		snprintf(why, n, "the token's claims are not base64url JSON");
+		goto fail;
+	}
+	if (!(t->alg = str_member(t->header, "alg"))) {
+		snprintf(why, n, "the token's header has no algorithm");
+		goto fail;
+	}
+	/* RFC 7515 §4.1.11: an extension sluice does not know must be
+	 * understood, and it knows none. */
+	if (yyjson_obj_get(yyjson_doc_get_root(t->header), "crit")) {
+		snprintf(why, n, "the token has critical header parameters");
+		goto fail;
+	}
+	t->kid = str_member(t->header, "kid");
+	t->typ = str_member(t->header, "typ");
+	t->iss = str_member(t->claims, "iss");
+	return true;
+fail:
+	sl_jwt_dispose(t);
+	return false;
+}
+
+void sl_jwt_dispose(struct sl_jwt *t)
+{
+	yyjson_doc_free(t->header);
+	yyjson_doc_free(t->claims);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool in_list(char *const *l, const char *s, bool nocase)
+{
+	for (size_t i = 0; l && l[i]; i++)
+		if (nocase ? !strcasecmp(l[i], s) : !strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+bool sl_jwt_alg_allowed(const struct sl_jwt *t, const struct sl_jwt_rules *r)
+{
+	return in_list(r->algorithms, t->alg, false);
+}
+
+static bool audience_ok(yyjson_val *aud, char *const *audiences)
+{
+	yyjson_val *v;
+	size_t i, max;
+
+	if (yyjson_is_str(aud))
+		return in_list(audiences, yyjson_get_str(aud), false);
+	if (!yyjson_is_arr(aud))
+		return false;
+	yyjson_arr_foreach(aud, i, max, v)
+		if (yyjson_is_str(v) && in_list(audiences, yyjson_get_str(v), false))
+			return true;
+	return false;
+}
+
+/* A NumericDate (RFC 7519 §2): a JSON number of seconds. */
+static bool numeric_date(yyjson_val *v, int64_t *out)
+{
+	double d;
+	if (!yyjson_is_num(v))
+		return false;
+	d = yyjson_get_num(v);
+	if (d != d || d < 0 || d > 1e13)
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+/* Each string of a claim that is a string or an array of strings; a
+ * space-separated string when split is set ("scope", RFC 8693 §4.2). */
+static void each_value(yyjson_val *v, bool split, struct sl_caller *c,
+		       void (*add)(struct sl_caller *c, const char *s))
+{
+	yyjson_val *x;
+	size_t i, max;
+
+	if (yyjson_is_str(v) && split) {
+		char *copy = sl_strdup(yyjson_get_str(v)), *save = NULL;
+		for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			add(c, w);
+		free(copy);
+	} else if (yyjson_is_str(v) && yyjson_get_len(v)) {
+		add(c, yyjson_get_str(v));
+	} else if (yyjson_is_arr(v)) {
+		yyjson_arr_foreach(v, i, max, x)
+			if (yyjson_is_str(x) && yyjson_get_len(x))
+				add(c, yyjson_get_str(x));
+	}
+}
+
+static bool signature_ok(const char *token, size_t len, const struct sl_jwk *key)
+{
+	cjose_err err;
+	cjose_jws_t *jws = sl_jose.jws_import(token, len, &err);
+	bool ok;
+
+	if (!jws)
+		return false;
+	ok = sl_jose.jws_verify(jws, key->key, &err);
+	sl_jose.jws_release(jws);
+	return ok;
+}
+
+bool sl_jwt_verify(const struct sl_jwt *t, const char *token, size_t len, const struct sl_jwk *key,
+		   const struct sl_jwt_rules *r, int64_t now_s, struct sl_caller **who, char *why,
+		   size_t n)
+{
+	yyjson_val *claims = yyjson_doc_get_root(t->claims);
+	int64_t exp, at;
+	const char *sub, *client;
+	struct sl_caller *c;
+
+	/* The algorithm is the allow-list's and the key's, never the token's
+	 * alone: an RSA key never checks an HMAC ("HS256" signed with the
+	 * public key as secret), and "none" is in no list. */
+	if (!sl_jwt_alg_allowed(t, r)) {
+		snprintf(why, n, "the token's algorithm is not accepted");
+		return false;
+	}
+	if (!sl_jwk_fits(key, t->alg)) {
+		snprintf(why, n, "the token's algorithm does not fit its key");
+		return false;
+	}
+	if (!signature_ok(token, len, key)) {
+		snprintf(why, n, "the token's signature does not verify");
+		return false;
+	}
+	if (!t->typ || !in_list(r->token_types, t->typ, true)) {
+		snprintf(why, n, "the token is not an access token (typ)");
+		return false;
+	}
+	if (!t->iss || !in_list(r->issuers, t->iss, false)) {
+		snprintf(why, n, "the token's issuer is not accepted");
+		return false;
+	}
+	if (!audience_ok(yyjson_obj_get(claims, "aud"), r->audiences)) {
+		snprintf(why, n, "the token is not for this resource (aud)");
+		return false;
+	}
+	if (!numeric_date(yyjson_obj_get(claims, "exp"), &exp)) {
+		snprintf(why, n, "the token has no expiry (exp)");
+		return false;
+	}
+	if (now_s > exp + (int64_t)r->skew_s) {
+		snprintf(why, n, "the token has expired");
+		return false;
+	}
+	if (yyjson_obj_get(claims, "nbf") &&
+	    (!numeric_date(yyjson_obj_get(claims, "nbf"), &at) || at > now_s + (int64_t)r->skew_s)) {
+		snprintf(why, n, "the token is not valid yet (nbf)");
+		return false;
+	}
+	if (yyjson_obj_get(claims, "iat") &&
+	    (!numeric_date(yyjson_obj_get(claims, "iat"), &at) || at > now_s + (int64_t)r->skew_s)) {
+		snprintf(why, n, "the token is issued in the future (iat)");
+		return false;
+	}
+	if (!(sub = yyjson_get_str(yyjson_obj_get(claims, "sub"))) || !*sub) {
+		snprintf(why, n, "the token names no subject (sub)");
+		return false;
+	}
+	c = sl_caller_new("jwt");
+	sl_caller_set_subject(c, t->iss, sub);
+	client = yyjson_get_str(yyjson_obj_get(claims, "client_id"));
+	if (!client)
+		client = yyjson_get_str(yyjson_obj_get(claims, "azp"));
+	if (client && *client)
+		sl_caller_set_client(c, client);
+	each_value(yyjson_obj_get(claims, "scope"), true, c, sl_caller_add_scope);
+	each_value(yyjson_obj_get(claims, "scp"), true, c, sl_caller_add_scope);
+	for (size_t i = 0; r->groups_claims && r->groups_claims[i]; i++)
+		each_value(yyjson_obj_get(claims, r->groups_claims[i]), false, c, sl_caller_add_group);
+	c->expires_ms = (uint64_t)exp * 1000u;
+	*who = c;
+	return true;
+}

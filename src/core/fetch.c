@@ -1,0 +1,236 @@
+/*
+ * One-shot HTTP requests: see fetch.h. A finished transfer is moved to a
+ * done list inside curl's turn and answered from a zero-delay timer, so a
+ * callback may start another request or free the fetcher.
+ */
+#include "core/fetch.h"
+#include "core/curl.h"
+#include "event/handles.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct fetch {
+	struct fetch *next, *prev;
+	struct sl_fetcher *f;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *form;
+	char *body;
+	size_t len, cap, max;
+	bool over;               /* the body passed max */
+	char error[CURL_ERROR_SIZE];
+	long status;
+	sl_fetch_fn *cb;
+	void *arg;
+};
+
+struct sl_fetcher {
+	uv_loop_t *loop;
+	struct sl_curl_loop cl;
+	struct sl_handles handles;
+	uv_timer_t deliver;      /* answers the done list from the loop */
+	struct fetch *running;   /* in curl */
+	struct fetch *done;      /* answered next, in order */
+	struct fetch **done_tail;
+	unsigned n;              /* running and done */
+};
+
+static void fetch_free(struct fetch *x)
+{
+	if (x->easy)
+		sl_curl.easy_cleanup(x->easy);
+	if (x->headers)
+		sl_curl.slist_free_all(x->headers);
+	free(x->form);
+	free(x->body);
+	free(x);
+}
+
+static void unlink_running(struct sl_fetcher *f, struct fetch *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		f->running = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	x->next = x->prev = NULL;
+}
+
+static void on_deliver(uv_timer_t *t);
+
+static void queue_done(struct sl_fetcher *f, struct fetch *x)
+{
+	x->next = NULL;
+	*f->done_tail = x;
+	f->done_tail = &x->next;
+	uv_timer_start(&f->deliver, on_deliver, 0, 0);
+}
+
+static void on_deliver(uv_timer_t *t)
+{
+	struct sl_fetcher *f = t->data;
+
+	/* One at a time: a callback may free the fetcher, which ends the rest
+	 * unanswered (fetch.h). */
+	while (f->done) {
+		struct fetch *x = f->done;
+		struct sl_fetch_result res = { 0 };
+
+		if (!(f->done = x->next))
+			f->done_tail = &f->done;
+		f->n--;
+		res.status = x->status;
+		res.body = x->body ? x->body : "";
+		res.len = x->len;
+		res.error = x->error[0] ? x->error : NULL;
+		x->cb(x->arg, &res);
+		fetch_free(x);
+		/* A callback that freed f emptied its lists; f itself stays
+		 * allocated until its handles have closed, a later turn of the
+		 * loop, so reading it here is safe. */
+		if (f->handles.ending)
+			break;
+	}
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct fetch *x = ctx;
+	size_t len = size * n;
+
+	if (x->len + len > x->max) {
+		x->over = true;
+		return 0; /* curl fails the transfer with a write error */
+	}
+	if (x->len + len + 1 > x->cap) {
+		x->cap = x->len + len + 1 > 2 * x->cap ? x->len + len + 1 : 2 * x->cap;
+		if (x->cap > x->max + 1)
+			x->cap = x->max + 1;
+		x->body = sl_realloc(x->body, x->cap);
+	}
+	memcpy(x->body + x->len, p, len);
+	x->len += len;
+	x->body[x->len] = '\0';
+	return len;
+}
+
+static void on_curl_after(void *arg)
+{
+	struct sl_fetcher *f = arg;
+	CURLMsg *m;
+	int left;
+
+	while ((m = sl_curl.multi_info_read(f->cl.multi, &left))) {
+		struct fetch *x;
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		sl_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		if (x->over)
+			snprintf(x->error, sizeof(x->error), "the answer is over %zu bytes", x->max);
+		else if (m->data.result != CURLE_OK && !x->error[0])
+			snprintf(x->error, sizeof(x->error), "%s", sl_curl.easy_strerror(m->data.result));
+		if (x->error[0])
+			x->status = 0;
+		sl_curl.multi_remove_handle(f->cl.multi, x->easy);
+		unlink_running(f, x);
+		queue_done(f, x);
+	}
+}
+
+int sl_fetcher_new(uv_loop_t *loop, const char *who, struct sl_fetcher **out, struct sl_err *err)
+{
+	struct sl_fetcher *f;
+
+	if (!sl_curl_load(who, err))
+		return SL_ERR_INVALID;
+	f = sl_alloc(sizeof(*f));
+	f->loop = loop;
+	f->done_tail = &f->done;
+	sl_handles_init(&f->handles);
+	if (!sl_curl_loop_init(&f->cl, loop, &f->handles, on_curl_after, f)) {
+		free(f);
+		sl_err_set(err, "%s: libcurl failed to start", who);
+		return SL_ERR_INVALID;
+	}
+	uv_timer_init(loop, &f->deliver);
+	f->deliver.data = f;
+	sl_handles_add(&f->handles, &f->deliver);
+	*out = f;
+	return SL_OK;
+}
+
+void sl_fetcher_free(struct sl_fetcher *f)
+{
+	while (f->running) {
+		struct fetch *x = f->running;
+		unlink_running(f, x);
+		sl_curl.multi_remove_handle(f->cl.multi, x->easy);
+		fetch_free(x);
+	}
+	while (f->done) {
+		struct fetch *x = f->done;
+		f->done = x->next;
+		fetch_free(x);
+	}
+	f->done_tail = &f->done;
+	f->n = 0;
+	sl_curl_loop_dispose(&f->cl);
+	sl_handles_close(&f->handles, free, f);
+}
+
+unsigned sl_fetch_pending(const struct sl_fetcher *f)
+{
+	return f->n;
+}
+
+void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch_fn *cb, void *arg)
+{
+	struct fetch *x = sl_alloc(sizeof(*x));
+
+	x->f = f;
+	x->cb = cb;
+	x->arg = arg;
+	x->max = q->max_bytes;
+	f->n++;
+	if (!(x->easy = sl_curl.easy_init())) {
+		snprintf(x->error, sizeof(x->error), "libcurl failed to make a request");
+		queue_done(f, x);
+		return;
+	}
+	sl_curl.easy_setopt(x->easy, CURLOPT_URL, q->url);
+	sl_curl.easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+	sl_curl.easy_setopt(x->easy, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
+	sl_curl.easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	sl_curl.easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	sl_curl.easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	sl_curl.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
+	sl_curl.easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->error);
+	sl_curl.easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
+	sl_curl.easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+	x->headers = sl_curl.slist_append(NULL, "Accept: application/json");
+	if (q->form) {
+		x->form = sl_strdup(q->form);
+		x->headers = sl_curl.slist_append(x->headers,
+						  "Content-Type: application/x-www-form-urlencoded");
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->form);
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->form));
+	}
+	if (q->user && q->password) {
+		sl_curl.easy_setopt(x->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		sl_curl.easy_setopt(x->easy, CURLOPT_USERNAME, q->user);
+		sl_curl.easy_setopt(x->easy, CURLOPT_PASSWORD, q->password);
+	}
+	sl_curl.easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	if (sl_curl.multi_add_handle(f->cl.multi, x->easy) != CURLM_OK) {
+		snprintf(x->error, sizeof(x->error), "libcurl refused the request");
+		queue_done(f, x);
+		return;
+	}
+	x->next = f->running;
+	if (f->running)
+		f->running->prev = x;
+	f->running = x;
+}

@@ -1,0 +1,81 @@
+// A real OAuth 2.1 / OpenID authorization server for the OAuth e2e tests:
+// oidc-provider on 127.0.0.1, on a port it picks. Issues JWT access tokens
+// (RS256, or ES256 for the client "es-client") with aud = the resource given
+// as RESOURCE, opaque ones for the client "opaque-client"; dynamic client
+// registration, the built-in (dev) login and consent forms, introspection
+// and revocation are on. Groups come from the login name (GROUPS below).
+//
+//   RESOURCE=http://127.0.0.1:PORT/mcp node server.mjs
+//   prints one JSON line: { issuer, port, keys: [private JWKs] }
+// Every request is counted by path: GET /_counts answers { path: n }.
+import Provider from 'oidc-provider';
+import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+
+const RESOURCE = process.env.RESOURCE;
+const SCOPE = process.env.SCOPE || 'mcp:tools';
+const GROUPS = { alice: ['sre', 'dev'], bob: ['sales'] };
+
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const rsaJwk = { ...rsa.privateKey.export({ format: 'jwk' }), kid: 'rsa-1', alg: 'RS256', use: 'sig' };
+const ecJwk = { ...ec.privateKey.export({ format: 'jwk' }), kid: 'ec-1', alg: 'ES256', use: 'sig' };
+
+const counts = {};
+const server = http.createServer();
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const port = server.address().port;
+const issuer = `http://127.0.0.1:${port}`;
+
+const provider = new Provider(issuer, {
+  clients: [
+    { client_id: 'test-client', client_secret: 'test-secret', redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    { client_id: 'es-client', client_secret: 'es-secret', redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code'], response_types: ['code'] },
+    { client_id: 'opaque-client', client_secret: 'opaque-secret', redirect_uris: [],
+      grant_types: ['client_credentials'], response_types: [] },
+    { client_id: 'sluice', client_secret: 'sluice-secret', redirect_uris: [], grant_types: [],
+      response_types: [] },
+  ],
+  jwks: { keys: [rsaJwk, ecJwk] },
+  scopes: ['openid', 'offline_access', SCOPE],
+  clientDefaults: { token_endpoint_auth_method: 'client_secret_basic' },
+  features: {
+    devInteractions: { enabled: true },
+    registration: { enabled: true },
+    introspection: { enabled: true },
+    revocation: { enabled: true },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => RESOURCE,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, indicator, client) => ({
+        scope: SCOPE,
+        audience: indicator,
+        accessTokenTTL: 600,
+        accessTokenFormat: client.clientId === 'opaque-client' ? 'opaque' : 'jwt',
+        jwt: { sign: { alg: client.clientId === 'es-client' ? 'ES256' : 'RS256' } },
+      }),
+    },
+  },
+  extraTokenClaims: (ctx, token) => (token.accountId ? { groups: GROUPS[token.accountId] || [] } : undefined),
+  findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+  pkce: { required: () => true },
+  ttl: { AccessToken: 600, ClientCredentials: 600 },
+});
+provider.on('server_error', (ctx, err) => console.error('oidc server_error', err));
+
+const callback = provider.callback();
+server.on('request', (req, res) => {
+  const path = req.url.split('?')[0];
+  counts[path] = (counts[path] || 0) + 1;
+  if (path === '/_counts') {
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify(counts));
+    return;
+  }
+  callback(req, res);
+});
+console.log(JSON.stringify({ issuer, port, keys: [rsaJwk, ecJwk] }));
