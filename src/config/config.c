@@ -662,7 +662,8 @@ static const struct sl_conf_key http_keys[] = {
 	  .doc = "Every request must carry `Authorization: Bearer <token>`; `${VAR}` expanded." },
 	{ "allowedOrigins", SL_CONF_CUSTOM, HTTP(allowed_origins), .parse = parse_origins,
 	  .shape = "an array of origins",
-	  .dflt_doc = "`http://` and `https://` on `localhost`, `127.0.0.1` and `[::1]`, any port",
+	  .dflt_doc = "`http://` on `localhost`, `127.0.0.1` and `[::1]`, any port (and `https://` "
+		      "with `tls`)",
 	  .doc = "Browser origins accepted in `Origin` (DNS rebinding protection)." },
 	{ "maxBodyBytes", SL_CONF_UINT, HTTP(max_body_bytes), .min = 1024, .max = 1u << 30,
 	  .dflt = 4u << 20, .doc = "One POST body; over it the answer is 413." },

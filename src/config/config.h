@@ -101,7 +101,7 @@ struct sl_tls_config {
 struct sl_http_config {
 	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
 	char *bearer_token;        /* ${VAR} expanded; NULL: none (loopback only) */
-	char **allowed_origins;    /* NULL-terminated; NULL: loopback origins, http and https */
+	char **allowed_origins;    /* NULL-terminated; NULL: loopback origins (https too with tls) */
 	size_t norigins;
 	size_t max_body_bytes;     /* one POST body (4 MiB) */
 	uint32_t max_sessions;     /* live session-era sessions (64) */

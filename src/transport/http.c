@@ -1096,14 +1096,15 @@ static bool origin_matches(const char *pat, const char *origin)
 
 static bool origin_allowed(struct sl_http *h, const char *origin)
 {
-	/* A page served from this machine, over either scheme. */
+	/* A page served from this machine; over https too when the front end
+	 * is (the rest only where allowedOrigins says so). */
 	static const char *const defaults[] = { "http://localhost:*", "http://127.0.0.1:*",
 						"http://[::1]:*", "https://localhost:*",
 						"https://127.0.0.1:*", "https://[::1]:*" };
 	if (!origin)
 		return true;
 	if (!h->cfg->allowed_origins) {
-		for (size_t i = 0; i < SL_COUNT(defaults); i++)
+		for (size_t i = 0; i < (h->tls ? 6 : 3); i++)
 			if (origin_matches(defaults[i], origin))
 				return true;
 		return false;

@@ -131,6 +131,13 @@ describe('HTTPS front end', () => {
 		assert.equal(JSON.parse(raw.text).id, 7);
 		assert.equal(raw.serial, '1001');
 
+		// Origins: with TLS, the loopback https origins are allowed by default too.
+		const hdrs = { 'mcp-session-id': sdk.transport.sessionId, 'mcp-protocol-version': LEGACY };
+		for (const [origin, status] of [['https://localhost:5173', 200], ['https://127.0.0.1', 200],
+			['http://localhost:5173', 200], ['https://evil.example', 403], ['https://localhost.evil.example', 403]])
+			assert.equal((await httpsRequest(gw.port, ca, { headers: { ...hdrs, origin } }, ping(3))).status, status, origin);
+		assert.equal((await httpsRequest(gw.port, ca, { headers: { ...hdrs, host: 'evil.example' } }, ping(4))).status, 403);
+
 		// No CA: the client refuses the certificate.
 		await assert.rejects(httpsRequest(gw.port, undefined, {}, ping(8)),
 			(e) => /UNABLE_TO|SELF_SIGNED|CERT/.test(e.code ?? e.message));
