@@ -156,8 +156,10 @@ describe('HTTPS front end', () => {
 	});
 
 	test('a renewed certificate (same key, then a new key) is reloaded under load: no request fails, the session goes on, new handshakes get it; a broken key is refused', async () => {
-		const { configPath, dir, ca } = setup();
-		const gw = await startHttp({ configPath });
+		// A heartbeat every 500 ms: the SDK's GET stream, suspended while it
+		// has nothing to send, notices its client gone at the next one.
+		const { configPath, dir, ca } = setup({ http: { heartbeatMs: 500 } });
+		const gw = await startHttp({ configPath, args: ['--log-level', 'debug'] });
 		const sdk = await sdkClient(gw.url, ca);
 		const sid = sdk.transport.sessionId;
 		const hdrs = { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY };
@@ -230,7 +232,11 @@ describe('HTTPS front end', () => {
 		assert.equal(sdk.transport.sessionId, sid);
 		assert.equal((await httpsRequest(gw.port, ca, { headers: hdrs }, ping(99))).status, 200);
 		assert.doesNotMatch(gw.stderr(), /takes effect at restart/);
+		// The replaced certificates go once the connections that were open
+		// at their reload have closed (the SDK's kept-alive ones among them).
 		await sdk.close();
+		await eventually(() => /certificate serial 1001 released/.test(gw.stderr()) &&
+			/certificate serial 1002 released/.test(gw.stderr()), 10000, 50, 'the old certificates released');
 		await gw.close();
 	});
 
