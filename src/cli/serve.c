@@ -13,6 +13,9 @@
  * file is refused, with a log line saying why, before anything here
  * changes. A valid one goes to sl_gateway_reload (see gateway.h for what
  * changes and when); calls in flight finish on the generation they hold.
+ * On HTTPS, the certificate and key are read again too, before anything
+ * changes, and new handshakes take them (sl_http_tls_swap); a pair that
+ * does not load refuses the reload like a broken file.
  */
 #include "cli/cli.h"
 #include "core/log.h"
@@ -20,6 +23,7 @@
 #include "pipeline/call.h"
 #include "transport/http.h"
 #include "transport/stdio.h"
+#include "transport/tls.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -112,7 +116,8 @@ static void on_sighup(uv_signal_t *h, int sig)
 {
 	struct serve *sv = h->data;
 	struct sl_config *cfg;
-	struct sl_gen *next;
+	struct sl_gen *next = NULL;
+	struct sl_tls *tls = NULL;
 	struct sl_err err;
 	int rc;
 
@@ -125,12 +130,20 @@ static void on_sighup(uv_signal_t *h, int sig)
 	}
 	for (size_t i = 0; i < cfg->nwarnings; i++)
 		sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	/* The certificate is read again even when its paths did not change:
+	 * a renewed one on disk is the common case. */
 	rc = sl_gen_new(cfg, sv->gw->gen, sl_stages, sl_nstages, &next, &err);
-	sl_config_unref(cfg);
-	if (rc == SL_OK) {
+	if (rc == SL_OK && sv->http)
+		rc = sl_http_tls_load(sv->http, cfg, &tls, &err);
+	if (rc == SL_OK)
 		rc = sl_gateway_reload(sv->gw, next, &err);
+	if (rc == SL_OK && sv->http)
+		sl_http_tls_swap(sv->http, cfg, tls);
+	else if (tls)
+		sl_tls_unref(tls);
+	if (next)
 		sl_gen_unref(next);
-	}
+	sl_config_unref(cfg);
 	if (rc < 0)
 		sl_log(SL_LOG_ERROR, "config reload refused, the current config stays: %s", err.msg);
 }

@@ -125,11 +125,18 @@ struct sl_auth_config {
 	struct sl_introspection_config introspection;
 };
 
+/* sluice.http.tls: HTTPS on the front end (src/transport/tls.c). Both set,
+ * or the section absent (both NULL). */
+struct sl_tls_config {
+	char *cert_file;           /* PEM: the server's certificate, then its chain; absolute */
+	char *key_file;            /* PEM: its private key, unencrypted; absolute */
+};
+
 /* sluice.http: the Streamable HTTP front end (src/transport/http.c). */
 struct sl_http_config {
 	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
 	char *bearer_token;        /* ${VAR} expanded; NULL: none (loopback only) */
-	char **allowed_origins;    /* NULL-terminated; NULL: http://localhost:*, http://127.0.0.1:* */
+	char **allowed_origins;    /* NULL-terminated; NULL: loopback origins (https too with tls) */
 	size_t norigins;
 	size_t max_body_bytes;     /* one POST body (4 MiB) */
 	uint32_t max_sessions;     /* live session-era sessions (64) */
@@ -137,6 +144,7 @@ struct sl_http_config {
 	uint64_t idle_timeout_ms;  /* a session with no request and no open stream (30 min) */
 	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */
 	struct sl_auth_config auth;
+	struct sl_tls_config tls;
 };
 
 /* sluice.limits: what the gateway holds and runs on behalf of peers, with
@@ -248,5 +256,11 @@ void sl_config_env_free(char **env);
 /* Expands ${VAR} and ${env:VAR} from getenv_fn. Returns a new string, or
  * NULL with err set (unset variable, unterminated reference). */
 char *sl_config_expand(const char *s, const char *(*getenv_fn)(const char *), struct sl_err *err);
+
+/* A path as the config file gives it: ${VAR} and a leading ~/ expanded, a
+ * relative one taken from the directory of config_path (the current
+ * directory when config_path is NULL or has no slash). Returns a new
+ * absolute path, or NULL with err set (an unset variable). */
+char *sl_config_path(const char *config_path, const char *value, struct sl_err *err);
 
 #endif

@@ -518,12 +518,31 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
 }
 
-/* Whether a sluice.<key> section differs. */
-static bool section_changed(const struct sl_config *a, const struct sl_config *b, const char *key)
+/* Whether a sluice.<key> section differs, its key skip aside (NULL: none). */
+static bool section_changed(const struct sl_config *a, const struct sl_config *b, const char *key,
+			    const char *skip)
 {
 	yyjson_val *x = a->sluice ? yyjson_obj_get(a->sluice, key) : NULL;
 	yyjson_val *y = b->sluice ? yyjson_obj_get(b->sluice, key) : NULL;
-	return (x || y) && !(x && y && yyjson_equals(x, y));
+	yyjson_obj_iter it;
+	yyjson_val *k;
+	size_t nx = 0, ny = 0;
+
+	if (!skip || !yyjson_is_obj(x) || !yyjson_is_obj(y))
+		return (x || y) && !(x && y && yyjson_equals(x, y));
+	yyjson_obj_iter_init(x, &it);
+	while ((k = yyjson_obj_iter_next(&it))) {
+		yyjson_val *w = yyjson_obj_get(y, yyjson_get_str(k));
+		if (!strcmp(yyjson_get_str(k), skip))
+			continue;
+		if (!w || !yyjson_equals(yyjson_obj_iter_get_val(k), w))
+			return true;
+		nx++;
+	}
+	yyjson_obj_iter_init(y, &it);
+	while ((k = yyjson_obj_iter_next(&it)))
+		ny += strcmp(yyjson_get_str(k), skip) != 0;
+	return nx != ny;
 }
 
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err)
@@ -541,11 +560,12 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 		return SL_ERR_INVALID;
 	}
 
-	/* What this gateway cannot change while it runs. */
+	/* What this gateway cannot change while it runs. sluice.http.tls is
+	 * the transport's (sl_http_tls_load: a new certificate applies at once). */
 	{
 		static const char *const keys[] = { "http", "codeMode" };
 		for (size_t i = 0; i < SL_COUNT(keys); i++)
-			if (section_changed(old, cfg, keys[i]))
+			if (section_changed(old, cfg, keys[i], i == 0 ? "tls" : NULL))
 				snprintf(later + strlen(later), sizeof(later) - strlen(later), "%ssluice.%s",
 					 *later ? ", " : "", keys[i]);
 		if (!str_same(old->log_file, cfg->log_file))
@@ -588,7 +608,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	gw->ups = ups;
 	gw->nups = cfg->nservers;
 	/* A profile's servers, tools, names or mode: its sessions' lists. */
-	exposure = cfg->exposure != old->exposure || section_changed(old, cfg, "profiles");
+	exposure = cfg->exposure != old->exposure || section_changed(old, cfg, "profiles", NULL);
 	/* From here on new calls take the new stages; the old generation
 	 * stays with the calls and programs that hold it. */
 	sl_gen_unref(gw->gen);

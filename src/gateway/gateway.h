@@ -115,9 +115,10 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
  * entry (a new timeout applies to new calls). Exposure and log level apply
  * at once; clients hear notifications/tools/list_changed. New calls and
  * programs run on the new generation's stages at once; calls and programs
- * in flight finish on the one they started with. sluice.http,
- * sluice.codeMode, sluice.telemetry and logFile are logged as needing a
- * restart and otherwise ignored. Returns SL_ERR_INVALID (nothing changed)
+ * in flight finish on the one they started with. sluice.http (its tls aside,
+ * which serve hands to the transport: sl_http_tls_load), sluice.codeMode,
+ * sluice.telemetry and logFile are logged as needing a restart and otherwise
+ * ignored. Returns SL_ERR_INVALID (nothing changed)
  * if the new config turns code mode on or off.
  */
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err) SL_MUST_USE;

@@ -879,11 +879,6 @@ static void adopt_keys(struct sl_pins *s, const struct sl_config *cfg)
 
 /* ---- configuration ------------------------------------------------------------ */
 
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
-
 /* The settings of sluice.pinning; cfg is set before the section is applied
  * (a relative stateDir is taken from the config file's directory). */
 struct pinning_conf {
@@ -898,29 +893,13 @@ static int parse_state_dir(struct sl_conf_ctx *cx, const struct sl_conf_key *k, 
 			   void *target)
 {
 	struct pinning_conf *pc = target;
-	const char *home = getenv("HOME"), *path = pc->cfg ? pc->cfg->path : NULL;
 	struct sl_err e;
 	char *dir;
 
 	if (!yyjson_is_str(v) || !*yyjson_get_str(v))
 		return sl_conf_bad(cx, k);
-	if (!(dir = sl_config_expand(yyjson_get_str(v), env_get, &e)))
+	if (!(dir = sl_config_path(pc->cfg ? pc->cfg->path : NULL, yyjson_get_str(v), &e)))
 		return sl_conf_fail_key(cx, k, "%s", e.msg);
-	if (dir[0] == '~' && (dir[1] == '/' || dir[1] == '\0') && home) {
-		char *h = sl_printf("%s%s", home, dir + 1);
-		free(dir);
-		dir = h;
-	}
-	if (dir[0] != '/') {
-		const char *slash = path ? strrchr(path, '/') : NULL;
-		char *abs = slash ? sl_printf("%.*s/%s", (int)(slash - path), path, dir) : NULL;
-		if (!abs) {
-			char cwd[PATH_MAX];
-			abs = sl_printf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", dir);
-		}
-		free(dir);
-		dir = abs;
-	}
 	free(pc->dir);
 	pc->dir = dir;
 	return SL_OK;

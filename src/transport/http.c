@@ -35,6 +35,7 @@
 #include "core/log.h"
 #include "event/handles.h"
 #include "proto/mcp.h"
+#include "transport/tls.h"
 
 #include <arpa/inet.h>
 #include <malloc.h>
@@ -139,6 +140,17 @@ struct conn {
 	int fd;
 	struct sockaddr_storage addr;
 	uint64_t since_ms;           /* accepted, or its last request ended */
+	uint64_t epoch;              /* h->tls_epoch when accepted */
+};
+
+/* Credentials a reload replaced, kept while a connection accepted before
+ * the reload is open: its handshake may have taken them (on_cert), and
+ * GnuTLS keeps what the retrieve callback gave it for the session's life. */
+struct retired {
+	struct retired *next;
+	struct sl_tls *tls;
+	uint64_t epoch;              /* h->tls_epoch before the swap: conns with epoch <= it hold it */
+	uint32_t holders;            /* such connections still open */
 };
 
 struct conns {
@@ -169,10 +181,19 @@ struct sl_http {
 	size_t bytes;                /* charged, all sessions and bodies */
 	size_t bytes_peak;           /* the most charged since the last trim */
 	struct conns pending, idle;
+	uint32_t nconns;             /* open, from accept to close */
 	unsigned warned;             /* bounds already logged (WARNED_*) */
 	struct req *held;            /* suspended until auth has what it fetches */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
+	bool tls;                    /* serving HTTPS: tls_now is ours */
+	uint64_t tls_epoch;          /* credentials swapped this many times */
+	struct retired *retired;
 };
+
+/* The credentials a new handshake takes. GnuTLS's retrieve callback
+ * (on_cert) gets no pointer of ours, so the one HTTPS front end of the
+ * process keeps them here; sl_http_start refuses a second one. */
+static struct sl_tls *tls_now;
 
 enum {
 	WARNED_PENDING = 1,
@@ -1084,12 +1105,15 @@ static bool origin_matches(const char *pat, const char *origin)
 
 static bool origin_allowed(struct sl_http *h, const char *origin)
 {
+	/* A page served from this machine; over https too when the front end
+	 * is (the rest only where allowedOrigins says so). */
 	static const char *const defaults[] = { "http://localhost:*", "http://127.0.0.1:*",
-						"http://[::1]:*" };
+						"http://[::1]:*", "https://localhost:*",
+						"https://127.0.0.1:*", "https://[::1]:*" };
 	if (!origin)
 		return true;
 	if (!h->cfg->allowed_origins) {
-		for (size_t i = 0; i < SL_COUNT(defaults); i++)
+		for (size_t i = 0; i < (h->tls ? 6 : 3); i++)
 			if (origin_matches(defaults[i], origin))
 				return true;
 		return false;
@@ -2013,6 +2037,108 @@ static void enforce_pending(struct sl_http *h)
 		x->seen = true;
 }
 
+/* ---- TLS ------------------------------------------------------------------------------- */
+
+/* gnutls_certificate_retrieve_function2, at every handshake: the current
+ * credentials. GnuTLS neither frees nor changes what it is given, and uses
+ * it for the session's life; a connection's close releases it
+ * (tls_release). */
+static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca, int nreq,
+		   const gnutls_pk_algorithm_t *pk, int npk, gnutls_pcert_st **pcert,
+		   unsigned *npcert, gnutls_privkey_t *key)
+{
+	if (!tls_now)
+		return -1;
+	*pcert = tls_now->pcert;
+	*npcert = tls_now->npcert;
+	*key = tls_now->key;
+	return 0;
+}
+
+/* A connection accepted at epoch closed: every credential retired since
+ * then has one holder fewer, and goes with its last. */
+static void tls_release(struct sl_http *h, uint64_t epoch)
+{
+	struct retired **pp = &h->retired, *r;
+	while ((r = *pp)) {
+		if (r->epoch >= epoch && --r->holders == 0) {
+			*pp = r->next;
+			sl_log(SL_LOG_DEBUG, "http: TLS certificate serial %s released: the last "
+			       "connection that could use it closed", r->tls->serial);
+			sl_tls_unref(r->tls);
+			free(r);
+			continue;
+		}
+		pp = &r->next;
+	}
+}
+
+static void tls_describe(const struct sl_tls *t, const struct sl_tls_config *c, const char *what)
+{
+	sl_log(SL_LOG_INFO, "http: TLS certificate %s%s (serial %s, valid until %s)", c->cert_file,
+	       what, *t->serial ? t->serial : "?", *t->until ? t->until : "?");
+	if (t->expired)
+		sl_log(SL_LOG_WARN, "http: the TLS certificate in %s is outside its validity period "
+		       "(until %s): clients will refuse it", c->cert_file, *t->until ? t->until : "?");
+}
+
+/* sluice.http.tls at start: libmicrohttpd must have HTTPS and the
+ * certificate callback (Debian's is linked with GnuTLS), and the files
+ * must load. */
+static int tls_start(struct sl_http *h, const struct sl_tls_config *c, struct sl_err *err)
+{
+	int rc;
+	if (tls_now) {
+		sl_err_set(err, "sluice.http.tls: one HTTPS front end per process");
+		return SL_ERR_STATE;
+	}
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES ||
+	    MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
+		sl_err_set(err, "sluice.http.tls: this libmicrohttpd was built without HTTPS (or "
+			   "without MHD_OPTION_HTTPS_CERT_CALLBACK); install one linked with GnuTLS, "
+			   "or put a TLS proxy in front");
+		return SL_ERR_STATE;
+	}
+	if ((rc = sl_tls_load(c, &tls_now, err)) < 0)
+		return rc;
+	h->tls = true;
+	tls_describe(tls_now, c, "");
+	return SL_OK;
+}
+
+int sl_http_tls_load(struct sl_http *h, const struct sl_config *cfg, struct sl_tls **out,
+		     struct sl_err *err)
+{
+	const struct sl_tls_config *c = &cfg->http.tls;
+	*out = NULL;
+	if (h->tls != (c->cert_file != NULL)) {
+		sl_log(SL_LOG_WARN, "config reload: turning sluice.http.tls %s takes a restart; "
+		       "the front end keeps serving %s", h->tls ? "off" : "on",
+		       h->tls ? "HTTPS with its current certificate" : "plain HTTP");
+		return SL_OK;
+	}
+	return h->tls ? sl_tls_load(c, out, err) : SL_OK;
+}
+
+void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_tls *t)
+{
+	if (!t)
+		return;
+	if (h->nconns) {
+		struct retired *r = sl_alloc(sizeof(*r));
+		r->tls = tls_now;
+		r->epoch = h->tls_epoch;
+		r->holders = h->nconns;
+		r->next = h->retired;
+		h->retired = r;
+	} else {
+		sl_tls_unref(tls_now);
+	}
+	tls_now = t;
+	h->tls_epoch++;
+	tls_describe(t, &cfg->http.tls, " loaded: new connections get it");
+}
+
 /* MHD_OPTION_NOTIFY_CONNECTION: a connection accepted, or closed. A new
  * one is pending until its first request's headers are whole. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -2023,14 +2149,19 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	const union MHD_ConnectionInfo *ci;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		if (x)
+		if (x) {
 			conn_busy(h, x);
+			h->nconns--;
+			tls_release(h, x->epoch);
+		}
 		free(x);
 		*socket_context = NULL;
 		return;
 	}
 	x = sl_alloc(sizeof(*x));
 	x->fd = -1;
+	x->epoch = h->tls_epoch;
+	h->nconns++;
 	if ((ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)))
 		x->fd = ci->connect_fd;
 	if ((ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS)) && ci->client_addr)
@@ -2421,6 +2552,9 @@ static const char *const peer_caused[] = {
 	"Received malformed", "Failed to receive data", "Failed to send data",
 	"Connection reset", "Socket disconnected", "Error processing request",
 	"Chunk size", "Received HTTP", "Stopping to read",
+	/* A TLS handshake that failed: plain HTTP on the HTTPS port, a client
+	 * that does not trust the certificate. */
+	"Error: received handshake message out of context",
 };
 
 SL_PRINTF(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -2659,8 +2793,17 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 		rc = SL_ERR_INVALID;
 		goto out;
 	}
+	if (cfg->http.tls.cert_file && (rc = tls_start(h, &cfg->http.tls, err)) < 0)
+		goto out;
+	/* The certificate callback only with MHD_USE_TLS: without it MHD
+	 * warns about the option. */
+	struct MHD_OptionItem tls_opts[] = {
+		{ h->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, 0, (void *)on_cert },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+					(h->tls ? MHD_USE_TLS : 0),
 				h->port, NULL, NULL, on_request, h,
 				/* First, so that no message goes to MHD's own logger. */
 				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
@@ -2673,6 +2816,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 				MHD_OPTION_CONNECTION_TIMEOUT,
 				(unsigned)((cfg->limits.idle_timeout_ms + 999) / 1000),
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+				MHD_OPTION_ARRAY, tls_opts,
 				MHD_OPTION_END);
 	if (!h->d) {
 		sl_err_set(err, "cannot listen on %s (address in use, or not this machine's?)", listen);
@@ -2697,10 +2841,19 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
 	uv_timer_start(&h->beat, on_beat, cfg->http.heartbeat_ms, cfg->http.heartbeat_ms);
 	run_mhd(h);
-	sl_log(SL_LOG_INFO, "listening on http://%s:%u/mcp", h->host, h->port);
+	sl_log(SL_LOG_INFO, "listening on %s://%s:%u/mcp", h->tls ? "https" : "http", h->host,
+	       h->port);
+	if (!h->loopback && !h->tls)
+		sl_log(SL_LOG_WARN, "http: serving plain HTTP on %s: credentials and every message "
+		       "cross the network in clear; set sluice.http.tls, or put a TLS proxy in front",
+		       listen);
 	*out = h;
 	return SL_OK;
 out:
+	if (h->tls) {
+		sl_tls_unref(tls_now);
+		tls_now = NULL;
+	}
 	if (h->auth)
 		sl_auth_free(h->auth);
 	sl_map_dispose(&h->by_id);
@@ -2737,5 +2890,16 @@ void sl_http_free(struct sl_http *h)
 	sl_map_dispose(&h->by_id);
 	sl_auth_free(h->auth);
 	h->auth = NULL;
+	/* MHD closed every connection, and so released what they held. */
+	while (h->retired) {
+		struct retired *r = h->retired;
+		h->retired = r->next;
+		sl_tls_unref(r->tls);
+		free(r);
+	}
+	if (h->tls) {
+		sl_tls_unref(tls_now);
+		tls_now = NULL;
+	}
 	sl_handles_close(&h->handles, free, h);
 }

@@ -12,6 +12,7 @@
  *
  * API:
  *   if (sl_http_start(loop, gw, cfg, "127.0.0.1:8370", &h, &err) < 0) ... err.msg
+ *   on SIGHUP: sl_http_tls_load(h, newcfg, &t, &err), then sl_http_tls_swap(h, newcfg, t)
  *   sl_http_stop(h);   ends every session and stops listening
  *   sl_http_free(h);   from the loop, after stop
  */
@@ -21,13 +22,28 @@
 #include "gateway/session.h"
 
 struct sl_http;
+struct sl_tls;
 
-/* Listens on listen ("host:port"; port 0 picks one, logged). Fails with a
- * clear message on a bad address, a non-loopback address without
- * sluice.http.bearerToken, or a port that cannot be bound. cfg and gw are
- * borrowed for the transport's life. */
+/* Listens on listen ("host:port"; port 0 picks one, logged), over HTTPS
+ * when cfg has sluice.http.tls. Fails with a clear message on a bad
+ * address, a non-loopback address without an authentication method
+ * (sluice.http.bearerToken or sluice.http.auth), a certificate or key that
+ * does not load (naming the file), a libmicrohttpd without HTTPS, or a port
+ * that cannot be bound. cfg and gw are borrowed for the transport's life. */
 int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config *cfg,
 		  const char *listen, struct sl_http **out, struct sl_err *err) SL_MUST_USE;
+/* A reload's new certificate, in two steps so that a reload is taken whole
+ * or not at all (serve's SIGHUP): sl_http_tls_load reads the files cfg's
+ * sluice.http.tls names into *out (the caller's reference), failing with
+ * sl_tls_load's message while nothing changes; *out is NULL when there is
+ * nothing to load (plain HTTP), or when cfg would turn TLS on or off, which
+ * takes a restart (logged). sl_http_tls_swap(h, cfg, t) (t consumed, NULL
+ * is no change) makes t the credentials of every later handshake; the old
+ * ones stay in memory until every connection accepted before the swap has
+ * closed. Connections and sessions are untouched. */
+int sl_http_tls_load(struct sl_http *h, const struct sl_config *cfg, struct sl_tls **out,
+		     struct sl_err *err) SL_MUST_USE;
+void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_tls *t);
 void sl_http_stop(struct sl_http *h);
 void sl_http_free(struct sl_http *h);
 

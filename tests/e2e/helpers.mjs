@@ -521,7 +521,7 @@ export function startHttp(opts = {}) {
 		const timer = setTimeout(() => reject(new Error(`sluice did not listen: ${err}`)), 15000);
 		proc.stderr.on('data', (d) => {
 			err += d;
-			const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+			const m = /listening on (https?:\/\/[^\s]+)/.exec(err);
 			if (m && !gw.url) {
 				clearTimeout(timer);
 				gw.url = m[1];

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static struct sl_err err;
 
@@ -760,4 +761,51 @@ TEST(config_profiles_refused)
 		parse_fails(b.data, "sluice.profiles", "more than 64");
 		sl_buf_dispose(&b);
 	}
+}
+
+TEST(config_http_tls)
+{
+	struct sl_config *c;
+	char cwd[4096];
+
+	/* Paths are taken from the config file's directory, or the current
+	 * one when the file is named without one ("test.json"). */
+	c = parse("{\"mcpServers\":{},\"sluice\":{\"http\":{\"tls\":{\"certFile\":\"certs/s.pem\","
+		  "\"keyFile\":\"/etc/k.pem\"}}}}");
+	CHECK(c != NULL);
+	if (c && getcwd(cwd, sizeof(cwd))) {
+		char want[4200];
+		snprintf(want, sizeof(want), "%s/certs/s.pem", cwd);
+		CHECK_STR(c->http.tls.cert_file, want);
+		CHECK_STR(c->http.tls.key_file, "/etc/k.pem");
+	}
+	sl_config_unref(c);
+	c = parse("{\"mcpServers\":{}}");
+	CHECK(c != NULL && c->http.tls.cert_file == NULL && c->http.tls.key_file == NULL);
+	sl_config_unref(c);
+
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"http\":{\"tls\":{\"certFile\":\"a.pem\"}}}}",
+		    "sluice.http.tls", "needs \"certFile\" and \"keyFile\"");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"http\":{\"tls\":{\"certFile\":\"a\","
+		    "\"keyFile\":\"b\",\"caFile\":\"c\"}}}}", "sluice.http.tls", "caFile");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"http\":{\"tls\":{\"certFile\":\"\","
+		    "\"keyFile\":\"b\"}}}}", "sluice.http.tls.certFile", "must be a path");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"http\":{\"tls\":true}}}", "sluice.http.tls",
+		    "must be an object");
+}
+
+TEST(config_path_resolution)
+{
+	struct sl_err e;
+	char *p = sl_config_path("/srv/sluice/c.json", "tls/cert.pem", &e);
+	CHECK_STR(p, "/srv/sluice/tls/cert.pem");
+	free(p);
+	p = sl_config_path("/srv/sluice/c.json", "/abs/k.pem", &e);
+	CHECK_STR(p, "/abs/k.pem");
+	free(p);
+	setenv("SL_TEST_TLS_DIR", "/run/secrets", 1);
+	p = sl_config_path("/srv/c.json", "${SL_TEST_TLS_DIR}/k.pem", &e);
+	CHECK_STR(p, "/run/secrets/k.pem");
+	free(p);
+	CHECK(sl_config_path("/srv/c.json", "${SL_TEST_TLS_UNSET}/k.pem", &e) == NULL);
 }
