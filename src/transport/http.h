@@ -29,6 +29,11 @@ struct sl_http;
 int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config *cfg,
 		  const char *listen, struct sl_http **out, struct sl_err *err) SL_MUST_USE;
 void sl_http_stop(struct sl_http *h);
+/* GET /status is answered to a peer this is true of: an IPv4 address in
+ * 127.0.0.0/8, ::1, or an IPv4-mapped 127.x (the peer's own address, never
+ * a header). */
+struct sockaddr;
+bool sl_http_peer_loopback(const struct sockaddr *sa);
 void sl_http_free(struct sl_http *h);
 
 #endif
