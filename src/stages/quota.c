@@ -237,7 +237,6 @@ static void refuse(struct sl_quota *q, struct sl_call *c, const struct sl_quota_
 	yyjson_mut_obj_add_str(c->doc, data, "window", window);
 	c->retry_after_s = secs;
 	c->limit = data;
-	sl_log(SL_LOG_DEBUG, "%s", c->why);
 }
 
 static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
