@@ -95,9 +95,10 @@ static int parse_named(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 	list->v = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*list->v));
 	yyjson_obj_foreach(v, i, n, key, val) {
 		struct named *e = &list->v[list->n];
+		const char *name = yyjson_get_str(key); /* an object's keys are strings */
 		char where[200];
 
-		snprintf(where, sizeof(where), "sluice.quotas.%s.%.100s", k->key, yyjson_get_str(key));
+		snprintf(where, sizeof(where), "sluice.quotas.%s.%.100s", k->key, name ? name : "");
 		if (yyjson_get_len(key) == 0)
 			return sl_conf_fail_key(cx, k, "has an empty name");
 		if (sl_conf_repeated(v, key))
@@ -106,7 +107,7 @@ static int parse_named(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 			return rc;
 		if ((rc = check_limits(cx, where, &e->lim)) < 0)
 			return rc;
-		e->name = sl_strdup(yyjson_get_str(key));
+		e->name = sl_strdup(name ? name : "");
 		list->n++;
 	}
 	return SL_OK;

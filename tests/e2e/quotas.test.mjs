@@ -89,6 +89,9 @@ describe('per-identity limits', () => {
 		throw new Error(`${TOOL} never listed`);
 	});
 
+	// A sanitizer build (SLUICE=build/san/sluice) reports on stderr.
+	after(() => assert.doesNotMatch(gw.stderr(), /AddressSanitizer|LeakSanitizer|runtime error/));
+
 	test('the burst passes, the next call gets 429 with Retry-After; another subject is unaffected', async () => {
 		const alice = await session(gw, 'alice'), bob = await session(gw, 'bob');
 		for (let i = 0; i < 3; i++) {
