@@ -32,6 +32,9 @@ static const char usage[] =
 	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
 	"                        tool pins: status against the live servers, what changed,\n"
 	"                        trust the current definition, forget pins\n"
+	"  status [--url http://HOST:PORT] [--json] [--config FILE]\n"
+	"                        a running HTTP gateway's upstreams, sessions and quota counters\n"
+	"                        (default URL: the config's sluice.http.listen; loopback only)\n"
 	"  config-reference      every config key, its range and default, as markdown\n"
 	"\n"
 	"options:\n"
@@ -87,7 +90,8 @@ int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *path = getenv("SLUICE_CONFIG");
 	struct sl_cli_opts opts = { 0 };
-	const char *program = NULL, *program_file = NULL, *http = NULL;
+	const char *program = NULL, *program_file = NULL, *http = NULL, *url = NULL;
+	bool json = false;
 	const char *words[2]; /* policy: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
@@ -120,6 +124,10 @@ int main(int argc, char **argv)
 			opts.log_level = argv[++i];
 		} else if (!strcmp(a, "--http") && i + 1 < argc) {
 			http = argv[++i];
+		} else if (!strcmp(a, "--url") && i + 1 < argc) {
+			url = argv[++i];
+		} else if (!strcmp(a, "--json")) {
+			json = true;
 		} else if (!strcmp(a, "-f") && i + 1 < argc) {
 			program_file = argv[++i];
 		} else if (!cmd && a[0] != '-') {
@@ -139,10 +147,25 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
-		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins"))) {
+		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins") &&
+		     strcmp(cmd, "status"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
+	}
+	if ((url || json) && strcmp(cmd, "status") != 0) {
+		fprintf(stderr, "sluice: --url and --json are options of status\n\n%s", usage);
+		return 2;
+	}
+	/* status asks a running gateway: no generation, no server started,
+	 * and no config at all with --url. */
+	if (strcmp(cmd, "status") == 0 && (url || !path)) {
+		if (!url) {
+			fprintf(stderr, "sluice: status needs --url or a config (--config FILE or "
+				"SLUICE_CONFIG)\n");
+			return 2;
+		}
+		return sl_cli_status(NULL, url, json) == 0 ? 0 : 1;
 	}
 	if (!path && strcmp(cmd, "doctor") == 0) {
 		static const char none[] = "{\"mcpServers\": {}}";
@@ -165,6 +188,11 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "serve") == 0)
 		for (size_t i = 0; i < cfg->nwarnings; i++)
 			sl_log(SL_LOG_WARN, "%s", cfg->warnings[i]);
+	if (strcmp(cmd, "status") == 0) {
+		rc = sl_cli_status(cfg, NULL, json);
+		sl_config_unref(cfg);
+		return rc;
+	}
 	if (strcmp(cmd, "pins") == 0) {
 		/* Opens the pins itself: reset must work where the stages cannot start. */
 		signal(SIGPIPE, SIG_IGN);

@@ -6,6 +6,7 @@
  *   check: start every server once, print what each offers, exit
  *   policy check SERVER.TOOL: the policy's decision, no server started
  *   pins list|diff|approve|reset [SERVER.TOOL|SERVER]: tool pins (stages/pinning)
+ *   status: a running HTTP gateway's GET /status, as tables or JSON
  */
 #ifndef SL_CLI_CLI_H
 #define SL_CLI_CLI_H
@@ -36,6 +37,9 @@ int sl_cli_exec(struct sl_gen *gen, const char *code, size_t len);
 int sl_cli_doctor(struct sl_gen *gen);
 /* argv: the words after "policy" ("check", "server.tool"). */
 int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv);
+/* url: "http://HOST:PORT" of the gateway, or NULL: cfg's sluice.http.listen
+ * (cfg may be NULL with a url). json: print the answer as it came. */
+int sl_cli_status(const struct sl_config *cfg, const char *url, bool json);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
 

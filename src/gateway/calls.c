@@ -199,6 +199,22 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		return;
 	}
 	switch (c->outcome) {
+	case SL_OUTCOME_DENIED:
+		if (c->retry_after_s) {
+			/* A rate limit is the client's business, not the model's
+			 * (MCP: protocol errors): a JSON-RPC error it can act on. */
+			yyjson_mut_val *o;
+			yyjson_mut_doc_free(d);
+			d = sl_rpc_response_new(p->msg.id, &o);
+			sl_rpc_add_error(d, o, SL_RPC_RATE_LIMITED, c->why, c->limit);
+			sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = p->msg.id,
+							      .error = true,
+							      .retry_after = c->retry_after_s }, d);
+			yyjson_mut_doc_free(d);
+			return;
+		}
+		r = sl_calls_error_result(d, c->why ? c->why : "the call failed");
+		break;
 	case SL_OUTCOME_OK:
 		yyjson_mut_doc_free(d);
 		d = yyjson_mut_doc_new(NULL);

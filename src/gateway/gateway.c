@@ -35,6 +35,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	const struct sl_config *cfg = gen->cfg;
 
 	gw->loop = loop;
+	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
 	gw->nups = cfg->nservers;

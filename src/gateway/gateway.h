@@ -39,6 +39,7 @@ struct sl_waiter {
 
 struct sl_gateway {
 	uv_loop_t *loop;
+	uint64_t started_ms;           /* sl_now_ms() when made: the uptime sluice status shows */
 	/* The current generation (a reference): new calls and programs take
 	 * theirs from here; a reload replaces it, and the old one goes with
 	 * the last call that holds it. cfg is gen->cfg. */
@@ -128,6 +129,13 @@ struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
 /* A stage's verdict on tools changed (pinning trusted a server's new
  * definitions): every session hears notifications/tools/list_changed. */
 void sl_gateway_tools_changed(struct sl_gateway *gw);
+
+/* GET /status (transport/http.c, `sluice status`): version, uptime,
+ * upstreams (name, state, tools), sessions (the transport's count), code
+ * mode's programs, and the quota counters (stages/quota.h), as JSON: a
+ * new string of *len bytes the caller frees. It holds no token or other
+ * secret: names, counts and limits only. */
+char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len);
 
 /* Sessions register to receive list changes and notifications. */
 void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s);

@@ -27,6 +27,10 @@ struct sl_out {
 	yyjson_val *id;      /* a response: the id it answers, any type (NULL: null) */
 	yyjson_val *token;   /* a progress notification: its progressToken, else NULL */
 	bool error;          /* a response: an error response */
+	/* A response refused by a rate limit (stages/quota.c): seconds until
+	 * a retry may pass; HTTP answers 429 with Retry-After when the
+	 * response is the whole body. 0: none. */
+	uint32_t retry_after;
 	/* A message of a subscriptions/listen stream (its acknowledgement,
 	 * notifications, graceful end): the listen request's id, which the
 	 * message also carries in _meta; else NULL. */

@@ -205,6 +205,12 @@ struct sl_call {
 	yyjson_mut_val *mresult;  /* set once a stage changed it (in doc): what callers use */
 	yyjson_val *rpc_error;    /* RPC_ERROR: the error object */
 	char *why;                /* DENIED/FAILED/CANCELLED: a message for the model */
+	/* DENIED by a rate limit (stages/quota.c): the caller may retry after
+	 * this many seconds, so a client's answer is a JSON-RPC error with
+	 * `limit` as its data (and over HTTP a 429), not a tool result; 0:
+	 * not limited. */
+	uint32_t retry_after_s;
+	yyjson_mut_val *limit;    /* in doc, or NULL */
 
 	uint64_t timeout_ms;
 	uint64_t started_us, finished_us;
@@ -267,7 +273,7 @@ const char *sl_outcome_name(enum sl_outcome o);
  * reads a stage's state with sl_gen_state(gen, &sl_stage_<name>). */
 extern const struct sl_stage *const sl_stages[];
 extern const size_t sl_nstages;
-extern const struct sl_stage sl_stage_policy, sl_stage_pinning, sl_stage_redaction,
+extern const struct sl_stage sl_stage_policy, sl_stage_quota, sl_stage_pinning, sl_stage_redaction,
 	sl_stage_cache, sl_stage_guard, sl_stage_governor, sl_stage_discovery, sl_stage_telemetry,
 	sl_stage_audit;
 

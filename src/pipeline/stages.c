@@ -11,6 +11,7 @@
 
 const struct sl_stage *const sl_stages[] = {
 	&sl_stage_policy,
+	&sl_stage_quota,     /* after policy: a denied or unconfirmed call costs nothing */
 	&sl_stage_pinning,
 	&sl_stage_redaction,
 	&sl_stage_cache,

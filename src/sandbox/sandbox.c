@@ -168,6 +168,12 @@ unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb)
 	return sb->boundaries;
 }
 
+void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *queued)
+{
+	*admitted = sb->nslots;
+	*queued = sb->nqueued;
+}
+
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)
 {
 	size_t len = 0;

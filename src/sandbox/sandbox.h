@@ -44,6 +44,9 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, 
 void sl_sandbox_free(struct sl_sandbox *sb);
 /* The boundaries in force (SL_B_* bits), as the last worker reported them. */
 unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb);
+/* Programs admitted (waiting for their worker or running: at most
+ * maxConcurrent) and programs queued for a slot (sluice status). */
+void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *queued);
 /* The boundaries in force, as names separated by spaces (in buf). */
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n);
 

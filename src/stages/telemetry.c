@@ -41,7 +41,7 @@ static const char *const PROGRAM_OUTCOMES[] = { "ok", "cancelled", "error", "syn
 						"other" };
 #define NPOUT SL_COUNT(PROGRAM_OUTCOMES)
 #define NORIGIN 3
-#define NOUTCOME 6
+#define NOUTCOME (SL_OUTCOME_INPUT_REQUIRED + 1) /* every enum sl_outcome */
 
 struct post {
 	CURL *easy;

@@ -81,6 +81,7 @@ struct stream {
 	bool sse;                    /* lines are framed as SSE events */
 	bool answered;               /* the answer is queued */
 	bool failed;                 /* the answer is a JSON-RPC error */
+	uint32_t retry_after;        /* the answer is a rate limit's refusal: seconds to wait */
 	bool done;                   /* end once the queue is written */
 	bool suspended;
 	bool is_get;
@@ -946,6 +947,7 @@ static void send_out(void *ctx, struct sl_out *o)
 		}
 		target->answered = true;
 		target->failed = o->error;
+		target->retry_after = o->retry_after;
 		deliver(target, o);
 		if (target->detached && target->lost)
 			stream_free(target); /* nothing left to resume */
@@ -1225,6 +1227,28 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
 	return error_response(c, status, SL_RPC_SERVER_ERROR, NULL, msg, true);
 }
 
+/* A tool call a rate limit refused, when its answer is the whole body: 429
+ * with Retry-After (RFC 9110 §10.2.3, in seconds) and the JSON-RPC error,
+ * whose data says the same (stages/quota.c). On an SSE stream the status
+ * is already 200 and only the error tells. */
+static enum MHD_Result too_many(struct MHD_Connection *c, const char *body, size_t len,
+				const struct hsess *hs, uint32_t retry_after)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+	char secs[16];
+
+	snprintf(secs, sizeof(secs), "%u", retry_after);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Retry-After", secs);
+	if (hs && hs->id[0])
+		MHD_add_response_header(r, SL_MCP_HDR_SESSION, hs->id);
+	ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* 401 (403 for a missing scope) with its challenge (RFC 6750 §3): what was
  * wrong, never the token; or 503 when an authorization server could not
  * answer. The connection closes, as for every refusal at admission. */
@@ -1378,7 +1402,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct st
 		size_t len = l->len;
 		while (len && l->data[len - 1] == '\n')
 			len--;
-		ret = respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs, false);
+		ret = st->retry_after ? too_many(c, l->data, len, hs, st->retry_after) :
+		      respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs, false);
 		stream_free(st);
 		return ret;
 	}
@@ -2291,6 +2316,55 @@ static struct sl_caller *through_profile(struct sl_caller *who, const char *prof
 	return through;
 }
 
+bool sl_http_peer_loopback(const struct sockaddr *sa)
+{
+	if (sa && sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		/* ::1, or an IPv4 loopback peer on a dual-stack socket. */
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* GET /status (docs/stages/quota.md, "sluice status"): the gateway's state
+ * for its operator, answered only to a peer on this host, whatever its
+ * Host header says, and with no credential (it holds none). */
+static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
+				   const char *method)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	if (!ci || !sl_http_peer_loopback(ci->client_addr))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers loopback peers only");
+	if (strcmp(method, "GET") != 0) {
+		body = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed: /status is GET",
+					 &len);
+		r = MHD_create_response_from_buffer(len - 1, body, MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(r, "Content-Type", "application/json");
+		MHD_add_response_header(r, "Allow", "GET");
+		MHD_add_response_header(r, "Connection", "close");
+		ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	body = sl_gateway_status(h->gw, h->nsessions, &len);
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* The checks every request passes at its first callback, when its headers
  * are whole and before any byte of its body is read (MCP 2025-11-25
  * transports, security: Host and Origin against DNS rebinding), before its
@@ -2310,6 +2384,11 @@ static bool admit_origin(struct sl_http *h, struct MHD_Connection *c, const char
 	}
 	if (!origin_allowed(h, header(c, "Origin"))) {
 		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
+		return false;
+	}
+	/* The operator's page: its own peer check, and no MCP credential. */
+	if (!strcmp(url, "/status")) {
+		*ret = status_page(h, c, method);
 		return false;
 	}
 	if (sl_auth_metadata_path(h->auth, url)) {
@@ -2337,7 +2416,7 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 			return false;
 	} else if (strcmp(url, "/mcp") != 0) {
 		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp, or "
-			      "/mcp/<profile> (and /sse for HTTP+SSE clients)");
+			      "/mcp/<profile> (and /sse for HTTP+SSE clients, /status for the operator)");
 		return false;
 	}
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */

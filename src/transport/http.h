@@ -45,6 +45,11 @@ int sl_http_tls_load(struct sl_http *h, const struct sl_config *cfg, struct sl_t
 		     struct sl_err *err) SL_MUST_USE;
 void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_tls *t);
 void sl_http_stop(struct sl_http *h);
+/* GET /status is answered to a peer this is true of: an IPv4 address in
+ * 127.0.0.0/8, ::1, or an IPv4-mapped 127.x (the peer's own address, never
+ * a header). */
+struct sockaddr;
+bool sl_http_peer_loopback(const struct sockaddr *sa);
 void sl_http_free(struct sl_http *h);
 
 #endif

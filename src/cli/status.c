@@ -1,0 +1,184 @@
+/*
+ * sluice status: asks a running gateway's GET /status (transport/http.c,
+ * answered to loopback peers only) and prints it as tables, or as the JSON
+ * it is (--json). Over stdio there is no status endpoint: the gateway's
+ * one client owns its stdin and stdout.
+ */
+#include "cli/cli.h"
+#include "core/buf.h"
+#include "core/curl.h"
+#include "core/escape.h"
+#include "core/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATUS_MAX_BYTES (16u << 20) /* the answer lists at most 1000 identities */
+#define STATUS_TIMEOUT_MS 10000
+#define NAME_WIDTH 24
+
+static size_t on_data(char *p, size_t size, size_t n, void *ctx)
+{
+	struct sl_buf *b = ctx;
+	return sl_buf_append(b, p, size * n) < 0 ? 0 : size * n;
+}
+
+/* The gateway's own address from sluice.http.listen ("host:port"): a
+ * wildcard bind is asked on loopback, as /status answers nothing else. */
+static char *default_url(const struct sl_config *cfg)
+{
+	const char *l = cfg ? cfg->http.listen : NULL, *colon;
+
+	if (!l)
+		return NULL;
+	colon = strrchr(l, ':');
+	if (!colon)
+		return NULL;
+	if (!strncmp(l, "0.0.0.0:", 8))
+		return sl_printf("http://127.0.0.1%s/status", colon);
+	if (!strncmp(l, "[::]:", 5) || !strncmp(l, ":::", 3))
+		return sl_printf("http://[::1]%s/status", colon);
+	return sl_printf("http://%s/status", l);
+}
+
+/* A name from the gateway, for a terminal: controls escaped, cut to w. */
+static void put_name(const char *s, int w)
+{
+	struct sl_buf b;
+	size_t len;
+	char *e;
+
+	sl_buf_init(&b, 4096);
+	if (sl_escape(&b, s ? s : "-", s ? strlen(s) : 1, SL_ESCAPE_LOG) < 0)
+		(void)!sl_buf_appends(&b, "?");
+	e = sl_buf_take(&b, &len);
+	printf("%-*.*s", w, w, e);
+	free(e);
+}
+
+/* A limit or count, "-" for null (unlimited). */
+static void put_num(yyjson_val *v, int w)
+{
+	if (yyjson_is_uint(v))
+		printf(" %*llu", w, (unsigned long long)yyjson_get_uint(v));
+	else
+		printf(" %*s", w, "-");
+}
+
+static void print_tables(yyjson_val *root)
+{
+	yyjson_val *ups = sl_json_arr(root, "upstreams"), *q = yyjson_obj_get(root, "quotas");
+	yyjson_val *progs = yyjson_obj_get(root, "programs"), *it;
+	uint64_t up = yyjson_get_uint(yyjson_obj_get(root, "uptimeSeconds"));
+	size_t i, n;
+
+	printf("sluice %s, up %lluh %02llum %02llus, config generation %llu\n",
+	       sl_json_str(root, "version") ? sl_json_str(root, "version") : "?",
+	       (unsigned long long)(up / 3600), (unsigned long long)(up / 60 % 60),
+	       (unsigned long long)(up % 60),
+	       (unsigned long long)yyjson_get_uint(yyjson_obj_get(root, "configGeneration")));
+	printf("sessions %llu, requests in flight %llu",
+	       (unsigned long long)yyjson_get_uint(yyjson_obj_get(root, "sessions")),
+	       (unsigned long long)yyjson_get_uint(yyjson_obj_get(root, "requestsInFlight")));
+	if (yyjson_is_obj(progs))
+		printf(", programs running %llu, queued %llu",
+		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(progs, "running")),
+		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(progs, "queued")));
+	printf("\n\n%-*s %-10s %6s\n", NAME_WIDTH, "UPSTREAM", "STATE", "TOOLS");
+	yyjson_arr_foreach(ups, i, n, it) {
+		put_name(sl_json_str(it, "name"), NAME_WIDTH);
+		printf(" %-10s", sl_json_str(it, "state") ? sl_json_str(it, "state") : "?");
+		put_num(yyjson_obj_get(it, "tools"), 6);
+		printf("\n");
+	}
+	if (!yyjson_is_obj(q)) {
+		printf("\nquotas: none (no sluice.quotas)\n");
+		return;
+	}
+	printf("\nquotas: %llu identities counted (at most %llu subjects)",
+	       (unsigned long long)yyjson_get_uint(yyjson_obj_get(q, "counted")),
+	       (unsigned long long)yyjson_get_uint(yyjson_obj_get(q, "maxIdentities")));
+	if (yyjson_get_uint(yyjson_obj_get(q, "omitted")))
+		printf(", %llu least recently used not listed",
+		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(q, "omitted")));
+	printf("\n%-8s %-*s %7s %7s %6s %8s %9s\n", "SCOPE", NAME_WIDTH, "NAME", "TOKENS",
+	       "PER MIN", "BURST", "TODAY", "PER DAY");
+	yyjson_arr_foreach(sl_json_arr(q, "counters"), i, n, it) {
+		yyjson_val *lim = sl_json_obj(it, "limits");
+		printf("%-8s ", sl_json_str(it, "scope") ? sl_json_str(it, "scope") : "?");
+		put_name(sl_json_str(it, "name"), NAME_WIDTH);
+		put_num(yyjson_obj_get(it, "tokens"), 7);
+		put_num(yyjson_obj_get(lim, "callsPerMinute"), 7);
+		put_num(yyjson_obj_get(lim, "burst"), 6);
+		put_num(yyjson_obj_get(it, "callsToday"), 8);
+		put_num(yyjson_obj_get(lim, "callsPerDay"), 9);
+		printf("\n");
+	}
+}
+
+int sl_cli_status(const struct sl_config *cfg, const char *url, bool json)
+{
+	char *u = url ? sl_printf("%s/status", url) : default_url(cfg), *body = NULL;
+	struct sl_buf b;
+	struct sl_err err;
+	long code = 0;
+	size_t len;
+	yyjson_doc *doc = NULL;
+	CURL *e = NULL;
+	CURLcode cr;
+	int rc = 1;
+
+	sl_buf_init(&b, STATUS_MAX_BYTES);
+	if (!u) {
+		fprintf(stderr, "sluice status: the config has no sluice.http.listen (the gateway "
+			"serves stdio, which has no status): give --url http://HOST:PORT\n");
+		goto out;
+	}
+	if (!sl_curl_load("sluice status", &err)) {
+		fprintf(stderr, "sluice status: %s\n", err.msg);
+		goto out;
+	}
+	e = sl_curl.easy_init();
+	if (!e)
+		sl_oom();
+	sl_curl.easy_setopt(e, CURLOPT_URL, u);
+	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)STATUS_TIMEOUT_MS);
+	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	sl_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+	sl_curl.easy_setopt(e, CURLOPT_WRITEDATA, &b);
+	cr = sl_curl.easy_perform(e);
+	if (cr != CURLE_OK) {
+		fprintf(stderr, "sluice status: %s: %s%s\n", u, sl_curl.easy_strerror(cr),
+			cr == CURLE_WRITE_ERROR ? " (the answer is over 16 MiB)" : "");
+		goto out;
+	}
+	sl_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	body = sl_buf_take(&b, &len);
+	doc = sl_json_read(body, len, SL_JSON_READ_FLAGS, NULL);
+	if (code != 200) {
+		const char *msg = doc ? sl_json_str(sl_json_obj(yyjson_doc_get_root(doc), "error"),
+						    "message") : NULL;
+		fprintf(stderr, "sluice status: %s answered %ld%s%s\n", u, code, msg ? ": " : "",
+			msg ? msg : "");
+		goto out;
+	}
+	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		fprintf(stderr, "sluice status: %s did not answer a JSON object\n", u);
+		goto out;
+	}
+	if (json)
+		printf("%.*s\n", (int)len, body);
+	else
+		print_tables(yyjson_doc_get_root(doc));
+	rc = 0;
+out:
+	if (e)
+		sl_curl.easy_cleanup(e);
+	yyjson_doc_free(doc);
+	sl_buf_dispose(&b);
+	free(body);
+	free(u);
+	return rc;
+}

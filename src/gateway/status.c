@@ -1,0 +1,50 @@
+/*
+ * What GET /status answers (gateway.h, sl_gateway_status): the gateway's
+ * state for its operator, read from the objects that own it.
+ */
+#include "gateway/gateway.h"
+#include "pipeline/call.h"
+#include "sandbox/sandbox.h"
+#include "stages/quota.h"
+#include "upstream/upstream.h"
+
+char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *root, *ups;
+	char *out;
+
+	if (!d)
+		sl_oom();
+	root = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, root);
+	yyjson_mut_obj_add_str(d, root, "version", SL_VERSION);
+	yyjson_mut_obj_add_uint(d, root, "uptimeSeconds", (sl_now_ms() - gw->started_ms) / 1000);
+	yyjson_mut_obj_add_uint(d, root, "configGeneration", gw->gen->number);
+	ups = yyjson_mut_arr(d);
+	for (size_t i = 0; i < gw->nups; i++) {
+		const struct sl_upstream *u = gw->ups[i];
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_str(d, o, "name", u->name);
+		yyjson_mut_obj_add_str(d, o, "state", sl_upstream_state_name(u->state));
+		yyjson_mut_obj_add_uint(d, o, "tools", u->tools.n);
+		yyjson_mut_arr_append(ups, o);
+	}
+	yyjson_mut_obj_add_val(d, root, "upstreams", ups);
+	yyjson_mut_obj_add_uint(d, root, "sessions", sessions);
+	yyjson_mut_obj_add_uint(d, root, "requestsInFlight", gw->requests);
+	if (gw->sandbox) {
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		unsigned admitted, queued;
+		sl_sandbox_load(gw->sandbox, &admitted, &queued);
+		yyjson_mut_obj_add_uint(d, o, "running", admitted);
+		yyjson_mut_obj_add_uint(d, o, "queued", queued);
+		yyjson_mut_obj_add_val(d, root, "programs", o);
+	} else {
+		yyjson_mut_obj_add_null(d, root, "programs");
+	}
+	sl_quota_status(sl_gen_state(gw->gen, &sl_stage_quota), d, root);
+	out = sl_json_write_mut_val(root, len);
+	yyjson_mut_doc_free(d);
+	return out;
+}

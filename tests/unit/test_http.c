@@ -1,0 +1,39 @@
+/* Unit tests of src/transport/http.c's peer check for GET /status: the
+ * peer's own address decides, loopback only (IPv4 127/8, ::1, and IPv4
+ * loopback mapped into IPv6 on a dual-stack socket). */
+#include "unit.h"
+
+#include "transport/http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+static bool v4(const char *a)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET };
+	inet_pton(AF_INET, a, &s.sin_addr);
+	return sl_http_peer_loopback((struct sockaddr *)&s);
+}
+
+static bool v6(const char *a)
+{
+	struct sockaddr_in6 s = { .sin6_family = AF_INET6 };
+	inet_pton(AF_INET6, a, &s.sin6_addr);
+	return sl_http_peer_loopback((struct sockaddr *)&s);
+}
+
+TEST(http_status_peer_is_loopback_only)
+{
+	CHECK(v4("127.0.0.1"));
+	CHECK(v4("127.255.0.9"));
+	CHECK(!v4("10.0.0.1"));
+	CHECK(!v4("192.168.1.20"));
+	CHECK(!v4("0.0.0.0"));
+	CHECK(!v4("128.0.0.1"));
+	CHECK(v6("::1"));
+	CHECK(v6("::ffff:127.0.0.1"));
+	CHECK(!v6("::ffff:10.0.0.1"));
+	CHECK(!v6("fe80::1"));
+	CHECK(!v6("::"));
+	CHECK(!sl_http_peer_loopback(NULL));
+}
