@@ -29,6 +29,18 @@ static int b64url_value(unsigned char c)
 	return -1;
 }
 
+/* Unpadded base64url (RFC 7515 §2): its alphabet, and a length base64 can
+ * have (never 1 more than a multiple of 4). */
+static bool b64url_valid(const char *s, size_t n)
+{
+	if (n % 4 == 1)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (b64url_value((unsigned char)s[i]) < 0)
+			return false;
+	return true;
+}
+
 /* Unpadded base64url (RFC 7515 §2) into a new NUL-terminated buffer; NULL
  * on any other character or an impossible length. */
 static char *b64url_decode(const char *s, size_t n, size_t *out_len)
@@ -38,16 +50,11 @@ static char *b64url_decode(const char *s, size_t n, size_t *out_len)
 	uint32_t acc = 0;
 	int bits = 0;
 
-	if (n % 4 == 1)
+	if (!b64url_valid(s, n))
 		return NULL;
 	out = sl_alloc(n * 3 / 4 + 2);
 	for (size_t i = 0; i < n; i++) {
-		int v = b64url_value((unsigned char)s[i]);
-		if (v < 0) {
-			free(out);
-			return NULL;
-		}
-		acc = (acc << 6) | (uint32_t)v;
+		acc = (acc << 6) | (uint32_t)b64url_value((unsigned char)s[i]);
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -121,6 +128,12 @@ bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, char *why, siz
 	}
 	if (!(t->claims = decode_object(d1 + 1, (size_t)(d2 - d1 - 1)))) {
 		snprintf(why, n, "the token's claims are not base64url JSON");
+		goto fail;
+	}
+	/* The signature too, before libcjose sees it: its decoder asserts
+	 * (aborting the process) on a length no base64 can have. */
+	if (!b64url_valid(d2 + 1, len - (size_t)(d2 + 1 - token))) {
+		snprintf(why, n, "the token's signature is not base64url");
 		goto fail;
 	}
 	if (!(t->alg = str_member(t->header, "alg"))) {
