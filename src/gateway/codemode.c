@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
+#include "stages/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +24,20 @@ struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name)
 	return NULL;
 }
 
-const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
+const char *sl_codemode_tool(struct sl_gateway *gw, const struct sl_gen *gen,
+			     const struct sl_caller *who, struct sl_upstream *u, const char *name,
 			     char *msg, size_t n)
 {
+	const struct sl_policy *policy = sl_policy_current(gen ? sl_gen_state(gen, &sl_stage_policy)
+							      : NULL);
 	const char *hit = NULL;
 	int hits = 0;
 	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 		const struct sl_entry *e = &gw->catalog.tools.v[i];
 		char *ident;
-		if (e->up != u)
+		/* Only the policy hides here: a tool another stage holds back
+		 * (pinning) is found, and its call is refused with the reason. */
+		if (e->up != u || sl_policy_hides(policy, who, u->name, e->def))
 			continue;
 		if (strcmp(e->name, name) == 0)
 			return e->name;
@@ -53,7 +59,8 @@ const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const
 	return NULL;
 }
 
-int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *tool,
+int sl_codemode_resolve(struct sl_gateway *gw, const struct sl_gen *gen,
+			const struct sl_caller *who, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
 	struct sl_upstream *u = sl_codemode_server(gw, server);
@@ -64,7 +71,7 @@ int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *t
 		sl_err_set(err, "unknown server '%.100s'", server);
 		return SL_ERR_NOT_FOUND;
 	}
-	if (!(raw = sl_codemode_tool(gw, u, tool, err->msg, sizeof(err->msg))))
+	if (!(raw = sl_codemode_tool(gw, gen, who, u, tool, err->msg, sizeof(err->msg))))
 		return SL_ERR_NOT_FOUND;
 	out->server = u;
 	out->server_name = u->name;
@@ -105,7 +112,10 @@ static int host_resolve(void *ctx, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
 	struct run *r = ctx;
-	return sl_codemode_resolve(r->gw, server, tool, out, err);
+	/* The program's session's caller: what the policy denies to it is
+	 * not there, as in the listings it was shown. */
+	return sl_codemode_resolve(r->gw, r->gen, r->s ? r->s->caller : NULL, server, tool, out,
+				   err);
 }
 
 /* The text blocks of an isError result, with their NUL bytes. */

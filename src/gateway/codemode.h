@@ -13,6 +13,7 @@
 
 #define SL_EXECUTE_CODE "execute_code"
 
+struct sl_caller;
 struct sl_output;
 struct sl_session;
 
@@ -33,13 +34,17 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 struct sl_upstream *sl_codemode_server(struct sl_gateway *gw, const char *name);
 /* The tool's own name for `name` (raw, or an identifier that only one of
  * u's tools sanitises to), borrowed from the catalog; NULL with msg set
- * otherwise. */
-const char *sl_codemode_tool(struct sl_gateway *gw, struct sl_upstream *u, const char *name,
+ * otherwise. Tools gen's policy denies to who (NULL: anonymous) are not
+ * there (stages/policy.h, sl_policy_hides): the message is the one for a
+ * missing tool, and they make no identifier ambiguous. gen NULL: no policy. */
+const char *sl_codemode_tool(struct sl_gateway *gw, const struct sl_gen *gen,
+			     const struct sl_caller *who, struct sl_upstream *u, const char *name,
 			     char *msg, size_t n);
-/* What a program's tools.<server>.<tool> names, as the host's resolve
- * answers it: 0 with *out set (out->server is the upstream), or
+/* What a program's tools.<server>.<tool> names for who, as the host's
+ * resolve answers it: 0 with *out set (out->server is the upstream), or
  * SL_ERR_NOT_FOUND with the message the program sees in err. */
-int sl_codemode_resolve(struct sl_gateway *gw, const char *server, const char *tool,
+int sl_codemode_resolve(struct sl_gateway *gw, const struct sl_gen *gen,
+			const struct sl_caller *who, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err);
 
 /* The execute_code tool definition, built in d. */

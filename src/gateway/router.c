@@ -209,9 +209,15 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
 		yyjson_mut_val *o = yyjson_mut_obj(d);
+		size_t tools = 0;
+		/* The tools list_tools shows this caller: a hidden tool is not
+		 * counted either. */
+		for (size_t t = 0; t < gw->catalog.tools.n; t++)
+			tools += gw->catalog.tools.v[t].up == u &&
+				 sl_stages_visible(gw->gen, s->caller, u, gw->catalog.tools.v[t].def);
 		yyjson_mut_obj_add_strcpy(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "status", sl_upstream_state_name(u->state));
-		yyjson_mut_obj_add_uint(d, o, "tools", u->tools.n);
+		yyjson_mut_obj_add_uint(d, o, "tools", tools);
 		yyjson_mut_obj_add_uint(d, o, "resources", u->resources.n);
 		yyjson_mut_obj_add_uint(d, o, "prompts", u->prompts.n);
 		if (u->protocol_version)
@@ -283,7 +289,7 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		return;
 	}
 	e = sl_catalog_find(&s->gw->catalog, u->name, tool);
-	if (!e && (raw = sl_codemode_tool(s->gw, u, tool, msg, sizeof(msg))))
+	if (!e && (raw = sl_codemode_tool(s->gw, s->gw->gen, s->caller, u, tool, msg, sizeof(msg))))
 		e = sl_catalog_find(&s->gw->catalog, u->name, raw);
 	if (!e) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the

@@ -4,7 +4,10 @@
  * names are read. */
 #include "unit.h"
 
+#include "auth/caller.h"
+#include "fixture.h"
 #include "gateway/codemode.h"
+#include "pipeline/gen.h"
 
 #include <stdio.h>
 
@@ -38,7 +41,7 @@ static bool refused(struct names *n, const char *server, const char *tool, const
 {
 	struct sl_sandbox_tool t;
 	struct sl_err err = { "" };
-	int rc = sl_codemode_resolve(&n->gw, server, tool, &t, &err);
+	int rc = sl_codemode_resolve(&n->gw, NULL, NULL, server, tool, &t, &err);
 	if (rc != SL_ERR_NOT_FOUND || !strstr(err.msg, want)) {
 		printf("  %s.%s: rc %d, \"%s\", want \"%s\"\n", server, tool, rc, err.msg, want);
 		return false;
@@ -51,7 +54,7 @@ static bool resolved(struct names *n, const char *server, const char *tool,
 {
 	struct sl_sandbox_tool t = { 0 };
 	struct sl_err err = { "" };
-	if (sl_codemode_resolve(&n->gw, server, tool, &t, &err) != SL_OK || t.server != want_up ||
+	if (sl_codemode_resolve(&n->gw, NULL, NULL, server, tool, &t, &err) != SL_OK || t.server != want_up ||
 	    strcmp(t.server_name, want_up->name) != 0 || strcmp(t.tool, want_tool) != 0) {
 		printf("  %s.%s: \"%s\"\n", server, tool, err.msg);
 		return false;
@@ -81,4 +84,49 @@ TEST(codemode_resolve_refusals)
 	CHECK(refused(&n, "git-hub", "get_x", "use tools[\"git-hub\"][\"raw-name\"]"));
 	CHECK(refused(&n, "GIT-HUB", "get-x", "unknown server 'GIT-HUB'"));
 	CHECK(sl_codemode_server(&n.gw, "GIT-HUB") == NULL);
+}
+
+/* A tool the policy denies to the program's caller is not there: the same
+ * message as a missing tool, and it makes no identifier ambiguous. */
+TEST(codemode_resolve_hides_denied_tools)
+{
+	struct names n;
+	struct sl_err err = { "" };
+	struct sl_sandbox_tool t;
+	struct sl_gen *gen = t_gen_sluice("{\"policy\":{\"rules\":[{\"match\":\"git-hub.get.x\","
+					  "\"notWho\":[\"group:sre\"],\"action\":\"deny\"}]}}", &err);
+	static const char list[] = "[{\"name\":\"get-x\"},{\"name\":\"get.x\"},{\"name\":\"list-all\"}]";
+	yyjson_doc *defs = yyjson_read(list, sizeof(list) - 1, 0);
+	struct sl_caller *sre = sl_caller_new("token"), *dev = sl_caller_new("token");
+	char missing[200], hidden[200];
+
+	CHECK(gen != NULL && defs != NULL);
+	if (!gen || !defs)
+		return;
+	names_init(&n);
+	for (size_t i = 0; i < 3; i++)
+		n.entries[i].def = yyjson_arr_get(yyjson_doc_get_root(defs), i);
+	sl_caller_set_subject(sre, NULL, "alice");
+	sl_caller_add_group(sre, "sre");
+	sl_caller_set_subject(dev, NULL, "bob");
+
+	/* bob (and nobody at all): get.x does not exist, so get_x is get-x. */
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, dev, "git_hub", "get_x", &t, &err), SL_OK);
+	CHECK_STR(t.tool, "get-x");
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, NULL, "git_hub", "get_x", &t, &err), SL_OK);
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, dev, "git_hub", "get.x", &t, &err), SL_ERR_NOT_FOUND);
+	snprintf(hidden, sizeof(hidden), "%s", err.msg);
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, dev, "git_hub", "get.y", &t, &err), SL_ERR_NOT_FOUND);
+	snprintf(missing, sizeof(missing), "%s", err.msg);
+	CHECK_STR(hidden, "server 'git-hub' has no tool 'get.x'");
+	CHECK_STR(missing, "server 'git-hub' has no tool 'get.y'");
+	/* alice (group sre) sees both, as before. */
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, sre, "git_hub", "get.x", &t, &err), SL_OK);
+	CHECK_STR(t.tool, "get.x");
+	CHECK_INT(sl_codemode_resolve(&n.gw, gen, sre, "git_hub", "get_x", &t, &err), SL_ERR_NOT_FOUND);
+	CHECK(strstr(err.msg, "is ambiguous") != NULL);
+	sl_caller_unref(sre);
+	sl_caller_unref(dev);
+	yyjson_doc_free(defs);
+	sl_gen_unref(gen);
 }
