@@ -1,6 +1,7 @@
 /* execute_code: definition, host and result; see codemode.h. */
 #include "gateway/codemode.h"
 #include "core/buf.h"
+#include "core/log.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
 #include "stages/policy.h"
@@ -30,32 +31,45 @@ const char *sl_codemode_tool(struct sl_gateway *gw, const struct sl_gen *gen,
 {
 	const struct sl_policy *policy = sl_policy_current(gen ? sl_gen_state(gen, &sl_stage_policy)
 							      : NULL);
-	const char *hit = NULL;
+	const char *hit = NULL, *hidden = NULL;
 	int hits = 0;
 	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 		const struct sl_entry *e = &gw->catalog.tools.v[i];
-		char *ident;
+		bool exact;
+		if (e->up != u)
+			continue;
+		exact = strcmp(e->name, name) == 0;
+		if (!exact) {
+			char *ident = sl_alloc(strlen(e->name) + 2);
+			bool same;
+			sl_code_ident(e->name, ident);
+			same = strcmp(ident, name) == 0;
+			free(ident);
+			if (!same)
+				continue;
+		}
 		/* Only the policy hides here: a tool another stage holds back
 		 * (pinning) is found, and its call is refused with the reason. */
-		if (e->up != u || sl_policy_hides(policy, who, u->name, e->def))
+		if (sl_policy_hides(policy, who, u->name, e->def)) {
+			hidden = e->name;
 			continue;
-		if (strcmp(e->name, name) == 0)
-			return e->name;
-		ident = sl_alloc(strlen(e->name) + 2);
-		sl_code_ident(e->name, ident);
-		if (strcmp(ident, name) == 0) {
-			hit = e->name;
-			hits++;
 		}
-		free(ident);
+		if (exact)
+			return e->name;
+		hit = e->name;
+		hits++;
 	}
 	if (hits == 1)
 		return hit;
-	if (hits > 1)
+	if (hits > 1) {
 		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
 			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
-	else
-		snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+		return NULL;
+	}
+	if (hidden)
+		sl_log(SL_LOG_DEBUG, "policy: %s.%s is denied to %s; answered as a tool the server "
+		       "does not have", u->name, hidden, sl_caller_name(who));
+	snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
 	return NULL;
 }
 
