@@ -27,8 +27,10 @@ static const char usage[] =
 	"  exec --config FILE [PROGRAM | -f FILE]\n"
 	"                        run a code-mode program (default: read from stdin) and print its result\n"
 	"  doctor [--config FILE]  the kernel features and sandbox boundaries code mode gets here\n"
-	"  policy check SERVER.TOOL --config FILE\n"
-	"                        the policy's decision for a tool and the rule that made it\n"
+	"  policy check SERVER.TOOL [--as SUBJECT] [--groups A,B] [--scopes X,Y] [--client ID]\n"
+	"               [--profile NAME] [--claims JSON] --config FILE\n"
+	"                        the policy's decision for a tool called by that identity\n"
+	"                        (default: anonymous) and the rule that made it\n"
 	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
 	"                        tool pins: status against the live servers, what changed,\n"
 	"                        trust the current definition, forget pins\n"
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 	struct sl_cli_opts opts = { 0 };
 	const char *program = NULL, *program_file = NULL, *http = NULL, *url = NULL;
 	bool json = false;
-	const char *words[2]; /* policy: the words after the command */
+	const char *words[16]; /* policy, pins: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
 	struct sl_gen *gen;
@@ -134,8 +136,10 @@ int main(int argc, char **argv)
 			cmd = a;
 		} else if (cmd && !strcmp(cmd, "exec") && !program && a[0] != '-') {
 			program = a;
-		} else if (cmd && (!strcmp(cmd, "policy") || !strcmp(cmd, "pins")) && nwords < 2 &&
-			   a[0] != '-') {
+		} else if (cmd && !strcmp(cmd, "pins") && nwords < 2 && a[0] != '-') {
+			words[nwords++] = a;
+		} else if (cmd && !strcmp(cmd, "policy") && nwords < (int)SL_COUNT(words)) {
+			/* Its own options too (--as ...): sl_cli_policy reads them. */
 			words[nwords++] = a;
 		} else {
 			fprintf(stderr, "sluice: unknown or incomplete argument '%s'\n\n%s", a, usage);

@@ -2,9 +2,12 @@
 #include "gateway/codemode.h"
 #include "core/buf.h"
 #include "auth/caller.h"
+#include "core/log.h"
 #include "gateway/session.h"
 #include "gateway/view.h"
 #include "pipeline/call.h"
+#include "pipeline/gen.h"
+#include "stages/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,32 +35,48 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 					const char *name, char *msg, size_t n)
 {
 	const struct sl_catalog *c = &v->gw->catalog;
-	const struct sl_entry *hit = sl_view_find(v, u, name);
+	const struct sl_policy *policy =
+		sl_policy_current(v->gw->gen ? sl_gen_state(v->gw->gen, &sl_stage_policy) : NULL);
+	const struct sl_entry *hit = sl_view_find(v, u, name), *hidden = NULL;
 	int hits = 0;
 
-	if (hit)
+	/* Only the policy hides here: a tool another stage holds back
+	 * (pinning) is found, and its call is refused with the reason. */
+	if (hit && !sl_policy_hides(policy, v->who, u->name, hit->def))
 		return hit;
+	hidden = hit;
+	hit = NULL;
 	for (size_t i = 0; i < c->tools.n; i++) {
 		const struct sl_entry *e = &c->tools.v[i];
 		const char *local = e->up == u ? sl_view_local(v, e) : NULL;
 		char *ident;
+		bool same;
 		if (!local)
 			continue;
 		ident = sl_alloc(strlen(local) + 2);
 		sl_code_ident(local, ident);
-		if (strcmp(ident, name) == 0) {
-			hit = e;
-			hits++;
-		}
+		same = strcmp(ident, name) == 0;
 		free(ident);
+		if (!same)
+			continue;
+		if (sl_policy_hides(policy, v->who, u->name, e->def)) {
+			hidden = e;
+			continue;
+		}
+		hit = e;
+		hits++;
 	}
 	if (hits == 1)
 		return hit;
-	if (hits > 1)
+	if (hits > 1) {
 		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
 			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
-	else
-		snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+		return NULL;
+	}
+	if (hidden)
+		sl_log(SL_LOG_DEBUG, "policy: %s.%s is denied to %s; answered as a tool the server "
+		       "does not have", u->name, hidden->name, sl_caller_name(v->who));
+	snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
 	return NULL;
 }
 

@@ -36,7 +36,9 @@ struct sl_view;
 struct sl_upstream *sl_codemode_server(const struct sl_view *v, const char *name);
 /* The catalog tool of u that `name` names in v (its name there, or an
  * identifier that only one of u's tools there sanitises to); NULL with msg
- * set otherwise. */
+ * set otherwise. Tools the current policy denies to v's caller are not
+ * there (stages/policy.h, sl_policy_hides): the message is the one for a
+ * missing tool, and they make no identifier ambiguous. */
 const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstream *u,
 					const char *name, char *msg, size_t n);
 /* What a program's tools.<server>.<tool> names in v, as the host's resolve

@@ -215,13 +215,17 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 		size_t ntools = 0;
 		if (!sl_view_server(&v, u))
 			continue;
-		/* The tools this session can reach, not the server's count. */
-		for (size_t j = 0; j < gw->catalog.tools.n; j++)
-			ntools += gw->catalog.tools.v[j].up == u && sl_view_local(&v, &gw->catalog.tools.v[j]);
+		/* The tools list_tools shows this session: in its profile, and
+		 * not hidden from its caller; not the server's count. */
+		for (size_t j = 0; j < gw->catalog.tools.n; j++) {
+			const struct sl_entry *e = &gw->catalog.tools.v[j];
+			ntools += e->up == u && sl_view_local(&v, e) &&
+				  sl_stages_visible(gw->gen, s->caller, u, e->def);
+		}
 		o = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "status", sl_upstream_state_name(u->state));
-		yyjson_mut_obj_add_uint(d, o, "tools", v.profile ? ntools : u->tools.n);
+		yyjson_mut_obj_add_uint(d, o, "tools", ntools);
 		yyjson_mut_obj_add_uint(d, o, "resources", u->resources.n);
 		yyjson_mut_obj_add_uint(d, o, "prompts", u->prompts.n);
 		if (u->protocol_version)

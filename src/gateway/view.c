@@ -14,6 +14,7 @@ void sl_view_of(const struct sl_gateway *gw, const struct sl_caller *who, struct
 
 	memset(v, 0, sizeof(*v));
 	v->gw = gw;
+	v->who = who;
 	v->profile = p;
 	/* Named but not configured: a reload removed it under the session. */
 	v->gone = name && !p;

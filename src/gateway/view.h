@@ -37,6 +37,7 @@ struct sl_caller;
 
 struct sl_view {
 	const struct sl_gateway *gw;
+	const struct sl_caller *who;      /* borrowed: whose view (policy hides per caller) */
 	const struct sl_profile *profile; /* NULL: the whole catalog */
 	enum sl_exposure exposure;
 	bool code;                        /* execute_code is offered */

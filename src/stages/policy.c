@@ -5,8 +5,13 @@
  * rules, and for confirm asks the client's human through elicitation,
  * suspending the call until the answer.
  *
- * The same rules hide denied tools from tools/list, search_tools and
- * list_tools (the visible hook), so a model never sees what it may not call.
+ * Rules may name who they apply to (who, notWho: the caller of the call's
+ * session, auth/caller.h). The same rules hide denied tools from
+ * tools/list, search_tools, list_tools and describe_tools (the visible
+ * hook, with the listing session's caller), so a model never sees what it
+ * may not call; programs resolve names through sl_policy_hides and
+ * invoke_tool is answered as for a tool the server does not have, so that
+ * a hidden tool cannot be told from a missing one.
  *
  * Suspensions and who resumes:
  *   refresh:  our own tools/list request; its callback (which always runs,
@@ -78,11 +83,22 @@ const char *sl_policy_action_name(enum sl_policy_action a)
 	return actions[a].name;
 }
 
+static void who_list_dispose(struct sl_policy_who_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].arg);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
 void sl_policy_dispose(struct sl_policy *p)
 {
 	for (size_t i = 0; i < p->nrules; i++) {
 		free(p->rules[i].match);
 		free(p->rules[i].annotation);
+		who_list_dispose(&p->rules[i].who);
+		who_list_dispose(&p->rules[i].not_who);
 	}
 	free(p->rules);
 	memset(p, 0, sizeof(*p));
@@ -103,6 +119,77 @@ static int parse_annotation(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
 	return sl_conf_bad(cx, k);
 }
 
+/* The selectors' spellings, in the order the messages list them. */
+static const struct {
+	const char *prefix;      /* with its ':' when an argument follows */
+	enum sl_policy_who_kind kind;
+} who_kinds[] = {
+	{ "sub:", SL_WHO_SUB },
+	{ "group:", SL_WHO_GROUP },
+	{ "scope:", SL_WHO_SCOPE },
+	{ "client:", SL_WHO_CLIENT },
+	{ "profile:", SL_WHO_PROFILE },
+	{ "anonymous", SL_WHO_ANONYMOUS },
+	{ "authenticated", SL_WHO_AUTHENTICATED },
+};
+
+#define WHO_SHAPE "one of sub:GLOB, group:NAME, scope:NAME, client:GLOB, profile:NAME, " \
+		  "anonymous, authenticated"
+
+/* One selector; where names it ("sluice.policy.rules[3].who[1]"). */
+static int parse_selector(struct sl_conf_ctx *cx, const char *where, yyjson_val *v,
+			  struct sl_policy_who *out)
+{
+	const char *s = yyjson_get_str(v), *arg;
+	size_t len = yyjson_get_len(v);
+
+	for (size_t i = 0; s && i < SL_COUNT(who_kinds); i++) {
+		size_t pl = strlen(who_kinds[i].prefix);
+		if (strncmp(s, who_kinds[i].prefix, pl) != 0)
+			continue;
+		out->kind = who_kinds[i].kind;
+		if (who_kinds[i].prefix[pl - 1] != ':')
+			return len == pl ? SL_OK : sl_conf_fail(cx, where, "must be " WHO_SHAPE);
+		arg = s + pl;
+		if (len == pl)
+			return sl_conf_fail(cx, where, "\"%s\" needs a value after the colon",
+					    who_kinds[i].prefix);
+		if (len - pl > SL_POLICY_WHO_ARG_MAX || memchr(arg, '\0', len - pl))
+			return sl_conf_fail(cx, where, "the value after \"%s\" must be at most %d "
+					    "bytes, with no NUL", who_kinds[i].prefix,
+					    SL_POLICY_WHO_ARG_MAX);
+		/* RFC 6749 §3.3: a scope token has no space, '"' or '\\'. */
+		if (out->kind == SL_WHO_SCOPE && strpbrk(arg, " \"\\"))
+			return sl_conf_fail(cx, where, "a scope has no space, '\"' or '\\' (RFC "
+					    "6749 §3.3): list each scope as a selector of its own");
+		out->arg = sl_strdup(arg);
+		return SL_OK;
+	}
+	return sl_conf_fail(cx, where, "must be " WHO_SHAPE);
+}
+
+static int parse_who(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		     void *target)
+{
+	struct sl_policy_who_list *l = sl_conf_field(target, k);
+	yyjson_val *it;
+	size_t i, n;
+	int rc;
+
+	if (!yyjson_is_arr(v) || yyjson_arr_size(v) == 0 || yyjson_arr_size(v) > SL_POLICY_WHO_MAX)
+		return sl_conf_bad(cx, k);
+	who_list_dispose(l);
+	l->v = sl_alloc(yyjson_arr_size(v) * sizeof(*l->v));
+	yyjson_arr_foreach(v, i, n, it) {
+		char where[128];
+		snprintf(where, sizeof(where), "%s.%s[%zu]", cx->where, k->key, i);
+		if ((rc = parse_selector(cx, where, it, &l->v[l->n])) < 0)
+			return rc;
+		l->n++;
+	}
+	return SL_OK;
+}
+
 #define RULE(field) SL_CONF_AT(struct sl_policy_rule, field)
 static const struct sl_conf_key rule_keys[] = {
 	{ "match", SL_CONF_STRING, RULE(match), .min = 1,
@@ -114,6 +201,19 @@ static const struct sl_conf_key rule_keys[] = {
 	  .shape = "one of readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
 	  .doc = "Matches when the tool's `annotations` have that hint set to `true` (an absent "
 		 "hint never matches, whatever the MCP default)." },
+	{ "who", SL_CONF_CUSTOM, RULE(who), .parse = parse_who,
+	  .shape = "an array of 1 to 64 selectors, each " WHO_SHAPE, .dflt_doc = "anyone",
+	  .doc = "The rule applies when the caller matches **any** selector: `sub:GLOB` (the "
+		 "subject), `group:NAME` (a group or role), `scope:NAME`, `client:GLOB` (the OAuth "
+		 "client id), `profile:NAME` (the `/mcp/<profile>` route; `profile:default` is "
+		 "`/mcp`), `anonymous` (no caller, or one without a subject: stdio, HTTP without "
+		 "authentication, the shared `bearerToken`), `authenticated` (a caller with a "
+		 "subject). A value after the colon is at most 256 bytes." },
+	{ "notWho", SL_CONF_CUSTOM, RULE(not_who), .parse = parse_who,
+	  .shape = "an array of 1 to 64 selectors, each " WHO_SHAPE, .dflt_doc = "none",
+	  .doc = "The rule applies only when the caller matches **none** of these selectors "
+		 "(as in `who`): `{\"match\": \"*.delete_*\", \"notWho\": [\"group:sre\"], "
+		 "\"action\": \"deny\"}` leaves deletes to group `sre`." },
 	{ "action", SL_CONF_ENUM, RULE(action), .names = actions, .dflt_doc = "required",
 	  .doc = "What a call the rule matches gets." },
 };
@@ -121,8 +221,8 @@ static const struct sl_conf_key rule_keys[] = {
 
 static const struct sl_conf_section rule_conf = {
 	"sluice.policy.rules[]",
-	"One rule: it matches when its glob and its annotation both hold, for those it has (at "
-	"least one).",
+	"One rule: it matches when its glob, its annotation, its `who` and its `notWho` all hold, "
+	"for those it has (at least one).",
 	rule_keys, SL_COUNT(rule_keys), SL_CONF_STRICT, NULL,
 };
 
@@ -148,8 +248,9 @@ static int parse_rules(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 			snprintf(where, sizeof(where), "sluice.policy.rules[%zu].action", i);
 			return sl_conf_fail(cx, where, "missing");
 		}
-		if (!r->match && !r->annotation)
-			return sl_conf_fail(cx, where, "needs \"match\" or \"annotation\"");
+		if (!r->match && !r->annotation && !r->who.n && !r->not_who.n)
+			return sl_conf_fail(cx, where, "needs \"match\", \"annotation\", \"who\" "
+					    "or \"notWho\"");
 	}
 	return SL_OK;
 }
@@ -225,9 +326,51 @@ bool sl_policy_glob(const char *pat, const char *s)
 	return *pat == '\0';
 }
 
-enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *server,
-				       const char *tool, yyjson_val *annotations,
-				       bool skip_annotation_rules, int *rule)
+static bool who_matches(const struct sl_policy_who *w, const struct sl_caller *who)
+{
+	bool anonymous = !who || !who->subject;
+
+	switch (w->kind) {
+	case SL_WHO_SUB:
+		return !anonymous && sl_policy_glob(w->arg, who->subject);
+	case SL_WHO_GROUP:
+		return sl_caller_in_group(who, w->arg);
+	case SL_WHO_SCOPE:
+		return sl_caller_has_scope(who, w->arg);
+	case SL_WHO_CLIENT:
+		return who && who->client_id && sl_policy_glob(w->arg, who->client_id);
+	case SL_WHO_PROFILE:
+		/* No caller (stdio, or HTTP without authentication) came
+		 * through the default route. */
+		if (!who || !who->profile)
+			return strcmp(w->arg, "default") == 0;
+		return strcmp(w->arg, who->profile) == 0;
+	case SL_WHO_ANONYMOUS:
+		return anonymous;
+	case SL_WHO_AUTHENTICATED:
+		return !anonymous;
+	}
+	return false;
+}
+
+static bool any_matches(const struct sl_policy_who_list *l, const struct sl_caller *who)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (who_matches(&l->v[i], who))
+			return true;
+	return false;
+}
+
+bool sl_policy_rule_for(const struct sl_policy_rule *r, const struct sl_caller *who)
+{
+	return (!r->who.n || any_matches(&r->who, who)) &&
+	       (!r->not_who.n || !any_matches(&r->not_who, who));
+}
+
+enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct sl_caller *who,
+				       const char *server, const char *tool,
+				       yyjson_val *annotations, bool skip_annotation_rules,
+				       int *rule)
 {
 	char *full = sl_printf("%s.%s", server, tool);
 	enum sl_policy_action a = p->def;
@@ -240,6 +383,8 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *se
 			continue;
 		if (r->match && !sl_policy_glob(r->match, full))
 			continue;
+		if (!sl_policy_rule_for(r, who))
+			continue;
 		*rule = (int)i;
 		a = r->action;
 		break;
@@ -248,14 +393,44 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *se
 	return a;
 }
 
+bool sl_policy_hides(const struct sl_policy *p, const struct sl_caller *who, const char *server,
+		     yyjson_val *tool)
+{
+	int rule;
+	const char *name = sl_json_str(tool, "name");
+	return name && sl_policy_decide(p, who, server, name, sl_json_obj(tool, "annotations"),
+					false, &rule) == SL_POLICY_DENY;
+}
+
+/* "who group:sre|sub:a*" into b, after ", " when b has text. */
+static void who_text(struct sl_buf *b, const char *key, const struct sl_policy_who_list *l)
+{
+	if (!l->n)
+		return;
+	(void)!sl_buf_printf(b, "%s%s ", b->len ? ", " : "", key);
+	for (size_t i = 0; i < l->n; i++) {
+		const char *prefix = "";
+		for (size_t k = 0; k < SL_COUNT(who_kinds); k++)
+			if (who_kinds[k].kind == l->v[i].kind)
+				prefix = who_kinds[k].prefix;
+		(void)!sl_buf_printf(b, "%s%s%s", i ? "|" : "", prefix, l->v[i].arg ? l->v[i].arg : "");
+	}
+}
+
 void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n)
 {
-	if (r->match && r->annotation)
-		snprintf(out, n, "match \"%s\", annotation %s", r->match, r->annotation);
-	else if (r->match)
-		snprintf(out, n, "match \"%s\"", r->match);
-	else
-		snprintf(out, n, "annotation %s", r->annotation);
+	struct sl_buf b;
+
+	/* Config text, bounded by the selector caps; out cuts it to n. */
+	sl_buf_init(&b, SIZE_MAX);
+	if (r->match)
+		(void)!sl_buf_printf(&b, "match \"%s\"", r->match);
+	if (r->annotation)
+		(void)!sl_buf_printf(&b, "%sannotation %s", b.len ? ", " : "", r->annotation);
+	who_text(&b, "who", &r->who);
+	who_text(&b, "notWho", &r->not_who);
+	snprintf(out, n, "%.*s", (int)b.len, b.data ? b.data : "");
+	sl_buf_dispose(&b);
 }
 
 const struct sl_policy *sl_policy_current(const struct sl_policy_state *ps)
@@ -415,14 +590,12 @@ static bool policy_visible(void *state, const struct sl_caller *who,
 			    const struct sl_upstream *up, yyjson_val *tool)
 {
 	struct sl_policy_state *ps = state;
-	int rule;
-	return sl_policy_decide(&ps->policy, up->name, sl_json_str(tool, "name"),
-				sl_json_obj(tool, "annotations"), false, &rule) != SL_POLICY_DENY;
+	return !sl_policy_hides(&ps->policy, who, up->name, tool);
 }
 
 static void rule_reason(const struct sl_policy *p, int rule, char *out, size_t n)
 {
-	char text[300];
+	char text[500];
 	if (rule < 0) {
 		snprintf(out, n, "the default action (%s)", sl_policy_action_name(p->def));
 		return;
@@ -437,7 +610,7 @@ struct wait {
 	struct sl_policy_state *ps; /* while c is set: the list w is on */
 	struct wait *next;
 	uv_timer_t timer;
-	char reason[400];
+	char reason[600];
 	bool answered;           /* the elicitation callback ran */
 	bool closed;             /* the timer's handle is closed */
 };
@@ -646,12 +819,29 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	return SL_STAGE_AGAIN;
 }
 
+static void unadvertised(struct sl_call *c, const char *detail)
+{
+	sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: server '%s' has no tool '%s' (%s): "
+			  "only tools a server advertises can be called", c->up->name, c->tool, detail);
+}
+
+/* Why a tool sluice has not seen is refused; also the answer for a tool
+ * hidden from the caller, so that the two cannot be told apart. */
+#define NOT_LISTED "not in its tools list, also after a refresh"
+
+/* The caller of c (NULL: anonymous). */
+static const struct sl_caller *caller_of(const struct sl_call *c)
+{
+	return c->session ? c->session->caller : NULL;
+}
+
 /* Applies the rules to a tool the server advertises (def). */
 static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yyjson_val *def)
 {
 	int rule;
-	char reason[400];
-	enum sl_policy_action a = sl_policy_decide(&ps->policy, c->up->name, c->tool,
+	char reason[600];
+	const struct sl_caller *who = caller_of(c);
+	enum sl_policy_action a = sl_policy_decide(&ps->policy, who, c->up->name, c->tool,
 						   sl_json_obj(def, "annotations"), false, &rule);
 
 	rule_reason(&ps->policy, rule, reason, sizeof(reason));
@@ -659,6 +849,18 @@ static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yy
 	case SL_POLICY_ALLOW:
 		return SL_STAGE_NEXT;
 	case SL_POLICY_DENY:
+		/* invoke_tool and programs name tools through the listings,
+		 * which hide this one from this caller: to it the tool does
+		 * not exist, and the answer says so in the same words as for
+		 * one that really does not. A direct tools/call names the
+		 * exposed tool and is told the rule. */
+		if (c->origin == SL_ORIGIN_ROUTER || c->origin == SL_ORIGIN_CODE) {
+			sl_log(SL_LOG_DEBUG, "policy: %s.%s is denied to %s by %s; answered as a "
+			       "tool the server does not have", c->up->name, c->tool,
+			       sl_caller_name(who), reason);
+			unadvertised(c, NOT_LISTED);
+			return SL_STAGE_DONE;
+		}
 		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s is denied by %s", c->up->name,
 				  c->tool, reason);
 		return SL_STAGE_DONE;
@@ -692,12 +894,6 @@ static void refresh_end(struct refresh *r, enum sl_stage_rc rc)
 	free(r);
 	if (rc != SL_STAGE_AGAIN)
 		sl_call_resume(c); /* an outcome set here skips to the response half */
-}
-
-static void unadvertised(struct sl_call *c, const char *detail)
-{
-	sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: server '%s' has no tool '%s' (%s): "
-			  "only tools a server advertises can be called", c->up->name, c->tool, detail);
 }
 
 static void on_refresh(void *ctx, struct sl_reply *rep)
@@ -736,7 +932,7 @@ static void on_refresh(void *ctx, struct sl_reply *rep)
 			return;
 		unadvertised(c, err.msg);
 	} else {
-		unadvertised(c, "not in its tools list, also after a refresh");
+		unadvertised(c, NOT_LISTED);
 	}
 	refresh_end(r, SL_STAGE_DONE);
 }

@@ -4,11 +4,16 @@
  * Config, sluice.policy:
  *   { "default": "allow" | "deny" | "confirm",         (default "allow")
  *     "rules": [ { "match": "github.merge_*", "action": "deny" },
+ *                { "match": "*.delete_*", "notWho": ["group:sre"], "action": "deny" },
  *                { "annotation": "destructiveHint", "action": "confirm" } ],
  *     "confirmTimeoutMs": 120000 }
  * A rule matches when its glob (on "server.tool"; * any run, ? one
- * character) and its annotation hint (true in the tool's annotations) both
- * hold, for those it has; the first matching rule wins, else the default.
+ * character), its annotation hint (true in the tool's annotations), its
+ * "who" (the caller matches one of the selectors) and its "notWho" (the
+ * caller matches none) all hold, for those it has; the first matching rule
+ * wins, else the default. Selectors: sub:GLOB, group:NAME, scope:NAME,
+ * client:GLOB, profile:NAME (profile:default is the /mcp route), anonymous
+ * (no caller, or one without a subject), authenticated (the others).
  *
  * The stage (sl_stage_policy) hides denied tools, refuses denied calls,
  * refuses calls of tools the server does not advertise (after one refresh
@@ -19,24 +24,53 @@
  * API (pure, for the stage, `sluice policy check` and the unit tests):
  *   struct sl_policy p;
  *   if (sl_policy_parse(section, &p, &err) < 0) ... err names the key
- *   a = sl_policy_decide(&p, "github", "merge_pull_request", annotations, &rule);
+ *   a = sl_policy_decide(&p, who, "github", "merge_pull_request", annotations, false, &rule);
  *   sl_policy_dispose(&p);
  *   p = sl_policy_current(sl_gen_state(gen, &sl_stage_policy));  a generation's policy
  */
 #ifndef SL_STAGES_POLICY_H
 #define SL_STAGES_POLICY_H
 
+#include "auth/caller.h"
 #include "core/common.h"
 #include <yyjson.h>
+
+#define SL_POLICY_WHO_MAX 64      /* selectors in one rule's who or notWho */
+#define SL_POLICY_WHO_ARG_MAX 256 /* bytes after a selector's "kind:" */
 
 enum sl_policy_action { SL_POLICY_ALLOW, SL_POLICY_DENY, SL_POLICY_CONFIRM };
 
 /* The stage's state, made by its init for a generation. */
 struct sl_policy_state;
 
+enum sl_policy_who_kind {
+	SL_WHO_SUB,           /* arg: a glob on the subject */
+	SL_WHO_GROUP,         /* arg: a group or role, exactly */
+	SL_WHO_SCOPE,         /* arg: a scope, exactly */
+	SL_WHO_CLIENT,        /* arg: a glob on the OAuth client id */
+	SL_WHO_PROFILE,       /* arg: a profile name; "default" is the /mcp route */
+	SL_WHO_ANONYMOUS,     /* no caller, or one without a subject */
+	SL_WHO_AUTHENTICATED, /* a caller with a subject */
+};
+
+/* One selector of a rule's who or notWho. */
+struct sl_policy_who {
+	enum sl_policy_who_kind kind;
+	char *arg;                 /* owned; NULL for anonymous and authenticated */
+};
+
+/* A list of selectors: matches when any one does. n is 0 when the key is
+ * absent (never when it is given: an empty list is refused at load). */
+struct sl_policy_who_list {
+	struct sl_policy_who *v;
+	size_t n;
+};
+
 struct sl_policy_rule {
 	char *match;       /* glob on "server.tool", or NULL */
 	char *annotation;  /* a hint that must be true, or NULL */
+	struct sl_policy_who_list who;     /* the caller matches one (n 0: anyone) */
+	struct sl_policy_who_list not_who; /* the caller matches none (n 0: anyone) */
 	enum sl_policy_action action;
 };
 
@@ -56,16 +90,28 @@ void sl_policy_dispose(struct sl_policy *p);
  * exactly one UTF-8 character, everything else literally. */
 bool sl_policy_glob(const char *pattern, const char *s);
 
-/* The decision for server.tool. annotations: the tool's annotations object
- * (borrowed, may be NULL). *rule is the 0-based index of the rule that
- * decided, or -1 for the default. With skip_annotation_rules, rules that
- * name an annotation are not considered (the tool is not at hand). */
-enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const char *server,
-				       const char *tool, yyjson_val *annotations,
-				       bool skip_annotation_rules, int *rule);
+/* The decision for server.tool called by who (borrowed; NULL: anonymous,
+ * as over stdio or HTTP without authentication). annotations: the tool's
+ * annotations object (borrowed, may be NULL). *rule is the 0-based index of
+ * the rule that decided, or -1 for the default. With skip_annotation_rules,
+ * rules that name an annotation are not considered (the tool is not at
+ * hand). */
+enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct sl_caller *who,
+				       const char *server, const char *tool,
+				       yyjson_val *annotations, bool skip_annotation_rules,
+				       int *rule);
+/* The tool (its definition as the server lists it) is denied to who, so
+ * that to who it does not exist: the listings leave it out, and programs
+ * and invoke_tool answer as for a tool that is not there. */
+bool sl_policy_hides(const struct sl_policy *p, const struct sl_caller *who, const char *server,
+		     yyjson_val *tool);
+/* The rule's who and notWho let who (NULL: anonymous) through: the rule
+ * applies to that caller when its glob and annotation hold too. */
+bool sl_policy_rule_for(const struct sl_policy_rule *r, const struct sl_caller *who);
 
 const char *sl_policy_action_name(enum sl_policy_action a);
-/* "match \"github.merge_*\"", "annotation destructiveHint", or both. */
+/* What the rule matches on: "match \"github.merge_*\"", "annotation
+ * destructiveHint", "who group:sre|sub:alice", "notWho ...", joined by ", ". */
 void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n);
 /* The policy of a stage state (borrowed: lives as long as ps); with ps
  * NULL (no policy stage in the generation), one that allows everything. */

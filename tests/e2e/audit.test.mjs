@@ -161,11 +161,15 @@ describe('audit lines per call', () => {
 		const [l2] = await linesWhere(routerFile, (x) => x.args_sha256 === sha(failArgs));
 		assert.equal(l2.outcome, 'ok');
 		assert.equal(l2.is_error, true);
-		const r3 = await execCode(pass.client, `return await tools.github.merge_pull_request(${JSON.stringify(deny)}).catch((e) => 'refused')`);
-		assert.equal(r3.text, 'refused');
-		const both = await linesWhere(passFile, (x) => x.args_sha256 === sha(deny), 2);
-		assert.equal(both[1].origin, 'code');
-		assert.equal(both[1].outcome, 'denied');
+		// A program's call of a tool denied to it is refused when the name is
+		// resolved, as for a tool that does not exist: no call is made, so no
+		// call line is written (docs/stages/policy.md); the program's line is.
+		const programs = lines(passFile).filter((x) => x.type === 'program').length;
+		const r3 = await execCode(pass.client, `return await tools.github.merge_pull_request(${JSON.stringify(deny)}).catch((e) => e.message)`);
+		assert.equal(r3.text, "server 'github' has no tool 'merge_pull_request'");
+		const after = await linesWhere(passFile, (x) => x.type === 'program', programs + 1);
+		assert.equal(after.at(-1).calls, 1); // the attempt counts, as a missing tool's does
+		assert.equal(lines(passFile).filter((x) => x.args_sha256 === sha(deny)).length, 1);
 	});
 
 	test('no argument value and no result value ever appears in the file', async () => {

@@ -96,16 +96,22 @@ describe('deny rule', () => {
 		assert.match(textOf(r), REASON);
 	});
 
-	test('invoke_tool gets an isError result with the reason', async () => {
+	// invoke_tool and programs name tools through the listings, which hide
+	// it: they are answered as for a tool the server does not have.
+	test('invoke_tool gets the answer for a missing tool', async () => {
 		const r = await g.invoke('github', 'merge_pull_request', MERGE);
 		assert.equal(r.isError, true);
-		assert.match(textOf(r), REASON);
+		const missing = await g.invoke('github', 'merge_pull_requests', MERGE);
+		assert.equal(textOf(r), textOf(missing).replace('merge_pull_requests', 'merge_pull_request'));
+		assert.match(textOf(r), /policy: server 'github' has no tool 'merge_pull_request'/);
 	});
 
-	test("a program's call rejects with the reason", async () => {
+	test("a program's call rejects as for a missing tool", async () => {
 		const r = await g.program('github', 'merge_pull_request', MERGE);
 		assert.equal(r.ok, false);
-		assert.match(r.text, REASON);
+		const missing = await g.program('github', 'merge_pull_requests', MERGE);
+		assert.equal(r.text, missing.text.replace('merge_pull_requests', 'merge_pull_request'));
+		assert.equal(r.text, "server 'github' has no tool 'merge_pull_request'");
 	});
 
 	test('tools no rule denies still run on every path', async () => {
@@ -145,16 +151,16 @@ describe('default deny with allow rules', () => {
 		assert.equal(p.ok, true, p.text);
 	});
 
-	test('everything else is refused on every path, naming the default', async () => {
+	test('everything else is refused on every path: a direct call names the default', async () => {
 		const d = await g.direct('github__list_issues', { owner: 'acme', repo: 'api' });
 		assert.equal(d.isError, true);
 		assert.match(textOf(d), REASON);
 		const i = await g.invoke('github', 'list_issues', { owner: 'acme', repo: 'api' });
 		assert.equal(i.isError, true);
-		assert.match(textOf(i), REASON);
+		assert.match(textOf(i), /policy: server 'github' has no tool 'list_issues' \(not in its tools list/);
 		const p = await g.program('github', 'list_issues', { owner: 'acme', repo: 'api' });
 		assert.equal(p.ok, false);
-		assert.match(p.text, REASON);
+		assert.equal(p.text, "server 'github' has no tool 'list_issues'");
 	});
 });
 

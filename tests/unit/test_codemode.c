@@ -4,9 +4,12 @@
  * names are read. */
 #include "unit.h"
 
+#include "auth/caller.h"
 #include "config/config.h"
+#include "fixture.h"
 #include "gateway/codemode.h"
 #include "gateway/view.h"
+#include "pipeline/gen.h"
 
 #include <stdio.h>
 
@@ -121,4 +124,53 @@ TEST(codemode_resolve_in_a_profile)
 	/* A profile a reload removed shows nothing. */
 	n.v.gone = true;
 	CHECK(refused(&n, "git_hub", "everything", "unknown server 'git_hub'"));
+}
+
+/* A tool the policy denies to the program's caller is not there: the same
+ * message as a missing tool, and it makes no identifier ambiguous. */
+TEST(codemode_resolve_hides_denied_tools)
+{
+	struct names n;
+	struct sl_err err = { "" };
+	struct sl_sandbox_tool t;
+	struct sl_gen *gen = t_gen_sluice("{\"policy\":{\"rules\":[{\"match\":\"git-hub.get.x\","
+					  "\"notWho\":[\"group:sre\"],\"action\":\"deny\"}]}}", &err);
+	static const char list[] = "[{\"name\":\"get-x\"},{\"name\":\"get.x\"},{\"name\":\"list-all\"}]";
+	yyjson_doc *defs = yyjson_read(list, sizeof(list) - 1, 0);
+	struct sl_caller *sre = sl_caller_new("token"), *dev = sl_caller_new("token");
+	char missing[200], hidden[200];
+
+	CHECK(gen != NULL && defs != NULL);
+	if (!gen || !defs)
+		return;
+	names_init(&n);
+	n.gw.gen = gen;
+	for (size_t i = 0; i < 3; i++)
+		n.entries[i].def = yyjson_arr_get(yyjson_doc_get_root(defs), i);
+	sl_caller_set_subject(sre, NULL, "alice");
+	sl_caller_add_group(sre, "sre");
+	sl_caller_set_subject(dev, NULL, "bob");
+
+	/* bob (and nobody at all): get.x does not exist, so get_x is get-x. */
+	n.v.who = dev;
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get_x", &t, &err), SL_OK);
+	CHECK_STR(t.tool, "get-x");
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.x", &t, &err), SL_ERR_NOT_FOUND);
+	snprintf(hidden, sizeof(hidden), "%s", err.msg);
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.y", &t, &err), SL_ERR_NOT_FOUND);
+	snprintf(missing, sizeof(missing), "%s", err.msg);
+	CHECK_STR(hidden, "server 'git-hub' has no tool 'get.x'");
+	CHECK_STR(missing, "server 'git-hub' has no tool 'get.y'");
+	n.v.who = NULL;
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get_x", &t, &err), SL_OK);
+	/* alice (group sre) sees both, as before. */
+	n.v.who = sre;
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.x", &t, &err), SL_OK);
+	CHECK_STR(t.tool, "get.x");
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get_x", &t, &err), SL_ERR_NOT_FOUND);
+	CHECK(strstr(err.msg, "is ambiguous") != NULL);
+	sl_caller_unref(sre);
+	sl_caller_unref(dev);
+	yyjson_doc_free(defs);
+	sl_gen_unref(gen);
 }
