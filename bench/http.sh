@@ -4,7 +4,11 @@
 # session on its own keep-alive connection (bench/httpbench.c, libcurl), through
 # sluice and through two other proxies in front of the same stdio upstream:
 # mcp-proxy and supergateway --stateful (npm, pinned in package.json). One
-# server runs at a time. Numbers, not pass/fail.
+# server runs at a time. Numbers, not pass/fail. Then sluice itself twice
+# more, as a shared gateway is run: plain HTTP with a static bearer token,
+# and HTTPS (sluice.http.tls, a certificate of a CA made here) with an
+# OAuth JWT access token checked against a key set (bench/jwt.mjs stands in
+# for the authorization server).
 #
 #   SLUICE=build/sluice CATALOG=build/tests/catalog bash bench/http.sh
 #   BENCH_HTTP_CALLS (per client, default 1000), BENCH_HTTP_CLIENTS (8)
@@ -81,6 +85,65 @@ port=$(free_port)
 pid=$!
 bench "supergateway --stateful" echo "http://127.0.0.1:$port/mcp"
 
+# sluice as a team's gateway: a static token over HTTP and over HTTPS, then
+# a JWT over HTTPS (the token's first check verifies its signature; later
+# requests find its verdict remembered, docs/internals/AUTH.md). The HTTPS
+# pair isolates what the JWT costs from what TLS costs.
+wait_ready_auth() {
+	local url=$1 hdr=$2 ca=${3:-}
+	for _ in $(seq 300); do
+		if curl -s ${ca:+--cacert "$ca"} -o /dev/null -w '%{http_code}' "$url" -H "$hdr" \
+			-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+			-d '{"jsonrpc":"2.0","id":1,"method":"ping"}' 2>/dev/null | grep -q 200; then
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || { echo "server exited: $(tail -n 5 "$tmp/log")" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "server not ready: $(tail -n 5 "$tmp/log")" >&2
+	return 1
+}
+# front NAME HTTP_JSON URL HEADER [CA]: sluice with that sluice.http, measured.
+front() {
+	local name=$1 http=$2 url=$3 hdr=$4 ca=${5:-}
+	cat > "$tmp/front.json" <<JSON
+{"mcpServers": {"github": {"command": "$CATALOG", "args": ["--backend", "github"]}},
+ "sluice": {"audit": {"file": "/dev/null"}, "http": $http}}
+JSON
+	"$SLUICE" serve --http "127.0.0.1:$port" --config "$tmp/front.json" > "$tmp/log" 2>&1 &
+	pid=$!
+	wait_ready_auth "$url" "$hdr" "$ca"
+	read -r p50["$name"] p99["$name"] rate["$name"] < <("$tmp/httpbench" -u "$url" -c "$clients" \
+		-n "$n" -w 100 -t github__echo -H "$hdr" ${ca:+-C "$ca"})
+	stop
+}
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench-ca -keyout "$tmp/ca.key" \
+	-out "$tmp/ca.pem" -addext basicConstraints=critical,CA:TRUE 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$tmp/srv.key" -out "$tmp/srv.csr" 2>/dev/null
+openssl x509 -req -in "$tmp/srv.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial -days 1 \
+	-extfile <(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost') -out "$tmp/srv.pem" 2>/dev/null
+tls="\"tls\": {\"certFile\": \"$tmp/srv.pem\", \"keyFile\": \"$tmp/srv.key\"}"
+static='"bearerToken": "bench-static-token"'
+
+port=$(free_port)
+front "HTTP + static token" "{$static}" "http://127.0.0.1:$port/mcp" \
+	"Authorization: Bearer bench-static-token"
+port=$(free_port)
+front "HTTPS + static token" "{$static, $tls}" "https://127.0.0.1:$port/mcp" \
+	"Authorization: Bearer bench-static-token" "$tmp/ca.pem"
+port=$(free_port)
+resource="https://127.0.0.1:$port/mcp"
+node bench/jwt.mjs "$resource" > "$tmp/as" &
+as_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/as" ] && break; sleep 0.05; done
+read -r as_port jwt < "$tmp/as"
+front "HTTPS + JWT" "{$tls, \"auth\": {\"resource\": \"$resource\",
+	\"authorizationServers\": [\"http://127.0.0.1:$as_port\"], \"jwksUri\": \"http://127.0.0.1:$as_port/jwks\"}}" \
+	"$resource" "Authorization: Bearer $jwt" "$tmp/ca.pem"
+kill "$as_pid" 2>/dev/null || true
+wait "$as_pid" 2>/dev/null || true
+
 # The fastest competitor: the most calls per second; the p50 goal is against
 # the lowest p50 of either.
 best=mcp-proxy
@@ -101,3 +164,14 @@ for s in sluice mcp-proxy "supergateway --stateful"; do
 done
 awk -v r="${rate[sluice]}" -v b="${rate[$best]}" -v p="${p50[sluice]}" -v q="$bestp50" 'BEGIN {
 	printf "\nsluice: %.1fx the calls/s of the fastest other (goal: at least 5x), p50 %.2f of the best other (goal: at most 0.20)\n", r / b, p / q }'
+
+echo
+echo "sluice as a shared gateway, same call and clients: a static bearer token over HTTP and"
+echo "HTTPS, and an OAuth JWT access token (RS256, checked against the issuer's key set) over HTTPS."
+printf '| %-28s | %8s | %8s | %9s |\n' "front end" p50 p99 calls/s
+printf '|%s|%s|%s|%s|\n' ------------------------------ ---------- ---------- -----------
+for f in "HTTP + static token" "HTTPS + static token" "HTTPS + JWT"; do
+	printf '| %-28s | %8s | %8s | %9s |\n' "$f" "${p50[$f]}" "${p99[$f]}" "${rate[$f]}"
+done
+awk -v j="${p50[HTTPS + JWT]}" -v t="${p50[HTTPS + static token]}" -v h="${p50[HTTP + static token]}" 'BEGIN {
+	printf "\nthe JWT adds %d us to the p50 over the static token, both over HTTPS (goal: under 20 us); TLS adds %d us\n", j - t, t - h }'

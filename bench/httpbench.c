@@ -3,6 +3,7 @@
  * concurrent clients, so that the client is never the bottleneck.
  *
  *   httpbench -u URL [-c 8] [-n 2000] [-w 200] [-t echo] [-a ARGS_JSON]
+ *             [-H "Authorization: Bearer ..."] [-C CA_FILE]
  *
  * Each client is one keep-alive connection and one MCP session of its own
  * (initialize, notifications/initialized, then w warm-up calls and n
@@ -10,7 +11,9 @@
  * text/event-stream; the answer may be JSON or an SSE stream). All clients
  * run at once on one libcurl multi handle. Prints one line:
  * "p50_us p99_us calls_per_second" over the measured calls of every client,
- * and exits non-zero if any call failed. Used by bench/http.sh.
+ * and exits non-zero if any call failed. -H adds a header to every request
+ * (a credential); -C names the CA that an https:// URL's certificate must
+ * chain to. Used by bench/http.sh.
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -39,7 +42,7 @@ struct client {
 };
 
 static int nclients = 8, ncalls = 2000, nwarm = 200;
-static const char *url, *tool = "echo", *args = "{\"message\":\"hi\"}";
+static const char *url, *tool = "echo", *args = "{\"message\":\"hi\"}", *extra, *cafile;
 static double *lat;
 static size_t nlat;
 static double t_first, t_last;
@@ -87,6 +90,8 @@ static void send_next(CURLM *m, struct client *c)
 	curl_slist_free_all(c->hdrs);
 	c->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	c->hdrs = curl_slist_append(c->hdrs, "Accept: application/json, text/event-stream");
+	if (extra)
+		c->hdrs = curl_slist_append(c->hdrs, extra);
 	if (c->session[0]) {
 		snprintf(hv, sizeof(hv), "Mcp-Session-Id: %s", c->session);
 		c->hdrs = curl_slist_append(c->hdrs, hv);
@@ -193,11 +198,16 @@ int main(int argc, char **argv)
 			tool = argv[++a];
 		else if (!strcmp(argv[a], "-a") && a + 1 < argc)
 			args = argv[++a];
+		else if (!strcmp(argv[a], "-H") && a + 1 < argc)
+			extra = argv[++a];
+		else if (!strcmp(argv[a], "-C") && a + 1 < argc)
+			cafile = argv[++a];
 		else
 			url = NULL, a = argc;
 	}
 	if (!url || nclients < 1 || ncalls < 1 || nwarm < 0 || strlen(args) > 3000) {
-		fprintf(stderr, "usage: httpbench -u URL [-c clients] [-n calls] [-w warmup] [-t tool] [-a args]\n");
+		fprintf(stderr, "usage: httpbench -u URL [-c clients] [-n calls] [-w warmup] [-t tool] "
+			"[-a args] [-H header] [-C cafile]\n");
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -220,6 +230,8 @@ int main(int argc, char **argv)
 		curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 30000L);
 		/* No "Expect: 100-continue" round trip on small bodies. */
 		curl_easy_setopt(c->h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+		if (cafile)
+			curl_easy_setopt(c->h, CURLOPT_CAINFO, cafile);
 		send_next(m, c);
 	}
 	while (running) {

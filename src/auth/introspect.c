@@ -2,6 +2,7 @@
  * Token introspection: see introspect.h.
  */
 #include "auth/introspect.h"
+#include "auth/claims.h"
 #include "auth/verdicts.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -105,26 +106,6 @@ static bool audience_ok(const struct sl_auth_config *cfg, yyjson_val *aud)
 	return false;
 }
 
-static void add_values(struct sl_caller *c, yyjson_val *v, bool split,
-		       void (*add)(struct sl_caller *c, const char *s))
-{
-	yyjson_val *x;
-	size_t i, max;
-
-	if (yyjson_is_str(v) && split) {
-		char *copy = sl_strdup(yyjson_get_str(v)), *save = NULL;
-		for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-			add(c, w);
-		free(copy);
-	} else if (yyjson_is_str(v) && yyjson_get_len(v)) {
-		add(c, yyjson_get_str(v));
-	} else if (yyjson_is_arr(v)) {
-		yyjson_arr_foreach(v, i, max, x)
-			if (yyjson_is_str(x) && yyjson_get_len(x))
-				add(c, yyjson_get_str(x));
-	}
-}
-
 /* The answer's verdict, kept in in->answers under key. */
 static void judge(struct sl_introspect *in, const char *key, const struct sl_fetch_result *res)
 {
@@ -133,7 +114,8 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 	int64_t wall_s = (int64_t)time(NULL);
 	yyjson_doc *doc = NULL;
 	yyjson_val *o;
-	const char *why = NULL, *iss, *sub, *client;
+	const char *why = NULL, *iss, *sub;
+	struct sl_err err;
 	struct sl_caller *c;
 	double exp = 0;
 	char failed[160];
@@ -174,22 +156,19 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 		yyjson_doc_free(doc);
 		return;
 	}
-	c = sl_caller_new("introspection");
-	/* Without iss in the answer, the issuer is the one server configured
-	 * (several: unnamed). */
+	/* The claims as every method reads them (auth/claims.h); the subject
+	 * and issuer as introspection has them: without iss in the answer,
+	 * the issuer is the one server configured (several: unnamed). */
+	if (sl_caller_from_claims("introspection", o, (const char *const *)cfg->groups_claims, &c,
+				  &err) < 0) {
+		snprintf(failed, sizeof(failed), "the introspection answer's %.120s", err.msg);
+		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_DENIED, failed, until);
+		yyjson_doc_free(doc);
+		return;
+	}
 	if (!iss && cfg->authorization_servers[0] && !cfg->authorization_servers[1])
 		iss = cfg->authorization_servers[0];
 	sl_caller_set_subject(c, iss, sub);
-	client = sl_json_str(o, "client_id");
-	if (client && *client)
-		sl_caller_set_client(c, client);
-	add_values(c, yyjson_obj_get(o, "scope"), true, sl_caller_add_scope);
-	for (size_t i = 0; cfg->groups_claims && cfg->groups_claims[i]; i++)
-		add_values(c, yyjson_obj_get(o, cfg->groups_claims[i]), false, sl_caller_add_group);
-	if (!cfg->groups_claims) {
-		add_values(c, yyjson_obj_get(o, "groups"), false, sl_caller_add_group);
-		add_values(c, yyjson_obj_get(o, "roles"), false, sl_caller_add_group);
-	}
 	if (exp > 0) {
 		c->expires_ms = (uint64_t)exp * 1000u;
 		if ((int64_t)exp > wall_s && now + (uint64_t)((int64_t)exp - wall_s) * 1000u < until)

@@ -5,6 +5,7 @@
  * libcjose checks the signature only.
  */
 #include "auth/jwt.h"
+#include "auth/claims.h"
 #include "auth/jose.h"
 #include "auth/jwks.h"
 #include "core/json.h"
@@ -203,28 +204,6 @@ static bool numeric_date(yyjson_val *v, int64_t *out)
 	return true;
 }
 
-/* Each string of a claim that is a string or an array of strings; a
- * space-separated string when split is set ("scope", RFC 8693 §4.2). */
-static void each_value(yyjson_val *v, bool split, struct sl_caller *c,
-		       void (*add)(struct sl_caller *c, const char *s))
-{
-	yyjson_val *x;
-	size_t i, max;
-
-	if (yyjson_is_str(v) && split) {
-		char *copy = sl_strdup(yyjson_get_str(v)), *save = NULL;
-		for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-			add(c, w);
-		free(copy);
-	} else if (yyjson_is_str(v) && yyjson_get_len(v)) {
-		add(c, yyjson_get_str(v));
-	} else if (yyjson_is_arr(v)) {
-		yyjson_arr_foreach(v, i, max, x)
-			if (yyjson_is_str(x) && yyjson_get_len(x))
-				add(c, yyjson_get_str(x));
-	}
-}
-
 static bool signature_ok(const char *token, size_t len, const struct sl_jwk *key)
 {
 	cjose_err err;
@@ -244,7 +223,8 @@ bool sl_jwt_verify(const struct sl_jwt *t, const char *token, size_t len, const 
 {
 	yyjson_val *claims = yyjson_doc_get_root(t->claims);
 	int64_t exp, at;
-	const char *sub, *client;
+	const char *sub;
+	struct sl_err err;
 	struct sl_caller *c;
 
 	/* The algorithm is the allow-list's and the key's, never the token's
@@ -296,18 +276,12 @@ bool sl_jwt_verify(const struct sl_jwt *t, const char *token, size_t len, const 
 		snprintf(why, n, "the token names no subject (sub)");
 		return false;
 	}
-	c = sl_caller_new("jwt");
-	sl_caller_set_subject(c, t->iss, sub);
-	client = yyjson_get_str(yyjson_obj_get(claims, "client_id"));
-	if (!client)
-		client = yyjson_get_str(yyjson_obj_get(claims, "azp"));
-	if (client && *client)
-		sl_caller_set_client(c, client);
-	each_value(yyjson_obj_get(claims, "scope"), true, c, sl_caller_add_scope);
-	each_value(yyjson_obj_get(claims, "scp"), true, c, sl_caller_add_scope);
-	for (size_t i = 0; r->groups_claims && r->groups_claims[i]; i++)
-		each_value(yyjson_obj_get(claims, r->groups_claims[i]), false, c, sl_caller_add_group);
-	c->expires_ms = (uint64_t)exp * 1000u;
+	/* The claims as every method reads them (auth/claims.h): a claim of
+	 * the wrong type, or over the bounds, refuses the token. */
+	if (sl_caller_from_claims("jwt", claims, (const char *const *)r->groups_claims, &c, &err) < 0) {
+		snprintf(why, n, "the token's %s", err.msg);
+		return false;
+	}
 	*who = c;
 	return true;
 }
