@@ -94,7 +94,8 @@ wait_ready_auth() {
 	for _ in $(seq 300); do
 		if curl -s ${ca:+--cacert "$ca"} -o /dev/null -w '%{http_code}' "$url" -H "$hdr" \
 			-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-			-d '{"jsonrpc":"2.0","id":1,"method":"ping"}' 2>/dev/null | grep -q 200; then
+			-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ready","version":"1"}}}' \
+			2>/dev/null | grep -q 200; then
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || { echo "server exited: $(tail -n 5 "$tmp/log")" >&2; return 1; }
