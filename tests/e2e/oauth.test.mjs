@@ -66,6 +66,8 @@ before(async () => {
 		servers: { github: catalog('github') },
 		sluice: {
 			audit: { file: audit },
+			// Groups come from the authorization server's tokens.
+			policy: { rules: [{ match: 'github.merge_*', notWho: ['group:sre'], action: 'deny' }] },
 			http: { auth: {
 				resource,
 				authorizationServers: [as.issuer],
@@ -222,7 +224,7 @@ describe('OAuth resource server', () => {
 		assertChallenge(none, null);
 	});
 
-	test('the SDK client logs in by itself and calls tools; two people are two callers', async () => {
+	test('the SDK client logs in by itself and calls tools; two people are two callers, with their own tools', async () => {
 		const alice = await sdkLogin('alice');
 		const { tools } = await alice.client.listTools();
 		const tool = tools.find((t) => /list_issues/.test(t.name));
@@ -232,6 +234,15 @@ describe('OAuth resource server', () => {
 
 		const bob = await sdkLogin('bob');
 		await bob.client.callTool({ name: tool.name, arguments: { owner: 'acme', repo: 'web' } });
+		// The policy by group, from the token's groups claim: alice (sre)
+		// sees the merge tool, bob (sales) does not, and cannot call it.
+		const merge = tools.find((t) => /merge_pull_request/.test(t.name));
+		assert.ok(merge, 'alice (group sre) sees the merge tool');
+		const bobTools = (await bob.client.listTools()).tools.map((t) => t.name);
+		assert.ok(bobTools.includes(tool.name) && !bobTools.includes(merge.name), JSON.stringify(bobTools));
+		const refused = await bob.client.callTool({ name: merge.name, arguments: { owner: 'acme', repo: 'web', number: 1 } })
+			.then((r) => r, (e) => ({ error: e }));
+		assert.ok(refused.error || refused.isError, 'bob cannot call it');
 
 		// Bob's valid token does not reach Alice's session (404, not 403).
 		const cross = await post(bob.token, ping, { 'mcp-session-id': alice.transport.sessionId, 'mcp-protocol-version': LEGACY });
