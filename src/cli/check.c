@@ -4,6 +4,8 @@
  * came up.
  */
 #include "cli/cli.h"
+#include "auth/caller.h"
+#include "gateway/view.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "stages/pinning.h"
@@ -35,6 +37,49 @@ static void pinning_note(struct sl_pinning *pg, const struct sl_upstream *u,
 	printf("  pinning: %zu tools hidden (%zu changed since pinned, %zu new): review with "
 	       "`sluice pins diff %s --config %s`, trust with `sluice pins approve %s --config %s`\n",
 	       r.changed + r.fresh, r.changed, r.fresh, u->name, cfg->path, u->name, cfg->path);
+}
+
+/* The HTTP front end as configured: where, whether HTTPS, and who may
+ * call (docs/internals/AUTH.md). Nothing when the config has no HTTP part. */
+static void http_note(const struct sl_http_config *h)
+{
+	bool anyone = !h->bearer_token && !h->auth.ntokens && !h->auth.resource;
+
+	if (!h->listen && anyone && !h->tls.cert_file)
+		return;
+	printf("http: %s, %s; who may call:", h->listen ? h->listen : "with --http",
+	       h->tls.cert_file ? "HTTPS" : "plain HTTP");
+	if (h->bearer_token)
+		printf(" a shared bearer token;");
+	if (h->auth.ntokens)
+		printf(" %zu static token%s;", h->auth.ntokens, h->auth.ntokens == 1 ? "" : "s");
+	if (h->auth.resource)
+		printf(" OAuth access tokens for %s;", h->auth.resource);
+	printf("%s\n", anyone ? " anyone (loopback only)" : "");
+}
+
+/* A profile as its sessions see it (docs/PROFILES.md): where, in which
+ * mode, and its tools under their names there. */
+static void profile_note(struct sl_gateway *gw, const struct sl_profile *p)
+{
+	struct sl_caller *who = sl_caller_new("none");
+	struct sl_view v;
+	size_t n = 0;
+
+	sl_caller_set_profile(who, strcmp(p->name, "default") ? p->name : NULL);
+	sl_view_of(gw, who, &v);
+	for (size_t i = 0; i < gw->catalog.tools.n; i++)
+		n += sl_view_local(&v, &gw->catalog.tools.v[i]) != NULL;
+	printf("\nprofile %s (%s%s), %s mode: %zu tools%s\n", p->name,
+	       strcmp(p->name, "default") ? "/mcp/" : "/mcp and stdio",
+	       strcmp(p->name, "default") ? p->name : "", sl_exposure_name(v.exposure), n,
+	       v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ? ":" : "");
+	for (size_t i = 0; i < gw->catalog.tools.n; i++) {
+		const char *name = sl_view_exposed(&v, &gw->catalog.tools.v[i]);
+		if (name && (v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID))
+			printf("  %s\n", name);
+	}
+	sl_caller_unref(who);
 }
 
 static void on_settled(void *ctx)
@@ -82,6 +127,8 @@ static void on_settled(void *ctx)
 	} else {
 		printf(" behind search_tools, describe_tools, list_servers, list_tools and invoke_tool\n");
 	}
+	for (size_t i = 0; i < cfg->nprofiles; i++)
+		profile_note(gw, &cfg->profiles[i]);
 	fflush(stdout);
 	sl_gateway_stop(gw, on_stopped, ck);
 }
@@ -96,6 +143,7 @@ int sl_cli_check(struct sl_gen *gen)
 	       sl_exposure_name(cfg->exposure));
 	for (size_t i = 0; i < cfg->nwarnings; i++)
 		printf("  warning: %s\n", cfg->warnings[i]);
+	http_note(&cfg->http);
 	ck.gw = sl_gateway_new(loop, gen);
 	sl_gateway_start(ck.gw, NULL);
 	sl_gateway_when_settled(ck.gw, on_settled, &ck);

@@ -15,6 +15,11 @@
 //                     arguments (both eras), initialize capabilities and ping params
 //   program flood     24 execute_code programs at once, each holding 100 MiB and
 //                     sleeping, half over sessions, half in the 2026-07-28 era
+//   token flood       64 connections sending forged OAuth access tokens as fast as
+//                     they are answered: made-up key ids, a real key id with a
+//                     forged signature, garbage, oversize; the gateway is an OAuth
+//                     resource server whose issuer (a key set served here) counts
+//                     its fetches, which must stay at one per minRefreshSeconds
 //
 // Throughout each attack a client holding the token pings over its own MCP
 // session every 50 ms, each ping on a fresh connection (a client arriving
@@ -41,6 +46,7 @@
 //
 //   SLUICE=build/sluice CATALOG=build/tests/catalog node tests/attack/attack.mjs
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -65,6 +71,20 @@ const TOKEN = `attack-${process.pid}-${Date.now().toString(36)}`;
 // test the memory budget, not the rate cap in front of it (floods.test.mjs).
 const LIMITS = { maxBufferedBytes: 64 * MIB, notificationsPerSecond: 1000000 };
 const CODE = { enabled: true, maxConcurrent: 4, heapBytes: 128 * MIB, poolSize: 2, timeoutMs: 30000, cpuMs: 5000 };
+const JWKS_REFRESH_S = 5; // sluice.http.auth.jwks.minRefreshSeconds of the gateway here
+
+// The OAuth issuer the gateway trusts (the token flood's target): a key set
+// on a loopback port, counting the times it is fetched.
+const issuer = { fetches: 0 };
+{
+	const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+	const jwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'attack-1', alg: 'RS256', use: 'sig' }] });
+	issuer.server = http.createServer((req, res) => {
+		issuer.fetches++;
+		res.setHeader('content-type', 'application/json');
+		res.end(jwks);
+	});
+}
 const mib = (b) => (b / MIB).toFixed(1);
 const fmtMs = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
 
@@ -128,7 +148,12 @@ async function startGateway() {
 		},
 		{
 			audit: { file: '/dev/null' },
-			http: { bearerToken: TOKEN },
+			http: { bearerToken: TOKEN, auth: {
+				resource: 'https://attack.invalid/mcp',
+				authorizationServers: [issuer.url],
+				jwksUri: `${issuer.url}/jwks`,
+				jwks: { minRefreshSeconds: JWKS_REFRESH_S },
+			} },
 			codeMode: CODE,
 			limits: LIMITS,
 		},
@@ -596,6 +621,46 @@ async function programFlood(gw, until, ctx) {
 	return `${N} programs (${N / 2} over 2 sessions, ${N / 2} in the 2026 era); at most ${peakCount} workers at once, ${peakHolding} of them holding 100 MiB; answers: ${st}`;
 }
 
+// Forged access tokens on 64 connections, one request at a time each, as
+// fast as answered. None may pass; the key set may be fetched at most once
+// per JWKS_REFRESH_S (plus the first fetch) however many key ids are made up.
+async function tokenFlood(gw, until, ctx) {
+	const CONNS = 64;
+	const b64u = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+	const claims = () => b64u({ iss: issuer.url, aud: 'https://attack.invalid/mcp', sub: `mallory-${randomBytes(4).toString('hex')}`,
+		exp: Math.floor(Date.now() / 1000) + 600, groups: ['admin'] });
+	const forge = [
+		() => `${b64u({ alg: 'RS256', kid: randomBytes(8).toString('hex'), typ: 'at+jwt' })}.${claims()}.${randomBytes(256).toString('base64url')}`,
+		() => `${b64u({ alg: 'RS256', kid: 'attack-1', typ: 'at+jwt' })}.${claims()}.${randomBytes(256).toString('base64url')}`,
+		() => `${b64u({ alg: 'none', typ: 'at+jwt' })}.${claims()}.`,
+		() => randomBytes(48).toString('base64'),
+		() => `${b64u({ alg: 'RS256', kid: 'attack-1' })}.${'A'.repeat(9000)}.x`,
+	];
+	const fetchesBefore = issuer.fetches, t0 = Date.now();
+	const statuses = {};
+	let sent = 0;
+	await Promise.all(Array.from({ length: CONNS }, async (_, c) => {
+		for (let i = c; Date.now() < until; i++) {
+			const r = await request(gw, {
+				headers: { authorization: `Bearer ${forge[i % forge.length]()}` },
+				body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'github__echo', arguments: {} } },
+				timeoutMs: Math.max(1000, until - Date.now() + 2000),
+			});
+			const key = r.status ?? r.error;
+			sent++;
+			statuses[key] = (statuses[key] ?? 0) + 1;
+		}
+	}));
+	const fetches = issuer.fetches - fetchesBefore;
+	const allowed = 1 + Math.ceil((Date.now() - t0) / 1000 / JWKS_REFRESH_S);
+	const st = Object.entries(statuses).map(([k, v]) => `${v}x ${k}`).join(', ');
+	ctx.problems = [];
+	if (Object.keys(statuses).some((k) => k !== '401'))
+		ctx.problems.push(`forged tokens got other answers than 401: ${st}`);
+	if (fetches > allowed) ctx.problems.push(`the key set was fetched ${fetches} times, over ${allowed}`);
+	return `${sent} forged tokens on ${CONNS} connections; answers: ${st}; key set fetched ${fetches} times (at most ${allowed})`;
+}
+
 const ATTACKS = [
 	['slowloris', 'slowloris', slowloris],
 	['body-flood', 'body flood', bodyFlood],
@@ -603,6 +668,7 @@ const ATTACKS = [
 	['backlog', 'backlog', backlog],
 	['deep-json', 'deep JSON', deepJson],
 	['program-flood', 'program flood', programFlood],
+	['token-flood', 'token flood', tokenFlood],
 ];
 for (const key of ONLY ?? [])
 	if (!ATTACKS.some(([k]) => k === key)) throw new Error(`ATTACK_ONLY: no attack "${key}" (${ATTACKS.map(([k]) => k).join(', ')})`);
@@ -654,6 +720,7 @@ async function runAttack(gw, sid, [, title, fn], budget) {
 		problems.push(`not served: ${ping.failed} of ${ping.answered + ping.failed} pings failed${ping.firstFailure ? ` (first: ${ping.firstFailure})` : ''}`);
 	const allowed = budget + MESSAGE_FACTOR * (ctx.message ?? 0);
 	if (peak > allowed) problems.push(`RSS ${mib(peak)} MiB over the budget ${mib(allowed)} MiB`);
+	problems.push(...(ctx.problems ?? []));
 	let workersBudget;
 	if (ctx.workers !== undefined) {
 		workersBudget = CODE.maxConcurrent * CODE.heapBytes + WORKER_SLACK;
@@ -747,6 +814,8 @@ async function cleanup() {
 		sockets.clear();
 		await Promise.all([...gateways].map(stopGateway));
 		await closeAll();
+		issuer.server.close();
+		issuer.server.closeAllConnections();
 	})();
 	return cleaning;
 }
@@ -775,6 +844,8 @@ function checkFdLimit() {
 
 async function main() {
 	checkFdLimit();
+	await new Promise((resolve) => issuer.server.listen(0, '127.0.0.1', resolve));
+	issuer.url = `http://127.0.0.1:${issuer.server.address().port}`;
 	const rows = [];
 	let { gw, sid, idle } = await freshGateway();
 	const firstIdle = idle;

@@ -6,7 +6,7 @@ import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { catalog, closeAll, eventually, httpClient, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, eventually, httpClient, httpRequest, runSluice, startHttp, writeConfig, LEGACY } from './helpers.mjs';
 
 after(closeAll);
 
@@ -55,6 +55,15 @@ describe('identities from static tokens', () => {
 		assert.ok(!gw.stderr().includes(ALICE), 'no token in the log');
 		await client.close();
 		await gw.close();
+	});
+
+	test('sluice check says who may call, and shows no token', async () => {
+		const file = writeConfig({ github: catalog('github') }, { http: { auth: { tokens: [
+			{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } } });
+		const r = await runSluice(['check', '--config', file], 60000);
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stdout, /^http: with --http, plain HTTP; who may call: 2 static tokens;$/m);
+		assert.ok(!r.stdout.includes(ALICE) && !r.stderr.includes(ALICE));
 	});
 
 	test('an unknown token gets 401 with an RFC 6750 challenge and no session', async () => {

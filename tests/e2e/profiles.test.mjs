@@ -12,7 +12,7 @@ import fs from 'node:fs';
 
 import path from 'node:path';
 
-import { catalog, closeAll, connect, eventually, execCode, httpClient, httpRequest, jsonOf, startHttp, textOf, writeConfig, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, connect, eventually, execCode, httpClient, httpRequest, jsonOf, runSluice, startHttp, textOf, writeConfig, LEGACY } from './helpers.mjs';
 
 const SERVERS = { github: catalog('github'), jira: catalog('jira'), slack: catalog('slack') };
 const PROFILES = {
@@ -59,6 +59,18 @@ after(async () => {
 });
 
 describe('profiles', () => {
+	test('sluice check shows each profile: its endpoint, its mode and its tools by their names there', async () => {
+		const r = await runSluice(['check', '--config', gw.configPath], 60000);
+		assert.equal(r.code, 0, r.stderr);
+		const ops = /\nprofile ops \(\/mcp\/ops\), passthrough mode: (\d+) tools:\n((?:  \S+\n)+)/.exec(r.stdout);
+		assert.ok(ops, r.stdout);
+		const listed = ops[2].trim().split(/\s+/);
+		assert.equal(listed.length, Number(ops[1]));
+		assert.ok(listed.includes('issues') && !listed.includes('github__list_issues'), ops[2]);
+		assert.ok(listed.every((n) => !/^(jira|slack)__/.test(n)), ops[2]);
+		assert.match(r.stdout, /\nprofile research \(\/mcp\/research\), router mode: \d+ tools\n/);
+	});
+
 	test('/mcp, the default profile, sees every server', async () => {
 		const { client } = await open();
 		const tools = names((await client.listTools()).tools);
