@@ -222,6 +222,27 @@ describe('per-identity limits', () => {
 });
 
 describe('sluice status without a gateway', () => {
+	test("a profile's limit counts every caller through /mcp/<profile>, and only there", async () => {
+		const pgw = await startHttp({ servers: { github: catalog('github') }, sluice: sluiceSection({
+			profiles: { ops: { callsPerMinute: 6, burst: 2 } } }, { profiles: { ops: { servers: ['github'] } } }) });
+		const at = (path, who, body, headers = {}) => httpRequest({ host: '127.0.0.1', port: pgw.port, path, method: 'POST',
+			headers: { authorization: `Bearer ${TOKENS[who]}`, ...headers } }, body);
+		const call = (path, who, id) => at(path, who, { jsonrpc: '2.0', id, method: 'tools/call',
+			params: { name: TOOL, arguments: { text: 'p' }, _meta: modernMeta() } },
+		{ 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': TOOL });
+		// Every caller through /mcp/ops draws on its bucket of 2; bob has no
+		// limit of his own, so on /mcp he calls on.
+		assert.equal((await call('/mcp/ops', 'bob', 1)).status, 200);
+		assert.equal((await call('/mcp/ops', 'bob', 2)).status, 200);
+		const r = await call('/mcp/ops', 'bob', 3);
+		assert.equal(r.status, 429, r.text);
+		const err = assertLimited(r, { window: 'minute', scope: 'profile', limit: 6 });
+		assert.match(err.message, /profile 'ops'/);
+		assert.equal((await call('/mcp/ops', 'bob', 4)).status, 429);
+		for (let i = 0; i < 3; i++) assert.equal((await call('/mcp', 'bob', 10 + i)).status, 200);
+		await pgw.close();
+	});
+
 	test('a config without sluice.http.listen names what to give', async () => {
 		const gw = await startHttp({ sluice: { quotas: {} } });
 		const r = await runSluice(['status', '--config', gw.configPath]);
