@@ -43,12 +43,13 @@ free_port() {
 	done
 }
 
-# Waits until an initialize over HTTP answers 200 (at most 30 s).
+# Waits until an initialize over HTTP answers 200 (at most 30 s); HEADER
+# (a credential) and CA (for https) when given.
 wait_ready() {
-	local url=$1
+	local url=$1 hdr=${2:-} ca=${3:-}
 	for _ in $(seq 300); do
-		if curl -s -o /dev/null -w '%{http_code}' "$url" -H 'Content-Type: application/json' \
-			-H 'Accept: application/json, text/event-stream' \
+		if curl -s ${ca:+--cacert "$ca"} -o /dev/null -w '%{http_code}' "$url" ${hdr:+-H "$hdr"} \
+			-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 			-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ready","version":"1"}}}' \
 			2>/dev/null | grep -q 200; then
 			return 0
@@ -89,21 +90,6 @@ bench "supergateway --stateful" echo "http://127.0.0.1:$port/mcp"
 # a JWT over HTTPS (the token's first check verifies its signature; later
 # requests find its verdict remembered, docs/internals/AUTH.md). The HTTPS
 # pair isolates what the JWT costs from what TLS costs.
-wait_ready_auth() {
-	local url=$1 hdr=$2 ca=${3:-}
-	for _ in $(seq 300); do
-		if curl -s ${ca:+--cacert "$ca"} -o /dev/null -w '%{http_code}' "$url" -H "$hdr" \
-			-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-			-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ready","version":"1"}}}' \
-			2>/dev/null | grep -q 200; then
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || { echo "server exited: $(tail -n 5 "$tmp/log")" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "server not ready: $(tail -n 5 "$tmp/log")" >&2
-	return 1
-}
 # front NAME HTTP_JSON URL HEADER [CA]: sluice with that sluice.http, measured.
 front() {
 	local name=$1 http=$2 url=$3 hdr=$4 ca=${5:-}
@@ -113,7 +99,7 @@ front() {
 JSON
 	"$SLUICE" serve --http "127.0.0.1:$port" --config "$tmp/front.json" > "$tmp/log" 2>&1 &
 	pid=$!
-	wait_ready_auth "$url" "$hdr" "$ca"
+	wait_ready "$url" "$hdr" "$ca"
 	read -r p50["$name"] p99["$name"] rate["$name"] < <("$tmp/httpbench" -u "$url" -c "$clients" \
 		-n "$n" -w 100 -t github__echo -H "$hdr" ${ca:+-C "$ca"})
 	stop

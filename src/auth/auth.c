@@ -25,6 +25,11 @@
 struct sl_auth {
 	uv_loop_t *loop;
 	const struct sl_http_config *cfg;
+	/* SHA-256 (hex) of bearerToken ("" when none) and of each of
+	 * auth.tokens, made once: a request's token is hashed once and
+	 * compared with these. */
+	char shared_hash[SL_SHA256_HEX];
+	char (*token_hash)[SL_SHA256_HEX];
 	/* OAuth (cfg->auth.resource set); all NULL otherwise. */
 	struct sl_fetcher *fetcher;
 	struct sl_jwks *jwks;
@@ -104,6 +109,12 @@ int sl_auth_new(uv_loop_t *loop, const struct sl_http_config *cfg, struct sl_aut
 
 	a->loop = loop;
 	a->cfg = cfg;
+	if (cfg->bearer_token)
+		sl_sha256_hex(cfg->bearer_token, strlen(cfg->bearer_token), a->shared_hash);
+	a->token_hash = sl_alloc((cfg->auth.ntokens + 1) * sizeof(*a->token_hash));
+	for (size_t i = 0; i < cfg->auth.ntokens; i++)
+		sl_sha256_hex(cfg->auth.tokens[i].token, strlen(cfg->auth.tokens[i].token),
+			      a->token_hash[i]);
 	if (cfg->auth.resource && (rc = oauth_start(a, err)) < 0) {
 		sl_auth_free(a);
 		return rc;
@@ -128,6 +139,7 @@ void sl_auth_free(struct sl_auth *a)
 	}
 	free(a->prm_url);
 	free(a->scope_hint);
+	free(a->token_hash);
 	free(a);
 }
 
@@ -142,16 +154,13 @@ bool sl_auth_required(const struct sl_auth *a)
 	return a->cfg->bearer_token || a->cfg->auth.ntokens || a->cfg->auth.resource;
 }
 
-/* Equal, in constant time: digests are compared, so neither the length
- * nor the content of a secret leaks. */
-static bool same_secret(const char *a, const char *b)
+/* Two SHA-256 digests equal, in constant time: digests are what is
+ * compared, so neither the length nor the content of a secret leaks. */
+static bool same_hash(const char *a, const char *b)
 {
-	char da[SL_SHA256_HEX], db[SL_SHA256_HEX];
 	unsigned char diff = 0;
-	sl_sha256_hex(a, strlen(a), da);
-	sl_sha256_hex(b, strlen(b), db);
-	for (size_t i = 0; i < sizeof(da); i++)
-		diff |= (unsigned char)(da[i] ^ db[i]);
+	for (size_t i = 0; i < SL_SHA256_HEX; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
 	return diff == 0;
 }
 
@@ -167,16 +176,16 @@ static struct sl_caller *token_caller(const struct sl_auth_token *t)
 }
 
 /* The static secrets' verdict: true with *who when one matched. */
-static bool static_token(struct sl_auth *a, const char *token, struct sl_caller **who)
+static bool static_token(struct sl_auth *a, const char *hash, struct sl_caller **who)
 {
 	const struct sl_http_config *cfg = a->cfg;
 	const struct sl_auth_token *hit = NULL;
 	bool shared = false;
 
 	if (cfg->bearer_token)
-		shared = same_secret(token, cfg->bearer_token);
+		shared = same_hash(hash, a->shared_hash);
 	for (size_t i = 0; i < cfg->auth.ntokens; i++)
-		if (same_secret(token, cfg->auth.tokens[i].token) && !hit)
+		if (same_hash(hash, a->token_hash[i]) && !hit)
 			hit = &cfg->auth.tokens[i];
 	if (hit)
 		*who = token_caller(hit);
@@ -255,13 +264,13 @@ static bool has_required_scopes(const struct sl_auth *a, const struct sl_caller 
 }
 
 static enum sl_auth_verdict check_oauth(struct sl_auth *a, const char *token, size_t len,
-					struct sl_caller **who, struct sl_auth_denial *why)
+					const char *hash, struct sl_caller **who,
+					struct sl_auth_denial *why)
 {
-	char hash[SL_SHA256_HEX], text[200];
+	char text[200];
 	const struct sl_verdict *seen;
 	enum sl_auth_verdict v;
 
-	sl_sha256_hex(token, len, hash);
 	if ((seen = sl_verdicts_get(&a->jwts, hash))) {
 		*who = sl_caller_ref(seen->who);
 		v = SL_AUTH_OK;
@@ -285,6 +294,7 @@ static enum sl_auth_verdict check_oauth(struct sl_auth *a, const char *token, si
 enum sl_auth_verdict sl_auth_check(struct sl_auth *a, const char *authorization,
 				   struct sl_caller **who, struct sl_auth_denial *why)
 {
+	char hash[SL_SHA256_HEX];
 	const char *token;
 	size_t len;
 	enum sl_auth_verdict v;
@@ -305,11 +315,12 @@ enum sl_auth_verdict sl_auth_check(struct sl_auth *a, const char *authorization,
 	len = strlen(token);
 	if (len > SL_JWT_MAX_BYTES)
 		return deny(why, 401, "invalid_token", "the bearer token is too long");
-	if (static_token(a, token, who))
+	sl_sha256_hex(token, len, hash);
+	if (static_token(a, hash, who))
 		return SL_AUTH_OK;
 	if (!a->cfg->auth.resource)
 		return deny(why, 401, "invalid_token", "the bearer token is not valid");
-	v = check_oauth(a, token, len, who, why);
+	v = check_oauth(a, token, len, hash, who, why);
 	if (v == SL_AUTH_DENIED || v == SL_AUTH_UNAVAILABLE)
 		sl_log(SL_LOG_DEBUG, "auth: refused a token: %s", why->description);
 	return v;

@@ -35,9 +35,7 @@ static void list_add(char ***l, const char *s)
 	if (list_has(*l, s))
 		return;
 	n = list_len(*l);
-	*l = realloc(*l, (n + 2) * sizeof(char *));
-	if (!*l)
-		abort();
+	*l = sl_realloc(*l, (n + 2) * sizeof(char *));
 	(*l)[n] = sl_strdup(s);
 	(*l)[n + 1] = NULL;
 }

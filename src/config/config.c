@@ -1090,29 +1090,30 @@ static const struct sl_conf_name log_levels[] = {
 
 /* ---- sluice.profiles (docs/PROFILES.md) ---- */
 
-static bool valid_profile_name(const char *n)
+/* 1 to SL_PROFILE_NAME_MAX of [a-z0-9_-], and [A-Z] with upper. */
+static bool valid_name(const char *n, bool upper)
 {
 	size_t len = strlen(n);
 	if (len == 0 || len > SL_PROFILE_NAME_MAX)
 		return false;
 	for (; *n; n++)
-		if (!(('a' <= *n && *n <= 'z') || ('0' <= *n && *n <= '9') || *n == '_' || *n == '-'))
+		if (!(('a' <= *n && *n <= 'z') || (upper && 'A' <= *n && *n <= 'Z') ||
+		      ('0' <= *n && *n <= '9') || *n == '_' || *n == '-'))
 			return false;
 	return true;
+}
+
+/* A profile's name: it is a URL path segment, /mcp/<name>. */
+static bool valid_profile_name(const char *n)
+{
+	return valid_name(n, false);
 }
 
 /* A name a profile gives a tool: an exposed name of the catalog's alphabet
  * (upstream/catalog.h), so that it reads the same in every mode. */
 static bool valid_tool_rename(const char *n)
 {
-	size_t len = strlen(n);
-	if (len == 0 || len > SL_PROFILE_NAME_MAX)
-		return false;
-	for (; *n; n++)
-		if (!(('a' <= *n && *n <= 'z') || ('A' <= *n && *n <= 'Z') ||
-		      ('0' <= *n && *n <= '9') || *n == '_' || *n == '-'))
-			return false;
-	return true;
+	return valid_name(n, true);
 }
 
 /* An array of 1 to SL_PROFILE_GLOBS_MAX non-empty strings. */

@@ -1227,6 +1227,22 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
 	return error_response(c, status, SL_RPC_SERVER_ERROR, NULL, msg, true);
 }
 
+/* 405 with the one method a path takes (the HTTP+SSE paths, the metadata,
+ * /status), which differs from /mcp's. */
+static enum MHD_Result refuse_method(struct MHD_Connection *c, const char *allow)
+{
+	size_t len;
+	char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &len);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len - 1, s, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Allow", allow);
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* A tool call a rate limit refused, when its answer is the whole body: 429
  * with Retry-After (RFC 9110 §10.2.3, in seconds) and the JSON-RPC error,
  * whose data says the same (stages/quota.c). On an SSE stream the status
@@ -1289,17 +1305,8 @@ static enum MHD_Result resource_metadata(struct sl_http *h, struct MHD_Connectio
 	size_t len;
 	char *doc;
 
-	if (strcmp(method, "GET") != 0) {
-		size_t n;
-		char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &n);
-		r = MHD_create_response_from_buffer(n - 1, s, MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Content-Type", "application/json");
-		MHD_add_response_header(r, "Allow", "GET");
-		MHD_add_response_header(r, "Connection", "close");
-		ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-		MHD_destroy_response(r);
-		return ret;
-	}
+	if (strcmp(method, "GET") != 0)
+		return refuse_method(c, "GET");
 	doc = sl_auth_metadata(h->auth, &len);
 	r = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", "application/json");
@@ -2221,21 +2228,6 @@ static void conn_between(struct sl_http *h, struct MHD_Connection *c)
 	arm_deadline(h);
 }
 
-/* 405 on an HTTP+SSE path, whose one method differs from /mcp's. */
-static enum MHD_Result refuse_method(struct MHD_Connection *c, const char *allow)
-{
-	size_t len;
-	char *s = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed", &len);
-	struct MHD_Response *r = MHD_create_response_from_buffer(len - 1, s, MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result ret;
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Allow", allow);
-	MHD_add_response_header(r, "Connection", "close");
-	ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
 static bool over_body_cap(struct sl_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	const char *len = header(c, "Content-Length");
@@ -2344,17 +2336,8 @@ static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
 
 	if (!ci || !sl_http_peer_loopback(ci->client_addr))
 		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers loopback peers only");
-	if (strcmp(method, "GET") != 0) {
-		body = sl_rpc_error_line(NULL, SL_RPC_SERVER_ERROR, "Method Not Allowed: /status is GET",
-					 &len);
-		r = MHD_create_response_from_buffer(len - 1, body, MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Content-Type", "application/json");
-		MHD_add_response_header(r, "Allow", "GET");
-		MHD_add_response_header(r, "Connection", "close");
-		ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-		MHD_destroy_response(r);
-		return ret;
-	}
+	if (strcmp(method, "GET") != 0)
+		return refuse_method(c, "GET");
 	body = sl_gateway_status(h->gw, h->nsessions, &len);
 	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", "application/json");
