@@ -4,7 +4,8 @@
 // Resource Metadata; two people are two callers; every forged, expired,
 // misdirected, revoked or malformed token gets 401 with the right challenge
 // and leaves nothing behind; an unknown-kid flood costs the authorization
-// server at most one key fetch.
+// server at most one key fetch; an issuer that does not answer holds at
+// most maxWaiting requests, each 503 at its deadline.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -351,5 +352,32 @@ describe('OAuth resource server', () => {
 			headers: { authorization: `Bearer ${mint({ scope: `${SCOPE} mcp:admin` })}` } }, init);
 		assert.equal(ok.status, 200, ok.text);
 		await strict.close();
+	});
+
+	test('an issuer that does not answer: at most maxWaiting requests are held, the next gets 503 at once, the held one 503 at its deadline', async () => {
+		// A key set endpoint that accepts and never answers.
+		const silent = net.createServer(() => {});
+		await new Promise((r) => silent.listen(0, '127.0.0.1', r));
+		const url = `http://127.0.0.1:${silent.address().port}`;
+		const held = await startHttp({
+			servers: { github: catalog('github') },
+			sluice: { http: { auth: { resource, authorizationServers: [url], jwksUri: `${url}/jwks`,
+				maxWaiting: 1, fetchTimeoutMs: 1000 } } },
+		});
+		const ask = () => httpRequest({ host: '127.0.0.1', port: held.port, path: '/mcp', method: 'POST',
+			headers: { authorization: `Bearer ${mint({ iss: url })}` } }, init, 15000);
+		const first = ask();
+		await new Promise((r) => setTimeout(r, 200));
+		const second = await ask();
+		assert.equal(second.status, 503, second.text);
+		assert.match(second.text, /sluice\.http\.auth\.maxWaiting/);
+		assert.ok(second.ms < 1000, `answered at once (${second.ms} ms)`);
+		const r = await first;
+		assert.equal(r.status, 503, r.text);
+		assert.ok(r.ms < 5000, `within twice fetchTimeoutMs and slack (${r.ms} ms)`);
+		// Still serving: a request without a token is answered 401 at once.
+		assert.equal((await httpRequest({ host: '127.0.0.1', port: held.port, path: '/mcp', method: 'POST' }, init)).status, 401);
+		await held.close();
+		silent.close();
 	});
 });
