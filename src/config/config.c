@@ -257,6 +257,8 @@ static const struct sl_conf_name transports[] = {
 	{ NULL, 0 },
 };
 
+static const struct sl_conf_section server_oauth_section;
+
 #define SRV(field) SL_CONF_AT(struct sl_server_config, field)
 static const struct sl_conf_key server_keys[] = {
 	{ "command", SL_CONF_CUSTOM, SRV(command), .min = 1, .parse = parse_expanded,
@@ -287,6 +289,11 @@ static const struct sl_conf_key server_keys[] = {
 	{ "headers", SL_CONF_CUSTOM, SRV(headers), .parse = parse_headers,
 	  .shape = "an object of strings", .dflt_doc = "`{}`",
 	  .doc = "Remote servers: sent on every request (where tokens go); `${VAR}` expanded." },
+	{ "oauth", SL_CONF_OBJECT, SRV(oauth), .sub = &server_oauth_section,
+	  .dflt_doc = "discovered from a 401",
+	  .doc = "Remote servers: how sluice gets its tokens (`mcpServers.<name>.oauth` below; "
+		 "`sluice auth login NAME`). Not needed for a server that asks: a 401 with a Bearer "
+		 "challenge is enough." },
 };
 #undef SRV
 
@@ -316,6 +323,11 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 		return rc;
 	if (s->url && !yyjson_obj_get(o, "type"))
 		s->transport = SL_TRANSPORT_HTTP;
+	if ((s->oauth.given = yyjson_obj_get(o, "oauth") != NULL) && !yyjson_obj_get(o, "url"))
+		return sl_conf_fail(cx, where, "\"oauth\" is for remote servers (with a \"url\")");
+	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS && (!s->oauth.client_id || !s->oauth.client_secret))
+		return sl_conf_fail(cx, where, "\"oauth\": \"grant\": \"client_credentials\" needs "
+					       "\"clientId\" and \"clientSecret\"");
 	if (s->transport == SL_TRANSPORT_STDIO) {
 		if (yyjson_obj_get(o, "url"))
 			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
@@ -741,6 +753,71 @@ static int parse_oauth_urls(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
 			return sl_conf_fail_key(cx, k, "\"%s\" %s", (*out)[i], why);
 	return SL_OK;
 }
+
+static const struct sl_conf_name grants[] = {
+	{ "authorization_code", SL_GRANT_AUTHORIZATION_CODE },
+	{ "client_credentials", SL_GRANT_CLIENT_CREDENTIALS },
+	{ NULL, 0 },
+};
+
+#define SOA(field) SL_CONF_AT(struct sl_server_oauth, field)
+static const struct sl_conf_key server_oauth_keys[] = {
+	{ "grant", SL_CONF_ENUM, SOA(grant), .names = grants,
+	  .shape = "\"authorization_code\" or \"client_credentials\"",
+	  .dflt_doc = "`\"authorization_code\"`",
+	  .doc = "`\"authorization_code\"`: a person logs in (`sluice auth login NAME`); "
+		 "`\"client_credentials\"`: sluice gets its own tokens with `clientId` and "
+		 "`clientSecret`, no person involved." },
+	{ "clientId", SL_CONF_STRING, SOA(client_id), .min = 1, .dflt_doc = "registered by sluice",
+	  .doc = "A client registered beforehand at the server's authorization server. Without it "
+		 "sluice uses its Client ID Metadata Document where the authorization server accepts "
+		 "them, else registers itself (RFC 7591)." },
+	{ "clientSecret", SL_CONF_CUSTOM, SOA(client_secret), .parse = parse_secret,
+	  .shape = "a non-empty string", .dflt_doc = "none: a public client",
+	  .doc = "Its secret; `${VAR}` expanded." },
+	{ "clientMetadataUrl", SL_CONF_CUSTOM, SOA(client_metadata_url), .parse = parse_oauth_url,
+	  .shape = "an https:// URL", .dflt_doc = "`sluice.oauth.clientMetadataUrl`",
+	  .doc = "A Client ID Metadata Document to use as the client id at this server." },
+	{ "scope", SL_CONF_STRING, SOA(scope), .min = 1, .dflt_doc = "what the server asks for",
+	  .doc = "Scopes asked for besides those the server's challenge or metadata name "
+		 "(space-separated)." },
+};
+#undef SOA
+
+static const struct sl_conf_section server_oauth_section = {
+	"mcpServers.<name>.oauth",
+	"How sluice gets tokens for a remote server that requires OAuth (docs/internals/AUTH.md, "
+	"\"Toward upstreams\"). Tokens are kept per server URL under the XDG state directory "
+	"(`sluice auth status`).",
+	server_oauth_keys, SL_COUNT(server_oauth_keys), SL_CONF_STRICT, NULL,
+};
+
+#define OAC(field) SL_CONF_AT(struct sl_oauth_config, field)
+static const struct sl_conf_key oauth_client_keys[] = {
+	{ "clientMetadataUrl", SL_CONF_CUSTOM, OAC(client_metadata_url), .parse = parse_oauth_url,
+	  .shape = "an https:// URL", .dflt_doc = "none",
+	  .doc = "Where sluice's Client ID Metadata Document is served (a URL you host): used as "
+		 "the client id at authorization servers that support them, instead of registering." },
+	{ "clientName", SL_CONF_STRING, OAC(client_name), .min = 1, .dflt_doc = "`\"sluice\"`",
+	  .doc = "The name sluice registers under (shown on consent screens)." },
+	{ "keyFile", SL_CONF_CUSTOM, OAC(key_file), .parse = parse_expanded, .shape = "a path",
+	  .dflt_doc = "`SLUICE_TOKEN_KEY`, else none",
+	  .doc = "Encrypts the stored tokens (AES-256-GCM) with a key read from this file; the "
+		 "environment variable `SLUICE_TOKEN_KEY` does the same. Without either, tokens are "
+		 "kept in files only their owner can read (0600)." },
+	{ "refreshBeforeSeconds", SL_CONF_UINT, OAC(refresh_before_s), .min = 0, .max = 86400,
+	  .dflt = 60, .doc = "A token this close to its expiry is refreshed before it is sent." },
+	{ "maxHeldRequests", SL_CONF_UINT, OAC(max_held), .min = 1, .max = 100000, .dflt = 256,
+	  .doc = "Requests to one server held while its token is refreshed; one more fails." },
+};
+#undef OAC
+
+static const struct sl_conf_section oauth_client_section = {
+	"sluice.oauth",
+	"sluice as an OAuth 2.1 client of the remote servers it calls (docs/internals/AUTH.md, "
+	"\"Toward upstreams\").",
+	oauth_client_keys, SL_COUNT(oauth_client_keys), SL_CONF_STRICT, NULL,
+};
 
 #define JWKS(field) SL_CONF_AT(struct sl_jwks_config, field)
 static const struct sl_conf_key jwks_keys[] = {
@@ -1283,6 +1360,8 @@ static const struct sl_conf_key gateway_keys[] = {
 	{ "codeMode", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
 	  .sub = &code_section, .doc = "See `sluice.codeMode` below." },
 	{ "http", SL_CONF_OBJECT, GW(http), .sub = &http_section, .doc = "See `sluice.http` below." },
+	{ "oauth", SL_CONF_OBJECT, GW(oauth), .sub = &oauth_client_section,
+	  .doc = "See `sluice.oauth` below." },
 	{ "limits", SL_CONF_OBJECT, GW(limits), .sub = &limits_section,
 	  .doc = "See `sluice.limits` below." },
 	{ "profiles", SL_CONF_CUSTOM, GW(profiles), .parse = parse_profiles, .sub = &profile_section,
@@ -1343,7 +1422,8 @@ static const struct sl_conf_section root_section = {
 void sl_config_reference(FILE *f)
 {
 	static const struct sl_conf_section *const sections[] = {
-		&root_section, &server_section, &gateway_section, &code_section, &http_section,
+		&root_section, &server_section, &server_oauth_section, &gateway_section, &code_section,
+		&oauth_client_section, &http_section,
 		&auth_section, &token_section, &jwks_section, &introspection_section, &tls_section,
 		&limits_section, &profile_section,
 	};
@@ -1480,6 +1560,10 @@ static void server_dispose(struct sl_server_config *s)
 		free(s->headers[i].value);
 	}
 	free(s->headers);
+	free(s->oauth.client_id);
+	free(s->oauth.client_secret);
+	free(s->oauth.client_metadata_url);
+	free(s->oauth.scope);
 	free(s->error);
 }
 
@@ -1503,6 +1587,9 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c->warnings);
 	free(c->log_file);
 	free(c->path);
+	free(c->oauth.client_metadata_url);
+	free(c->oauth.client_name);
+	free(c->oauth.key_file);
 	free(c->http.listen);
 	free(c->http.bearer_token);
 	for (size_t i = 0; i < c->http.norigins; i++)

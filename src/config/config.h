@@ -58,6 +58,20 @@ enum sl_transport {
 	SL_TRANSPORT_SSE,   /* "url" with "type": "sse": the 2024-11-05 HTTP+SSE transport */
 };
 
+/* mcpServers.<name>.oauth: how sluice gets tokens for a remote server
+ * (src/oauth/). Without the object, a server that answers 401 with a
+ * Bearer challenge is discovered the same way, with dynamic registration. */
+enum sl_oauth_grant_type { SL_GRANT_AUTHORIZATION_CODE, SL_GRANT_CLIENT_CREDENTIALS };
+
+struct sl_server_oauth {
+	bool given;                /* the entry has an "oauth" object */
+	enum sl_oauth_grant_type grant;
+	char *client_id;           /* pre-registered; NULL: register */
+	char *client_secret;       /* ${VAR} expanded */
+	char *client_metadata_url; /* NULL: sluice.oauth.clientMetadataUrl */
+	char *scope;               /* asked for besides what the server asks */
+};
+
 struct sl_server_config {
 	char *name;
 	enum sl_transport transport;
@@ -73,7 +87,17 @@ struct sl_server_config {
 	uint64_t timeout_ms;   /* per call; 0: the gateway default */
 	bool disabled;
 	bool unprefixed;       /* "prefix": false: its names and URIs as it gives them */
+	struct sl_server_oauth oauth;
 	char *error;           /* set: this server cannot start, and why */
+};
+
+/* sluice.oauth: sluice as an OAuth client of remote servers. */
+struct sl_oauth_config {
+	char *client_metadata_url; /* sluice's Client ID Metadata Document, or NULL */
+	char *client_name;         /* in dynamic registrations */
+	char *key_file;            /* encrypts the token store; NULL: SLUICE_TOKEN_KEY or none */
+	uint32_t refresh_before_s; /* a token this close to expiry is refreshed first (60) */
+	uint32_t max_held;         /* requests held per server while a token is fetched (256) */
 };
 
 /* sluice.http.auth.tokens[]: a static token naming who holds it. */
@@ -197,6 +221,7 @@ struct sl_config {
 	unsigned refs;                     /* references beyond the first */
 	char *path;
 	struct sl_http_config http;
+	struct sl_oauth_config oauth;
 	struct sl_server_config *servers;
 	size_t nservers;
 	enum sl_exposure exposure;

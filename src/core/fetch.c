@@ -9,14 +9,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct fetch {
 	struct fetch *next, *prev;
 	struct sl_fetcher *f;
 	CURL *easy;
 	struct curl_slist *headers;
-	char *form;
+	char *post;              /* the body to POST, or NULL */
 	char *body;
+	char *www_auth;          /* the first WWW-Authenticate header */
 	size_t len, cap, max;
 	bool over;               /* the body passed max */
 	char error[CURL_ERROR_SIZE];
@@ -42,8 +44,9 @@ static void fetch_free(struct fetch *x)
 		sl_curl.easy_cleanup(x->easy);
 	if (x->headers)
 		sl_curl.slist_free_all(x->headers);
-	free(x->form);
+	free(x->post);
 	free(x->body);
+	free(x->www_auth);
 	free(x);
 }
 
@@ -85,6 +88,7 @@ static void on_deliver(uv_timer_t *t)
 		res.body = x->body ? x->body : "";
 		res.len = x->len;
 		res.error = x->error[0] ? x->error : NULL;
+		res.www_authenticate = x->www_auth;
 		x->cb(x->arg, &res);
 		fetch_free(x);
 		/* A callback that freed f emptied its lists; f itself stays
@@ -113,6 +117,27 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 	memcpy(x->body + x->len, p, len);
 	x->len += len;
 	x->body[x->len] = '\0';
+	return len;
+}
+
+/* Keeps the first WWW-Authenticate header of the final answer (a 1xx
+ * answer's headers come first and have none). */
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct fetch *x = ctx;
+	size_t len = size * n, vl;
+	const char *v;
+
+	if (x->www_auth || len <= 17 || strncasecmp(p, "www-authenticate:", 17) != 0)
+		return len;
+	v = p + 17;
+	vl = len - 17;
+	while (vl && (*v == ' ' || *v == '\t'))
+		v++, vl--;
+	while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+		vl--;
+	if (vl <= SL_FETCH_HEADER_MAX)
+		x->www_auth = sl_strndup(v, vl);
 	return len;
 }
 
@@ -189,6 +214,7 @@ unsigned sl_fetch_pending(const struct sl_fetcher *f)
 void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch_fn *cb, void *arg)
 {
 	struct fetch *x = sl_alloc(sizeof(*x));
+	char *h;
 
 	x->f = f;
 	x->cb = cb;
@@ -210,13 +236,27 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 	sl_curl.easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->error);
 	sl_curl.easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
 	sl_curl.easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-	x->headers = sl_curl.slist_append(NULL, "Accept: application/json");
-	if (q->form) {
-		x->form = sl_strdup(q->form);
+	sl_curl.easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+	sl_curl.easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+	h = sl_printf("Accept: %s", q->accept ? q->accept : "application/json");
+	x->headers = sl_curl.slist_append(NULL, h);
+	free(h);
+	if (q->bearer) {
+		h = sl_printf("Authorization: Bearer %s", q->bearer);
+		x->headers = sl_curl.slist_append(x->headers, h);
+		free(h);
+	}
+	if (q->json) {
+		x->post = sl_strdup(q->json);
+		x->headers = sl_curl.slist_append(x->headers, "Content-Type: application/json");
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->post));
+	} else if (q->form) {
+		x->post = sl_strdup(q->form);
 		x->headers = sl_curl.slist_append(x->headers,
 						  "Content-Type: application/x-www-form-urlencoded");
-		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->form);
-		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->form));
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
+		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->post));
 	}
 	if (q->user && q->password) {
 		sl_curl.easy_setopt(x->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);

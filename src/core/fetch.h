@@ -3,7 +3,9 @@
  * answer is read into a bounded buffer and handed to a callback from the
  * loop, never from inside libcurl. For documents sluice reads from a peer
  * it does not trust to be small or quick: an authorization server's
- * metadata and keys, a token introspection answer (src/auth/).
+ * metadata and keys, a token introspection answer (src/auth/), and the
+ * requests of sluice's own OAuth client: discovery, registration, token
+ * and revocation requests (src/oauth/).
  *
  * libcurl is loaded on first use (core/curl.h); its multi interface runs on
  * the libuv loop through the same socket and timer glue as remote
@@ -30,6 +32,9 @@ struct sl_fetcher;
 struct sl_fetch_req {
 	const char *url;         /* http: or https: */
 	const char *form;        /* a form body to POST; NULL: GET */
+	const char *json;        /* or a JSON body to POST */
+	const char *bearer;      /* an access token, sent as Authorization: Bearer */
+	const char *accept;      /* the Accept header; NULL: application/json */
 	const char *user;        /* HTTP Basic credentials (both or neither), sent as */
 	const char *password;    /* given: form-encode them first where OAuth says so */
 	size_t max_bytes;        /* of the answer's body; more fails the request */
@@ -41,7 +46,11 @@ struct sl_fetch_result {
 	const char *body;        /* NUL-terminated, borrowed for the callback */
 	size_t len;
 	const char *error;       /* NULL: an answer came (any status); else why not */
+	const char *www_authenticate; /* its WWW-Authenticate header (the first, at most
+				       * SL_FETCH_HEADER_MAX bytes), or NULL */
 };
+
+#define SL_FETCH_HEADER_MAX 4096
 
 typedef void sl_fetch_fn(void *arg, const struct sl_fetch_result *res);
 

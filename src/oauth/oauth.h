@@ -1,0 +1,204 @@
+/*
+ * sluice as an OAuth 2.1 client of remote MCP servers (the MCP
+ * authorization specification, client side). src/auth/ is the other face:
+ * who calls sluice. Here is how sluice proves itself to the servers it
+ * calls. docs/internals/AUTH.md, "Toward upstreams".
+ *
+ *   oauth.h      the protocol: discovery, registration, authorization URL,
+ *                redirect check, token and revocation requests (flow.c),
+ *                the WWW-Authenticate reader (challenge.c)
+ *   store.h      tokens and registrations on disk (store.c)
+ *   client.h     one remote upstream's tokens at run time: the header to
+ *                send, refresh (single-flight), "needs login" (client.c)
+ *   cli/auth.c   sluice auth login | status | logout
+ *
+ * Every request goes through a fetcher (core/fetch.h): bounded answers, a
+ * deadline, no redirect followed. A callback runs once, from the loop.
+ */
+#ifndef SL_OAUTH_OAUTH_H
+#define SL_OAUTH_OAUTH_H
+
+#include "core/common.h"
+
+#include <stdint.h>
+
+struct sl_fetcher;
+
+#define SL_OAUTH_DOC_MAX (64 * 1024) /* a metadata, registration or token answer */
+#define SL_OAUTH_VALUE_MAX 8192      /* a token, a URL, a scope list */
+#define SL_OAUTH_TIMEOUT_MS 10000    /* one request to an authorization server */
+
+/* ---- WWW-Authenticate (RFC 6750 3, RFC 9728 5.1) -------------------------- */
+
+/* What a Bearer challenge says; every field NULL when absent. */
+struct sl_oauth_challenge {
+	char *resource_metadata; /* RFC 9728: where the Protected Resource Metadata is */
+	char *scope;             /* what the server wants (space-separated) */
+	char *error;             /* invalid_token, insufficient_scope, ... */
+	char *error_description;
+};
+
+/* Reads the Bearer challenge of a WWW-Authenticate value (the first one, if
+ * the header carries several schemes). SL_ERR_NOT_FOUND: no Bearer
+ * challenge; SL_ERR_INVALID: malformed. Values over SL_OAUTH_VALUE_MAX are
+ * refused, not cut. */
+int sl_oauth_challenge_parse(const char *h, size_t len, struct sl_oauth_challenge *out)
+	SL_MUST_USE;
+void sl_oauth_challenge_dispose(struct sl_oauth_challenge *c);
+
+/* ---- what discovery finds ------------------------------------------------- */
+
+enum {
+	SL_OAUTH_AUTH_NONE = 1u << 0,            /* token endpoint auth methods */
+	SL_OAUTH_AUTH_BASIC = 1u << 1,           /* client_secret_basic */
+	SL_OAUTH_AUTH_POST = 1u << 2,            /* client_secret_post */
+};
+
+/* One server's authorization server, as discovery found it. */
+struct sl_oauth_server {
+	char *resource;               /* the RFC 8707 resource: the server's canonical URL */
+	char *issuer;
+	char *authorization_endpoint;
+	char *token_endpoint;
+	char *registration_endpoint;  /* NULL: no dynamic registration */
+	char *revocation_endpoint;    /* NULL: no RFC 7009 */
+	char *scope;                  /* what to ask for: the challenge's scope, else the PRM's
+				       * scopes_supported, else NULL (ask for none) */
+	unsigned auth_methods;        /* SL_OAUTH_AUTH_*; 0 when not said: basic assumed */
+	bool cimd;                    /* client_id_metadata_document_supported */
+	bool offline_access;          /* offline_access is among the AS's scopes */
+	bool legacy;                  /* 2025-03-26: no PRM, endpoints at the server's origin */
+};
+
+void sl_oauth_server_dispose(struct sl_oauth_server *s);
+/* A deep copy. */
+void sl_oauth_server_copy(struct sl_oauth_server *dst, const struct sl_oauth_server *src);
+
+/* ---- registration ----------------------------------------------------------- */
+
+/* sluice's client at one authorization server (bound to its issuer). */
+struct sl_oauth_registration {
+	char *issuer;
+	char *client_id;
+	char *client_secret;          /* NULL: a public client */
+	char *auth_method;            /* "none", "client_secret_basic", "client_secret_post" */
+	char *redirect_uri;           /* as registered (a loopback one's port may vary) */
+	char *how;                    /* "config", "metadata document" or "dynamic" */
+};
+
+void sl_oauth_registration_dispose(struct sl_oauth_registration *r);
+void sl_oauth_registration_copy(struct sl_oauth_registration *dst,
+				const struct sl_oauth_registration *src);
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+struct sl_oauth_tokens {
+	char *access_token;
+	char *refresh_token;          /* NULL: none given */
+	char *scope;                  /* granted, as the AS said (else as asked) */
+	int64_t expires_at;           /* unix seconds; 0: not said */
+};
+
+void sl_oauth_tokens_dispose(struct sl_oauth_tokens *t);
+void sl_oauth_tokens_copy(struct sl_oauth_tokens *dst, const struct sl_oauth_tokens *src);
+
+/* ---- the requests ------------------------------------------------------------- */
+
+/* Discovery from a server's URL and, if known, its 401 challenge
+ * (www_authenticate NULL: sluice sends an unauthenticated initialize first
+ * and reads the challenge of its answer). Order: the challenge's
+ * resource_metadata, else RFC 9728's path-suffixed then root well-known
+ * URLs; the PRM's resource must be the server's URL (else refused, nothing
+ * more is asked). Then the authorization server's metadata: RFC 8414
+ * (path-inserted), then OpenID discovery (path-inserted, then appended);
+ * its issuer must be the one asked for. No PRM at all: the 2025-03-26 way
+ * (metadata at the server's origin, else /authorize, /token and /register
+ * there). cb(arg, server, NULL) or cb(arg, NULL, why). */
+typedef void sl_oauth_discover_fn(void *arg, const struct sl_oauth_server *s, const char *why);
+void sl_oauth_discover(struct sl_fetcher *f, const char *server_url,
+		       const char *www_authenticate, sl_oauth_discover_fn *cb, void *arg);
+
+/* How a server entry wants sluice to register (mcpServers.<name>.oauth). */
+struct sl_oauth_client_want {
+	const char *client_id;        /* pre-registered; NULL: register */
+	const char *client_secret;
+	const char *metadata_url;     /* a Client ID Metadata Document URL, or NULL */
+	const char *client_name;      /* for dynamic registration */
+	bool machine;                 /* client credentials: no redirect */
+};
+
+/* In the spec's order: the configured client; a metadata document URL as
+ * client_id where the AS supports them; dynamic registration (RFC 7591,
+ * application_type "native", the loopback redirect_uri). A stored
+ * registration for the same issuer should be passed back as prev and is
+ * reused (no request). cb(arg, reg, NULL) or cb(arg, NULL, why). */
+typedef void sl_oauth_register_fn(void *arg, const struct sl_oauth_registration *r,
+				  const char *why);
+void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
+		       const struct sl_oauth_client_want *want,
+		       const struct sl_oauth_registration *prev, const char *redirect_uri,
+		       sl_oauth_register_fn *cb, void *arg);
+
+/* PKCE (RFC 7636, S256) and state: fresh random values from the kernel. */
+struct sl_oauth_pkce {
+	char verifier[64];            /* 43 characters, base64url of 32 random bytes */
+	char challenge[64];           /* base64url(SHA-256(verifier)) */
+	char state[64];               /* 32 characters, 24 random bytes */
+};
+void sl_oauth_pkce_new(struct sl_oauth_pkce *p);
+
+/* The authorization URL: response_type=code, client_id, redirect_uri, scope
+ * (omitted when NULL), state, code_challenge (S256), resource (RFC 8707).
+ * Malloc'd. */
+char *sl_oauth_authorize_url(const struct sl_oauth_server *s,
+			     const struct sl_oauth_registration *r, const char *redirect_uri,
+			     const char *scope, const struct sl_oauth_pkce *p);
+
+/* Checks a redirect (a whole URL, or its query string): an error=...
+ * answer says what the AS refused; state must match; iss (RFC 9207), when
+ * present or when the AS said it sends it, must be the issuer. On success
+ * *code is the code (malloc'd). */
+int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *s,
+			    const struct sl_oauth_pkce *p, char **code, struct sl_err *err)
+	SL_MUST_USE;
+
+enum sl_oauth_grant_kind {
+	SL_OAUTH_CODE,                /* code + verifier + redirect_uri */
+	SL_OAUTH_REFRESH,             /* refresh_token */
+	SL_OAUTH_CLIENT_CREDENTIALS,  /* scope */
+	SL_OAUTH_TOKEN_EXCHANGE,      /* RFC 8693: subject_token (+ its type) */
+};
+
+struct sl_oauth_grant {
+	enum sl_oauth_grant_kind kind;
+	const char *code, *verifier, *redirect_uri;
+	const char *refresh_token;
+	const char *scope;            /* NULL: none sent */
+	const char *subject_token, *subject_token_type;
+};
+
+/* What a token request ended with. error is the AS's OAuth error code
+ * ("invalid_grant": the refresh token is dead, a login is needed) or NULL
+ * for a transport failure; why is a sentence for a person. */
+struct sl_oauth_token_result {
+	const struct sl_oauth_tokens *tokens; /* NULL on failure */
+	const char *error;
+	const char *why;
+};
+typedef void sl_oauth_token_fn(void *arg, const struct sl_oauth_token_result *res);
+/* A token request with the client's auth method (Basic, POST or none) and
+ * the resource parameter. A refresh that returns no new refresh token keeps
+ * the old one (the caller's copy). */
+void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
+		    const struct sl_oauth_registration *r, const struct sl_oauth_grant *g,
+		    sl_oauth_token_fn *cb, void *arg);
+
+/* RFC 7009: revokes token (hint "refresh_token" or "access_token").
+ * cb(arg, NULL) when revoked or when the AS has no revocation endpoint
+ * (nothing to do), else cb(arg, why). */
+typedef void sl_oauth_done_fn(void *arg, const char *why);
+void sl_oauth_revoke(struct sl_fetcher *f, const struct sl_oauth_server *s,
+		     const struct sl_oauth_registration *r, const char *token, const char *hint,
+		     sl_oauth_done_fn *cb, void *arg);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * Tokens and registrations on disk: one file per (server URL, user) under
+ * $XDG_STATE_HOME/sluice/oauth/ (~/.local/state/sluice/oauth), the directory
+ * 0700 and each file 0600, written whole to a temporary file, synced and
+ * renamed over the old one, so a crash leaves the old record or the new,
+ * never half of one. The file's name is a digest of the URL and the user:
+ * a server renamed in the config keeps its login, two configs with a
+ * server called `github` pointing at different URLs do not share one.
+ *
+ * Optionally encrypted (AES-256-GCM, Nettle) with a key from the
+ * environment (SLUICE_TOKEN_KEY) or a file (sluice.oauth.keyFile): the key
+ * material is hashed to 32 bytes; each write has a fresh random nonce; a
+ * file that does not decrypt (another key, tampered) is refused with a
+ * message, never read as empty. A record is at most SL_OAUTH_RECORD_MAX
+ * bytes on disk.
+ *
+ *   struct sl_oauth_store *st;
+ *   if (sl_oauth_store_open(cfg, &st, &err) < 0) ... err.msg
+ *   struct sl_oauth_record rec = { 0 };
+ *   rc = sl_oauth_store_load(st, url, user, &rec, &err);   SL_ERR_NOT_FOUND: none
+ *   ... rec.tokens.access_token ...
+ *   sl_oauth_store_save(st, &rec, &err);
+ *   sl_oauth_record_dispose(&rec);
+ *   sl_oauth_store_free(st);
+ */
+#ifndef SL_OAUTH_STORE_H
+#define SL_OAUTH_STORE_H
+
+#include "oauth/oauth.h"
+
+struct sl_config;
+
+#define SL_OAUTH_RECORD_MAX (256 * 1024)
+
+/* What is kept for one server and one user. */
+struct sl_oauth_record {
+	char *url;                    /* the server's URL (the key, with user) */
+	char *user;                   /* "" : the gateway's own login; else a caller's key */
+	char *server;                 /* its name in the config when saved (for status) */
+	char *subject;                /* who logged in, if known; else NULL */
+	struct sl_oauth_server as;    /* discovery's answer */
+	struct sl_oauth_registration reg;
+	struct sl_oauth_tokens tokens;
+	char *needs_scope;            /* the server asked for more (step-up); NULL: no */
+	int64_t saved_at;             /* unix seconds */
+};
+
+void sl_oauth_record_dispose(struct sl_oauth_record *r);
+
+struct sl_oauth_store;
+
+/* The store for cfg (sluice.oauth.keyFile, SLUICE_TOKEN_KEY). Creates the
+ * directory when first saving, not here. */
+int sl_oauth_store_open(const struct sl_config *cfg, struct sl_oauth_store **out,
+			struct sl_err *err) SL_MUST_USE;
+void sl_oauth_store_free(struct sl_oauth_store *st);
+
+int sl_oauth_store_load(struct sl_oauth_store *st, const char *url, const char *user,
+			struct sl_oauth_record *out, struct sl_err *err) SL_MUST_USE;
+int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record *r,
+			struct sl_err *err) SL_MUST_USE;
+/* SL_ERR_NOT_FOUND: there was none. */
+int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char *user,
+			  struct sl_err *err) SL_MUST_USE;
+/* The file a record lives in (it may not exist): malloc'd. For watching. */
+char *sl_oauth_store_path(const struct sl_oauth_store *st, const char *url, const char *user);
+
+/* Every record, for `sluice auth status`: fn(arg, rec) for each readable
+ * one, fn(arg, NULL) never; unreadable files are reported through warn. */
+typedef void sl_oauth_store_each_fn(void *arg, const struct sl_oauth_record *r);
+int sl_oauth_store_each(struct sl_oauth_store *st, sl_oauth_store_each_fn *fn, void *arg,
+			struct sl_err *warn) SL_MUST_USE;
+
+#endif
