@@ -4,6 +4,7 @@
 #include "auth/introspect.h"
 #include "auth/claims.h"
 #include "auth/verdicts.h"
+#include "core/escape.h"
 #include "core/json.h"
 #include "core/log.h"
 
@@ -29,26 +30,6 @@ struct sl_introspect {
 	char *user, *password;       /* form-encoded (RFC 6749 §2.3.1) */
 };
 
-/* application/x-www-form-urlencoded (unreserved characters kept). */
-static char *form_encode(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = sl_alloc(strlen(s) * 3 + 1), *o = out;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-			*o++ = (char)*p;
-		} else {
-			*o++ = '%';
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 struct sl_introspect *sl_introspect_new(struct sl_fetcher *f, const struct sl_auth_config *cfg,
 					void (*ready)(void *arg), void *arg)
 {
@@ -60,8 +41,8 @@ struct sl_introspect *sl_introspect_new(struct sl_fetcher *f, const struct sl_au
 	in->arg = arg;
 	sl_verdicts_init(&in->answers, cfg->introspection.max_entries);
 	sl_map_init(&in->asking);
-	in->user = form_encode(cfg->introspection.client_id);
-	in->password = form_encode(cfg->introspection.client_secret);
+	in->user = sl_url_encode(cfg->introspection.client_id);
+	in->password = sl_url_encode(cfg->introspection.client_secret);
 	return in;
 }
 
@@ -221,7 +202,7 @@ enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *t
 	a->in = in;
 	snprintf(a->key, sizeof(a->key), "%s", hash);
 	sl_map_put(&in->asking, a->key, a);
-	tok = form_encode(token);
+	tok = sl_url_encode(token);
 	q.form = sl_printf("token=%s&token_type_hint=access_token", tok);
 	sl_fetch_start(in->f, &q, on_answer, a);
 	free((char *)q.form);

@@ -1,6 +1,8 @@
 /* Escaping peer text for a person or a log; see escape.h. */
 #include "core/escape.h"
 
+#include <string.h>
+
 /* The length of the valid UTF-8 sequence at s and its code point in *cp;
  * 0 for anything else (a stray byte, an overlong form, a surrogate). */
 static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
@@ -67,4 +69,23 @@ int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style 
 			b->data[start] = '\0';
 	}
 	return rc;
+}
+
+char *sl_url_encode(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = sl_alloc(strlen(s) * 3 + 1), *o = out;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	*o = '\0';
+	return out;
 }

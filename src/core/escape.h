@@ -25,4 +25,9 @@ enum sl_escape_style {
  * cap: nothing appended). At most 6 bytes come out per byte in, plus 2. */
 int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style style) SL_MUST_USE;
 
+/* Percent-encoding for a URL's query or an application/x-www-form-urlencoded
+ * body: every byte but the unreserved characters (A-Z a-z 0-9 - . _ ~)
+ * becomes %XX. Malloc'd. */
+char *sl_url_encode(const char *s);
+
 #endif

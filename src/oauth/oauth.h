@@ -13,7 +13,9 @@
  *   cli/auth.c   sluice auth login | status | logout
  *
  * Every request goes through a fetcher (core/fetch.h): bounded answers, a
- * deadline, no redirect followed. A callback runs once, from the loop.
+ * deadline, no redirect followed. A callback runs once: from the loop, or
+ * before the call returns when no request was needed (a configured or
+ * stored registration, no revocation endpoint).
  */
 #ifndef SL_OAUTH_OAUTH_H
 #define SL_OAUTH_OAUTH_H
@@ -67,6 +69,7 @@ struct sl_oauth_server {
 	unsigned auth_methods;        /* SL_OAUTH_AUTH_*; 0 when not said: basic assumed */
 	bool cimd;                    /* client_id_metadata_document_supported */
 	bool offline_access;          /* offline_access is among the AS's scopes */
+	bool iss_param;               /* RFC 9207: the AS says it puts iss on redirects */
 	bool legacy;                  /* 2025-03-26: no PRM, endpoints at the server's origin */
 };
 
