@@ -8,6 +8,7 @@
 #include "gateway/view.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "oauth/client.h"
 #include "stages/pinning.h"
 
 #include <stdio.h>
@@ -100,6 +101,13 @@ static void on_settled(void *ctx)
 		       u->templates.n, u->prompts.n);
 		if (u->error)
 			printf("  %s: %s\n", u->state == SL_UP_READY ? "note" : "error", u->error);
+		if (u->oauth) {
+			char buf[300];
+			const char *d = sl_oauth_client_describe(u->oauth, buf, sizeof(buf));
+			/* A server that never asked for a token has nothing to say. */
+			if (strcmp(d, "not logged in"))
+				printf("  oauth: %s\n", d);
+		}
 		if (u->state != SL_UP_READY && !u->cfg->disabled)
 			ck->rc = 1;
 		pinning_note(pg, u, cfg);

@@ -516,11 +516,27 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	sl_session_answer(s, m, modern, false, d, sl_calls_error_result(d, msg));
 }
 
+/* The server of the session's view that a tool's name would be prefixed
+ * with, when that server waits for a login (and so listed no tools). */
+static const struct sl_upstream *login_owner(struct sl_gateway *gw, struct sl_view *v,
+					     const char *name)
+{
+	for (size_t i = 0; i < gw->nups; i++) {
+		const struct sl_upstream *u = gw->ups[i];
+		size_t n = strlen(u->name);
+		if (u->state == SL_UP_NEEDS_LOGIN && u->error && sl_view_server(v, u) &&
+		    !strncmp(name, u->name, n) && !strncmp(name + n, "__", 2))
+			return u;
+	}
+	return NULL;
+}
+
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
 	yyjson_val *args = m->params ? yyjson_obj_get(m->params, "arguments") : NULL;
 	const struct sl_entry *e;
+	const struct sl_upstream *waiting;
 	struct sl_view v;
 	char msg[300];
 
@@ -548,6 +564,13 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	}
 	e = v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ?
 	    sl_view_tool(&v, name) : NULL;
+	if (!e && (waiting = login_owner(s->gw, &v, name))) {
+		/* Its tools were never listed: say why, for the model and the person. */
+		snprintf(msg, sizeof(msg), "Unknown tool: %.100s: server '%s' %s", name, waiting->name,
+			 waiting->error);
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
+		return;
+	}
 	if (!e) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);

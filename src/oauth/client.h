@@ -36,6 +36,10 @@ struct sl_server_config;
 struct sl_oauth_client *sl_oauth_client_new(uv_loop_t *loop, const struct sl_config *gcfg,
 					    const struct sl_server_config *cfg, const char *user);
 void sl_oauth_client_free(struct sl_oauth_client *c);
+/* A config reload kept the server: its entry (and the gateway's settings)
+ * are now these. Borrowed, as in sl_oauth_client_new. */
+void sl_oauth_client_reconfigure(struct sl_oauth_client *c, const struct sl_config *gcfg,
+				 const struct sl_server_config *cfg);
 
 /* The access token to send now, or NULL (none yet: send without one and
  * see what the server says). Borrowed until the next call into c. */
@@ -43,6 +47,9 @@ const char *sl_oauth_client_token(struct sl_oauth_client *c);
 /* True when the token should be refreshed before it is used (it expires
  * within the configured margin and a refresh is possible). */
 bool sl_oauth_client_stale(const struct sl_oauth_client *c);
+/* The rule behind it, for tokens t at unix time now: it has an expiry, and
+ * that is at most margin seconds away (or past). */
+bool sl_oauth_tokens_stale(const struct sl_oauth_tokens *t, int64_t now, uint32_t margin);
 
 /* What to do with a request the server refused, or one held for a stale
  * token. */
@@ -52,7 +59,9 @@ enum sl_oauth_verdict {
 };
 
 /* cb(arg, ok): ok, send again with sl_oauth_client_token; else fail with
- * sl_oauth_client_why. Runs from the loop, never inside the call. */
+ * sl_oauth_client_why. Runs from the loop, never inside the call. At most
+ * sluice.oauth.maxHeldRequests callbacks wait at once: one more is FAIL,
+ * "too many requests waiting for a token". */
 typedef void sl_oauth_ready_fn(void *arg, bool ok);
 
 /* The server answered status (401 or 403) with this WWW-Authenticate

@@ -15,6 +15,14 @@
  * HTTP+SSE (2024-11-05, "type": "sse"): a GET stream whose first event
  * names the URL to POST messages to; every answer comes on the stream.
  *
+ * OAuth (the upstream's client, oauth/client.h): every transfer carries the
+ * client's access token. A POST refused for its token (401, or 403
+ * insufficient_scope) is held, its line kept, until the client has a new
+ * token, then sent once more; a line is held the same way before it is sent
+ * when the token is about to expire. The client bounds how many wait
+ * (sluice.oauth.maxHeldRequests). "Needs login" ends the link: the upstream
+ * waits for a login instead of restarting.
+ *
  * Everything curl reports arrives inside its callbacks, where the upstream
  * must not run (it may send, which adds a transfer, or give the link up,
  * which would free the multi handle under curl). So callbacks only queue
@@ -24,8 +32,10 @@
 #include "core/buf.h"
 #include "core/curl.h"
 #include "core/json.h"
+#include "core/fetch.h"
 #include "core/log.h"
 #include "event/handles.h"
+#include "oauth/client.h"
 #include "proto/mcp.h"
 #include "proto/sse.h"
 
@@ -63,6 +73,10 @@ struct xfer {
 	bool answered;           /* a response with req_id came back on it */
 	bool started;            /* the first body bytes were seen */
 	bool is_sse, is_json;
+	bool retried;            /* sent again after a token refusal: not held twice */
+	bool cancels;            /* a notifications/cancelled: never held */
+	char *used;              /* the access token it carries, or NULL */
+	char *www;               /* the answer's WWW-Authenticate, or NULL */
 	long status;
 	int resumes;             /* X_RESUME: how many before this one */
 	struct sl_sse sse;       /* the answer's events, or its JSON body */
@@ -106,6 +120,19 @@ struct sl_remote {
 	long retry_ms;
 	uint64_t stream_due;     /* when to reopen the GET stream (0: not scheduled) */
 	struct resume *resumes;  /* answers to fetch with GET and Last-Event-ID */
+
+	struct sl_oauth_client *oauth; /* the upstream's, or NULL: no token to send */
+	struct held *held;       /* lines waiting for a token (the client bounds them) */
+	bool stream_held;        /* the GET stream waits for a token */
+};
+
+/* A line waiting for a token (oauth/client.h: its callback's arg). */
+struct held {
+	struct held *next;
+	struct sl_remote *r;
+	char *line;
+	size_t len;
+	int64_t req_id;          /* -1: a notification */
 };
 
 struct resume {
@@ -118,8 +145,12 @@ struct resume {
 
 static void xfer_free(struct xfer *x);
 static void xfer_done(struct xfer *x, CURLcode rc);
+static bool post(struct sl_remote *r, char *line, size_t len, bool retried);
+static void open_stream(struct sl_remote *r);
 static void schedule(struct sl_remote *r);
 static void kick_at(struct sl_remote *r, uint64_t due);
+
+static bool header_safe(const char *v);
 
 static const char *up_name(struct sl_remote *r)
 {
@@ -239,6 +270,17 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	size_t len = size * n, vl;
 	const char *v;
 
+	if (len > 17 && strncasecmp(p, "www-authenticate:", 17) == 0 && !x->www) {
+		v = p + 17;
+		vl = len - 17;
+		while (vl && (*v == ' ' || *v == '\t'))
+			v++, vl--;
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		if (vl < SL_FETCH_HEADER_MAX)
+			x->www = sl_strndup(v, vl);
+		return len;
+	}
 	if (len > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0 && !r->sse_transport) {
 		v = p + 15;
 		vl = len - 15;
@@ -312,6 +354,14 @@ static struct xfer *xfer_new(struct sl_remote *r, enum xfer_kind kind, const cha
 	sl_sse_init(&x->sse, r->link.up->gcfg->max_upstream_message_bytes, &sse_ops, x);
 	for (size_t i = 0; i < c->nheaders; i++)
 		add_header(x, c->headers[i].key, c->headers[i].value);
+	/* The upstream has a client only when the config sets no
+	 * Authorization of its own. */
+	if (r->oauth && sl_oauth_client_token(r->oauth) && header_safe(sl_oauth_client_token(r->oauth))) {
+		char *h = sl_printf("Bearer %s", sl_oauth_client_token(r->oauth));
+		add_header(x, "Authorization", h);
+		free(h);
+		x->used = sl_strdup(sl_oauth_client_token(r->oauth));
+	}
 	if (!r->sse_transport && r->session_id)
 		add_header(x, "Mcp-Session-Id", r->session_id);
 	if (kind != X_POST && r->version && sl_mcp_legacy_version(r->version))
@@ -365,6 +415,8 @@ static void xfer_free(struct xfer *x)
 	sl_curl.slist_free_all(x->headers);
 	sl_sse_dispose(&x->sse);
 	free(x->body);
+	free(x->used);
+	free(x->www);
 	free(x);
 }
 
@@ -416,7 +468,146 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 	return id;
 }
 
-static bool post(struct sl_remote *r, char *line, size_t len)
+static void held_free(struct held *h)
+{
+	free(h->line);
+	free(h);
+}
+
+static void held_unlink(struct held *h)
+{
+	for (struct held **p = &h->r->held; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			return;
+		}
+}
+
+/* The client has no token for a line: its request fails with why (a
+ * notification is dropped). "Needs login" ends the link instead: the
+ * upstream fails every call with it and waits for a login. */
+static void auth_failed(struct sl_remote *r, int64_t req_id)
+{
+	const char *why = sl_oauth_client_why(r->oauth);
+	char msg[700];
+
+	if (sl_oauth_client_needs_login(r->oauth)) {
+		note_lost(r, "%s", why);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "server '%s': %s", up_name(r), why ? why : "cannot be authorized");
+	if (req_id >= 0)
+		note_failed(r, req_id, msg);
+	else
+		sl_log(SL_LOG_DEBUG, "%s; a notification to it is dropped", msg);
+}
+
+/* The client's answer for a held line: send it with the new token, or
+ * fail it. */
+static void on_held_ready(void *arg, bool ok)
+{
+	struct held *h = arg;
+	struct sl_remote *r = h->r;
+
+	held_unlink(h);
+	if (!ok) {
+		auth_failed(r, h->req_id);
+		held_free(h);
+		return;
+	}
+	if (!post(r, h->line, h->len, true) && h->req_id >= 0)
+		note_failed(r, h->req_id, "cannot start an HTTP transfer");
+	free(h);
+}
+
+/* Holds line (taken) on the client's verdict v for it: true when held. */
+static bool hold(struct sl_remote *r, struct held *h, enum sl_oauth_verdict v)
+{
+	if (v != SL_OAUTH_RETRY)
+		return false;
+	h->next = r->held;
+	r->held = h;
+	return true;
+}
+
+static struct held *held_new(struct sl_remote *r, char *line, size_t len, int64_t req_id)
+{
+	struct held *h = sl_alloc(sizeof(*h));
+
+	h->r = r;
+	h->line = line;
+	h->len = len;
+	h->req_id = req_id;
+	return h;
+}
+
+/* The id of the request line carries, else -1. */
+static int64_t request_id(const char *line, size_t len)
+{
+	yyjson_doc *d = yyjson_read(line, len, 0);
+	yyjson_val *root = yyjson_doc_get_root(d), *id = yyjson_obj_get(root, "id");
+	int64_t out = yyjson_obj_get(root, "method") && yyjson_is_int(id) ? yyjson_get_sint(id) : -1;
+
+	yyjson_doc_free(d);
+	return out;
+}
+
+static bool insufficient_scope(const char *www)
+{
+	struct sl_oauth_challenge ch;
+	bool yes;
+
+	if (!www || sl_oauth_challenge_parse(www, strlen(www), &ch) != SL_OK)
+		return false;
+	yes = ch.error && !strcmp(ch.error, "insufficient_scope");
+	sl_oauth_challenge_dispose(&ch);
+	return yes;
+}
+
+/* A POST the server refused for its token (401, 403 insufficient_scope):
+ * held for the client's new token, once; else failed with the client's
+ * why. True when it was such a refusal. */
+static bool post_refused(struct xfer *x)
+{
+	struct sl_remote *r = x->r;
+	struct held *h;
+	char msg[300];
+
+	if (!r->oauth || (x->status != 401 && !(x->status == 403 && insufficient_scope(x->www))))
+		return false;
+	if (x->cancels)
+		return true; /* nothing to wait for */
+	if (x->retried && x->status == 401) {
+		snprintf(msg, sizeof(msg), "server '%s' refused its new access token too (HTTP 401)",
+			 up_name(r));
+		if (x->req_id >= 0)
+			note_failed(r, x->req_id, msg);
+		return true;
+	}
+	h = held_new(r, x->body, strlen(x->body), x->req_id);
+	x->body = NULL;
+	if (!hold(r, h, sl_oauth_client_refused(r->oauth, x->status, x->www, x->used,
+						on_held_ready, h))) {
+		auth_failed(r, h->req_id);
+		held_free(h);
+	}
+	return true;
+}
+
+/* Forgets the held request id (it was cancelled). */
+static void held_cancel(struct sl_remote *r, int64_t id)
+{
+	for (struct held **p = &r->held; *p; p = &(*p)->next)
+		if ((*p)->req_id == id) {
+			struct held *h = *p;
+			*p = h->next;
+			sl_oauth_client_forget(r->oauth, h);
+			held_free(h);
+			return;
+		}
+}
+
+static bool post(struct sl_remote *r, char *line, size_t len, bool retried)
 {
 	const char *url = r->sse_transport ? r->endpoint : r->link.up->cfg->url;
 	struct xfer *x;
@@ -433,7 +624,11 @@ static bool post(struct sl_remote *r, char *line, size_t len)
 		return false;
 	}
 	x->body = line;
+	x->retried = retried;
 	x->req_id = describe(x, line, len, &listen, &cancels);
+	x->cancels = cancels >= 0;
+	if (cancels >= 0 && r->oauth)
+		held_cancel(r, cancels);
 	/* MCP 2026-07-28 HTTP: closing a request's stream cancels it (a
 	 * listen's is how it ends); the notification goes too, for servers
 	 * that wait for it. */
@@ -534,6 +729,40 @@ static void stream_ended(struct sl_remote *r, struct xfer *x, const char *why)
 	kick_at(r, r->stream_due);
 }
 
+/* The client's answer for the GET stream refused for its token. */
+static void on_stream_ready(void *arg, bool ok)
+{
+	struct sl_remote *r = arg;
+
+	r->stream_held = false;
+	if (r->lost || r->stopping)
+		return;
+	if (ok) {
+		if (r->sse_transport || r->stream_wanted)
+			open_stream(r);
+		return;
+	}
+	if (sl_oauth_client_needs_login(r->oauth) || r->sse_transport) {
+		note_lost(r, "%s", sl_oauth_client_why(r->oauth) ? sl_oauth_client_why(r->oauth) :
+			  "cannot be authorized");
+		return;
+	}
+	/* Tried again later, as a stream that failed. */
+	r->stream_due = sl_now_ms() + 4 * RETRY_DEFAULT_MS;
+	kick_at(r, r->stream_due);
+}
+
+static void stream_refused(struct sl_remote *r, struct xfer *x)
+{
+	if (r->stream_held)
+		return;
+	if (sl_oauth_client_refused(r->oauth, 401, x->www, x->used, on_stream_ready, r) ==
+	    SL_OAUTH_RETRY)
+		r->stream_held = true;
+	else
+		on_stream_ready(r, false);
+}
+
 static void xfer_done(struct xfer *x, CURLcode rc)
 {
 	struct sl_remote *r = x->r;
@@ -567,6 +796,8 @@ static void xfer_done(struct xfer *x, CURLcode rc)
 		note_lost(r, "stopped");
 		break;
 	case X_POST:
+		if (post_refused(x))
+			break;
 		/* The server is gone, or ended the session. An HTTP error during
 		 * the handshake fails that request alone: the upstream decides
 		 * (a refused server/discover probe means a session-era server). */
@@ -590,7 +821,9 @@ static void xfer_done(struct xfer *x, CURLcode rc)
 			answer_lost(x, why[0] ? why : "closed the stream");
 		break;
 	case X_STREAM:
-		if (status == 405 && !r->sse_transport) {
+		if (status == 401 && r->oauth && !r->stopping) {
+			stream_refused(r, x);
+		} else if (status == 405 && !r->sse_transport) {
 			r->no_get_stream = true; /* allowed: the server sends only on POST answers */
 		} else if (status == 404 && r->session_id) {
 			note_lost(r, "%s", why);
@@ -683,7 +916,7 @@ static void flush_queued(struct sl_remote *r)
 	while (i < r->queued.len) {
 		char *nl = memchr(r->queued.data + i, '\n', r->queued.len - i);
 		size_t n = (size_t)(nl - (r->queued.data + i)) + 1;
-		if (!post(r, sl_strndup(r->queued.data + i, n), n))
+		if (!post(r, sl_strndup(r->queued.data + i, n), n, false))
 			note_lost(r, "cannot start an HTTP transfer");
 		i += n;
 	}
@@ -795,7 +1028,21 @@ static bool remote_send(struct sl_link *l, char *line, size_t len)
 		free(line);
 		return ok;
 	}
-	return post(r, line, len);
+	/* A token about to expire is refreshed first; if that cannot be now,
+	 * the line goes with the one there is (it may still be accepted). */
+	if (r->oauth && sl_oauth_client_stale(r->oauth)) {
+		struct held *h = held_new(r, line, len, request_id(line, len));
+		if (hold(r, h, sl_oauth_client_refresh(r->oauth, on_held_ready, h)))
+			return true;
+		if (sl_oauth_client_needs_login(r->oauth)) {
+			auth_failed(r, h->req_id);
+			held_free(h);
+			return true;
+		}
+		line = h->line;
+		free(h);
+	}
+	return post(r, line, len, false);
 }
 
 static void remote_established(struct sl_link *l, const char *version)
@@ -859,6 +1106,16 @@ static void remote_detach(struct sl_link *l)
 
 	r->link.up = NULL;
 	r->dead = true;
+	/* The client outlives the link: what waits on it here is forgotten
+	 * now, before the upstream (and its client) may be freed. */
+	while (r->held) {
+		struct held *h = r->held;
+		r->held = h->next;
+		sl_oauth_client_forget(r->oauth, h);
+		held_free(h);
+	}
+	if (r->oauth)
+		sl_oauth_client_forget(r->oauth, r);
 	if (!r->delivering)
 		teardown(r);
 }
@@ -886,6 +1143,7 @@ struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
 	r->link.gen = sl_link_next_gen();
 	r->loop = u->loop;
 	r->sse_transport = u->cfg->transport == SL_TRANSPORT_SSE;
+	r->oauth = u->oauth;
 	r->retry_ms = -1;
 	r->notes_tail = &r->notes;
 	sl_buf_init(&r->queued, 2 * u->gcfg->max_upstream_message_bytes);

@@ -9,10 +9,12 @@
  */
 #include "upstream/link.h"
 #include "core/log.h"
+#include "oauth/client.h"
 #include "proto/mcp.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define BACKOFF_MIN_MS 250
 #define STABLE_MS 30000        /* up this long: the next crash starts backoff afresh */
@@ -21,6 +23,7 @@
 #define MRTR_MAX_ROUNDS 8      /* input_required answers to one request */
 #define MRTR_MAX_INPUTS 16     /* input requests in one answer */
 #define MRTR_ID_PREFIX "sluice-mrtr:"
+#define LOGIN_POLL_MS 2000     /* NEEDS_LOGIN: how often the record's file is looked at */
 
 struct sl_ureq {
 	struct sl_ureq *next, *prev;
@@ -106,7 +109,7 @@ static void item_list_dispose(struct sl_item_list *l)
 const char *sl_upstream_state_name(enum sl_upstream_state s)
 {
 	static const char *n[] = { "idle", "starting", "ready", "restarting", "disabled",
-				   "stopping", "stopped", "failed" };
+				   "stopping", "stopped", "failed", "needs login" };
 	return n[s];
 }
 
@@ -253,6 +256,8 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 		if (u->state == SL_UP_BACKOFF || u->state == SL_UP_STARTING)
 			sl_err_set(err, "server '%s' is restarting (last error: %s)", u->name,
 				   u->error ? u->error : "none");
+		else if (u->state == SL_UP_NEEDS_LOGIN)
+			sl_err_set(err, "server '%s' %s", u->name, u->error);
 		else
 			sl_err_set(err, "server '%s' is not available (%s%s%s)", u->name,
 				   sl_upstream_state_name(u->state), u->error ? ": " : "",
@@ -387,6 +392,33 @@ static void fail_all(struct sl_upstream *u, const char *why)
 		ureq_fail(u->pending, msg);
 }
 
+static void on_login_file(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
+			  const uv_stat_t *curr)
+{
+	struct sl_upstream *u = h->data;
+
+	if (u->state != SL_UP_NEEDS_LOGIN || !sl_oauth_client_reload(u->oauth))
+		return;
+	uv_fs_poll_stop(&u->login_watch);
+	sl_log(SL_LOG_INFO, "server '%s': a login was saved; connecting", u->name);
+	u->backoff_ms = BACKOFF_MIN_MS;
+	start_link(u);
+}
+
+/* Nothing works until a person logs in: no restarts (each would be refused
+ * the same way); the record's file is watched instead, and the link starts
+ * again when a login saves a token there. Logged once, not per attempt. */
+static void needs_login(struct sl_upstream *u, const char *why)
+{
+	set_error(u, why);
+	if (!u->login_logged)
+		sl_log(SL_LOG_WARN, "server '%s' %s", u->name, why);
+	u->login_logged = true;
+	u->state = SL_UP_NEEDS_LOGIN;
+	uv_fs_poll_start(&u->login_watch, on_login_file, sl_oauth_client_path(u->oauth), LOGIN_POLL_MS);
+	u->ops->down(u->ctx, u);
+}
+
 /* The process is gone (or being given up on): fail its calls, then either
  * finish stopping or schedule a restart. */
 static void lose_link(struct sl_upstream *u, const char *why)
@@ -404,6 +436,10 @@ static void lose_link(struct sl_upstream *u, const char *why)
 		return; /* the end of the link fail_final stopped */
 	if (u->state == SL_UP_STOPPING) {
 		u->state = SL_UP_STOPPED;
+		return;
+	}
+	if (u->oauth && sl_oauth_client_needs_login(u->oauth)) {
+		needs_login(u, why);
 		return;
 	}
 	set_error(u, why);
@@ -461,6 +497,7 @@ static void become_ready(struct sl_upstream *u)
 		uv_timer_stop(&u->timer);
 		u->state = SL_UP_READY;
 		u->ready_at = sl_now_ms();
+		u->login_logged = false;
 		set_error(u, NULL);
 	}
 	if (u->state != SL_UP_READY)
@@ -795,6 +832,18 @@ static void start_link(struct sl_upstream *u)
 	yyjson_mut_doc_free(d);
 }
 
+/* A remote server gets an OAuth client unless its config sends an
+ * Authorization header of its own (a static token wins). */
+static bool wants_oauth(const struct sl_server_config *cfg)
+{
+	if (!cfg->url || cfg->disabled || cfg->error)
+		return false;
+	for (size_t i = 0; i < cfg->nheaders; i++)
+		if (!strcasecmp(cfg->headers[i].key, "Authorization"))
+			return false;
+	return true;
+}
+
 struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
 				    const struct sl_config *gcfg,
 				    const struct sl_upstream_ops *ops, void *ctx)
@@ -815,6 +864,10 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 	uv_timer_init(loop, &u->listen_timer);
 	u->listen_timer.data = u;
 	u->listen_backoff_ms = BACKOFF_MIN_MS;
+	uv_fs_poll_init(loop, &u->login_watch);
+	u->login_watch.data = u;
+	if (wants_oauth(cfg))
+		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, "");
 	sl_map_init(&u->watched);
 	u->caps_doc = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
@@ -848,6 +901,7 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 void sl_upstream_stop(struct sl_upstream *u)
 {
 	uv_timer_stop(&u->listen_timer);
+	uv_fs_poll_stop(&u->login_watch);
 	if (u->listen && u->link && (u->state == SL_UP_READY || u->state == SL_UP_STARTING)) {
 		struct sl_ureq *l = u->listen;
 		u->listen = NULL;
@@ -899,9 +953,16 @@ void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_confi
 			     const struct sl_config *gcfg)
 {
 	sl_config_ref(gcfg);
+	if (u->oauth)
+		sl_oauth_client_reconfigure(u->oauth, gcfg, cfg);
 	sl_config_unref(u->gcfg);
 	u->cfg = cfg;
 	u->gcfg = gcfg;
+	/* Switched to client credentials: no person needed any more. */
+	if (u->state == SL_UP_NEEDS_LOGIN && !sl_oauth_client_needs_login(u->oauth)) {
+		uv_fs_poll_stop(&u->login_watch);
+		start_link(u);
+	}
 }
 
 void sl_upstream_free(struct sl_upstream *u)
@@ -912,7 +973,11 @@ void sl_upstream_free(struct sl_upstream *u)
 	while (u->pending)
 		ureq_free(u->pending);
 	u->listen = NULL;
-	u->handles = 3;
+	/* After the link: it forgets what it had waiting on the client. */
+	sl_oauth_client_free(u->oauth);
+	u->oauth = NULL;
+	u->handles = 4;
+	uv_close((uv_handle_t *)&u->login_watch, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->notes_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->listen_timer, on_upstream_timer_closed);

@@ -30,6 +30,7 @@
 
 struct sl_upstream;
 struct sl_ureq;
+struct sl_oauth_client;
 
 enum sl_upstream_state {
 	SL_UP_IDLE,     /* not started yet */
@@ -41,6 +42,9 @@ enum sl_upstream_state {
 	SL_UP_STOPPED,
 	SL_UP_FAILED,   /* given up for good: a restart would fail the same way
 			 * (it speaks no protocol version sluice does) */
+	SL_UP_NEEDS_LOGIN, /* a remote server that cannot be authorized until a
+			    * person runs `sluice auth login NAME`: no restarts;
+			    * it starts again when the login's record appears */
 };
 
 /* What an upstream reports to its owner (the gateway). */
@@ -126,6 +130,11 @@ struct sl_upstream {
 	uv_timer_t listen_timer; /* reopens it after listen_backoff_ms */
 	uint64_t listen_backoff_ms;
 	struct sl_map watched;   /* resource URIs (the server's own) to listen for */
+	/* OAuth (oauth/client.h): a remote server without an Authorization
+	 * header of its own has a client, kept across links and reloads. */
+	struct sl_oauth_client *oauth;
+	uv_fs_poll_t login_watch; /* NEEDS_LOGIN: the record's file, for a login */
+	bool login_logged;       /* "needs login" was logged (once until it is ready) */
 };
 
 struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
