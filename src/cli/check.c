@@ -106,7 +106,8 @@ static void on_settled(void *ctx)
 			const char *d = sl_oauth_client_describe(u->oauth, buf, sizeof(buf));
 			/* A server that never asked for a token has nothing to say. */
 			if (strcmp(d, "not logged in"))
-				printf("  oauth: %s\n", d);
+				printf("  oauth: %s; its login is kept in %s\n", d,
+				       sl_oauth_client_path(u->oauth));
 		}
 		if (u->state != SL_UP_READY && !u->cfg->disabled)
 			ck->rc = 1;

@@ -1,0 +1,151 @@
+/* oauth/client.c: the stale rule, and the single-flight refresh with its
+ * bound on waiters, against a token endpoint that refuses connections. */
+#include "unit.h"
+#include "config/config.h"
+#include "core/common.h"
+#include "oauth/client.h"
+
+#include <stdlib.h>
+#include <uv.h>
+
+TEST(oauth_tokens_stale_by_expiry_and_margin)
+{
+	struct sl_oauth_tokens t = { .access_token = "a" };
+
+	CHECK(!sl_oauth_tokens_stale(&t, 1000, 60));          /* no expiry given */
+	t.expires_at = 2000;
+	CHECK(!sl_oauth_tokens_stale(&t, 1000, 60));          /* far off */
+	CHECK(sl_oauth_tokens_stale(&t, 1940, 60));           /* within the margin */
+	CHECK(!sl_oauth_tokens_stale(&t, 1939, 60));
+	CHECK(sl_oauth_tokens_stale(&t, 2500, 0));            /* past */
+	t.access_token = NULL;
+	CHECK(!sl_oauth_tokens_stale(&t, 2500, 60));          /* nothing to refresh */
+}
+
+struct seen {
+	int calls;
+	bool ok;
+};
+
+static void on_ready(void *arg, bool ok)
+{
+	struct seen *s = arg;
+	s->calls++;
+	s->ok = ok;
+}
+
+TEST(oauth_client_one_refresh_bounded_waiters_forget_and_rate_limit)
+{
+	static const char json[] =
+		"{\"mcpServers\":{\"s\":{\"url\":\"http://127.0.0.1:1/mcp\"}},"
+		"\"sluice\":{\"oauth\":{\"maxHeldRequests\":3}}}";
+	char dir[] = "/tmp/sluice-unit-oauth-XXXXXX";
+	struct sl_config *cfg;
+	struct sl_oauth_store *st;
+	struct sl_oauth_record rec = { 0 };
+	struct sl_oauth_client *c;
+	struct seen a = { 0 }, b = { 0 }, d = { 0 }, e = { 0 };
+	struct sl_err err;
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	CHECK_INT(sl_config_parse("t.json", json, sizeof(json) - 1, &cfg, &err), SL_OK);
+	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+	rec.url = "http://127.0.0.1:1/mcp";
+	rec.user = "";
+	rec.as.token_endpoint = "http://127.0.0.1:1/token"; /* nothing listens: a transport failure */
+	rec.reg.client_id = "c1";
+	rec.tokens.access_token = "old";
+	rec.tokens.refresh_token = "r1";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	sl_oauth_store_free(st);
+
+	uv_loop_init(&loop);
+	c = sl_oauth_client_new(&loop, cfg, &cfg->servers[0], "");
+	CHECK_STR(sl_oauth_client_token(c), "old");
+	CHECK(!sl_oauth_client_stale(c));
+	/* Three requests refused with the token in use wait on one refresh;
+	 * the fourth is over the bound. No callback runs inside a call. */
+	CHECK_INT(sl_oauth_client_refused(c, 401, NULL, "old", on_ready, &a), SL_OAUTH_RETRY);
+	CHECK_INT(sl_oauth_client_refused(c, 401, NULL, "old", on_ready, &b), SL_OAUTH_RETRY);
+	CHECK_INT(sl_oauth_client_refresh(c, on_ready, &d), SL_OAUTH_RETRY);
+	CHECK_INT(sl_oauth_client_refused(c, 401, NULL, "old", on_ready, &e), SL_OAUTH_FAIL);
+	CHECK(strstr(sl_oauth_client_why(c), "too many requests waiting for a token") != NULL);
+	CHECK_INT(a.calls + b.calls + d.calls + e.calls, 0);
+	sl_oauth_client_forget(c, &b);
+	while (a.calls == 0)
+		uv_run(&loop, UV_RUN_ONCE);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	/* One answer for all: not ok; the forgotten one never hears. */
+	CHECK_INT(a.calls, 1);
+	CHECK_INT(d.calls, 1);
+	CHECK_INT(b.calls, 0);
+	CHECK(!a.ok && !d.ok);
+	CHECK(strstr(sl_oauth_client_why(c), "cannot refresh its token") != NULL);
+	/* The refresh token may still be good: not "needs login", and the
+	 * next try waits a second rather than hammer the server. */
+	CHECK(!sl_oauth_client_needs_login(c));
+	CHECK_INT(sl_oauth_client_refused(c, 401, NULL, "old", on_ready, &e), SL_OAUTH_FAIL);
+	CHECK(strstr(sl_oauth_client_why(c), "cannot refresh its token") != NULL);
+	CHECK_INT(e.calls, 0);
+
+	/* A refusal of a token older than the current one: at once, with it
+	 * (from the loop, not inside the call). */
+	memset(&e, 0, sizeof(e));
+	CHECK_INT(sl_oauth_client_refused(c, 401, NULL, "older", on_ready, &e), SL_OAUTH_RETRY);
+	CHECK_INT(e.calls, 0);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	CHECK_INT(e.calls, 1);
+	CHECK(e.ok);
+	sl_oauth_client_free(c);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK_INT(uv_loop_close(&loop), 0);
+	sl_config_unref(cfg);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
+
+TEST(oauth_client_needs_login_without_refresh_token)
+{
+	static const char json[] = "{\"mcpServers\":{\"gh\":{\"url\":\"http://127.0.0.1:1/mcp\"}}}";
+	char dir[] = "/tmp/sluice-unit-oauth-XXXXXX";
+	struct sl_config *cfg;
+	struct sl_oauth_client *c;
+	struct seen a = { 0 };
+	struct sl_err err;
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	CHECK_INT(sl_config_parse("t.json", json, sizeof(json) - 1, &cfg, &err), SL_OK);
+	uv_loop_init(&loop);
+	c = sl_oauth_client_new(&loop, cfg, &cfg->servers[0], "");
+	CHECK(sl_oauth_client_token(c) == NULL);
+	CHECK(!sl_oauth_client_stale(c));
+	/* A Bearer challenge and no login: nothing to try, a person must act. */
+	CHECK_INT(sl_oauth_client_refused(c, 401, "Bearer error=\"invalid_token\"", NULL, on_ready, &a),
+		  SL_OAUTH_FAIL);
+	CHECK(sl_oauth_client_needs_login(c));
+	CHECK_STR(sl_oauth_client_why(c), "needs login: run `sluice auth login gh`");
+	/* 403 insufficient_scope names the scope and the command. */
+	CHECK_INT(sl_oauth_client_refused(c, 403, "Bearer error=\"insufficient_scope\", scope=\"repo\"",
+					  NULL, on_ready, &a), SL_OAUTH_FAIL);
+	CHECK_STR(sl_oauth_client_why(c), "needs the scope \"repo\": run `sluice auth login gh`");
+	CHECK(!sl_oauth_client_reload(c));
+	sl_oauth_client_free(c);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK_INT(uv_loop_close(&loop), 0);
+	CHECK_INT(a.calls, 0);
+	sl_config_unref(cfg);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
