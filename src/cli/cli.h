@@ -43,4 +43,9 @@ int sl_cli_status(const struct sl_config *cfg, const char *url, bool json);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
 
+/* sluice auth login SERVER (cli/login.c): headless reads the redirect
+ * from stdin instead of listening for it; scope adds to what is asked. */
+int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
+		      bool headless, const char *scope);
+
 #endif
