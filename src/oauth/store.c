@@ -144,6 +144,7 @@ static char *to_json(const struct sl_oauth_record *r, size_t *len)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *root = yyjson_mut_obj(d), *as, *reg, *tok, *methods;
+	yyjson_write_err we;
 	char *text;
 
 	if (!d || !root)
@@ -188,11 +189,11 @@ static char *to_json(const struct sl_oauth_record *r, size_t *len)
 	put_str(d, root, "needs_scope", r->needs_scope);
 	yyjson_mut_obj_add_int(d, root, "saved_at", r->saved_at);
 
-	text = yyjson_mut_write(d, YYJSON_WRITE_PRETTY_TWO_SPACES, len);
+	text = yyjson_mut_write_opts(d, YYJSON_WRITE_PRETTY_TWO_SPACES, NULL, len, &we);
 	yyjson_mut_doc_free(d);
-	if (!text)
+	if (!text && we.code == YYJSON_WRITE_ERROR_MEMORY_ALLOCATION)
 		sl_oom();
-	return text;
+	return text; /* NULL: a string is not UTF-8 */
 }
 
 /* nonce || ciphertext || tag under key, as base64url after the prefix. */
@@ -227,6 +228,8 @@ char *sl_oauth_record_encode(const struct sl_oauth_record *r, const uint8_t *key
 	size_t n;
 	char *json = to_json(r, &n), *out;
 
+	if (!json)
+		return NULL;
 	if (!key) {
 		*len = n;
 		return json;
@@ -719,6 +722,11 @@ int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record 
 	w.saved_at = (int64_t)time(NULL);
 	text = sl_oauth_record_encode(&w, key_of(st), &len);
 	path = sl_oauth_store_path(st, r->url, r->user);
+	if (!text) {
+		sl_err_set(err, "%s: the record holds text that is not UTF-8: not saved", path);
+		rc = SL_ERR_INVALID;
+		goto out;
+	}
 	if (len > SL_OAUTH_RECORD_MAX) {
 		sl_err_set(err, "%s: the record would be %zu bytes (at most %d)", path, len,
 			   SL_OAUTH_RECORD_MAX);
@@ -765,8 +773,10 @@ out:
 		unlink(tmp);
 		free(tmp);
 	}
-	explicit_bzero(text, len);
-	free(text);
+	if (text) {
+		explicit_bzero(text, len);
+		free(text);
+	}
 	free(path);
 	return rc;
 }

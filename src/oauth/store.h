@@ -77,7 +77,8 @@ int sl_oauth_store_each(struct sl_oauth_store *st, sl_oauth_store_each_fn *fn, v
 
 /* The file format, for the store and the fuzzer: a record's bytes on disk
  * (the JSON, or sealed under key, SL_OAUTH_KEY_LEN bytes; NULL: plain).
- * Malloc'd; *len its length. */
+ * Malloc'd; *len its length. NULL when a string is not UTF-8 (what
+ * decode returns always is). */
 char *sl_oauth_record_encode(const struct sl_oauth_record *r, const uint8_t *key, size_t *len);
 /* The record in the n bytes data of the file name (for messages), sealed
  * or plain (a plain one is read with a key too). SL_ERR_TOO_LARGE over

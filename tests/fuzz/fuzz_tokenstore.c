@@ -38,7 +38,7 @@ static void reads_back(const char *d, size_t n, const uint8_t *k, const char *wa
 
 	ASSERT(sl_oauth_record_decode(NAME, d, n, k, &r, &err) == 0);
 	again = sl_oauth_record_encode(&r, NULL, &len);
-	ASSERT(len == wlen && memcmp(again, want, len) == 0);
+	ASSERT(again != NULL && len == wlen && memcmp(again, want, len) == 0);
 	free(again);
 	sl_oauth_record_dispose(&r);
 }
@@ -66,9 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(r.url != NULL && r.user != NULL);
 
 	plain = sl_oauth_record_encode(&r, NULL, &plen);
+	ASSERT(plain != NULL); /* what was read is UTF-8 */
 	reads_back(plain, plen, NULL, plain, plen);
 	reads_back(plain, plen, key, plain, plen);
 	sealed = sl_oauth_record_encode(&r, key, &slen);
+	ASSERT(sealed != NULL);
 	reads_back(sealed, slen, key, plain, plen);
 	sl_oauth_record_dispose(&r);
 

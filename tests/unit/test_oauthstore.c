@@ -233,6 +233,13 @@ TEST(oauthstore_round_trip)
 	CHECK(same_record(&bare, &got));
 	sl_oauth_record_dispose(&got);
 
+	/* Text that is not UTF-8 is refused, not written as something else. */
+	bare.url = URL "/bare";
+	bare.subject = "caf\xe9";
+	CHECK_INT(sl_oauth_store_save(st, &bare, &err), SL_ERR_INVALID);
+	CHECK(strstr(err.msg, "not UTF-8") != NULL);
+	bare.subject = NULL;
+
 	/* The store refuses a record without its keys. */
 	bare.url = NULL;
 	CHECK_INT(sl_oauth_store_save(st, &bare, &err), SL_ERR_INVALID);
