@@ -34,6 +34,16 @@ static const char usage[] =
 	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
 	"                        tool pins: status against the live servers, what changed,\n"
 	"                        trust the current definition, forget pins\n"
+	"  auth login SERVER [--headless] [--scope \"A B\"] --config FILE\n"
+	"                        log in to a remote server's authorization server (OAuth): open\n"
+	"                        or print the URL, store the tokens (--headless: paste the\n"
+	"                        redirect URL back instead of a loopback listener)\n"
+	"  auth status [SERVER] [--json] --config FILE\n"
+	"                        each remote server's login: who, scopes, expiry (never a token)\n"
+	"  auth logout SERVER --config FILE\n"
+	"                        revoke the tokens where the server offers it, forget them\n"
+	"                        (tokens: $XDG_STATE_HOME/sluice/oauth, 0600; encrypted with\n"
+	"                        $SLUICE_TOKEN_KEY or sluice.oauth.keyFile when set)\n"
 	"  status [--url http://HOST:PORT] [--json] [--config FILE]\n"
 	"                        a running HTTP gateway's upstreams, sessions and quota counters\n"
 	"                        (default URL: the config's sluice.http.listen; loopback only)\n"
@@ -94,7 +104,7 @@ int main(int argc, char **argv)
 	struct sl_cli_opts opts = { 0 };
 	const char *program = NULL, *program_file = NULL, *http = NULL, *url = NULL;
 	bool json = false;
-	const char *words[16]; /* policy, pins: the words after the command */
+	const char *words[16]; /* policy, pins, auth: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
 	struct sl_gen *gen;
@@ -124,6 +134,9 @@ int main(int argc, char **argv)
 			opts.exposure = argv[++i];
 		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
 			opts.log_level = argv[++i];
+		} else if (cmd && !strcmp(cmd, "auth") && nwords < (int)SL_COUNT(words)) {
+			/* Its own options too (--json, --scope ...): sl_cli_auth reads them. */
+			words[nwords++] = a;
 		} else if (!strcmp(a, "--http") && i + 1 < argc) {
 			http = argv[++i];
 		} else if (!strcmp(a, "--url") && i + 1 < argc) {
@@ -152,7 +165,7 @@ int main(int argc, char **argv)
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
 		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins") &&
-		     strcmp(cmd, "status"))) {
+		     strcmp(cmd, "status") && strcmp(cmd, "auth"))) {
 		fprintf(stderr, "sluice: %s%s%s\n\n%s", cmd ? "unknown command '" : "no command given",
 			cmd ? cmd : "", cmd ? "'" : "", usage);
 		return 2;
@@ -201,6 +214,13 @@ int main(int argc, char **argv)
 		/* Opens the pins itself: reset must work where the stages cannot start. */
 		signal(SIGPIPE, SIG_IGN);
 		rc = sl_cli_pins(cfg, nwords > 0 ? words[0] : NULL, nwords > 1 ? words[1] : NULL);
+		sl_config_unref(cfg);
+		return rc;
+	}
+	if (strcmp(cmd, "auth") == 0) {
+		/* Needs no generation: no server is started. */
+		signal(SIGPIPE, SIG_IGN);
+		rc = sl_cli_auth(cfg, nwords, words);
 		sl_config_unref(cfg);
 		return rc;
 	}

@@ -7,6 +7,7 @@
  *   policy check SERVER.TOOL: the policy's decision, no server started
  *   pins list|diff|approve|reset [SERVER.TOOL|SERVER]: tool pins (stages/pinning)
  *   status: a running HTTP gateway's GET /status, as tables or JSON
+ *   auth login|status|logout [SERVER]: logins to remote servers (src/oauth/)
  */
 #ifndef SL_CLI_CLI_H
 #define SL_CLI_CLI_H
@@ -42,5 +43,19 @@ int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv);
 int sl_cli_status(const struct sl_config *cfg, const char *url, bool json);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
+/* argv: the words after "auth" (the subcommand, a server, its options).
+ * Exit codes: 0 done; 1 a failure (a revocation or a removal that failed);
+ * 2 a usage error, an unknown server (the remote ones are listed) or a
+ * token store that cannot be opened. */
+int sl_cli_auth(const struct sl_config *cfg, int argc, const char *const *argv);
+/* auth login: srv is a remote server of cfg; scope (NULL: the server's
+ * own) is asked for besides. Runs its own loop; returns the exit code. */
+int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
+		      bool headless, const char *scope);
+
+/* sluice auth login SERVER (cli/login.c): headless reads the redirect
+ * from stdin instead of listening for it; scope adds to what is asked. */
+int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
+		      bool headless, const char *scope);
 
 #endif

@@ -158,8 +158,10 @@ int sl_oauth_challenge_parse(const char *h, size_t len, struct sl_oauth_challeng
 			free(v);
 			goto bad;
 		}
-		if (!bearer || !(slot = field(&c, name, n)) || *slot) {
-			free(v); /* another scheme's, unknown, or given twice: the first counts */
+		if (!bearer || !*v || !(slot = field(&c, name, n)) || *slot) {
+			/* another scheme's, empty (as good as absent), unknown, or
+			 * given twice: the first counts */
+			free(v);
 			continue;
 		}
 		*slot = v;

@@ -31,6 +31,7 @@
 struct sl_config;
 
 #define SL_OAUTH_RECORD_MAX (256 * 1024)
+#define SL_OAUTH_KEY_LEN 32 /* AES-256: SHA-256 of the key material */
 
 /* What is kept for one server and one user. */
 struct sl_oauth_record {
@@ -66,9 +67,25 @@ int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char
 char *sl_oauth_store_path(const struct sl_oauth_store *st, const char *url, const char *user);
 
 /* Every record, for `sluice auth status`: fn(arg, rec) for each readable
- * one, fn(arg, NULL) never; unreadable files are reported through warn. */
+ * one, fn(arg, NULL) never; unreadable files are reported through warn
+ * (the first one's message and how many more; empty when none). At most
+ * 10000 files are read. Fails only when the directory cannot be read (a
+ * directory not made yet holds no records). */
 typedef void sl_oauth_store_each_fn(void *arg, const struct sl_oauth_record *r);
 int sl_oauth_store_each(struct sl_oauth_store *st, sl_oauth_store_each_fn *fn, void *arg,
 			struct sl_err *warn) SL_MUST_USE;
+
+/* The file format, for the store and the fuzzer: a record's bytes on disk
+ * (the JSON, or sealed under key, SL_OAUTH_KEY_LEN bytes; NULL: plain).
+ * Malloc'd; *len its length. NULL when a string is not UTF-8 (what
+ * decode returns always is). */
+char *sl_oauth_record_encode(const struct sl_oauth_record *r, const uint8_t *key, size_t *len);
+/* The record in the n bytes data of the file name (for messages), sealed
+ * or plain (a plain one is read with a key too). SL_ERR_TOO_LARGE over
+ * SL_OAUTH_RECORD_MAX; SL_ERR_INVALID for a file that is not a record, has
+ * a member of the wrong type, is sealed without a key or does not open
+ * with this one. *out is set only on success. */
+int sl_oauth_record_decode(const char *name, const char *data, size_t n, const uint8_t *key,
+			   struct sl_oauth_record *out, struct sl_err *err) SL_MUST_USE;
 
 #endif

@@ -1,0 +1,467 @@
+/*
+ * sluice auth login SERVER: a person logs sluice in to a remote server that
+ * requires OAuth (src/oauth/oauth.h has the protocol).
+ *
+ *   discover       an unauthenticated initialize, its 401, the metadata
+ *   register       configured client, metadata document, or RFC 7591
+ *   authorize      the URL on stdout (one line), opened in a browser where
+ *                  a desktop is; the redirect comes back to a listener on
+ *                  127.0.0.1 (a port the system picks, or the one the
+ *                  stored registration names), or, with --headless, is
+ *                  pasted on stdin
+ *   exchange       the code, with the PKCE verifier; the tokens are saved
+ *
+ * A server with "grant": "client_credentials" needs no person: login gets
+ * a token at once, to check the credentials. Everything a person reads on
+ * stderr; stdout carries only the URL, for scripts.
+ */
+#include "cli/cli.h"
+#include "core/escape.h"
+#include "core/fetch.h"
+#include "core/log.h"
+#include "oauth/store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WAIT_S 300             /* for the person to finish in the browser */
+#define REQUEST_MAX 8192       /* of one request to the listener */
+#define MAX_CONNECTIONS 16     /* at once on the listener (browsers open several) */
+
+struct login;
+
+struct conn {
+	uv_tcp_t tcp;
+	struct login *l;
+	char buf[REQUEST_MAX + 1];
+	size_t len;
+	bool done;
+};
+
+struct login {
+	uv_loop_t loop;
+	const struct sl_config *cfg;
+	const struct sl_server_config *srv;
+	struct sl_fetcher *f;
+	struct sl_oauth_store *st;
+	struct sl_oauth_record rec;   /* what was stored (prev registration, needs_scope) */
+	bool have_rec;
+	bool headless;
+	const char *extra_scope;
+	struct sl_oauth_server as;
+	struct sl_oauth_registration reg;
+	struct sl_oauth_pkce pkce;
+	char *redirect_uri;
+	char *scope;
+	uv_tcp_t listener;
+	bool listening;
+	unsigned conns;
+	uv_timer_t deadline;
+	int rc;                       /* the exit status, once finished */
+	bool finished;
+};
+
+static void finish(struct login *l, int rc, const char *fmt, ...) SL_PRINTF(3, 4);
+
+static void close_listener(struct login *l)
+{
+	if (l->listening) {
+		uv_close((uv_handle_t *)&l->listener, NULL);
+		l->listening = false;
+	}
+}
+
+static void finish(struct login *l, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->finished)
+		return;
+	l->finished = true;
+	l->rc = rc;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	close_listener(l);
+	uv_timer_stop(&l->deadline);
+}
+
+/* ---- saving ------------------------------------------------------------------------ */
+
+static void on_tokens(void *arg, const struct sl_oauth_token_result *res)
+{
+	struct login *l = arg;
+	struct sl_oauth_record r = { 0 };
+	struct sl_err err;
+	long mins;
+
+	if (!res->tokens) {
+		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, res->why);
+		return;
+	}
+	r.url = l->srv->url;
+	r.user = "";
+	r.server = l->srv->name;
+	r.as = l->as;
+	r.reg = l->reg;
+	r.tokens = *res->tokens;
+	r.saved_at = (int64_t)time(NULL);
+	if (sl_oauth_store_save(l->st, &r, &err) < 0) {
+		finish(l, 1, "sluice: login to %s succeeded, but the tokens cannot be saved: %s",
+		       l->srv->name, err.msg);
+		return;
+	}
+	mins = r.tokens.expires_at ? (long)(r.tokens.expires_at - (int64_t)time(NULL)) / 60 : -1;
+	if (mins >= 0)
+		finish(l, 0, "sluice: logged in to %s (scopes: %s; the token expires in %ld min%s)",
+		       l->srv->name, r.tokens.scope ? r.tokens.scope : "none named", mins,
+		       r.tokens.refresh_token ? ", refreshed by sluice" : "");
+	else
+		finish(l, 0, "sluice: logged in to %s (scopes: %s)", l->srv->name,
+		       r.tokens.scope ? r.tokens.scope : "none named");
+}
+
+static void exchange(struct login *l, const char *redirect)
+{
+	struct sl_oauth_grant g = { .kind = SL_OAUTH_CODE, .verifier = l->pkce.verifier,
+				    .redirect_uri = l->redirect_uri, .scope = l->scope };
+	struct sl_err err;
+	char *code;
+
+	if (sl_oauth_redirect_check(redirect, &l->as, &l->pkce, &code, &err) < 0) {
+		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, err.msg);
+		return;
+	}
+	g.code = code;
+	sl_oauth_token(l->f, &l->as, &l->reg, &g, on_tokens, l);
+	free(code);
+}
+
+/* ---- the loopback listener ------------------------------------------------------------ */
+
+static const char page_ok[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n"
+	"Cache-Control: no-store\r\nContent-Length: 93\r\n\r\n"
+	"<!doctype html><title>sluice</title><p>sluice received the login. You can close this tab.\n";
+static const char page_404[] =
+	"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+static void on_conn_closed(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+	c->l->conns--;
+	free(c);
+}
+
+static void on_written(uv_write_t *w, int status)
+{
+	struct conn *c = w->data;
+	free(w);
+	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+static void reply(struct conn *c, const char *text, size_t len)
+{
+	uv_write_t *w = sl_alloc(sizeof(*w));
+	uv_buf_t b = uv_buf_init((char *)text, (unsigned)len);
+
+	c->done = true;
+	uv_read_stop((uv_stream_t *)&c->tcp);
+	w->data = c;
+	if (uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, on_written) < 0) {
+		free(w);
+		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+	}
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+	struct conn *c = h->data;
+	*b = uv_buf_init(c->buf + c->len, (unsigned)(REQUEST_MAX - c->len));
+}
+
+/* One request: "GET /callback?... HTTP/1.1"; only its request line counts. */
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct conn *c = s->data;
+	struct login *l = c->l;
+	char *eol, *target, *sp;
+
+	if (n < 0) {
+		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+		return;
+	}
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+	if (!strstr(c->buf, "\r\n\r\n")) {
+		if (c->len >= REQUEST_MAX)
+			reply(c, page_404, sizeof(page_404) - 1);
+		return;
+	}
+	eol = strstr(c->buf, "\r\n");
+	*eol = '\0';
+	target = strncmp(c->buf, "GET ", 4) == 0 ? c->buf + 4 : NULL;
+	sp = target ? strchr(target, ' ') : NULL;
+	if (!sp || strncmp(target, "/callback?", 10) != 0 || l->finished) {
+		reply(c, page_404, sizeof(page_404) - 1);
+		return;
+	}
+	*sp = '\0';
+	reply(c, page_ok, sizeof(page_ok) - 1);
+	close_listener(l); /* one redirect is the answer; no second try */
+	exchange(l, target);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct login *l = server->data;
+	struct conn *c;
+
+	if (status < 0)
+		return;
+	c = sl_alloc(sizeof(*c));
+	c->l = l;
+	uv_tcp_init(&l->loop, &c->tcp);
+	c->tcp.data = c;
+	l->conns++;
+	if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 || l->conns > MAX_CONNECTIONS ||
+	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
+		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+/* Listens on 127.0.0.1: the stored dynamic registration's port if it is
+ * free (so that registration is reused), else one the system picks. */
+static int listen_loopback(struct login *l, struct sl_err *err)
+{
+	struct sockaddr_in a;
+	struct sockaddr_storage got;
+	int port = 0, len = sizeof(got), rc;
+	const char *prev = l->have_rec && l->rec.reg.how && !strcmp(l->rec.reg.how, "dynamic") ?
+				   l->rec.reg.redirect_uri : NULL;
+
+	if (prev && !strncmp(prev, "http://127.0.0.1:", 17))
+		port = atoi(prev + 17);
+	for (int attempt = 0; attempt < 2; attempt++, port = 0) {
+		uv_tcp_init(&l->loop, &l->listener);
+		l->listener.data = l;
+		uv_ip4_addr("127.0.0.1", port > 0 && port < 65536 ? port : 0, &a);
+		if ((rc = uv_tcp_bind(&l->listener, (const struct sockaddr *)&a, 0)) == 0 &&
+		    (rc = uv_listen((uv_stream_t *)&l->listener, 16, on_connection)) == 0)
+			break;
+		uv_close((uv_handle_t *)&l->listener, NULL);
+		if (attempt == 1) {
+			sl_err_set(err, "cannot listen on 127.0.0.1 for the redirect: %s", uv_strerror(rc));
+			return SL_ERR_IO;
+		}
+	}
+	l->listening = true;
+	uv_tcp_getsockname(&l->listener, (struct sockaddr *)&got, &len);
+	l->redirect_uri = sl_printf("http://127.0.0.1:%d/callback",
+				    ntohs(((struct sockaddr_in *)&got)->sin_port));
+	return SL_OK;
+}
+
+/* ---- the steps -------------------------------------------------------------------------- */
+
+/* The scopes to ask for: the server's (challenge or metadata), the
+ * entry's, what a call was refused for (step-up), the command line's, and
+ * offline_access where the AS has it (a refresh token); each once. */
+static char *scopes(struct login *l)
+{
+	const char *parts[5] = { l->as.scope, l->srv->oauth.scope,
+				 l->have_rec ? l->rec.needs_scope : NULL, l->extra_scope,
+				 l->as.offline_access ? "offline_access" : NULL };
+	struct sl_buf b;
+	char *out;
+
+	sl_buf_init(&b, SL_OAUTH_VALUE_MAX);
+	for (size_t i = 0; i < SL_COUNT(parts); i++) {
+		const char *p = parts[i];
+		while (p && *p) {
+			size_t n = strcspn(p, " ");
+			bool dup = false;
+			for (const char *q = b.data; n && q && *q; q += strcspn(q, " "), q += *q == ' ')
+				if (strcspn(q, " ") == n && !strncmp(q, p, n))
+					dup = true;
+			if (n && !dup && sl_buf_printf(&b, "%s%.*s", b.len ? " " : "", (int)n, p) < 0)
+				break;
+			p += n;
+			p += strspn(p, " ");
+		}
+	}
+	out = b.len ? sl_strndup(b.data, b.len) : NULL;
+	sl_buf_dispose(&b);
+	return out;
+}
+
+/* Opens the URL in the desktop's browser, if there is a desktop. */
+static void open_browser(struct login *l, const char *url)
+{
+	static uv_process_t proc;
+	char *args[] = { "xdg-open", (char *)url, NULL };
+	uv_process_options_t o = { .file = "xdg-open", .args = args,
+				   .flags = UV_PROCESS_DETACHED };
+	uv_stdio_container_t io[3] = { { .flags = UV_IGNORE }, { .flags = UV_IGNORE },
+				       { .flags = UV_IGNORE } };
+
+	if (l->headless || (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")))
+		return;
+	o.stdio = io;
+	o.stdio_count = 3;
+	if (uv_spawn(&l->loop, &proc, &o) == 0) {
+		uv_unref((uv_handle_t *)&proc);
+		uv_close((uv_handle_t *)&proc, NULL);
+	}
+}
+
+static void on_registered(void *arg, const struct sl_oauth_registration *r, const char *why)
+{
+	struct login *l = arg;
+	struct sl_buf shown;
+	char *url, line[SL_OAUTH_VALUE_MAX + 2];
+
+	if (!r) {
+		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, why);
+		return;
+	}
+	sl_oauth_registration_copy(&l->reg, r);
+	if (!l->reg.issuer)
+		l->reg.issuer = sl_strdup(l->as.issuer);
+	if (!l->reg.redirect_uri)
+		l->reg.redirect_uri = sl_strdup(l->redirect_uri);
+	l->scope = scopes(l);
+	sl_oauth_pkce_new(&l->pkce);
+	url = sl_oauth_authorize_url(&l->as, &l->reg, l->redirect_uri, l->scope, &l->pkce);
+	sl_buf_init(&shown, 6 * SL_OAUTH_VALUE_MAX);
+	if (sl_escape(&shown, l->as.issuer, strlen(l->as.issuer), SL_ESCAPE_LOG) < 0)
+		(void)!sl_buf_appends(&shown, "?");
+	fprintf(stderr, "sluice: to log in to %s, open this URL in a browser (authorization server "
+		"%s, client registered by %s, scopes: %s):\n", l->srv->name, shown.data, l->reg.how,
+		l->scope ? l->scope : "none asked");
+	sl_buf_dispose(&shown);
+	printf("%s\n", url);
+	fflush(stdout);
+	if (l->headless) {
+		fprintf(stderr, "sluice: then paste here the whole address the browser was sent to "
+			"(it starts with %s):\n", l->redirect_uri);
+		if (!fgets(line, sizeof(line), stdin)) {
+			finish(l, 1, "sluice: login to %s: nothing was pasted", l->srv->name);
+		} else {
+			line[strcspn(line, "\r\n")] = '\0';
+			exchange(l, line);
+		}
+	} else {
+		fprintf(stderr, "sluice: waiting for the browser to come back to %s (%d min at most)\n",
+			l->redirect_uri, WAIT_S / 60);
+		open_browser(l, url);
+	}
+	free(url);
+}
+
+static void on_discovered(void *arg, const struct sl_oauth_server *s, const char *why)
+{
+	struct login *l = arg;
+	struct sl_oauth_client_want want = {
+		.client_id = l->srv->oauth.client_id, .client_secret = l->srv->oauth.client_secret,
+		.metadata_url = l->srv->oauth.client_metadata_url ? l->srv->oauth.client_metadata_url :
+								    l->cfg->oauth.client_metadata_url,
+		.client_name = l->cfg->oauth.client_name,
+		.machine = l->srv->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS,
+	};
+	struct sl_err err;
+
+	if (!s) {
+		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, why);
+		return;
+	}
+	sl_oauth_server_copy(&l->as, s);
+	if (want.machine) {
+		struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
+		l->reg.client_id = sl_strdup(want.client_id);
+		l->reg.client_secret = sl_strdup(want.client_secret);
+		l->reg.issuer = sl_strdup(s->issuer);
+		l->reg.auth_method = sl_strdup(!s->auth_methods || (s->auth_methods & SL_OAUTH_AUTH_BASIC) ?
+						       "client_secret_basic" : "client_secret_post");
+		l->reg.how = sl_strdup("config");
+		l->scope = scopes(l);
+		g.scope = l->scope;
+		sl_oauth_token(l->f, &l->as, &l->reg, &g, on_tokens, l);
+		return;
+	}
+	if (l->headless) {
+		const char *prev = l->have_rec ? l->rec.reg.redirect_uri : NULL;
+		l->redirect_uri = sl_strdup(prev && !strncmp(prev, "http://127.0.0.1", 16) ? prev :
+					    "http://127.0.0.1/callback");
+	} else if (listen_loopback(l, &err) < 0) {
+		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, err.msg);
+		return;
+	}
+	sl_oauth_register(l->f, &l->as, &want, l->have_rec ? &l->rec.reg : NULL, l->redirect_uri,
+			  on_registered, l);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct login *l = t->data;
+	finish(l, 1, "sluice: login to %s: no answer from the browser within %d min; run the "
+	       "command again", l->srv->name, WAIT_S / 60);
+}
+
+static void close_all(uv_handle_t *h, void *arg)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
+		      bool headless, const char *scope)
+{
+	struct login *l = sl_alloc(sizeof(*l));
+	struct sl_err err;
+	int rc;
+
+	l->cfg = cfg;
+	l->srv = srv;
+	l->headless = headless;
+	l->extra_scope = scope;
+	l->rc = 1;
+	uv_loop_init(&l->loop);
+	uv_timer_init(&l->loop, &l->deadline);
+	l->deadline.data = l;
+	if (sl_oauth_store_open(cfg, &l->st, &err) < 0 ||
+	    sl_fetcher_new(&l->loop, "sluice auth login", &l->f, &err) < 0) {
+		fprintf(stderr, "sluice: %s\n", err.msg);
+		goto out;
+	}
+	rc = sl_oauth_store_load(l->st, srv->url, "", &l->rec, &err);
+	if (rc == SL_OK)
+		l->have_rec = true;
+	else if (rc != SL_ERR_NOT_FOUND)
+		fprintf(stderr, "sluice: the stored login for %s is ignored: %s\n", srv->name, err.msg);
+	uv_timer_start(&l->deadline, on_deadline, (uint64_t)WAIT_S * 1000, 0);
+	sl_oauth_discover(l->f, srv->url, NULL, on_discovered, l);
+	while (!l->finished && uv_run(&l->loop, UV_RUN_ONCE))
+		;
+out:
+	rc = l->rc;
+	if (l->f)
+		sl_fetcher_free(l->f);
+	close_listener(l);
+	uv_walk(&l->loop, close_all, NULL);
+	uv_run(&l->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&l->loop);
+	if (l->st)
+		sl_oauth_store_free(l->st);
+	if (l->have_rec)
+		sl_oauth_record_dispose(&l->rec);
+	sl_oauth_server_dispose(&l->as);
+	sl_oauth_registration_dispose(&l->reg);
+	free(l->redirect_uri);
+	free(l->scope);
+	free(l);
+	return rc;
+}
