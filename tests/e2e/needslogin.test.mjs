@@ -99,10 +99,11 @@ function recordPath(stdout) {
 	return m[1];
 }
 
-// What `sluice auth login` would save (the store's format), written whole.
+// What `sluice auth login` would save (src/oauth/store.c's format, version 1),
+// written whole as the store writes it.
 function writeRecord(file, url, tokens, as = {}) {
 	mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-	const rec = { url, user: '', server: 's', as, reg: { client_id: 'sluice-test' }, tokens };
+	const rec = { version: 1, url, user: '', server: 's', saved_at: Math.floor(Date.now() / 1000), as, reg: { client_id: 'sluice-test', how: 'dynamic' }, tokens };
 	writeFileSync(`${file}.tmp`, JSON.stringify(rec), { mode: 0o600 });
 	renameSync(`${file}.tmp`, file);
 }
