@@ -138,6 +138,7 @@ test('a server that wants a login: check says which command, serve waits without
 	const ok = await gw.client.callTool({ name: 's__echo', arguments: { a: 1 } });
 	assert.equal(textOf(ok), '{"a":1}');
 	await gw.close();
+	assert.doesNotMatch(gw.stderr(), /Sanitizer|runtime error/);
 });
 
 test('50 concurrent calls refused for an expired token cause exactly one refresh, and all succeed', async () => {
@@ -167,4 +168,5 @@ test('50 concurrent calls refused for an expired token cause exactly one refresh
 	assert.equal(again.code, 0, again.stdout + again.stderr);
 	assert.equal(srv.refreshes, 1, 'the saved token needed no refresh');
 	await gw.close();
+	assert.doesNotMatch(gw.stderr(), /Sanitizer|runtime error/);
 });
