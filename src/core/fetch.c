@@ -24,6 +24,7 @@ struct fetch {
 	char error[CURL_ERROR_SIZE];
 	long status;
 	sl_fetch_fn *cb;
+	void (*dispose)(void *arg);
 	void *arg;
 };
 
@@ -193,11 +194,15 @@ void sl_fetcher_free(struct sl_fetcher *f)
 		struct fetch *x = f->running;
 		unlink_running(f, x);
 		sl_curl.multi_remove_handle(f->cl.multi, x->easy);
+		if (x->dispose)
+			x->dispose(x->arg);
 		fetch_free(x);
 	}
 	while (f->done) {
 		struct fetch *x = f->done;
 		f->done = x->next;
+		if (x->dispose)
+			x->dispose(x->arg);
 		fetch_free(x);
 	}
 	f->done_tail = &f->done;
@@ -218,6 +223,7 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 
 	x->f = f;
 	x->cb = cb;
+	x->dispose = q->dispose;
 	x->arg = arg;
 	x->max = q->max_bytes;
 	f->n++;

@@ -39,6 +39,9 @@ struct sl_fetch_req {
 	const char *password;    /* given: form-encode them first where OAuth says so */
 	size_t max_bytes;        /* of the answer's body; more fails the request */
 	uint64_t timeout_ms;     /* the whole request, connection included */
+	/* Runs instead of the callback when the request ends unanswered (the
+	 * fetcher freed first), so arg can be freed; NULL: nothing to do. */
+	void (*dispose)(void *arg);
 };
 
 struct sl_fetch_result {
@@ -57,8 +60,8 @@ typedef void sl_fetch_fn(void *arg, const struct sl_fetch_result *res);
 /* A fetcher on loop; who names the feature in messages. */
 int sl_fetcher_new(uv_loop_t *loop, const char *who, struct sl_fetcher **out,
 		   struct sl_err *err) SL_MUST_USE;
-/* Ends every request (their callbacks never run) and frees f once its
- * handles have closed. */
+/* Ends every request (their callbacks never run; their dispose does) and
+ * frees f once its handles have closed. */
 void sl_fetcher_free(struct sl_fetcher *f);
 /* Starts q (its strings are copied). cb(arg, res) runs once, from the loop:
  * with the answer, or with res->error on failure (including a failure to

@@ -333,11 +333,10 @@ struct disco {
 	char *prm_scopes;            /* the PRM's scopes_supported, joined */
 };
 
-static void disco_end(struct disco *d, const char *why)
+static void disco_free(void *arg)
 {
-	if (!why && !d->s.scope)
-		d->s.scope = d->ch.scope ? sl_strdup(d->ch.scope) : dup_or_null(d->prm_scopes);
-	d->cb(d->arg, why ? NULL : &d->s, why);
+	struct disco *d = arg;
+
 	for (size_t i = 0; i < d->nurls; i++)
 		free(d->urls[i]);
 	sl_oauth_server_dispose(&d->s);
@@ -345,6 +344,14 @@ static void disco_end(struct disco *d, const char *why)
 	free(d->prm_scopes);
 	free(d->server_url);
 	free(d);
+}
+
+static void disco_end(struct disco *d, const char *why)
+{
+	if (!why && !d->s.scope)
+		d->s.scope = d->ch.scope ? sl_strdup(d->ch.scope) : dup_or_null(d->prm_scopes);
+	d->cb(d->arg, why ? NULL : &d->s, why);
+	disco_free(d);
 }
 
 static void disco_fetch(struct disco *d);
@@ -582,7 +589,8 @@ static void disco_fetch(struct disco *d)
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\""
 		SL_MCP_LATEST_LEGACY "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sluice\",\"version\":\""
 		SL_VERSION "\"}}}";
-	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS };
+	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
+				  .dispose = disco_free };
 
 	if (d->step == D_PROBE) {
 		q.url = d->server_url;
@@ -628,6 +636,16 @@ static const char *pick_method(const struct sl_oauth_server *s, bool secret)
 	return (s->auth_methods & SL_OAUTH_AUTH_POST) ? "client_secret_post" : "client_secret_basic";
 }
 
+static void reg_free(void *arg)
+{
+	struct reg *g = arg;
+
+	free(g->issuer);
+	free(g->redirect_uri);
+	free(g->asked_method);
+	free(g);
+}
+
 static void on_registered(void *arg, const struct sl_fetch_result *res)
 {
 	struct reg *g = arg;
@@ -658,10 +676,7 @@ static void on_registered(void *arg, const struct sl_fetch_result *res)
 		g->cb(g->arg, &r, NULL);
 	}
 	yyjson_doc_free(doc);
-	free(g->issuer);
-	free(g->redirect_uri);
-	free(g->asked_method);
-	free(g);
+	reg_free(g);
 }
 
 void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
@@ -673,7 +688,8 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o, *a;
 	struct reg *g;
-	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS };
+	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
+				  .dispose = reg_free };
 	char *body;
 
 	if (want->client_id) {
@@ -747,6 +763,14 @@ struct tok {
 	char *scope_asked;
 };
 
+static void tok_free(void *arg)
+{
+	struct tok *t = arg;
+
+	free(t->scope_asked);
+	free(t);
+}
+
 static void on_token(void *arg, const struct sl_fetch_result *res)
 {
 	struct tok *t = arg;
@@ -792,8 +816,7 @@ static void on_token(void *arg, const struct sl_fetch_result *res)
 	out.why = why[0] ? why : NULL;
 	t->cb(t->arg, &out);
 	yyjson_doc_free(doc);
-	free(t->scope_asked);
-	free(t);
+	tok_free(t);
 }
 
 /* The client's authentication at the token (or revocation) endpoint:
@@ -820,7 +843,7 @@ void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		    sl_oauth_token_fn *cb, void *arg)
 {
 	struct sl_fetch_req q = { .url = s->token_endpoint, .max_bytes = SL_OAUTH_DOC_MAX,
-				  .timeout_ms = SL_OAUTH_TIMEOUT_MS };
+				  .timeout_ms = SL_OAUTH_TIMEOUT_MS, .dispose = tok_free };
 	struct tok *t = sl_alloc(sizeof(*t));
 	struct sl_buf form;
 	char *user, *pass;
@@ -888,7 +911,7 @@ void sl_oauth_revoke(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		     sl_oauth_done_fn *cb, void *arg)
 {
 	struct sl_fetch_req q = { .url = s->revocation_endpoint, .max_bytes = SL_OAUTH_DOC_MAX,
-				  .timeout_ms = SL_OAUTH_TIMEOUT_MS };
+				  .timeout_ms = SL_OAUTH_TIMEOUT_MS, .dispose = free };
 	struct revoke *v;
 	struct sl_buf form;
 	char *user, *pass;
