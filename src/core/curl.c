@@ -42,6 +42,21 @@ bool sl_curl_load(const char *who, struct sl_err *err)
 	return true;
 }
 
+bool sl_curl_header(const char *line, size_t len, const char *name, const char **v, size_t *vl)
+{
+	size_t n = strlen(name);
+
+	if (len <= n || line[n] != ':' || strncasecmp(line, name, n) != 0)
+		return false;
+	*v = line + n + 1;
+	*vl = len - n - 1;
+	while (*vl && (**v == ' ' || **v == '\t'))
+		(*v)++, (*vl)--;
+	while (*vl && ((*v)[*vl - 1] == '\r' || (*v)[*vl - 1] == '\n' || (*v)[*vl - 1] == ' '))
+		(*vl)--;
+	return true;
+}
+
 /* ---- the multi handle on the loop ------------------------------------------ */
 
 struct sl_curl_sock {

@@ -36,6 +36,11 @@ extern struct sl_curl_api sl_curl;
 /* Loads libcurl once (and initialises it). who names the feature in err. */
 bool sl_curl_load(const char *who, struct sl_err *err);
 
+/* A header line as curl hands it to a CURLOPT_HEADERFUNCTION: when it is
+ * `name: value` (name without its colon, any case), sets *v and *vl to the
+ * value without the blanks around it and the line end, and returns true. */
+bool sl_curl_header(const char *line, size_t len, const char *name, const char **v, size_t *vl);
+
 /*
  * A multi handle driven by the libuv loop: curl's sockets are watched with
  * uv_poll handles and its timeouts with a uv timer, so curl never blocks

@@ -129,14 +129,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	size_t len = size * n, vl;
 	const char *v;
 
-	if (x->www_auth || len <= 17 || strncasecmp(p, "www-authenticate:", 17) != 0)
+	if (x->www_auth || !sl_curl_header(p, len, "www-authenticate", &v, &vl))
 		return len;
-	v = p + 17;
-	vl = len - 17;
-	while (vl && (*v == ' ' || *v == '\t'))
-		v++, vl--;
-	while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-		vl--;
 	if (vl <= SL_FETCH_HEADER_MAX)
 		x->www_auth = sl_strndup(v, vl);
 	return len;

@@ -270,24 +270,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	size_t len = size * n, vl;
 	const char *v;
 
-	if (len > 17 && strncasecmp(p, "www-authenticate:", 17) == 0 && !x->www) {
-		v = p + 17;
-		vl = len - 17;
-		while (vl && (*v == ' ' || *v == '\t'))
-			v++, vl--;
-		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-			vl--;
-		if (vl < SL_FETCH_HEADER_MAX)
+	if (!x->www && sl_curl_header(p, len, "www-authenticate", &v, &vl)) {
+		if (vl <= SL_FETCH_HEADER_MAX)
 			x->www = sl_strndup(v, vl);
 		return len;
 	}
-	if (len > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0 && !r->sse_transport) {
-		v = p + 15;
-		vl = len - 15;
-		while (vl && (*v == ' ' || *v == '\t'))
-			v++, vl--;
-		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-			vl--;
+	if (!r->sse_transport && sl_curl_header(p, len, "mcp-session-id", &v, &vl)) {
 		/* Visible ASCII only (MCP), and not absurdly long. */
 		for (size_t i = 0; i < vl; i++)
 			if (v[i] < 0x21 || v[i] > 0x7e)
