@@ -265,6 +265,22 @@ static int get_str(struct rd *rd, yyjson_val *o, const char *obj, const char *ke
 	return 0;
 }
 
+/* A token goes into an HTTP header as it is: a control character (CR LF
+ * above all, which would add a header of the file's choosing), a space or
+ * a byte over 0x7e is refused here, so no record can carry one there. The
+ * token endpoint's answers are held to the same rule (flow.c). */
+static int header_value(struct rd *rd, const char *key, const char *v)
+{
+	for (const char *c = v; c && *c; c++) {
+		if (*c < 0x21 || *c > 0x7e) {
+			sl_err_set(rd->err, "%s: \"tokens.%s\" holds a control character, a space or a "
+				   "byte over 0x7e: refused (log in again)", rd->name, key);
+			return SL_ERR_INVALID;
+		}
+	}
+	return 0;
+}
+
 static int get_bool(struct rd *rd, yyjson_val *o, const char *obj, const char *key, bool *dst)
 {
 	yyjson_val *v = yyjson_obj_get(o, key);
@@ -397,7 +413,9 @@ static int from_json(struct rd *rd, const char *s, size_t n, struct sl_oauth_rec
 	if (get_str(rd, tok, "tokens", "access_token", &r->tokens.access_token) < 0 ||
 	    get_str(rd, tok, "tokens", "refresh_token", &r->tokens.refresh_token) < 0 ||
 	    get_str(rd, tok, "tokens", "scope", &r->tokens.scope) < 0 ||
-	    get_time(rd, tok, "tokens", "expires_at", &r->tokens.expires_at) < 0)
+	    get_time(rd, tok, "tokens", "expires_at", &r->tokens.expires_at) < 0 ||
+	    header_value(rd, "access_token", r->tokens.access_token) < 0 ||
+	    header_value(rd, "refresh_token", r->tokens.refresh_token) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -407,6 +407,13 @@ TEST(oauthstore_bad_files)
 		  "\"tokens.access_token\" is not a string" },
 		{ "{\"version\": 1, \"url\": \"https://other.example/mcp\", \"user\": \"\"}",
 		  SL_ERR_INVALID, "another server" },
+		/* A token goes into a header as it is: CR LF would add one. */
+		{ "{\"version\": 1, \"url\": \"" URL "\", \"user\": \"\", \"tokens\": "
+		  "{\"access_token\": \"at\\r\\nX-Injected: yes\"}}", SL_ERR_INVALID,
+		  "\"tokens.access_token\" holds a control character" },
+		{ "{\"version\": 1, \"url\": \"" URL "\", \"user\": \"\", \"tokens\": "
+		  "{\"access_token\": \"at\", \"refresh_token\": \"r t\"}}", SL_ERR_INVALID,
+		  "\"tokens.refresh_token\" holds a control character, a space" },
 		/* Unknown fields and methods are ignored, nulls are absent. */
 		{ "{\"version\": 1, \"url\": \"" URL "\", \"user\": \"\", \"later\": {\"x\": [1]}, "
 		  "\"subject\": null, \"as\": {\"auth_methods\": [\"private_key_jwt\", \"none\"]}}",
