@@ -200,6 +200,17 @@ static void add_param(struct sl_buf *b, const char *name, const char *v)
 	free(e);
 }
 
+/* Whether a space-separated list holds the word. */
+static bool has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; p && *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strcspn(p, " ") == n && !strncmp(p, w, n))
+			return true;
+	return false;
+}
+
 char *sl_oauth_authorize_url(const struct sl_oauth_server *s,
 			     const struct sl_oauth_registration *r, const char *redirect_uri,
 			     const char *scope, const struct sl_oauth_pkce *p)
@@ -216,6 +227,11 @@ char *sl_oauth_authorize_url(const struct sl_oauth_server *s,
 	add_param(&q, "code_challenge_method", "S256");
 	add_param(&q, "resource", s->resource);
 	add_param(&q, "scope", scope && *scope ? scope : NULL);
+	/* OpenID Connect Core 11: an offline_access asked without
+	 * prompt=consent is ignored (oidc-provider drops it), and then no
+	 * refresh token comes. */
+	if (has_word(scope, "offline_access"))
+		add_param(&q, "prompt", "consent");
 	out = sl_printf("%s%c%.*s", s->authorization_endpoint,
 			strchr(s->authorization_endpoint, '?') ? '&' : '?', (int)q.len, q.data);
 	sl_buf_dispose(&q);
@@ -679,14 +695,43 @@ static void on_registered(void *arg, const struct sl_fetch_result *res)
 	reg_free(g);
 }
 
+char *sl_oauth_registration_body(const struct sl_oauth_client_want *want,
+				  const char *redirect_uri, const char *auth_method)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o = yyjson_mut_obj(d), *a;
+	char *body;
+
+	yyjson_mut_doc_set_root(d, o);
+	yyjson_mut_obj_add_str(d, o, "client_name", want->client_name ? want->client_name : "sluice");
+	yyjson_mut_obj_add_str(d, o, "application_type", "native");
+	yyjson_mut_obj_add_str(d, o, "token_endpoint_auth_method", auth_method);
+	a = yyjson_mut_obj_add_arr(d, o, "grant_types");
+	yyjson_mut_arr_add_str(d, a, "authorization_code");
+	yyjson_mut_arr_add_str(d, a, "refresh_token");
+	a = yyjson_mut_obj_add_arr(d, o, "response_types");
+	yyjson_mut_arr_add_str(d, a, "code");
+	a = yyjson_mut_obj_add_arr(d, o, "redirect_uris");
+	if (redirect_uri)
+		yyjson_mut_arr_add_str(d, a, redirect_uri);
+	/* No "scope" (RFC 7591 2: optional). An AS may hold the client to the
+	 * scopes it registered with (oidc-provider does): registered with the
+	 * challenge's scope, it could never ask offline_access, nor a step-up
+	 * scope with the registration that is reused. Scopes are asked on the
+	 * authorization request. */
+	body = yyjson_mut_write(d, 0, NULL);
+	yyjson_mut_doc_free(d);
+	if (!body)
+		abort();
+	return body;
+}
+
 void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		       const struct sl_oauth_client_want *want,
 		       const struct sl_oauth_registration *prev, const char *redirect_uri,
 		       sl_oauth_register_fn *cb, void *arg)
 {
 	struct sl_oauth_registration r = { .issuer = s->issuer, .redirect_uri = (char *)redirect_uri };
-	yyjson_mut_doc *d;
-	yyjson_mut_val *o, *a;
 	struct reg *g;
 	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
 				  .dispose = reg_free };
@@ -729,26 +774,7 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	/* A public client where the AS allows one, else what it takes. */
 	g->asked_method = sl_strdup(!s->auth_methods || (s->auth_methods & SL_OAUTH_AUTH_NONE) ?
 					    "none" : pick_method(s, true));
-	d = yyjson_mut_doc_new(NULL);
-	o = yyjson_mut_obj(d);
-	yyjson_mut_doc_set_root(d, o);
-	yyjson_mut_obj_add_str(d, o, "client_name", want->client_name ? want->client_name : "sluice");
-	yyjson_mut_obj_add_str(d, o, "application_type", "native");
-	yyjson_mut_obj_add_str(d, o, "token_endpoint_auth_method", g->asked_method);
-	a = yyjson_mut_obj_add_arr(d, o, "grant_types");
-	yyjson_mut_arr_add_str(d, a, "authorization_code");
-	yyjson_mut_arr_add_str(d, a, "refresh_token");
-	a = yyjson_mut_obj_add_arr(d, o, "response_types");
-	yyjson_mut_arr_add_str(d, a, "code");
-	a = yyjson_mut_obj_add_arr(d, o, "redirect_uris");
-	if (redirect_uri)
-		yyjson_mut_arr_add_str(d, a, redirect_uri);
-	if (s->scope)
-		yyjson_mut_obj_add_str(d, o, "scope", s->scope);
-	body = yyjson_mut_write(d, 0, NULL);
-	yyjson_mut_doc_free(d);
-	if (!body)
-		abort();
+	body = sl_oauth_registration_body(want, redirect_uri, g->asked_method);
 	q.url = s->registration_endpoint;
 	q.json = body;
 	sl_fetch_start(f, &q, on_registered, g);
@@ -756,6 +782,34 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 }
 
 /* ---- token requests ---------------------------------------------------------------- */
+
+char *sl_oauth_token_subject(const char *token)
+{
+	const char *a = token ? strchr(token, '.') : NULL, *b = a ? strchr(a + 1, '.') : NULL;
+	struct base64_decode_ctx ctx;
+	yyjson_doc *doc = NULL;
+	size_t n, len = 0;
+	char *padded, *raw, *out = NULL;
+	const char *sub;
+
+	if (!b || strchr(b + 1, '.') || (n = (size_t)(b - a - 1)) == 0 || n > SL_OAUTH_DOC_MAX)
+		return NULL;
+	/* Nettle wants the padding JWTs leave out (RFC 7515 2). */
+	padded = sl_printf("%.*s%.*s", (int)n, a + 1, (int)((4 - n % 4) % 4), "===");
+	raw = sl_alloc(BASE64_DECODE_LENGTH(strlen(padded)) + 1);
+	base64url_decode_init(&ctx);
+	if (base64_decode_update(&ctx, &len, (uint8_t *)raw, strlen(padded), padded) &&
+	    base64_decode_final(&ctx)) {
+		doc = sl_json_read(raw, len, 0, NULL);
+		sub = str(yyjson_doc_get_root(doc), "sub");
+		if (sub && *sub && strlen(sub) <= SL_OAUTH_VALUE_MAX)
+			out = sl_strdup(sub);
+	}
+	yyjson_doc_free(doc);
+	free(raw);
+	free(padded);
+	return out;
+}
 
 struct tok {
 	sl_oauth_token_fn *cb;

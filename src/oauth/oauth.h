@@ -141,6 +141,11 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		       const struct sl_oauth_client_want *want,
 		       const struct sl_oauth_registration *prev, const char *redirect_uri,
 		       sl_oauth_register_fn *cb, void *arg);
+/* The RFC 7591 request body sl_oauth_register sends (malloc'd JSON): a
+ * native client, code and refresh grants, the redirect_uri (none when
+ * NULL), auth_method; never a "scope" (asked per authorization instead). */
+char *sl_oauth_registration_body(const struct sl_oauth_client_want *want,
+				  const char *redirect_uri, const char *auth_method);
 
 /* PKCE (RFC 7636, S256) and state: fresh random values from the kernel. */
 struct sl_oauth_pkce {
@@ -151,8 +156,9 @@ struct sl_oauth_pkce {
 void sl_oauth_pkce_new(struct sl_oauth_pkce *p);
 
 /* The authorization URL: response_type=code, client_id, redirect_uri, scope
- * (omitted when NULL), state, code_challenge (S256), resource (RFC 8707).
- * Malloc'd. */
+ * (omitted when NULL), state, code_challenge (S256), resource (RFC 8707),
+ * and prompt=consent when the scope holds offline_access (OpenID Connect
+ * Core 11: else no refresh token). Malloc'd. */
 char *sl_oauth_authorize_url(const struct sl_oauth_server *s,
 			     const struct sl_oauth_registration *r, const char *redirect_uri,
 			     const char *scope, const struct sl_oauth_pkce *p);
@@ -164,6 +170,11 @@ char *sl_oauth_authorize_url(const struct sl_oauth_server *s,
 int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *s,
 			    const struct sl_oauth_pkce *p, char **code, struct sl_err *err)
 	SL_MUST_USE;
+
+/* The "sub" claim of a JWT access token (malloc'd), NULL for an opaque
+ * token or a JWT without one. The signature is NOT checked: this names
+ * the login for `sluice auth status`, and decides nothing. */
+char *sl_oauth_token_subject(const char *token);
 
 enum sl_oauth_grant_kind {
 	SL_OAUTH_CODE,                /* code + verifier + redirect_uri */

@@ -114,7 +114,65 @@ TEST(oauth_authorize_url_carries_pkce_state_and_resource)
 	free(u);
 	u = sl_oauth_authorize_url(&as, &r, "http://127.0.0.1:5123/callback", NULL, &p);
 	CHECK(strstr(u, "scope=") == NULL);
+	CHECK(strstr(u, "prompt=") == NULL);
 	free(u);
+}
+
+/* OpenID Connect Core 11: offline_access without prompt=consent is dropped
+ * (oidc-provider does), and no refresh token comes. */
+TEST(oauth_authorize_url_prompts_consent_for_offline_access)
+{
+	struct sl_oauth_registration r = { .client_id = "c" };
+	struct sl_oauth_pkce p;
+	char *u;
+
+	sl_oauth_pkce_new(&p);
+	u = sl_oauth_authorize_url(&as, &r, "http://127.0.0.1/callback", "mcp:tools offline_access", &p);
+	CHECK(strstr(u, "&prompt=consent") != NULL);
+	free(u);
+	u = sl_oauth_authorize_url(&as, &r, "http://127.0.0.1/callback", "offline_access_x", &p);
+	CHECK(strstr(u, "prompt=") == NULL);
+	free(u);
+}
+
+/* The registration names no scope: oidc-provider holds a client to the
+ * scopes it registered, and the challenge's scope there once made every
+ * login asking offline_access fail with invalid_scope. */
+TEST(oauth_registration_body)
+{
+	struct sl_oauth_client_want w = { .client_name = "gw" };
+	char *b = sl_oauth_registration_body(&w, "http://127.0.0.1:5123/callback", "none");
+
+	CHECK(strstr(b, "\"client_name\":\"gw\"") != NULL);
+	CHECK(strstr(b, "\"application_type\":\"native\"") != NULL);
+	CHECK(strstr(b, "\"token_endpoint_auth_method\":\"none\"") != NULL);
+	CHECK(strstr(b, "\"grant_types\":[\"authorization_code\",\"refresh_token\"]") != NULL);
+	CHECK(strstr(b, "\"redirect_uris\":[\"http://127.0.0.1:5123/callback\"]") != NULL);
+	CHECK(strstr(b, "scope") == NULL);
+	free(b);
+	w.client_name = NULL;
+	b = sl_oauth_registration_body(&w, NULL, "client_secret_basic");
+	CHECK(strstr(b, "\"client_name\":\"sluice\"") != NULL);
+	CHECK(strstr(b, "\"redirect_uris\":[]") != NULL);
+	free(b);
+}
+
+/* status names the login by the JWT's sub; an opaque token has none. */
+TEST(oauth_token_subject)
+{
+	/* {"alg":"RS256"}.{"sub":"alice","scope":"a"}.sig, and one whose padding was left out. */
+	char *s = sl_oauth_token_subject("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsInNjb3BlIjoiYSJ9.c2ln");
+	CHECK_STR(s, "alice");
+	free(s);
+	s = sl_oauth_token_subject("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhYmMifQ.c2ln");
+	CHECK_STR(s, "abc");
+	free(s);
+	CHECK(sl_oauth_token_subject("opaque-token") == NULL);
+	CHECK(sl_oauth_token_subject("a.b.c.d.e") == NULL);
+	CHECK(sl_oauth_token_subject("a..c") == NULL);
+	CHECK(sl_oauth_token_subject("x.eyJzdWIiOjV9.y") == NULL);  /* sub 5: not a string */
+	CHECK(sl_oauth_token_subject("x.!!!!.y") == NULL);
+	CHECK(sl_oauth_token_subject(NULL) == NULL);
 }
 
 TEST(oauth_redirect_checks_state_iss_and_errors)
