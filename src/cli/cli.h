@@ -57,5 +57,8 @@ int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config
  * from stdin instead of listening for it; scope adds to what is asked. */
 int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
 		      bool headless, const char *scope);
+/* The login listener's whole answer (ok: the page saying the login came
+ * back; else 404) into out; its length, 0 when cap is too small. */
+size_t sl_cli_login_reply(char *out, size_t cap, bool ok);
 
 #endif

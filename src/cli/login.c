@@ -38,6 +38,7 @@ struct conn {
 	struct login *l;
 	char buf[REQUEST_MAX + 1];
 	size_t len;
+	char out[512];                /* the answer (sl_cli_login_reply) */
 	bool done;
 };
 
@@ -98,6 +99,7 @@ static void on_tokens(void *arg, const struct sl_oauth_token_result *res)
 	struct sl_oauth_record r = { 0 };
 	struct sl_err err;
 	long mins;
+	int rc;
 
 	if (!res->tokens) {
 		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, res->why);
@@ -108,9 +110,17 @@ static void on_tokens(void *arg, const struct sl_oauth_token_result *res)
 	r.server = l->srv->name;
 	r.as = l->as;
 	r.reg = l->reg;
+	/* A configured client's secret stays in the config (client.c takes
+	 * it from there): not a second copy in the record, gone stale when
+	 * the config's is rotated. */
+	if (r.reg.how && !strcmp(r.reg.how, "config"))
+		r.reg.client_secret = NULL;
 	r.tokens = *res->tokens;
+	r.subject = sl_oauth_token_subject(r.tokens.access_token);
 	r.saved_at = (int64_t)time(NULL);
-	if (sl_oauth_store_save(l->st, &r, &err) < 0) {
+	rc = sl_oauth_store_save(l->st, &r, &err);
+	free(r.subject);
+	if (rc < 0) {
 		finish(l, 1, "sluice: login to %s succeeded, but the tokens cannot be saved: %s",
 		       l->srv->name, err.msg);
 		return;
@@ -144,11 +154,20 @@ static void exchange(struct login *l, const char *redirect)
 /* ---- the loopback listener ------------------------------------------------------------ */
 
 static const char page_ok[] =
-	"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n"
-	"Cache-Control: no-store\r\nContent-Length: 93\r\n\r\n"
 	"<!doctype html><title>sluice</title><p>sluice received the login. You can close this tab.\n";
-static const char page_404[] =
-	"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+size_t sl_cli_login_reply(char *out, size_t cap, bool ok)
+{
+	const char *body = ok ? page_ok : "";
+	int n;
+
+	/* Content-Length counted here, never by hand: a browser waits for the
+	 * bytes a wrong one promises. */
+	n = snprintf(out, cap, "HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\n"
+		     "Connection: close\r\nCache-Control: no-store\r\nContent-Length: %zu\r\n\r\n%s",
+		     ok ? "200 OK" : "404 Not Found", strlen(body), body);
+	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
 
 static void on_conn_closed(uv_handle_t *h)
 {
@@ -164,10 +183,10 @@ static void on_written(uv_write_t *w, int status)
 	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
-static void reply(struct conn *c, const char *text, size_t len)
+static void reply(struct conn *c, bool ok)
 {
 	uv_write_t *w = sl_alloc(sizeof(*w));
-	uv_buf_t b = uv_buf_init((char *)text, (unsigned)len);
+	uv_buf_t b = uv_buf_init(c->out, (unsigned)sl_cli_login_reply(c->out, sizeof(c->out), ok));
 
 	c->done = true;
 	uv_read_stop((uv_stream_t *)&c->tcp);
@@ -199,7 +218,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	c->buf[c->len] = '\0';
 	if (!strstr(c->buf, "\r\n\r\n")) {
 		if (c->len >= REQUEST_MAX)
-			reply(c, page_404, sizeof(page_404) - 1);
+			reply(c, false);
 		return;
 	}
 	eol = strstr(c->buf, "\r\n");
@@ -207,11 +226,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	target = strncmp(c->buf, "GET ", 4) == 0 ? c->buf + 4 : NULL;
 	sp = target ? strchr(target, ' ') : NULL;
 	if (!sp || strncmp(target, "/callback?", 10) != 0 || l->finished) {
-		reply(c, page_404, sizeof(page_404) - 1);
+		reply(c, false);
 		return;
 	}
 	*sp = '\0';
-	reply(c, page_ok, sizeof(page_ok) - 1);
+	reply(c, true);
 	close_listener(l); /* one redirect is the answer; no second try */
 	exchange(l, target);
 }
