@@ -8,7 +8,6 @@
 // most maxWaiting requests, each 503 at its deadline.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHmac, createPrivateKey, createPublicKey, randomUUID, sign as cryptoSign } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -16,44 +15,15 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { REPO, catalog, closeAll, eventually, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
+import { catalog, closeAll, eventually, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
+import { browserLogin, freePort, startAS as startOidc, stopFixtures } from './oidc.mjs';
 
-const NODE22 = path.join(REPO, 'node_modules', '.bin', 'node');
 const SCOPE = 'mcp:tools';
 const CALLBACK = 'http://127.0.0.1/callback';
 
 let as, gw, resource, audit;
 
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = net.createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
-
-function startAS(res) {
-	const proc = spawn(NODE22, [path.join(REPO, 'tests', 'servers', 'oidc', 'server.mjs')], {
-		env: { ...process.env, RESOURCE: res, SCOPE }, stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let out = '', err = '';
-	proc.stderr.on('data', (d) => (err += d));
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`the AS did not start: ${err}`)), 15000);
-		proc.stdout.on('data', (d) => {
-			out += d;
-			const nl = out.indexOf('\n');
-			if (nl < 0) return;
-			clearTimeout(timer);
-			const info = JSON.parse(out.slice(0, nl));
-			resolve({ ...info, proc, close: () => { proc.kill('SIGTERM'); } });
-		});
-		proc.once('exit', (code) => reject(new Error(`the AS exited ${code}: ${err}`)));
-	});
-}
+const startAS = (res) => startOidc({ RESOURCE: res, SCOPE });
 
 const counts = async () => (await fetch(`${as.issuer}/_counts`)).json();
 
@@ -83,7 +53,7 @@ before(async () => {
 
 after(async () => {
 	await closeAll();
-	as?.close();
+	await stopFixtures();
 });
 
 // ---- the SDK client's own login ------------------------------------------------------------
@@ -106,44 +76,6 @@ class MemoryProvider {
 	codeVerifier() { return this.verifier; }
 }
 
-// Plays the person at the browser: oidc-provider's login and consent forms,
-// with fetch and a cookie jar, until the redirect to the client's callback.
-async function browserLogin(authUrl, user) {
-	const jar = new Map();
-	let url = String(authUrl), init = {};
-	for (let step = 0; step < 12; step++) {
-		const headers = { ...(init.headers || {}), cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-		const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-		for (const c of res.headers.getSetCookie()) {
-			const [kv] = c.split(';');
-			const i = kv.indexOf('=');
-			jar.set(kv.slice(0, i), kv.slice(i + 1));
-		}
-		const loc = res.headers.get('location');
-		if (loc && loc.startsWith(CALLBACK)) {
-			const code = new URL(loc).searchParams.get('code');
-			assert.ok(code, `the callback carries a code: ${loc}`);
-			return code;
-		}
-		if (loc) {
-			url = new URL(loc, url).href;
-			init = {};
-			continue;
-		}
-		const html = await res.text();
-		assert.equal(res.status, 200, `the interaction page: ${html.slice(0, 200)}`);
-		const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
-		assert.ok(prompt, `a login or consent form: ${html.slice(0, 300)}`);
-		const form = new URLSearchParams({ prompt });
-		if (prompt === 'login') {
-			form.set('login', user);
-			form.set('password', 'anything');
-		}
-		init = { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-	}
-	throw new Error('the login did not reach the callback');
-}
-
 // The SDK client meets sluice's 401, discovers the authorization server
 // through the Protected Resource Metadata, registers (DCR), sends the user
 // to log in, trades the code and connects with the token.
@@ -155,7 +87,10 @@ async function sdkLogin(user) {
 	assert.ok(provider.authUrl, 'the SDK was sent to the authorization server');
 	assert.equal(provider.authUrl.searchParams.get('resource'), resource, 'RFC 8707 resource sent');
 	assert.ok(provider.info?.client_id, 'registered dynamically');
-	const code = await browserLogin(provider.authUrl, user);
+	const back = new URL(await browserLogin(provider.authUrl, user));
+	assert.equal(`${back.origin}${back.pathname}`, CALLBACK);
+	const code = back.searchParams.get('code');
+	assert.ok(code, `the callback carries a code: ${back}`);
 	await first.finishAuth(code);
 	assert.ok(provider.saved?.access_token, 'a token');
 	const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider });

@@ -8,12 +8,26 @@
 //   RESOURCE=http://127.0.0.1:PORT/mcp node server.mjs
 //   prints one JSON line: { issuer, port, keys: [private JWKs] }
 // Every request is counted by path: GET /_counts answers { path: n }.
+//
+// Knobs for the upstream OAuth tests (tests/e2e/upstreamauth.test.mjs):
+//   SCOPES="mcp:tools mcp:admin"   more scopes the resource offers (step-up)
+//   ACCESS_TTL=N                   access token lifetime, seconds (600);
+//                                  GET /_ttl?s=N changes it at run time
+//   GET /_fail?path=/token&n=K     the next K requests to the path get 500
+//   GET /_evil?n=K                 the next K token requests get a 200 whose
+//                                  access token holds CR LF (header injection)
+// Clients "upstream-client" (native, loopback redirect on any port, code and
+// refresh) and "cc-client" (client credentials) are registered beforehand.
 import Provider from 'oidc-provider';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 
 const RESOURCE = process.env.RESOURCE;
 const SCOPE = process.env.SCOPE || 'mcp:tools';
+const SCOPES = [...new Set([SCOPE, ...(process.env.SCOPES || '').split(' ').filter(Boolean)])];
+let accessTTL = Number(process.env.ACCESS_TTL) || 600;
+const failing = {};
+let evil = 0;
 const GROUPS = { alice: ['sre', 'dev'], bob: ['sales'] };
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -35,11 +49,16 @@ const provider = new Provider(issuer, {
       grant_types: ['authorization_code'], response_types: ['code'] },
     { client_id: 'opaque-client', client_secret: 'opaque-secret', redirect_uris: [],
       grant_types: ['client_credentials'], response_types: [] },
+    { client_id: 'upstream-client', client_secret: 'upstream-secret', application_type: 'native',
+      redirect_uris: ['http://127.0.0.1/callback'], grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'] },
+    { client_id: 'cc-client', client_secret: 'cc-secret', redirect_uris: [],
+      grant_types: ['client_credentials'], response_types: [] },
     { client_id: 'sluice', client_secret: 'sluice-secret', redirect_uris: [], grant_types: [],
       response_types: [] },
   ],
   jwks: { keys: [rsaJwk, ecJwk] },
-  scopes: ['openid', 'offline_access', SCOPE],
+  scopes: ['openid', 'offline_access', ...SCOPES],
   clientDefaults: { token_endpoint_auth_method: 'client_secret_basic' },
   features: {
     devInteractions: { enabled: true },
@@ -52,9 +71,9 @@ const provider = new Provider(issuer, {
       defaultResource: () => RESOURCE,
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, indicator, client) => ({
-        scope: SCOPE,
+        scope: SCOPES.join(' '),
         audience: indicator,
-        accessTokenTTL: 600,
+        accessTokenTTL: accessTTL,
         accessTokenFormat: client.clientId === 'opaque-client' ? 'opaque' : 'jwt',
         jwt: { sign: { alg: client.clientId === 'es-client' ? 'ES256' : 'RS256' } },
       }),
@@ -63,7 +82,7 @@ const provider = new Provider(issuer, {
   extraTokenClaims: (ctx, token) => (token.accountId ? { groups: GROUPS[token.accountId] || [] } : undefined),
   findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
   pkce: { required: () => true },
-  ttl: { AccessToken: 600, ClientCredentials: 600 },
+  ttl: { AccessToken: () => accessTTL, ClientCredentials: () => accessTTL },
 });
 provider.on('server_error', (ctx, err) => console.error('oidc server_error', err));
 
@@ -71,10 +90,33 @@ const callback = provider.callback();
 server.on('request', (req, res) => {
   const path = req.url.split('?')[0];
   counts[path] = (counts[path] || 0) + 1;
-  if (path === '/_counts') {
+  const q = new URL(req.url, issuer).searchParams;
+  const json = (status, body) => {
+    res.statusCode = status;
     res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify(counts));
-    return;
+    res.end(JSON.stringify(body));
+  };
+  if (path === '/_counts') return json(200, counts);
+  if (path === '/_ttl') {
+    accessTTL = Number(q.get('s'));
+    return json(200, { ttl: accessTTL });
+  }
+  if (path === '/_fail') {
+    failing[q.get('path')] = Number(q.get('n') || 1);
+    return json(200, failing);
+  }
+  if (path === '/_evil') {
+    evil = Number(q.get('n') || 1);
+    return json(200, { evil });
+  }
+  if (failing[path] > 0) {
+    failing[path]--;
+    return json(500, { error: 'server_error', error_description: 'failing on purpose (/_fail)' });
+  }
+  if (path === '/token' && evil > 0) {
+    evil--;
+    req.resume();
+    return json(200, { access_token: 'evil\r\nX-Injected: yes', token_type: 'Bearer', expires_in: 600 });
   }
   callback(req, res);
 });

@@ -1,0 +1,128 @@
+// Fixtures for the OAuth tests against a real authorization server:
+// oidc-provider (tests/servers/oidc/server.mjs) and an MCP server that
+// requires its tokens (tests/servers/protected/server.mjs), each a child
+// process on 127.0.0.1, on a port picked here, stopped by its PID; and a
+// person at a browser, played with fetch.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { REPO } from './helpers.mjs';
+
+// oidc-provider wants a newer Node than some CI images have; the repository
+// carries one.
+const NODE22 = path.join(REPO, 'node_modules', '.bin', 'node');
+const NODE = fs.existsSync(NODE22) ? NODE22 : process.execPath;
+const started = new Set();
+
+export function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+// Starts a fixture that prints one JSON line when it is ready.
+function startFixture(script, env, what) {
+	const proc = spawn(NODE, [path.join(REPO, 'tests', 'servers', script)], {
+		env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	started.add(proc);
+	proc.once('exit', () => started.delete(proc));
+	let out = '', err = '';
+	proc.stderr.on('data', (d) => (err += d));
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`${what} did not start: ${err}`)), 15000);
+		proc.stdout.on('data', (d) => {
+			out += d;
+			const nl = out.indexOf('\n');
+			if (nl < 0) return;
+			clearTimeout(timer);
+			resolve({ ...JSON.parse(out.slice(0, nl)), proc, stderr: () => err, stop: () => stop(proc) });
+		});
+		proc.once('exit', (code) => {
+			clearTimeout(timer);
+			reject(new Error(`${what} exited ${code}: ${err}`));
+		});
+	});
+}
+
+function stop(proc) {
+	if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+	const gone = new Promise((r) => proc.once('exit', r));
+	process.kill(proc.pid, 'SIGKILL');
+	return gone;
+}
+
+// The authorization server. env: RESOURCE, SCOPE, SCOPES, ACCESS_TTL (see
+// the server's header). Returns { issuer, port, keys, proc, stop(),
+// counts(), knob(path) } where knob('/_ttl?s=2') calls a test endpoint.
+export async function startAS(env = {}) {
+	const as = await startFixture(path.join('oidc', 'server.mjs'), env, 'the authorization server');
+	as.knob = async (p) => {
+		const r = await fetch(`${as.issuer}${p}`);
+		assert.equal(r.status, 200, p);
+		return r.json();
+	};
+	as.counts = () => as.knob('/_counts');
+	return as;
+}
+
+// The MCP server that wants the issuer's tokens. env: ISSUER (required),
+// PORT (picked here when absent), BAD_PRM. Returns { url, port, stats(), stop() }.
+export async function startProtected(env) {
+	const port = env.PORT ?? (await freePort());
+	const p = await startFixture(path.join('protected', 'server.mjs'), { ...env, PORT: String(port) }, 'the protected MCP server');
+	p.port = port;
+	p.stats = async () => (await fetch(`http://127.0.0.1:${port}/_stats`)).json();
+	return p;
+}
+
+// Stops every fixture started here (by PID).
+export async function stopFixtures() {
+	await Promise.all([...started].map(stop));
+}
+
+// Plays the person at the browser: follows the authorization URL, submits
+// oidc-provider's dev login and consent forms with a cookie jar, and stops
+// at the redirect to the client's loopback callback (a /callback path on
+// another origin than the authorization server's). Returns that address,
+// unvisited: the caller follows it (to sluice's listener) or pastes it.
+export async function browserLogin(authUrl, user) {
+	const jar = new Map();
+	const origin = new URL(authUrl).origin;
+	let url = String(authUrl), init = {};
+	for (let step = 0; step < 12; step++) {
+		const headers = { ...(init.headers || {}), cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+		const res = await fetch(url, { ...init, headers, redirect: 'manual', signal: AbortSignal.timeout(5000) });
+		for (const c of res.headers.getSetCookie()) {
+			const [kv] = c.split(';');
+			const i = kv.indexOf('=');
+			jar.set(kv.slice(0, i), kv.slice(i + 1));
+		}
+		const loc = res.headers.get('location');
+		if (loc) {
+			const next = new URL(loc, url);
+			if (next.origin !== origin && next.pathname === '/callback') return next.href;
+			url = next.href;
+			init = {};
+			continue;
+		}
+		const html = await res.text();
+		assert.equal(res.status, 200, `the interaction page: ${html.slice(0, 300)}`);
+		const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
+		assert.ok(prompt, `a login or consent form: ${html.slice(0, 300)}`);
+		const form = new URLSearchParams({ prompt });
+		if (prompt === 'login') {
+			form.set('login', user);
+			form.set('password', 'anything');
+		}
+		init = { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+	}
+	throw new Error('the login did not reach the callback');
+}
