@@ -48,11 +48,6 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
  * 2 a usage error, an unknown server (the remote ones are listed) or a
  * token store that cannot be opened. */
 int sl_cli_auth(const struct sl_config *cfg, int argc, const char *const *argv);
-/* auth login: srv is a remote server of cfg; scope (NULL: the server's
- * own) is asked for besides. Runs its own loop; returns the exit code. */
-int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,
-		      bool headless, const char *scope);
-
 /* sluice auth login SERVER (cli/login.c): headless reads the redirect
  * from stdin instead of listening for it; scope adds to what is asked. */
 int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,

@@ -861,8 +861,9 @@ static void on_token(void *arg, const struct sl_fetch_result *res)
 		for (char *c = code; *c; c++)
 			if (*c < 0x21 || *c > 0x7e)
 				*c = '?';
-		snprintf(why, sizeof(why), "the authorization server refused the token request (HTTP "
-				  "%ld: %s)", res->status, code);
+		/* 5xx is the server's own failure, not a refusal of this client. */
+		snprintf(why, sizeof(why), "the authorization server %s the token request (HTTP %ld: %s)",
+			 res->status >= 500 ? "failed on" : "refused", res->status, code);
 		out.error = err;
 	} else {
 		snprintf(why, sizeof(why), "the token endpoint answered HTTP %ld", res->status);

@@ -288,7 +288,7 @@ describe('sluice as an OAuth client of an upstream', () => {
 		await as.knob('/_fail?path=/token&n=1');
 		const r = await login(cfg);
 		assert.equal(r.code, 1, r.stderr());
-		assert.match(r.stderr(), /login to up failed: the authorization server refused the token request \(HTTP 500: server_error\)/);
+		assert.match(r.stderr(), /login to up failed: the authorization server failed on the token request \(HTTP 500: server_error\)/);
 		assert.equal(records(cfg).length, 0, 'nothing saved');
 	});
 
