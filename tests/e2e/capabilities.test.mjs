@@ -7,26 +7,14 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 
 import { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { EVERYTHING, closeAll, eventually, everything, httpClient, startHttp, textOf } from './helpers.mjs';
+import { EVERYTHING, closeAll, eventually, everything, freePort, httpClient, startHttp, textOf } from './helpers.mjs';
 
 let ev, gw, plain, rich;
 const plainSaw = []; // every request the plain client was sent
 const asked = { elicit: [], sample: [], roots: 0 };
-
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = net.createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
 
 before(async () => {
 	const port = await freePort();

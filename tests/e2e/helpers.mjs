@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,6 +128,19 @@ export function canonical(v) {
 export const sha = (v) => createHash('sha256').update(canonical(v)).digest('hex');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A loopback port free a moment ago, for a fixture that must be told its
+// port (another process may take it meanwhile: the tests run alone enough).
+export function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
+}
 
 // Rejects after ms with a message naming what was awaited.
 export function withTimeout(promise, ms, what = 'operation') {

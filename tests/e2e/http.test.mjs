@@ -10,7 +10,7 @@ import { once } from 'node:events';
 
 import { ToolListChangedNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, startHttp as startHttpGateway, httpClient, httpRequest, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY, eventually } from './helpers.mjs';
+import { catalog, closeAll, startHttp as startHttpGateway, httpClient, httpRequest, writeConfig, textOf, execCode, runSluice, modernMeta, SLUICE, LEGACY, eventually, freePort } from './helpers.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
@@ -538,13 +538,6 @@ describe('session lifetime', () => {
 // and title. At warn and error sluice does not say where it listens,
 // so the test picks the port and waits until it accepts.
 describe("libmicrohttpd's messages", () => {
-	const freePort = async () => {
-		const srv = net.createServer();
-		await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-		const { port } = srv.address();
-		await new Promise((r) => srv.close(r));
-		return port;
-	};
 	// Resolves when the connection closes; ok: it connected.
 	const send = (port, data) =>
 		new Promise((resolve) => {

@@ -11,7 +11,6 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, chownSync, readFileSync, existsSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -21,7 +20,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
 	REPO, SLUICE, connect, closeAll, everything, tinyServer, writeConfig, runSluice, startHttp,
-	httpRequest, textOf, eventually, sleep, withTimeout,
+	httpRequest, textOf, eventually, sleep, withTimeout, freePort,
 } from './helpers.mjs';
 
 after(closeAll);
@@ -44,13 +43,6 @@ function startFixture(mode) {
 		proc.once('exit', (c) => reject(new Error(`fixture ${mode} exited ${c}`)));
 	}), 10000, `the ${mode} fixture to listen`);
 }
-
-const freePort = () => new Promise((resolve) => {
-	const s = net.createServer().listen(0, '127.0.0.1', () => {
-		const { port } = s.address();
-		s.close(() => resolve(port));
-	});
-});
 
 // ---- stdio: the real server-postgres 0.6.2 on PostgreSQL 15 -----------------------
 

@@ -15,8 +15,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { catalog, closeAll, eventually, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
-import { browserLogin, freePort, startAS as startOidc, stopFixtures } from './oidc.mjs';
+import { catalog, closeAll, eventually, freePort, httpRequest, startHttp, writeConfig, LEGACY } from './helpers.mjs';
+import { browserLogin, startAS as startOidc, stopFixtures } from './oidc.mjs';
 
 const SCOPE = 'mcp:tools';
 const CALLBACK = 'http://127.0.0.1/callback';

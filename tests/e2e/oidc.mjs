@@ -6,26 +6,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { REPO } from './helpers.mjs';
+import { REPO, freePort } from './helpers.mjs';
 
 // oidc-provider wants a newer Node than some CI images have; the repository
 // carries one.
 const NODE22 = path.join(REPO, 'node_modules', '.bin', 'node');
 const NODE = fs.existsSync(NODE22) ? NODE22 : process.execPath;
 const started = new Set();
-
-export function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = net.createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
 
 // Starts a fixture that prints one JSON line when it is ready.
 function startFixture(script, env, what) {
