@@ -537,9 +537,15 @@ static void on_disco(void *arg, const struct sl_fetch_result *res)
 		} else if (res->status >= 200 && res->status < 300) {
 			disco_end(d, "the server answered without asking for authorization: it needs no "
 				     "login");
+		} else if (d->step == D_PROBE_LIST) {
+			/* Not a challenge (a server that wants notifications/
+			 * initialized first, say): initialize went through. */
+			snprintf(why, sizeof(why), "the server answered without asking for authorization "
+				 "(initialize, then HTTP %ld to tools/list): it needs no login", res->status);
+			disco_end(d, why);
 		} else {
-			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token%s",
-				 res->status, d->step == D_PROBE_LIST ? " (to tools/list)" : "");
+			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token",
+				 res->status);
 			disco_end(d, why);
 		}
 		return;

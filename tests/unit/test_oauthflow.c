@@ -160,11 +160,11 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 
 /* A server that lets initialize through without a token (its answer names
  * a session) and guards what follows: tools/list gets the 401 challenge
- * (list_ok: a 200 too). Each connection carries one request. */
+ * (list_status: another answer to it). Each connection carries one request. */
 struct canned {
 	uv_tcp_t tcp;
 	int port;
-	bool list_ok;
+	int list_status;         /* 0: 401 with the challenge */
 	char seen[8][128];       /* each request's line, and its Mcp-Session-Id */
 	int nseen;
 	bool done;
@@ -233,8 +233,11 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	if (strstr(k->buf, "\"initialize\"")) {
 		snprintf(extra, sizeof(extra), "Mcp-Session-Id: sess-7\r\n");
 		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
-	} else if (strstr(k->buf, "\"tools/list\"") && s->list_ok) {
+	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status == 200) {
 		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}");
+	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status) {
+		status = "400 Bad Request"; /* not initialized, say */
+		snprintf(body, sizeof(body), "{}");
 	} else if (strstr(k->buf, "\"tools/list\"")) {
 		status = "401 Unauthorized";
 		snprintf(body, sizeof(body), "{}");
@@ -315,7 +318,7 @@ static void discover_canned(struct canned *s)
  * session, whose 401 starts discovery (conformance auth/scope-step-up). */
 TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 {
-	struct canned s = { 0 }, open = { .list_ok = true };
+	struct canned s = { 0 }, open = { .list_status = 200 }, strict = { .list_status = 400 };
 
 	discover_canned(&s);
 	CHECK(s.ok);
@@ -333,4 +336,10 @@ TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 	CHECK(open.why && strstr(open.why, "it needs no login"));
 	CHECK_INT(open.nseen, 2);
 	free(open.why);
+	/* tools/list refused, but not for a token: not a challenge either. */
+	discover_canned(&strict);
+	CHECK(!strict.ok);
+	CHECK(strict.why && strstr(strict.why, "HTTP 400 to tools/list): it needs no login"));
+	CHECK_INT(strict.nseen, 2);
+	free(strict.why);
 }
