@@ -81,9 +81,10 @@ async function login() {
 	return code;
 }
 
-// Why sluice cannot reach the server, if it is a login: 'login' or null.
+// sluice's words when a login (or one asking for more scopes) would help
+// (src/oauth/client.c); "a new login would not help" is not among them.
 function wantsLogin(text) {
-	return /needs login|needs the scope/.test(text) ? 'login' : null;
+	return /needs login|needs the scope/.test(text);
 }
 
 // The tools, once the server is reachable: a login where sluice says it
