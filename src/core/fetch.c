@@ -19,6 +19,7 @@ struct fetch {
 	char *post;              /* the body to POST, or NULL */
 	char *body;
 	char *www_auth;          /* the first WWW-Authenticate header */
+	char *session_id;        /* the first Mcp-Session-Id header */
 	size_t len, cap, max;
 	bool over;               /* the body passed max */
 	char error[CURL_ERROR_SIZE];
@@ -48,6 +49,7 @@ static void fetch_free(struct fetch *x)
 	free(x->post);
 	free(x->body);
 	free(x->www_auth);
+	free(x->session_id);
 	free(x);
 }
 
@@ -90,6 +92,7 @@ static void on_deliver(uv_timer_t *t)
 		res.len = x->len;
 		res.error = x->error[0] ? x->error : NULL;
 		res.www_authenticate = x->www_auth;
+		res.session_id = x->session_id;
 		x->cb(x->arg, &res);
 		fetch_free(x);
 		/* A callback that freed f emptied its lists; f itself stays
@@ -121,18 +124,21 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 	return len;
 }
 
-/* Keeps the first WWW-Authenticate header of the final answer (a 1xx
- * answer's headers come first and have none). */
+/* Keeps the first WWW-Authenticate and Mcp-Session-Id headers of the final
+ * answer (a 1xx answer's headers come first and have neither). */
 static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 {
 	struct fetch *x = ctx;
 	size_t len = size * n, vl;
 	const char *v;
 
-	if (x->www_auth || !sl_curl_header(p, len, "www-authenticate", &v, &vl))
-		return len;
-	if (vl <= SL_FETCH_HEADER_MAX)
-		x->www_auth = sl_strndup(v, vl);
+	if (!x->www_auth && sl_curl_header(p, len, "www-authenticate", &v, &vl)) {
+		if (vl <= SL_FETCH_HEADER_MAX)
+			x->www_auth = sl_strndup(v, vl);
+	} else if (!x->session_id && sl_curl_header(p, len, "mcp-session-id", &v, &vl)) {
+		if (vl <= SL_FETCH_HEADER_MAX)
+			x->session_id = sl_strndup(v, vl);
+	}
 	return len;
 }
 
@@ -243,6 +249,16 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 	free(h);
 	if (q->bearer) {
 		h = sl_printf("Authorization: Bearer %s", q->bearer);
+		x->headers = sl_curl.slist_append(x->headers, h);
+		free(h);
+	}
+	if (q->session_id) {
+		h = sl_printf("Mcp-Session-Id: %s", q->session_id);
+		x->headers = sl_curl.slist_append(x->headers, h);
+		free(h);
+	}
+	if (q->protocol_version) {
+		h = sl_printf("MCP-Protocol-Version: %s", q->protocol_version);
 		x->headers = sl_curl.slist_append(x->headers, h);
 		free(h);
 	}

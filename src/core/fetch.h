@@ -37,6 +37,9 @@ struct sl_fetch_req {
 	const char *accept;      /* the Accept header; NULL: application/json */
 	const char *user;        /* HTTP Basic credentials (both or neither), sent as */
 	const char *password;    /* given: form-encode them first where OAuth says so */
+	const char *session_id;  /* an MCP session, sent as Mcp-Session-Id (with
+				  * MCP-Protocol-Version: protocol_version); NULL: none */
+	const char *protocol_version;
 	size_t max_bytes;        /* of the answer's body; more fails the request */
 	uint64_t timeout_ms;     /* the whole request, connection included */
 	/* Runs instead of the callback when the request ends unanswered (the
@@ -51,6 +54,7 @@ struct sl_fetch_result {
 	const char *error;       /* NULL: an answer came (any status); else why not */
 	const char *www_authenticate; /* its WWW-Authenticate header (the first, at most
 				       * SL_FETCH_HEADER_MAX bytes), or NULL */
+	const char *session_id;  /* its Mcp-Session-Id header (the same bound), or NULL */
 };
 
 #define SL_FETCH_HEADER_MAX 4096

@@ -516,6 +516,23 @@ enum sl_oauth_verdict sl_oauth_client_refused(struct sl_oauth_client *c, long st
 			v = SL_OAUTH_FAIL;
 			goto out;
 		}
+		/* A token newer than the one refused (in memory, or saved by a
+		 * login that asked for the scope since): try again with it.
+		 * Bounded: each try needs another token than the last one. */
+		if (!c->busy && ((cur && used && strcmp(used, cur)) || newer_on_disk(c, used))) {
+			if ((v = wait_add(c, cb, arg)) == SL_OAUTH_RETRY)
+				answer(c, true);
+			goto out;
+		}
+		/* Refused for scopes its token was granted: a login asking for
+		 * them again would get the same refusal, so none is asked for
+		 * (the loop MCP's scope challenge handling warns of). */
+		if (*want && c->rec.tokens.scope && scope_has(c->rec.tokens.scope, want)) {
+			set_why(c, "refused the request for the scope \"%s\", which its token has: a "
+				"new login would not help", want);
+			v = SL_OAUTH_FAIL;
+			goto out;
+		}
 		/* MCP authorization, step-up: the scope is kept in the record,
 		 * and asked for by the next login (or client credentials
 		 * request). */

@@ -334,7 +334,10 @@ int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *
 
 /* ---- discovery ---------------------------------------------------------------------- */
 
-enum disco_step { D_PROBE, D_PRM, D_META };
+/* D_PROBE: an unauthenticated initialize; D_PROBE_LIST: after a 2xx to it,
+ * an unauthenticated tools/list in its session (below); then the PRM and
+ * the authorization server's metadata. */
+enum disco_step { D_PROBE, D_PROBE_LIST, D_PRM, D_META };
 
 struct disco {
 	struct sl_fetcher *f;
@@ -347,6 +350,7 @@ struct disco {
 	size_t nurls, at;
 	struct sl_oauth_server s;
 	char *prm_scopes;            /* the PRM's scopes_supported, joined */
+	char *session_id;            /* the probe's session, for D_PROBE_LIST */
 };
 
 static void disco_free(void *arg)
@@ -358,6 +362,7 @@ static void disco_free(void *arg)
 	sl_oauth_server_dispose(&d->s);
 	sl_oauth_challenge_dispose(&d->ch);
 	free(d->prm_scopes);
+	free(d->session_id);
 	free(d->server_url);
 	free(d);
 }
@@ -524,9 +529,10 @@ static void on_disco(void *arg, const struct sl_fetch_result *res)
 	char why[800], msg[1200];
 	const char *bad = NULL;
 	yyjson_doc *doc = NULL;
-	const char *url = d->step == D_PROBE ? d->server_url : d->urls[d->at];
+	bool probing = d->step == D_PROBE || d->step == D_PROBE_LIST;
+	const char *url = probing ? d->server_url : d->urls[d->at];
 
-	if (d->step == D_PROBE) {
+	if (probing) {
 		if (res->error) {
 			snprintf(why, sizeof(why), "the server %.300s cannot be reached: %s", url, res->error);
 			disco_end(d, why);
@@ -536,9 +542,23 @@ static void on_disco(void *arg, const struct sl_fetch_result *res)
 						     &d->ch) != SL_OK)
 				memset(&d->ch, 0, sizeof(d->ch)); /* no usable challenge: the well-known URLs */
 			goto prm;
+		} else if (res->status >= 200 && res->status < 300 && d->step == D_PROBE) {
+			/* MCP authorization leaves it to the server which requests
+			 * need a token, and some let initialize through without
+			 * one: ask for its tools, which such a server guards. */
+			if (res->session_id && header_safe(res->session_id))
+				d->session_id = sl_strdup(res->session_id);
+			d->step = D_PROBE_LIST;
+			disco_fetch(d);
 		} else if (res->status >= 200 && res->status < 300) {
 			disco_end(d, "the server answered without asking for authorization: it needs no "
 				     "login");
+		} else if (d->step == D_PROBE_LIST) {
+			/* Not a challenge (a server that wants notifications/
+			 * initialized first, say): initialize went through. */
+			snprintf(why, sizeof(why), "the server answered without asking for authorization "
+				 "(initialize, then HTTP %ld to tools/list): it needs no login", res->status);
+			disco_end(d, why);
 		} else {
 			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token",
 				 res->status);
@@ -605,13 +625,18 @@ static void disco_fetch(struct disco *d)
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\""
 		SL_MCP_LATEST_LEGACY "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sluice\",\"version\":\""
 		SL_VERSION "\"}}}";
+	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
 	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
 				  .dispose = disco_free };
 
-	if (d->step == D_PROBE) {
+	if (d->step == D_PROBE || d->step == D_PROBE_LIST) {
 		q.url = d->server_url;
-		q.json = probe;
+		q.json = d->step == D_PROBE ? probe : list;
 		q.accept = "application/json, text/event-stream";
+		if (d->step == D_PROBE_LIST) {
+			q.session_id = d->session_id;
+			q.protocol_version = SL_MCP_LATEST_LEGACY;
+		}
 	} else {
 		q.url = d->urls[d->at];
 	}

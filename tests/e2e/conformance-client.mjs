@@ -3,18 +3,45 @@
 // appends the scenario server's URL; this starts sluice with that URL as
 // its only (remote) upstream, connects to sluice over stdio with the SDK,
 // and calls every tool, as a model would. So the suite judges sluice's HTTP
-// client: its handshake, session, stream resumption and relaying.
+// client: its handshake, session, stream resumption and relaying, and, in
+// the auth/ scenarios, its OAuth client (discovery, registration, PKCE,
+// tokens, step-up).
+//
+// OAuth, as a person would do it: when sluice says the server needs a
+// login (or a wider scope), run `sluice auth login s` and play the browser
+// (fetch the printed authorization URL; the scenario's authorization
+// server approves at once and redirects to sluice's loopback listener),
+// then wait for the running gateway to pick the saved tokens up, and retry.
+// At most 3 logins: a server that keeps refusing is not chased forever.
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { writeConfig, closeAll, SLUICE } from './helpers.mjs';
 
+const MAX_LOGINS = 3;
+// The scenarios' Client ID Metadata Document URL (auth/basic-cimd): used by
+// sluice only where the authorization server says it accepts one.
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+
 const url = process.argv[process.argv.length - 1];
-const config = writeConfig({ s: { url } }, { logLevel: 'warn' });
+// The suite passes a scenario's pre-registered client in this variable.
+const ctx = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+const oauth = {};
+if (ctx.client_id) oauth.clientId = ctx.client_id;
+if (ctx.client_secret) oauth.clientSecret = ctx.client_secret;
+if (/client-credentials/.test(ctx.name ?? '')) oauth.grant = 'client_credentials';
+const entry = Object.keys(oauth).length ? { url, oauth } : { url };
+const config = writeConfig({ s: entry }, { logLevel: 'warn', startupTimeoutMs: 3000, oauth: { clientMetadataUrl: CIMD_URL } });
 // The SDK passes an allowlisted environment: add the test's state directory
-// (helpers.mjs), where the audit file goes by default.
+// (helpers.mjs), where the audit file and the tokens go.
 const env = { XDG_STATE_HOME: process.env.XDG_STATE_HOME };
-const transport = new StdioClientTransport({ command: SLUICE, args: ['serve', '--config', config], stderr: 'inherit', env });
+const transport = new StdioClientTransport({ command: SLUICE, args: ['serve', '--config', config], stderr: 'pipe', env });
+let stderr = '';
+transport.stderr.on('data', (b) => {
+	stderr += b;
+	process.stderr.write(b);
+});
 const client = new Client({ name: 'conformance-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
 
 // An elicitation is answered by accepting the defaults the form declares
@@ -27,13 +54,83 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
 });
 
 const ARGS = { add_numbers: { a: 2, b: 3 } };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let logins = 0;
+
+// `sluice auth login s`, with this process as the browser. Resolves with
+// the command's exit status.
+async function login() {
+	logins++;
+	const p = spawn(SLUICE, ['auth', 'login', 's', '--config', config], { env: { ...process.env, DISPLAY: '', WAYLAND_DISPLAY: '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+	const done = new Promise((r) => p.on('close', (code) => r(code)));
+	let out = '';
+	let browsed = false;
+	p.stdout.on('data', async (b) => {
+		out += b;
+		const nl = out.indexOf('\n');
+		if (nl < 0 || browsed) return;
+		browsed = true;
+		// The authorization server redirects to sluice's listener; fetch
+		// follows it there, as a browser would.
+		await fetch(out.slice(0, nl)).catch((e) => console.error(`driver: the browser failed: ${e.message}`));
+	});
+	const timer = setTimeout(() => p.kill(), 20000);
+	const code = await done;
+	clearTimeout(timer);
+	console.error(`driver: sluice auth login exited ${code}`);
+	return code;
+}
+
+// sluice's words when a login (or one asking for more scopes) would help
+// (src/oauth/client.c); "a new login would not help" is not among them.
+function wantsLogin(text) {
+	return /needs login|needs the scope/.test(text);
+}
+
+// The tools, once the server is reachable: a login where sluice says it
+// needs one (its warning on stderr), then the tools once it has connected.
+async function serverTools() {
+	const deadline = Date.now() + 20000;
+	let seen = 0;
+	while (Date.now() < deadline) {
+		const { tools } = await client.listTools();
+		const mine = tools.filter((t) => t.name.startsWith('s__'));
+		if (mine.length) return mine;
+		await sleep(300); // the warning may trail the answer on the other pipe
+		const fresh = stderr.slice(seen);
+		seen = stderr.length;
+		if (wantsLogin(fresh)) {
+			if (logins >= MAX_LOGINS || (await login()) !== 0) return [];
+		} else if (!logins || fresh) {
+			return []; // no tools, and no login would change that
+		}
+	}
+	return [];
+}
+
+// A call, with a new login where sluice says it needs one (a scope the
+// server asks for on this call: step-up), retried after it.
+async function call(t) {
+	const name = t.name.replace(/^s__/, '');
+	for (;;) {
+		let r, why;
+		try {
+			r = await client.callTool({ name: t.name, arguments: ARGS[name] ?? {} }, undefined, { timeout: 20000 });
+			why = r.isError ? JSON.stringify(r.content) : null;
+		} catch (e) {
+			why = e.message; // sluice's JSON-RPC error: the server refused it
+			r = { isError: true, content: [{ type: 'text', text: why }] };
+		}
+		if (!why || !wantsLogin(why) || logins >= MAX_LOGINS) return r;
+		console.error(`driver: ${t.name}: ${why}`);
+		if ((await login()) !== 0) return r;
+	}
+}
 
 try {
 	await client.connect(transport);
-	const { tools } = await client.listTools();
-	for (const t of tools) {
-		const name = t.name.replace(/^s__/, '');
-		const r = await client.callTool({ name: t.name, arguments: ARGS[name] ?? {} }, undefined, { timeout: 20000 });
+	for (const t of await serverTools()) {
+		const r = await call(t);
 		console.log(`${t.name}: ${JSON.stringify(r.content)}`);
 	}
 } finally {

@@ -149,3 +149,71 @@ TEST(oauth_client_needs_login_without_refresh_token)
 	}
 	unsetenv("XDG_STATE_HOME");
 }
+
+/* Step-up (MCP authorization, scope challenge handling): a 403
+ * insufficient_scope is tried again once a login has saved a newer token
+ * (the running gateway used to send the refused one forever); a refusal
+ * for scopes the token already has asks for no login (it would get the
+ * same answer: the loop the conformance suite's auth/scope-retry-limit
+ * checks for). */
+TEST(oauth_client_step_up_takes_a_newer_token_and_stops_when_granted)
+{
+	static const char json[] = "{\"mcpServers\":{\"gh\":{\"url\":\"http://127.0.0.1:1/mcp\"}}}";
+	static const char want_write[] = "Bearer error=\"insufficient_scope\", scope=\"read write\"";
+	char dir[] = "/tmp/sluice-unit-oauth-XXXXXX";
+	struct sl_config *cfg;
+	struct sl_oauth_store *st;
+	struct sl_oauth_record rec = { 0 };
+	struct sl_oauth_client *c;
+	struct seen a = { 0 };
+	struct sl_err err;
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	CHECK_INT(sl_config_parse("t.json", json, sizeof(json) - 1, &cfg, &err), SL_OK);
+	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+	rec.url = "http://127.0.0.1:1/mcp";
+	rec.user = "";
+	rec.reg.client_id = "c1";
+	rec.tokens.access_token = "t-read";
+	rec.tokens.scope = "read";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+
+	uv_loop_init(&loop);
+	c = sl_oauth_client_new(&loop, cfg, &cfg->servers[0], "");
+	CHECK_STR(sl_oauth_client_token(c), "t-read");
+	/* Wider than granted: a login is asked for, and the scope kept. */
+	CHECK_INT(sl_oauth_client_refused(c, 403, want_write, "t-read", on_ready, &a), SL_OAUTH_FAIL);
+	CHECK_STR(sl_oauth_client_why(c), "needs the scope \"read write\": run `sluice auth login gh`");
+	/* The login saves a token with both: the same refusal (of the old
+	 * token, sent meanwhile) is tried again with it, from the loop. */
+	rec.tokens.access_token = "t-write";
+	rec.tokens.scope = "read write";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	CHECK_INT(sl_oauth_client_refused(c, 403, want_write, "t-read", on_ready, &a), SL_OAUTH_RETRY);
+	CHECK_INT(a.calls, 0);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	CHECK_INT(a.calls, 1);
+	CHECK(a.ok);
+	CHECK_STR(sl_oauth_client_token(c), "t-write");
+	/* Refused again with it: the token has the scope, a login would not
+	 * help; no retry, no login asked for. */
+	CHECK_INT(sl_oauth_client_refused(c, 403, want_write, "t-write", on_ready, &a), SL_OAUTH_FAIL);
+	CHECK_STR(sl_oauth_client_why(c), "refused the request for the scope \"read write\", which "
+					  "its token has: a new login would not help");
+	CHECK(!sl_oauth_client_needs_login(c));
+	uv_run(&loop, UV_RUN_NOWAIT);
+	CHECK_INT(a.calls, 1);
+	sl_oauth_client_free(c);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK_INT(uv_loop_close(&loop), 0);
+	sl_oauth_store_free(st);
+	sl_config_unref(cfg);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}

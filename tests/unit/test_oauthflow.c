@@ -1,6 +1,8 @@
 /* The OAuth client's pure parts (src/oauth/challenge.c, flow.c): the
  * WWW-Authenticate reader, PKCE, the authorization URL and the checks on
- * the redirect that comes back. */
+ * the redirect that comes back; discovery's probe against a canned server
+ * on 127.0.0.1. */
+#include "core/fetch.h"
 #include "oauth/oauth.h"
 #include "unit.h"
 
@@ -210,4 +212,192 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 	CHECK(sl_oauth_redirect_check(url, &s, &p, &code, &err) == SL_ERR_INVALID);
 	CHECK(strstr(err.msg, "access_denied: no way") != NULL);
 	CHECK(code == NULL);
+}
+
+/* ---- discovery's probe, against a canned server on 127.0.0.1 ---------------------------- */
+
+/* A server that lets initialize through without a token (its answer names
+ * a session) and guards what follows: tools/list gets the 401 challenge
+ * (list_status: another answer to it). Each connection carries one request. */
+struct canned {
+	uv_tcp_t tcp;
+	int port;
+	int list_status;         /* 0: 401 with the challenge */
+	char seen[8][128];       /* each request's line, and its Mcp-Session-Id */
+	int nseen;
+	bool done;
+	bool ok;
+	char *why;
+	char *scope;
+};
+
+struct canned_conn {
+	uv_tcp_t tcp;
+	struct canned *s;
+	char buf[8192];
+	size_t len;
+	uv_write_t w;
+	char *out;
+};
+
+static void canned_closed(uv_handle_t *h)
+{
+	struct canned_conn *k = h->data;
+	free(k->out);
+	free(k);
+}
+
+static void canned_written(uv_write_t *w, int status)
+{
+	struct canned_conn *k = w->data;
+	uv_close((uv_handle_t *)&k->tcp, canned_closed);
+}
+
+static void canned_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+	struct canned_conn *k = h->data;
+	*b = uv_buf_init(k->buf + k->len, (unsigned)(sizeof(k->buf) - 1 - k->len));
+}
+
+static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
+{
+	struct canned_conn *k = st->data;
+	struct canned *s = k->s;
+	char *end, *cl, *sid, body[600];
+	const char *status = "200 OK", *type = "application/json";
+	char extra[300] = "";
+	size_t want;
+	uv_buf_t out;
+
+	if (n < 0) {
+		uv_close((uv_handle_t *)&k->tcp, canned_closed);
+		return;
+	}
+	k->len += (size_t)n;
+	k->buf[k->len] = '\0';
+	if (!(end = strstr(k->buf, "\r\n\r\n")))
+		return;
+	cl = strcasestr(k->buf, "\r\ncontent-length:");
+	want = (size_t)(end + 4 - k->buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+	if (k->len < want)
+		return;
+	uv_read_stop(st);
+	if ((sid = strcasestr(k->buf, "\r\nmcp-session-id:")))
+		sid += 17 + strspn(sid + 17, " ");
+	if (s->nseen < 8)
+		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s",
+			 (int)strcspn(k->buf, " "), k->buf,
+			 sid ? (int)strcspn(sid, "\r") : 0, sid ? sid : "");
+	if (strstr(k->buf, "\"initialize\"")) {
+		snprintf(extra, sizeof(extra), "Mcp-Session-Id: sess-7\r\n");
+		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status == 200) {
+		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}");
+	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status) {
+		status = "400 Bad Request"; /* not initialized, say */
+		snprintf(body, sizeof(body), "{}");
+	} else if (strstr(k->buf, "\"tools/list\"")) {
+		status = "401 Unauthorized";
+		snprintf(body, sizeof(body), "{}");
+		snprintf(extra, sizeof(extra), "WWW-Authenticate: Bearer scope=\"mcp:basic\", "
+			 "resource_metadata=\"http://127.0.0.1:%d/prm\"\r\n", s->port);
+	} else if (!strncmp(k->buf, "GET /prm ", 9)) {
+		snprintf(body, sizeof(body), "{\"resource\":\"http://127.0.0.1:%d/mcp\","
+			 "\"authorization_servers\":[\"http://127.0.0.1:%d\"]}", s->port, s->port);
+	} else if (!strncmp(k->buf, "GET /.well-known/oauth-authorization-server ", 44)) {
+		snprintf(body, sizeof(body), "{\"issuer\":\"http://127.0.0.1:%d\",\"authorization_endpoint\":"
+			 "\"http://127.0.0.1:%d/authorize\",\"token_endpoint\":\"http://127.0.0.1:%d/token\"}",
+			 s->port, s->port, s->port);
+	} else {
+		status = "404 Not Found";
+		snprintf(body, sizeof(body), "{}");
+	}
+	k->out = sl_printf("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+			   "Connection: close\r\n\r\n%s", status, type, strlen(body), extra, body);
+	out = uv_buf_init(k->out, (unsigned)strlen(k->out));
+	k->w.data = k;
+	if (uv_write(&k->w, st, &out, 1, canned_written) < 0)
+		uv_close((uv_handle_t *)&k->tcp, canned_closed);
+}
+
+static void canned_conn(uv_stream_t *server, int status)
+{
+	struct canned *s = server->data;
+	struct canned_conn *k = sl_alloc(sizeof(*k));
+
+	k->s = s;
+	uv_tcp_init(server->loop, &k->tcp);
+	k->tcp.data = k;
+	if (status < 0 || uv_accept(server, (uv_stream_t *)&k->tcp) < 0 ||
+	    uv_read_start((uv_stream_t *)&k->tcp, canned_alloc, canned_read) < 0)
+		uv_close((uv_handle_t *)&k->tcp, canned_closed);
+}
+
+static void on_canned_discovered(void *arg, const struct sl_oauth_server *srv, const char *why)
+{
+	struct canned *s = arg;
+	s->done = true;
+	s->ok = srv != NULL;
+	s->why = why ? sl_strdup(why) : NULL;
+	s->scope = srv && srv->scope ? sl_strdup(srv->scope) : NULL;
+	uv_close((uv_handle_t *)&s->tcp, NULL);
+}
+
+static void discover_canned(struct canned *s)
+{
+	struct sockaddr_in a;
+	struct sockaddr_storage got;
+	int len = sizeof(got);
+	struct sl_fetcher *f;
+	struct sl_err err;
+	uv_loop_t loop;
+	char url[64];
+
+	uv_loop_init(&loop);
+	uv_tcp_init(&loop, &s->tcp);
+	s->tcp.data = s;
+	uv_ip4_addr("127.0.0.1", 0, &a);
+	CHECK_INT(uv_tcp_bind(&s->tcp, (const struct sockaddr *)&a, 0), 0);
+	CHECK_INT(uv_listen((uv_stream_t *)&s->tcp, 8, canned_conn), 0);
+	uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&got, &len);
+	s->port = ntohs(((struct sockaddr_in *)&got)->sin_port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", s->port);
+	CHECK_INT(sl_fetcher_new(&loop, "unit", &f, &err), SL_OK);
+	sl_oauth_discover(f, url, NULL, on_canned_discovered, s);
+	while (!s->done && uv_run(&loop, UV_RUN_ONCE))
+		;
+	sl_fetcher_free(f);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK_INT(uv_loop_close(&loop), 0);
+}
+
+/* MCP authorization leaves it to the server which requests need a token:
+ * the probe's initialize answered 2xx is followed by tools/list in its
+ * session, whose 401 starts discovery (conformance auth/scope-step-up). */
+TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
+{
+	struct canned s = { 0 }, open = { .list_status = 200 }, strict = { .list_status = 400 };
+
+	discover_canned(&s);
+	CHECK(s.ok);
+	CHECK_STR(s.scope, "mcp:basic");
+	CHECK(s.nseen >= 4);
+	CHECK_STR(s.seen[0], "POST|");        /* initialize, no session yet */
+	CHECK_STR(s.seen[1], "POST|sess-7");  /* tools/list, in its session */
+	CHECK_STR(s.seen[2], "GET|");         /* the challenge's PRM */
+	free(s.scope);
+	free(s.why);
+
+	/* Both answered without a token: it needs no login. */
+	discover_canned(&open);
+	CHECK(!open.ok);
+	CHECK(open.why && strstr(open.why, "it needs no login"));
+	CHECK_INT(open.nseen, 2);
+	free(open.why);
+	/* tools/list refused, but not for a token: not a challenge either. */
+	discover_canned(&strict);
+	CHECK(!strict.ok);
+	CHECK(strict.why && strstr(strict.why, "HTTP 400 to tools/list): it needs no login"));
+	CHECK_INT(strict.nseen, 2);
+	free(strict.why);
 }
