@@ -29,7 +29,8 @@
 
 #define WAIT_S 300             /* for the person to finish in the browser */
 #define REQUEST_MAX 8192       /* of one request to the listener */
-#define MAX_CONNECTIONS 16     /* at once on the listener (browsers open several) */
+#define MAX_CONNECTIONS 16     /* at once on the listener (browsers open several); one
+				* more replaces the oldest still silent */
 
 struct login;
 
@@ -40,6 +41,8 @@ struct conn {
 	size_t len;
 	char out[512];                /* the answer (sl_cli_login_reply) */
 	bool done;
+	unsigned slot;                /* in login.slot */
+	uint64_t seq;                 /* accept order: the oldest silent one goes first */
 };
 
 struct login {
@@ -59,7 +62,8 @@ struct login {
 	char *scope;
 	uv_tcp_t listener;
 	bool listening;
-	unsigned conns;
+	struct conn *slot[MAX_CONNECTIONS]; /* open connections; NULL: free */
+	uint64_t accepted;
 	uv_timer_t deadline;
 	int rc;                       /* the exit status, once finished */
 	bool finished;
@@ -172,7 +176,8 @@ size_t sl_cli_login_reply(char *out, size_t cap, bool ok)
 static void on_conn_closed(uv_handle_t *h)
 {
 	struct conn *c = h->data;
-	c->l->conns--;
+	if (c->l->slot[c->slot] == c) /* an evicted one's slot is another's now */
+		c->l->slot[c->slot] = NULL;
 	free(c);
 }
 
@@ -235,10 +240,33 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	exchange(l, target);
 }
 
+/* A free slot for a new connection. With none, the oldest connection that
+ * has sent no whole request yet is closed and its slot taken: idle
+ * connections (a browser's spares, or another local user's) cannot keep
+ * the redirect out. -1: every one is being answered. */
+static int free_slot(struct login *l)
+{
+	int oldest = -1;
+
+	for (int i = 0; i < MAX_CONNECTIONS; i++) {
+		if (!l->slot[i])
+			return i;
+		if (!l->slot[i]->done && !uv_is_closing((uv_handle_t *)&l->slot[i]->tcp) &&
+		    (oldest < 0 || l->slot[i]->seq < l->slot[oldest]->seq))
+			oldest = i;
+	}
+	if (oldest >= 0) {
+		uv_close((uv_handle_t *)&l->slot[oldest]->tcp, on_conn_closed);
+		l->slot[oldest] = NULL;
+	}
+	return oldest;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct login *l = server->data;
 	struct conn *c;
+	int i;
 
 	if (status < 0)
 		return;
@@ -246,8 +274,12 @@ static void on_connection(uv_stream_t *server, int status)
 	c->l = l;
 	uv_tcp_init(&l->loop, &c->tcp);
 	c->tcp.data = c;
-	l->conns++;
-	if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 || l->conns > MAX_CONNECTIONS ||
+	i = free_slot(l);
+	c->slot = i < 0 ? 0 : (unsigned)i;
+	c->seq = ++l->accepted;
+	if (i >= 0)
+		l->slot[i] = c;
+	if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 || i < 0 ||
 	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
 		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }

@@ -6,13 +6,14 @@
 // callers, a revoked grant ("needs login"), step-up, a client registered
 // beforehand, client credentials; and the failures: a token endpoint that
 // answers 500, Protected Resource Metadata naming another resource, the
-// authorization server gone, a token holding CR LF.
+// authorization server gone, a token holding CR LF, a crowded login listener.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { SLUICE, closeAll, connect, runSluice, sleep, textOf, toolsWhen, withTimeout, writeConfig } from './helpers.mjs';
+import { SLUICE, closeAll, connect, eventually, runSluice, sleep, textOf, toolsWhen, withTimeout, writeConfig } from './helpers.mjs';
 import { browserLogin, startAS, startProtected, stopFixtures } from './oidc.mjs';
 
 const NAME = 'up';
@@ -50,7 +51,7 @@ function record(cfg) {
 // `sluice auth login up`: the URL from its stdout goes to the scripted
 // browser; the browser's redirect goes to sluice's loopback listener, or,
 // headless, is pasted on its stdin (through paste(url), to change it).
-async function login(cfg, { user = 'alice', headless = false, paste = (u) => u, args = [] } = {}) {
+async function login(cfg, { user = 'alice', headless = false, paste = (u) => u, args = [], beforeBrowser } = {}) {
 	const env = { ...process.env, ...cfg.env };
 	delete env.DISPLAY; // no xdg-open
 	delete env.WAYLAND_DISPLAY;
@@ -70,6 +71,7 @@ async function login(cfg, { user = 'alice', headless = false, paste = (u) => u, 
 	try {
 		out.authUrl = await withTimeout(firstLine, 10000, 'the authorization URL');
 		if (out.authUrl) {
+			if (beforeBrowser) await beforeBrowser(out.authUrl);
 			out.back = await browserLogin(out.authUrl, user);
 			if (headless) {
 				proc.stdin.end(`${paste(out.back)}\n`);
@@ -351,5 +353,41 @@ describe('sluice as an OAuth client of an upstream', () => {
 		const st = await status(cfg);
 		assert.match(st.error, /control character/);
 		assert.equal((await prot.stats()).injected, before, 'no injected header reached the server');
+	});
+
+	test('(l) the login listener: 20 silent connections and an oversized request do not keep the redirect out', async () => {
+		const cfg = setup();
+		const silent = [];
+		let big = '', kept;
+		const r = await loggedIn(cfg, {
+			beforeBrowser: async (authUrl) => {
+				const port = Number(new URL(new URL(authUrl).searchParams.get('redirect_uri')).port);
+				for (let i = 0; i < 20; i++) {
+					const s = net.connect(port, '127.0.0.1');
+					s.closedByPeer = false;
+					s.on('end', () => (s.closedByPeer = true)).on('close', () => (s.closedByPeer = true)).on('error', () => {});
+					await new Promise((res) => s.once('connect', res));
+					silent.push(s);
+				}
+				// 9000 bytes and no end of headers: past the 8 KiB a request may have.
+				big = await withTimeout(new Promise((res) => {
+					let got = '';
+					const s = net.connect(port, '127.0.0.1', () => s.write(`GET /callback?${'a'.repeat(9000)}`));
+					s.on('data', (d) => (got += d)).on('close', () => res(got)).on('error', () => res(got));
+				}), 5000, 'the answer to an oversized request');
+				// 20 + 1 into 16 places: the 5 oldest silent ones were let go,
+				// the newer ones kept (until the login ends).
+				await eventually(() => silent.slice(0, 5).every((s) => s.closedByPeer), 5000);
+				kept = silent.slice(5).filter((s) => !s.closedByPeer).length;
+			},
+		});
+		try {
+			assert.match(big, /^HTTP\/1\.1 404 /);
+			assert.equal(r.page.status, 200, 'the browser still reached the listener');
+			assert.ok(record(cfg).rec.tokens.access_token, 'a token saved');
+			assert.equal(kept, 15, 'the newer silent connections were kept');
+		} finally {
+			for (const s of silent) s.destroy();
+		}
 	});
 });
