@@ -218,12 +218,15 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 
 /* A server that lets initialize through without a token (its answer names
  * a session) and guards what follows: tools/list gets the 401 challenge
- * (list_status: another answer to it). Each connection carries one request. */
+ * (list_status: another answer to it); notifications/initialized gets 202,
+ * DELETE 405 (delete_hangs: no answer at all). Each connection carries one
+ * request. */
 struct canned {
 	uv_tcp_t tcp;
 	int port;
 	int list_status;         /* 0: 401 with the challenge */
-	char seen[8][128];       /* each request's line, and its Mcp-Session-Id */
+	bool delete_hangs;
+	char seen[8][128];       /* each request's method, Mcp-Session-Id and JSON-RPC method */
 	int nseen;
 	bool done;
 	bool ok;
@@ -238,6 +241,7 @@ struct canned_conn {
 	size_t len;
 	uv_write_t w;
 	char *out;
+	bool hung;               /* read on, answered nothing: closed when the client gives up */
 };
 
 static void canned_closed(uv_handle_t *h)
@@ -263,7 +267,7 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
 	struct canned_conn *k = st->data;
 	struct canned *s = k->s;
-	char *end, *cl, *sid, body[600];
+	char *end, *cl, *sid, *rpc, body[600];
 	const char *status = "200 OK", *type = "application/json";
 	char extra[300] = "";
 	size_t want;
@@ -273,6 +277,8 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		uv_close((uv_handle_t *)&k->tcp, canned_closed);
 		return;
 	}
+	if (k->hung)
+		return;
 	k->len += (size_t)n;
 	k->buf[k->len] = '\0';
 	if (!(end = strstr(k->buf, "\r\n\r\n")))
@@ -281,14 +287,27 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	want = (size_t)(end + 4 - k->buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
 	if (k->len < want)
 		return;
-	uv_read_stop(st);
 	if ((sid = strcasestr(k->buf, "\r\nmcp-session-id:")))
 		sid += 17 + strspn(sid + 17, " ");
+	if ((rpc = strstr(end, "\"method\":\"")))
+		rpc += 10;
 	if (s->nseen < 8)
-		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s",
+		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s|%.*s",
 			 (int)strcspn(k->buf, " "), k->buf,
-			 sid ? (int)strcspn(sid, "\r") : 0, sid ? sid : "");
-	if (strstr(k->buf, "\"initialize\"")) {
+			 sid ? (int)strcspn(sid, "\r") : 0, sid ? sid : "",
+			 rpc ? (int)strcspn(rpc, "\"") : 0, rpc ? rpc : "");
+	if (!strncmp(k->buf, "DELETE ", 7) && s->delete_hangs) {
+		k->hung = true;
+		return;
+	}
+	uv_read_stop(st);
+	if (!strncmp(k->buf, "DELETE ", 7)) {
+		status = "405 Method Not Allowed";
+		snprintf(body, sizeof(body), "{}");
+	} else if (strstr(k->buf, "\"notifications/initialized\"")) {
+		status = "202 Accepted";
+		body[0] = '\0';
+	} else if (strstr(k->buf, "\"initialize\"")) {
 		snprintf(extra, sizeof(extra), "Mcp-Session-Id: sess-7\r\n");
 		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
 	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status == 200) {
@@ -376,28 +395,40 @@ static void discover_canned(struct canned *s)
  * session, whose 401 starts discovery (conformance auth/scope-step-up). */
 TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 {
-	struct canned s = { 0 }, open = { .list_status = 200 }, strict = { .list_status = 400 };
+	struct canned s = { 0 }, open = { .list_status = 200, .delete_hangs = true },
+		      strict = { .list_status = 400 };
+	uint64_t t0;
 
 	discover_canned(&s);
 	CHECK(s.ok);
 	CHECK_STR(s.scope, "mcp:basic");
-	CHECK(s.nseen >= 4);
-	CHECK_STR(s.seen[0], "POST|");        /* initialize, no session yet */
-	CHECK_STR(s.seen[1], "POST|sess-7");  /* tools/list, in its session */
-	CHECK_STR(s.seen[2], "GET|");         /* the challenge's PRM */
+	CHECK(s.nseen >= 6);
+	/* A client's handshake, then its session ended (the 405 ignored),
+	 * then discovery. */
+	CHECK_STR(s.seen[0], "POST||initialize");                     /* no session yet */
+	CHECK_STR(s.seen[1], "POST|sess-7|notifications/initialized");
+	CHECK_STR(s.seen[2], "POST|sess-7|tools/list");
+	CHECK_STR(s.seen[3], "DELETE|sess-7|");
+	CHECK_STR(s.seen[4], "GET||");                                /* the challenge's PRM */
 	free(s.scope);
 	free(s.why);
 
-	/* Both answered without a token: it needs no login. */
+	/* Both answered without a token: it needs no login. The session is
+	 * ended here too, and a DELETE never answered holds the probe at most
+	 * PROBE_DELETE_MS (2 s). */
+	t0 = sl_now_ms();
 	discover_canned(&open);
+	CHECK(sl_now_ms() - t0 < 4000);
 	CHECK(!open.ok);
 	CHECK(open.why && strstr(open.why, "it needs no login"));
-	CHECK_INT(open.nseen, 2);
+	CHECK_INT(open.nseen, 4);
+	CHECK_STR(open.seen[3], "DELETE|sess-7|");
 	free(open.why);
 	/* tools/list refused, but not for a token: not a challenge either. */
 	discover_canned(&strict);
 	CHECK(!strict.ok);
 	CHECK(strict.why && strstr(strict.why, "HTTP 400 to tools/list): it needs no login"));
-	CHECK_INT(strict.nseen, 2);
+	CHECK_INT(strict.nseen, 4);
+	CHECK_STR(strict.seen[3], "DELETE|sess-7|");
 	free(strict.why);
 }
