@@ -339,7 +339,8 @@ int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *
  * notification), D_PROBE_LIST (tools/list, which a server that lets
  * initialize through guards), and D_PROBE_DELETE (the session ended, so a
  * login leaves nothing open on the server). Then the PRM and the
- * authorization server's metadata. */
+ * authorization server's metadata. The probe's steps come first (step <
+ * D_PRM). */
 enum disco_step { D_PROBE, D_PROBE_INITIALIZED, D_PROBE_LIST, D_PROBE_DELETE, D_PRM, D_META };
 
 #define PROBE_DELETE_MS 2000 /* ending the probe's session: a courtesy, not worth a longer wait */
