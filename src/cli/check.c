@@ -100,7 +100,8 @@ static void on_settled(void *ctx)
 		       u->protocol_version ? u->protocol_version : "-", u->tools.n, u->resources.n,
 		       u->templates.n, u->prompts.n);
 		if (u->error)
-			printf("  %s: %s\n", u->state == SL_UP_READY ? "note" : "error", u->error);
+			printf("  %s: %s\n", u->state == SL_UP_READY && !u->scope_refused ? "note" : "error",
+			       u->error);
 		if (u->oauth) {
 			char buf[300];
 			const char *d = sl_oauth_client_describe(u->oauth, buf, sizeof(buf));
@@ -109,7 +110,8 @@ static void on_settled(void *ctx)
 				printf("  oauth: %s; its login is kept in %s\n", d,
 				       sl_oauth_client_path(u->oauth));
 		}
-		if (u->state != SL_UP_READY && !u->cfg->disabled)
+		/* A list refused for a scope: up, but not all there until a login. */
+		if ((u->state != SL_UP_READY || u->scope_refused) && !u->cfg->disabled)
 			ck->rc = 1;
 		pinning_note(pg, u, cfg);
 	}

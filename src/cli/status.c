@@ -42,7 +42,8 @@ static char *default_url(const struct sl_config *cfg)
 	return sl_printf("http://%s/status", l);
 }
 
-/* A name from the gateway, for a terminal: controls escaped, cut to w. */
+/* A name from the gateway, for a terminal: controls escaped, cut to w
+ * (w < 0: whole, unpadded). */
 static void put_name(const char *s, int w)
 {
 	struct sl_buf b;
@@ -53,7 +54,10 @@ static void put_name(const char *s, int w)
 	if (sl_escape(&b, s ? s : "-", s ? strlen(s) : 1, SL_ESCAPE_LOG) < 0)
 		(void)!sl_buf_appends(&b, "?");
 	e = sl_buf_take(&b, &len);
-	printf("%-*.*s", w, w, e);
+	if (w < 0)
+		printf("%s", e);
+	else
+		printf("%-*.*s", w, w, e);
 	free(e);
 }
 
@@ -91,6 +95,11 @@ static void print_tables(yyjson_val *root)
 		printf(" %-10s", sl_json_str(it, "state") ? sl_json_str(it, "state") : "?");
 		put_num(yyjson_obj_get(it, "tools"), 6);
 		printf("\n");
+		if (sl_json_str(it, "error")) {
+			printf("  ");
+			put_name(sl_json_str(it, "error"), -1);
+			printf("\n");
+		}
 	}
 	if (!yyjson_is_obj(q)) {
 		printf("\nquotas: none (no sluice.quotas)\n");

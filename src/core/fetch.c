@@ -274,6 +274,8 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
 		sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->post));
 	}
+	if (q->method)
+		sl_curl.easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, q->method);
 	if (q->user && q->password) {
 		sl_curl.easy_setopt(x->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		sl_curl.easy_setopt(x->easy, CURLOPT_USERNAME, q->user);

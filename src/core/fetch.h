@@ -33,6 +33,7 @@ struct sl_fetch_req {
 	const char *url;         /* http: or https: */
 	const char *form;        /* a form body to POST; NULL: GET */
 	const char *json;        /* or a JSON body to POST */
+	const char *method;      /* another method, with no body ("DELETE"); NULL: as above */
 	const char *bearer;      /* an access token, sent as Authorization: Bearer */
 	const char *accept;      /* the Accept header; NULL: application/json */
 	const char *user;        /* HTTP Basic credentials (both or neither), sent as */

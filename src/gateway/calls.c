@@ -517,14 +517,15 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 }
 
 /* The server of the session's view that a tool's name would be prefixed
- * with, when that server waits for a login (and so listed no tools). */
+ * with, when that server waits for a login (and so listed no tools, or its
+ * tools/list was refused for a scope). */
 static const struct sl_upstream *login_owner(struct sl_gateway *gw, struct sl_view *v,
 					     const char *name)
 {
 	for (size_t i = 0; i < gw->nups; i++) {
 		const struct sl_upstream *u = gw->ups[i];
 		size_t n = strlen(u->name);
-		if (u->state == SL_UP_NEEDS_LOGIN && u->error && sl_view_server(v, u) &&
+		if (sl_upstream_tools_await_login(u) && sl_view_server(v, u) &&
 		    !strncmp(name, u->name, n) && !strncmp(name + n, "__", 2))
 			return u;
 	}

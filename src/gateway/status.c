@@ -28,6 +28,9 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 		yyjson_mut_obj_add_str(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "state", sl_upstream_state_name(u->state));
 		yyjson_mut_obj_add_uint(d, o, "tools", u->tools.n);
+		/* What to do about it, when something is (a login to run, say). */
+		if (u->error)
+			yyjson_mut_obj_add_str(d, o, "error", u->error);
 		yyjson_mut_arr_append(ups, o);
 	}
 	yyjson_mut_obj_add_val(d, root, "upstreams", ups);

@@ -52,6 +52,7 @@ struct sl_oauth_client {
 	char answer_why[WHY_MAX];
 	uv_timer_t timer;
 	char why[WHY_MAX];
+	char scope_why[WHY_MAX];              /* a refusal a login mends; "": none since the last token */
 };
 
 static int64_t unix_now(void)
@@ -283,10 +284,19 @@ static void transient(struct sl_oauth_client *c, const char *what, const char *w
 	sl_log(SL_LOG_WARN, "server '%s' %s", name_of(c), c->why);
 }
 
+/* A token came: whatever was refused is worth trying again. */
+static void fresh_token(struct sl_oauth_client *c)
+{
+	c->needs_login = false;
+	c->failed_at = 0;
+	c->why[0] = '\0';
+	c->scope_why[0] = '\0';
+}
+
 static void on_token(void *arg, const struct sl_oauth_token_result *res)
 {
 	struct sl_oauth_client *c = arg;
-	char *kept = NULL;
+	char *kept = NULL, *scope = NULL;
 
 	c->busy = false;
 	if (res->tokens) {
@@ -295,15 +305,24 @@ static void on_token(void *arg, const struct sl_oauth_token_result *res)
 			kept = c->rec.tokens.refresh_token;
 			c->rec.tokens.refresh_token = NULL;
 		}
+		/* RFC 6749 6: a refresh that names no scope grants the scope
+		 * granted before (flow.c fills in only a scope it asked for).
+		 * Step-up's "no login for scopes the token has" reads it. */
+		if (!res->tokens->scope && !machine(c)) {
+			scope = c->rec.tokens.scope;
+			c->rec.tokens.scope = NULL;
+		}
 		sl_oauth_tokens_dispose(&c->rec.tokens);
 		sl_oauth_tokens_copy(&c->rec.tokens, res->tokens);
 		if (kept) {
 			free(c->rec.tokens.refresh_token);
 			c->rec.tokens.refresh_token = kept;
 		}
-		c->needs_login = false;
-		c->failed_at = 0;
-		c->why[0] = '\0';
+		if (scope) {
+			free(c->rec.tokens.scope);
+			c->rec.tokens.scope = scope;
+		}
+		fresh_token(c);
 		save(c);
 		sl_log(SL_LOG_DEBUG, "server '%s': a new access token", name_of(c));
 		answer(c, true);
@@ -360,6 +379,7 @@ static bool newer_on_disk(struct sl_oauth_client *c, const char *used)
 	sl_oauth_record_dispose(&c->rec);
 	c->rec = rec;
 	c->needs_login = false;
+	c->scope_why[0] = '\0';
 	return !sl_oauth_tokens_stale(&c->rec.tokens, unix_now(), c->gcfg->oauth.refresh_before_s);
 }
 
@@ -549,6 +569,8 @@ enum sl_oauth_verdict sl_oauth_client_refused(struct sl_oauth_client *c, long st
 				want);
 		else
 			set_why(c, "needs the scope \"%s\": run `sluice auth login %s`", want, name_of(c));
+		if (!machine(c))
+			memcpy(c->scope_why, c->why, sizeof(c->why));
 		v = SL_OAUTH_FAIL;
 		goto out;
 	}
@@ -604,12 +626,14 @@ bool sl_oauth_client_reload(struct sl_oauth_client *c)
 	load(c);
 	fresh = c->rec.tokens.access_token && (!had || strcmp(had, c->rec.tokens.access_token));
 	free(had);
-	if (fresh) {
-		c->needs_login = false;
-		c->failed_at = 0;
-		c->why[0] = '\0';
-	}
+	if (fresh)
+		fresh_token(c);
 	return fresh;
+}
+
+const char *sl_oauth_client_wants_scope(const struct sl_oauth_client *c)
+{
+	return c->scope_why[0] ? c->scope_why : NULL;
 }
 
 const char *sl_oauth_client_path(const struct sl_oauth_client *c)

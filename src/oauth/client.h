@@ -78,6 +78,11 @@ void sl_oauth_client_forget(struct sl_oauth_client *c, void *arg);
 /* Why the last request could not be authorized: "needs login: run `sluice
  * auth login NAME`" or "needs the scope \"x\": run ...". NULL when fine. */
 const char *sl_oauth_client_why(const struct sl_oauth_client *c);
+/* The last refusal a login would mend: "needs the scope \"x\": run `sluice
+ * auth login NAME`", kept until a new token comes (a refresh, or a record
+ * a login saved); NULL when there is none. Not set for client credentials,
+ * which no login changes. */
+const char *sl_oauth_client_wants_scope(const struct sl_oauth_client *c);
 /* True when nothing will work until a person logs in. */
 bool sl_oauth_client_needs_login(const struct sl_oauth_client *c);
 /* Reads the record again (after `sluice auth login` saved a new one).

@@ -334,10 +334,16 @@ int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *
 
 /* ---- discovery ---------------------------------------------------------------------- */
 
-/* D_PROBE: an unauthenticated initialize; D_PROBE_LIST: after a 2xx to it,
- * an unauthenticated tools/list in its session (below); then the PRM and
- * the authorization server's metadata. */
-enum disco_step { D_PROBE, D_PROBE_LIST, D_PRM, D_META };
+/* D_PROBE: an unauthenticated initialize. After a 2xx to it, the rest of a
+ * client's handshake in the session it named: D_PROBE_INITIALIZED (the
+ * notification), D_PROBE_LIST (tools/list, which a server that lets
+ * initialize through guards), and D_PROBE_DELETE (the session ended, so a
+ * login leaves nothing open on the server). Then the PRM and the
+ * authorization server's metadata. The probe's steps come first (step <
+ * D_PRM). */
+enum disco_step { D_PROBE, D_PROBE_INITIALIZED, D_PROBE_LIST, D_PROBE_DELETE, D_PRM, D_META };
+
+#define PROBE_DELETE_MS 2000 /* ending the probe's session: a courtesy, not worth a longer wait */
 
 struct disco {
 	struct sl_fetcher *f;
@@ -350,7 +356,8 @@ struct disco {
 	size_t nurls, at;
 	struct sl_oauth_server s;
 	char *prm_scopes;            /* the PRM's scopes_supported, joined */
-	char *session_id;            /* the probe's session, for D_PROBE_LIST */
+	char *session_id;            /* the probe's session, after its initialize */
+	char *probe_end;             /* after D_PROBE_DELETE: why discovery ends; NULL: the PRM */
 };
 
 static void disco_free(void *arg)
@@ -363,6 +370,7 @@ static void disco_free(void *arg)
 	sl_oauth_challenge_dispose(&d->ch);
 	free(d->prm_scopes);
 	free(d->session_id);
+	free(d->probe_end);
 	free(d->server_url);
 	free(d);
 }
@@ -523,49 +531,118 @@ static const char *take_meta(struct disco *d, yyjson_val *root, char *why, size_
 	return NULL;
 }
 
+/* The PRM's candidates: the challenge's resource_metadata, else the
+ * path-suffixed, then the root well-known URL. */
+static void prm_candidates(struct disco *d)
+{
+	char *origin, *root;
+
+	set_candidates(d, D_PRM);
+	if (d->ch.resource_metadata && !url_problem(d->ch.resource_metadata))
+		add_candidate(d, sl_strdup(d->ch.resource_metadata));
+	add_candidate(d, sl_well_known_url(d->server_url, "oauth-protected-resource"));
+	origin = origin_of(d->server_url);
+	root = sl_printf("%s/.well-known/oauth-protected-resource", origin);
+	free(origin);
+	if (strcmp(root, d->urls[d->nurls - 1]))
+		add_candidate(d, root);
+	else
+		free(root);
+	disco_fetch(d);
+}
+
+/* The probe is over: why discovery ends, or NULL to go on to the PRM. A
+ * session it opened is ended first (MCP Streamable HTTP: DELETE with its
+ * Mcp-Session-Id), whatever the outcome. */
+static void probe_over(struct disco *d, const char *why)
+{
+	if (d->session_id) {
+		d->probe_end = why ? sl_strdup(why) : NULL;
+		d->step = D_PROBE_DELETE;
+		disco_fetch(d);
+	} else if (why) {
+		disco_end(d, why);
+	} else {
+		prm_candidates(d);
+	}
+}
+
+/* An answer to one of the probe's requests (the steps before D_PRM). */
+static void on_probe(struct disco *d, const struct sl_fetch_result *res)
+{
+	char why[800];
+
+	if (d->step == D_PROBE_DELETE) {
+		/* Whatever came back (405: the server does not let clients end
+		 * sessions; no answer within PROBE_DELETE_MS), the probe is done. */
+		if (d->probe_end)
+			disco_end(d, d->probe_end);
+		else
+			prm_candidates(d);
+		return;
+	}
+	if (!res->error && (res->status == 401 || res->status == 403)) {
+		if (res->www_authenticate &&
+		    sl_oauth_challenge_parse(res->www_authenticate, strlen(res->www_authenticate),
+					     &d->ch) != SL_OK)
+			memset(&d->ch, 0, sizeof(d->ch)); /* no usable challenge: the well-known URLs */
+		probe_over(d, NULL);
+		return;
+	}
+	if (res->error) {
+		snprintf(why, sizeof(why), "the server %.300s cannot be reached: %s", d->server_url,
+			 res->error);
+		probe_over(d, why);
+		return;
+	}
+	switch (d->step) {
+	case D_PROBE:
+		if (res->status < 200 || res->status >= 300) {
+			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token",
+				 res->status);
+			break;
+		}
+		/* MCP authorization leaves it to the server which requests need
+		 * a token, and some let initialize through without one: finish
+		 * the handshake and ask for its tools, which such a server guards. */
+		if (res->session_id && header_safe(res->session_id))
+			d->session_id = sl_strdup(res->session_id);
+		d->step = D_PROBE_INITIALIZED;
+		disco_fetch(d);
+		return;
+	case D_PROBE_INITIALIZED:
+		/* MCP 2025-11-25 lifecycle: initialized before any other request.
+		 * Its answer (202) says nothing of tokens: tools/list will. */
+		d->step = D_PROBE_LIST;
+		disco_fetch(d);
+		return;
+	default:
+		if (res->status >= 200 && res->status < 300)
+			snprintf(why, sizeof(why), "the server answered without asking for authorization: "
+				 "it needs no login");
+		else
+			/* Not a challenge (a server that refuses tools/list for
+			 * another reason): initialize went through. */
+			snprintf(why, sizeof(why), "the server answered without asking for authorization "
+				 "(initialize, then HTTP %ld to tools/list): it needs no login", res->status);
+		break;
+	}
+	probe_over(d, why);
+}
+
 static void on_disco(void *arg, const struct sl_fetch_result *res)
 {
 	struct disco *d = arg;
 	char why[800], msg[1200];
 	const char *bad = NULL;
 	yyjson_doc *doc = NULL;
-	bool probing = d->step == D_PROBE || d->step == D_PROBE_LIST;
-	const char *url = probing ? d->server_url : d->urls[d->at];
+	const char *url;
 
-	if (probing) {
-		if (res->error) {
-			snprintf(why, sizeof(why), "the server %.300s cannot be reached: %s", url, res->error);
-			disco_end(d, why);
-		} else if (res->status == 401 || res->status == 403) {
-			if (res->www_authenticate &&
-			    sl_oauth_challenge_parse(res->www_authenticate, strlen(res->www_authenticate),
-						     &d->ch) != SL_OK)
-				memset(&d->ch, 0, sizeof(d->ch)); /* no usable challenge: the well-known URLs */
-			goto prm;
-		} else if (res->status >= 200 && res->status < 300 && d->step == D_PROBE) {
-			/* MCP authorization leaves it to the server which requests
-			 * need a token, and some let initialize through without
-			 * one: ask for its tools, which such a server guards. */
-			if (res->session_id && header_safe(res->session_id))
-				d->session_id = sl_strdup(res->session_id);
-			d->step = D_PROBE_LIST;
-			disco_fetch(d);
-		} else if (res->status >= 200 && res->status < 300) {
-			disco_end(d, "the server answered without asking for authorization: it needs no "
-				     "login");
-		} else if (d->step == D_PROBE_LIST) {
-			/* Not a challenge (a server that wants notifications/
-			 * initialized first, say): initialize went through. */
-			snprintf(why, sizeof(why), "the server answered without asking for authorization "
-				 "(initialize, then HTTP %ld to tools/list): it needs no login", res->status);
-			disco_end(d, why);
-		} else {
-			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token",
-				 res->status);
-			disco_end(d, why);
-		}
+	if (d->step < D_PRM) {
+		on_probe(d, res);
 		return;
 	}
+	url = d->urls[d->at];
 	if (!res->error && res->status == 200)
 		doc = sl_json_read(res->body, res->len, 0, NULL);
 	if (doc) {
@@ -601,22 +678,6 @@ static void on_disco(void *arg, const struct sl_fetch_result *res)
 			 d->s.issuer, res->error ? res->error : "RFC 8414 and OpenID discovery both failed");
 		disco_end(d, why);
 	}
-	return;
-prm:
-	set_candidates(d, D_PRM);
-	if (d->ch.resource_metadata && !url_problem(d->ch.resource_metadata))
-		add_candidate(d, sl_strdup(d->ch.resource_metadata));
-	add_candidate(d, sl_well_known_url(d->server_url, "oauth-protected-resource"));
-	{
-		char *origin = origin_of(d->server_url);
-		char *root = sl_printf("%s/.well-known/oauth-protected-resource", origin);
-		free(origin);
-		if (strcmp(root, d->urls[d->nurls - 1]))
-			add_candidate(d, root);
-		else
-			free(root);
-	}
-	disco_fetch(d);
 }
 
 static void disco_fetch(struct disco *d)
@@ -625,17 +686,27 @@ static void disco_fetch(struct disco *d)
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\""
 		SL_MCP_LATEST_LEGACY "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sluice\",\"version\":\""
 		SL_VERSION "\"}}}";
+	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
 	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
 				  .dispose = disco_free };
 
-	if (d->step == D_PROBE || d->step == D_PROBE_LIST) {
+	if (d->step < D_PRM) {
 		q.url = d->server_url;
-		q.json = d->step == D_PROBE ? probe : list;
 		q.accept = "application/json, text/event-stream";
-		if (d->step == D_PROBE_LIST) {
+		if (d->step != D_PROBE) {
 			q.session_id = d->session_id;
 			q.protocol_version = SL_MCP_LATEST_LEGACY;
+		}
+		if (d->step == D_PROBE) {
+			q.json = probe;
+		} else if (d->step == D_PROBE_INITIALIZED) {
+			q.json = initialized;
+		} else if (d->step == D_PROBE_LIST) {
+			q.json = list;
+		} else {
+			q.method = "DELETE";
+			q.timeout_ms = PROBE_DELETE_MS;
 		}
 	} else {
 		q.url = d->urls[d->at];

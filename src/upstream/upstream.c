@@ -23,7 +23,7 @@
 #define MRTR_MAX_ROUNDS 8      /* input_required answers to one request */
 #define MRTR_MAX_INPUTS 16     /* input requests in one answer */
 #define MRTR_ID_PREFIX "sluice-mrtr:"
-#define LOGIN_POLL_MS 2000     /* NEEDS_LOGIN: how often the record's file is looked at */
+#define LOGIN_POLL_MS 2000     /* waiting for a login: how often the record's file is looked at */
 
 struct sl_ureq {
 	struct sl_ureq *next, *prev;
@@ -85,6 +85,7 @@ static void mrtr_answer(struct sl_upstream *u, int64_t rid, size_t i, yyjson_val
 			const char *failed);
 static void lose_link(struct sl_upstream *u, const char *why);
 static void fetch_list(struct sl_upstream *u, enum list_kind k);
+static void fetch_lists(struct sl_upstream *u);
 static void listen_open(struct sl_upstream *u);
 
 static struct sl_item_list *list_of(struct sl_upstream *u, enum list_kind k)
@@ -396,9 +397,19 @@ static void on_login_file(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
 			  const uv_stat_t *curr)
 {
 	struct sl_upstream *u = h->data;
+	bool refetch = u->state == SL_UP_READY && u->scope_refused;
 
-	if (u->state != SL_UP_NEEDS_LOGIN || !sl_oauth_client_reload(u->oauth))
+	if ((u->state != SL_UP_NEEDS_LOGIN && !refetch) || !sl_oauth_client_reload(u->oauth))
 		return;
+	if (refetch) {
+		/* The link is up: its lists are asked for again, with the new token. */
+		sl_log(SL_LOG_INFO, "server '%s': a login was saved; fetching its lists again", u->name);
+		if (u->lists_loading)
+			u->lists_dirty = true;
+		else
+			fetch_lists(u);
+		return;
+	}
 	uv_fs_poll_stop(&u->login_watch);
 	sl_log(SL_LOG_INFO, "server '%s': a login was saved; connecting", u->name);
 	u->backoff_ms = BACKOFF_MIN_MS;
@@ -489,6 +500,22 @@ static void on_timer(uv_timer_t *t)
 	}
 }
 
+/* A list refused for a scope (u->scope_refused): the record's file is
+ * watched while it lasts, as in NEEDS_LOGIN, and the note goes when every
+ * list is had. */
+static void scope_wait(struct sl_upstream *u)
+{
+	if (u->scope_refused) {
+		uv_fs_poll_start(&u->login_watch, on_login_file, sl_oauth_client_path(u->oauth),
+				 LOGIN_POLL_MS);
+		return;
+	}
+	if (uv_is_active((uv_handle_t *)&u->login_watch)) {
+		uv_fs_poll_stop(&u->login_watch);
+		set_error(u, NULL);
+	}
+}
+
 static void become_ready(struct sl_upstream *u)
 {
 	bool first = u->state == SL_UP_STARTING;
@@ -498,10 +525,12 @@ static void become_ready(struct sl_upstream *u)
 		u->state = SL_UP_READY;
 		u->ready_at = sl_now_ms();
 		u->login_logged = false;
-		set_error(u, NULL);
+		if (!u->scope_refused)
+			set_error(u, NULL);
 	}
 	if (u->state != SL_UP_READY)
 		return;
+	scope_wait(u);
 	u->tools_held = 0;
 	u->ops->ready(u->ctx, u); /* counts the tools pinning holds back */
 	if (!first)
@@ -573,9 +602,16 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 			f->kind != LIST_TOOLS && r->kind == SL_REPLY_ERROR &&
 			sl_json_int(r->msg->error, "code", &code) && code == SL_RPC_METHOD_NOT_FOUND ?
 			SL_LOG_DEBUG : SL_LOG_WARN;
-		sl_log(level, "server '%s': %s failed: %s", u->name, lists[f->kind].method,
-		       r->kind == SL_REPLY_FAILED ? r->why :
-		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error");
+		const char *why = r->kind == SL_REPLY_FAILED ? r->why :
+				  sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") : "error";
+		const char *scope = u->oauth ? sl_oauth_client_wants_scope(u->oauth) : NULL;
+		sl_log(level, "server '%s': %s failed: %s", u->name, lists[f->kind].method, why);
+		/* Refused for a scope a login grants (the OAuth client's own
+		 * words, through the link): wait for that login. */
+		if (scope && why && strstr(why, scope)) {
+			u->scope_refused |= 1u << f->kind;
+			set_error(u, scope);
+		}
 		if (r->kind == SL_REPLY_FAILED && !u->link) {
 			/* The process is gone: lose_process already rescheduled. */
 			item_list_dispose(&f->acc);
@@ -651,6 +687,7 @@ static void fetch_list(struct sl_upstream *u, enum list_kind k)
 	struct list_fetch *f = sl_alloc(sizeof(*f));
 	f->u = u;
 	f->kind = k;
+	u->scope_refused &= ~(1u << k);
 	u->lists_loading++;
 	fetch_page(f, NULL);
 }
@@ -663,6 +700,12 @@ static void fetch_lists(struct sl_upstream *u)
 			fetch_list(u, (enum list_kind)k);
 	if (--u->lists_loading == 0)
 		become_ready(u);
+}
+
+bool sl_upstream_tools_await_login(const struct sl_upstream *u)
+{
+	return u->error && (u->state == SL_UP_NEEDS_LOGIN ||
+			    (u->state == SL_UP_READY && (u->scope_refused & (1u << LIST_TOOLS))));
 }
 
 bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap)
@@ -807,6 +850,8 @@ static void start_link(struct sl_upstream *u)
 
 	u->starts++;
 	u->state = SL_UP_STARTING;
+	u->scope_refused = 0;
+	uv_fs_poll_stop(&u->login_watch);
 	u->link = u->cfg->url ? sl_remote_link_start(u, &err) : sl_stdio_link_start(u, &err);
 	if (!u->link) {
 		/* Nothing to reap: go straight to backoff. */

@@ -133,9 +133,20 @@ struct sl_upstream {
 	/* OAuth (oauth/client.h): a remote server without an Authorization
 	 * header of its own has a client, kept across links and reloads. */
 	struct sl_oauth_client *oauth;
-	uv_fs_poll_t login_watch; /* NEEDS_LOGIN: the record's file, for a login */
+	uv_fs_poll_t login_watch; /* NEEDS_LOGIN, or a list refused for a scope: the
+				   * record's file, for a login */
 	bool login_logged;       /* "needs login" was logged (once until it is ready) */
+	/* The lists (bit 1 << k: tools, resources, templates, prompts) the
+	 * server refused for a scope a login would grant: the upstream stays
+	 * ready with the rest, error says which command to run, and a login
+	 * saved meanwhile fetches every list again. */
+	unsigned scope_refused;
 };
+
+/* True when the server's tools are missing until a person logs in (needs
+ * login, or its tools/list refused for a scope): an unknown tool under its
+ * prefix says so. */
+bool sl_upstream_tools_await_login(const struct sl_upstream *u);
 
 struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
 				    const struct sl_config *gcfg,

@@ -62,7 +62,7 @@ export async function startAS(env = {}) {
 }
 
 // The MCP server that wants the issuer's tokens. env: ISSUER (required),
-// PORT (picked here when absent), BAD_PRM. Returns { url, port, stats(), stop() }.
+// PORT (picked here when absent), BAD_PRM, LIST_SCOPE. Returns { url, port, stats(), stop() }.
 export async function startProtected(env) {
 	const port = env.PORT ?? (await freePort());
 	const p = await startFixture(path.join('protected', 'server.mjs'), { ...env, PORT: String(port) }, 'the protected MCP server');

@@ -6,7 +6,9 @@
 // callers, a revoked grant ("needs login"), step-up, a client registered
 // beforehand, client credentials; and the failures: a token endpoint that
 // answers 500, Protected Resource Metadata naming another resource, the
-// authorization server gone, a token holding CR LF, a crowded login listener.
+// authorization server gone, a token holding CR LF, a crowded login listener;
+// a server that lists its tools only to a wider token, picked up without a
+// restart once logged in.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -355,7 +357,43 @@ describe('sluice as an OAuth client of an upstream', () => {
 		assert.equal((await prot.stats()).injected, before, 'no injected header reached the server');
 	});
 
-	test('(l) the login listener: 20 silent connections and an oversized request do not keep the redirect out', async () => {
+	test('(l) tools/list refused for a scope: check and calls name the login; the running gateway lists the tools once it is done', async () => {
+		const listed = await startProtected({ ISSUER: as.issuer, LIST_SCOPE: 'mcp:admin' });
+		try {
+			const cfg = setup({}, {}, listed.url);
+			const first = await loggedIn(cfg);
+			assert.ok(!new URL(first.authUrl).searchParams.get('scope').split(' ').includes('mcp:admin'));
+			const want = /needs the scope "mcp:tools mcp:admin": run `sluice auth login up`/;
+			const ck = await runSluice(['check', '--config', cfg.config], 15000, cfg.env);
+			assert.equal(ck.code, 1, ck.stdout + ck.stderr);
+			assert.match(ck.stdout, new RegExp(`error: ${want.source}`));
+
+			const gw = await connect({ configPath: cfg.config, env: cfg.env });
+			// Its tools are absent, and a call on one says which login.
+			const r = await eventually(async () => {
+				const c = await call(gw, 'whoami');
+				return want.test(c.text) && c;
+			}, 5000, 100, 'the scope message');
+			assert.equal(r.ok, false);
+			assert.match(r.text, /server 'up' needs the scope/);
+			assert.ok(!(await gw.client.listTools()).tools.some((t) => t.name.startsWith(`${NAME}__`)));
+
+			// The login asks for the scope the gateway was refused for; the
+			// gateway, still running, sees the record and lists again.
+			const again = await loggedIn(cfg);
+			assert.ok(new URL(again.authUrl).searchParams.get('scope').split(' ').includes('mcp:admin'), again.authUrl);
+			const t0 = Date.now();
+			await toolsWhen(gw.client, (t) => t.some((x) => x.name === `${NAME}__whoami`), 8000);
+			assert.ok(Date.now() - t0 < 8000);
+			const who = await whoami(gw);
+			assert.match(who.scope, /\bmcp:admin\b/);
+			await gw.close();
+		} finally {
+			await listed.stop();
+		}
+	});
+
+	test('(m) the login listener: 20 silent connections and an oversized request do not keep the redirect out', async () => {
 		const cfg = setup();
 		const silent = [];
 		let big = '', kept;

@@ -186,6 +186,9 @@ TEST(oauth_client_step_up_takes_a_newer_token_and_stops_when_granted)
 	/* Wider than granted: a login is asked for, and the scope kept. */
 	CHECK_INT(sl_oauth_client_refused(c, 403, want_write, "t-read", on_ready, &a), SL_OAUTH_FAIL);
 	CHECK_STR(sl_oauth_client_why(c), "needs the scope \"read write\": run `sluice auth login gh`");
+	/* Kept for the upstream (a list refused so waits for a login), apart
+	 * from why, which the next failure overwrites. */
+	CHECK_STR(sl_oauth_client_wants_scope(c), "needs the scope \"read write\": run `sluice auth login gh`");
 	/* The login saves a token with both: the same refusal (of the old
 	 * token, sent meanwhile) is tried again with it, from the loop. */
 	rec.tokens.access_token = "t-write";
@@ -197,12 +200,14 @@ TEST(oauth_client_step_up_takes_a_newer_token_and_stops_when_granted)
 	CHECK_INT(a.calls, 1);
 	CHECK(a.ok);
 	CHECK_STR(sl_oauth_client_token(c), "t-write");
+	CHECK(sl_oauth_client_wants_scope(c) == NULL);
 	/* Refused again with it: the token has the scope, a login would not
 	 * help; no retry, no login asked for. */
 	CHECK_INT(sl_oauth_client_refused(c, 403, want_write, "t-write", on_ready, &a), SL_OAUTH_FAIL);
 	CHECK_STR(sl_oauth_client_why(c), "refused the request for the scope \"read write\", which "
 					  "its token has: a new login would not help");
 	CHECK(!sl_oauth_client_needs_login(c));
+	CHECK(sl_oauth_client_wants_scope(c) == NULL); /* no login mends it */
 	uv_run(&loop, UV_RUN_NOWAIT);
 	CHECK_INT(a.calls, 1);
 	sl_oauth_client_free(c);

@@ -2,7 +2,9 @@
  * WWW-Authenticate reader, PKCE, the authorization URL and the checks on
  * the redirect that comes back; discovery's probe against a canned server
  * on 127.0.0.1. */
+#include "config/config.h"
 #include "core/fetch.h"
+#include "oauth/client.h"
 #include "oauth/oauth.h"
 #include "unit.h"
 
@@ -218,12 +220,15 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 
 /* A server that lets initialize through without a token (its answer names
  * a session) and guards what follows: tools/list gets the 401 challenge
- * (list_status: another answer to it). Each connection carries one request. */
+ * (list_status: another answer to it); notifications/initialized gets 202,
+ * DELETE 405 (delete_hangs: no answer at all). Each connection carries one
+ * request. */
 struct canned {
 	uv_tcp_t tcp;
 	int port;
 	int list_status;         /* 0: 401 with the challenge */
-	char seen[8][128];       /* each request's line, and its Mcp-Session-Id */
+	bool delete_hangs;
+	char seen[8][128];       /* each request's method, Mcp-Session-Id and JSON-RPC method */
 	int nseen;
 	bool done;
 	bool ok;
@@ -238,6 +243,7 @@ struct canned_conn {
 	size_t len;
 	uv_write_t w;
 	char *out;
+	bool hung;               /* read on, answered nothing: closed when the client gives up */
 };
 
 static void canned_closed(uv_handle_t *h)
@@ -263,7 +269,7 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
 	struct canned_conn *k = st->data;
 	struct canned *s = k->s;
-	char *end, *cl, *sid, body[600];
+	char *end, *cl, *sid, *rpc, body[600];
 	const char *status = "200 OK", *type = "application/json";
 	char extra[300] = "";
 	size_t want;
@@ -273,6 +279,8 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		uv_close((uv_handle_t *)&k->tcp, canned_closed);
 		return;
 	}
+	if (k->hung)
+		return;
 	k->len += (size_t)n;
 	k->buf[k->len] = '\0';
 	if (!(end = strstr(k->buf, "\r\n\r\n")))
@@ -281,14 +289,27 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	want = (size_t)(end + 4 - k->buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
 	if (k->len < want)
 		return;
-	uv_read_stop(st);
 	if ((sid = strcasestr(k->buf, "\r\nmcp-session-id:")))
 		sid += 17 + strspn(sid + 17, " ");
+	if ((rpc = strstr(end, "\"method\":\"")))
+		rpc += 10;
 	if (s->nseen < 8)
-		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s",
+		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s|%.*s",
 			 (int)strcspn(k->buf, " "), k->buf,
-			 sid ? (int)strcspn(sid, "\r") : 0, sid ? sid : "");
-	if (strstr(k->buf, "\"initialize\"")) {
+			 sid ? (int)strcspn(sid, "\r") : 0, sid ? sid : "",
+			 rpc ? (int)strcspn(rpc, "\"") : 0, rpc ? rpc : "");
+	if (!strncmp(k->buf, "DELETE ", 7) && s->delete_hangs) {
+		k->hung = true;
+		return;
+	}
+	uv_read_stop(st);
+	if (!strncmp(k->buf, "DELETE ", 7)) {
+		status = "405 Method Not Allowed";
+		snprintf(body, sizeof(body), "{}");
+	} else if (strstr(k->buf, "\"notifications/initialized\"")) {
+		status = "202 Accepted";
+		body[0] = '\0';
+	} else if (strstr(k->buf, "\"initialize\"")) {
 		snprintf(extra, sizeof(extra), "Mcp-Session-Id: sess-7\r\n");
 		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
 	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status == 200) {
@@ -301,6 +322,10 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		snprintf(body, sizeof(body), "{}");
 		snprintf(extra, sizeof(extra), "WWW-Authenticate: Bearer scope=\"mcp:basic\", "
 			 "resource_metadata=\"http://127.0.0.1:%d/prm\"\r\n", s->port);
+	} else if (!strncmp(k->buf, "POST /token ", 12)) {
+		/* RFC 6749 5.1: a token answer that names no scope. */
+		snprintf(body, sizeof(body), "{\"access_token\":\"t2\",\"token_type\":\"Bearer\","
+			 "\"expires_in\":3600}");
 	} else if (!strncmp(k->buf, "GET /prm ", 9)) {
 		snprintf(body, sizeof(body), "{\"resource\":\"http://127.0.0.1:%d/mcp\","
 			 "\"authorization_servers\":[\"http://127.0.0.1:%d\"]}", s->port, s->port);
@@ -343,7 +368,9 @@ static void on_canned_discovered(void *arg, const struct sl_oauth_server *srv, c
 	uv_close((uv_handle_t *)&s->tcp, NULL);
 }
 
-static void discover_canned(struct canned *s)
+/* The canned server on a loop of its own: go(loop, fetcher, s) starts the
+ * requests, and the loop runs until s->done. */
+static void run_canned(struct canned *s, void (*go)(uv_loop_t *, struct sl_fetcher *, struct canned *))
 {
 	struct sockaddr_in a;
 	struct sockaddr_storage got;
@@ -351,7 +378,6 @@ static void discover_canned(struct canned *s)
 	struct sl_fetcher *f;
 	struct sl_err err;
 	uv_loop_t loop;
-	char url[64];
 
 	uv_loop_init(&loop);
 	uv_tcp_init(&loop, &s->tcp);
@@ -361,9 +387,8 @@ static void discover_canned(struct canned *s)
 	CHECK_INT(uv_listen((uv_stream_t *)&s->tcp, 8, canned_conn), 0);
 	uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&got, &len);
 	s->port = ntohs(((struct sockaddr_in *)&got)->sin_port);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", s->port);
 	CHECK_INT(sl_fetcher_new(&loop, "unit", &f, &err), SL_OK);
-	sl_oauth_discover(f, url, NULL, on_canned_discovered, s);
+	go(&loop, f, s);
 	while (!s->done && uv_run(&loop, UV_RUN_ONCE))
 		;
 	sl_fetcher_free(f);
@@ -371,33 +396,154 @@ static void discover_canned(struct canned *s)
 	CHECK_INT(uv_loop_close(&loop), 0);
 }
 
+static void go_discover(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
+{
+	char url[64];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", s->port);
+	sl_oauth_discover(f, url, NULL, on_canned_discovered, s);
+}
+
+static void discover_canned(struct canned *s)
+{
+	run_canned(s, go_discover);
+}
+
 /* MCP authorization leaves it to the server which requests need a token:
  * the probe's initialize answered 2xx is followed by tools/list in its
  * session, whose 401 starts discovery (conformance auth/scope-step-up). */
 TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 {
-	struct canned s = { 0 }, open = { .list_status = 200 }, strict = { .list_status = 400 };
+	struct canned s = { 0 }, open = { .list_status = 200, .delete_hangs = true },
+		      strict = { .list_status = 400 };
+	uint64_t t0;
 
 	discover_canned(&s);
 	CHECK(s.ok);
 	CHECK_STR(s.scope, "mcp:basic");
-	CHECK(s.nseen >= 4);
-	CHECK_STR(s.seen[0], "POST|");        /* initialize, no session yet */
-	CHECK_STR(s.seen[1], "POST|sess-7");  /* tools/list, in its session */
-	CHECK_STR(s.seen[2], "GET|");         /* the challenge's PRM */
+	CHECK(s.nseen >= 6);
+	/* A client's handshake, then its session ended (the 405 ignored),
+	 * then discovery. */
+	CHECK_STR(s.seen[0], "POST||initialize");                     /* no session yet */
+	CHECK_STR(s.seen[1], "POST|sess-7|notifications/initialized");
+	CHECK_STR(s.seen[2], "POST|sess-7|tools/list");
+	CHECK_STR(s.seen[3], "DELETE|sess-7|");
+	CHECK_STR(s.seen[4], "GET||");                                /* the challenge's PRM */
 	free(s.scope);
 	free(s.why);
 
-	/* Both answered without a token: it needs no login. */
+	/* Both answered without a token: it needs no login. The session is
+	 * ended here too, and a DELETE never answered holds the probe at most
+	 * PROBE_DELETE_MS (2 s). */
+	t0 = sl_now_ms();
 	discover_canned(&open);
+	CHECK(sl_now_ms() - t0 < 4000);
 	CHECK(!open.ok);
 	CHECK(open.why && strstr(open.why, "it needs no login"));
-	CHECK_INT(open.nseen, 2);
+	CHECK_INT(open.nseen, 4);
+	CHECK_STR(open.seen[3], "DELETE|sess-7|");
 	free(open.why);
 	/* tools/list refused, but not for a token: not a challenge either. */
 	discover_canned(&strict);
 	CHECK(!strict.ok);
 	CHECK(strict.why && strstr(strict.why, "HTTP 400 to tools/list): it needs no login"));
-	CHECK_INT(strict.nseen, 2);
+	CHECK_INT(strict.nseen, 4);
+	CHECK_STR(strict.seen[3], "DELETE|sess-7|");
 	free(strict.why);
+}
+
+/* ---- the granted scope, when the token answer names none ----------------------------------- */
+
+static void on_canned_token(void *arg, const struct sl_oauth_token_result *res)
+{
+	struct canned *s = arg;
+
+	s->done = true;
+	s->ok = res->tokens != NULL;
+	s->scope = res->tokens && res->tokens->scope ? sl_strdup(res->tokens->scope) : NULL;
+	uv_close((uv_handle_t *)&s->tcp, NULL);
+}
+
+static void go_token(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
+{
+	char ep[64];
+	struct sl_oauth_server srv = { .token_endpoint = ep };
+	struct sl_oauth_registration reg = { .client_id = "c1" };
+	struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS, .scope = "read write" };
+
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/token", s->port);
+	sl_oauth_token(f, &srv, &reg, &g, on_canned_token, s);
+}
+
+static void on_refreshed(void *arg, bool ok)
+{
+	struct canned *s = arg;
+
+	s->done = true;
+	s->ok = ok;
+}
+
+/* A refresh with the client of an upstream: a record whose token was
+ * granted "read write", refreshed by a token endpoint that names no scope. */
+static void go_refresh(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
+{
+	char json[200], url[64], ep[64];
+	struct sl_oauth_record rec = { .url = url, .user = "" };
+	struct sl_oauth_store *st;
+	struct sl_oauth_client *c;
+	struct sl_config *cfg;
+	struct sl_err err;
+	struct canned wait = { 0 };
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", s->port);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/token", s->port);
+	snprintf(json, sizeof(json), "{\"mcpServers\":{\"gh\":{\"url\":\"%s\"}}}", url);
+	CHECK_INT(sl_config_parse("t.json", json, strlen(json), &cfg, &err), SL_OK);
+	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+	rec.as.token_endpoint = ep;
+	rec.reg.client_id = "c1";
+	rec.tokens.access_token = "t1";
+	rec.tokens.refresh_token = "r1";
+	rec.tokens.scope = "read write";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	sl_oauth_store_free(st);
+
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], "");
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(wait.ok);
+	CHECK_STR(sl_oauth_client_token(c), "t2");
+	/* RFC 6749 6: the scope granted before. So step-up knows the token
+	 * has it, and asks no login that would get the same refusal. */
+	CHECK_INT(sl_oauth_client_refused(c, 403, "Bearer error=\"insufficient_scope\", scope=\"read\"",
+					  "t2", on_refreshed, &wait), SL_OAUTH_FAIL);
+	CHECK_STR(sl_oauth_client_why(c), "refused the request for the scope \"read\", which its "
+					  "token has: a new login would not help");
+	sl_oauth_client_free(c);
+	sl_config_unref(cfg);
+	s->done = true;
+	uv_close((uv_handle_t *)&s->tcp, NULL);
+}
+
+/* The step-up rule "no login for scopes the token has" reads the token's
+ * scope: an answer without one (RFC 6749 5.1: then it is the scope asked
+ * for) must still leave one recorded. */
+TEST(oauth_token_answer_without_scope_grants_the_scope_asked)
+{
+	struct canned tok = { 0 }, ref = { 0 };
+	char dir[] = "/tmp/sluice-unit-oauth-XXXXXX";
+	char cmd[300];
+
+	run_canned(&tok, go_token);
+	CHECK(tok.ok);
+	CHECK_STR(tok.scope, "read write");
+	free(tok.scope);
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	run_canned(&ref, go_refresh);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+	unsetenv("XDG_STATE_HOME");
 }

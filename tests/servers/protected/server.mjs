@@ -8,8 +8,10 @@
 // URL, not expired, and the scope mcp:tools; else 401 with
 //   WWW-Authenticate: Bearer resource_metadata=".../.well-known/oauth-protected-resource/mcp", scope="mcp:tools"
 // A tools/call of admin_op without mcp:admin gets 403 error="insufficient_scope"
-// (MCP step-up). Protected Resource Metadata (RFC 9728) names ISSUER; with
-// BAD_PRM=1 it names another resource (and another server's issuer).
+// (MCP step-up); with LIST_SCOPE=s, so does tools/list without s (a server
+// whose tools are listed only to a wider token). Protected Resource Metadata
+// (RFC 9728) names ISSUER; with BAD_PRM=1 it names another resource (and
+// another server's issuer).
 //
 // Tools: whoami (the token's sub, scope and client_id), admin_op (needs mcp:admin).
 // GET /_stats answers { requests, injected } (injected: requests that carried
@@ -28,6 +30,7 @@ const RESOURCE = `${BASE}/mcp`;
 const PRM_URL = `${BASE}/.well-known/oauth-protected-resource/mcp`;
 const NEED = 'mcp:tools';
 const ADMIN = 'mcp:admin';
+const LIST_SCOPE = process.env.LIST_SCOPE || '';
 const jwks = createRemoteJWKSet(new URL(`${ISSUER}/jwks`));
 const stats = { requests: 0, injected: 0 };
 
@@ -95,6 +98,9 @@ const srv = http.createServer(async (req, res) => {
 	}
 	const calls = [body].flat().filter((m) => m?.method === 'tools/call' && m.params?.name === 'admin_op');
 	if (calls.length && !v.scopes.includes(ADMIN)) return challenge(res, 403, 'insufficient_scope', `${NEED} ${ADMIN}`);
+	const lists = [body].flat().filter((m) => m?.method === 'tools/list');
+	if (LIST_SCOPE && lists.length && !v.scopes.includes(LIST_SCOPE))
+		return challenge(res, 403, 'insufficient_scope', `${NEED} ${LIST_SCOPE}`);
 	const c = v.claims;
 	req.auth = { token: 'x', clientId: String(c.client_id || ''), scopes: v.scopes, expiresAt: c.exp,
 		extra: { sub: c.sub, scope: c.scope, client_id: c.client_id } };
