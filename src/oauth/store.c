@@ -89,6 +89,7 @@ void sl_oauth_registration_copy(struct sl_oauth_registration *dst,
 	dst->issuer = dup_or_null(src->issuer);
 	dst->client_id = dup_or_null(src->client_id);
 	dst->client_secret = dup_or_null(src->client_secret);
+	dst->key = src->key;
 	dst->auth_method = dup_or_null(src->auth_method);
 	dst->redirect_uri = dup_or_null(src->redirect_uri);
 	dst->how = dup_or_null(src->how);
@@ -614,7 +615,6 @@ static int load_path(struct sl_oauth_store *st, const char *path, struct sl_oaut
 	struct stat sb;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r;
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -655,18 +655,8 @@ static int load_path(struct sl_oauth_store *st, const char *path, struct sl_oaut
 		rc = SL_ERR_TOO_LARGE;
 		goto out;
 	}
-	/* One byte more than the bound: a file that grew since fstat fails. */
-	buf = sl_alloc(SL_OAUTH_RECORD_MAX + 2);
-	do {
-		r = read(fd, buf + n, SL_OAUTH_RECORD_MAX + 1 - n);
-		if (r > 0)
-			n += (size_t)r;
-	} while ((r > 0 || (r < 0 && errno == EINTR)) && n <= SL_OAUTH_RECORD_MAX);
-	if (r < 0) {
-		sl_err_set(err, "%s: %s", path, strerror(errno));
-		rc = SL_ERR_IO;
+	if ((rc = sl_read_fd(fd, path, SL_OAUTH_RECORD_MAX, "a token record", &buf, &n, err)) < 0)
 		goto out;
-	}
 	rc = sl_oauth_record_decode(path, buf, n, key_of(st), out, err);
 out:
 	if (buf) {
