@@ -283,6 +283,42 @@ describe('sluice as an OAuth client of an upstream', () => {
 		await gw.close();
 	});
 
+	test('(l) private_key_jwt: client credentials with an ES256 key, a login and a refresh with an RS256 one', async () => {
+		// The key next to the config, named relative to it, 0600.
+		const keyed = (oauth, key, sluice) => {
+			const cfg = setup({ oauth: { ...oauth, privateKeyFile: 'client.pem' } }, sluice);
+			fs.writeFileSync(path.join(path.dirname(cfg.config), 'client.pem'), key, { mode: 0o600 });
+			return cfg;
+		};
+		const cc = keyed({ grant: 'client_credentials', clientId: 'jwt-cc-client' }, as.clientKeys.es);
+		const r = await runSluice(['auth', 'login', NAME, '--config', cc.config], 10000, cc.env);
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stderr, /logged in to up/);
+		let gw = await serve(cc);
+		assert.equal((await whoami(gw)).client_id, 'jwt-cc-client');
+		await gw.close();
+
+		const code = keyed({ clientId: 'jwt-client' }, as.clientKeys.rs, { oauth: { refreshBeforeSeconds: 0 } });
+		await as.knob('/_ttl?s=2');
+		try {
+			const l = await loggedIn(code);
+			assert.equal(new URL(l.authUrl).searchParams.get('client_id'), 'jwt-client');
+		} finally {
+			await as.knob('/_ttl?s=600');
+		}
+		const { rec } = record(code);
+		assert.equal(rec.reg.auth_method, 'private_key_jwt');
+		assert.ok(!JSON.stringify(rec).includes('PRIVATE KEY'), 'the key stays in its file');
+		gw = await serve(code);
+		await untilExpired(code);
+		const before = await tokenRequests();
+		const who = await whoami(gw); // the refresh authenticates with a new assertion
+		assert.equal(who.sub, 'alice');
+		assert.equal(who.client_id, 'jwt-client');
+		assert.equal((await tokenRequests()) - before, 1, 'one refresh');
+		await gw.close();
+	});
+
 	test('(h) the token endpoint answers 500 during login: a clear error, nothing saved', async () => {
 		const cfg = setup();
 		await as.knob('/_fail?path=/token&n=1');
