@@ -4,9 +4,9 @@
 // its JWTs (tests/servers/protected): login with a scripted browser and with
 // a pasted redirect, status, calls through `sluice serve`, one refresh for 50
 // callers, a revoked grant ("needs login"), step-up, a client registered
-// beforehand, client credentials; and the failures: a token endpoint that
-// answers 500, Protected Resource Metadata naming another resource, the
-// authorization server gone, a token holding CR LF.
+// beforehand, client credentials, private_key_jwt; and the failures: a token
+// endpoint that answers 500, Protected Resource Metadata naming another
+// resource, the authorization server gone, a token holding CR LF.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
