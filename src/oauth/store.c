@@ -508,36 +508,33 @@ int sl_oauth_record_decode(const char *name, const char *data, size_t n, const u
 static int read_key_file(const char *path, char *buf, size_t *len, struct sl_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t r;
+	char *where = sl_printf("sluice.oauth.keyFile %s", path), *data = NULL;
+	size_t n = 0, got;
+	int rc;
 
 	if (fd < 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: %s", path, strerror(errno));
+		sl_err_set(err, "%s: %s", where, strerror(errno));
+		free(where);
 		return SL_ERR_IO;
 	}
-	do {
-		r = read(fd, buf + n, KEY_FILE_MAX + 1 - n);
-		if (r > 0)
-			n += (size_t)r;
-	} while ((r > 0 || (r < 0 && errno == EINTR)) && n <= KEY_FILE_MAX);
+	rc = sl_read_fd(fd, where, KEY_FILE_MAX, "a key", &data, &n, err);
 	close(fd);
-	if (r < 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: %s", path, strerror(errno));
-		return SL_ERR_IO;
+	if (rc == SL_OK) {
+		got = n;
+		while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+			n--;
+		if (n == 0) {
+			sl_err_set(err, "%s: empty", where);
+			rc = SL_ERR_INVALID;
+		} else {
+			memcpy(buf, data, n);
+			*len = n;
+		}
+		explicit_bzero(data, got);
+		free(data);
 	}
-	if (n > KEY_FILE_MAX) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: over %d bytes (a key, not a document)",
-			   path, KEY_FILE_MAX);
-		return SL_ERR_TOO_LARGE;
-	}
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	if (n == 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: empty", path);
-		return SL_ERR_INVALID;
-	}
-	*len = n;
-	return 0;
+	free(where);
+	return rc;
 }
 
 int sl_oauth_store_open(const struct sl_config *cfg, struct sl_oauth_store **out,
