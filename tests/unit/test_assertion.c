@@ -322,3 +322,38 @@ TEST(config_oauth_private_key_file)
 	free(path);
 	free(pem);
 }
+
+/* ---- a configured client with a key ------------------------------------------------ */
+
+static void on_reg(void *arg, const struct sl_oauth_registration *r, const char *why)
+{
+	struct sl_oauth_registration *out = arg;
+
+	CHECK(r != NULL);
+	if (r)
+		sl_oauth_registration_copy(out, r);
+}
+
+TEST(oauth_register_configured_client_with_key)
+{
+	char *pem = new_pem(GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1));
+	struct sl_oauth_server s = { .issuer = "https://as.example", .auth_methods = SL_OAUTH_AUTH_BASIC };
+	struct sl_oauth_registration got = { 0 }, again = { 0 };
+	struct sl_oauth_key *k = NULL;
+	struct sl_err err;
+
+	CHECK_INT(sl_oauth_key_parse(pem, strlen(pem), SL_OAUTH_ALG_AUTO, "k.pem", &k, &err), SL_OK);
+	/* No request: the callback runs before the call returns. Whatever
+	 * the AS lists, a client with a key authenticates with it. */
+	sl_oauth_register(NULL, &s, &(struct sl_oauth_client_want){ .client_id = "c", .key = k }, NULL,
+			  NULL, on_reg, &got);
+	CHECK_STR(got.auth_method, "private_key_jwt");
+	CHECK(got.key == k && got.client_secret == NULL);
+	/* A copy borrows the same key (the config's), it does not own it. */
+	sl_oauth_registration_copy(&again, &got);
+	CHECK(again.key == k);
+	sl_oauth_registration_dispose(&again);
+	sl_oauth_registration_dispose(&got);
+	sl_oauth_key_free(k);
+	free(pem);
+}
