@@ -150,7 +150,7 @@ out:
 	return rc;
 }
 
-/* base64url of a JSON document, appended to b. */
+/* base64url of a JSON document, malloc'd. */
 static char *b64_json(yyjson_mut_doc *d)
 {
 	size_t len;
@@ -162,6 +162,27 @@ static char *b64_json(yyjson_mut_doc *d)
 	sl_base64url(json, len, out);
 	free(json);
 	return out;
+}
+
+/* One ECDSA integer as the JWS wants it: 32 bytes, big-endian. A DER
+ * integer is minimal (shorter when it starts with zeros: left-padded here)
+ * and carries a leading 0 when its top bit is set (dropped). */
+static int put_half(unsigned char out[ES256_HALF], const gnutls_datum_t *v, struct sl_err *err)
+{
+	const unsigned char *p = v->data;
+	unsigned n = v->size;
+
+	while (n > ES256_HALF && *p == 0) {
+		p++;
+		n--;
+	}
+	if (n > ES256_HALF) {
+		sl_err_set(err, "signing the client assertion failed: an ECDSA value of %u bytes", n);
+		return SL_ERR_INVALID;
+	}
+	memset(out, 0, ES256_HALF - n);
+	memcpy(out + ES256_HALF - n, p, n);
+	return SL_OK;
 }
 
 /* The JWS signature over input: RSASSA-PKCS1-v1_5 as GnuTLS gives it, or
@@ -191,22 +212,8 @@ static char *sign(const struct sl_oauth_key *k, const char *input, struct sl_err
 		sl_err_set(err, "signing the client assertion failed: %s", gnutls_strerror(g));
 		goto out;
 	}
-	memset(raw, 0, sizeof(raw));
-	/* DER integers are minimal and may carry a leading 0 for the sign. */
-	for (gnutls_datum_t *v = &r; v; v = v == &r ? &s : NULL) {
-		unsigned char *p = v->data;
-		unsigned n = v->size;
-		while (n > ES256_HALF && *p == 0) {
-			p++;
-			n--;
-		}
-		if (n > ES256_HALF) {
-			sl_err_set(err, "signing the client assertion failed: an ECDSA value of %u bytes",
-				   n);
-			goto out;
-		}
-		memcpy(raw + (v == &r ? 0 : ES256_HALF) + ES256_HALF - n, p, n);
-	}
+	if (put_half(raw, &r, err) < 0 || put_half(raw + ES256_HALF, &s, err) < 0)
+		goto out;
 	out = sl_alloc(SL_BASE64URL_SIZE(sizeof(raw)));
 	sl_base64url(raw, sizeof(raw), out);
 out:
