@@ -418,6 +418,7 @@ static void on_discovered(void *arg, const struct sl_oauth_server *s, const char
 	struct login *l = arg;
 	struct sl_oauth_client_want want = {
 		.client_id = l->srv->oauth.client_id, .client_secret = l->srv->oauth.client_secret,
+		.key = l->srv->oauth.key,
 		.metadata_url = l->srv->oauth.client_metadata_url ? l->srv->oauth.client_metadata_url :
 								    l->cfg->oauth.client_metadata_url,
 		.client_name = l->cfg->oauth.client_name,
@@ -433,9 +434,11 @@ static void on_discovered(void *arg, const struct sl_oauth_server *s, const char
 	if (want.machine) {
 		struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
 		l->reg.client_id = sl_strdup(want.client_id);
-		l->reg.client_secret = sl_strdup(want.client_secret);
+		l->reg.client_secret = want.client_secret ? sl_strdup(want.client_secret) : NULL;
+		l->reg.key = want.key;
 		l->reg.issuer = sl_strdup(s->issuer);
-		l->reg.auth_method = sl_strdup(!s->auth_methods || (s->auth_methods & SL_OAUTH_AUTH_BASIC) ?
+		l->reg.auth_method = sl_strdup(want.key ? "private_key_jwt" :
+					       !s->auth_methods || (s->auth_methods & SL_OAUTH_AUTH_BASIC) ?
 						       "client_secret_basic" : "client_secret_post");
 		l->reg.how = sl_strdup("config");
 		l->scope = scopes(l);

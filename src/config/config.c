@@ -305,6 +305,28 @@ static const struct sl_conf_section server_section = {
 	server_keys, SL_COUNT(server_keys), SL_CONF_KEY_FIRST, NULL,
 };
 
+/* oauth.privateKeyFile: the key is read now, so that a missing or broken
+ * one is a config error naming the file, not a failed token request later. */
+static int server_key(struct sl_conf_ctx *cx, const char *where, struct sl_server_oauth *o)
+{
+	struct sl_err e;
+
+	if (!o->private_key_file) {
+		if (o->signing_alg != SL_OAUTH_ALG_AUTO)
+			return sl_conf_fail(cx, where, "\"oauth\": \"signingAlg\" needs \"privateKeyFile\"");
+		return SL_OK;
+	}
+	if (!o->client_id)
+		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" needs \"clientId\" (the "
+					       "client the authorization server holds the public key for)");
+	if (o->client_secret)
+		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" and \"clientSecret\" are "
+					       "two ways to authenticate the client: set one");
+	if (sl_oauth_key_load(o->private_key_file, o->signing_alg, &o->key, &e) < 0)
+		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" %s", e.msg);
+	return SL_OK;
+}
+
 static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *name,
 			yyjson_val *o, struct sl_server_config *s)
 {
@@ -325,9 +347,12 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 		s->transport = SL_TRANSPORT_HTTP;
 	if ((s->oauth.given = yyjson_obj_get(o, "oauth") != NULL) && !yyjson_obj_get(o, "url"))
 		return sl_conf_fail(cx, where, "\"oauth\" is for remote servers (with a \"url\")");
-	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS && (!s->oauth.client_id || !s->oauth.client_secret))
+	if ((rc = server_key(cx, where, &s->oauth)) < 0)
+		return rc;
+	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS && (!s->oauth.client_id ||
+							      (!s->oauth.client_secret && !s->oauth.key)))
 		return sl_conf_fail(cx, where, "\"oauth\": \"grant\": \"client_credentials\" needs "
-					       "\"clientId\" and \"clientSecret\"");
+					       "\"clientId\" and \"clientSecret\" (or \"privateKeyFile\")");
 	if (s->transport == SL_TRANSPORT_STDIO) {
 		if (yyjson_obj_get(o, "url"))
 			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
@@ -760,6 +785,12 @@ static const struct sl_conf_name grants[] = {
 	{ NULL, 0 },
 };
 
+static const struct sl_conf_name sign_algs[] = {
+	{ "ES256", SL_OAUTH_ALG_ES256 },
+	{ "RS256", SL_OAUTH_ALG_RS256 },
+	{ NULL, 0 },
+};
+
 #define SOA(field) SL_CONF_AT(struct sl_server_oauth, field)
 static const struct sl_conf_key server_oauth_keys[] = {
 	{ "grant", SL_CONF_ENUM, SOA(grant), .names = grants,
@@ -767,7 +798,7 @@ static const struct sl_conf_key server_oauth_keys[] = {
 	  .dflt_doc = "`\"authorization_code\"`",
 	  .doc = "`\"authorization_code\"`: a person logs in (`sluice auth login NAME`); "
 		 "`\"client_credentials\"`: sluice gets its own tokens with `clientId` and "
-		 "`clientSecret`, no person involved." },
+		 "`clientSecret` (or `privateKeyFile`), no person involved." },
 	{ "clientId", SL_CONF_STRING, SOA(client_id), .min = 1, .dflt_doc = "registered by sluice",
 	  .doc = "A client registered beforehand at the server's authorization server. Without it "
 		 "sluice uses its Client ID Metadata Document where the authorization server accepts "
@@ -781,6 +812,17 @@ static const struct sl_conf_key server_oauth_keys[] = {
 	{ "scope", SL_CONF_STRING, SOA(scope), .min = 1, .dflt_doc = "what the server asks for",
 	  .doc = "Scopes asked for besides those the server's challenge or metadata name "
 		 "(space-separated)." },
+	{ "privateKeyFile", SL_CONF_CUSTOM, SOA(private_key_file), .parse = parse_file,
+	  .shape = "a path", .dflt_doc = "none",
+	  .doc = "`private_key_jwt` (RFC 7523): instead of `clientSecret`, sluice signs a short-lived "
+		 "assertion with this PEM private key (unencrypted; EC P-256 or RSA of 2048 bits or "
+		 "more) for every token request, the authorization server holding the public key "
+		 "for `clientId`. Read at load and on reload; a file that does not load, or that "
+		 "every user may read, fails the config. `${VAR}` and `~/` are expanded; a relative "
+		 "path is taken from the config file's directory." },
+	{ "signingAlg", SL_CONF_ENUM, SOA(signing_alg), .names = sign_algs,
+	  .shape = "\"ES256\" or \"RS256\"", .dflt_doc = "from the key",
+	  .doc = "The assertion's algorithm: `ES256` for an EC P-256 key, `RS256` for an RSA key." },
 };
 #undef SOA
 
@@ -1564,6 +1606,8 @@ static void server_dispose(struct sl_server_config *s)
 	free(s->oauth.client_secret);
 	free(s->oauth.client_metadata_url);
 	free(s->oauth.scope);
+	free(s->oauth.private_key_file);
+	sl_oauth_key_free(s->oauth.key);
 	free(s->error);
 }
 

@@ -16,6 +16,7 @@
 #define SL_CONFIG_CONFIG_H
 
 #include "core/common.h"
+#include "oauth/oauth.h"
 #include <stdio.h>
 #include <yyjson.h>
 
@@ -70,6 +71,9 @@ struct sl_server_oauth {
 	char *client_secret;       /* ${VAR} expanded */
 	char *client_metadata_url; /* NULL: sluice.oauth.clientMetadataUrl */
 	char *scope;               /* asked for besides what the server asks */
+	char *private_key_file;    /* private_key_jwt: the key's path (absolute) */
+	enum sl_oauth_sign_alg signing_alg;
+	struct sl_oauth_key *key;  /* read from private_key_file at load; owned */
 };
 
 struct sl_server_config {

@@ -156,3 +156,30 @@ int sl_make_dirs(const char *path)
 	free(p);
 	return rc;
 }
+
+int sl_read_fd(int fd, const char *path, size_t max, const char *what, char **out, size_t *len,
+	       struct sl_err *err)
+{
+	/* One byte more than the bound: reading it means the file is over. */
+	char *buf = sl_alloc(max + 2);
+	size_t n = 0;
+	ssize_t r;
+
+	do {
+		r = read(fd, buf + n, max + 1 - n);
+		if (r > 0)
+			n += (size_t)r;
+	} while ((r > 0 || (r < 0 && errno == EINTR)) && n <= max);
+	if (r >= 0 && n <= max) {
+		*out = buf;
+		*len = n;
+		return SL_OK;
+	}
+	if (r < 0)
+		sl_err_set(err, "%s: %s", path, strerror(errno));
+	else
+		sl_err_set(err, "%s: over %zu bytes: not %s", path, max, what);
+	explicit_bzero(buf, n);
+	free(buf);
+	return r < 0 ? SL_ERR_IO : SL_ERR_TOO_LARGE;
+}

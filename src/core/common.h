@@ -68,6 +68,13 @@ bool sl_rate_admit(struct sl_rate *r, uint64_t period_ms, uint32_t max);
 char *sl_state_dir(void);
 /* Creates path and each missing parent, mode 0700. 0, or -1 with errno. */
 int sl_make_dirs(const char *path);
+/* Reads the file open as fd (path names it in messages) to its end, at
+ * most max bytes, into *out (malloc'd, NUL terminated) and *len.
+ * SL_ERR_TOO_LARGE past max (a file that grew since its fstat: "PATH: over
+ * MAX bytes: not WHAT"), SL_ERR_IO on a failed read; on failure what was
+ * read is wiped (secrets pass here) and nothing is returned. */
+int sl_read_fd(int fd, const char *path, size_t max, const char *what, char **out, size_t *len,
+	       struct sl_err *err) SL_MUST_USE;
 
 /* 64-bit FNV-1a, for short stable name suffixes (not for security). */
 uint64_t sl_hash64(const void *p, size_t n, uint64_t seed);

@@ -1,6 +1,8 @@
 /* Escaping peer text for a person or a log; see escape.h. */
 #include "core/escape.h"
 
+#include <nettle/base64.h>
+
 #include <string.h>
 
 /* The length of the valid UTF-8 sequence at s and its code point in *cp;
@@ -88,4 +90,18 @@ char *sl_url_encode(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+size_t sl_base64url(const void *p, size_t n, char *out)
+{
+	struct base64_encode_ctx ctx;
+	size_t k;
+
+	base64url_encode_init(&ctx);
+	k = base64_encode_update(&ctx, out, n, p);
+	k += base64_encode_final(&ctx, out + k);
+	while (k && out[k - 1] == '=')
+		k--;
+	out[k] = '\0';
+	return k;
 }

@@ -30,4 +30,10 @@ int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style 
  * becomes %XX. Malloc'd. */
 char *sl_url_encode(const char *s);
 
+/* Unpadded base64url (RFC 4648 5, as JOSE and PKCE write it) of p[0..n),
+ * through Nettle, into out, which holds SL_BASE64URL_SIZE(n) bytes; NUL
+ * terminated. Returns the length written. */
+#define SL_BASE64URL_SIZE(n) (((n) + 2) / 3 * 4 + 1)
+size_t sl_base64url(const void *p, size_t n, char *out);
+
 #endif

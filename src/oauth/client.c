@@ -245,12 +245,15 @@ static void on_token(void *arg, const struct sl_oauth_token_result *res);
 static void request_client_credentials(struct sl_oauth_client *c)
 {
 	const struct sl_server_oauth *o = &c->cfg->oauth;
-	struct sl_oauth_registration reg = { .client_id = o->client_id, .client_secret = o->client_secret };
+	struct sl_oauth_registration reg = { .client_id = o->client_id, .client_secret = o->client_secret,
+					     .key = o->key };
 	struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
 	char *scope = NULL;
 
 	/* Basic unless the authorization server takes only secrets in the body. */
-	if (c->rec.as.auth_methods && !(c->rec.as.auth_methods & SL_OAUTH_AUTH_BASIC) &&
+	if (o->key)
+		reg.auth_method = "private_key_jwt";
+	else if (c->rec.as.auth_methods && !(c->rec.as.auth_methods & SL_OAUTH_AUTH_BASIC) &&
 	    (c->rec.as.auth_methods & SL_OAUTH_AUTH_POST))
 		reg.auth_method = "client_secret_post";
 	scope_add(&scope, o->scope);
@@ -266,10 +269,13 @@ static void request_refresh(struct sl_oauth_client *c)
 	struct sl_oauth_registration reg = c->rec.reg;
 	struct sl_oauth_grant g = { .kind = SL_OAUTH_REFRESH, .refresh_token = c->rec.tokens.refresh_token };
 
-	/* A configured client's secret is the config's, not the record's. */
-	if (!reg.client_secret && c->cfg->oauth.client_id && c->cfg->oauth.client_secret &&
-	    !strcmp(c->cfg->oauth.client_id, reg.client_id))
+	/* A configured client's secret (or key) is the config's, not the
+	 * record's. */
+	if (!reg.client_secret && c->cfg->oauth.client_id && reg.client_id &&
+	    !strcmp(c->cfg->oauth.client_id, reg.client_id)) {
 		reg.client_secret = c->cfg->oauth.client_secret;
+		reg.key = c->cfg->oauth.key;
+	}
 	sl_oauth_token(c->fetcher, &c->rec.as, &reg, &g, on_token, c);
 }
 

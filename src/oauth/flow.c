@@ -149,19 +149,6 @@ static bool header_safe(const char *s)
 
 /* ---- PKCE and the authorization URL ---------------------------------------------- */
 
-static void b64url(const uint8_t *p, size_t n, char *out)
-{
-	struct base64_encode_ctx ctx;
-	size_t k;
-
-	base64url_encode_init(&ctx);
-	k = base64_encode_update(&ctx, out, n, p);
-	k += base64_encode_final(&ctx, out + k);
-	while (k && out[k - 1] == '=')
-		k--;
-	out[k] = '\0';
-}
-
 static void random_bytes(uint8_t *p, size_t n)
 {
 	while (n) {
@@ -179,13 +166,13 @@ void sl_oauth_pkce_new(struct sl_oauth_pkce *p)
 	struct sha256_ctx h;
 
 	random_bytes(raw, sizeof(raw));
-	b64url(raw, sizeof(raw), p->verifier);
+	sl_base64url(raw, sizeof(raw), p->verifier);
 	sha256_init(&h);
 	sha256_update(&h, strlen(p->verifier), (const uint8_t *)p->verifier);
 	sha256_digest(&h, sizeof(digest), digest);
-	b64url(digest, sizeof(digest), p->challenge);
+	sl_base64url(digest, sizeof(digest), p->challenge);
 	random_bytes(raw, 24);
-	b64url(raw, 24, p->state);
+	sl_base64url(raw, 24, p->state);
 }
 
 static void add_param(struct sl_buf *b, const char *name, const char *v)
@@ -836,7 +823,9 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	if (want->client_id) {
 		r.client_id = (char *)want->client_id;
 		r.client_secret = (char *)want->client_secret;
-		r.auth_method = (char *)pick_method(s, want->client_secret != NULL);
+		r.key = want->key;
+		r.auth_method = (char *)(want->key ? "private_key_jwt" :
+					 pick_method(s, want->client_secret != NULL));
 		r.how = "config";
 		cb(arg, &r, NULL);
 		return;
@@ -971,22 +960,42 @@ static void on_token(void *arg, const struct sl_fetch_result *res)
 }
 
 /* The client's authentication at the token (or revocation) endpoint:
- * Basic (form-encoded id and secret, RFC 6749 2.3.1), in the body, or
- * only client_id for a public client. */
-static void client_auth(struct sl_buf *form, struct sl_fetch_req *q, char **user, char **pass,
-			const struct sl_oauth_registration *r)
+ * Basic (form-encoded id and secret, RFC 6749 2.3.1), in the body, a
+ * client assertion signed with the client's key (RFC 7523 2.2), or only
+ * client_id for a public client. NULL, or why the assertion could not be
+ * made (err). */
+static const char *client_auth(struct sl_buf *form, struct sl_fetch_req *q, char **user,
+			       char **pass, const struct sl_oauth_server *s,
+			       const struct sl_oauth_registration *r, struct sl_err *err)
 {
 	*user = *pass = NULL;
+	if (r->key) {
+		/* aud: the issuer (RFC 7523bis and MCP's SEP-1046; RFC 7523 3
+		 * also allows the token endpoint, which an AS without
+		 * metadata is known by). */
+		char *jwt = sl_oauth_assertion(r->key, r->client_id,
+					       s->issuer ? s->issuer : s->token_endpoint,
+					       (int64_t)time(NULL), err);
+		if (!jwt)
+			return err->msg;
+		add_param(form, "client_id", r->client_id);
+		add_param(form, "client_assertion_type",
+			  "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+		add_param(form, "client_assertion", jwt);
+		free(jwt);
+		return NULL;
+	}
 	if (r->client_secret && (!r->auth_method || !strcmp(r->auth_method, "client_secret_basic"))) {
 		*user = sl_url_encode(r->client_id);
 		*pass = sl_url_encode(r->client_secret);
 		q->user = *user;
 		q->password = *pass;
-		return;
+		return NULL;
 	}
 	add_param(form, "client_id", r->client_id);
 	if (r->client_secret && r->auth_method && !strcmp(r->auth_method, "client_secret_post"))
 		add_param(form, "client_secret", r->client_secret);
+	return NULL;
 }
 
 void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
@@ -997,6 +1006,7 @@ void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
 				  .timeout_ms = SL_OAUTH_TIMEOUT_MS, .dispose = tok_free };
 	struct tok *t = sl_alloc(sizeof(*t));
 	struct sl_buf form;
+	struct sl_err err;
 	char *user, *pass;
 
 	t->cb = cb;
@@ -1027,9 +1037,15 @@ void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	if (g->kind != SL_OAUTH_CODE)
 		add_param(&form, "scope", g->scope && *g->scope ? g->scope : NULL);
 	add_param(&form, "resource", s->resource);
-	client_auth(&form, &q, &user, &pass, r);
-	q.form = form.data;
-	sl_fetch_start(f, &q, on_token, t);
+	if (client_auth(&form, &q, &user, &pass, s, r, &err)) {
+		/* No request was made: the answer comes now (oauth.h). */
+		struct sl_oauth_token_result res = { .why = err.msg };
+		cb(arg, &res);
+		tok_free(t);
+	} else {
+		q.form = form.data;
+		sl_fetch_start(f, &q, on_token, t);
+	}
 	sl_buf_dispose(&form);
 	free(user);
 	free(pass);
@@ -1065,6 +1081,7 @@ void sl_oauth_revoke(struct sl_fetcher *f, const struct sl_oauth_server *s,
 				  .timeout_ms = SL_OAUTH_TIMEOUT_MS, .dispose = free };
 	struct revoke *v;
 	struct sl_buf form;
+	struct sl_err err;
 	char *user, *pass;
 
 	if (!s->revocation_endpoint || url_problem(s->revocation_endpoint)) {
@@ -1077,9 +1094,13 @@ void sl_oauth_revoke(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	sl_buf_init(&form, SIZE_MAX / 2);
 	add_param(&form, "token", token);
 	add_param(&form, "token_type_hint", hint);
-	client_auth(&form, &q, &user, &pass, r);
-	q.form = form.data;
-	sl_fetch_start(f, &q, on_revoked, v);
+	if (client_auth(&form, &q, &user, &pass, s, r, &err)) {
+		cb(arg, err.msg);
+		free(v);
+	} else {
+		q.form = form.data;
+		sl_fetch_start(f, &q, on_revoked, v);
+	}
 	sl_buf_dispose(&form);
 	free(user);
 	free(pass);

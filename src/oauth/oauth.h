@@ -6,7 +6,8 @@
  *
  *   oauth.h      the protocol: discovery, registration, authorization URL,
  *                redirect check, token and revocation requests (flow.c),
- *                the WWW-Authenticate reader (challenge.c)
+ *                the WWW-Authenticate reader (challenge.c), private_key_jwt
+ *                client assertions (assertion.c)
  *   store.h      tokens and registrations on disk (store.c)
  *   client.h     one remote upstream's tokens at run time: the header to
  *                send, refresh (single-flight), "needs login" (client.c)
@@ -77,6 +78,41 @@ void sl_oauth_server_dispose(struct sl_oauth_server *s);
 /* A deep copy. */
 void sl_oauth_server_copy(struct sl_oauth_server *dst, const struct sl_oauth_server *src);
 
+/* ---- private_key_jwt (RFC 7523 2.2) ------------------------------------------ */
+
+/* A client's signing key: a PEM private key (PKCS#8, or the PKCS#1 / SEC 1
+ * forms), through GnuTLS. ES256 takes an EC P-256 key, RS256 an RSA key of
+ * 2048 bits or more. */
+struct sl_oauth_key;
+
+enum sl_oauth_sign_alg {
+	SL_OAUTH_ALG_AUTO = 0,        /* from the key: EC P-256 -> ES256, RSA -> RS256 */
+	SL_OAUTH_ALG_ES256,
+	SL_OAUTH_ALG_RS256,
+};
+
+#define SL_OAUTH_KEY_FILE_MAX (64 * 1024)
+
+/* Reads and parses the key file at path (a regular file of at most
+ * SL_OAUTH_KEY_FILE_MAX bytes that other users cannot read: group
+ * readable is allowed). Every error names the file. */
+int sl_oauth_key_load(const char *path, enum sl_oauth_sign_alg alg, struct sl_oauth_key **out,
+		      struct sl_err *err) SL_MUST_USE;
+/* The same from PEM text in memory (what says "where" in err: a file). */
+int sl_oauth_key_parse(const char *pem, size_t len, enum sl_oauth_sign_alg alg,
+		       const char *where, struct sl_oauth_key **out, struct sl_err *err) SL_MUST_USE;
+void sl_oauth_key_free(struct sl_oauth_key *k);
+/* "ES256" or "RS256". */
+const char *sl_oauth_key_alg(const struct sl_oauth_key *k);
+
+/* A client assertion (RFC 7523 3): a JWS, compact, of
+ * {"iss": client_id, "sub": client_id, "aud": audience, "iat": now,
+ * "exp": now + SL_OAUTH_ASSERTION_TTL_S, "jti": 128 random bits}, signed
+ * with k. Malloc'd; NULL with err set when GnuTLS cannot sign. */
+#define SL_OAUTH_ASSERTION_TTL_S 60
+char *sl_oauth_assertion(const struct sl_oauth_key *k, const char *client_id,
+			 const char *audience, int64_t now, struct sl_err *err);
+
 /* ---- registration ----------------------------------------------------------- */
 
 /* sluice's client at one authorization server (bound to its issuer). */
@@ -84,7 +120,10 @@ struct sl_oauth_registration {
 	char *issuer;
 	char *client_id;
 	char *client_secret;          /* NULL: a public client */
-	char *auth_method;            /* "none", "client_secret_basic", "client_secret_post" */
+	const struct sl_oauth_key *key; /* borrowed (the config's): private_key_jwt; copied as
+					 * the pointer it is, never stored */
+	char *auth_method;            /* "none", "client_secret_basic", "client_secret_post",
+				       * "private_key_jwt" */
 	char *redirect_uri;           /* as registered (a loopback one's port may vary) */
 	char *how;                    /* "config", "metadata document" or "dynamic" */
 };
@@ -125,6 +164,7 @@ void sl_oauth_discover(struct sl_fetcher *f, const char *server_url,
 struct sl_oauth_client_want {
 	const char *client_id;        /* pre-registered; NULL: register */
 	const char *client_secret;
+	const struct sl_oauth_key *key; /* private_key_jwt instead of a secret */
 	const char *metadata_url;     /* a Client ID Metadata Document URL, or NULL */
 	const char *client_name;      /* for dynamic registration */
 	bool machine;                 /* client credentials: no redirect */
@@ -200,16 +240,19 @@ struct sl_oauth_token_result {
 	const char *why;
 };
 typedef void sl_oauth_token_fn(void *arg, const struct sl_oauth_token_result *res);
-/* A token request with the client's auth method (Basic, POST or none) and
- * the resource parameter. A refresh that returns no new refresh token keeps
- * the old one (the caller's copy). */
+/* A token request with the client's auth method (Basic, POST, none, or a
+ * client assertion signed with r->key) and the resource parameter. A
+ * refresh that returns no new refresh token keeps the old one (the
+ * caller's copy). An assertion that cannot be signed sends nothing: cb
+ * runs before the call returns, with why. */
 void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		    const struct sl_oauth_registration *r, const struct sl_oauth_grant *g,
 		    sl_oauth_token_fn *cb, void *arg);
 
 /* RFC 7009: revokes token (hint "refresh_token" or "access_token").
  * cb(arg, NULL) when revoked or when the AS has no revocation endpoint
- * (nothing to do), else cb(arg, why). */
+ * (nothing to do), else cb(arg, why) (before the call returns when an
+ * assertion cannot be signed). */
 typedef void sl_oauth_done_fn(void *arg, const char *why);
 void sl_oauth_revoke(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		     const struct sl_oauth_registration *r, const char *token, const char *hint,

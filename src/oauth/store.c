@@ -89,6 +89,7 @@ void sl_oauth_registration_copy(struct sl_oauth_registration *dst,
 	dst->issuer = dup_or_null(src->issuer);
 	dst->client_id = dup_or_null(src->client_id);
 	dst->client_secret = dup_or_null(src->client_secret);
+	dst->key = src->key;
 	dst->auth_method = dup_or_null(src->auth_method);
 	dst->redirect_uri = dup_or_null(src->redirect_uri);
 	dst->how = dup_or_null(src->how);
@@ -507,36 +508,33 @@ int sl_oauth_record_decode(const char *name, const char *data, size_t n, const u
 static int read_key_file(const char *path, char *buf, size_t *len, struct sl_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t r;
+	char *where = sl_printf("sluice.oauth.keyFile %s", path), *data = NULL;
+	size_t n = 0, got;
+	int rc;
 
 	if (fd < 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: %s", path, strerror(errno));
+		sl_err_set(err, "%s: %s", where, strerror(errno));
+		free(where);
 		return SL_ERR_IO;
 	}
-	do {
-		r = read(fd, buf + n, KEY_FILE_MAX + 1 - n);
-		if (r > 0)
-			n += (size_t)r;
-	} while ((r > 0 || (r < 0 && errno == EINTR)) && n <= KEY_FILE_MAX);
+	rc = sl_read_fd(fd, where, KEY_FILE_MAX, "a key", &data, &n, err);
 	close(fd);
-	if (r < 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: %s", path, strerror(errno));
-		return SL_ERR_IO;
+	if (rc == SL_OK) {
+		got = n;
+		while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+			n--;
+		if (n == 0) {
+			sl_err_set(err, "%s: empty", where);
+			rc = SL_ERR_INVALID;
+		} else {
+			memcpy(buf, data, n);
+			*len = n;
+		}
+		explicit_bzero(data, got);
+		free(data);
 	}
-	if (n > KEY_FILE_MAX) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: over %d bytes (a key, not a document)",
-			   path, KEY_FILE_MAX);
-		return SL_ERR_TOO_LARGE;
-	}
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	if (n == 0) {
-		sl_err_set(err, "sluice.oauth.keyFile %s: empty", path);
-		return SL_ERR_INVALID;
-	}
-	*len = n;
-	return 0;
+	free(where);
+	return rc;
 }
 
 int sl_oauth_store_open(const struct sl_config *cfg, struct sl_oauth_store **out,
@@ -614,7 +612,6 @@ static int load_path(struct sl_oauth_store *st, const char *path, struct sl_oaut
 	struct stat sb;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r;
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -655,18 +652,8 @@ static int load_path(struct sl_oauth_store *st, const char *path, struct sl_oaut
 		rc = SL_ERR_TOO_LARGE;
 		goto out;
 	}
-	/* One byte more than the bound: a file that grew since fstat fails. */
-	buf = sl_alloc(SL_OAUTH_RECORD_MAX + 2);
-	do {
-		r = read(fd, buf + n, SL_OAUTH_RECORD_MAX + 1 - n);
-		if (r > 0)
-			n += (size_t)r;
-	} while ((r > 0 || (r < 0 && errno == EINTR)) && n <= SL_OAUTH_RECORD_MAX);
-	if (r < 0) {
-		sl_err_set(err, "%s: %s", path, strerror(errno));
-		rc = SL_ERR_IO;
+	if ((rc = sl_read_fd(fd, path, SL_OAUTH_RECORD_MAX, "a token record", &buf, &n, err)) < 0)
 		goto out;
-	}
 	rc = sl_oauth_record_decode(path, buf, n, key_of(st), out, err);
 out:
 	if (buf) {

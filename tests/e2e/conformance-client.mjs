@@ -14,6 +14,8 @@
 // then wait for the running gateway to pick the saved tokens up, and retry.
 // At most 3 logins: a server that keeps refusing is not chased forever.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -31,8 +33,16 @@ const oauth = {};
 if (ctx.client_id) oauth.clientId = ctx.client_id;
 if (ctx.client_secret) oauth.clientSecret = ctx.client_secret;
 if (/client-credentials/.test(ctx.name ?? '')) oauth.grant = 'client_credentials';
+// private_key_jwt (auth/client-credentials-jwt): the key goes in a file
+// only its owner may read, next to the config, named relative to it.
+if (ctx.private_key_pem) {
+	oauth.privateKeyFile = 'client-key.pem';
+	if (ctx.signing_algorithm) oauth.signingAlg = ctx.signing_algorithm;
+}
 const entry = Object.keys(oauth).length ? { url, oauth } : { url };
 const config = writeConfig({ s: entry }, { logLevel: 'warn', startupTimeoutMs: 3000, oauth: { clientMetadataUrl: CIMD_URL } });
+if (ctx.private_key_pem)
+	writeFileSync(path.join(path.dirname(config), oauth.privateKeyFile), ctx.private_key_pem, { mode: 0o600 });
 // The SDK passes an allowlisted environment: add the test's state directory
 // (helpers.mjs), where the audit file and the tokens go.
 const env = { XDG_STATE_HOME: process.env.XDG_STATE_HOME };

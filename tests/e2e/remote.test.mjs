@@ -8,7 +8,7 @@ import http from 'node:http';
 import { spawn, execFile } from 'node:child_process';
 import path from 'node:path';
 import os from 'node:os';
-import { mkdtempSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -397,6 +397,25 @@ describe('remote failures', () => {
 			assert.match(r.stderr + r.stdout, /mcpServers\.s/);
 		}
 	});
+
+	test('a private key file that is missing or that every user may read fails the config, naming it', async () => {
+		const { runSluice } = await import('./helpers.mjs');
+		const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-key-'));
+		after(() => rmSync(dir, { recursive: true, force: true }));
+		const open = path.join(dir, 'open.pem');
+		writeFileSync(open, 'not even a key');
+		chmodSync(open, 0o644);
+		for (const [file, re] of [
+			[path.join(dir, 'missing.pem'), /missing\.pem: cannot open/],
+			[open, /open\.pem: mode 0644 lets every user read the private key: refused \(chmod 600/],
+		]) {
+			const cfg = writeConfig({ s: { url: 'http://127.0.0.1:9/mcp', oauth: { clientId: 'c', privateKeyFile: file } } });
+			const r = await runSluice(['check', '--config', cfg]);
+			assert.notEqual(r.code, 0, file);
+			assert.match(r.stderr + r.stdout, re);
+			assert.match(r.stderr + r.stdout, /mcpServers\.s.*privateKeyFile/);
+		}
+	});
 });
 
 // ---- the official conformance suite, client scenarios --------------------------------
@@ -407,10 +426,10 @@ describe('conformance suite: sluice as the client of a remote server', () => {
 	// (conformance-client.mjs) configures `oauth` from the suite's
 	// MCP_CONFORMANCE_CONTEXT, runs `sluice auth login` when sluice says a
 	// login or a wider scope is needed and plays the browser (docs/internals/
-	// HTTP.md has the table). Not supported, so not run: auth/client-
-	// credentials-jwt (private_key_jwt client authentication, SEP-1046) and
+	// HTTP.md has the table; auth/client-credentials-jwt gets a key file,
+	// oauth.privateKeyFile). Not supported, so not run:
 	// auth/cross-app-access-complete-flow (ID-JAG token exchange and the JWT
-	// bearer grant, SEP-990): sluice sends client secrets, never assertions.
+	// bearer grant, SEP-990).
 	const node22 = path.join(REPO, 'node_modules', '.bin', 'node');
 	const suite = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 	const driver = `${process.execPath} ${path.join(REPO, 'tests', 'e2e', 'conformance-client.mjs')}`;
@@ -421,7 +440,7 @@ describe('conformance suite: sluice as the client of a remote server', () => {
 		'auth/token-endpoint-auth-basic', 'auth/token-endpoint-auth-post', 'auth/token-endpoint-auth-none',
 		'auth/pre-registration', 'auth/2025-03-26-oauth-metadata-backcompat',
 		'auth/2025-03-26-oauth-endpoint-fallback', 'auth/resource-mismatch', 'auth/offline-access-scope',
-		'auth/offline-access-not-supported', 'auth/client-credentials-basic'];
+		'auth/offline-access-not-supported', 'auth/client-credentials-basic', 'auth/client-credentials-jwt'];
 	// How scope-retry-limit is bounded (the suite counts authorization
 	// requests against a server that refuses every token with 403
 	// insufficient_scope, at most 3 pass): sluice asks for a login only for

@@ -4,11 +4,11 @@
 // its JWTs (tests/servers/protected): login with a scripted browser and with
 // a pasted redirect, status, calls through `sluice serve`, one refresh for 50
 // callers, a revoked grant ("needs login"), step-up, a client registered
-// beforehand, client credentials; and the failures: a token endpoint that
-// answers 500, Protected Resource Metadata naming another resource, the
-// authorization server gone, a token holding CR LF, a crowded login listener;
-// a server that lists its tools only to a wider token, picked up without a
-// restart once logged in.
+// beforehand, client credentials, private_key_jwt; and the failures: a token
+// endpoint that answers 500, Protected Resource Metadata naming another
+// resource, the authorization server gone, a token holding CR LF, a crowded
+// login listener; a server that lists its tools only to a wider token, picked
+// up without a restart once logged in.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -427,5 +427,41 @@ describe('sluice as an OAuth client of an upstream', () => {
 		} finally {
 			for (const s of silent) s.destroy();
 		}
+	});
+
+	test('(n) private_key_jwt: client credentials with an ES256 key, a login and a refresh with an RS256 one', async () => {
+		// The key next to the config, named relative to it, 0600.
+		const keyed = (oauth, key, sluice) => {
+			const cfg = setup({ oauth: { ...oauth, privateKeyFile: 'client.pem' } }, sluice);
+			fs.writeFileSync(path.join(path.dirname(cfg.config), 'client.pem'), key, { mode: 0o600 });
+			return cfg;
+		};
+		const cc = keyed({ grant: 'client_credentials', clientId: 'jwt-cc-client' }, as.clientKeys.es);
+		const r = await runSluice(['auth', 'login', NAME, '--config', cc.config], 10000, cc.env);
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stderr, /logged in to up/);
+		let gw = await serve(cc);
+		assert.equal((await whoami(gw)).client_id, 'jwt-cc-client');
+		await gw.close();
+
+		const code = keyed({ clientId: 'jwt-client' }, as.clientKeys.rs, { oauth: { refreshBeforeSeconds: 0 } });
+		await as.knob('/_ttl?s=2');
+		try {
+			const l = await loggedIn(code);
+			assert.equal(new URL(l.authUrl).searchParams.get('client_id'), 'jwt-client');
+		} finally {
+			await as.knob('/_ttl?s=600');
+		}
+		const { rec } = record(code);
+		assert.equal(rec.reg.auth_method, 'private_key_jwt');
+		assert.ok(!JSON.stringify(rec).includes('PRIVATE KEY'), 'the key stays in its file');
+		gw = await serve(code);
+		await untilExpired(code);
+		const before = await tokenRequests();
+		const who = await whoami(gw); // the refresh authenticates with a new assertion
+		assert.equal(who.sub, 'alice');
+		assert.equal(who.client_id, 'jwt-client');
+		assert.equal((await tokenRequests()) - before, 1, 'one refresh');
+		await gw.close();
 	});
 });

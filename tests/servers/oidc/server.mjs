@@ -17,7 +17,11 @@
 //   GET /_evil?n=K                 the next K token requests get a 200 whose
 //                                  access token holds CR LF (header injection)
 // Clients "upstream-client" (native, loopback redirect on any port, code and
-// refresh) and "cc-client" (client credentials) are registered beforehand.
+// refresh) and "cc-client" (client credentials) are registered beforehand;
+// so are two private_key_jwt clients (RFC 7523) with keys made here:
+// "jwt-cc-client" (client credentials, ES256) and "jwt-client" (native, code
+// and refresh, RS256). Their private keys are in the JSON line, as PKCS#8
+// PEM: clientKeys: { es, rs }.
 import Provider from 'oidc-provider';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
@@ -34,6 +38,12 @@ const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const rsaJwk = { ...rsa.privateKey.export({ format: 'jwk' }), kid: 'rsa-1', alg: 'RS256', use: 'sig' };
 const ecJwk = { ...ec.privateKey.export({ format: 'jwk' }), kid: 'ec-1', alg: 'ES256', use: 'sig' };
+
+// The private_key_jwt clients' keys: the AS holds the public halves.
+const clientEc = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const clientRsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const pem = (k) => k.privateKey.export({ format: 'pem', type: 'pkcs8' });
+const publicJwk = (k) => k.publicKey.export({ format: 'jwk' });
 
 const counts = {};
 const server = http.createServer();
@@ -56,6 +66,13 @@ const provider = new Provider(issuer, {
       grant_types: ['client_credentials'], response_types: [] },
     { client_id: 'sluice', client_secret: 'sluice-secret', redirect_uris: [], grant_types: [],
       response_types: [] },
+    { client_id: 'jwt-cc-client', token_endpoint_auth_method: 'private_key_jwt',
+      token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [publicJwk(clientEc)] },
+      redirect_uris: [], grant_types: ['client_credentials'], response_types: [] },
+    { client_id: 'jwt-client', token_endpoint_auth_method: 'private_key_jwt',
+      token_endpoint_auth_signing_alg: 'RS256', jwks: { keys: [publicJwk(clientRsa)] },
+      application_type: 'native', redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
   ],
   jwks: { keys: [rsaJwk, ecJwk] },
   scopes: ['openid', 'offline_access', ...SCOPES],
@@ -120,4 +137,4 @@ server.on('request', (req, res) => {
   }
   callback(req, res);
 });
-console.log(JSON.stringify({ issuer, port, keys: [rsaJwk, ecJwk] }));
+console.log(JSON.stringify({ issuer, port, keys: [rsaJwk, ecJwk], clientKeys: { es: pem(clientEc), rs: pem(clientRsa) } }));
