@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -149,29 +148,18 @@ static bool header_safe(const char *s)
 
 /* ---- PKCE and the authorization URL ---------------------------------------------- */
 
-static void random_bytes(uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = getrandom(p, n, 0);
-		if (r < 0)
-			abort(); /* no randomness: nothing here may go on */
-		p += r;
-		n -= (size_t)r;
-	}
-}
-
 void sl_oauth_pkce_new(struct sl_oauth_pkce *p)
 {
 	uint8_t raw[32], digest[SHA256_DIGEST_SIZE];
 	struct sha256_ctx h;
 
-	random_bytes(raw, sizeof(raw));
+	sl_random(raw, sizeof(raw));
 	sl_base64url(raw, sizeof(raw), p->verifier);
 	sha256_init(&h);
 	sha256_update(&h, strlen(p->verifier), (const uint8_t *)p->verifier);
 	sha256_digest(&h, sizeof(digest), digest);
 	sl_base64url(digest, sizeof(digest), p->challenge);
-	random_bytes(raw, 24);
+	sl_random(raw, 24);
 	sl_base64url(raw, 24, p->state);
 }
 
