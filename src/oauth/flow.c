@@ -332,6 +332,7 @@ struct disco {
 	struct sl_oauth_server s;
 	char *prm_scopes;            /* the PRM's scopes_supported, joined */
 	char *session_id;            /* the probe's session, after its initialize */
+	char version[16];            /* the version its initialize chose (MCP-Protocol-Version) */
 	char *probe_end;             /* after D_PROBE_DELETE: why discovery ends; NULL: the PRM */
 };
 
@@ -542,6 +543,38 @@ static void probe_over(struct disco *d, const char *why)
 	}
 }
 
+/* The version the server chose in its initialize answer (JSON, or the
+ * first data line of an event stream), which the probe's later requests
+ * carry in MCP-Protocol-Version: a server of an older version refuses the
+ * latest one with 400, which would read as "needs no login". Unreadable or
+ * unknown: the version asked for. */
+static void probe_version(struct disco *d, const char *body, size_t len)
+{
+	const char *json = body, *end = body ? body + len : NULL;
+	yyjson_doc *doc;
+	const char *v;
+
+	snprintf(d->version, sizeof(d->version), "%s", SL_MCP_LATEST_LEGACY);
+	if (!body)
+		return;
+	while (json < end && (*json == ' ' || *json == '\t' || *json == '\r' || *json == '\n'))
+		json++;
+	if (json < end && *json != '{') { /* an event stream: its first data line */
+		json = memmem(body, len, "data:", 5);
+		if (!json)
+			return;
+		json += 5;
+		end = memchr(json, '\n', (size_t)(body + len - json));
+		if (!end)
+			end = body + len;
+	}
+	doc = sl_json_read(json, (size_t)(end - json), 0, NULL);
+	v = yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(doc), "/result/protocolVersion"));
+	if (v && sl_mcp_legacy_version(v) && strlen(v) < sizeof(d->version))
+		snprintf(d->version, sizeof(d->version), "%s", v);
+	yyjson_doc_free(doc);
+}
+
 /* An answer to one of the probe's requests (the steps before D_PRM). */
 static void on_probe(struct disco *d, const struct sl_fetch_result *res)
 {
@@ -582,6 +615,7 @@ static void on_probe(struct disco *d, const struct sl_fetch_result *res)
 		 * the handshake and ask for its tools, which such a server guards. */
 		if (res->session_id && header_safe(res->session_id))
 			d->session_id = sl_strdup(res->session_id);
+		probe_version(d, res->body, res->len);
 		d->step = D_PROBE_INITIALIZED;
 		disco_fetch(d);
 		return;
@@ -671,7 +705,7 @@ static void disco_fetch(struct disco *d)
 		q.accept = "application/json, text/event-stream";
 		if (d->step != D_PROBE) {
 			q.session_id = d->session_id;
-			q.protocol_version = SL_MCP_LATEST_LEGACY;
+			q.protocol_version = d->version;
 		}
 		if (d->step == D_PROBE) {
 			q.json = probe;

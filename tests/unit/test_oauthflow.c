@@ -6,6 +6,7 @@
 #include "core/fetch.h"
 #include "oauth/client.h"
 #include "oauth/oauth.h"
+#include "proto/mcp.h"
 #include "unit.h"
 
 #include <nettle/base64.h>
@@ -221,13 +222,16 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 /* A server that lets initialize through without a token (its answer names
  * a session) and guards what follows: tools/list gets the 401 challenge
  * (list_status: another answer to it); notifications/initialized gets 202,
- * DELETE 405 (delete_hangs: no answer at all). Each connection carries one
- * request. */
+ * DELETE 405 (delete_hangs: no answer at all); sse_init: initialize is
+ * answered as an event stream choosing 2025-06-18. Each connection carries
+ * one request. */
 struct canned {
 	uv_tcp_t tcp;
 	int port;
 	int list_status;         /* 0: 401 with the challenge */
 	bool delete_hangs;
+	bool sse_init;
+	char list_version[16];   /* the MCP-Protocol-Version tools/list came with */
 	char seen[8][128];       /* each request's method, Mcp-Session-Id and JSON-RPC method */
 	int nseen;
 	bool done;
@@ -269,7 +273,7 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
 	struct canned_conn *k = st->data;
 	struct canned *s = k->s;
-	char *end, *cl, *sid, *rpc, body[600];
+	char *end, *cl, *sid, *rpc, *ver, body[600];
 	const char *status = "200 OK", *type = "application/json";
 	char extra[300] = "";
 	size_t want;
@@ -293,6 +297,11 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		sid += 17 + strspn(sid + 17, " ");
 	if ((rpc = strstr(end, "\"method\":\"")))
 		rpc += 10;
+	if (rpc && !strncmp(rpc, "tools/list\"", 11) &&
+	    (ver = strcasestr(k->buf, "\r\nmcp-protocol-version:"))) {
+		ver += 23 + strspn(ver + 23, " ");
+		snprintf(s->list_version, sizeof(s->list_version), "%.*s", (int)strcspn(ver, "\r"), ver);
+	}
 	if (s->nseen < 8)
 		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s|%.*s",
 			 (int)strcspn(k->buf, " "), k->buf,
@@ -311,7 +320,13 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		body[0] = '\0';
 	} else if (strstr(k->buf, "\"initialize\"")) {
 		snprintf(extra, sizeof(extra), "Mcp-Session-Id: sess-7\r\n");
-		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+		if (s->sse_init) {
+			type = "text/event-stream";
+			snprintf(body, sizeof(body), "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,"
+				 "\"result\":{\"protocolVersion\":\"2025-06-18\"}}\n\n");
+		} else {
+			snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+		}
 	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status == 200) {
 		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}");
 	} else if (strstr(k->buf, "\"tools/list\"") && s->list_status) {
@@ -415,7 +430,7 @@ static void discover_canned(struct canned *s)
 TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 {
 	struct canned s = { 0 }, open = { .list_status = 200, .delete_hangs = true },
-		      strict = { .list_status = 400 };
+		      strict = { .list_status = 400 }, older = { .sse_init = true };
 	uint64_t t0;
 
 	discover_canned(&s);
@@ -429,8 +444,16 @@ TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 	CHECK_STR(s.seen[2], "POST|sess-7|tools/list");
 	CHECK_STR(s.seen[3], "DELETE|sess-7|");
 	CHECK_STR(s.seen[4], "GET||");                                /* the challenge's PRM */
+	CHECK_STR(s.list_version, SL_MCP_LATEST_LEGACY); /* initialize chose none */
 	free(s.scope);
 	free(s.why);
+	/* A server that chose an older version, in an event stream: the
+	 * probe's tools/list carries that one. */
+	discover_canned(&older);
+	CHECK(older.ok);
+	CHECK_STR(older.list_version, "2025-06-18");
+	free(older.scope);
+	free(older.why);
 
 	/* Both answered without a token: it needs no login. The session is
 	 * ended here too, and a DELETE never answered holds the probe at most
