@@ -185,7 +185,8 @@ static void on_written(uv_write_t *w, int status)
 {
 	struct conn *c = w->data;
 	free(w);
-	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+	if (!uv_is_closing((uv_handle_t *)&c->tcp)) /* else closed by the end of the login */
+		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
 static void reply(struct conn *c, bool ok)
@@ -505,6 +506,9 @@ out:
 	if (l->f)
 		sl_fetcher_free(l->f);
 	close_listener(l);
+	for (int i = 0; i < MAX_CONNECTIONS; i++) /* connections still open free themselves */
+		if (l->slot[i] && !uv_is_closing((uv_handle_t *)&l->slot[i]->tcp))
+			uv_close((uv_handle_t *)&l->slot[i]->tcp, on_conn_closed);
 	uv_walk(&l->loop, close_all, NULL);
 	uv_run(&l->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&l->loop);
