@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 
 import { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { EVERYTHING, closeAll, eventually, everything, freePort, httpClient, startHttp, textOf } from './helpers.mjs';
+import { EVERYTHING, closeAll, eventually, everything, freePort, httpClient, sleep, startHttp, textOf } from './helpers.mjs';
 
 let ev, gw, plain, rich;
 const plainSaw = []; // every request the plain client was sent
@@ -46,6 +46,11 @@ before(async () => {
 			}],
 		],
 	});
+	// server-everything asks roots/list 350 ms after its handshake, outside
+	// any call. Let that pass before the first call: asked while a call of
+	// the rich client is in flight (a slow sanitizer build), it would rightly
+	// go to that session, and the test below could not tell.
+	await sleep(1500);
 });
 after(async () => {
 	await plain?.client.close().catch(() => {});
