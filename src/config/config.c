@@ -764,6 +764,39 @@ static int parse_oauth_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, 
 	return SL_OK;
 }
 
+/* sluice.http.publicUrl: an absolute URL without query or fragment; its
+ * trailing slashes go, so "<publicUrl>/oauth/callback" has one. */
+static int parse_public_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			    void *target)
+{
+	char **out = sl_conf_field(target, k);
+	const char *why, *u;
+	size_t n;
+
+	if (!yyjson_is_str(v))
+		return sl_conf_bad(cx, k);
+	u = yyjson_get_str(v);
+	if ((why = url_problem(u)))
+		return sl_conf_fail_key(cx, k, "%s", why);
+	if (strchr(u, '?'))
+		return sl_conf_fail_key(cx, k, "must not have a query");
+	n = strlen(u);
+	while (n && u[n - 1] == '/')
+		n--;
+	free(*out);
+	*out = sl_strndup(u, n);
+	return SL_OK;
+}
+
+/* The origin of an absolute URL (scheme://authority), malloc'd. */
+static char *url_origin(const char *u)
+{
+	const char *host = strstr(u, "://");
+
+	host = host ? host + 3 : u;
+	return sl_strndup(u, (size_t)(host - u) + strcspn(host, "/?#"));
+}
+
 static int parse_oauth_urls(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 		      void *target)
 {
@@ -1046,6 +1079,13 @@ static const struct sl_conf_key http_keys[] = {
 	  .doc = "A session with no request and no open stream ends after this." },
 	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
 	  .doc = "An SSE comment on every open stream this often." },
+	{ "publicUrl", SL_CONF_CUSTOM, HTTP(public_url), .parse = parse_public_url,
+	  .shape = "an absolute URL", .dflt_doc = "the origin of `auth.resource`, else none",
+	  .doc = "How a browser reaches this gateway (`https://mcp.example.com`; plain `http://` "
+		 "only to a loopback host; no query; a trailing `/` is dropped). Set, a caller logs "
+		 "in to a per-user upstream at `<publicUrl>/oauth/login/<id>`, and the "
+		 "authorization server redirects back to `<publicUrl>/oauth/callback` "
+		 "(docs/internals/AUTH.md, \"Logging in through the gateway\")." },
 	{ "auth", SL_CONF_OBJECT, HTTP(auth), .sub = &auth_section,
 	  .doc = "See `sluice.http.auth` below." },
 	{ "tls", SL_CONF_CUSTOM, HTTP(tls), .parse = parse_tls, .sub = &tls_section,
@@ -1527,6 +1567,8 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 		rc = sl_conf_fail(&p.cx, "top level", "no \"mcpServers\" object: nothing to serve");
 	if (rc == SL_OK)
 		rc = check_oauth(&p.cx, &c->http.auth);
+	if (rc == SL_OK && !c->http.public_url && c->http.auth.resource)
+		c->http.public_url = url_origin(c->http.auth.resource);
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
@@ -1636,6 +1678,7 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c->oauth.key_file);
 	free(c->http.listen);
 	free(c->http.bearer_token);
+	free(c->http.public_url);
 	for (size_t i = 0; i < c->http.norigins; i++)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);

@@ -171,6 +171,9 @@ struct sl_http_config {
 	uint32_t max_requests;     /* requests in flight in one session (32) */
 	uint64_t idle_timeout_ms;  /* a session with no request and no open stream (30 min) */
 	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */
+	char *public_url;          /* how browsers reach this gateway ("https://host[:port][/path]",
+				    * no trailing slash); default: the origin of auth.resource;
+				    * NULL: none (no web login, oauth/weblogin.h) */
 	struct sl_auth_config auth;
 	struct sl_tls_config tls;
 };

@@ -809,3 +809,44 @@ TEST(config_path_resolution)
 	free(p);
 	CHECK(sl_config_path("/srv/c.json", "${SL_TEST_TLS_UNSET}/k.pem", &e) == NULL);
 }
+
+/* sluice.http.publicUrl: where a browser reaches the gateway (the web
+ * login's pages and its redirect URI). */
+TEST(config_public_url)
+{
+	struct sl_config *c;
+
+	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		  "\"https://mcp.example.com/gw//\"}}}");
+	CHECK(c != NULL);
+	if (c)
+		CHECK_STR(c->http.public_url, "https://mcp.example.com/gw");
+	sl_config_unref(c);
+	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		  "\"http://127.0.0.1:8080\"}}}");
+	CHECK(c != NULL);
+	if (c)
+		CHECK_STR(c->http.public_url, "http://127.0.0.1:8080");
+	sl_config_unref(c);
+	/* Unset: the origin of the resource, else none. */
+	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"auth\": {\"resource\": "
+		  "\"https://mcp.example.com:8443/mcp\", \"authorizationServers\": "
+		  "[\"https://as.example.com\"]}}}}");
+	CHECK(c != NULL);
+	if (c)
+		CHECK_STR(c->http.public_url, "https://mcp.example.com:8443");
+	sl_config_unref(c);
+	c = parse("{\"mcpServers\": {}}");
+	CHECK(c != NULL && c->http.public_url == NULL);
+	sl_config_unref(c);
+	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		    "\"http://mcp.example.com\"}}}", "sluice.http.publicUrl", "loopback");
+	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		    "\"https://mcp.example.com/?a=b\"}}}", "sluice.http.publicUrl", "query");
+	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		    "\"https://mcp.example.com/#x\"}}}", "sluice.http.publicUrl", "fragment");
+	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+		    "\"mcp.example.com\"}}}", "sluice.http.publicUrl", "absolute");
+	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": 3}}}",
+		    "sluice.http.publicUrl", NULL);
+}
