@@ -19,7 +19,7 @@
 #include "core/escape.h"
 #include "core/fetch.h"
 #include "core/log.h"
-#include "oauth/store.h"
+#include "oauth/login.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,19 +47,11 @@ struct conn {
 
 struct login {
 	uv_loop_t loop;
-	const struct sl_config *cfg;
 	const struct sl_server_config *srv;
-	struct sl_fetcher *f;
 	struct sl_oauth_store *st;
-	struct sl_oauth_record rec;   /* what was stored (prev registration, needs_scope) */
-	bool have_rec;
+	struct sl_oauth_login *ol;    /* the steps (oauth/login.h) */
 	bool headless;
-	const char *extra_scope;
-	struct sl_oauth_server as;
-	struct sl_oauth_registration reg;
-	struct sl_oauth_pkce pkce;
-	char *redirect_uri;
-	char *scope;
+	char *redirect_uri;           /* the listener's (or the headless one) */
 	uv_tcp_t listener;
 	bool listening;
 	struct conn *slot[MAX_CONNECTIONS]; /* open connections; NULL: free */
@@ -95,64 +87,29 @@ static void finish(struct login *l, int rc, const char *fmt, ...)
 	uv_timer_stop(&l->deadline);
 }
 
-/* ---- saving ------------------------------------------------------------------------ */
-
-static void on_tokens(void *arg, const struct sl_oauth_token_result *res)
+static void on_done(void *arg, const struct sl_oauth_record *r, const char *why)
 {
 	struct login *l = arg;
-	struct sl_oauth_record r = { 0 };
-	struct sl_err err;
 	long mins;
-	int rc;
 
-	if (!res->tokens) {
-		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, res->why);
+	if (!r) {
+		finish(l, 1, "sluice: %s", why);
 		return;
 	}
-	r.url = l->srv->url;
-	r.user = "";
-	r.server = l->srv->name;
-	r.as = l->as;
-	r.reg = l->reg;
-	/* A configured client's secret stays in the config (client.c takes
-	 * it from there): not a second copy in the record, gone stale when
-	 * the config's is rotated. */
-	if (r.reg.how && !strcmp(r.reg.how, "config"))
-		r.reg.client_secret = NULL;
-	r.tokens = *res->tokens;
-	r.subject = sl_oauth_token_subject(r.tokens.access_token);
-	r.saved_at = (int64_t)time(NULL);
-	rc = sl_oauth_store_save(l->st, &r, &err);
-	free(r.subject);
-	if (rc < 0) {
-		finish(l, 1, "sluice: login to %s succeeded, but the tokens cannot be saved: %s",
-		       l->srv->name, err.msg);
-		return;
-	}
-	mins = r.tokens.expires_at ? (long)(r.tokens.expires_at - (int64_t)time(NULL)) / 60 : -1;
+	mins = r->tokens.expires_at ? (long)(r->tokens.expires_at - (int64_t)time(NULL)) / 60 : -1;
 	if (mins >= 0)
 		finish(l, 0, "sluice: logged in to %s (scopes: %s; the token expires in %ld min%s)",
-		       l->srv->name, r.tokens.scope ? r.tokens.scope : "none named", mins,
-		       r.tokens.refresh_token ? ", refreshed by sluice" : "");
+		       l->srv->name, r->tokens.scope ? r->tokens.scope : "none named", mins,
+		       r->tokens.refresh_token ? ", refreshed by sluice" : "");
 	else
 		finish(l, 0, "sluice: logged in to %s (scopes: %s)", l->srv->name,
-		       r.tokens.scope ? r.tokens.scope : "none named");
+		       r->tokens.scope ? r->tokens.scope : "none named");
 }
 
 static void exchange(struct login *l, const char *redirect)
 {
-	struct sl_oauth_grant g = { .kind = SL_OAUTH_CODE, .verifier = l->pkce.verifier,
-				    .redirect_uri = l->redirect_uri, .scope = l->scope };
-	struct sl_err err;
-	char *code;
-
-	if (sl_oauth_redirect_check(redirect, &l->as, &l->pkce, &code, &err) < 0) {
-		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, err.msg);
-		return;
-	}
-	g.code = code;
-	sl_oauth_token(l->f, &l->as, &l->reg, &g, on_tokens, l);
-	free(code);
+	if (sl_oauth_login_redirect(l->ol, redirect) < 0)
+		finish(l, 1, "sluice: login to %s: the redirect came too early", l->srv->name);
 }
 
 /* ---- the loopback listener ------------------------------------------------------------ */
@@ -287,13 +244,13 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* Listens on 127.0.0.1: the stored dynamic registration's port if it is
  * free (so that registration is reused), else one the system picks. */
-static int listen_loopback(struct login *l, struct sl_err *err)
+static int listen_loopback(struct login *l, const struct sl_oauth_registration *reg,
+			   struct sl_err *err)
 {
 	struct sockaddr_in a;
 	struct sockaddr_storage got;
 	int port = 0, len = sizeof(got), rc;
-	const char *prev = l->have_rec && l->rec.reg.how && !strcmp(l->rec.reg.how, "dynamic") ?
-				   l->rec.reg.redirect_uri : NULL;
+	const char *prev = reg && reg->how && !strcmp(reg->how, "dynamic") ? reg->redirect_uri : NULL;
 
 	if (prev && !strncmp(prev, "http://127.0.0.1:", 17))
 		port = atoi(prev + 17);
@@ -319,37 +276,6 @@ static int listen_loopback(struct login *l, struct sl_err *err)
 
 /* ---- the steps -------------------------------------------------------------------------- */
 
-/* The scopes to ask for: the server's (challenge or metadata), the
- * entry's, what a call was refused for (step-up), the command line's, and
- * offline_access where the AS has it (a refresh token); each once. */
-static char *scopes(struct login *l)
-{
-	const char *parts[5] = { l->as.scope, l->srv->oauth.scope,
-				 l->have_rec ? l->rec.needs_scope : NULL, l->extra_scope,
-				 l->as.offline_access ? "offline_access" : NULL };
-	struct sl_buf b;
-	char *out;
-
-	sl_buf_init(&b, SL_OAUTH_VALUE_MAX);
-	for (size_t i = 0; i < SL_COUNT(parts); i++) {
-		const char *p = parts[i];
-		while (p && *p) {
-			size_t n = strcspn(p, " ");
-			bool dup = false;
-			for (const char *q = b.data; n && q && *q; q += strcspn(q, " "), q += *q == ' ')
-				if (strcspn(q, " ") == n && !strncmp(q, p, n))
-					dup = true;
-			if (n && !dup && sl_buf_printf(&b, "%s%.*s", b.len ? " " : "", (int)n, p) < 0)
-				break;
-			p += n;
-			p += strspn(p, " ");
-		}
-	}
-	out = b.len ? sl_strndup(b.data, b.len) : NULL;
-	sl_buf_dispose(&b);
-	return out;
-}
-
 /* Opens the URL in the desktop's browser, if there is a desktop. */
 static void open_browser(struct login *l, const char *url)
 {
@@ -370,30 +296,20 @@ static void open_browser(struct login *l, const char *url)
 	}
 }
 
-static void on_registered(void *arg, const struct sl_oauth_registration *r, const char *why)
+static void on_authorize(void *arg, const char *url)
 {
 	struct login *l = arg;
+	const struct sl_oauth_server *as = sl_oauth_login_server(l->ol);
+	const char *scope = sl_oauth_login_scope(l->ol);
 	struct sl_buf shown;
-	char *url, line[SL_OAUTH_VALUE_MAX + 2];
+	char line[SL_OAUTH_VALUE_MAX + 2];
 
-	if (!r) {
-		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, why);
-		return;
-	}
-	sl_oauth_registration_copy(&l->reg, r);
-	if (!l->reg.issuer)
-		l->reg.issuer = sl_strdup(l->as.issuer);
-	if (!l->reg.redirect_uri)
-		l->reg.redirect_uri = sl_strdup(l->redirect_uri);
-	l->scope = scopes(l);
-	sl_oauth_pkce_new(&l->pkce);
-	url = sl_oauth_authorize_url(&l->as, &l->reg, l->redirect_uri, l->scope, &l->pkce);
 	sl_buf_init(&shown, 6 * SL_OAUTH_VALUE_MAX);
-	if (sl_escape(&shown, l->as.issuer, strlen(l->as.issuer), SL_ESCAPE_LOG) < 0)
+	if (sl_escape(&shown, as->issuer, strlen(as->issuer), SL_ESCAPE_LOG) < 0)
 		(void)!sl_buf_appends(&shown, "?");
 	fprintf(stderr, "sluice: to log in to %s, open this URL in a browser (authorization server "
-		"%s, client registered by %s, scopes: %s):\n", l->srv->name, shown.data, l->reg.how,
-		l->scope ? l->scope : "none asked");
+		"%s, client registered by %s, scopes: %s):\n", l->srv->name, shown.data,
+		sl_oauth_login_registration(l->ol)->how, scope ? scope : "none asked");
 	sl_buf_dispose(&shown);
 	printf("%s\n", url);
 	fflush(stdout);
@@ -411,52 +327,23 @@ static void on_registered(void *arg, const struct sl_oauth_registration *r, cons
 			l->redirect_uri, WAIT_S / 60);
 		open_browser(l, url);
 	}
-	free(url);
 }
 
-static void on_discovered(void *arg, const struct sl_oauth_server *s, const char *why)
+/* The redirect URI, once discovery found a code flow: the listener's, or
+ * with --headless the stored loopback one (nothing listens: the person
+ * pastes the address). */
+static char *on_redirect_uri(void *arg, const struct sl_oauth_registration *prev,
+			     struct sl_err *err)
 {
 	struct login *l = arg;
-	struct sl_oauth_client_want want = {
-		.client_id = l->srv->oauth.client_id, .client_secret = l->srv->oauth.client_secret,
-		.key = l->srv->oauth.key,
-		.metadata_url = l->srv->oauth.client_metadata_url ? l->srv->oauth.client_metadata_url :
-								    l->cfg->oauth.client_metadata_url,
-		.client_name = l->cfg->oauth.client_name,
-		.machine = l->srv->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS,
-	};
-	struct sl_err err;
+	const char *was = prev ? prev->redirect_uri : NULL;
 
-	if (!s) {
-		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, why);
-		return;
-	}
-	sl_oauth_server_copy(&l->as, s);
-	if (want.machine) {
-		struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
-		l->reg.client_id = sl_strdup(want.client_id);
-		l->reg.client_secret = want.client_secret ? sl_strdup(want.client_secret) : NULL;
-		l->reg.key = want.key;
-		l->reg.issuer = sl_strdup(s->issuer);
-		l->reg.auth_method = sl_strdup(want.key ? "private_key_jwt" :
-					       !s->auth_methods || (s->auth_methods & SL_OAUTH_AUTH_BASIC) ?
-						       "client_secret_basic" : "client_secret_post");
-		l->reg.how = sl_strdup("config");
-		l->scope = scopes(l);
-		g.scope = l->scope;
-		sl_oauth_token(l->f, &l->as, &l->reg, &g, on_tokens, l);
-		return;
-	}
-	if (l->headless) {
-		const char *prev = l->have_rec ? l->rec.reg.redirect_uri : NULL;
-		l->redirect_uri = sl_strdup(prev && !strncmp(prev, "http://127.0.0.1", 16) ? prev :
+	if (l->headless)
+		l->redirect_uri = sl_strdup(was && !strncmp(was, "http://127.0.0.1", 16) ? was :
 					    "http://127.0.0.1/callback");
-	} else if (listen_loopback(l, &err) < 0) {
-		finish(l, 1, "sluice: login to %s failed: %s", l->srv->name, err.msg);
-		return;
-	}
-	sl_oauth_register(l->f, &l->as, &want, l->have_rec ? &l->rec.reg : NULL, l->redirect_uri,
-			  on_registered, l);
+	else if (listen_loopback(l, prev, err) < 0)
+		return NULL;
+	return sl_strdup(l->redirect_uri);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -476,35 +363,31 @@ int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config
 		      bool headless, const char *scope)
 {
 	struct login *l = sl_alloc(sizeof(*l));
+	struct sl_oauth_login_want want = { .cfg = cfg, .srv = srv, .user = "",
+					    .extra_scope = scope };
+	struct sl_oauth_login_hooks hooks = { .redirect_uri = on_redirect_uri,
+					      .authorize = on_authorize, .done = on_done };
 	struct sl_err err;
 	int rc;
 
-	l->cfg = cfg;
 	l->srv = srv;
 	l->headless = headless;
-	l->extra_scope = scope;
 	l->rc = 1;
 	uv_loop_init(&l->loop);
 	uv_timer_init(&l->loop, &l->deadline);
 	l->deadline.data = l;
 	if (sl_oauth_store_open(cfg, &l->st, &err) < 0 ||
-	    sl_fetcher_new(&l->loop, "sluice auth login", &l->f, &err) < 0) {
+	    sl_oauth_login_new(&l->loop, l->st, &want, &hooks, l, &l->ol, &err) < 0) {
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		goto out;
 	}
-	rc = sl_oauth_store_load(l->st, srv->url, "", &l->rec, &err);
-	if (rc == SL_OK)
-		l->have_rec = true;
-	else if (rc != SL_ERR_NOT_FOUND)
-		fprintf(stderr, "sluice: the stored login for %s is ignored: %s\n", srv->name, err.msg);
 	uv_timer_start(&l->deadline, on_deadline, (uint64_t)WAIT_S * 1000, 0);
-	sl_oauth_discover(l->f, srv->url, NULL, on_discovered, l);
+	sl_oauth_login_start(l->ol);
 	while (!l->finished && uv_run(&l->loop, UV_RUN_ONCE))
 		;
 out:
 	rc = l->rc;
-	if (l->f)
-		sl_fetcher_free(l->f);
+	sl_oauth_login_free(l->ol);
 	close_listener(l);
 	for (int i = 0; i < MAX_CONNECTIONS; i++) /* connections still open free themselves */
 		if (l->slot[i] && !uv_is_closing((uv_handle_t *)&l->slot[i]->tcp))
@@ -514,12 +397,7 @@ out:
 	uv_loop_close(&l->loop);
 	if (l->st)
 		sl_oauth_store_free(l->st);
-	if (l->have_rec)
-		sl_oauth_record_dispose(&l->rec);
-	sl_oauth_server_dispose(&l->as);
-	sl_oauth_registration_dispose(&l->reg);
 	free(l->redirect_uri);
-	free(l->scope);
 	free(l);
 	return rc;
 }

@@ -809,7 +809,14 @@ char *sl_oauth_registration_body(const struct sl_oauth_client_want *want,
 
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_str(d, o, "client_name", want->client_name ? want->client_name : "sluice");
-	yyjson_mut_obj_add_str(d, o, "application_type", "native");
+	/* OpenID Connect Registration 2: a native client redirects to a
+	 * loopback address (the CLI's listener); a redirect to a gateway's
+	 * public URL is a web client's. */
+	yyjson_mut_obj_add_str(d, o, "application_type",
+			       !redirect_uri || !strncmp(redirect_uri, "http://127.0.0.1", 16) ||
+					       !strncmp(redirect_uri, "http://localhost", 16) ||
+					       !strncmp(redirect_uri, "http://[::1]", 12) ?
+				       "native" : "web");
 	yyjson_mut_obj_add_str(d, o, "token_endpoint_auth_method", auth_method);
 	a = yyjson_mut_obj_add_arr(d, o, "grant_types");
 	yyjson_mut_arr_add_str(d, a, "authorization_code");

@@ -172,7 +172,7 @@ struct sl_oauth_client_want {
 
 /* In the spec's order: the configured client; a metadata document URL as
  * client_id where the AS supports them; dynamic registration (RFC 7591,
- * application_type "native", the loopback redirect_uri). A stored
+ * application_type "native" with a loopback redirect_uri, else "web"). A stored
  * registration for the same issuer should be passed back as prev and is
  * reused (no request). cb(arg, reg, NULL) or cb(arg, NULL, why). */
 typedef void sl_oauth_register_fn(void *arg, const struct sl_oauth_registration *r,
@@ -182,7 +182,8 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 		       const struct sl_oauth_registration *prev, const char *redirect_uri,
 		       sl_oauth_register_fn *cb, void *arg);
 /* The RFC 7591 request body sl_oauth_register sends (malloc'd JSON): a
- * native client, code and refresh grants, the redirect_uri (none when
+ * native client (a web one when redirect_uri is not plain http to a
+ * loopback host: a gateway's public URL), code and refresh grants, the redirect_uri (none when
  * NULL), auth_method; never a "scope" (asked per authorization instead). */
 char *sl_oauth_registration_body(const struct sl_oauth_client_want *want,
 				  const char *redirect_uri, const char *auth_method);
