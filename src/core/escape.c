@@ -59,6 +59,9 @@ int sl_escape(struct sl_buf *b, const char *s, size_t len, enum sl_escape_style 
 			rc = sl_buf_printf(b, "\\x%02x", (unsigned)cp);
 		else if (hides(cp))
 			rc = sl_buf_printf(b, "\\u%04x", (unsigned)cp);
+		else if (style == SL_ESCAPE_HTML && cp < 0x80 && strchr("&<>\"'", (int)cp))
+			rc = sl_buf_appends(b, cp == '&' ? "&amp;" : cp == '<' ? "&lt;" :
+					       cp == '>' ? "&gt;" : cp == '"' ? "&quot;" : "&#39;");
 		else
 			rc = sl_buf_append(b, p + i, n);
 		i += n;

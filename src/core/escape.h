@@ -9,6 +9,7 @@
  * API:
  *   sl_escape(&b, s, len, SL_ESCAPE_LOG);     a<LF>b<ESC> -> a\nb\x1b
  *   sl_escape(&b, s, len, SL_ESCAPE_QUOTED);  a"b<ESC>    -> "a\"b\u001b"
+ *   sl_escape(&b, s, len, SL_ESCAPE_HTML);    <a href="x">  -> &lt;a href=&quot;x&quot;&gt;
  * A byte that is not UTF-8 is \xNN in both styles.
  */
 #ifndef SL_CORE_ESCAPE_H
@@ -19,6 +20,8 @@
 enum sl_escape_style {
 	SL_ESCAPE_LOG,    /* the text as is, controls escaped (\n \r \t \xNN \uNNNN) */
 	SL_ESCAPE_QUOTED, /* a JSON string: quotes around, " and \ escaped too */
+	SL_ESCAPE_HTML,   /* LOG, and & < > " ' as entities: text or a quoted attribute
+			   * value in an HTML page (the web login's, oauth/weblogin.c) */
 };
 
 /* Appends s[0..len) to b, escaped. Returns 0 or SL_ERR_TOO_LARGE (over b's

@@ -55,3 +55,16 @@ TEST(escape_over_the_cap_appends_nothing)
 	CHECK_STR(b.data, "ab");
 	sl_buf_dispose(&b);
 }
+
+/* The web login's pages show an authorization server's words and a
+ * caller's name: markup comes out as text, in an element or in a quoted
+ * attribute, and controls as in a log. */
+TEST(escape_html_is_text)
+{
+	ESC_IS("<script>alert('x')</script>", SL_ESCAPE_HTML,
+	       "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+	ESC_IS("\" onmouseover=\"x\" a=&amp;", SL_ESCAPE_HTML,
+	       "&quot; onmouseover=&quot;x&quot; a=&amp;amp;");
+	ESC_IS("alice\n\x1b[2J\xe2\x80\xae\xff", SL_ESCAPE_HTML, "alice\\n\\x1b[2J\\u202e\\xff");
+	ESC_IS("caf\xc3\xa9 \xe2\x9c\x93", SL_ESCAPE_HTML, "caf\xc3\xa9 \xe2\x9c\x93");
+}
