@@ -1,0 +1,542 @@
+/*
+ * The web login's pending logins and pages (oauth/weblogin.h). A list in
+ * the order the logins were made, at most SL_WEBLOGIN_MAX long: looked up
+ * by id, by state and by (server URL, user), each a walk of at most 256.
+ *
+ * A login ends inside its own hooks (oauth/login.h says never to free it
+ * there): a dropped entry's login goes to a list freed from the loop.
+ */
+#include "oauth/weblogin.h"
+
+#include "config/config.h"
+#include "core/buf.h"
+#include "core/escape.h"
+#include "core/log.h"
+#include "oauth/login.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_MAX (64 * 1024)
+
+enum phase {
+	IDLE,        /* made, nobody opened the page yet */
+	STARTING,    /* discovery and registration */
+	READY,       /* the authorization URL is known */
+	EXCHANGING,  /* the callback came: the code is being exchanged */
+};
+
+struct sl_weblogin_req {
+	struct entry *e;
+	sl_weblogin_page_fn *page;
+	void *arg;
+	bool as_error;               /* the callback carried error=... */
+	bool in_serve;               /* answered before serve returns: serve frees it */
+	bool answered;
+	struct sl_weblogin_req *next;
+};
+
+struct entry {
+	struct sl_weblogin *w;
+	char id[SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES)];
+	const struct sl_config *cfg; /* a reference: the config the login began with */
+	const struct sl_server_config *srv;
+	char *user, *who;
+	uint64_t expires_ms;
+	enum phase phase;
+	struct sl_oauth_store *st;
+	struct sl_oauth_login *login;
+	char *authorize_url;
+	struct sl_weblogin_req *waiting;
+	struct entry *prev, *next;   /* oldest first */
+};
+
+struct dead {
+	struct sl_oauth_login *login;
+	struct sl_oauth_store *st;
+	struct dead *next;
+};
+
+struct sl_weblogin {
+	uv_loop_t *loop;
+	const struct sl_config *cfg; /* a reference */
+	sl_weblogin_done_fn *done;
+	void *done_ctx;
+	struct entry *head, *tail;
+	size_t n;
+	struct dead *dead;           /* logins to free from the loop */
+	uv_timer_t reap;
+	bool freeing;
+};
+
+/* ---- pages ---------------------------------------------------------------------------- */
+
+static void put(struct sl_buf *b, const char *s)
+{
+	if (sl_escape(b, s ? s : "", s ? strlen(s) : 0, SL_ESCAPE_HTML) < 0)
+		(void)!sl_buf_appends(b, "...");
+}
+
+/* A whole page: a title, then paragraphs; each %s of a paragraph is a
+ * value, escaped (vals in order). */
+static void page(struct sl_weblogin_req *q, unsigned status, const char *title,
+		 const char *const *paras, const char *const *vals)
+{
+	struct sl_buf b;
+
+	sl_buf_init(&b, PAGE_MAX);
+	(void)!sl_buf_appends(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
+			      "<meta name=\"referrer\" content=\"no-referrer\"><title>sluice: ");
+	put(&b, title);
+	(void)!sl_buf_appends(&b, "</title></head>\n<body>\n<h1>");
+	put(&b, title);
+	(void)!sl_buf_appends(&b, "</h1>\n");
+	for (; *paras; paras++) {
+		const char *p = *paras, *pc;
+		(void)!sl_buf_appends(&b, "<p>");
+		while ((pc = strstr(p, "%s"))) {
+			(void)!sl_buf_append(&b, p, (size_t)(pc - p));
+			put(&b, *vals++);
+			p = pc + 2;
+		}
+		(void)!sl_buf_appends(&b, p);
+		(void)!sl_buf_appends(&b, "</p>\n");
+	}
+	(void)!sl_buf_appends(&b, "</body></html>\n");
+	q->answered = true;
+	q->page(q->arg, status, b.data ? b.data : "");
+	sl_buf_dispose(&b);
+}
+
+static void page_error(struct sl_weblogin_req *q, unsigned status, const char *why)
+{
+	const char *paras[] = { "%s", NULL };
+	const char *vals[] = { why };
+	page(q, status, "login failed", paras, vals);
+}
+
+static void page_login(struct sl_weblogin_req *q, const struct entry *e)
+{
+	const struct sl_oauth_server *as = sl_oauth_login_server(e->login);
+	const char *issuer = as && as->issuer ? as->issuer : "?";
+	const char *paras[] = {
+		"This login is for <strong>%s</strong>.",
+		"Server: <strong>%s</strong> (%s)<br>Authorization server: %s",
+		"<a href=\"%s\">Continue to %s</a>",
+		"If you are not <strong>%s</strong>, close this page: whoever completes this login "
+		"gives that caller their access to %s.",
+		NULL,
+	};
+	const char *vals[] = { e->who, e->srv->name, e->srv->url, issuer, e->authorize_url,
+			       issuer, e->who, e->srv->name };
+	char title[128];
+
+	snprintf(title, sizeof(title), "log in to %s", e->srv->name);
+	page(q, 200, title, paras, vals);
+}
+
+/* ---- the map ---------------------------------------------------------------------------- */
+
+static void on_reap(uv_timer_t *t)
+{
+	struct sl_weblogin *w = t->data;
+
+	while (w->dead) {
+		struct dead *d = w->dead;
+		w->dead = d->next;
+		sl_oauth_login_free(d->login);
+		if (d->st)
+			sl_oauth_store_free(d->st);
+		free(d);
+	}
+}
+
+static void unlink_entry(struct entry *e)
+{
+	struct sl_weblogin *w = e->w;
+
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		w->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		w->tail = e->prev;
+	w->n--;
+}
+
+/* Drops e: each page still waiting gets (status, why) unless why is NULL
+ * (answered already); its login is freed from the loop, as this may run
+ * inside one of its hooks. */
+static void drop(struct entry *e, unsigned status, const char *why)
+{
+	struct sl_weblogin *w = e->w;
+
+	unlink_entry(e);
+	while (e->waiting) {
+		struct sl_weblogin_req *q = e->waiting;
+		e->waiting = q->next;
+		q->e = NULL;
+		if (why)
+			page_error(q, status, why);
+		if (!q->in_serve)
+			free(q);
+	}
+	if (e->login || e->st) {
+		struct dead *d = sl_alloc(sizeof(*d));
+		d->login = e->login;
+		d->st = e->st;
+		d->next = w->dead;
+		w->dead = d;
+		if (!w->freeing)
+			uv_timer_start(&w->reap, on_reap, 0, 0);
+	}
+	sl_config_unref(e->cfg);
+	free(e->user);
+	free(e->who);
+	free(e->authorize_url);
+	free(e);
+}
+
+static void expire(struct sl_weblogin *w, uint64_t now_ms)
+{
+	struct entry *e = w->head, *next;
+
+	for (; e; e = next) {
+		next = e->next;
+		if (now_ms >= e->expires_ms)
+			drop(e, 410, "This login has expired. Ask again (retry the tool call) for a "
+			     "new link.");
+	}
+}
+
+size_t sl_weblogin_pending(struct sl_weblogin *w, uint64_t now_ms)
+{
+	expire(w, now_ms);
+	return w->n;
+}
+
+static struct entry *by_id(struct sl_weblogin *w, const char *id)
+{
+	for (struct entry *e = w->head; e; e = e->next)
+		if (!strcmp(e->id, id))
+			return e;
+	return NULL;
+}
+
+static struct entry *by_state(struct sl_weblogin *w, const char *state)
+{
+	for (struct entry *e = w->head; e; e = e->next) {
+		const char *s = e->phase == READY ? sl_oauth_login_state(e->login) : NULL;
+		if (s && !strcmp(s, state))
+			return e;
+	}
+	return NULL;
+}
+
+char *sl_weblogin_url_at(struct sl_weblogin *w, const struct sl_server_config *srv,
+			 const char *user, const char *who, char **id_out, uint64_t now_ms)
+{
+	const char *base = w->cfg->http.public_url;
+	uint8_t raw[SL_WEBLOGIN_ID_BYTES];
+	struct entry *e;
+
+	if (id_out)
+		*id_out = NULL;
+	if (!base || !srv->url)
+		return NULL;
+	expire(w, now_ms);
+	for (e = w->head; e; e = e->next)
+		if (e->phase != EXCHANGING && !strcmp(e->srv->url, srv->url) && !strcmp(e->user, user))
+			break;
+	if (!e) {
+		if (w->n >= SL_WEBLOGIN_MAX)
+			drop(w->head, 410, "This login was dropped: too many logins are pending. "
+			     "Ask again for a new link.");
+		e = sl_alloc(sizeof(*e));
+		e->w = w;
+		sl_random(raw, sizeof(raw));
+		sl_base64url(raw, sizeof(raw), e->id);
+		e->cfg = sl_config_ref(w->cfg);
+		e->srv = srv;
+		e->user = sl_strdup(user);
+		e->who = sl_strdup(who ? who : "an unnamed caller");
+		e->expires_ms = now_ms + SL_WEBLOGIN_TTL_MS;
+		e->prev = w->tail;
+		if (w->tail)
+			w->tail->next = e;
+		else
+			w->head = e;
+		w->tail = e;
+		w->n++;
+	}
+	if (id_out)
+		*id_out = sl_strdup(e->id);
+	return sl_printf("%s%s%s", base, SL_WEBLOGIN_LOGIN_PATH, e->id);
+}
+
+char *sl_weblogin_url(struct sl_weblogin *w, const struct sl_server_config *srv, const char *user,
+		      const char *who, char **id_out)
+{
+	return sl_weblogin_url_at(w, srv, user, who, id_out, sl_now_ms());
+}
+
+/* ---- the login's hooks --------------------------------------------------------------------- */
+
+static void on_authorize(void *arg, const char *url)
+{
+	struct entry *e = arg;
+
+	e->authorize_url = sl_strdup(url);
+	e->phase = READY;
+	while (e->waiting) {
+		struct sl_weblogin_req *q = e->waiting;
+		e->waiting = q->next;
+		q->e = NULL;
+		page_login(q, e);
+		if (!q->in_serve)
+			free(q);
+	}
+}
+
+static void on_done(void *arg, const struct sl_oauth_record *rec, const char *why)
+{
+	struct entry *e = arg;
+	struct sl_weblogin *w = e->w;
+	struct sl_weblogin_req *q;
+
+	if (!rec) {
+		/* The AS refused (error=... on the callback): the person's
+		 * request, 400; else a server failed us: 502. */
+		unsigned status = e->waiting && e->waiting->as_error ? 400 : 502;
+		sl_log(SL_LOG_INFO, "web login of %s for %s: %s", e->srv->name, e->who, why);
+		drop(e, status, why);
+		return;
+	}
+	sl_log(SL_LOG_INFO, "web login: %s logged in to %s", e->who, e->srv->name);
+	while ((q = e->waiting)) {
+		const char *paras[] = { "Logged in to <strong>%s</strong> as <strong>%s</strong>. "
+					"You can close this tab and retry.", NULL };
+		const char *vals[] = { e->srv->name, e->who };
+		e->waiting = q->next;
+		q->e = NULL;
+		page(q, 200, "logged in", paras, vals);
+		if (!q->in_serve)
+			free(q);
+	}
+	if (w->done)
+		w->done(w->done_ctx, e->srv->name, e->user);
+	drop(e, 0, NULL);
+}
+
+/* ---- serving ----------------------------------------------------------------------------- */
+
+/* q waits for e's next page (the login page, or the callback's). */
+static void wait_on(struct entry *e, struct sl_weblogin_req *q)
+{
+	struct sl_weblogin_req **tail = &e->waiting;
+
+	q->e = e;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = q;
+}
+
+static bool start(struct entry *e, struct sl_err *err)
+{
+	struct sl_weblogin *w = e->w;
+	char *redirect = sl_printf("%s%s", e->cfg->http.public_url, SL_WEBLOGIN_CALLBACK_PATH);
+	struct sl_oauth_login_want want = { .cfg = e->cfg, .srv = e->srv, .user = e->user,
+					    .redirect_uri = redirect };
+	struct sl_oauth_login_hooks hooks = { .authorize = on_authorize, .done = on_done };
+	int rc;
+
+	rc = sl_oauth_store_open(e->cfg, &e->st, err);
+	if (rc == SL_OK)
+		rc = sl_oauth_login_new(w->loop, e->st, &want, &hooks, e, &e->login, err);
+	free(redirect);
+	if (rc < 0)
+		return false;
+	e->phase = STARTING;
+	sl_oauth_login_start(e->login);
+	return true;
+}
+
+static void login_page(struct sl_weblogin *w, const char *id, struct sl_weblogin_req *q)
+{
+	struct entry *e = by_id(w, id);
+	struct sl_err err;
+
+	if (!e) {
+		page_error(q, 404, "This login link is unknown or has expired. Ask again (retry the "
+			   "tool call) for a new one.");
+	} else if (e->phase == READY) {
+		page_login(q, e);
+	} else if (e->phase == EXCHANGING) {
+		page_error(q, 409, "This login is being completed already.");
+	} else {
+		wait_on(e, q);
+		if (e->phase == IDLE && !start(e, &err)) {
+			char *why = sl_printf("login to %s failed: %s", e->srv->name, err.msg);
+			drop(e, 500, why);
+			free(why);
+		}
+	}
+}
+
+/* The query sl_oauth_redirect_check reads, rebuilt from the values (the
+ * transport has them decoded). */
+static char *query_of(const struct sl_weblogin_args *a)
+{
+	const char *names[] = { "code", "state", "iss", "error", "error_description" };
+	const char *vals[] = { a->code, a->state, a->iss, a->error, a->error_description };
+	struct sl_buf b;
+	char *out;
+
+	sl_buf_init(&b, 0);
+	for (size_t i = 0; i < SL_COUNT(names); i++)
+		if (vals[i]) {
+			char *v = sl_url_encode(vals[i]);
+			(void)!sl_buf_printf(&b, "%s%s=%s", b.len ? "&" : "", names[i], v);
+			free(v);
+		}
+	out = sl_strdup(b.data ? b.data : "");
+	sl_buf_dispose(&b);
+	return out;
+}
+
+static void callback(struct sl_weblogin *w, const struct sl_weblogin_args *a,
+		     struct sl_weblogin_req *q)
+{
+	struct entry *e = a->state ? by_state(w, a->state) : NULL;
+	char *query;
+
+	if (!e) {
+		page_error(q, 400, a->state ? "This login is unknown, already used or expired (the "
+					     "state does not match a pending login). Ask again for "
+					     "a new link." :
+					     "The authorization server's answer has no state.");
+		return;
+	}
+	wait_on(e, q);
+	q->as_error = a->error != NULL;
+	e->phase = EXCHANGING;
+	query = query_of(a);
+	if (sl_oauth_login_redirect(e->login, query) < 0)
+		drop(e, 500, "The login was not waiting for this answer.");
+	free(query);
+}
+
+bool sl_weblogin_path(const char *path)
+{
+	return !strncmp(path, SL_WEBLOGIN_LOGIN_PATH, strlen(SL_WEBLOGIN_LOGIN_PATH)) ||
+	       !strcmp(path, SL_WEBLOGIN_CALLBACK_PATH);
+}
+
+struct sl_weblogin_req *sl_weblogin_serve(struct sl_weblogin *w, const char *path,
+					  const struct sl_weblogin_args *args,
+					  sl_weblogin_page_fn *fn, void *arg)
+{
+	struct sl_weblogin_req *q = sl_alloc(sizeof(*q));
+	static const struct sl_weblogin_args none;
+
+	q->page = fn;
+	q->arg = arg;
+	q->in_serve = true;
+	expire(w, sl_now_ms());
+	if (!strncmp(path, SL_WEBLOGIN_LOGIN_PATH, strlen(SL_WEBLOGIN_LOGIN_PATH)))
+		login_page(w, path + strlen(SL_WEBLOGIN_LOGIN_PATH), q);
+	else if (!strcmp(path, SL_WEBLOGIN_CALLBACK_PATH))
+		callback(w, args ? args : &none, q);
+	else
+		page_error(q, 404, "Not Found.");
+	q->in_serve = false;
+	if (q->answered) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+void sl_weblogin_cancel(struct sl_weblogin_req *q)
+{
+	struct sl_weblogin_req **p;
+
+	if (!q)
+		return;
+	for (p = q->e ? &q->e->waiting : NULL; p && *p; p = &(*p)->next)
+		if (*p == q) {
+			*p = q->next;
+			break;
+		}
+	free(q);
+}
+
+/* ---- life ------------------------------------------------------------------------------- */
+
+struct sl_weblogin *sl_weblogin_new(uv_loop_t *loop, const struct sl_config *gcfg)
+{
+	struct sl_weblogin *w = sl_alloc(sizeof(*w));
+
+	w->loop = loop;
+	w->cfg = sl_config_ref(gcfg);
+	uv_timer_init(loop, &w->reap);
+	w->reap.data = w;
+	return w;
+}
+
+void sl_weblogin_set_done(struct sl_weblogin *w, sl_weblogin_done_fn *fn, void *ctx)
+{
+	w->done = fn;
+	w->done_ctx = ctx;
+}
+
+static const struct sl_server_config *same_server(const struct sl_config *c,
+						  const struct sl_server_config *srv)
+{
+	for (size_t i = 0; i < c->nservers; i++)
+		if (!strcmp(c->servers[i].name, srv->name) && c->servers[i].url &&
+		    !strcmp(c->servers[i].url, srv->url))
+			return &c->servers[i];
+	return NULL;
+}
+
+void sl_weblogin_reconfigure(struct sl_weblogin *w, const struct sl_config *gcfg)
+{
+	struct entry *e, *next;
+
+	for (e = w->head; e; e = next) {
+		const struct sl_server_config *now = same_server(gcfg, e->srv);
+		next = e->next;
+		if (!now) {
+			char *why = sl_printf("The server %s is no longer configured.", e->srv->name);
+			drop(e, 410, why);
+			free(why);
+		} else if (e->phase == IDLE) {
+			/* Not begun: it begins with the new config. */
+			sl_config_unref(e->cfg);
+			e->cfg = sl_config_ref(gcfg);
+			e->srv = now;
+		}
+	}
+	sl_config_unref(w->cfg);
+	w->cfg = sl_config_ref(gcfg);
+}
+
+static void on_reap_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+void sl_weblogin_free(struct sl_weblogin *w)
+{
+	if (!w)
+		return;
+	w->freeing = true;
+	while (w->head)
+		drop(w->head, 503, "The gateway is shutting down.");
+	on_reap(&w->reap);
+	sl_config_unref(w->cfg);
+	uv_close((uv_handle_t *)&w->reap, on_reap_closed);
+}

@@ -1,0 +1,204 @@
+/* src/oauth/weblogin.c: the pending logins (bound, expiry, reuse) and the
+ * pages that need no authorization server (unknown id, unknown state, a
+ * discovery that fails, a page cancelled while it waits). */
+#include "unit.h"
+
+#include "config/config.h"
+#include "oauth/weblogin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char json[] =
+	"{\"mcpServers\":{\"up\":{\"url\":\"http://127.0.0.1:1/mcp\"},"
+	"\"other\":{\"url\":\"http://127.0.0.1:1/other\"}},"
+	"\"sluice\":{\"http\":{\"publicUrl\":\"http://127.0.0.1:8080/\"}}}";
+
+struct seen {
+	int calls;
+	unsigned status;
+	char *html;
+};
+
+static void on_page(void *arg, unsigned status, const char *html)
+{
+	struct seen *s = arg;
+	s->calls++;
+	s->status = status;
+	free(s->html);
+	s->html = strdup(html);
+}
+
+static struct sl_config *load(const char *text)
+{
+	struct sl_config *c = NULL;
+	struct sl_err err;
+	CHECK_INT(sl_config_parse("t.json", text, strlen(text), &c, &err), SL_OK);
+	return c;
+}
+
+static void finish(uv_loop_t *loop, struct sl_weblogin *w, struct sl_config *cfg)
+{
+	sl_weblogin_free(w);
+	uv_run(loop, UV_RUN_DEFAULT);
+	CHECK_INT(uv_loop_close(loop), 0);
+	sl_config_unref(cfg);
+}
+
+TEST(weblogin_url_reuse_bound_expiry)
+{
+	struct sl_config *cfg = load(json);
+	const struct sl_server_config *up = &cfg->servers[0], *other = &cfg->servers[1];
+	struct sl_weblogin *w;
+	char *url, *id, *id2, *first = NULL, user[16];
+	uv_loop_t loop;
+	uint64_t t = 1000000;
+
+	uv_loop_init(&loop);
+	w = sl_weblogin_new(&loop, cfg);
+	url = sl_weblogin_url_at(w, up, "u1", "alice (jwt)", &id, t);
+	CHECK(url != NULL && id != NULL);
+	CHECK_INT(strlen(id), 22); /* 128 bits, base64url */
+	if (url && id)
+		CHECK(!strcmp(url + strlen("http://127.0.0.1:8080/oauth/login/"), id) &&
+		      !strncmp(url, "http://127.0.0.1:8080/oauth/login/", 34));
+	free(url);
+	/* The same (server, user) while pending: the same login. */
+	url = sl_weblogin_url_at(w, up, "u1", "alice (jwt)", &id2, t + 1);
+	CHECK_STR(id2, id);
+	free(url);
+	free(id2);
+	/* Another user, another server: another login, another id. */
+	free(sl_weblogin_url_at(w, up, "u2", "bob", &id2, t + 2));
+	CHECK(strcmp(id2, id) != 0);
+	free(id2);
+	free(sl_weblogin_url_at(w, other, "u1", "alice", &id2, t + 3));
+	CHECK(strcmp(id2, id) != 0);
+	free(id2);
+	CHECK_INT(sl_weblogin_pending(w, t + 4), 3);
+	/* Expiry: gone after SL_WEBLOGIN_TTL_MS, and a new id then. */
+	CHECK_INT(sl_weblogin_pending(w, t + SL_WEBLOGIN_TTL_MS - 1), 3);
+	CHECK_INT(sl_weblogin_pending(w, t + SL_WEBLOGIN_TTL_MS + 3), 0);
+	free(sl_weblogin_url_at(w, up, "u1", "alice", &id2, t + SL_WEBLOGIN_TTL_MS + 4));
+	CHECK(strcmp(id2, id) != 0);
+	free(id2);
+	free(id);
+	/* The bound: one more than SL_WEBLOGIN_MAX drops the oldest. */
+	t += 2 * SL_WEBLOGIN_TTL_MS;
+	for (int i = 0; i <= SL_WEBLOGIN_MAX; i++) {
+		snprintf(user, sizeof(user), "user%d", i);
+		free(sl_weblogin_url_at(w, up, user, "x", &id, t));
+		if (i == 0)
+			first = id;
+		else
+			free(id);
+	}
+	CHECK_INT(sl_weblogin_pending(w, t), SL_WEBLOGIN_MAX);
+	free(sl_weblogin_url_at(w, up, "user0", "x", &id, t)); /* dropped: a new one */
+	CHECK(strcmp(id, first) != 0);
+	free(id);
+	free(first);
+	CHECK_INT(sl_weblogin_pending(w, t), SL_WEBLOGIN_MAX);
+	finish(&loop, w, cfg);
+}
+
+TEST(weblogin_no_public_url_no_url)
+{
+	struct sl_config *cfg = load("{\"mcpServers\":{\"up\":{\"url\":\"http://127.0.0.1:1/mcp\"}}}");
+	struct sl_weblogin *w;
+	char *id = (char *)"x";
+	uv_loop_t loop;
+
+	uv_loop_init(&loop);
+	w = sl_weblogin_new(&loop, cfg);
+	CHECK(sl_weblogin_url(w, &cfg->servers[0], "u", "alice", &id) == NULL);
+	CHECK(id == NULL);
+	finish(&loop, w, cfg);
+}
+
+TEST(weblogin_pages_without_a_login)
+{
+	struct sl_config *cfg = load(json);
+	struct sl_weblogin_args a = { .state = "nope", .error = "access_denied",
+				      .error_description = "<script>alert(1)</script>" };
+	struct sl_weblogin *w;
+	struct seen s = { 0 };
+	uv_loop_t loop;
+
+	uv_loop_init(&loop);
+	w = sl_weblogin_new(&loop, cfg);
+	CHECK(sl_weblogin_path("/oauth/login/abc") && sl_weblogin_path("/oauth/callback"));
+	CHECK(!sl_weblogin_path("/oauth/callbackx") && !sl_weblogin_path("/mcp"));
+	CHECK(sl_weblogin_serve(w, "/oauth/login/unknown", NULL, on_page, &s) == NULL);
+	CHECK_INT(s.calls, 1);
+	CHECK_INT(s.status, 404);
+	CHECK(s.html && strstr(s.html, "unknown or has expired"));
+	/* A callback whose state names no pending login: 400, and nothing of
+	 * the query is shown. */
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s) == NULL);
+	CHECK_INT(s.status, 400);
+	CHECK(s.html && !strstr(s.html, "script") && !strstr(s.html, "access_denied"));
+	a.state = NULL;
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s) == NULL);
+	CHECK_INT(s.status, 400);
+	CHECK(s.html && strstr(s.html, "no state"));
+	free(s.html);
+	finish(&loop, w, cfg);
+}
+
+/* The page starts the login: discovery fails (nothing listens on port 1),
+ * and the waiting page says so, escaped; a page cancelled meanwhile hears
+ * nothing; a reload without the server fails its pending login. */
+TEST(weblogin_page_waits_for_discovery)
+{
+	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
+	struct sl_config *cfg, *next;
+	struct sl_weblogin *w;
+	struct sl_weblogin_req *q, *q2;
+	struct seen s = { 0 }, s2 = { 0 };
+	char *url, *id, path[128];
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	cfg = load(json);
+	uv_loop_init(&loop);
+	w = sl_weblogin_new(&loop, cfg);
+	url = sl_weblogin_url(w, &cfg->servers[0], "u1", "<b>alice</b>", &id);
+	snprintf(path, sizeof(path), "/oauth/login/%s", id);
+	q = sl_weblogin_serve(w, path, NULL, on_page, &s);
+	q2 = sl_weblogin_serve(w, path, NULL, on_page, &s2); /* a second tab */
+	CHECK(q != NULL && q2 != NULL);
+	CHECK_INT(s.calls + s2.calls, 0);
+	sl_weblogin_cancel(q2);
+	while (s.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
+		;
+	uv_run(&loop, UV_RUN_NOWAIT);
+	CHECK_INT(s.calls, 1);
+	CHECK_INT(s2.calls, 0);
+	CHECK_INT(s.status, 502);
+	CHECK(s.html && strstr(s.html, "login to up failed"));
+	/* Failed: the login is gone. */
+	CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 0);
+	CHECK(sl_weblogin_serve(w, path, NULL, on_page, &s) == NULL);
+	CHECK_INT(s.status, 404);
+	free(url);
+	free(id);
+
+	/* A reload that removes the server: its pending login ends. */
+	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice", NULL));
+	free(sl_weblogin_url(w, &cfg->servers[1], "u1", "alice", NULL));
+	next = load("{\"mcpServers\":{\"other\":{\"url\":\"http://127.0.0.1:1/other\"}},"
+		    "\"sluice\":{\"http\":{\"publicUrl\":\"http://127.0.0.1:8080\"}}}");
+	sl_weblogin_reconfigure(w, next);
+	CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 1);
+	sl_config_unref(cfg);
+	free(s.html);
+	finish(&loop, w, next);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
