@@ -5,6 +5,7 @@
 #include "gateway/session_int.h"
 #include "gateway/view.h"
 #include "core/log.h"
+#include "oauth/weblogin.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
 #include "pipeline/call.h"
@@ -55,6 +56,8 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	sl_handles_add(&gw->handles, &gw->timer);
 	sl_handles_add(&gw->handles, &gw->wake);
 	sl_handles_add(&gw->handles, &gw->retire);
+	if (cfg->http.public_url)
+		gw->weblogin = sl_weblogin_new(loop, cfg);
 	return gw;
 }
 
@@ -98,6 +101,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 	free(gw->retire_by);
 	yyjson_doc_free(gw->caps);
 	sl_tasks_dispose(gw);
+	sl_weblogin_free(gw->weblogin);
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
@@ -107,6 +111,11 @@ void sl_gateway_free(struct sl_gateway *gw)
 		free(w);
 	}
 	sl_handles_close(&gw->handles, on_gw_closed, gw);
+}
+
+struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw)
+{
+	return gw->weblogin;
 }
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
@@ -615,6 +624,11 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	sl_gen_unref(gw->gen);
 	gw->gen = sl_gen_ref(next);
 	gw->cfg = cfg;
+	/* Pending logins to a server the reload removed fail. */
+	if (gw->weblogin)
+		sl_weblogin_reconfigure(gw->weblogin, cfg);
+	else if (cfg->http.public_url)
+		gw->weblogin = sl_weblogin_new(gw->loop, cfg);
 	sl_log(SL_LOG_INFO, "config reload: %zu servers (%zu added, %zu restarted, %zu removed), "
 	       "%s mode", cfg->nservers, added, replaced, removed, sl_exposure_name(cfg->exposure));
 	if (*next->restart_only)

@@ -28,6 +28,7 @@
 
 struct sl_session;
 struct sl_sandbox;
+struct sl_weblogin;
 
 typedef void (*sl_gateway_fn)(void *ctx);
 
@@ -92,6 +93,9 @@ struct sl_gateway {
 	char code_error[512];      /* why code mode could not start */
 	sl_gateway_fn on_stopped;
 	void *stopped_ctx;
+	/* Callers' logins through the HTTP face (oauth/weblogin.h): made
+	 * when sluice.http.publicUrl is set, else NULL. */
+	struct sl_weblogin *weblogin;
 };
 
 /* Takes a reference to gen. */
@@ -125,6 +129,9 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err) SL_MUST_USE;
 
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
+/* The web login (borrowed; the gateway's until sl_gateway_free), or NULL
+ * without sluice.http.publicUrl. */
+struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw);
 
 /* A stage's verdict on tools changed (pinning trusted a server's new
  * definitions): every session hears notifications/tools/list_changed. */

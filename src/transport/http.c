@@ -34,6 +34,8 @@
 #include "core/digest.h"
 #include "core/log.h"
 #include "event/handles.h"
+#include "gateway/gateway.h"
+#include "oauth/weblogin.h"
 #include "proto/mcp.h"
 #include "transport/tls.h"
 
@@ -186,6 +188,7 @@ struct sl_http {
 	unsigned warned;             /* bounds already logged (WARNED_*) */
 	struct req *held;            /* suspended until auth has what it fetches */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
+	struct req *webs;            /* web login pages waiting (suspended) */
 	bool tls;                    /* serving HTTPS: tls_now is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
 	struct retired *retired;
@@ -219,6 +222,14 @@ struct req {
 	bool held_suspended;
 	struct req *held_next, *held_prev;
 	struct MHD_Connection *conn;
+	/* A web login page (oauth/weblogin.h): wq while it waits, suspended
+	 * and listed in h->webs; then its page, queued on the next call. */
+	struct sl_http *h;
+	bool web;
+	struct sl_weblogin_req *wq;
+	unsigned web_status;
+	char *web_html;
+	struct req *web_next, *web_prev;
 };
 
 static void run_mhd(struct sl_http *h);
@@ -2517,6 +2528,109 @@ static enum check check_credential(struct sl_http *h, struct MHD_Connection *c, 
 	return CHECKED;
 }
 
+/* ---- the web login's pages (oauth/weblogin.h) ---------------------------------------------- */
+
+static void web_unlist(struct sl_http *h, struct req *r)
+{
+	if (!r->web_prev && h->webs != r)
+		return;
+	if (r->web_prev)
+		r->web_prev->web_next = r->web_next;
+	else
+		h->webs = r->web_next;
+	if (r->web_next)
+		r->web_next->web_prev = r->web_prev;
+	r->web_next = r->web_prev = NULL;
+}
+
+/* The page is known: kept for the connection's next call; a suspended
+ * one resumes (libmicrohttpd then calls on_request again). */
+static void on_web_page(void *arg, unsigned status, const char *html)
+{
+	struct req *r = arg;
+	struct sl_http *h = r->h;
+
+	r->wq = NULL;
+	r->web_status = status;
+	free(r->web_html);
+	r->web_html = sl_strdup(html);
+	if (r->web_prev || h->webs == r) {
+		web_unlist(h, r);
+		MHD_resume_connection(r->conn);
+		kick(h);
+	}
+}
+
+/* A browser's page: the web login wants no MCP credential (a browser has
+ * none), and its answer comes with headers that keep it out of caches,
+ * frames and Referer. */
+static enum MHD_Result web_answer(struct MHD_Connection *c, struct req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *html = r->web_html ? r->web_html : sl_strdup("");
+
+	r->web_html = NULL;
+	resp = MHD_create_response_from_buffer(strlen(html), html, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", "text/html; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Content-Security-Policy", "default-src 'none'");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Connection", "close");
+	ret = MHD_queue_response(c, r->web_status ? r->web_status : MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static const char *arg_of(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* GET /oauth/login/<id> or /oauth/callback: r is made here so that a page
+ * that waits (discovery, the token request) can suspend the connection. */
+static enum MHD_Result web_start(struct sl_http *h, struct MHD_Connection *c, const char *url,
+				 const char *method, void **con_cls)
+{
+	struct sl_weblogin_args a = { .code = arg_of(c, "code"), .state = arg_of(c, "state"),
+				      .iss = arg_of(c, "iss"), .error = arg_of(c, "error"),
+				      .error_description = arg_of(c, "error_description") };
+	struct req *r;
+
+	if (strcmp(method, "GET") != 0)
+		return refuse_method(c, "GET");
+	r = sl_alloc(sizeof(*r));
+	r->conn = c;
+	r->h = h;
+	r->web = true;
+	sl_buf_init(&r->body, 0);
+	*con_cls = r;
+	r->wq = sl_weblogin_serve(h->gw->weblogin, url, &a, on_web_page, r);
+	if (!r->wq)
+		return web_answer(c, r);
+	r->web_next = h->webs;
+	if (h->webs)
+		h->webs->web_prev = r;
+	h->webs = r;
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+/* Shutting down: pages still waiting get 503 now, before the daemon goes. */
+static void web_stop(struct sl_http *h)
+{
+	while (h->webs) {
+		struct req *r = h->webs;
+		sl_weblogin_cancel(r->wq);
+		r->wq = NULL;
+		on_web_page(r, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "<!doctype html>\n<title>sluice</title><p>The gateway is shutting down.</p>\n");
+	}
+}
+
 /* ---- the request handler ------------------------------------------------------------ */
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -2528,11 +2642,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	const char *pv;
 	enum MHD_Result ret;
 
+	if (r && r->web)
+		return r->wq ? MHD_YES : web_answer(c, r);
 	if (!r) {
 		struct sl_auth_denial why;
 		conn_headers(h, c);
 		if (!admit_origin(h, c, url, method, &ret))
 			return ret;
+		/* After Host and Origin, before the MCP credential. */
+		if (h->gw->weblogin && sl_weblogin_path(url))
+			return web_start(h, c, url, method, con_cls);
 		r = sl_alloc(sizeof(*r));
 		r->conn = c;
 		r->unchecked = true;
@@ -2663,6 +2782,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	conn_between(h, c);
 	if (!r)
 		return;
+	if (r->web) {
+		/* Gone before its page came (shutdown, or the peer): the web
+		 * login must not call back into a freed request. */
+		sl_weblogin_cancel(r->wq);
+		web_unlist(h, r);
+		free(r->web_html);
+	}
 	held_remove(h, r);
 	if (r->st && r->waiting) {
 		/* Gone before any response owned the stream. */
@@ -2930,6 +3056,7 @@ void sl_http_stop(struct sl_http *h)
 	h->stopping = true;
 	/* Requests held for auth are answered 503 (check_credential). */
 	on_auth_ready(h);
+	web_stop(h);
 	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
 	 * completion response, before their streams close. */
 	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
@@ -2942,6 +3069,7 @@ void sl_http_stop(struct sl_http *h)
 
 void sl_http_free(struct sl_http *h)
 {
+	web_stop(h); /* a page still suspended would outlive the daemon */
 	reap(h);
 	sl_handles_close_one(&h->handles, &h->poll, NULL);
 	/* Streams still open are freed by MHD (their sessions are gone). */

@@ -78,10 +78,11 @@ export async function stopFixtures() {
 
 // Plays the person at the browser: follows the authorization URL, submits
 // oidc-provider's dev login and consent forms with a cookie jar, and stops
-// at the redirect to the client's loopback callback (a /callback path on
-// another origin than the authorization server's). Returns that address,
-// unvisited: the caller follows it (to sluice's listener) or pastes it.
-export async function browserLogin(authUrl, user) {
+// at the redirect to the client's callback (callbackPath, on another origin
+// than the authorization server's: /callback for the CLI's loopback
+// listener, /oauth/callback for the gateway's web login). Returns that
+// address, unvisited: the caller follows it (to sluice) or pastes it.
+export async function browserLogin(authUrl, user, callbackPath = '/callback') {
 	const jar = new Map();
 	const origin = new URL(authUrl).origin;
 	let url = String(authUrl), init = {};
@@ -96,7 +97,7 @@ export async function browserLogin(authUrl, user) {
 		const loc = res.headers.get('location');
 		if (loc) {
 			const next = new URL(loc, url);
-			if (next.origin !== origin && next.pathname === '/callback') return next.href;
+			if (next.origin !== origin && next.pathname === callbackPath) return next.href;
 			url = next.href;
 			init = {};
 			continue;
@@ -113,4 +114,27 @@ export async function browserLogin(authUrl, user) {
 		init = { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
 	}
 	throw new Error('the login did not reach the callback');
+}
+
+const unescapeHtml = (s) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]);
+
+// The whole web login through the gateway (docs/internals/AUTH.md, "Logging
+// in through the gateway"), as a person at a browser: opens the login page
+// (<publicUrl>/oauth/login/<id>), follows its "Continue to" link to the
+// authorization server, logs in as user and consents, and follows the
+// redirect back to <publicUrl>/oauth/callback. Resolves { page, callback }:
+// each { status, headers, html } (page: the login page, which names whose
+// login it is; callback: the gateway's last answer).
+export async function webLogin(pageUrl, { user = 'alice' } = {}) {
+	const get = async (url) => {
+		const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(15000) });
+		return { status: res.status, headers: res.headers, html: await res.text() };
+	};
+	const page = await get(pageUrl);
+	assert.equal(page.status, 200, `the login page: ${page.html.slice(0, 500)}`);
+	const href = /<a href="([^"]+)">Continue to /.exec(page.html)?.[1];
+	assert.ok(href, `a "Continue to" link: ${page.html.slice(0, 500)}`);
+	const back = await browserLogin(unescapeHtml(href), user, '/oauth/callback');
+	assert.equal(new URL(back).origin, new URL(pageUrl).origin, 'back to the gateway');
+	return { page, callback: await get(back) };
 }
