@@ -394,7 +394,9 @@ static char *query_of(const struct sl_weblogin_args *a)
 	struct sl_buf b;
 	char *out;
 
-	sl_buf_init(&b, 0);
+	/* Each value is at most what libmicrohttpd read of one request, and
+	 * one cut off fails the check rather than passing half a query. */
+	sl_buf_init(&b, 3 * PAGE_MAX);
 	for (size_t i = 0; i < SL_COUNT(names); i++)
 		if (vals[i]) {
 			char *v = sl_url_encode(vals[i]);
