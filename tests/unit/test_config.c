@@ -839,14 +839,17 @@ TEST(config_public_url)
 	c = parse("{\"mcpServers\": {}}");
 	CHECK(c != NULL && c->http.public_url == NULL);
 	sl_config_unref(c);
-	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		    "\"http://mcp.example.com\"}}}", "sluice.http.publicUrl", "loopback");
-	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		    "\"https://mcp.example.com/?a=b\"}}}", "sluice.http.publicUrl", "query");
-	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		    "\"https://mcp.example.com/#x\"}}}", "sluice.http.publicUrl", "fragment");
-	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		    "\"mcp.example.com\"}}}", "sluice.http.publicUrl", "absolute");
-	parse_fails("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": 3}}}",
-		    "sluice.http.publicUrl", NULL);
+	static const char *const bad[][2] = {
+		{ "\"http://mcp.example.com\"", "loopback" },
+		{ "\"https://mcp.example.com/?a=b\"", "query" },
+		{ "\"https://mcp.example.com/#x\"", "fragment" },
+		{ "\"mcp.example.com\"", "absolute" },
+		{ "3", NULL },
+	};
+	for (size_t i = 0; i < SL_COUNT(bad); i++) {
+		char *text = sl_printf("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
+				       "%s}}}", bad[i][0]);
+		parse_fails(text, "sluice.http.publicUrl", bad[i][1]);
+		free(text);
+	}
 }
