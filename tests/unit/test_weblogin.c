@@ -1,9 +1,12 @@
 /* src/oauth/weblogin.c: the pending logins (bound, expiry, reuse) and the
- * pages that need no authorization server (unknown id, unknown state, a
- * discovery that fails, a page cancelled while it waits). */
+ * pages: without an authorization server (unknown id, unknown state, a
+ * discovery that fails, a page cancelled while it waits), and a whole
+ * login against the canned one of canned.h. */
 #include "unit.h"
+#include "canned.h"
 
 #include "config/config.h"
+#include "oauth/store.h"
 #include "oauth/weblogin.h"
 
 #include <stdio.h>
@@ -195,6 +198,129 @@ TEST(weblogin_page_waits_for_discovery)
 	sl_config_unref(cfg);
 	free(s.html);
 	finish(&loop, w, next);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
+
+struct logged {
+	int calls;
+	char server[32], user[32];
+};
+
+static void on_logged_in(void *ctx, const char *server_name, const char *user)
+{
+	struct logged *g = ctx;
+	g->calls++;
+	snprintf(g->server, sizeof(g->server), "%s", server_name);
+	snprintf(g->user, sizeof(g->user), "%s", user);
+}
+
+/* The login page, once its authorization URL is known: the state in it. */
+static char *open_page(uv_loop_t *loop, struct sl_weblogin *w, const char *id, struct seen *s)
+{
+	char path[128];
+	const char *st;
+
+	snprintf(path, sizeof(path), "/oauth/login/%s", id);
+	s->calls = 0;
+	CHECK(sl_weblogin_serve(w, path, NULL, on_page, s) != NULL);
+	while (s->calls == 0 && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK_INT(s->status, 200);
+	st = s->html ? strstr(s->html, "&amp;state=") : NULL;
+	CHECK(st != NULL);
+	return st ? strndup(st + 11, strcspn(st + 11, "&\"")) : strdup("");
+}
+
+/* Page, authorization server, callback, exchange, record saved under the
+ * user, the gateway told; then the callback again (single use), and an
+ * authorization server's refusal shown escaped. */
+TEST(weblogin_whole_login_against_a_canned_server)
+{
+	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
+	struct canned as = { .list_status = 0 };
+	struct sl_weblogin_args a = { .code = "c0de" };
+	struct sl_oauth_record rec = { 0 };
+	struct sl_oauth_store *st;
+	struct logged g = { 0 };
+	struct seen s = { 0 }, s2 = { 0 };
+	struct sl_config *cfg;
+	struct sl_weblogin *w;
+	struct sl_err err;
+	char *text, *id, *state, mcp[64];
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	uv_loop_init(&loop);
+	t_canned_listen(&loop, &as);
+	snprintf(mcp, sizeof(mcp), "http://127.0.0.1:%d/mcp", as.port);
+	text = sl_printf("{\"mcpServers\":{\"up\":{\"url\":\"%s\",\"oauth\":{\"clientId\":\"c1\"}}},"
+			 "\"sluice\":{\"http\":{\"publicUrl\":\"http://127.0.0.1:8080\"}}}", mcp);
+	cfg = load(text);
+	free(text);
+	w = sl_weblogin_new(&loop, cfg);
+	sl_weblogin_set_done(w, on_logged_in, &g);
+	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice (jwt)", &id));
+	state = open_page(&loop, w, id, &s);
+	CHECK(strstr(s.html, "This login is for <strong>alice (jwt)</strong>") != NULL);
+	CHECK(strstr(s.html, "If you are not <strong>alice (jwt)</strong>, close this page") != NULL);
+	CHECK(strstr(s.html, "redirect_uri=http%3A%2F%2F127.0.0.1%3A8080%2Foauth%2Fcallback") != NULL);
+	CHECK_INT(strlen(state), 32);
+	/* A second tab: the same page, at once. */
+	{
+		char path[128];
+		snprintf(path, sizeof(path), "/oauth/login/%s", id);
+		CHECK(sl_weblogin_serve(w, path, NULL, on_page, &s2) == NULL);
+		CHECK_INT(s2.status, 200);
+		CHECK(s2.html && strstr(s2.html, state));
+	}
+	a.state = state;
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) != NULL);
+	s2.calls = 0;
+	while (s2.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
+		;
+	CHECK_INT(s2.status, 200);
+	CHECK(s2.html && strstr(s2.html, "Logged in to <strong>up</strong> as <strong>alice (jwt)"));
+	CHECK_INT(g.calls, 1);
+	CHECK_STR(g.server, "up");
+	CHECK_STR(g.user, "u1");
+	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+	CHECK_INT(sl_oauth_store_load(st, mcp, "u1", &rec, &err), SL_OK);
+	CHECK_STR(rec.tokens.access_token, "t2");
+	CHECK_STR(rec.reg.redirect_uri, "http://127.0.0.1:8080/oauth/callback");
+	CHECK_INT(sl_oauth_store_load(st, mcp, "", &rec, &err), SL_ERR_NOT_FOUND);
+	sl_oauth_record_dispose(&rec);
+	sl_oauth_store_free(st);
+	/* Used: the same callback again is refused, the link is gone. */
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) == NULL);
+	CHECK_INT(s2.status, 400);
+	CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 0);
+	free(state);
+	free(id);
+
+	/* The authorization server refuses: 400, its words escaped. */
+	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice (jwt)", &id));
+	state = open_page(&loop, w, id, &s);
+	a.state = state;
+	a.code = NULL;
+	a.error = "access_denied";
+	a.error_description = "<img src=x onerror=alert(1)>";
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) == NULL);
+	CHECK_INT(s2.status, 400);
+	CHECK(s2.html && strstr(s2.html, "access_denied: &lt;img src=x onerror=alert(1)&gt;"));
+	CHECK(s2.html && !strstr(s2.html, "<img"));
+	CHECK_INT(g.calls, 1);
+	free(state);
+	free(id);
+	free(s.html);
+	free(s2.html);
+	uv_close((uv_handle_t *)&as.tcp, NULL);
+	finish(&loop, w, cfg);
 	{
 		char cmd[300];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
