@@ -222,13 +222,15 @@ static void on_logged_in(void *ctx, const char *server_name, const char *user)
 /* The login page, once its authorization URL is known: the state in it. */
 static char *open_page(uv_loop_t *loop, struct sl_weblogin *w, const char *id, struct seen *s)
 {
+	struct sl_weblogin_req *q;
 	char path[128];
 	const char *st;
 
 	snprintf(path, sizeof(path), "/oauth/login/%s", id);
 	s->calls = 0;
-	CHECK(sl_weblogin_serve(w, path, NULL, on_page, s) != NULL);
-	while (s->calls == 0 && uv_run(loop, UV_RUN_ONCE))
+	q = sl_weblogin_serve(w, path, NULL, on_page, s);
+	CHECK(q != NULL);
+	while (q && s->calls == 0 && uv_run(loop, UV_RUN_ONCE))
 		;
 	CHECK_INT(s->status, 200);
 	st = s->html ? strstr(s->html, "&amp;state=") : NULL;
@@ -244,6 +246,7 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
 	struct canned as = { .list_status = 0 };
 	struct sl_weblogin_args a = { .code = "c0de" };
+	struct sl_weblogin_req *q;
 	struct sl_oauth_record rec = { 0 };
 	struct sl_oauth_store *st;
 	struct logged g = { 0 };
@@ -280,9 +283,10 @@ TEST(weblogin_whole_login_against_a_canned_server)
 		CHECK(s2.html && strstr(s2.html, state));
 	}
 	a.state = state;
-	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) != NULL);
 	s2.calls = 0;
-	while (s2.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
+	q = sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2);
+	CHECK(q != NULL);
+	while (q && s2.calls == 0 && uv_run(&loop, UV_RUN_ONCE)) /* the token request */
 		;
 	CHECK_INT(s2.status, 200);
 	CHECK(s2.html && strstr(s2.html, "Logged in to <strong>up</strong> as <strong>alice (jwt)"));
