@@ -2733,6 +2733,8 @@ static const char *const peer_caused[] = {
 	"Received malformed", "Failed to receive data", "Failed to send data",
 	"Connection reset", "Socket disconnected", "Error processing request",
 	"Chunk size", "Received HTTP", "Stopping to read",
+	/* A browser that left while its web login page waited (suspended). */
+	"Connection was closed by remote side",
 	/* A TLS handshake that failed: plain HTTP on the HTTPS port, a client
 	 * that does not trust the certificate. */
 	"Error: received handshake message out of context",
