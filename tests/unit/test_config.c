@@ -814,31 +814,26 @@ TEST(config_path_resolution)
  * login's pages and its redirect URI). */
 TEST(config_public_url)
 {
-	struct sl_config *c;
-
-	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		  "\"https://mcp.example.com/gw//\"}}}");
-	CHECK(c != NULL);
-	if (c)
-		CHECK_STR(c->http.public_url, "https://mcp.example.com/gw");
-	sl_config_unref(c);
-	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"publicUrl\": "
-		  "\"http://127.0.0.1:8080\"}}}");
-	CHECK(c != NULL);
-	if (c)
-		CHECK_STR(c->http.public_url, "http://127.0.0.1:8080");
-	sl_config_unref(c);
-	/* Unset: the origin of the resource, else none. */
-	c = parse("{\"mcpServers\": {}, \"sluice\": {\"http\": {\"auth\": {\"resource\": "
-		  "\"https://mcp.example.com:8443/mcp\", \"authorizationServers\": "
-		  "[\"https://as.example.com\"]}}}}");
-	CHECK(c != NULL);
-	if (c)
-		CHECK_STR(c->http.public_url, "https://mcp.example.com:8443");
-	sl_config_unref(c);
-	c = parse("{\"mcpServers\": {}}");
-	CHECK(c != NULL && c->http.public_url == NULL);
-	sl_config_unref(c);
+	/* The "http" object, and the publicUrl it makes (NULL: none). */
+	static const char *const good[][2] = {
+		{ "{\"publicUrl\": \"https://mcp.example.com/gw//\"}", "https://mcp.example.com/gw" },
+		{ "{\"publicUrl\": \"http://127.0.0.1:8080\"}", "http://127.0.0.1:8080" },
+		/* Unset: the origin of the resource, else none. */
+		{ "{\"auth\": {\"resource\": \"https://mcp.example.com:8443/mcp\", "
+		  "\"authorizationServers\": [\"https://as.example.com\"]}}", "https://mcp.example.com:8443" },
+		{ "{}", NULL },
+	};
+	for (size_t i = 0; i < SL_COUNT(good); i++) {
+		char *text = sl_printf("{\"mcpServers\": {}, \"sluice\": {\"http\": %s}}", good[i][0]);
+		struct sl_config *c = parse(text);
+		CHECK(c != NULL);
+		if (c && good[i][1])
+			CHECK_STR(c->http.public_url, good[i][1]);
+		else if (c)
+			CHECK(c->http.public_url == NULL);
+		sl_config_unref(c);
+		free(text);
+	}
 	static const char *const bad[][2] = {
 		{ "\"http://mcp.example.com\"", "loopback" },
 		{ "\"https://mcp.example.com/?a=b\"", "query" },
