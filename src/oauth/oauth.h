@@ -11,6 +11,9 @@
  *   store.h      tokens and registrations on disk (store.c)
  *   client.h     one remote upstream's tokens at run time: the header to
  *                send, refresh (single-flight), "needs login" (client.c)
+ *   login.h      one login's steps, for the CLI and the web login (login.c)
+ *   weblogin.h   callers' logins through the gateway's HTTP face: pending
+ *                logins and their pages (weblogin.c)
  *   cli/auth.c   sluice auth login | status | logout
  *
  * Every request goes through a fetcher (core/fetch.h): bounded answers, a

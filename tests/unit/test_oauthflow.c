@@ -161,6 +161,13 @@ TEST(oauth_registration_body)
 	CHECK(strstr(b, "\"client_name\":\"sluice\"") != NULL);
 	CHECK(strstr(b, "\"redirect_uris\":[]") != NULL);
 	free(b);
+	/* A gateway's web login redirects to its public URL: a web client. */
+	b = sl_oauth_registration_body(&w, "https://mcp.example.com/oauth/callback", "none");
+	CHECK(strstr(b, "\"application_type\":\"web\"") != NULL);
+	free(b);
+	b = sl_oauth_registration_body(&w, "http://localhost:8080/oauth/callback", "none");
+	CHECK(strstr(b, "\"application_type\":\"native\"") != NULL);
+	free(b);
 }
 
 /* status names the login by the JWT's sub; an opaque token has none. */
