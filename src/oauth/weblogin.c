@@ -332,15 +332,24 @@ static void on_done(void *arg, const struct sl_oauth_record *rec, const char *wh
 
 /* ---- serving ----------------------------------------------------------------------------- */
 
-/* q waits for e's next page (the login page, or the callback's). */
-static void wait_on(struct entry *e, struct sl_weblogin_req *q)
+/* q waits for e's next page (the login page, or the callback's); false
+ * when SL_WEBLOGIN_WAITING_MAX already do (q answered 503). */
+static bool wait_on(struct entry *e, struct sl_weblogin_req *q)
 {
 	struct sl_weblogin_req **tail = &e->waiting;
+	unsigned n = 0;
 
-	q->e = e;
-	while (*tail)
+	while (*tail) {
 		tail = &(*tail)->next;
+		n++;
+	}
+	if (n >= SL_WEBLOGIN_WAITING_MAX) {
+		page_error(q, 503, "Too many pages wait for this login; try again in a moment.");
+		return false;
+	}
+	q->e = e;
 	*tail = q;
+	return true;
 }
 
 static bool start(struct entry *e, struct sl_err *err)
@@ -375,8 +384,7 @@ static void login_page(struct sl_weblogin *w, const char *id, struct sl_weblogin
 		page_login(q, e);
 	} else if (e->phase == EXCHANGING) {
 		page_error(q, 409, "This login is being completed already.");
-	} else {
-		wait_on(e, q);
+	} else if (wait_on(e, q)) {
 		if (e->phase == IDLE && !start(e, &err)) {
 			char *why = sl_printf("login to %s failed: %s", e->srv->name, err.msg);
 			drop(e, 500, why);
@@ -421,7 +429,8 @@ static void callback(struct sl_weblogin *w, const struct sl_weblogin_args *a,
 					     "The authorization server's answer has no state.");
 		return;
 	}
-	wait_on(e, q);
+	if (!wait_on(e, q)) /* cannot be: a READY login has no page waiting */
+		return;
 	q->as_error = a->error != NULL;
 	e->phase = EXCHANGING;
 	query = query_of(a);

@@ -10,7 +10,8 @@
  *
  * Bounds: at most SL_WEBLOGIN_MAX pending logins (one more drops the
  * oldest); each expires SL_WEBLOGIN_TTL_MS after it was made; each is used
- * once (its callback ends it, whatever the outcome); a (server URL, user)
+ * once (its callback ends it, whatever the outcome); at most
+ * SL_WEBLOGIN_WAITING_MAX pages wait on one login; a (server URL, user)
  * that has one pending gets the same one back, so retries do not fill the
  * map. An id is SL_WEBLOGIN_ID_BYTES random bytes from the kernel,
  * base64url: it cannot be guessed, and the state the authorization server
@@ -41,6 +42,7 @@ struct sl_weblogin_req;
 #define SL_WEBLOGIN_MAX 256                    /* pending logins; one more drops the oldest */
 #define SL_WEBLOGIN_TTL_MS (10ull * 60 * 1000) /* a pending login lives this long */
 #define SL_WEBLOGIN_ID_BYTES 16                /* 128 random bits: 22 base64url characters */
+#define SL_WEBLOGIN_WAITING_MAX 8              /* pages waiting on one login; one more: 503 */
 #define SL_WEBLOGIN_LOGIN_PATH "/oauth/login/"
 #define SL_WEBLOGIN_CALLBACK_PATH "/oauth/callback"
 

@@ -173,6 +173,19 @@ TEST(weblogin_page_waits_for_discovery)
 	q2 = sl_weblogin_serve(w, path, NULL, on_page, &s2); /* a second tab */
 	CHECK(q != NULL && q2 != NULL);
 	CHECK_INT(s.calls + s2.calls, 0);
+	/* At most SL_WEBLOGIN_WAITING_MAX pages wait on one login. */
+	{
+		struct sl_weblogin_req *more[SL_WEBLOGIN_WAITING_MAX];
+		struct seen s3 = { 0 };
+		for (int i = 0; i < SL_WEBLOGIN_WAITING_MAX - 2; i++)
+			CHECK((more[i] = sl_weblogin_serve(w, path, NULL, on_page, &s3)) != NULL);
+		CHECK(sl_weblogin_serve(w, path, NULL, on_page, &s3) == NULL);
+		CHECK_INT(s3.calls, 1);
+		CHECK_INT(s3.status, 503);
+		for (int i = 0; i < SL_WEBLOGIN_WAITING_MAX - 2; i++)
+			sl_weblogin_cancel(more[i]);
+		free(s3.html);
+	}
 	sl_weblogin_cancel(q2);
 	while (s.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
 		;
