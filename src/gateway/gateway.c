@@ -348,8 +348,13 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		free(withheld);
 		return;
 	}
-	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		sl_session_notify(s, u, &f);
+	/* A user link speaks for its server, to its user's sessions alone. */
+	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+		char key[65];
+		if (u->user && (!sl_upstream_user_key(s->caller, key) || strcmp(key, u->user)))
+			continue;
+		sl_session_notify(s, sl_upstream_server(u), &f);
+	}
 	yyjson_doc_free(doc);
 }
 
