@@ -152,9 +152,12 @@ void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user)
 
 static void stop_one(const char *key, void *value, void *ctx)
 {
+	struct sl_upstream *l = value;
+
 	(void)key;
 	(void)ctx;
-	sl_upstream_stop(value);
+	l->idling = false; /* a link closing for idleness now ends for good */
+	sl_upstream_stop(l);
 }
 
 void sl_upstream_users_stop(struct sl_upstream *u)
