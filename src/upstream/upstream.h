@@ -176,6 +176,9 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 struct sl_upstream *sl_upstream_server(struct sl_upstream *u);
 /* A user link that needs its user's login: where to log in; else NULL. */
 const char *sl_upstream_login_url(const struct sl_upstream *u);
+/* How many of server u's user links are open, and how many wait for their
+ * user's login (u->nusers in all). */
+void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login);
 /* A login for user (a user key) to server u was saved: that user's link
  * connects at once instead of at its next look at the store. */
 void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user);

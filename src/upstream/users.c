@@ -138,6 +138,29 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 	return l;
 }
 
+struct counts {
+	size_t open, awaiting;
+};
+
+static void count_one(const char *key, void *value, void *ctx)
+{
+	const struct sl_upstream *l = value;
+	struct counts *n = ctx;
+
+	(void)key;
+	n->open += l->link != NULL;
+	n->awaiting += l->state == SL_UP_NEEDS_LOGIN;
+}
+
+void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login)
+{
+	struct counts n = { 0, 0 };
+
+	sl_map_each(&u->users, count_one, &n);
+	*open = n.open;
+	*awaiting_login = n.awaiting;
+}
+
 void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user)
 {
 	struct sl_upstream *l = sl_map_get(&u->users, user);
