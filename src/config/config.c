@@ -356,6 +356,14 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 	if (s->oauth.per_user && s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS)
 		return sl_conf_fail(cx, where, "\"oauth\": \"perUser\" needs a person's login: it "
 					       "does not go with \"grant\": \"client_credentials\"");
+	if (s->oauth.token_exchange && !s->oauth.per_user)
+		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"perUser\": true "
+					       "(it exchanges each caller's own token)");
+	if (s->oauth.token_exchange && (!s->oauth.client_id ||
+					(!s->oauth.client_secret && !s->oauth.key)))
+		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"clientId\" and "
+					       "\"clientSecret\" (or \"privateKeyFile\"): a client "
+					       "registered beforehand");
 	if (s->transport == SL_TRANSPORT_STDIO) {
 		if (yyjson_obj_get(o, "url"))
 			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
@@ -833,6 +841,13 @@ static const struct sl_conf_key server_oauth_keys[] = {
 		 "to it arrives as a URL-mode elicitation, or in the error), on a link of its own. "
 		 "A caller with no identity (stdio, or an HTTP face without authentication) uses "
 		 "the gateway's own login. docs/internals/AUTH.md, \"Per-user delegation\"." },
+	{ "tokenExchange", SL_CONF_BOOL, SOA(token_exchange), .dflt_doc = "`false`",
+	  .doc = "With `perUser`: a caller authenticated by a JWT or by introspection gets its "
+		 "token for this server by OAuth 2.0 Token Exchange (RFC 8693) of the access token "
+		 "it presented to sluice, with no login. Needs `clientId` and `clientSecret` (or "
+		 "`privateKeyFile`). Where the authorization server refuses, or the caller used a "
+		 "static token, the caller logs in through the gateway as without it. "
+		 "docs/internals/AUTH.md, \"Token exchange\"." },
 };
 #undef SOA
 

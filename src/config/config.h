@@ -75,6 +75,7 @@ struct sl_server_oauth {
 	enum sl_oauth_sign_alg signing_alg;
 	struct sl_oauth_key *key;  /* read from private_key_file at load; owned */
 	bool per_user;             /* each authenticated caller uses its own tokens */
+	bool token_exchange;       /* per_user: RFC 8693 of the caller's own token first */
 };
 
 struct sl_server_config {
