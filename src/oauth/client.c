@@ -312,15 +312,21 @@ static void request_client_credentials(struct sl_oauth_client *c)
 
 /* RFC 8693 2.1: the user's own access token, for one for this server (the
  * resource parameter, which sl_oauth_token adds). A token no longer held
- * (expired since the request was decided on) leaves a login. */
+ * (expired since the request was decided on), or one another authorization
+ * server issued, leaves a login: a caller's token goes only back to its
+ * issuer (oauth/subject.h). */
 static void request_exchange(struct sl_oauth_client *c)
 {
 	struct sl_oauth_registration reg = configured_client(c);
 	struct sl_oauth_grant g = { .kind = SL_OAUTH_TOKEN_EXCHANGE,
 				    .subject_token_type = SL_OAUTH_ACCESS_TOKEN_TYPE };
-	char *subject = sl_oauth_subject_get(c->user), *scope;
+	char *subject = sl_oauth_subject_get(c->user, c->rec.as.issuer), *scope;
 
 	if (!subject) {
+		if (sl_oauth_subject_held(c->user))
+			sl_log(SL_LOG_WARN, "server '%s': its authorization server (%s) did not issue "
+			       "the caller's token, which is not sent there: that caller logs in "
+			       "instead", name_of(c), c->rec.as.issuer ? c->rec.as.issuer : "no issuer");
 		c->busy = false;
 		login_needed(c);
 		answer(c, false);

@@ -16,6 +16,7 @@ struct held {
 	struct held *prev, *next;  /* by when noted: oldest first */
 	char user[65];
 	char *token;
+	char *issuer;              /* who issued it (the caller's "iss") */
 	uint64_t expires_ms;       /* wall clock; 0: the token names no expiry */
 };
 
@@ -76,6 +77,7 @@ static void drop(struct held *e)
 	sl_map_del(&subjects.by_user, e->user);
 	subjects.n--;
 	sl_oauth_subject_free(e->token);
+	free(e->issuer);
 	free(e);
 }
 
@@ -102,7 +104,7 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 	struct held *e;
 	uint64_t now;
 
-	if (!subjects.on || !who || !authorization || !who->subject ||
+	if (!subjects.on || !who || !authorization || !who->subject || !who->issuer ||
 	    (strcmp(who->method, "jwt") && strcmp(who->method, "introspection")) ||
 	    strncasecmp(authorization, "Bearer ", 7) || !sl_upstream_user_key(who, user))
 		return;
@@ -117,6 +119,8 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 			sl_oauth_subject_free(e->token);
 			e->token = sl_strdup(token);
 		}
+		free(e->issuer);
+		e->issuer = sl_strdup(who->issuer);
 		e->expires_ms = who->expires_ms;
 		unlink_held(e);
 		append_held(e);
@@ -127,13 +131,14 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 	e = sl_alloc(sizeof(*e));
 	memcpy(e->user, user, sizeof(e->user));
 	e->token = sl_strdup(token);
+	e->issuer = sl_strdup(who->issuer);
 	e->expires_ms = who->expires_ms;
 	append_held(e);
 	sl_map_put(&subjects.by_user, e->user, e);
 	subjects.n++;
 }
 
-char *sl_oauth_subject_get(const char *user)
+char *sl_oauth_subject_get(const char *user, const char *issuer)
 {
 	struct held *e;
 
@@ -143,7 +148,7 @@ char *sl_oauth_subject_get(const char *user)
 		drop(e);
 		return NULL;
 	}
-	return sl_strdup(e->token);
+	return issuer && !strcmp(issuer, e->issuer) ? sl_strdup(e->token) : NULL;
 }
 
 bool sl_oauth_subject_held(const char *user)

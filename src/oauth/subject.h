@@ -21,7 +21,7 @@
  * API:
  *   sl_oauth_subjects_configure(cfg);         at start and each reload; NULL: off, all dropped
  *   sl_oauth_subject_note(who, authorization); the transport, for each admitted request
- *   tok = sl_oauth_subject_get(user_key);     a copy for one exchange; free it
+ *   tok = sl_oauth_subject_get(user_key, as_issuer); a copy for one exchange; free it
  */
 #ifndef SL_OAUTH_SUBJECT_H
 #define SL_OAUTH_SUBJECT_H
@@ -40,8 +40,11 @@ void sl_oauth_subjects_configure(const struct sl_config *cfg);
  * token, or no authentication, is never held. */
 void sl_oauth_subject_note(const struct sl_caller *who, const char *authorization);
 /* The token held for user (a user key), unexpired, as a malloc'd copy the
- * caller wipes and frees (sl_oauth_subject_free); NULL when none is. */
-char *sl_oauth_subject_get(const char *user);
+ * caller wipes and frees (sl_oauth_subject_free); NULL when none is, or
+ * when it was not issued by issuer: a token goes only back to the
+ * authorization server that issued it, never to one an upstream names
+ * (its metadata could name anyone's, to collect callers' tokens). */
+char *sl_oauth_subject_get(const char *user, const char *issuer);
 void sl_oauth_subject_free(char *token);
 /* Whether sl_oauth_subject_get(user) would give one now. */
 bool sl_oauth_subject_held(const char *user);

@@ -662,13 +662,15 @@ TEST(oauth_subject_tokens_held_and_bounded)
 	sl_oauth_subject_note(old, "Bearer o1");
 	sl_oauth_subject_note(a, NULL);
 	CHECK_INT(sl_oauth_subjects_count(), 3);
-	CHECK_STR((got = sl_oauth_subject_get(ka)), "a2");
+	CHECK_STR((got = sl_oauth_subject_get(ka, "https://as.example")), "a2");
 	sl_oauth_subject_free(got);
-	CHECK_STR((got = sl_oauth_subject_get(ki)), "i1");
+	CHECK(!sl_oauth_subject_get(ka, "https://evil.example")); /* only to its issuer */
+	CHECK(!sl_oauth_subject_get(ka, NULL));
+	CHECK_STR((got = sl_oauth_subject_get(ki, "https://as.example")), "i1");
 	sl_oauth_subject_free(got);
-	CHECK(!sl_oauth_subject_get(kt));
+	CHECK(!sl_oauth_subject_get(kt, "https://as.example"));
 	CHECK(!sl_oauth_subject_held(ko));                /* expired */
-	CHECK(!sl_oauth_subject_get(ko));
+	CHECK(!sl_oauth_subject_get(ko, "https://as.example"));
 	CHECK_INT(sl_oauth_subjects_count(), 2);          /* and dropped */
 
 	/* The bound: alice is the oldest once ivy is noted again, and the
@@ -722,6 +724,7 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	rec.user = user;
 	rec.as.token_endpoint = ep;
 	rec.as.resource = url;
+	rec.as.issuer = "https://as.example";
 	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
 
 	sl_oauth_subjects_configure(cfg);
@@ -748,6 +751,22 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	CHECK(!got.reg.client_secret);
 	sl_oauth_record_dispose(&got);
 	CHECK_INT(sl_oauth_store_load(st, url, "", &got, &err), SL_ERR_NOT_FOUND);
+	sl_oauth_client_free(c);
+
+	/* An authorization server other than the token's issuer (named by the
+	 * server's metadata) never sees it: a login is needed. */
+	rec.as.issuer = "https://other.example";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	rec.as.issuer = "https://as.example";
+	s->token_body[0] = '\0';
+	wait.done = false;
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(!wait.ok);
+	CHECK(sl_oauth_client_needs_login(c));
+	CHECK_STR(s->token_body, "");
 	sl_oauth_client_free(c);
 
 	/* Refused (the AS does not offer the grant): a login is needed. */
