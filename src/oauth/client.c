@@ -18,6 +18,7 @@
  */
 #include "oauth/client.h"
 #include "config/config.h"
+#include "core/digest.h"
 #include "core/fetch.h"
 #include "core/log.h"
 #include "oauth/subject.h"
@@ -68,6 +69,8 @@ struct sl_oauth_client {
 	uv_timer_t timer;
 	char why[WHY_MAX];
 	char scope_why[WHY_MAX];              /* a refusal a login mends; "": none since the last token */
+	char sent_subject[SL_SHA256_HEX];     /* digest of the subject token of the exchange in flight */
+	char refused_subject[SL_SHA256_HEX];  /* and of the last one refused; "": none */
 };
 
 static int64_t unix_now(void)
@@ -94,6 +97,26 @@ bool sl_oauth_tokens_stale(const struct sl_oauth_tokens *t, int64_t now, uint32_
 static bool exchanges(const struct sl_oauth_client *c)
 {
 	return c->cfg->oauth.token_exchange && *c->user;
+}
+
+/* On an exchanging link in "needs login": the caller now holds another
+ * token than the one refused (or one at all), worth one more exchange.
+ * Bounded: one exchange per token the caller presents. */
+static bool another_subject(const struct sl_oauth_client *c)
+{
+	char *t, hash[SL_SHA256_HEX];
+	bool other;
+
+	if (!exchanges(c))
+		return false;
+	if (!c->rec.as.issuer) /* never asked: any token held is worth it */
+		return sl_oauth_subject_held(c->user);
+	if (!(t = sl_oauth_subject_get(c->user, c->rec.as.issuer)))
+		return false;
+	sl_sha256_hex(t, strlen(t), hash);
+	other = strcmp(hash, c->refused_subject) != 0;
+	sl_oauth_subject_free(t);
+	return other;
 }
 
 static enum how how_renewed(const struct sl_oauth_client *c)
@@ -333,6 +356,7 @@ static void request_exchange(struct sl_oauth_client *c)
 		return;
 	}
 	scope = scope_wanted(c);
+	sl_sha256_hex(subject, strlen(subject), c->sent_subject);
 	g.subject_token = subject;
 	g.scope = scope;
 	sl_oauth_token(c->fetcher, &c->rec.as, &reg, &g, on_token, c);
@@ -421,6 +445,8 @@ static void on_token(void *arg, const struct sl_oauth_token_result *res)
 		 * authorization server no longer knows: only a login mends it.
 		 * So does an exchange refused (unsupported_grant_type,
 		 * invalid_target, ...): the user logs in through the gateway. */
+		if (c->asked == HOW_EXCHANGE)
+			memcpy(c->refused_subject, c->sent_subject, sizeof(c->refused_subject));
 		if (c->asked == HOW_EXCHANGE)
 			sl_log(SL_LOG_INFO, "server '%s': a caller's token was not exchanged (%s); "
 			       "that caller logs in instead", name_of(c), res->why ? res->why : res->error);
@@ -612,7 +638,7 @@ const char *sl_oauth_client_token(struct sl_oauth_client *c)
 
 bool sl_oauth_client_stale(const struct sl_oauth_client *c)
 {
-	if (c->needs_login || !can_refresh(c))
+	if ((c->needs_login && !another_subject(c)) || !can_refresh(c))
 		return false;
 	/* Client credentials, or a user's token to exchange: get the first
 	 * token before the first request. */
@@ -683,7 +709,7 @@ enum sl_oauth_verdict sl_oauth_client_refused(struct sl_oauth_client *c, long st
 			answer(c, true);
 		goto out;
 	}
-	if (c->needs_login) {
+	if (c->needs_login && !sl_oauth_client_exchange_again(c)) {
 		login_needed(c);
 		v = SL_OAUTH_FAIL;
 		goto out;
@@ -704,7 +730,7 @@ out:
 enum sl_oauth_verdict sl_oauth_client_refresh(struct sl_oauth_client *c, sl_oauth_ready_fn *cb,
 					      void *arg)
 {
-	if (c->needs_login) {
+	if (c->needs_login && !sl_oauth_client_exchange_again(c)) {
 		login_needed(c);
 		return SL_OAUTH_FAIL;
 	}
@@ -719,6 +745,15 @@ const char *sl_oauth_client_why(const struct sl_oauth_client *c)
 bool sl_oauth_client_needs_login(const struct sl_oauth_client *c)
 {
 	return c->needs_login;
+}
+
+bool sl_oauth_client_exchange_again(struct sl_oauth_client *c)
+{
+	if (!c->needs_login || !another_subject(c))
+		return false;
+	c->needs_login = false;
+	c->why[0] = '\0';
+	return true;
 }
 
 bool sl_oauth_client_reload(struct sl_oauth_client *c)

@@ -85,6 +85,11 @@ const char *sl_oauth_client_why(const struct sl_oauth_client *c);
 const char *sl_oauth_client_wants_scope(const struct sl_oauth_client *c);
 /* True when nothing will work until a person logs in. */
 bool sl_oauth_client_needs_login(const struct sl_oauth_client *c);
+/* On a user's link to an oauth.tokenExchange server in "needs login": true
+ * (and "needs login" ends) when the user now holds another token than the
+ * one the authorization server refused, or holds one where it held none;
+ * the next request exchanges it. */
+bool sl_oauth_client_exchange_again(struct sl_oauth_client *c);
 /* Reads the record again (after `sluice auth login` saved a new one).
  * True when it now has a token it did not have. */
 bool sl_oauth_client_reload(struct sl_oauth_client *c);

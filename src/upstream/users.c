@@ -135,6 +135,12 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 		}
 		l = user_link_new(u, key, caller);
 	}
+	/* oauth.tokenExchange: a token of the caller's other than the one
+	 * refused is exchanged by the next request, no login. */
+	if (l->state == SL_UP_NEEDS_LOGIN && sl_oauth_client_exchange_again(l->oauth)) {
+		sl_upstream_stop(l);
+		l->state = SL_UP_IDLE;
+	}
 	return l;
 }
 

@@ -5,7 +5,8 @@
 // server (tests/servers/protected) configured with oauth.perUser and
 // oauth.tokenExchange. Each caller's own token is exchanged, once, for a
 // token of the server that names that caller; the exchanged token is saved
-// under that caller; an exchange refused leaves that caller "needs login";
+// under that caller; an exchange refused leaves that caller "needs login"
+// until it presents another token;
 // a static sluice token is never exchanged; the audit names the caller's
 // token as the one the server saw.
 import { describe, test, before, after } from 'node:test';
@@ -164,6 +165,13 @@ describe('token exchange for a perUser server', () => {
 		assert.match(again.text, /needs carol[^]* to log in/);
 		assert.equal(await exchanges(), before + 1, 'not asked again');
 		assert.equal(records().find((x) => x.user === userKey(as.issuer, 'carol'))?.tokens?.access_token, undefined);
+		// Accepted again: carol's next token (a new one) is exchanged, no login.
+		await as.knob('/_refuse?sub=carol&off=1');
+		const carol2 = await caller(mint('carol'));
+		const ok = await whoami(carol2);
+		assert.ok(ok.ok, ok.text);
+		assert.equal(JSON.parse(ok.text).sub, 'carol');
+		assert.equal(await exchanges(), before + 2, 'her new token exchanged once');
 		const dave = await caller(mint('dave'));
 		const d = await whoami(dave);
 		assert.ok(d.ok, d.text);

@@ -780,6 +780,21 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	CHECK(!wait.ok);
 	CHECK(sl_oauth_client_needs_login(c));
 	CHECK(!sl_oauth_client_token(c));
+	/* The same token is not tried again; another of the caller's is. */
+	CHECK(!sl_oauth_client_stale(c));
+	CHECK(!sl_oauth_client_exchange_again(c));
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_FAIL);
+	sl_oauth_subject_note(who, "Bearer alice.jwt.2");
+	CHECK(sl_oauth_client_stale(c));
+	CHECK(sl_oauth_client_exchange_again(c));
+	CHECK(!sl_oauth_client_needs_login(c));
+	s->token_error = NULL;
+	wait.done = false;
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(wait.ok);
+	CHECK(strstr(s->token_body, "subject_token=alice.jwt.2&") != NULL);
 	sl_oauth_client_free(c);
 
 	sl_oauth_subjects_configure(NULL);

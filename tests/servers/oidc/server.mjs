@@ -36,7 +36,7 @@
 //                                  sub is the subject token's; /_counts counts them
 //                                  as "token-exchange"
 //   GET /_refuse?sub=NAME          exchanges of NAME's tokens are refused from now
-//                                  on (invalid_grant)
+//                                  on (invalid_grant); &off=1: accepted again
 // Test-only: the private keys in the JSON line let a test mint tokens this
 // server would have issued; nothing here is fit for anything but tests.
 import Provider, { errors } from 'oidc-provider';
@@ -189,7 +189,8 @@ server.on('request', (req, res) => {
     return json(200, failing);
   }
   if (path === '/_refuse') {
-    refused.add(q.get('sub'));
+    if (q.get('off') === '1') refused.delete(q.get('sub'));
+    else refused.add(q.get('sub'));
     return json(200, { refused: [...refused] });
   }
   if (path === '/_evil') {
