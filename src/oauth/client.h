@@ -10,8 +10,10 @@
  *                                           request waiting meanwhile is held
  *                                           and sent again with the new token)
  *   client credentials configured        -> the same, with that grant
- *   refresh refused (invalid_grant), no refresh token, never logged in
- *                                        -> "needs login": the message names
+ *   a user's link, oauth.tokenExchange,  -> the same, exchanging the user's own
+ *   no refresh token                        token (RFC 8693, oauth/subject.h)
+ *   refresh or exchange refused (invalid_grant), no refresh token, never
+ *   logged in                            -> "needs login": the message names
  *                                           the command to run
  *   403 insufficient_scope               -> that call fails with the scope the
  *                                           server wants and the command; the
