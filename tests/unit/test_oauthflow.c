@@ -662,11 +662,13 @@ TEST(oauth_subject_tokens_held_and_bounded)
 	sl_oauth_subject_note(old, "Bearer o1");
 	sl_oauth_subject_note(a, NULL);
 	CHECK_INT(sl_oauth_subjects_count(), 3);
-	CHECK_STR((got = sl_oauth_subject_get(ka, "https://as.example")), "a2");
+	got = sl_oauth_subject_get(ka, "https://as.example");
+	CHECK_STR(got, "a2");
 	sl_oauth_subject_free(got);
 	CHECK(!sl_oauth_subject_get(ka, "https://evil.example")); /* only to its issuer */
 	CHECK(!sl_oauth_subject_get(ka, NULL));
-	CHECK_STR((got = sl_oauth_subject_get(ki, "https://as.example")), "i1");
+	got = sl_oauth_subject_get(ki, "https://as.example");
+	CHECK_STR(got, "i1");
 	sl_oauth_subject_free(got);
 	CHECK(!sl_oauth_subject_get(kt, "https://as.example"));
 	CHECK(!sl_oauth_subject_held(ko));                /* expired */
