@@ -503,22 +503,23 @@ static void on_timer(uv_timer_t *t);
  * what it held (its server's state is the owner's concern, not its own). */
 static void report_down(struct sl_upstream *u)
 {
-	char msg[1024];
+	char *msg;
 
 	if (!u->parent) {
 		u->ops->down(u->ctx, u);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "server '%s' %s", u->name, u->error ? u->error : "is not up");
+	msg = sl_printf("server '%s' %s", u->name, u->error ? u->error : "is not up");
 	fail_held(u, msg);
+	free(msg);
 }
 
 static void fail_all(struct sl_upstream *u, const char *why)
 {
-	char msg[512];
-	snprintf(msg, sizeof(msg), "server '%s' %s", u->name, why);
+	char *msg = sl_printf("server '%s' %s", u->name, why);
 	while (u->pending)
 		ureq_fail(u->pending, msg);
+	free(msg);
 }
 
 static void on_login_file(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
@@ -555,10 +556,10 @@ static void user_login_message(struct sl_upstream *u)
 	free(u->login_url);
 	u->login_url = s->ops->login_url ? s->ops->login_url(s->ctx, u) : NULL;
 	msg = u->login_url ?
-		sl_printf("needs %s to log in: open %s (a link for this user alone, valid for 10 "
-			  "minutes), then call again", u->user_name, u->login_url) :
-		sl_printf("needs %s to log in, and this gateway has nowhere to receive the login "
-			  "(no sluice.http.publicUrl): ask its operator", u->user_name);
+		sl_printf("needs its caller's own login: open %s (a link for %s alone, valid for 10 "
+			  "minutes), then call again", u->login_url, u->user_name) :
+		sl_printf("needs its caller's own login (for %s), and this gateway has nowhere to "
+			  "receive it (no sluice.http.publicUrl): ask its operator", u->user_name);
 	set_error(u, msg);
 	free(msg);
 }
@@ -590,11 +591,21 @@ static void lose_link(struct sl_upstream *u, const char *why)
 {
 	struct sl_link *l = u->link;
 	bool was_ready = u->state == SL_UP_READY;
+	bool login = u->state != SL_UP_FAILED && u->state != SL_UP_STOPPING && u->oauth &&
+		     sl_oauth_client_needs_login(u->oauth);
 
 	if (!l)
 		return;
 	u->link = NULL;
 	l->ops->detach(l);
+	if (login && u->parent) {
+		/* Its calls fail with where its user logs in, not with the
+		 * operator's command. */
+		uv_timer_stop(&u->timer);
+		needs_login(u, why);
+		fail_all(u, u->error);
+		return;
+	}
 	fail_all(u, why);
 	uv_timer_stop(&u->timer);
 	if (u->state == SL_UP_FAILED)
@@ -604,7 +615,7 @@ static void lose_link(struct sl_upstream *u, const char *why)
 		u->idling = false;
 		return;
 	}
-	if (u->oauth && sl_oauth_client_needs_login(u->oauth)) {
+	if (login) {
 		needs_login(u, why);
 		return;
 	}
