@@ -20,9 +20,12 @@
  * keys at hand a check is synchronous; a token checked once is remembered
  * by its SHA-256 until it expires (auth.cacheEntries).
  *
- * The token itself is never logged, never kept (only its digest), never
- * sent anywhere but to the configured introspection endpoint, and never
- * passed to an upstream: the caller holds only claims read from it.
+ * The token itself is never logged, never sent anywhere but to the
+ * configured introspection endpoint, and never passed to an upstream: the
+ * caller holds only claims read from it, this module only its digest. The
+ * one exception is explicit and opt-in: with a tokenExchange server the
+ * transport hands an admitted JWT or introspected token to oauth/subject.h,
+ * held in memory for exchange at that server's authorization server.
  *
  * API:
  *   if (sl_auth_new(loop, &cfg->http, &a, &err) < 0) ... err.msg

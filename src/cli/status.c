@@ -95,6 +95,15 @@ static void print_tables(yyjson_val *root)
 		printf(" %-10s", sl_json_str(it, "state") ? sl_json_str(it, "state") : "?");
 		put_num(yyjson_obj_get(it, "tools"), 6);
 		printf("\n");
+		if (sl_json_obj(it, "users")) {
+			yyjson_val *us = sl_json_obj(it, "users");
+			printf("  users with a link of their own: %llu of at most %llu (%llu open, %llu "
+			       "awaiting their login)\n",
+			       (unsigned long long)yyjson_get_uint(yyjson_obj_get(us, "links")),
+			       (unsigned long long)yyjson_get_uint(yyjson_obj_get(us, "max")),
+			       (unsigned long long)yyjson_get_uint(yyjson_obj_get(us, "open")),
+			       (unsigned long long)yyjson_get_uint(yyjson_obj_get(us, "awaitingLogin")));
+		}
 		if (sl_json_str(it, "error")) {
 			printf("  ");
 			put_name(sl_json_str(it, "error"), -1);

@@ -353,6 +353,17 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 							      (!s->oauth.client_secret && !s->oauth.key)))
 		return sl_conf_fail(cx, where, "\"oauth\": \"grant\": \"client_credentials\" needs "
 					       "\"clientId\" and \"clientSecret\" (or \"privateKeyFile\")");
+	if (s->oauth.per_user && s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS)
+		return sl_conf_fail(cx, where, "\"oauth\": \"perUser\" needs a person's login: it "
+					       "does not go with \"grant\": \"client_credentials\"");
+	if (s->oauth.token_exchange && !s->oauth.per_user)
+		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"perUser\": true "
+					       "(it exchanges each caller's own token)");
+	if (s->oauth.token_exchange && (!s->oauth.client_id ||
+					(!s->oauth.client_secret && !s->oauth.key)))
+		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"clientId\" and "
+					       "\"clientSecret\" (or \"privateKeyFile\"): a client "
+					       "registered beforehand");
 	if (s->transport == SL_TRANSPORT_STDIO) {
 		if (yyjson_obj_get(o, "url"))
 			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
@@ -856,6 +867,20 @@ static const struct sl_conf_key server_oauth_keys[] = {
 	{ "signingAlg", SL_CONF_ENUM, SOA(signing_alg), .names = sign_algs,
 	  .shape = "\"ES256\" or \"RS256\"", .dflt_doc = "from the key",
 	  .doc = "The assertion's algorithm: `ES256` for an EC P-256 key, `RS256` for an RSA key." },
+	{ "perUser", SL_CONF_BOOL, SOA(per_user), .dflt_doc = "`false`: every caller is served "
+	  "with the gateway's own login",
+	  .doc = "On a shared gateway (`sluice.http.auth`), each authenticated caller reaches this "
+		 "server with tokens of its own, from its own login through the gateway (the link "
+		 "to it arrives as a URL-mode elicitation, or in the error), on a link of its own. "
+		 "A caller with no identity (stdio, or an HTTP face without authentication) uses "
+		 "the gateway's own login. docs/internals/AUTH.md, \"Per-user delegation\"." },
+	{ "tokenExchange", SL_CONF_BOOL, SOA(token_exchange), .dflt_doc = "`false`",
+	  .doc = "With `perUser`: a caller authenticated by a JWT or by introspection gets its "
+		 "token for this server by OAuth 2.0 Token Exchange (RFC 8693) of the access token "
+		 "it presented to sluice, with no login. Needs `clientId` and `clientSecret` (or "
+		 "`privateKeyFile`). Where the authorization server refuses, or the caller used a "
+		 "static token, the caller logs in through the gateway as without it. "
+		 "docs/internals/AUTH.md, \"Token exchange\"." },
 };
 #undef SOA
 
@@ -884,6 +909,13 @@ static const struct sl_conf_key oauth_client_keys[] = {
 	  .dflt = 60, .doc = "A token this close to its expiry is refreshed before it is sent." },
 	{ "maxHeldRequests", SL_CONF_UINT, OAC(max_held), .min = 1, .max = 100000, .dflt = 256,
 	  .doc = "Requests to one server held while its token is refreshed; one more fails." },
+	{ "maxUsers", SL_CONF_UINT, OAC(max_users), .min = 1, .max = 100000, .dflt = 1000,
+	  .doc = "Callers with a link of their own to one `perUser` server; one more is refused "
+		 "until the next config reload or restart. Each costs about 2 KiB while its link "
+		 "is closed." },
+	{ "userIdleSeconds", SL_CONF_UINT, OAC(user_idle_s), .min = 10, .max = 86400, .dflt = 300,
+	  .doc = "A caller's own link to a `perUser` server unused this long is closed; the next "
+		 "call opens it again." },
 };
 #undef OAC
 

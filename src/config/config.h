@@ -74,6 +74,8 @@ struct sl_server_oauth {
 	char *private_key_file;    /* private_key_jwt: the key's path (absolute) */
 	enum sl_oauth_sign_alg signing_alg;
 	struct sl_oauth_key *key;  /* read from private_key_file at load; owned */
+	bool per_user;             /* each authenticated caller uses its own tokens */
+	bool token_exchange;       /* per_user: RFC 8693 of the caller's own token first */
 };
 
 struct sl_server_config {
@@ -102,6 +104,8 @@ struct sl_oauth_config {
 	char *key_file;            /* encrypts the token store; NULL: SLUICE_TOKEN_KEY or none */
 	uint32_t refresh_before_s; /* a token this close to expiry is refreshed first (60) */
 	uint32_t max_held;         /* requests held per server while a token is fetched (256) */
+	uint32_t max_users;        /* per-user links of one server (1000) */
+	uint32_t user_idle_s;      /* a per-user link this long unused is closed (300) */
 };
 
 /* sluice.http.auth.tokens[]: a static token naming who holds it. */

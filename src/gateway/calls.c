@@ -71,7 +71,8 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 		} else if (!p->u.call.defer) {
 			/* A task awaited for the client is cancelled on its server too. */
 			if (p->await_task && p->task_up && !p->u.call.call->finished)
-				sl_tasks_cancel_upstream(p->up, p->task_up, p->u.call.call->timeout_ms);
+				sl_tasks_cancel_upstream(p->u.call.call->via ? p->u.call.call->via : p->up,
+							 p->task_up, p->u.call.call->timeout_ms);
 			/* The call ends cancelled; on_call_done frees p. */
 			sl_call_cancel(p->u.call.call, why);
 		} else if (p->s->closing) {
@@ -86,10 +87,23 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 		sl_program_cancel(p->u.program.program);
 		break;
 	case SL_PENDING_FORWARD:
-		sl_upstream_cancel(p->up, p->u.ureq, why);
+		sl_upstream_cancel(p->u.ureq, why);
 		sl_pending_free(p);
 		break;
 	}
+}
+
+bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_doc *d,
+			yyjson_mut_val *params, sl_reply_fn cb, struct sl_err *err)
+{
+	struct sl_upstream *link = sl_upstream_for(u, p->s->caller, err);
+
+	p->up = u;
+	p->u.ureq = link ? sl_upstream_request(link, p->msg.method, d, params,
+					       u->cfg->timeout_ms ? u->cfg->timeout_ms :
+					       p->s->gw->cfg->call_timeout_ms, cb, NULL, p, err) :
+			   NULL;
+	return p->u.ureq != NULL;
 }
 
 static bool waits_on(const void *value, const void *ctx)
@@ -99,13 +113,9 @@ static bool waits_on(const void *value, const void *ctx)
 	return p->up == ctx || p->kind == SL_PENDING_PROGRAM;
 }
 
-bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u)
-{
-	return !s->closing && sl_map_find(&s->calls, waits_on, u) != NULL;
-}
-
 /* Sampling spends the user's model budget and elicitation the user's
- * attention: a server gets only so many of them (sluice.limits). */
+ * attention: a server gets only so many of them (sluice.limits), counted
+ * for the server whichever of its links asks. */
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)
 {
 	const struct sl_limits *l = &s->gw->cfg->limits;
@@ -114,7 +124,7 @@ bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, stru
 
 	if (strcmp(m->method, SL_MCP_ELICIT) != 0 && strcmp(m->method, "sampling/createMessage") != 0)
 		return true;
-	p = sl_map_find(&s->calls, waits_on, u);
+	p = sl_map_find(&s->calls, waits_on, sl_upstream_server(u));
 	if (p && p->asks >= l->server_requests_per_call) {
 		snprintf(why, sizeof(why), "server '%s' asked %u sampling and elicitation requests "
 			 "during one call, the limit (sluice.limits.serverRequestsPerCall)", u->name,
@@ -125,11 +135,11 @@ bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, stru
 		sl_upstream_refuse(u, m->id, SL_RPC_SERVER_ERROR, why);
 		return false;
 	}
-	if (!sl_rate_admit(&u->asks, 60000, l->server_requests_per_minute)) {
+	if (!sl_rate_admit(&sl_upstream_server(u)->asks, 60000, l->server_requests_per_minute)) {
 		snprintf(why, sizeof(why), "server '%s' asked %u sampling and elicitation requests "
 			 "within a minute, the limit (sluice.limits.serverRequestsPerMinute)", u->name,
-			 u->asks.n);
-		if (u->asks.refused == 1)
+			 sl_upstream_server(u)->asks.n);
+		if (sl_upstream_server(u)->asks.refused == 1)
 			sl_log(SL_LOG_WARN, "%s: the rest of this minute's are refused", why);
 		sl_upstream_refuse(u, m->id, SL_RPC_SERVER_ERROR, why);
 		return false;
@@ -185,6 +195,44 @@ yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text)
 	yyjson_mut_obj_add_val(d, r, "content", content);
 	yyjson_mut_obj_add_bool(d, r, "isError", true);
 	return r;
+}
+
+/* The client takes URL-mode elicitations (MCP 2025-11-25): a session's
+ * capabilities, or a 2026-07-28 request's own. */
+static bool takes_url_elicitation(const struct sl_session *s, const struct sl_pending *p)
+{
+	yyjson_val *caps = s->era == SL_ERA_LEGACY ? s->caps :
+			   sl_json_obj(sl_json_obj(p->msg.params, "_meta"), SL_MCP_META_CAPS);
+	return sl_json_obj(sl_json_obj(caps, "elicitation"), "url") != NULL;
+}
+
+/* A call that failed for want of its caller's own login to a perUser
+ * server (upstream/users.c): a client that takes URL-mode elicitations
+ * gets URLElicitationRequiredError, whose URL it shows its person; the
+ * elicitation id is the login's. False: not such a call. */
+static bool answer_login(struct sl_session *s, struct sl_pending *p, struct sl_call *c)
+{
+	const char *url = c->via ? sl_upstream_login_url(c->via) : NULL;
+	yyjson_mut_val *o, *data, *list, *el;
+	yyjson_mut_doc *d;
+
+	if (!url || !takes_url_elicitation(s, p))
+		return false;
+	d = sl_rpc_response_new(p->msg.id, &o);
+	data = yyjson_mut_obj(d);
+	list = yyjson_mut_arr(d);
+	el = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_str(d, el, "mode", "url");
+	yyjson_mut_obj_add_strcpy(d, el, "elicitationId", strrchr(url, '/') + 1);
+	yyjson_mut_obj_add_strcpy(d, el, "url", url);
+	yyjson_mut_obj_add_strcpy(d, el, "message", c->why ? c->why : "log in to continue");
+	yyjson_mut_arr_append(list, el);
+	yyjson_mut_obj_add_val(d, data, "elicitations", list);
+	sl_rpc_add_error(d, o, SL_RPC_URL_ELICITATION, c->why ? c->why : "a login is needed", data);
+	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = p->msg.id,
+					      .error = true }, d);
+	yyjson_mut_doc_free(d);
+	return true;
 }
 
 static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_call *c)
@@ -257,6 +305,10 @@ static void answer_call(struct sl_session *s, struct sl_pending *p, struct sl_ca
 		yyjson_mut_doc_free(d);
 		return;
 	default:
+		if (answer_login(s, p, c)) {
+			yyjson_mut_doc_free(d);
+			return;
+		}
 		r = sl_calls_error_result(d, c->why ? c->why : "the call failed");
 		break;
 	}

@@ -247,7 +247,7 @@ static void on_call_done(void *ctx, struct sl_call *c)
 			return;
 		}
 		/* The program ended as its task was made: nobody will fetch it. */
-		sl_tasks_cancel_upstream(c->up, sl_json_str(sl_json_obj(c->result, "task"), "taskId"),
+		sl_tasks_cancel_upstream(c->via, sl_json_str(sl_json_obj(c->result, "task"), "taskId"),
 					 c->timeout_ms);
 	}
 	if (h->p)
@@ -297,7 +297,7 @@ static void host_cancel(void *ctx, struct sl_sandbox_call *h)
 	 * program's time ran out, or it ended). */
 	h->p = NULL;
 	if (h->task && !h->c->finished)
-		sl_tasks_cancel_upstream(h->c->up, h->task, h->c->timeout_ms);
+		sl_tasks_cancel_upstream(h->c->via ? h->c->via : h->c->up, h->task, h->c->timeout_ms);
 	sl_call_cancel(h->c, "the program ended");
 }
 

@@ -162,10 +162,7 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct 
 	yyjson_mut_obj_remove_key(target, path_b ? path_b : path_a);
 	yyjson_mut_obj_add_strcpy(d, target, path_b ? path_b : path_a, value);
 	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
-	p->up = u;
-	p->u.ureq = sl_upstream_request(u, p->msg.method, d, params,
-					u->cfg->timeout_ms ? u->cfg->timeout_ms : s->gw->cfg->call_timeout_ms,
-					on_forward_reply, NULL, p, &err);
+	sl_pending_forward(p, u, d, params, on_forward_reply, &err);
 	yyjson_mut_doc_free(d);
 	if (!p->u.ureq) {
 		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, err.msg);

@@ -4,6 +4,7 @@
 #include "gateway/router.h"
 #include "gateway/session_int.h"
 #include "gateway/view.h"
+#include "oauth/subject.h"
 #include "core/log.h"
 #include "oauth/weblogin.h"
 #include "sandbox/kernel.h"
@@ -39,6 +40,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
+	sl_oauth_subjects_configure(cfg);
 	gw->nups = cfg->nservers;
 	gw->ups = sl_alloc((gw->nups + 1) * sizeof(*gw->ups));
 	for (size_t i = 0; i < gw->nups; i++)
@@ -92,6 +94,7 @@ static void on_gw_closed(void *arg)
 
 void sl_gateway_free(struct sl_gateway *gw)
 {
+	sl_oauth_subjects_configure(NULL);
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_free(gw->ups[i]);
 	free(gw->ups);
@@ -357,8 +360,13 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		free(withheld);
 		return;
 	}
-	for (struct sl_session *s = gw->sessions; s; s = s->next)
-		sl_session_notify(s, u, &f);
+	/* A user link speaks for its server, to its user's sessions alone. */
+	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+		char key[65];
+		if (u->user && (!sl_upstream_user_key(s->caller, key) || strcmp(key, u->user)))
+			continue;
+		sl_session_notify(s, sl_upstream_server(u), &f);
+	}
 	yyjson_doc_free(doc);
 }
 
@@ -585,6 +593,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 			sl_log(SL_LOG_WARN, "config reload: %s changed; that takes effect at restart", later);
 	}
 	sl_log_set_level(cfg->log_level);
+	sl_oauth_subjects_configure(cfg);
 
 	ups = sl_alloc((cfg->nservers + 1) * sizeof(*ups));
 	for (size_t j = 0; j < cfg->nservers; j++) {

@@ -108,8 +108,8 @@ static bool asked_for(const void *value, const void *ctx)
 	if (a->asker) /* a 2026-07-28 server's input request names its call */
 		return p->kind == SL_PENDING_CALL && p->u.call.call &&
 		       p->u.call.call->ureq == a->asker;
-	/* A program may call any server. */
-	return p->up == a->u || p->kind == SL_PENDING_PROGRAM;
+	/* A program may call any server; a user link asks for its server. */
+	return p->up == sl_upstream_server(a->u) || p->kind == SL_PENDING_PROGRAM;
 }
 
 static struct sl_pending *asked_pending(const struct sl_session *s, struct sl_upstream *u,
@@ -123,9 +123,13 @@ enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstre
 				    struct sl_msg *m, const struct sl_ureq *asker,
 				    const char **why)
 {
-	struct sl_pending *p = asked_pending(s, u, asker);
+	struct sl_pending *p;
+	char key[65];
 
-	if (!p)
+	/* A user link's questions are its user's alone. */
+	if (u->user && (!sl_upstream_user_key(s->caller, key) || strcmp(key, u->user)))
+		return SL_ANSWER_NONE;
+	if (!(p = asked_pending(s, u, asker)))
 		return SL_ANSWER_NONE;
 	if (s->era == SL_ERA_LEGACY) {
 		if (sl_relay_allowed(s->caps, m))

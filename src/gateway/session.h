@@ -107,9 +107,6 @@ void sl_session_free(struct sl_session *s);
 /* From the gateway. */
 void sl_session_list_changed(struct sl_session *s, const char *what);
 void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
-/* True while a request of s is in flight to u (or a program of s, which may
- * call any server): the sessions a request from u most likely belongs to. */
-bool sl_session_waits_on(const struct sl_session *s, const struct sl_upstream *u);
 
 enum sl_answerer {
 	SL_ANSWER_NONE,   /* s has no request in flight to u (or to asker) */

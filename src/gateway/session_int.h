@@ -97,6 +97,11 @@ void sl_pending_cancel(struct sl_pending *p, const char *why);
  * sampling and elicitation count; anything else passes. */
 /* An isError tool result with one text block (calls.c). */
 yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text);
+/* Sends p's request (p->msg.method, its params in d) to server u, through
+ * the link that serves p's session's caller, with the server's timeout:
+ * p->up and p->u.ureq are set. False, with err set, if it cannot go. */
+bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_doc *d,
+			yyjson_mut_val *params, sl_reply_fn cb, struct sl_err *err);
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m);
 /* p (a tools/call, its own call ended or never started) answers for c
  * from now on: c's progress and outcome are p's. A c that has finished

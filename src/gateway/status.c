@@ -23,11 +23,22 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 	yyjson_mut_obj_add_uint(d, root, "configGeneration", gw->gen->number);
 	ups = yyjson_mut_arr(d);
 	for (size_t i = 0; i < gw->nups; i++) {
-		const struct sl_upstream *u = gw->ups[i];
+		struct sl_upstream *u = gw->ups[i];
 		yyjson_mut_val *o = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_str(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "state", sl_upstream_state_name(u->state));
 		yyjson_mut_obj_add_uint(d, o, "tools", u->tools.n);
+		/* oauth.perUser: its callers' own links (upstream/users.c). */
+		if (u->cfg->oauth.per_user) {
+			yyjson_mut_val *users = yyjson_mut_obj(d);
+			size_t open, awaiting;
+			sl_upstream_users_count(u, &open, &awaiting);
+			yyjson_mut_obj_add_uint(d, users, "links", u->nusers);
+			yyjson_mut_obj_add_uint(d, users, "open", open);
+			yyjson_mut_obj_add_uint(d, users, "awaitingLogin", awaiting);
+			yyjson_mut_obj_add_uint(d, users, "max", u->gcfg->oauth.max_users);
+			yyjson_mut_obj_add_val(d, o, "users", users);
+		}
 		/* What to do about it, when something is (a login to run, say). */
 		if (u->error)
 			yyjson_mut_obj_add_str(d, o, "error", u->error);

@@ -321,7 +321,7 @@ static yyjson_mut_val *created_modern(struct sl_session *s, struct sl_pending *p
 			yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")));
 
 	if (!id) {
-		sl_tasks_cancel_upstream(c->up, yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")),
+		sl_tasks_cancel_upstream(c->via, yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")),
 					 c->timeout_ms);
 		return sl_calls_error_result(d, "the server's task id cannot be relayed "
 						 "(it holds a control character)");
@@ -632,13 +632,10 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern)
 	params = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_strcpy(d, params, "taskId", up_id);
 	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
-	p->up = u;
 	p->task = sl_strdup(t ? t->id : sl_json_str(p->msg.params, "taskId"));
 	p->task_up = up_id;
 	p->task_tool = tool;
-	p->u.ureq = sl_upstream_request(u, p->msg.method, d, params,
-					u->cfg->timeout_ms ? u->cfg->timeout_ms :
-					s->gw->cfg->call_timeout_ms, on_task_reply, NULL, p, &err);
+	sl_pending_forward(p, u, d, params, on_task_reply, &err);
 	yyjson_mut_doc_free(d);
 	if (!p->u.ureq) {
 		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, err.msg);
@@ -742,11 +739,15 @@ static void end_one(const char *key, void *value, void *ctx)
 {
 	struct sl_task *t = value;
 	struct sl_session *s = ctx;
+	struct sl_upstream *link;
+	struct sl_err err;
+
 	if (t->s != s)
 		return;
 	/* Nobody can fetch it now: the server may stop working on it. */
-	if (!t->terminal && t->up->state == SL_UP_READY)
-		sl_tasks_cancel_upstream(t->up, t->up_id, s->gw->cfg->call_timeout_ms);
+	link = sl_upstream_for(t->up, s->caller, &err);
+	if (!t->terminal && link && link->state == SL_UP_READY)
+		sl_tasks_cancel_upstream(link, t->up_id, s->gw->cfg->call_timeout_ms);
 	task_free(s->gw, t);
 }
 

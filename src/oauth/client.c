@@ -10,11 +10,18 @@
  * answered from one completion. Answers go out from a zero timer, so a
  * callback never runs inside the call that registered it, and a waiter
  * forgotten before its turn is never called.
+ *
+ * A new token comes by one of three requests (enum how): a refresh, the
+ * client credentials grant, or, on a user's own link to an
+ * oauth.tokenExchange server, the exchange of that user's own access token
+ * (RFC 8693, held by oauth/subject.h) when no refresh token serves.
  */
 #include "oauth/client.h"
 #include "config/config.h"
+#include "core/digest.h"
 #include "core/fetch.h"
 #include "core/log.h"
+#include "oauth/subject.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +31,14 @@
 
 #define RETRY_GAP_MS 1000 /* after a failed token request, the next waits this long */
 #define WHY_MAX 600
+
+/* How a new access token is had without a person. */
+enum how {
+	HOW_NONE,                /* only a login gives one */
+	HOW_REFRESH,
+	HOW_CLIENT_CREDENTIALS,
+	HOW_EXCHANGE,            /* RFC 8693 of the user's own token */
+};
 
 struct waiter {
 	struct waiter *next;
@@ -43,6 +58,7 @@ struct sl_oauth_client {
 	struct sl_fetcher *fetcher;           /* made on first need */
 
 	bool busy;                            /* a discovery or token request in flight */
+	enum how asked;                       /* what that request is */
 	bool needs_login;
 	uint64_t failed_at;                   /* the last transient failure; 0: none */
 	char failed_why[WHY_MAX];             /* and what it was */
@@ -53,6 +69,8 @@ struct sl_oauth_client {
 	uv_timer_t timer;
 	char why[WHY_MAX];
 	char scope_why[WHY_MAX];              /* a refusal a login mends; "": none since the last token */
+	char sent_subject[SL_SHA256_HEX];     /* digest of the subject token of the exchange in flight */
+	char refused_subject[SL_SHA256_HEX];  /* and of the last one refused; "": none */
 };
 
 static int64_t unix_now(void)
@@ -75,12 +93,47 @@ bool sl_oauth_tokens_stale(const struct sl_oauth_tokens *t, int64_t now, uint32_
 	return t->access_token && t->expires_at > 0 && t->expires_at - (int64_t)margin <= now;
 }
 
+/* A user's own link to a server that exchanges callers' tokens. */
+static bool exchanges(const struct sl_oauth_client *c)
+{
+	return c->cfg->oauth.token_exchange && *c->user;
+}
+
+/* On an exchanging link in "needs login": the caller now holds another
+ * token than the one refused (or one at all), worth one more exchange.
+ * Bounded: one exchange per token the caller presents. */
+static bool another_subject(const struct sl_oauth_client *c)
+{
+	char *t, hash[SL_SHA256_HEX];
+	bool other;
+
+	if (!exchanges(c))
+		return false;
+	if (!c->rec.as.issuer) /* never asked: any token held is worth it */
+		return sl_oauth_subject_held(c->user);
+	if (!(t = sl_oauth_subject_get(c->user, c->rec.as.issuer)))
+		return false;
+	sl_sha256_hex(t, strlen(t), hash);
+	other = strcmp(hash, c->refused_subject) != 0;
+	sl_oauth_subject_free(t);
+	return other;
+}
+
+static enum how how_renewed(const struct sl_oauth_client *c)
+{
+	if (machine(c))
+		return HOW_CLIENT_CREDENTIALS;
+	if (c->rec.tokens.refresh_token && c->rec.as.token_endpoint && c->rec.reg.client_id)
+		return HOW_REFRESH;
+	if (exchanges(c) && sl_oauth_subject_held(c->user))
+		return HOW_EXCHANGE;
+	return HOW_NONE;
+}
+
 /* A new access token can be had without a person. */
 static bool can_refresh(const struct sl_oauth_client *c)
 {
-	if (machine(c))
-		return true;
-	return c->rec.tokens.refresh_token && c->rec.as.token_endpoint && c->rec.reg.client_id;
+	return how_renewed(c) != HOW_NONE;
 }
 
 static void set_why(struct sl_oauth_client *c, const char *fmt, ...) SL_PRINTF(2, 3);
@@ -240,28 +293,75 @@ static bool scope_has(const char *a, const char *b)
 
 static void on_token(void *arg, const struct sl_oauth_token_result *res);
 
-/* The client credentials grant, with the configured client: its secret
- * stays in the config, not in the record. */
-static void request_client_credentials(struct sl_oauth_client *c)
+/* The configured client: its secret (or key) stays in the config, not in
+ * the record. Basic unless the authorization server takes only secrets in
+ * the body. */
+static struct sl_oauth_registration configured_client(const struct sl_oauth_client *c)
 {
 	const struct sl_server_oauth *o = &c->cfg->oauth;
 	struct sl_oauth_registration reg = { .client_id = o->client_id, .client_secret = o->client_secret,
 					     .key = o->key };
-	struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
-	char *scope = NULL;
 
-	/* Basic unless the authorization server takes only secrets in the body. */
 	if (o->key)
 		reg.auth_method = "private_key_jwt";
 	else if (c->rec.as.auth_methods && !(c->rec.as.auth_methods & SL_OAUTH_AUTH_BASIC) &&
 	    (c->rec.as.auth_methods & SL_OAUTH_AUTH_POST))
 		reg.auth_method = "client_secret_post";
-	scope_add(&scope, o->scope);
+	return reg;
+}
+
+/* The scopes a new token asks for: the config's, the server's, and those
+ * a step-up asked for (as a login does). Malloc'd, or NULL. */
+static char *scope_wanted(const struct sl_oauth_client *c)
+{
+	char *scope = NULL;
+
+	scope_add(&scope, c->cfg->oauth.scope);
 	scope_add(&scope, c->rec.as.scope);
 	scope_add(&scope, c->rec.needs_scope);
+	return scope;
+}
+
+static void request_client_credentials(struct sl_oauth_client *c)
+{
+	struct sl_oauth_registration reg = configured_client(c);
+	struct sl_oauth_grant g = { .kind = SL_OAUTH_CLIENT_CREDENTIALS };
+	char *scope = scope_wanted(c);
+
 	g.scope = scope;
 	sl_oauth_token(c->fetcher, &c->rec.as, &reg, &g, on_token, c);
 	free(scope);
+}
+
+/* RFC 8693 2.1: the user's own access token, for one for this server (the
+ * resource parameter, which sl_oauth_token adds). A token no longer held
+ * (expired since the request was decided on), or one another authorization
+ * server issued, leaves a login: a caller's token goes only back to its
+ * issuer (oauth/subject.h). */
+static void request_exchange(struct sl_oauth_client *c)
+{
+	struct sl_oauth_registration reg = configured_client(c);
+	struct sl_oauth_grant g = { .kind = SL_OAUTH_TOKEN_EXCHANGE,
+				    .subject_token_type = SL_OAUTH_ACCESS_TOKEN_TYPE };
+	char *subject = sl_oauth_subject_get(c->user, c->rec.as.issuer), *scope;
+
+	if (!subject) {
+		if (sl_oauth_subject_held(c->user))
+			sl_log(SL_LOG_WARN, "server '%s': its authorization server (%s) did not issue "
+			       "the caller's token, which is not sent there: that caller logs in "
+			       "instead", name_of(c), c->rec.as.issuer ? c->rec.as.issuer : "no issuer");
+		c->busy = false;
+		login_needed(c);
+		answer(c, false);
+		return;
+	}
+	scope = scope_wanted(c);
+	sl_sha256_hex(subject, strlen(subject), c->sent_subject);
+	g.subject_token = subject;
+	g.scope = scope;
+	sl_oauth_token(c->fetcher, &c->rec.as, &reg, &g, on_token, c);
+	free(scope);
+	sl_oauth_subject_free(subject);
 }
 
 static void request_refresh(struct sl_oauth_client *c)
@@ -328,24 +428,38 @@ static void on_token(void *arg, const struct sl_oauth_token_result *res)
 			free(c->rec.tokens.scope);
 			c->rec.tokens.scope = scope;
 		}
+		/* An exchanged token's refresh token (if any) is for the
+		 * configured client: the record names it, never its secret. */
+		if (c->asked == HOW_EXCHANGE && !c->rec.reg.client_id)
+			c->rec.reg.client_id = sl_strdup(c->cfg->oauth.client_id);
 		fresh_token(c);
 		save(c);
-		sl_log(SL_LOG_DEBUG, "server '%s': a new access token", name_of(c));
+		sl_log(SL_LOG_DEBUG, "server '%s': a new access token%s", name_of(c),
+		       c->asked == HOW_EXCHANGE ? ", exchanged for a caller's own" : "");
 		answer(c, true);
 		return;
 	}
 	if (res->error && strcmp(res->error, "temporarily_unavailable") &&
 	    strcmp(res->error, "server_error") && !machine(c)) {
 		/* invalid_grant (expired or revoked), or a client the
-		 * authorization server no longer knows: only a login mends it. */
-		sl_log(SL_LOG_WARN, "server '%s': its refresh token was refused: %s", name_of(c),
-		       res->why ? res->why : res->error);
+		 * authorization server no longer knows: only a login mends it.
+		 * So does an exchange refused (unsupported_grant_type,
+		 * invalid_target, ...): the user logs in through the gateway. */
+		if (c->asked == HOW_EXCHANGE)
+			memcpy(c->refused_subject, c->sent_subject, sizeof(c->refused_subject));
+		if (c->asked == HOW_EXCHANGE)
+			sl_log(SL_LOG_INFO, "server '%s': a caller's token was not exchanged (%s); "
+			       "that caller logs in instead", name_of(c), res->why ? res->why : res->error);
+		else
+			sl_log(SL_LOG_WARN, "server '%s': its refresh token was refused: %s", name_of(c),
+			       res->why ? res->why : res->error);
 		sl_oauth_tokens_dispose(&c->rec.tokens);
 		memset(&c->rec.tokens, 0, sizeof(c->rec.tokens));
 		login_needed(c);
 	} else {
 		transient(c, machine(c) ? "cannot get a token with its client credentials" :
-					  "cannot refresh its token", res->why);
+			     c->asked == HOW_EXCHANGE ? "cannot exchange the caller's token" :
+							"cannot refresh its token", res->why);
 	}
 	answer(c, false);
 }
@@ -363,7 +477,10 @@ static void on_discovered(void *arg, const struct sl_oauth_server *s, const char
 	sl_oauth_server_dispose(&c->rec.as);
 	sl_oauth_server_copy(&c->rec.as, s);
 	save(c);
-	request_client_credentials(c);
+	if (c->asked == HOW_EXCHANGE)
+		request_exchange(c);
+	else
+		request_client_credentials(c);
 }
 
 /* Reads the record again before asking for a token: another process
@@ -411,12 +528,17 @@ static enum sl_oauth_verdict start(struct sl_oauth_client *c, const char *www,
 	if (wait_add(c, cb, arg) == SL_OAUTH_FAIL)
 		return SL_OAUTH_FAIL;
 	c->busy = true;
-	if (!machine(c))
+	c->asked = how_renewed(c);
+	/* Client credentials and an exchange find the token endpoint
+	 * themselves; a refresh token comes with one (a login's). */
+	if (c->asked == HOW_REFRESH)
 		request_refresh(c);
-	else if (c->rec.as.token_endpoint)
-		request_client_credentials(c);
-	else
+	else if (!c->rec.as.token_endpoint)
 		sl_oauth_discover(c->fetcher, c->cfg->url, www, on_discovered, c);
+	else if (c->asked == HOW_EXCHANGE)
+		request_exchange(c);
+	else
+		request_client_credentials(c);
 	return SL_OAUTH_RETRY;
 }
 
@@ -516,10 +638,11 @@ const char *sl_oauth_client_token(struct sl_oauth_client *c)
 
 bool sl_oauth_client_stale(const struct sl_oauth_client *c)
 {
-	if (c->needs_login || !can_refresh(c))
+	if ((c->needs_login && !another_subject(c)) || !can_refresh(c))
 		return false;
-	/* Client credentials: get the first token before the first request. */
-	if (machine(c) && !c->rec.tokens.access_token)
+	/* Client credentials, or a user's token to exchange: get the first
+	 * token before the first request. */
+	if ((machine(c) || how_renewed(c) == HOW_EXCHANGE) && !c->rec.tokens.access_token)
 		return true;
 	return sl_oauth_tokens_stale(&c->rec.tokens, unix_now(), c->gcfg->oauth.refresh_before_s);
 }
@@ -586,7 +709,7 @@ enum sl_oauth_verdict sl_oauth_client_refused(struct sl_oauth_client *c, long st
 			answer(c, true);
 		goto out;
 	}
-	if (c->needs_login) {
+	if (c->needs_login && !sl_oauth_client_exchange_again(c)) {
 		login_needed(c);
 		v = SL_OAUTH_FAIL;
 		goto out;
@@ -607,7 +730,7 @@ out:
 enum sl_oauth_verdict sl_oauth_client_refresh(struct sl_oauth_client *c, sl_oauth_ready_fn *cb,
 					      void *arg)
 {
-	if (c->needs_login) {
+	if (c->needs_login && !sl_oauth_client_exchange_again(c)) {
 		login_needed(c);
 		return SL_OAUTH_FAIL;
 	}
@@ -622,6 +745,15 @@ const char *sl_oauth_client_why(const struct sl_oauth_client *c)
 bool sl_oauth_client_needs_login(const struct sl_oauth_client *c)
 {
 	return c->needs_login;
+}
+
+bool sl_oauth_client_exchange_again(struct sl_oauth_client *c)
+{
+	if (!c->needs_login || !another_subject(c))
+		return false;
+	c->needs_login = false;
+	c->why[0] = '\0';
+	return true;
 }
 
 bool sl_oauth_client_reload(struct sl_oauth_client *c)

@@ -10,8 +10,10 @@
  *                                           request waiting meanwhile is held
  *                                           and sent again with the new token)
  *   client credentials configured        -> the same, with that grant
- *   refresh refused (invalid_grant), no refresh token, never logged in
- *                                        -> "needs login": the message names
+ *   a user's link, oauth.tokenExchange,  -> the same, exchanging the user's own
+ *   no refresh token                        token (RFC 8693, oauth/subject.h)
+ *   refresh or exchange refused (invalid_grant), no refresh token, never
+ *   logged in                            -> "needs login": the message names
  *                                           the command to run
  *   403 insufficient_scope               -> that call fails with the scope the
  *                                           server wants and the command; the
@@ -85,6 +87,11 @@ const char *sl_oauth_client_why(const struct sl_oauth_client *c);
 const char *sl_oauth_client_wants_scope(const struct sl_oauth_client *c);
 /* True when nothing will work until a person logs in. */
 bool sl_oauth_client_needs_login(const struct sl_oauth_client *c);
+/* On a user's link to an oauth.tokenExchange server in "needs login": true
+ * (and "needs login" ends) when the user now holds another token than the
+ * one the authorization server refused, or holds one where it held none;
+ * the next request exchanges it. */
+bool sl_oauth_client_exchange_again(struct sl_oauth_client *c);
 /* Reads the record again (after `sluice auth login` saved a new one).
  * True when it now has a token it did not have. */
 bool sl_oauth_client_reload(struct sl_oauth_client *c);

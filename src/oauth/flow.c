@@ -1059,8 +1059,9 @@ void sl_oauth_token(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	case SL_OAUTH_TOKEN_EXCHANGE:
 		add_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
 		add_param(&form, "subject_token", g->subject_token);
-		add_param(&form, "subject_token_type", g->subject_token_type);
-		add_param(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:access_token");
+		add_param(&form, "subject_token_type",
+			  g->subject_token_type ? g->subject_token_type : SL_OAUTH_ACCESS_TOKEN_TYPE);
+		add_param(&form, "requested_token_type", SL_OAUTH_ACCESS_TOKEN_TYPE);
 		break;
 	}
 	if (g->kind != SL_OAUTH_CODE)

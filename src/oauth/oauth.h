@@ -227,12 +227,15 @@ enum sl_oauth_grant_kind {
 	SL_OAUTH_TOKEN_EXCHANGE,      /* RFC 8693: subject_token (+ its type) */
 };
 
+/* RFC 8693 3: the type of a subject token that is an access token. */
+#define SL_OAUTH_ACCESS_TOKEN_TYPE "urn:ietf:params:oauth:token-type:access_token"
+
 struct sl_oauth_grant {
 	enum sl_oauth_grant_kind kind;
 	const char *code, *verifier, *redirect_uri;
 	const char *refresh_token;
 	const char *scope;            /* NULL: none sent */
-	const char *subject_token, *subject_token_type;
+	const char *subject_token, *subject_token_type; /* type NULL: an access token */
 };
 
 /* What a token request ended with. error is the AS's OAuth error code

@@ -4,6 +4,7 @@
  */
 #include "pipeline/call.h"
 #include "core/log.h"
+#include "gateway/session.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,8 +175,10 @@ static bool dispatch(struct sl_call *c)
 		if (c->task)
 			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
 	}
-	c->ureq = sl_upstream_request(c->up, method, c->doc, params, c->timeout_ms, on_reply,
-				      c->progress ? on_progress : NULL, c, &err);
+	c->via = sl_upstream_for(c->up, c->session ? c->session->caller : NULL, &err);
+	c->ureq = c->via ? sl_upstream_request(c->via, method, c->doc, params, c->timeout_ms,
+					       on_reply, c->progress ? on_progress : NULL, c, &err) :
+			   NULL;
 	if (!c->ureq) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED, "%s", err.msg);
 		return false;
@@ -297,7 +300,7 @@ void sl_call_cancel(struct sl_call *c, const char *why)
 	sl_call_set_error(c, SL_OUTCOME_CANCELLED, "%s", why);
 	if (c->ureq) {
 		/* MCP 2025-11-25 cancellation: tell the server, expect no answer. */
-		sl_upstream_cancel(c->up, c->ureq, why);
+		sl_upstream_cancel(c->ureq, why);
 		c->ureq = NULL;
 		c->suspended = false;
 		c->phase = PH_FINISH;

@@ -175,7 +175,9 @@ struct sl_call {
 	struct sl_gen *gen;       /* a reference: the stages' settings for this call */
 	uint64_t parent;          /* the program's call id for origin code, else 0 */
 	enum sl_origin origin;
-	struct sl_upstream *up;   /* borrowed */
+	struct sl_upstream *up;   /* borrowed: the server */
+	struct sl_upstream *via;  /* borrowed: the link that served it, once dispatched: up,
+				   * or the caller's own (oauth.perUser) */
 	char *tool;               /* the upstream's own tool name */
 	struct sl_session *session; /* the client's session, borrowed; NULL for sluice exec */
 

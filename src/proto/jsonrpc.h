@@ -20,6 +20,7 @@ enum sl_rpc_code {
 	SL_RPC_SERVER_ERROR = -32000,       /* JSON-RPC: implementation-defined (the HTTP edge; busy) */
 	SL_RPC_RESOURCE_NOT_FOUND = -32002, /* MCP: resources/read of an unknown URI */
 	SL_RPC_HEADER_MISMATCH = -32020,    /* MCP 2026-07-28 over HTTP */
+	SL_RPC_URL_ELICITATION = -32042,    /* MCP 2025-11-25: URLElicitationRequiredError */
 	/* sluice's own: a tool call refused by a rate limit or quota
 	 * (stages/quota.c), data {retryAfterSeconds, limit, scope, window}.
 	 * MCP 2026-07-28 basic ("Error Codes"): a new code goes outside the

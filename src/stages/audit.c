@@ -143,6 +143,11 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	yyjson_mut_obj_add_uint(d, o, "bytes_in", in_len);
 	yyjson_mut_obj_add_uint(d, o, "bytes_out", out_len);
 	yyjson_mut_obj_add_strcpy(d, o, "args_sha256", hash);
+	/* Whose token the server saw: the caller's own (a perUser server),
+	 * the gateway's login, or none of sluice's (stdio, a static header,
+	 * or the call never reached a server). */
+	add_str_or_null(d, o, "upstream_token", !c->via ? NULL : c->via->user ? "caller" :
+						c->via->oauth ? "gateway" : NULL);
 	return line_end(d, len);
 }
 

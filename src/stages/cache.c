@@ -19,6 +19,7 @@
 #include "pipeline/call.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "gateway/session.h"
 #include "stages/audit.h"
 
 #include <fnmatch.h>
@@ -111,13 +112,21 @@ static bool selected(const struct cache *C, const struct sl_call *c)
 	return hit || (C->read_only && annotated_read_only(c->up, c->tool));
 }
 
-/* Lengths first, so no choice of names can make two keys the same text. */
+/* Lengths first, so no choice of names can make two keys the same text.
+ * A perUser server answers each caller with that caller's own rights: the
+ * caller's user key is part of the key, so one's answer is never
+ * another's. */
 static void make_key(struct sl_call *c, char out[65])
 {
 	size_t n;
-	char *canon = sl_json_canonical(c->args, &n);
-	char *text = sl_printf("%zu:%s\n%zu:%s\n%s", strlen(c->up->name), c->up->name,
-			       strlen(c->tool), c->tool, canon);
+	char user[65] = "";
+	char *canon = sl_json_canonical(c->args, &n), *text;
+
+	if (c->up->cfg->oauth.per_user && c->session &&
+	    !sl_upstream_user_key(c->session->caller, user))
+		user[0] = '\0';
+	text = sl_printf("%zu:%s\n%zu:%s\n%s\n%s", strlen(c->up->name), c->up->name,
+			 strlen(c->tool), c->tool, user, canon);
 	sl_sha256_hex(text, strlen(text), out);
 	free(text);
 	free(canon);

@@ -35,6 +35,7 @@
 #include "core/log.h"
 #include "event/handles.h"
 #include "gateway/gateway.h"
+#include "oauth/subject.h"
 #include "oauth/weblogin.h"
 #include "proto/mcp.h"
 #include "transport/tls.h"
@@ -2525,6 +2526,8 @@ static enum check check_credential(struct sl_http *h, struct MHD_Connection *c, 
 		return REFUSED;
 	r->who = through_profile(who, r->profile);
 	r->unchecked = false;
+	/* Token exchange needs the caller's own token (oauth/subject.h). */
+	sl_oauth_subject_note(r->who, header(c, "Authorization"));
 	return CHECKED;
 }
 

@@ -49,4 +49,17 @@ void sl_upstream_link_lost(struct sl_upstream *u, const char *why);
 
 unsigned sl_link_next_gen(void);
 
+/* sl_upstream_new for a user link (user: its key, which its OAuth client
+ * stores under); NULL user: a server. */
+struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_config *cfg,
+				     const struct sl_config *gcfg, const struct sl_upstream_ops *ops,
+				     void *ctx, const char *user);
+
+/* A server's user links (users.c) follow it: stopped, freed and
+ * reconfigured with it. */
+void sl_upstream_users_stop(struct sl_upstream *u);
+bool sl_upstream_users_stopped(const struct sl_upstream *u);
+void sl_upstream_users_free(struct sl_upstream *u);
+void sl_upstream_users_reconfigure(struct sl_upstream *u);
+
 #endif

@@ -37,6 +37,7 @@ struct sl_ureq {
 	/* 2026-07-28 only: the params as sent, to retry with the client's
 	 * input when the server answers input_required (MRTR). */
 	yyjson_mut_doc *sent;
+	yyjson_mut_doc *held;   /* a user link's request kept until it is up: its params */
 	struct mrtr *mrtr;
 	unsigned rounds;        /* input_required answers so far */
 	bool items;             /* a list fetch: its callback gates each item itself */
@@ -87,6 +88,7 @@ static void lose_link(struct sl_upstream *u, const char *why);
 static void fetch_list(struct sl_upstream *u, enum list_kind k);
 static void fetch_lists(struct sl_upstream *u);
 static void listen_open(struct sl_upstream *u);
+static void user_login_message(struct sl_upstream *u);
 
 static struct sl_item_list *list_of(struct sl_upstream *u, enum list_kind k)
 {
@@ -163,6 +165,7 @@ static void ureq_free(struct sl_ureq *r)
 	struct sl_upstream *u = r->u;
 	mrtr_free(r->mrtr);
 	yyjson_mut_doc_free(r->sent);
+	yyjson_mut_doc_free(r->held);
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -208,6 +211,12 @@ static void on_ureq_timeout(uv_timer_t *t)
 	char why[256];
 	uint64_t ms = uv_timer_get_repeat(t);
 
+	if (r->held) {
+		snprintf(why, sizeof(why), "server '%s': %s's link to it did not come up within %llu ms",
+			 u->name, u->user_name, (unsigned long long)ms);
+		ureq_fail(r, why);
+		return;
+	}
 	snprintf(why, sizeof(why), "server '%s' did not answer %s within %llu ms", u->name,
 		 r->method, (unsigned long long)ms);
 	send_cancel(u, r->id, "timed out");
@@ -242,38 +251,17 @@ static void add_modern_meta(struct sl_upstream *u, yyjson_mut_doc *d, yyjson_mut
 	yyjson_mut_obj_add_val(d, meta, SL_MCP_META_CLIENT, info);
 }
 
-struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
-				    yyjson_mut_doc *d, yyjson_mut_val *params,
-				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
-				    void *ctx, struct sl_err *err)
+/* Sends r (its params in d, which gets the envelope): progress token,
+ * the 2026-07-28 meta, then the line. False with err set if the server is
+ * not reading. */
+static bool transmit(struct sl_upstream *u, struct sl_ureq *r, yyjson_mut_doc *d,
+		     yyjson_mut_val *params, struct sl_err *err)
 {
-	struct sl_ureq *r;
 	yyjson_mut_val *env, *meta;
 	size_t len;
 	char *line;
-	bool handshake = strcmp(method, "initialize") == 0 || u->state == SL_UP_STARTING;
 
-	if (!u->link || (u->state != SL_UP_READY && !handshake)) {
-		if (u->state == SL_UP_BACKOFF || u->state == SL_UP_STARTING)
-			sl_err_set(err, "server '%s' is restarting (last error: %s)", u->name,
-				   u->error ? u->error : "none");
-		else if (u->state == SL_UP_NEEDS_LOGIN)
-			sl_err_set(err, "server '%s' %s", u->name, u->error);
-		else
-			sl_err_set(err, "server '%s' is not available (%s%s%s)", u->name,
-				   sl_upstream_state_name(u->state), u->error ? ": " : "",
-				   u->error ? u->error : "");
-		return NULL;
-	}
-	r = sl_alloc(sizeof(*r));
-	r->u = u;
-	r->id = u->next_id++;
-	r->method = method;
-	r->cb = cb;
-	r->progress = progress;
-	r->ctx = ctx;
-
-	if (progress) {
+	if (r->progress) {
 		meta = yyjson_mut_obj_get(params, "_meta");
 		if (!yyjson_mut_is_obj(meta)) {
 			yyjson_mut_obj_remove_key(params, "_meta");
@@ -288,15 +276,29 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 		r->sent = yyjson_mut_doc_new(NULL);
 		yyjson_mut_doc_set_root(r->sent, yyjson_mut_val_mut_copy(r->sent, params));
 	}
-	env = sl_rpc_envelope(d, yyjson_mut_sint(d, r->id), method);
+	env = sl_rpc_envelope(d, yyjson_mut_sint(d, r->id), r->method);
 	yyjson_mut_obj_add_val(d, env, "params", params);
 	line = sl_json_write_line(d, &len);
 	if (!send_line(u, line, len)) {
 		sl_err_set(err, "server '%s' is not reading its input", u->name);
 		yyjson_mut_doc_free(r->sent);
-		free(r);
-		return NULL;
+		r->sent = NULL;
+		return false;
 	}
+	return true;
+}
+
+static struct sl_ureq *ureq_new(struct sl_upstream *u, const char *method, uint64_t timeout_ms,
+				sl_reply_fn cb, sl_progress_fn progress, void *ctx)
+{
+	struct sl_ureq *r = sl_alloc(sizeof(*r));
+
+	r->u = u;
+	r->id = u->next_id++;
+	r->method = method;
+	r->cb = cb;
+	r->progress = progress;
+	r->ctx = ctx;
 	r->next = u->pending;
 	if (u->pending)
 		u->pending->prev = r;
@@ -309,9 +311,121 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 	return r;
 }
 
-void sl_upstream_cancel(struct sl_upstream *u, struct sl_ureq *r, const char *reason)
+static void unavailable(const struct sl_upstream *u, struct sl_err *err)
 {
-	send_cancel(u, r->id, reason);
+	if (u->state == SL_UP_BACKOFF || u->state == SL_UP_STARTING)
+		sl_err_set(err, "server '%s' is restarting (last error: %s)", u->name,
+			   u->error ? u->error : "none");
+	else if (u->state == SL_UP_NEEDS_LOGIN)
+		sl_err_set(err, "server '%s' %s", u->name, u->error);
+	else
+		sl_err_set(err, "server '%s' is not available (%s%s%s)", u->name,
+			   sl_upstream_state_name(u->state), u->error ? ": " : "",
+			   u->error ? u->error : "");
+}
+
+/* The upstream's own requests, and those of a link that is up. */
+static struct sl_ureq *request(struct sl_upstream *u, const char *method, yyjson_mut_doc *d,
+			       yyjson_mut_val *params, uint64_t timeout_ms, sl_reply_fn cb,
+			       sl_progress_fn progress, void *ctx, struct sl_err *err)
+{
+	struct sl_ureq *r;
+	bool handshake = strcmp(method, "initialize") == 0 || u->state == SL_UP_STARTING;
+
+	if (!u->link || (u->state != SL_UP_READY && !handshake)) {
+		unavailable(u, err);
+		return NULL;
+	}
+	r = ureq_new(u, method, timeout_ms, cb, progress, ctx);
+	if (!transmit(u, r, d, params, err)) {
+		r->cb = NULL;
+		ureq_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* A user link that is connecting keeps the request (a copy of its params)
+ * until it is up, within sluice.oauth.maxHeldRequests and the request's
+ * own deadline; a closed one is opened. */
+static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mut_val *params,
+			    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress, void *ctx,
+			    struct sl_err *err)
+{
+	struct sl_ureq *r;
+	size_t n = 0;
+
+	if (u->state == SL_UP_IDLE)
+		start_link(u);
+	else if (u->state == SL_UP_NEEDS_LOGIN)
+		user_login_message(u);
+	if (u->state != SL_UP_STARTING) {
+		unavailable(u, err);
+		return NULL;
+	}
+	for (r = u->pending; r; r = r->next)
+		n += r->held != NULL;
+	if (n >= u->gcfg->oauth.max_held) {
+		sl_err_set(err, "server '%s': too many requests (%zu) waiting for %s's link to it",
+			   u->name, n, u->user_name);
+		return NULL;
+	}
+	r = ureq_new(u, method, timeout_ms, cb, progress, ctx);
+	r->held = yyjson_mut_doc_new(NULL);
+	yyjson_mut_doc_set_root(r->held, yyjson_mut_val_mut_copy(r->held, params));
+	return r;
+}
+
+/* A user link is up: what it held goes out, in the order it came. */
+static void send_held(struct sl_upstream *u)
+{
+	struct sl_ureq *r, *last = NULL;
+	struct sl_err err;
+
+	for (r = u->pending; r; r = r->next)
+		last = r;
+	while (last) {
+		struct sl_ureq *prev = last->prev;
+		if (last->held) {
+			yyjson_mut_doc *d = last->held;
+			last->held = NULL;
+			if (!transmit(u, last, d, yyjson_mut_doc_get_root(d), &err))
+				ureq_fail(last, err.msg);
+			yyjson_mut_doc_free(d);
+		}
+		last = prev;
+	}
+}
+
+static void fail_held(struct sl_upstream *u, const char *why)
+{
+	struct sl_ureq *r = u->pending;
+
+	while (r) {
+		struct sl_ureq *next = r->next;
+		if (r->held)
+			ureq_fail(r, why);
+		r = next;
+	}
+}
+
+struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
+				    yyjson_mut_doc *d, yyjson_mut_val *params,
+				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
+				    void *ctx, struct sl_err *err)
+{
+	if (u->parent) {
+		u->used_ms = sl_now_ms();
+		if (u->state != SL_UP_READY)
+			return hold(u, method, params, timeout_ms, cb, progress, ctx, err);
+	}
+	return request(u, method, d, params, timeout_ms, cb, progress, ctx, err);
+}
+
+void sl_upstream_cancel(struct sl_ureq *r, const char *reason)
+{
+	if (!r->held)
+		send_cancel(r->u, r->id, reason);
 	ureq_free(r);
 }
 
@@ -385,12 +499,27 @@ void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const c
 
 static void on_timer(uv_timer_t *t);
 
+/* The upstream is not up: a server tells its owner; a user link fails
+ * what it held (its server's state is the owner's concern, not its own). */
+static void report_down(struct sl_upstream *u)
+{
+	char *msg;
+
+	if (!u->parent) {
+		u->ops->down(u->ctx, u);
+		return;
+	}
+	msg = sl_printf("server '%s' %s", u->name, u->error ? u->error : "is not up");
+	fail_held(u, msg);
+	free(msg);
+}
+
 static void fail_all(struct sl_upstream *u, const char *why)
 {
-	char msg[512];
-	snprintf(msg, sizeof(msg), "server '%s' %s", u->name, why);
+	char *msg = sl_printf("server '%s' %s", u->name, why);
 	while (u->pending)
 		ureq_fail(u->pending, msg);
+	free(msg);
 }
 
 static void on_login_file(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
@@ -416,18 +545,44 @@ static void on_login_file(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
 	start_link(u);
 }
 
+/* A user link's login is the user's own, through the gateway: its error,
+ * which a model and a person read, says where (a link for this user
+ * alone; asked again each time, since a pending login expires). */
+static void user_login_message(struct sl_upstream *u)
+{
+	struct sl_upstream *s = u->parent;
+	char *msg;
+
+	free(u->login_url);
+	u->login_url = s->ops->login_url ? s->ops->login_url(s->ctx, u) : NULL;
+	msg = u->login_url ?
+		sl_printf("needs its caller's own login: open %s (a link for %s alone, valid for 10 "
+			  "minutes), then call again", u->login_url, u->user_name) :
+		sl_printf("needs its caller's own login (for %s), and this gateway has nowhere to "
+			  "receive it (no sluice.http.publicUrl): ask its operator", u->user_name);
+	set_error(u, msg);
+	free(msg);
+}
+
 /* Nothing works until a person logs in: no restarts (each would be refused
  * the same way); the record's file is watched instead, and the link starts
  * again when a login saves a token there. Logged once, not per attempt. */
 static void needs_login(struct sl_upstream *u, const char *why)
 {
-	set_error(u, why);
-	if (!u->login_logged)
-		sl_log(SL_LOG_WARN, "server '%s' %s", u->name, why);
+	if (u->parent) {
+		user_login_message(u);
+		if (!u->login_logged)
+			sl_log(SL_LOG_INFO, "server '%s': %s has no login of its own yet", u->name,
+			       u->user_name);
+	} else {
+		if (!u->login_logged)
+			sl_log(SL_LOG_WARN, "server '%s' %s", u->name, why);
+		set_error(u, why);
+	}
 	u->login_logged = true;
 	u->state = SL_UP_NEEDS_LOGIN;
 	uv_fs_poll_start(&u->login_watch, on_login_file, sl_oauth_client_path(u->oauth), LOGIN_POLL_MS);
-	u->ops->down(u->ctx, u);
+	report_down(u);
 }
 
 /* The process is gone (or being given up on): fail its calls, then either
@@ -436,20 +591,31 @@ static void lose_link(struct sl_upstream *u, const char *why)
 {
 	struct sl_link *l = u->link;
 	bool was_ready = u->state == SL_UP_READY;
+	bool login = u->state != SL_UP_FAILED && u->state != SL_UP_STOPPING && u->oauth &&
+		     sl_oauth_client_needs_login(u->oauth);
 
 	if (!l)
 		return;
 	u->link = NULL;
 	l->ops->detach(l);
+	if (login && u->parent) {
+		/* Its calls fail with where its user logs in, not with the
+		 * operator's command. */
+		uv_timer_stop(&u->timer);
+		needs_login(u, why);
+		fail_all(u, u->error);
+		return;
+	}
 	fail_all(u, why);
 	uv_timer_stop(&u->timer);
 	if (u->state == SL_UP_FAILED)
 		return; /* the end of the link fail_final stopped */
 	if (u->state == SL_UP_STOPPING) {
-		u->state = SL_UP_STOPPED;
+		u->state = u->idling ? SL_UP_IDLE : SL_UP_STOPPED;
+		u->idling = false;
 		return;
 	}
-	if (u->oauth && sl_oauth_client_needs_login(u->oauth)) {
+	if (login) {
 		needs_login(u, why);
 		return;
 	}
@@ -463,7 +629,7 @@ static void lose_link(struct sl_upstream *u, const char *why)
 	u->backoff_ms *= 2;
 	if (u->backoff_ms > u->gcfg->restart_max_backoff_ms)
 		u->backoff_ms = u->gcfg->restart_max_backoff_ms;
-	u->ops->down(u->ctx, u);
+	report_down(u);
 }
 
 /* A server no restart would help (it speaks no version sluice does):
@@ -478,7 +644,7 @@ static void fail_final(struct sl_upstream *u, const char *why)
 	fail_all(u, why);
 	if (u->link)
 		u->link->ops->stop(u->link);
-	u->ops->down(u->ctx, u);
+	report_down(u);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -530,6 +696,15 @@ static void become_ready(struct sl_upstream *u)
 	}
 	if (u->state != SL_UP_READY)
 		return;
+	if (u->parent) {
+		free(u->login_url);
+		u->login_url = NULL;
+		if (first)
+			sl_log(SL_LOG_DEBUG, "server '%s': %s's own link is up (%s)", u->name,
+			       u->user_name, u->protocol_version ? u->protocol_version : "?");
+		send_held(u);
+		return;
+	}
 	scope_wait(u);
 	u->tools_held = 0;
 	u->ops->ready(u->ctx, u); /* counts the tools pinning holds back */
@@ -667,7 +842,7 @@ static void fetch_page(struct list_fetch *f, yyjson_val *cursor)
 	yyjson_mut_doc_set_root(d, params);
 	if (cursor)
 		yyjson_mut_obj_add_val(d, params, "cursor", yyjson_val_mut_copy(d, cursor));
-	r = sl_upstream_request(u, lists[f->kind].method, d, params, u->gcfg->call_timeout_ms,
+	r = request(u, lists[f->kind].method, d, params, u->gcfg->call_timeout_ms,
 				on_list_page, NULL, f, &err);
 	if (r) {
 		r->items = true;
@@ -694,6 +869,10 @@ static void fetch_list(struct sl_upstream *u, enum list_kind k)
 
 static void fetch_lists(struct sl_upstream *u)
 {
+	if (u->parent) { /* its server's lists make the catalog */
+		become_ready(u);
+		return;
+	}
 	u->lists_loading++; /* hold: no ready before every fetch is issued */
 	for (int k = 0; k < LIST_N; k++)
 		if (sl_upstream_has_cap(u, lists[k].cap))
@@ -728,7 +907,7 @@ static void send_initialize(struct sl_upstream *u)
 	yyjson_mut_obj_add_str(d, info, "name", "sluice");
 	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
 	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
-	if (!sl_upstream_request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
+	if (!request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
 				 on_initialized, NULL, u, &err))
 		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
@@ -862,7 +1041,7 @@ static void start_link(struct sl_upstream *u)
 		uv_timer_start(&u->timer, on_timer, u->backoff_ms, 0);
 		u->backoff_ms = u->backoff_ms * 2 > u->gcfg->restart_max_backoff_ms ?
 				u->gcfg->restart_max_backoff_ms : u->backoff_ms * 2;
-		u->ops->down(u->ctx, u);
+		report_down(u);
 		return;
 	}
 	uv_timer_start(&u->timer, on_timer, u->gcfg->startup_timeout_ms, 0);
@@ -871,7 +1050,7 @@ static void start_link(struct sl_upstream *u)
 	params = yyjson_mut_obj(d);
 	yyjson_mut_doc_set_root(d, params);
 	add_modern_meta(u, d, params);
-	if (!sl_upstream_request(u, "server/discover", d, params, probe_timeout(u), on_discovered,
+	if (!request(u, "server/discover", d, params, probe_timeout(u), on_discovered,
 				 NULL, u, &err))
 		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
@@ -889,9 +1068,9 @@ static bool wants_oauth(const struct sl_server_config *cfg)
 	return true;
 }
 
-struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
-				    const struct sl_config *gcfg,
-				    const struct sl_upstream_ops *ops, void *ctx)
+struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_config *cfg,
+				     const struct sl_config *gcfg, const struct sl_upstream_ops *ops,
+				     void *ctx, const char *user)
 {
 	struct sl_upstream *u = sl_alloc(sizeof(*u));
 	u->name = sl_strdup(cfg->name);
@@ -911,9 +1090,12 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 	u->listen_backoff_ms = BACKOFF_MIN_MS;
 	uv_fs_poll_init(loop, &u->login_watch);
 	u->login_watch.data = u;
+	uv_timer_init(loop, &u->idle_timer);
+	u->idle_timer.data = u;
 	if (wants_oauth(cfg))
-		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, "");
+		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, user ? user : "");
 	sl_map_init(&u->watched);
+	sl_map_init(&u->users);
 	u->caps_doc = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
 	if (cfg->disabled) {
@@ -924,6 +1106,13 @@ struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_conf
 		set_error(u, cfg->error);
 	}
 	return u;
+}
+
+struct sl_upstream *sl_upstream_new(uv_loop_t *loop, const struct sl_server_config *cfg,
+				    const struct sl_config *gcfg,
+				    const struct sl_upstream_ops *ops, void *ctx)
+{
+	return sl_upstream_make(loop, cfg, gcfg, ops, ctx, NULL);
 }
 
 void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
@@ -945,12 +1134,13 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 
 void sl_upstream_stop(struct sl_upstream *u)
 {
+	sl_upstream_users_stop(u);
 	uv_timer_stop(&u->listen_timer);
 	uv_fs_poll_stop(&u->login_watch);
 	if (u->listen && u->link && (u->state == SL_UP_READY || u->state == SL_UP_STARTING)) {
 		struct sl_ureq *l = u->listen;
 		u->listen = NULL;
-		sl_upstream_cancel(u, l, "the gateway is stopping");
+		sl_upstream_cancel(l, "the gateway is stopping");
 	}
 	switch (u->state) {
 	case SL_UP_STOPPING:
@@ -975,7 +1165,7 @@ void sl_upstream_stop(struct sl_upstream *u)
 
 bool sl_upstream_stopped(const struct sl_upstream *u)
 {
-	return u->state == SL_UP_STOPPED;
+	return u->state == SL_UP_STOPPED && sl_upstream_users_stopped(u);
 }
 
 static void on_upstream_timer_closed(uv_handle_t *h)
@@ -988,6 +1178,10 @@ static void on_upstream_timer_closed(uv_handle_t *h)
 	yyjson_doc_free(u->init_doc);
 	yyjson_mut_doc_free(u->caps_doc);
 	sl_map_dispose(&u->watched);
+	sl_map_dispose(&u->users);
+	free(u->user);
+	free(u->user_name);
+	free(u->login_url);
 	free(u->error);
 	free(u->name);
 	sl_config_unref(u->gcfg);
@@ -1003,6 +1197,7 @@ void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_confi
 	sl_config_unref(u->gcfg);
 	u->cfg = cfg;
 	u->gcfg = gcfg;
+	sl_upstream_users_reconfigure(u);
 	/* Switched to client credentials: no person needed any more. */
 	if (u->state == SL_UP_NEEDS_LOGIN && !sl_oauth_client_needs_login(u->oauth)) {
 		uv_fs_poll_stop(&u->login_watch);
@@ -1012,6 +1207,7 @@ void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_confi
 
 void sl_upstream_free(struct sl_upstream *u)
 {
+	sl_upstream_users_free(u);
 	if (u->link)
 		u->link->ops->detach(u->link);
 	u->link = NULL;
@@ -1021,7 +1217,8 @@ void sl_upstream_free(struct sl_upstream *u)
 	/* After the link: it forgets what it had waiting on the client. */
 	sl_oauth_client_free(u->oauth);
 	u->oauth = NULL;
-	u->handles = 4;
+	u->handles = 5;
+	uv_close((uv_handle_t *)&u->idle_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->login_watch, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->notes_timer, on_upstream_timer_closed);
@@ -1082,6 +1279,8 @@ static void add_watched(const char *key, void *value, void *ctx)
  * clients watch. */
 static void listen_open(struct sl_upstream *u)
 {
+	if (u->parent)
+		return; /* its server listens for the lists */
 	bool tools = cap_flag(u, "tools", "listChanged"), prompts = cap_flag(u, "prompts", "listChanged");
 	bool resources = cap_flag(u, "resources", "listChanged");
 	bool subs = cap_flag(u, "resources", "subscribe") && u->watched.live;
@@ -1109,7 +1308,7 @@ static void listen_open(struct sl_upstream *u)
 		yyjson_mut_obj_add_val(d, f, "resourceSubscriptions", a.arr);
 	}
 	yyjson_mut_obj_add_val(d, params, "notifications", f);
-	u->listen = sl_upstream_request(u, SL_MCP_LISTEN, d, params, 0, on_listen_reply, NULL, u, &err);
+	u->listen = request(u, SL_MCP_LISTEN, d, params, 0, on_listen_reply, NULL, u, &err);
 	yyjson_mut_doc_free(d);
 	if (!u->listen) {
 		sl_log(SL_LOG_DEBUG, "%s", err.msg);
@@ -1129,7 +1328,7 @@ void sl_upstream_watch(struct sl_upstream *u, const char *uri, bool on)
 	if (u->listen) {
 		struct sl_ureq *l = u->listen;
 		u->listen = NULL;
-		sl_upstream_cancel(u, l, "its resource subscriptions changed");
+		sl_upstream_cancel(l, "its resource subscriptions changed");
 	}
 	if (!uv_is_active((uv_handle_t *)&u->listen_timer))
 		listen_open(u);

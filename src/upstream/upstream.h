@@ -31,6 +31,7 @@
 struct sl_upstream;
 struct sl_ureq;
 struct sl_oauth_client;
+struct sl_caller;
 
 enum sl_upstream_state {
 	SL_UP_IDLE,     /* not started yet */
@@ -60,6 +61,10 @@ struct sl_upstream_ops {
 	/* A server-to-client request (elicitation/create, sampling/createMessage,
 	 * roots/list, ping). Answer with sl_upstream_respond. m is borrowed. */
 	void (*request)(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+	/* A user link (link->parent is the server) needs its user's login: where
+	 * that user logs in (malloc'd), or NULL when nowhere (the gateway has no
+	 * public URL). May be NULL. */
+	char *(*login_url)(void *ctx, struct sl_upstream *link);
 };
 
 enum sl_reply_kind {
@@ -141,7 +146,46 @@ struct sl_upstream {
 	 * ready with the rest, error says which command to run, and a login
 	 * saved meanwhile fetches every list again. */
 	unsigned scope_refused;
+
+	/* Per-user delegation (oauth.perUser; upstream/users.c): each caller
+	 * with an identity reaches the server through a user link of its own,
+	 * an upstream whose parent is the server's, carrying that caller's
+	 * tokens. A user link fetches no lists (the server's make the
+	 * catalog), reports through its server's ops with itself as u, holds
+	 * requests while it connects, and closes when idle. User links live
+	 * as long as their server: what a session holds on to (an answer to a
+	 * server request) stays valid. */
+	struct sl_upstream *parent; /* a user link's server; NULL for a server */
+	char *user;              /* a user link's key (its store user); NULL for a server */
+	char *user_name;         /* a user link's caller, for messages */
+	char *login_url;         /* a user link that needs login: where its user logs in */
+	uint64_t used_ms;        /* a user link's last request */
+	bool idling;             /* a user link stopping for idleness: IDLE afterwards */
+	struct sl_map users;     /* a server's user links, by user key */
+	size_t nusers;
+	uv_timer_t idle_timer;   /* a server's: closes idle user links */
 };
+
+/* The link that serves caller's requests to server u: u itself, unless
+ * its entry says oauth.perUser and the caller has an identity; then that
+ * caller's own link, made on first use (and opened if closed). NULL, with
+ * err set, when the server has sluice.oauth.maxUsers links already. */
+struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_caller *caller,
+				    struct sl_err *err);
+/* The server a link belongs to (u itself for a server). */
+struct sl_upstream *sl_upstream_server(struct sl_upstream *u);
+/* A user link that needs its user's login: where to log in; else NULL. */
+const char *sl_upstream_login_url(const struct sl_upstream *u);
+/* How many of server u's user links are open, and how many wait for their
+ * user's login (u->nusers in all). */
+void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login);
+/* A login for user (a user key) to server u was saved: that user's link
+ * connects at once instead of at its next look at the store. */
+void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user);
+/* The user key of a caller (its store user, its user link's key): the
+ * SHA-256 (hex) of its issuer and subject, whatever profile it came
+ * through. False for a caller with no subject. */
+bool sl_upstream_user_key(const struct sl_caller *caller, char out[65]);
 
 /* True when the server's tools are missing until a person logs in (needs
  * login, or its tools/list refused for a scope): an unknown tool under its
@@ -176,8 +220,9 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 				    void *ctx, struct sl_err *err);
 /* Sends a notification with empty params. */
 void sl_upstream_notify(struct sl_upstream *u, const char *method);
-/* Forgets r (cb will not run) and tells the server with notifications/cancelled. */
-void sl_upstream_cancel(struct sl_upstream *u, struct sl_ureq *r, const char *reason);
+/* Forgets r (cb will not run) and tells the server with notifications/cancelled
+ * (through the link r was sent on). */
+void sl_upstream_cancel(struct sl_ureq *r, const char *reason);
 
 /* Answers a server-to-client request with a result or an error object
  * (exactly one non-NULL). gen is u's process generation when the request

@@ -105,7 +105,12 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		snprintf(body, sizeof(body), "{}");
 		snprintf(extra, sizeof(extra), "WWW-Authenticate: Bearer scope=\"mcp:basic\", "
 			 "resource_metadata=\"http://127.0.0.1:%d/prm\"\r\n", s->port);
+	} else if (!strncmp(k->buf, "POST /token ", 12) && s->token_error) {
+		snprintf(s->token_body, sizeof(s->token_body), "%s", end + 4);
+		status = "400 Bad Request";
+		snprintf(body, sizeof(body), "{\"error\":\"%s\"}", s->token_error);
 	} else if (!strncmp(k->buf, "POST /token ", 12)) {
+		snprintf(s->token_body, sizeof(s->token_body), "%s", end + 4);
 		/* RFC 6749 5.1: a token answer that names no scope. */
 		snprintf(body, sizeof(body), "{\"access_token\":\"t2\",\"token_type\":\"Bearer\","
 			 "\"expires_in\":3600}");

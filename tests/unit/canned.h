@@ -29,6 +29,8 @@ struct canned {
 	bool ok;
 	char *why;
 	char *scope;
+	char token_body[2048];   /* the last POST /token's form */
+	const char *token_error; /* set: /token answers 400 with this OAuth error */
 };
 
 /* Listens on 127.0.0.1 (a port the system picks: s->port) on loop. Close

@@ -30,6 +30,7 @@ static const char TOOLS[] =
 
 struct cup {
 	struct sl_upstream u;
+	struct sl_server_config cfg;
 	yyjson_doc *doc;
 	yyjson_val *items[4];
 };
@@ -40,6 +41,8 @@ static void cup_init(struct cup *f, const char *name)
 	size_t i, n;
 	memset(f, 0, sizeof(*f));
 	f->u.name = (char *)name;
+	f->cfg.name = (char *)name;
+	f->u.cfg = &f->cfg;
 	f->doc = yyjson_read(TOOLS, strlen(TOOLS), 0);
 	a = yyjson_doc_get_root(f->doc);
 	yyjson_arr_foreach(a, i, n, it) f->items[f->u.tools.n++] = it;

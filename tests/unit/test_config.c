@@ -283,6 +283,32 @@ TEST(config_remote_servers)
 		    "must be strings");
 }
 
+/* oauth.tokenExchange exchanges each caller's own token (perUser) with a
+ * client the authorization server knows (a pre-registered one). */
+TEST(config_token_exchange)
+{
+	struct sl_config *c;
+
+	c = parse("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"oauth\":{\"perUser\":true,"
+		  "\"tokenExchange\":true,\"clientId\":\"c\",\"clientSecret\":\"s\"}},"
+		  "\"d\":{\"url\":\"http://y\",\"oauth\":{\"perUser\":true}}}}");
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->servers[0].oauth.token_exchange);
+	CHECK(!c->servers[1].oauth.token_exchange); /* the default */
+	sl_config_unref(c);
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"oauth\":{\"tokenExchange\":true,"
+		    "\"clientId\":\"c\",\"clientSecret\":\"s\"}}}}", "mcpServers.r", "needs \"perUser\"");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"oauth\":{\"perUser\":true,"
+		    "\"tokenExchange\":true}}}}", "mcpServers.r", "needs \"clientId\"");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"oauth\":{\"perUser\":true,"
+		    "\"tokenExchange\":true,\"clientId\":\"c\"}}}}", "mcpServers.r",
+		    "registered beforehand");
+	parse_fails("{\"mcpServers\":{\"r\":{\"url\":\"http://x\",\"oauth\":{\"perUser\":true,"
+		    "\"tokenExchange\":1}}}}", "tokenExchange", NULL);
+}
+
 TEST(config_duplicate_server_names)
 {
 	parse_fails("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "a",

@@ -6,6 +6,8 @@
 #include "core/fetch.h"
 #include "oauth/client.h"
 #include "oauth/oauth.h"
+#include "oauth/subject.h"
+#include "upstream/upstream.h"
 #include "proto/mcp.h"
 #include "unit.h"
 #include "canned.h"
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int parse(const char *h, struct sl_oauth_challenge *c)
 {
@@ -411,6 +414,246 @@ TEST(oauth_token_answer_without_scope_grants_the_scope_asked)
 	CHECK(mkdtemp(dir) != NULL);
 	setenv("XDG_STATE_HOME", dir, 1);
 	run_canned(&ref, go_refresh);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+	unsetenv("XDG_STATE_HOME");
+}
+
+/* ---- token exchange (RFC 8693) ------------------------------------------------------------- */
+
+static void go_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
+{
+	char ep[64];
+	struct sl_oauth_server srv = { .token_endpoint = ep, .resource = "http://up.example/mcp" };
+	struct sl_oauth_registration reg = { .client_id = "c1", .client_secret = "s1",
+					     .auth_method = "client_secret_post" };
+	struct sl_oauth_grant g = { .kind = SL_OAUTH_TOKEN_EXCHANGE, .subject_token = "subj.jwt",
+				    .scope = "mcp:tools" };
+
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/token", s->port);
+	sl_oauth_token(f, &srv, &reg, &g, on_canned_token, s);
+}
+
+/* RFC 8693 2.1: the grant type, the subject token and its type (an access
+ * token when none is named), the resource and scope, and the client's own
+ * authentication as configured. */
+TEST(oauth_token_exchange_request_body)
+{
+	struct canned s = { 0 };
+
+	run_canned(&s, go_exchange);
+	CHECK(s.ok);
+	CHECK_STR(s.token_body, "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
+				"&subject_token=subj.jwt"
+				"&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token"
+				"&requested_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token"
+				"&scope=mcp%3Atools&resource=http%3A%2F%2Fup.example%2Fmcp"
+				"&client_id=c1&client_secret=s1");
+	free(s.scope);
+}
+
+static struct sl_caller *caller_of(const char *method, const char *sub, uint64_t expires_ms)
+{
+	struct sl_caller *who = sl_caller_new(method);
+
+	sl_caller_set_subject(who, !strcmp(method, "token") ? NULL : "https://as.example", sub);
+	who->expires_ms = expires_ms;
+	return who;
+}
+
+static uint64_t wall_ms(void)
+{
+	return (uint64_t)time(NULL) * 1000u;
+}
+
+/* The holder: only with a tokenExchange server, only JWT and introspection
+ * callers, the newest token per user, expired ones never given, a bound
+ * with the oldest dropped, and all dropped when switched off. */
+TEST(oauth_subject_tokens_held_and_bounded)
+{
+	static const char on[] = "{\"mcpServers\":{\"x\":{\"url\":\"http://x/mcp\",\"oauth\":{"
+				 "\"perUser\":true,\"tokenExchange\":true,\"clientId\":\"c\","
+				 "\"clientSecret\":\"s\"}}}}";
+	static const char off[] = "{\"mcpServers\":{\"x\":{\"url\":\"http://x/mcp\"}}}";
+	struct sl_config *c_on, *c_off;
+	struct sl_caller *a = caller_of("jwt", "alice", wall_ms() + 3600000),
+			 *i = caller_of("introspection", "ivy", 0),
+			 *t = caller_of("token", "tom", 0),
+			 *old = caller_of("jwt", "olga", wall_ms() - 1000);
+	char ka[65], ki[65], kt[65], ko[65], *got;
+	struct sl_err err;
+
+	CHECK_INT(sl_config_parse("t.json", on, sizeof(on) - 1, &c_on, &err), SL_OK);
+	CHECK_INT(sl_config_parse("t.json", off, sizeof(off) - 1, &c_off, &err), SL_OK);
+	CHECK(sl_upstream_user_key(a, ka) && sl_upstream_user_key(i, ki) &&
+	      sl_upstream_user_key(t, kt) && sl_upstream_user_key(old, ko));
+
+	sl_oauth_subjects_configure(c_off);
+	sl_oauth_subject_note(a, "Bearer a1");
+	CHECK_INT(sl_oauth_subjects_count(), 0);          /* no tokenExchange server */
+
+	sl_oauth_subjects_configure(c_on);
+	sl_oauth_subject_note(a, "Bearer a1");
+	sl_oauth_subject_note(a, "bearer   a2");          /* the newest replaces */
+	sl_oauth_subject_note(i, "Bearer i1");
+	sl_oauth_subject_note(t, "Bearer static");        /* a static token: never */
+	sl_oauth_subject_note(old, "Bearer o1");
+	sl_oauth_subject_note(a, NULL);
+	CHECK_INT(sl_oauth_subjects_count(), 3);
+	got = sl_oauth_subject_get(ka, "https://as.example");
+	CHECK_STR(got, "a2");
+	sl_oauth_subject_free(got);
+	CHECK(!sl_oauth_subject_get(ka, "https://evil.example")); /* only to its issuer */
+	CHECK(!sl_oauth_subject_get(ka, NULL));
+	got = sl_oauth_subject_get(ki, "https://as.example");
+	CHECK_STR(got, "i1");
+	sl_oauth_subject_free(got);
+	CHECK(!sl_oauth_subject_get(kt, "https://as.example"));
+	CHECK(!sl_oauth_subject_held(ko));                /* expired */
+	CHECK(!sl_oauth_subject_get(ko, "https://as.example"));
+	CHECK_INT(sl_oauth_subjects_count(), 2);          /* and dropped */
+
+	/* The bound: alice is the oldest once ivy is noted again, and the
+	 * 4096th newer user drops her. */
+	sl_oauth_subject_note(i, "Bearer i2");
+	for (int n = 0; n < SL_OAUTH_SUBJECTS_MAX - 1; n++) {
+		char sub[16];
+		struct sl_caller *u;
+		snprintf(sub, sizeof(sub), "u%d", n);
+		u = caller_of("jwt", sub, 0);
+		sl_oauth_subject_note(u, "Bearer u");
+		sl_caller_unref(u);
+	}
+	CHECK_INT(sl_oauth_subjects_count(), SL_OAUTH_SUBJECTS_MAX);
+	CHECK(!sl_oauth_subject_held(ka));
+	CHECK(sl_oauth_subject_held(ki));
+
+	sl_oauth_subjects_configure(NULL);
+	CHECK_INT(sl_oauth_subjects_count(), 0);
+	CHECK(!sl_oauth_subject_held(ki));
+	sl_caller_unref(a);
+	sl_caller_unref(i);
+	sl_caller_unref(t);
+	sl_caller_unref(old);
+	sl_config_unref(c_on);
+	sl_config_unref(c_off);
+}
+
+/* A user's own link to a tokenExchange server: its first token is the
+ * exchange of the user's own, saved under the user with the configured
+ * client's id (never its secret); an exchange refused leaves "needs login". */
+static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
+{
+	char json[400], url[64], ep[64], user[65];
+	struct sl_oauth_record rec = { .url = url }, got = { 0 };
+	struct sl_oauth_store *st;
+	struct sl_oauth_client *c;
+	struct sl_config *cfg;
+	struct sl_caller *who = caller_of("jwt", "alice", wall_ms() + 3600000);
+	struct sl_err err;
+	struct canned wait = { 0 };
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", s->port);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/token", s->port);
+	snprintf(json, sizeof(json), "{\"mcpServers\":{\"up\":{\"url\":\"%s\",\"oauth\":{\"perUser\":"
+		 "true,\"tokenExchange\":true,\"clientId\":\"c1\",\"clientSecret\":\"s1\"}}}}", url);
+	CHECK_INT(sl_config_parse("t.json", json, strlen(json), &cfg, &err), SL_OK);
+	CHECK(sl_upstream_user_key(who, user));
+	/* The authorization server, as discovery left it. */
+	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+	rec.user = user;
+	rec.as.token_endpoint = ep;
+	rec.as.resource = url;
+	rec.as.issuer = "https://as.example";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+
+	sl_oauth_subjects_configure(cfg);
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK(!sl_oauth_client_stale(c));                 /* nothing to exchange yet */
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_FAIL);
+	CHECK(sl_oauth_client_needs_login(c));
+	sl_oauth_client_free(c);
+
+	sl_oauth_subject_note(who, "Bearer alice.jwt");
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK(sl_oauth_client_stale(c));                  /* fetched before the first request */
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(wait.ok);
+	CHECK_STR(sl_oauth_client_token(c), "t2");
+	CHECK(strstr(s->token_body, "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&"
+				    "subject_token=alice.jwt&") != NULL);
+	CHECK(strstr(s->token_body, "&resource=http%3A%2F%2F127.0.0.1%3A") != NULL);
+	CHECK_INT(sl_oauth_store_load(st, url, user, &got, &err), SL_OK);
+	CHECK_STR(got.tokens.access_token, "t2");
+	CHECK_STR(got.reg.client_id, "c1");
+	CHECK(!got.reg.client_secret);
+	sl_oauth_record_dispose(&got);
+	CHECK_INT(sl_oauth_store_load(st, url, "", &got, &err), SL_ERR_NOT_FOUND);
+	sl_oauth_client_free(c);
+
+	/* An authorization server other than the token's issuer (named by the
+	 * server's metadata) never sees it: a login is needed. */
+	rec.as.issuer = "https://other.example";
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	rec.as.issuer = "https://as.example";
+	s->token_body[0] = '\0';
+	wait.done = false;
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(!wait.ok);
+	CHECK(sl_oauth_client_needs_login(c));
+	CHECK_STR(s->token_body, "");
+	sl_oauth_client_free(c);
+
+	/* Refused (the AS does not offer the grant): a login is needed. */
+	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
+	s->token_error = "unsupported_grant_type";
+	wait.done = false;
+	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(!wait.ok);
+	CHECK(sl_oauth_client_needs_login(c));
+	CHECK(!sl_oauth_client_token(c));
+	/* The same token is not tried again; another of the caller's is. */
+	CHECK(!sl_oauth_client_stale(c));
+	CHECK(!sl_oauth_client_exchange_again(c));
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_FAIL);
+	sl_oauth_subject_note(who, "Bearer alice.jwt.2");
+	CHECK(sl_oauth_client_stale(c));
+	CHECK(sl_oauth_client_exchange_again(c));
+	CHECK(!sl_oauth_client_needs_login(c));
+	s->token_error = NULL;
+	wait.done = false;
+	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	CHECK(wait.ok);
+	CHECK(strstr(s->token_body, "subject_token=alice.jwt.2&") != NULL);
+	sl_oauth_client_free(c);
+
+	sl_oauth_subjects_configure(NULL);
+	sl_oauth_store_free(st);
+	sl_caller_unref(who);
+	sl_config_unref(cfg);
+	s->done = true;
+	uv_close((uv_handle_t *)&s->tcp, NULL);
+}
+
+TEST(oauth_client_exchanges_the_users_own_token)
+{
+	struct canned s = { 0 };
+	char dir[] = "/tmp/sluice-unit-oauth-XXXXXX";
+	char cmd[300];
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	run_canned(&s, go_user_exchange);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 	unsetenv("XDG_STATE_HOME");

@@ -22,8 +22,25 @@
 // "jwt-cc-client" (client credentials, ES256) and "jwt-client" (native, code
 // and refresh, RS256). Their private keys are in the JSON line, as PKCS#8
 // PEM: clientKeys: { es, rs }.
-import Provider from 'oidc-provider';
-import { generateKeyPairSync } from 'node:crypto';
+//
+// Token exchange (RFC 8693; tests/e2e/tokenexchange.test.mjs), opt-in:
+//   TOKEN_EXCHANGE=1               registers the grant
+//                                  urn:ietf:params:oauth:grant-type:token-exchange
+//                                  for the client "tx-client" (secret "tx-secret";
+//                                  native, code and refresh too, for a login):
+//                                  a subject_token of type ...:token-type:access_token
+//                                  that is a JWT signed with this server's keys (any
+//                                  aud: the tests mint the gateway's own with `keys`),
+//                                  with this iss and not expired, is exchanged for a
+//                                  JWT access token for the requested resource whose
+//                                  sub is the subject token's; /_counts counts them
+//                                  as "token-exchange"
+//   GET /_refuse?sub=NAME          exchanges of NAME's tokens are refused from now
+//                                  on (invalid_grant); &off=1: accepted again
+// Test-only: the private keys in the JSON line let a test mint tokens this
+// server would have issued; nothing here is fit for anything but tests.
+import Provider, { errors } from 'oidc-provider';
+import { createPublicKey, generateKeyPairSync, verify as cryptoVerify } from 'node:crypto';
 import http from 'node:http';
 
 const RESOURCE = process.env.RESOURCE;
@@ -33,6 +50,9 @@ let accessTTL = Number(process.env.ACCESS_TTL) || 600;
 const failing = {};
 let evil = 0;
 const GROUPS = { alice: ['sre', 'dev'], bob: ['sales'] };
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const refused = new Set();
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -73,6 +93,10 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_signing_alg: 'RS256', jwks: { keys: [publicJwk(clientRsa)] },
       application_type: 'native', redirect_uris: ['http://127.0.0.1/callback'],
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    // Checked when first used: only with TOKEN_EXCHANGE=1 is its grant known.
+    { client_id: 'tx-client', client_secret: 'tx-secret', application_type: 'native',
+      redirect_uris: ['http://127.0.0.1/callback'], response_types: ['code'],
+      grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE] },
   ],
   jwks: { keys: [rsaJwk, ecJwk] },
   scopes: ['openid', 'offline_access', ...SCOPES],
@@ -103,6 +127,48 @@ const provider = new Provider(issuer, {
 });
 provider.on('server_error', (ctx, err) => console.error('oidc server_error', err));
 
+// A JWT signed with one of this server's keys, by this issuer, unexpired:
+// its claims, else null.
+function ownJwt(token) {
+  const parts = String(token).split('.');
+  if (parts.length !== 3) return null;
+  try {
+    const h = JSON.parse(Buffer.from(parts[0], 'base64url'));
+    const key = [rsaJwk, ecJwk].find((k) => k.kid === h.kid && k.alg === h.alg);
+    if (!key) return null;
+    const pub = createPublicKey({ key, format: 'jwk' });
+    const ok = cryptoVerify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`),
+      h.alg === 'ES256' ? { key: pub, dsaEncoding: 'ieee-p1363' } : pub, Buffer.from(parts[2], 'base64url'));
+    const c = JSON.parse(Buffer.from(parts[1], 'base64url'));
+    if (!ok || c.iss !== issuer || typeof c.exp !== 'number' || c.exp * 1000 <= Date.now()) return null;
+    return c;
+  } catch {
+    return null;
+  }
+}
+
+if (process.env.TOKEN_EXCHANGE === '1') {
+  provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+    const p = ctx.oidc.params;
+    counts['token-exchange'] = (counts['token-exchange'] || 0) + 1;
+    if (!p.subject_token || p.subject_token_type !== ACCESS_TOKEN_TYPE)
+      throw new errors.InvalidRequest('subject_token of type access_token required');
+    const claims = ownJwt(p.subject_token);
+    if (!claims?.sub) throw new errors.InvalidGrant('subject_token is not a valid token of this issuer');
+    if (refused.has(claims.sub)) throw new errors.InvalidGrant('exchange refused on purpose (/_refuse)');
+    const resource = Array.isArray(p.resource) ? p.resource[0] : p.resource;
+    if (!resource || (RESOURCE && resource !== RESOURCE)) throw new errors.InvalidTarget('unknown resource');
+    const asked = String(p.scope || SCOPE).split(' ').filter((s) => SCOPES.includes(s));
+    const at = new provider.AccessToken({ accountId: claims.sub, client: ctx.oidc.client,
+      scope: asked.join(' ') || SCOPE, gty: 'token-exchange' });
+    at.resourceServer = { scope: SCOPES.join(' '), audience: resource, accessTokenTTL: accessTTL,
+      accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+    const value = await at.save();
+    ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer',
+      expires_in: at.expiration, scope: at.scope };
+  }, ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience'], ['resource']);
+}
+
 const callback = provider.callback();
 server.on('request', (req, res) => {
   const path = req.url.split('?')[0];
@@ -121,6 +187,11 @@ server.on('request', (req, res) => {
   if (path === '/_fail') {
     failing[q.get('path')] = Number(q.get('n') || 1);
     return json(200, failing);
+  }
+  if (path === '/_refuse') {
+    if (q.get('off') === '1') refused.delete(q.get('sub'));
+    else refused.add(q.get('sub'));
+    return json(200, { refused: [...refused] });
   }
   if (path === '/_evil') {
     evil = Number(q.get('n') || 1);

@@ -1,0 +1,231 @@
+/*
+ * Per-user delegation (mcpServers.<name>.oauth.perUser): on a shared
+ * gateway each caller with an identity reaches an OAuth server through a
+ * link of its own, carrying that caller's tokens (an MCP server binds its
+ * session to the token's subject, so one link cannot carry several users).
+ * docs/internals/AUTH.md, "Per-user delegation".
+ *
+ *   key         SHA-256 of the caller's issuer and subject: one person is
+ *               one user whatever profile they come through
+ *   made        on the caller's first request (sl_upstream_for), at most
+ *               sluice.oauth.maxUsers per server; kept until the server
+ *               goes (a reload that drops it, the gateway's end), so that
+ *               a pointer a session holds stays valid
+ *   connects    on a request, which is held meanwhile (upstream.c)
+ *   closes      unused for sluice.oauth.userIdleSeconds (link ended, or
+ *               its wait for a login given up), back to IDLE: about 2 KiB
+ */
+#include "upstream/link.h"
+#include "auth/caller.h"
+#include "core/digest.h"
+#include "core/log.h"
+#include "oauth/client.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SWEEP_MIN_MS 1000
+#define SWEEP_MAX_MS 60000
+
+bool sl_upstream_user_key(const struct sl_caller *caller, char out[65])
+{
+	char *id;
+
+	if (!caller || !caller->subject)
+		return false;
+	/* A static token has no issuer: its names are sluice's own. */
+	id = sl_printf("%s\n%s", caller->issuer ? caller->issuer : "sluice:token", caller->subject);
+	sl_sha256_hex(id, strlen(id), out);
+	free(id);
+	return true;
+}
+
+struct sl_upstream *sl_upstream_server(struct sl_upstream *u)
+{
+	return u->parent ? u->parent : u;
+}
+
+const char *sl_upstream_login_url(const struct sl_upstream *u)
+{
+	return u->parent && u->state == SL_UP_NEEDS_LOGIN ? u->login_url : NULL;
+}
+
+/* ---- closing idle links --------------------------------------------------------- */
+
+static uint64_t idle_ms(const struct sl_upstream *u)
+{
+	return (uint64_t)u->gcfg->oauth.user_idle_s * 1000;
+}
+
+static void sweep_one(const char *key, void *value, void *ctx)
+{
+	struct sl_upstream *l = value;
+	uint64_t now = *(const uint64_t *)ctx;
+
+	(void)key;
+	if (l->pending || now - l->used_ms < idle_ms(l))
+		return;
+	if (l->state == SL_UP_READY) {
+		sl_log(SL_LOG_DEBUG, "server '%s': closing %s's idle link", l->name, l->user_name);
+		l->idling = true;
+		sl_upstream_stop(l);
+	} else if (l->state == SL_UP_NEEDS_LOGIN || l->state == SL_UP_BACKOFF) {
+		/* No more watching for a login nobody waits on: the next call
+		 * looks again. */
+		sl_upstream_stop(l);
+		l->state = SL_UP_IDLE;
+	}
+}
+
+static void on_sweep(uv_timer_t *t)
+{
+	struct sl_upstream *u = t->data;
+	uint64_t now = sl_now_ms();
+	sl_map_each(&u->users, sweep_one, &now);
+}
+
+static void sweep_start(struct sl_upstream *u)
+{
+	uint64_t every = idle_ms(u) / 4;
+
+	if (uv_is_active((uv_handle_t *)&u->idle_timer))
+		return;
+	every = every < SWEEP_MIN_MS ? SWEEP_MIN_MS : every > SWEEP_MAX_MS ? SWEEP_MAX_MS : every;
+	uv_timer_start(&u->idle_timer, on_sweep, every, every);
+}
+
+/* ---- finding and making ------------------------------------------------------------ */
+
+static struct sl_upstream *user_link_new(struct sl_upstream *u, const char *key,
+					 const struct sl_caller *caller)
+{
+	struct sl_upstream *l = sl_upstream_make(u->loop, u->cfg, u->gcfg, u->ops, u->ctx, key);
+
+	l->parent = u;
+	l->user = sl_strdup(key);
+	l->user_name = sl_strdup(sl_caller_name(caller));
+	/* It declares upstream what its server does. */
+	yyjson_mut_doc_set_root(l->caps_doc, yyjson_mut_val_mut_copy(l->caps_doc,
+				yyjson_mut_doc_get_root(u->caps_doc)));
+	sl_map_put(&u->users, l->user, l);
+	u->nusers++;
+	sweep_start(u);
+	return l;
+}
+
+struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_caller *caller,
+				    struct sl_err *err)
+{
+	struct sl_upstream *l;
+	char key[65];
+
+	if (u->parent || !u->oauth || !u->cfg->oauth.per_user || !sl_upstream_user_key(caller, key))
+		return u;
+	if (u->state == SL_UP_DISABLED || u->state == SL_UP_FAILED ||
+	    u->state == SL_UP_STOPPING || u->state == SL_UP_STOPPED)
+		return u; /* it fails the way its server does */
+	l = sl_map_get(&u->users, key);
+	if (!l) {
+		if (u->nusers >= u->gcfg->oauth.max_users) {
+			sl_err_set(err, "server '%s' has links for %zu users already "
+				   "(sluice.oauth.maxUsers): %s cannot have one until the gateway "
+				   "reloads its config or restarts", u->name, u->nusers,
+				   sl_caller_name(caller));
+			return NULL;
+		}
+		l = user_link_new(u, key, caller);
+	}
+	/* oauth.tokenExchange: a token of the caller's other than the one
+	 * refused is exchanged by the next request, no login. */
+	if (l->state == SL_UP_NEEDS_LOGIN && sl_oauth_client_exchange_again(l->oauth)) {
+		sl_upstream_stop(l);
+		l->state = SL_UP_IDLE;
+	}
+	return l;
+}
+
+struct counts {
+	size_t open, awaiting;
+};
+
+static void count_one(const char *key, void *value, void *ctx)
+{
+	const struct sl_upstream *l = value;
+	struct counts *n = ctx;
+
+	(void)key;
+	n->open += l->link != NULL;
+	n->awaiting += l->state == SL_UP_NEEDS_LOGIN;
+}
+
+void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login)
+{
+	struct counts n = { 0, 0 };
+
+	sl_map_each(&u->users, count_one, &n);
+	*open = n.open;
+	*awaiting_login = n.awaiting;
+}
+
+void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user)
+{
+	struct sl_upstream *l = sl_map_get(&u->users, user);
+
+	if (l && l->state == SL_UP_NEEDS_LOGIN && sl_oauth_client_reload(l->oauth)) {
+		sl_upstream_stop(l);
+		l->state = SL_UP_IDLE; /* the next request connects, with the new token */
+	}
+}
+
+/* ---- following the server -------------------------------------------------------------- */
+
+static void stop_one(const char *key, void *value, void *ctx)
+{
+	struct sl_upstream *l = value;
+
+	(void)key;
+	(void)ctx;
+	l->idling = false; /* a link closing for idleness now ends for good */
+	sl_upstream_stop(l);
+}
+
+void sl_upstream_users_stop(struct sl_upstream *u)
+{
+	uv_timer_stop(&u->idle_timer);
+	sl_map_each(&u->users, stop_one, NULL);
+}
+
+static bool running(const void *value, const void *ctx)
+{
+	(void)ctx;
+	return !sl_upstream_stopped(value);
+}
+
+bool sl_upstream_users_stopped(const struct sl_upstream *u)
+{
+	return !sl_map_find(&u->users, running, NULL);
+}
+
+static void free_one(const char *key, void *value, void *ctx)
+{
+	(void)key;
+	(void)ctx;
+	sl_upstream_free(value);
+}
+
+void sl_upstream_users_free(struct sl_upstream *u)
+{
+	sl_map_each(&u->users, free_one, NULL);
+}
+
+static void reconfigure_one(const char *key, void *value, void *ctx)
+{
+	const struct sl_upstream *u = ctx;
+	(void)key;
+	sl_upstream_reconfigure(value, u->cfg, u->gcfg);
+}
+
+void sl_upstream_users_reconfigure(struct sl_upstream *u)
+{
+	sl_map_each(&u->users, reconfigure_one, u);
+}

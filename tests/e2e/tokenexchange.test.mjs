@@ -1,0 +1,192 @@
+// OAuth 2.0 Token Exchange (RFC 8693) for a perUser server (docs/internals/
+// AUTH.md, "Token exchange"): a shared HTTP gateway whose callers present
+// JWTs of an authorization server (oidc-provider with TOKEN_EXCHANGE=1,
+// tests/servers/oidc), in front of an MCP server of that same authorization
+// server (tests/servers/protected) configured with oauth.perUser and
+// oauth.tokenExchange. Each caller's own token is exchanged, once, for a
+// token of the server that names that caller; the exchanged token is saved
+// under that caller; an exchange refused leaves that caller "needs login"
+// until it presents another token;
+// a static sluice token is never exchanged; the audit names the caller's
+// token as the one the server saw.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, createPrivateKey, randomUUID, sign as cryptoSign } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { SLUICE, closeAll, eventually, freePort, httpClient, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
+import { browserLogin, startAS, startProtected, stopFixtures } from './oidc.mjs';
+
+const NAME = 'up';
+const STATIC = 'static-token-of-sam-0123456789';
+let as, prot, gw, cfg, resource, audit;
+
+// A front-face access token for sub, as the authorization server would
+// issue for the gateway (signed with its own key; aud = the gateway).
+const b64u = (x) => Buffer.from(JSON.stringify(x)).toString('base64url');
+function mint(sub) {
+	const key = as.keys[0];
+	const now = Math.floor(Date.now() / 1000);
+	const input = `${b64u({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })}.${b64u({ iss: as.issuer, aud: resource,
+		sub, client_id: 'front', scope: 'mcp:tools', iat: now, exp: now + 600, jti: randomUUID() })}`;
+	const sig = cryptoSign('sha256', Buffer.from(input), createPrivateKey({ key, format: 'jwk' }));
+	return `${input}.${sig.toString('base64url')}`;
+}
+
+// The store's user key of a caller (upstream/users.c).
+const userKey = (issuer, sub) => createHash('sha256').update(`${issuer}\n${sub}`).digest('hex');
+
+function records() {
+	if (!fs.existsSync(cfg.dir)) return [];
+	return fs.readdirSync(cfg.dir).filter((f) => f.endsWith('.json'))
+		.map((f) => JSON.parse(fs.readFileSync(path.join(cfg.dir, f), 'utf8')));
+}
+
+const claimsOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url'));
+const exchanges = async () => (await as.counts())['token-exchange'] || 0;
+
+// The operator's own login (`sluice auth login up`): the server's catalog
+// comes through it. The scripted browser follows the redirect to sluice's
+// loopback listener.
+async function operatorLogin() {
+	const env = { ...process.env, ...cfg.env };
+	delete env.DISPLAY;
+	delete env.WAYLAND_DISPLAY;
+	const proc = spawn(SLUICE, ['auth', 'login', NAME, '--config', cfg.config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let stdout = '', stderr = '';
+	proc.stderr.on('data', (d) => (stderr += d));
+	const exited = new Promise((r) => proc.once('exit', (code, signal) => r(code ?? signal)));
+	const firstLine = new Promise((resolve) => {
+		proc.stdout.on('data', (d) => {
+			stdout += d;
+			if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
+		});
+		exited.then(() => resolve(null));
+	});
+	try {
+		const url = await withTimeout(firstLine, 10000, 'the authorization URL');
+		assert.ok(url, stderr);
+		const back = await browserLogin(url, 'operator');
+		await fetch(back, { signal: AbortSignal.timeout(5000) });
+		assert.equal(await withTimeout(exited, 15000, 'sluice auth login to end'), 0, stderr);
+	} finally {
+		if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, 'SIGKILL');
+	}
+}
+
+async function caller(token) {
+	return httpClient(resource, { headers: { authorization: `Bearer ${token}` }, name: 'tx-e2e' });
+}
+
+async function whoami(c) {
+	try {
+		const r = await c.client.callTool({ name: `${NAME}__whoami`, arguments: {} });
+		return { ok: !r.isError, text: textOf(r) };
+	} catch (e) {
+		return { ok: false, text: String(e.message) };
+	}
+}
+
+function auditLines() {
+	return fs.existsSync(audit) ? fs.readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+before(async () => {
+	as = await startAS({ TOKEN_EXCHANGE: '1' });
+	prot = await startProtected({ ISSUER: as.issuer });
+	const port = await freePort();
+	resource = `http://127.0.0.1:${port}/mcp`;
+	audit = path.join(path.dirname(writeConfig({})), 'tokenexchange-audit.jsonl');
+	const config = writeConfig({
+		[NAME]: { url: prot.url, oauth: { perUser: true, tokenExchange: true, clientId: 'tx-client', clientSecret: 'tx-secret' } },
+	}, {
+		exposure: 'passthrough',
+		startupTimeoutMs: 5000,
+		audit: { file: audit },
+		http: { auth: { resource, authorizationServers: [as.issuer], tokens: [{ token: STATIC, subject: 'sam' }] } },
+	});
+	const state = path.join(path.dirname(config), 'xdg');
+	cfg = { config, state, dir: path.join(state, 'sluice', 'oauth'), env: { XDG_STATE_HOME: state } };
+	await operatorLogin();
+	gw = await startHttp({ configPath: config, listen: `127.0.0.1:${port}`, env: cfg.env });
+});
+
+after(async () => {
+	await closeAll();
+	await stopFixtures();
+});
+
+describe('token exchange for a perUser server', () => {
+	test('each caller is exchanged once and reaches the server as itself; the token is saved under the caller', async () => {
+		const before = await exchanges();
+		const alice = await caller(mint('alice'));
+		for (let i = 0; i < 3; i++) {
+			const r = await whoami(alice);
+			assert.ok(r.ok, r.text);
+			assert.equal(JSON.parse(r.text).sub, 'alice');
+		}
+		assert.equal(await exchanges(), before + 1, 'one exchange for alice');
+		// A second session of bob's, with another token of his: one exchange.
+		const bob = await caller(mint('bob'));
+		const r = await whoami(bob);
+		assert.ok(r.ok, r.text);
+		assert.equal(JSON.parse(r.text).sub, 'bob');
+		assert.equal(JSON.parse(r.text).client_id, 'tx-client');
+		assert.equal((await whoami(bob)).ok, true);
+		assert.equal(await exchanges(), before + 2, 'one exchange for bob');
+
+		const recs = records();
+		const mine = recs.find((x) => x.user === userKey(as.issuer, 'alice'));
+		assert.ok(mine, `a record under alice's key: ${recs.map((x) => x.user)}`);
+		assert.equal(claimsOf(mine.tokens.access_token).sub, 'alice');
+		assert.equal(mine.registration?.client_secret ?? mine.reg?.client_secret, undefined, 'no secret saved');
+		const own = recs.find((x) => x.user === '');
+		assert.equal(claimsOf(own.tokens.access_token).sub, 'operator', "the gateway's own login is untouched");
+		assert.ok(recs.find((x) => x.user === userKey(as.issuer, 'bob')));
+
+		// The audit names the caller's own token.
+		const whoamis = () => auditLines().filter((l) => l.type === 'call' && /whoami$/.test(l.tool));
+		await eventually(() => whoamis().length >= 5, 5000, 100, `5 audit lines: ${JSON.stringify(auditLines())}`);
+		const calls = whoamis();
+		for (const l of calls) assert.equal(l.upstream_token, 'caller', JSON.stringify(l));
+	});
+
+	test('an exchange the authorization server refuses leaves that caller "needs login", the gateway serving others', async () => {
+		await as.knob('/_refuse?sub=carol');
+		const before = await exchanges();
+		const carol = await caller(mint('carol'));
+		const r = await whoami(carol);
+		assert.equal(r.ok, false);
+		assert.match(r.text, /needs its caller's own login \(for carol/);
+		assert.equal(await exchanges(), before + 1, 'asked once');
+		const again = await whoami(carol);
+		assert.equal(again.ok, false);
+		assert.match(again.text, /needs its caller's own login \(for carol/);
+		assert.equal(await exchanges(), before + 1, 'not asked again');
+		assert.equal(records().find((x) => x.user === userKey(as.issuer, 'carol'))?.tokens?.access_token, undefined);
+		// Accepted again: carol's next token (a new one) is exchanged, no login.
+		await as.knob('/_refuse?sub=carol&off=1');
+		const carol2 = await caller(mint('carol'));
+		const ok = await whoami(carol2);
+		assert.ok(ok.ok, ok.text);
+		assert.equal(JSON.parse(ok.text).sub, 'carol');
+		assert.equal(await exchanges(), before + 2, 'her new token exchanged once');
+		const dave = await caller(mint('dave'));
+		const d = await whoami(dave);
+		assert.ok(d.ok, d.text);
+		assert.equal(JSON.parse(d.text).sub, 'dave');
+		assert.equal(gw.proc.exitCode, null, 'the gateway runs');
+	});
+
+	test('a caller with a static sluice token is never exchanged', async () => {
+		const before = await exchanges();
+		const sam = await caller(STATIC);
+		const r = await whoami(sam);
+		assert.equal(r.ok, false);
+		assert.match(r.text, /needs its caller's own login \(for sam/);
+		assert.match((await whoami(sam)).text, /needs its caller's own login \(for sam/);
+		assert.equal(await exchanges(), before, 'no exchange');
+		assert.equal(records().find((x) => x.user === userKey('sluice:token', 'sam'))?.tokens?.access_token, undefined);
+	});
+});
