@@ -23,12 +23,14 @@ static void on_up_ready(void *ctx, struct sl_upstream *u);
 static void on_up_down(void *ctx, struct sl_upstream *u);
 static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m);
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m);
+static char *on_up_login_url(void *ctx, struct sl_upstream *link);
 
 static const struct sl_upstream_ops up_ops = {
 	.ready = on_up_ready,
 	.down = on_up_down,
 	.notify = on_up_notify,
 	.request = on_up_request,
+	.login_url = on_up_login_url,
 };
 
 struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
@@ -368,6 +370,19 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		sl_session_notify(s, sl_upstream_server(u), &f);
 	}
 	yyjson_doc_free(doc);
+}
+
+/* A user link needs its user's login: a link to the gateway's web login
+ * page for that user (oauth/weblogin.h), or NULL without a publicUrl. */
+static char *on_up_login_url(void *ctx, struct sl_upstream *link)
+{
+	struct sl_gateway *gw = ctx;
+	const struct sl_upstream *server = link->parent ? link->parent : link;
+
+	if (!gw->weblogin || !link->user)
+		return NULL;
+	return sl_weblogin_url(gw->weblogin, server->cfg, link->user,
+			       link->user_name ? link->user_name : link->user, NULL);
 }
 
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)

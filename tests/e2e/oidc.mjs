@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, freePort } from './helpers.mjs';
+import { REPO, SLUICE, freePort, withTimeout } from './helpers.mjs';
 
 // oidc-provider wants a newer Node than some CI images have; the repository
 // carries one.
@@ -137,4 +137,35 @@ export async function webLogin(pageUrl, { user = 'alice' } = {}) {
 	const back = await browserLogin(unescapeHtml(href), user, '/oauth/callback');
 	assert.equal(new URL(back).origin, new URL(pageUrl).origin, 'back to the gateway');
 	return { page, callback: await get(back) };
+}
+
+// `sluice auth login NAME` for cfg ({ config, env }: the config file and the
+// environment its token store is under), with the scripted browser logged
+// in as user following the redirect to sluice's loopback listener: the
+// gateway's own login (user ""), through which a perUser server's catalog
+// comes.
+export async function cliLogin(cfg, name, user = 'operator') {
+	const env = { ...process.env, ...cfg.env };
+	delete env.DISPLAY;
+	delete env.WAYLAND_DISPLAY;
+	const proc = spawn(SLUICE, ['auth', 'login', name, '--config', cfg.config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let stdout = '', stderr = '';
+	proc.stderr.on('data', (d) => (stderr += d));
+	const exited = new Promise((r) => proc.once('exit', (code, signal) => r(code ?? signal)));
+	const firstLine = new Promise((resolve) => {
+		proc.stdout.on('data', (d) => {
+			stdout += d;
+			if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
+		});
+		exited.then(() => resolve(null));
+	});
+	try {
+		const url = await withTimeout(firstLine, 10000, 'the authorization URL');
+		assert.ok(url, stderr);
+		const back = await browserLogin(url, user);
+		await fetch(back, { signal: AbortSignal.timeout(5000) });
+		assert.equal(await withTimeout(exited, 15000, 'sluice auth login to end'), 0, stderr);
+	} finally {
+		if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, 'SIGKILL');
+	}
 }

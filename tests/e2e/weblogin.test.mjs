@@ -4,18 +4,24 @@
 // pending login: the routes answer without an MCP credential but after the
 // Host check, with headers that keep the pages out of caches, frames and
 // Referer; an unknown id is 404, a callback with an unknown state 400, and
-// nothing of the query is reflected. (A whole login, page to saved tokens,
-// needs a per-user upstream to make the link: tests/e2e/oidc.mjs webLogin.)
+// nothing of the query is reflected. And a whole login: a caller of an
+// oauth.perUser server is told where to log in, a person does (oidc-provider,
+// tests/servers/oidc), and that caller's next call reaches the server as
+// that person, another caller still being asked for its own.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 
-import { catalog, closeAll, startHttp, httpRequest, freePort } from './helpers.mjs';
+import { catalog, closeAll, eventually, startHttp, httpClient, httpRequest, freePort, textOf, writeConfig } from './helpers.mjs';
+import { cliLogin, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
 
 after(async () => {
 	await closeAll();
+	await stopFixtures();
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
 });
 
@@ -91,4 +97,65 @@ test('without a publicUrl there are no web login pages: /oauth/... is an MCP pat
 	const r = await get(gw, '/oauth/login/AAAAAAAAAAAAAAAAAAAAAA');
 	assert.equal(r.status, 401);
 	assert.doesNotMatch(r.headers['content-type'] ?? '', /text\/html/);
+});
+
+describe('a whole web login for a perUser server', () => {
+	const ALICE = 'static-token-of-alice-0123456789', BOB = 'static-token-of-bob-0123456789';
+	let gw, cfg, port;
+	before(async () => {
+		const as = await startAS({});
+		const prot = await startProtected({ ISSUER: as.issuer });
+		port = await freePort();
+		const config = writeConfig({ up: { url: prot.url, oauth: { perUser: true } } }, {
+			exposure: 'passthrough',
+			startupTimeoutMs: 5000,
+			http: { publicUrl: `http://127.0.0.1:${port}`, auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } },
+		});
+		const state = path.join(path.dirname(config), 'xdg');
+		cfg = { config, dir: path.join(state, 'sluice', 'oauth'), env: { XDG_STATE_HOME: state } };
+		await cliLogin(cfg, 'up', 'operator'); // the server's catalog comes through the gateway's own login
+		gw = await startHttp({ configPath: config, listen: `127.0.0.1:${port}`, env: cfg.env });
+		started.push(gw);
+	});
+
+	const whoami = async (c) => {
+		const r = await c.client.callTool({ name: 'up__whoami', arguments: {} });
+		return { ok: !r.isError, text: textOf(r) };
+	};
+
+	test("the caller gets a link, the person logs in there, the caller's next call is theirs", async () => {
+		const alice = await httpClient(`http://127.0.0.1:${port}/mcp`, { headers: { authorization: `Bearer ${ALICE}` } });
+		const first = await whoami(alice);
+		assert.ok(!first.ok, first.text);
+		const link = new RegExp(`open (http://127\\.0\\.0\\.1:${port}/oauth/login/[A-Za-z0-9_-]{22}) `).exec(first.text)?.[1];
+		assert.ok(link, first.text);
+		// Asked again while pending: the same link.
+		assert.ok((await whoami(alice)).text.includes(link));
+
+		const { page, callback } = await webLogin(link, { user: 'alice-at-the-as' });
+		assert.match(page.html, /This login is for <strong>alice \(token/);
+		assert.match(page.html, /If you are not <strong>alice \(token/);
+		assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+		assert.equal(callback.status, 200, callback.html);
+		assert.match(callback.html, /Logged in to <strong>up<\/strong> as <strong>alice \(token/);
+
+		const r = await eventually(async () => {
+			const x = await whoami(alice);
+			return x.ok ? x : null;
+		}, 8000, 200, 'alice reaches the server');
+		assert.equal(JSON.parse(r.text).sub, 'alice-at-the-as');
+		// Saved under alice's key, with the gateway's redirect URI; the
+		// gateway's own record keeps the CLI's loopback one.
+		const recs = fs.readdirSync(cfg.dir).filter((f) => f.endsWith('.json'))
+			.map((f) => JSON.parse(fs.readFileSync(path.join(cfg.dir, f), 'utf8')));
+		const mine = recs.find((x) => x.user !== '');
+		assert.equal(mine.reg.redirect_uri, `http://127.0.0.1:${port}/oauth/callback`);
+		assert.match(recs.find((x) => x.user === '').reg.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+		// Used: the link is gone.
+		assert.equal((await fetch(link)).status, 404);
+		// Bob is still asked for his own login, with a link of his own.
+		const bob = await httpClient(`http://127.0.0.1:${port}/mcp`, { headers: { authorization: `Bearer ${BOB}` } });
+		const b = await whoami(bob);
+		assert.ok(!b.ok && /oauth\/login\//.test(b.text) && !b.text.includes(link), b.text);
+	});
 });
