@@ -33,6 +33,22 @@ static const struct sl_upstream_ops up_ops = {
 	.login_url = on_up_login_url,
 };
 
+/* A caller's web login saved its record: that caller's link to the
+ * server connects on its next request, not at its next look at the store. */
+static void on_web_logged_in(void *ctx, const char *server_name, const char *user)
+{
+	struct sl_upstream *u = sl_gateway_upstream(ctx, server_name);
+
+	if (u)
+		sl_upstream_user_logged_in(u, user);
+}
+
+static void start_weblogin(struct sl_gateway *gw, const struct sl_config *cfg)
+{
+	gw->weblogin = sl_weblogin_new(gw->loop, cfg);
+	sl_weblogin_set_done(gw->weblogin, on_web_logged_in, gw);
+}
+
 struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 {
 	struct sl_gateway *gw = sl_alloc(sizeof(*gw));
@@ -61,7 +77,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	sl_handles_add(&gw->handles, &gw->wake);
 	sl_handles_add(&gw->handles, &gw->retire);
 	if (cfg->http.public_url)
-		gw->weblogin = sl_weblogin_new(loop, cfg);
+		start_weblogin(gw, cfg);
 	return gw;
 }
 
@@ -652,7 +668,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	if (gw->weblogin)
 		sl_weblogin_reconfigure(gw->weblogin, cfg);
 	else if (cfg->http.public_url)
-		gw->weblogin = sl_weblogin_new(gw->loop, cfg);
+		start_weblogin(gw, cfg);
 	sl_log(SL_LOG_INFO, "config reload: %zu servers (%zu added, %zu restarted, %zu removed), "
 	       "%s mode", cfg->nservers, added, replaced, removed, sl_exposure_name(cfg->exposure));
 	if (*next->restart_only)
