@@ -140,15 +140,15 @@ export async function webLogin(pageUrl, { user = 'alice' } = {}) {
 }
 
 // `sluice auth login NAME` for cfg ({ config, env }: the config file and the
-// environment its token store is under), with the scripted browser logged
-// in as user following the redirect to sluice's loopback listener: the
-// gateway's own login (user ""), through which a perUser server's catalog
-// comes.
-export async function cliLogin(cfg, name, user = 'operator') {
+// environment its token store is under): the URL from its stdout goes to the scripted
+// browser; the browser's redirect goes to sluice's loopback listener, or,
+// headless, is pasted on its stdin (through paste(url), to change it).
+export async function cliLogin(cfg, name, { user = 'alice', headless = false, paste = (u) => u, args = [], beforeBrowser } = {}) {
 	const env = { ...process.env, ...cfg.env };
-	delete env.DISPLAY;
+	delete env.DISPLAY; // no xdg-open
 	delete env.WAYLAND_DISPLAY;
-	const proc = spawn(SLUICE, ['auth', 'login', name, '--config', cfg.config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const proc = spawn(SLUICE, ['auth', 'login', name, '--config', cfg.config, ...(headless ? ['--headless'] : []), ...args],
+		{ env, stdio: ['pipe', 'pipe', 'pipe'] });
 	let stdout = '', stderr = '';
 	proc.stderr.on('data', (d) => (stderr += d));
 	const exited = new Promise((r) => proc.once('exit', (code, signal) => r(code ?? signal)));
@@ -159,13 +159,30 @@ export async function cliLogin(cfg, name, user = 'operator') {
 		});
 		exited.then(() => resolve(null));
 	});
+	const out = { stderr: () => stderr, stdout: () => stdout };
 	try {
-		const url = await withTimeout(firstLine, 10000, 'the authorization URL');
-		assert.ok(url, stderr);
-		const back = await browserLogin(url, user);
-		await fetch(back, { signal: AbortSignal.timeout(5000) });
-		assert.equal(await withTimeout(exited, 15000, 'sluice auth login to end'), 0, stderr);
+		out.authUrl = await withTimeout(firstLine, 10000, 'the authorization URL');
+		if (out.authUrl) {
+			if (beforeBrowser) await beforeBrowser(out.authUrl);
+			out.back = await browserLogin(out.authUrl, user);
+			if (headless) {
+				proc.stdin.end(`${paste(out.back)}\n`);
+			} else {
+				const page = await fetch(out.back, { signal: AbortSignal.timeout(5000) });
+				out.page = { status: page.status, length: page.headers.get('content-length'), text: await page.text() };
+			}
+		}
+		out.code = await withTimeout(exited, 15000, 'sluice auth login to end');
 	} finally {
 		if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, 'SIGKILL');
 	}
+	return out;
+}
+
+// The same, which must succeed: the gateway's own login (user ""), through
+// which a perUser server's catalog comes.
+export async function cliLoggedIn(cfg, name, user = 'operator') {
+	const r = await cliLogin(cfg, name, { user });
+	assert.equal(r.code, 0, r.stderr());
+	return r;
 }

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { closeAll, eventually, freePort, httpClient, startHttp, textOf, writeConfig } from './helpers.mjs';
-import { cliLogin, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
+import { cliLoggedIn, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
 
 const TOKENS = [
 	{ token: 'alice-token-7c1d', subject: 'alice' },
@@ -63,7 +63,7 @@ before(async () => {
 	doc.sluice.audit = { file: audit };
 	fs.writeFileSync(config, JSON.stringify(doc));
 	cfg = { config, env: { XDG_STATE_HOME: state } };
-	await cliLogin(cfg, 'up');
+	await cliLoggedIn(cfg, 'up');
 	gw = await startHttp({ configPath: config, listen: `127.0.0.1:${port}`, env: cfg.env });
 });
 

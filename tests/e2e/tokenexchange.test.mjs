@@ -15,7 +15,7 @@ import { createHash, createPrivateKey, randomUUID, sign as cryptoSign } from 'no
 import fs from 'node:fs';
 import path from 'node:path';
 import { closeAll, eventually, freePort, httpClient, startHttp, textOf, writeConfig } from './helpers.mjs';
-import { cliLogin, startAS, startProtected, stopFixtures } from './oidc.mjs';
+import { cliLoggedIn, startAS, startProtected, stopFixtures } from './oidc.mjs';
 
 const NAME = 'up';
 const STATIC = 'static-token-of-sam-0123456789';
@@ -78,7 +78,7 @@ before(async () => {
 	});
 	const state = path.join(path.dirname(config), 'xdg');
 	cfg = { config, state, dir: path.join(state, 'sluice', 'oauth'), env: { XDG_STATE_HOME: state } };
-	await cliLogin(cfg, NAME, 'operator');
+	await cliLoggedIn(cfg, NAME);
 	gw = await startHttp({ configPath: config, listen: `127.0.0.1:${port}`, env: cfg.env });
 });
 

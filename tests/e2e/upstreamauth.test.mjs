@@ -11,12 +11,11 @@
 // up without a restart once logged in.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SLUICE, closeAll, connect, eventually, runSluice, sleep, textOf, toolsWhen, withTimeout, writeConfig } from './helpers.mjs';
-import { browserLogin, startAS, startProtected, stopFixtures } from './oidc.mjs';
+import { closeAll, connect, eventually, runSluice, sleep, textOf, toolsWhen, withTimeout, writeConfig } from './helpers.mjs';
+import { cliLogin, startAS, startProtected, stopFixtures } from './oidc.mjs';
 
 const NAME = 'up';
 let as, prot;
@@ -50,44 +49,8 @@ function record(cfg) {
 	return { file: files[0], rec: JSON.parse(fs.readFileSync(files[0], 'utf8')) };
 }
 
-// `sluice auth login up`: the URL from its stdout goes to the scripted
-// browser; the browser's redirect goes to sluice's loopback listener, or,
-// headless, is pasted on its stdin (through paste(url), to change it).
-async function login(cfg, { user = 'alice', headless = false, paste = (u) => u, args = [], beforeBrowser } = {}) {
-	const env = { ...process.env, ...cfg.env };
-	delete env.DISPLAY; // no xdg-open
-	delete env.WAYLAND_DISPLAY;
-	const proc = spawn(SLUICE, ['auth', 'login', NAME, '--config', cfg.config, ...(headless ? ['--headless'] : []), ...args],
-		{ env, stdio: ['pipe', 'pipe', 'pipe'] });
-	let stdout = '', stderr = '';
-	proc.stderr.on('data', (d) => (stderr += d));
-	const exited = new Promise((r) => proc.once('exit', (code, signal) => r(code ?? signal)));
-	const firstLine = new Promise((resolve) => {
-		proc.stdout.on('data', (d) => {
-			stdout += d;
-			if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
-		});
-		exited.then(() => resolve(null));
-	});
-	const out = { stderr: () => stderr, stdout: () => stdout };
-	try {
-		out.authUrl = await withTimeout(firstLine, 10000, 'the authorization URL');
-		if (out.authUrl) {
-			if (beforeBrowser) await beforeBrowser(out.authUrl);
-			out.back = await browserLogin(out.authUrl, user);
-			if (headless) {
-				proc.stdin.end(`${paste(out.back)}\n`);
-			} else {
-				const page = await fetch(out.back, { signal: AbortSignal.timeout(5000) });
-				out.page = { status: page.status, length: page.headers.get('content-length'), text: await page.text() };
-			}
-		}
-		out.code = await withTimeout(exited, 15000, 'sluice auth login to end');
-	} finally {
-		if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, 'SIGKILL');
-	}
-	return out;
-}
+// `sluice auth login up` (oidc.mjs, cliLogin).
+const login = (cfg, opts) => cliLogin(cfg, NAME, opts);
 
 async function loggedIn(cfg, opts) {
 	const r = await login(cfg, opts);

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { catalog, closeAll, startHttp, httpClient, httpRequest, freePort, textOf, writeConfig } from './helpers.mjs';
-import { cliLogin, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
+import { cliLoggedIn, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
@@ -113,7 +113,7 @@ describe('a whole web login for a perUser server', () => {
 		});
 		const state = path.join(path.dirname(config), 'xdg');
 		cfg = { config, dir: path.join(state, 'sluice', 'oauth'), env: { XDG_STATE_HOME: state } };
-		await cliLogin(cfg, 'up', 'operator'); // the server's catalog comes through the gateway's own login
+		await cliLoggedIn(cfg, 'up'); // the server's catalog comes through the gateway's own login
 		gw = await startHttp({ configPath: config, listen: `127.0.0.1:${port}`, env: cfg.env });
 		started.push(gw);
 	});

@@ -354,6 +354,20 @@ static void on_refreshed(void *arg, bool ok)
 	s->ok = ok;
 }
 
+/* A new client for the user, and its one token request run to its end:
+ * whether that gave a token. */
+static bool fetch_once(uv_loop_t *loop, const struct sl_config *cfg, const char *user,
+		       struct sl_oauth_client **out)
+{
+	struct canned wait = { 0 };
+
+	*out = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
+	CHECK_INT(sl_oauth_client_refresh(*out, on_refreshed, &wait), SL_OAUTH_RETRY);
+	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
+		;
+	return wait.ok;
+}
+
 /* A refresh with the client of an upstream: a record whose token was
  * granted "read write", refreshed by a token endpoint that names no scope. */
 static void go_refresh(uv_loop_t *loop, struct sl_fetcher *f, struct canned *s)
@@ -599,12 +613,7 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
 	rec.as.issuer = "https://as.example";
 	s->token_body[0] = '\0';
-	wait.done = false;
-	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
-	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
-	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
-		;
-	CHECK(!wait.ok);
+	CHECK(!fetch_once(loop, cfg, user, &c));
 	CHECK(sl_oauth_client_needs_login(c));
 	CHECK_STR(s->token_body, "");
 	sl_oauth_client_free(c);
@@ -612,12 +621,7 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	/* Refused (the AS does not offer the grant): a login is needed. */
 	CHECK_INT(sl_oauth_store_save(st, &rec, &err), SL_OK);
 	s->token_error = "unsupported_grant_type";
-	wait.done = false;
-	c = sl_oauth_client_new(loop, cfg, &cfg->servers[0], user);
-	CHECK_INT(sl_oauth_client_refresh(c, on_refreshed, &wait), SL_OAUTH_RETRY);
-	while (!wait.done && uv_run(loop, UV_RUN_ONCE))
-		;
-	CHECK(!wait.ok);
+	CHECK(!fetch_once(loop, cfg, user, &c));
 	CHECK(sl_oauth_client_needs_login(c));
 	CHECK(!sl_oauth_client_token(c));
 	/* The same token is not tried again; another of the caller's is. */
