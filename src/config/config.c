@@ -911,7 +911,7 @@ static const struct sl_conf_key oauth_client_keys[] = {
 	  .doc = "Requests to one server held while its token is refreshed; one more fails." },
 	{ "maxUsers", SL_CONF_UINT, OAC(max_users), .min = 1, .max = 100000, .dflt = 1000,
 	  .doc = "Callers with a link of their own to one `perUser` server; one more is refused "
-		 "until the next config reload or restart. Each costs about 2 KiB while its link "
+		 "until the next config reload or restart. Each costs about 6 KiB while its link "
 		 "is closed." },
 	{ "userIdleSeconds", SL_CONF_UINT, OAC(user_idle_s), .min = 10, .max = 86400, .dflt = 300,
 	  .doc = "A caller's own link to a `perUser` server unused this long is closed; the next "
