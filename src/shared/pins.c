@@ -60,6 +60,11 @@ bool sl_shared_pins_parse(const char *msg, size_t len, yyjson_doc **doc, const c
 	return true;
 }
 
+static bool automatic(yyjson_val *pin)
+{
+	return sl_json_true(pin, "automatic");
+}
+
 bool sl_shared_pins_newer(yyjson_val *theirs, yyjson_val *ours)
 {
 	const char *a, *b, *ha, *hb;
@@ -69,11 +74,18 @@ bool sl_shared_pins_newer(yyjson_val *theirs, yyjson_val *ours)
 		return false;
 	if (!ours)
 		return true;
+	/* A person's approval beats what a replica pinned by itself, so a
+	 * replica that first saw a server after it changed cannot pass the
+	 * change off as trusted. */
+	if (automatic(theirs) != automatic(ours))
+		return automatic(ours);
 	a = sl_json_str(theirs, "pinnedAt");
 	b = sl_json_str(ours, "pinnedAt");
 	c = strcmp(a ? a : "", b ? b : ""); /* ISO 8601 in UTC: text order is time order */
+	/* Of two first sights the earlier is the one to keep; of two
+	 * approvals the later (last writer wins). */
 	if (c != 0)
-		return c > 0;
+		return automatic(ours) ? c < 0 : c > 0;
 	ha = sl_json_str(theirs, "sha256");
 	hb = sl_json_str(ours, "sha256");
 	return !ha || !hb || strcmp(ha, hb) != 0;
@@ -89,25 +101,116 @@ struct sl_shared_pins {
 	void (*changed)(void *ctx);
 	void *ctx;
 	bool *alive;                 /* of the reconciliation in flight, if any */
+	unsigned refs;               /* the store's, and each reply awaited */
+	bool detached;
 };
 
-/* Writes one pin to the hash and announces it. While Redis is down the
- * pin stays in the file only; the reconciliation after reconnecting
- * carries it. */
-static void publish(struct sl_redis *r, const char *name, const char *key, const char *tool,
-		    yyjson_val *entry)
+static void sp_unref(struct sl_shared_pins *sp)
+{
+	if (--sp->refs)
+		return;
+	free(sp->name);
+	free(sp);
+}
+
+static bool apply(struct sl_shared_pins *sp, const char *key, const char *tool,
+		  yyjson_val *entry);
+
+/* An automatic pin that was already in the hash: the hash's, when it should
+ * win (an approval, or an earlier first sight), replaces this replica's. */
+struct check {
+	struct sl_shared_pins *sp;
+	char *key, *tool;
+};
+
+static void on_hash_pin(void *ctx, redisReply *rep, const char *error)
+{
+	struct check *k = ctx;
+	struct sl_shared_pins *sp = k->sp;
+	yyjson_doc *doc;
+	const char *key, *tool;
+	yyjson_val *entry;
+
+	if (!sp->detached && rep && rep->type == REDIS_REPLY_STRING &&
+	    sl_shared_pins_parse(rep->str, rep->len, &doc, &key, &tool, &entry)) {
+		if (sl_shared_pins_newer(entry, sl_pinning_entry(sp->pins, key, tool)) &&
+		    apply(sp, key, tool, entry)) {
+			sl_log(SL_LOG_INFO, "shared state: kept the pin of %s.%s another replica "
+			       "made before this one saw the tool", key, tool);
+			sp->changed(sp->ctx);
+		}
+		yyjson_doc_free(doc);
+	}
+	free(k->key);
+	free(k->tool);
+	free(k);
+	sp_unref(sp);
+}
+
+static void on_setnx(void *ctx, redisReply *rep, const char *error)
+{
+	struct check *k = ctx;
+	struct sl_shared_pins *sp = k->sp;
+	char *field;
+	struct sl_err err;
+
+	if (sp->detached || !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0)
+		goto out;
+	field = sl_shared_pins_field(k->key, k->tool);
+	{
+		const char *argv[3] = { "HGET", sp->name, field };
+		if (sl_redis_command(sp->r, on_hash_pin, k, 3, argv, NULL, &err) == 0) {
+			free(field);
+			return;
+		}
+	}
+	free(field);
+out:
+	free(k->key);
+	free(k->tool);
+	free(k);
+	sp_unref(sp);
+}
+
+/*
+ * Writes one pin to the hash and announces it. A pin this replica made by
+ * itself (automatic) goes in only where the hash has none, unannounced: the
+ * other replicas pin what they see themselves, and one that saw a server
+ * first keeps its pin. force (reconciling): written whatever the hash
+ * holds. While Redis is down the pin stays in the file only; the
+ * reconciliation after reconnecting carries it.
+ */
+static void publish(struct sl_shared_pins *sp, const char *key, const char *tool,
+		    yyjson_val *entry, bool force)
 {
 	size_t mlen;
+	const char *name = sp->name;
 	char *field = sl_shared_pins_field(key, tool);
 	char *msg = sl_shared_pins_message(key, tool, entry, &mlen);
-	const char *set[4] = { entry ? "HSET" : "HDEL", name, field, msg };
+	bool nx = entry && !force && automatic(entry);
+	const char *set[4] = { !entry ? "HDEL" : nx ? "HSETNX" : "HSET", name, field, msg };
 	size_t setl[4] = { strlen(set[0]), strlen(name), strlen(field), mlen };
 	const char *pub[3] = { "PUBLISH", name, msg };
 	size_t publ[3] = { 7, strlen(name), mlen };
+	struct check *k = NULL;
 	struct sl_err err;
+	int rc;
 
-	if (sl_redis_command(r, NULL, NULL, entry ? 4 : 3, set, setl, &err) < 0 ||
-	    sl_redis_command(r, NULL, NULL, 3, pub, publ, &err) < 0)
+	if (nx) {
+		k = sl_alloc(sizeof(*k));
+		*k = (struct check){ .sp = sp, .key = sl_strdup(key), .tool = sl_strdup(tool) };
+		sp->refs++;
+	}
+	rc = sl_redis_command(sp->r, nx ? on_setnx : NULL, k, entry ? 4 : 3, set, setl, &err);
+	if (rc < 0 && k) {
+		free(k->key);
+		free(k->tool);
+		free(k);
+		sp->refs--;
+	}
+	if (rc == 0 && !nx)
+		rc = sl_redis_command(sp->r, NULL, NULL, 3, pub, publ, &err);
+	if (rc < 0)
 		sl_log(SL_LOG_DEBUG, "shared state: pin of %s.%s kept in the pin file only: %s",
 		       key, tool, err.msg);
 	free(field);
@@ -116,8 +219,7 @@ static void publish(struct sl_redis *r, const char *name, const char *key, const
 
 static void on_local_change(void *ctx, const char *key, const char *tool, yyjson_val *entry)
 {
-	struct sl_shared_pins *sp = ctx;
-	publish(sp->r, sp->name, key, tool, entry);
+	publish(ctx, key, tool, entry, false);
 }
 
 static bool apply(struct sl_shared_pins *sp, const char *key, const char *tool,
@@ -144,7 +246,10 @@ static void on_message(void *ctx, const char *payload, size_t len)
 		       sp->name);
 		return;
 	}
-	if (apply(sp, key, tool, entry)) {
+	/* Live changes are people's (automatic pins are not announced):
+	 * applied as they come, unless ours should win. */
+	if ((!entry || sl_shared_pins_newer(entry, sl_pinning_entry(sp->pins, key, tool)) ||
+	     !automatic(entry)) && apply(sp, key, tool, entry)) {
 		sl_log(SL_LOG_INFO, "shared state: %s %s.%s as another replica did", entry ?
 		       "pinned" : "forgot", key, tool);
 		sp->changed(sp->ctx);
@@ -171,7 +276,7 @@ static void push_missing(struct sl_shared_pins *sp, struct sl_map *seen)
 			yyjson_val *theirs = sl_map_get(seen, field);
 			yyjson_val *ours = yyjson_obj_iter_get_val(t);
 			if (!theirs || sl_shared_pins_newer(ours, theirs))
-				publish(sp->r, sp->name, yyjson_get_str(k), yyjson_get_str(t), ours);
+				publish(sp, yyjson_get_str(k), yyjson_get_str(t), ours, true);
 			free(field);
 		}
 	}
@@ -255,7 +360,7 @@ struct sl_shared_pins *sl_shared_pins_attach(struct sl_redis *r, struct sl_pins 
 	struct sl_shared_pins *sp = sl_alloc(sizeof(*sp));
 
 	*sp = (struct sl_shared_pins){ .r = r, .pins = pins, .changed = changed, .ctx = ctx,
-				       .name = sl_redis_key(sl_redis_prefix(r), CHANNEL) };
+				       .name = sl_redis_key(sl_redis_prefix(r), CHANNEL), .refs = 1 };
 	sl_pinning_observe(pins, on_local_change, sp);
 	sp->l = sl_redis_listen(r, sp->name, on_message, on_up, sp);
 	return sp;
@@ -269,8 +374,8 @@ void sl_shared_pins_detach(struct sl_shared_pins *sp)
 		*sp->alive = false;
 	sl_pinning_observe(sp->pins, NULL, NULL);
 	sl_redis_unlisten(sp->l);
-	free(sp->name);
-	free(sp);
+	sp->detached = true;
+	sp_unref(sp);
 }
 
 /* ---- `sluice pins`: a blocking connection, for its one change ------------------- */

@@ -76,6 +76,7 @@ struct sl_redis {
 
 static void conn_start(struct conn *c);
 static void on_retry(uv_timer_t *t);
+static void drop(struct conn *c, const char *why);
 
 /* ---- the libuv adapter ---------------------------------------------------- */
 
@@ -105,11 +106,10 @@ static void on_poll(uv_poll_t *h, int status, int events)
 	rd = p->ac->c.reader;
 	/* What is left unparsed is the start of one reply. */
 	if (rd && rd->len - rd->pos > p->c->r->cfg.max_reply_bytes) {
-		struct sl_redis *r = p->c->r;
-		snprintf(r->last_error, sizeof(r->last_error), "a reply of more than %u bytes "
-			 "(sluice.shared.redis.maxReplyBytes)", r->cfg.max_reply_bytes);
-		p->c->ready = false;
-		redisAsyncFree(p->ac); /* not inside a hiredis callback: safe */
+		char why[128];
+		snprintf(why, sizeof(why), "a reply of more than %u bytes "
+			 "(sluice.shared.redis.maxReplyBytes)", p->c->r->cfg.max_reply_bytes);
+		drop(p->c, why); /* not inside a hiredis callback: safe */
 	}
 }
 
@@ -325,7 +325,7 @@ static bool reply_failed(struct sl_redis *r, const redisReply *rep, const char *
 {
 	if (rep && rep->type != REDIS_REPLY_ERROR)
 		return false;
-	snprintf(r->last_error, sizeof(r->last_error), "%s: %.200s", what,
+	snprintf(r->last_error, sizeof(r->last_error), "the server %s: %.150s", what,
 		 rep ? rep->str : "no reply");
 	return true;
 }
@@ -344,7 +344,7 @@ static void on_setup(redisAsyncContext *ac, void *reply, void *priv)
 	struct conn *c = priv;
 	if (!reply)
 		return; /* the connection is going: on_disconnect follows */
-	if (reply_failed(c->r, reply, c->setup_left > 1 && c->r->cfg.password ? "AUTH" : "SELECT")) {
+	if (reply_failed(c->r, reply, "refused the connection's AUTH, SELECT or PING")) {
 		redisAsyncDisconnect(ac);
 		return;
 	}

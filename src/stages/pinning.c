@@ -668,6 +668,7 @@ struct approve_ctx {
 	const char *server;
 	yyjson_val *const *defs;
 	size_t n;
+	bool automatic; /* pinned without a person: first sight, a new tool let through */
 };
 
 static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
@@ -698,6 +699,10 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 		yyjson_mut_obj_add_strcpy(d, entry, "sha256", hex);
 		yyjson_mut_obj_add_int(d, entry, "scheme", PIN_SCHEME);
 		yyjson_mut_obj_add_strcpy(d, entry, "pinnedAt", when);
+		/* Replicas let a person's approval win over such a pin, and
+		 * the earliest of them win over later ones (shared/pins.c). */
+		if (a->automatic)
+			yyjson_mut_obj_add_bool(d, entry, "automatic", true);
 		yyjson_mut_obj_add_val(d, entry, "definition", subject);
 		yyjson_mut_obj_remove_key(sv, name);
 		yyjson_mut_obj_add(sv, yyjson_mut_strcpy(d, name), entry);
@@ -707,7 +712,16 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
 		       size_t n, struct sl_err *err)
 {
-	struct approve_ctx a = { server, defs, n };
+	struct approve_ctx a = { server, defs, n, false };
+	return update(pins, apply_approve, &a, false, err);
+}
+
+/* What the stage pins by itself: first sight, a new tool sluice.pinning.new
+ * lets through, a re-pin under the current scheme. */
+static int pin_automatic(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
+			 size_t n, struct sl_err *err)
+{
+	struct approve_ctx a = { server, defs, n, true };
 	return update(pins, apply_approve, &a, false, err);
 }
 
@@ -1172,7 +1186,7 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up, const c
 		if (want == SL_PIN_FIRST)
 			sl_log(SL_LOG_INFO, "pinning: first sight of server '%s': pinned %zu tools",
 			       up->name, n);
-		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
+		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 		else
 			pg->write_failing = false;
@@ -1200,7 +1214,7 @@ static void migrate(struct sl_pinning *pg, const struct sl_upstream *up, const c
 	if (n) {
 		sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of an "
 		       "earlier sluice still match", n, up->name);
-		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
+		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 	}
 	free(defs);
