@@ -32,6 +32,7 @@ struct conn {
 	bool sub;               /* the subscriber connection */
 	bool open;              /* connected: setting up or ready */
 	bool ready;             /* AUTH, SELECT (and SUBSCRIBE) answered */
+	bool failing;           /* its setup was refused: the first reason stands */
 	unsigned setup_left;    /* replies still awaited before ready */
 	uint64_t deadline;      /* of the connection attempt (ready false) */
 	unsigned backoff_ms;
@@ -342,9 +343,12 @@ static void setup_step(struct conn *c)
 static void on_setup(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct conn *c = priv;
-	if (!reply)
+	if (!reply || c->failing)
 		return; /* the connection is going: on_disconnect follows */
+	/* The first refusal is the reason (a wrong password, then NOAUTH for
+	 * everything after it). */
 	if (reply_failed(c->r, reply, "refused the connection's AUTH, SELECT or PING")) {
+		c->failing = true;
 		redisAsyncDisconnect(ac);
 		return;
 	}
@@ -441,7 +445,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 static void on_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct conn *c = ac->data;
-	if (status != REDIS_OK && ac->err)
+	if (c->failing)
+		; /* the reason is set */
+	else if (status != REDIS_OK && ac->err)
 		snprintf(c->r->last_error, sizeof(c->r->last_error), "%s", ac->errstr);
 	else if (!c->r->last_error[0] || c->ready)
 		snprintf(c->r->last_error, sizeof(c->r->last_error), "the server closed the connection");
@@ -471,6 +477,7 @@ static void conn_start(struct conn *c)
 	ac->data = c;
 	c->ac = ac;
 	c->ready = false;
+	c->failing = false;
 	c->deadline = sl_now_ms() + r->cfg.connect_timeout_ms;
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);

@@ -10,13 +10,13 @@ import { freePort } from './helpers.mjs';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
 
-// Starts redis-server; resolves { port, pid, url, log(), kill(signal), stop() }
+// Starts redis-server (args: more of its options); resolves { port, pid, url, log(), kill(signal), stop() }
 // once it accepts connections (at most ms).
-export async function startRedis({ port, ms = 10000 } = {}) {
+export async function startRedis({ port, args = [], ms = 10000 } = {}) {
 	port ??= await freePort();
 	const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-redis-'));
 	const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
-		'--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+		'--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', '', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
 	let out = '';
 	const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
 	const r = {
@@ -54,10 +54,10 @@ export async function startRedis({ port, ms = 10000 } = {}) {
 	return r;
 }
 
-// Runs one command with redis-cli against r; resolves its stdout.
-export function redisCli(r, args, ms = 5000) {
+// Runs one command with redis-cli against r (auth: its password); resolves its stdout.
+export function redisCli(r, args, { auth, ms = 5000 } = {}) {
 	return new Promise((resolve, reject) => {
-		execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(r.port), ...args], { timeout: ms }, (err, stdout) =>
+		execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(r.port), ...(auth ? ['--no-auth-warning', '-a', auth] : []), ...args], { timeout: ms }, (err, stdout) =>
 			err ? reject(err) : resolve(stdout));
 	});
 }
