@@ -25,6 +25,10 @@
 #define BACKOFF_MIN_MS 250
 #define BACKOFF_MAX_MS 5000
 #define TICK_MS 100
+/* Up this long, a connection is stable again: its backoff starts over and
+ * the next drop is a new outage (warned again). Shorter: a flapping one
+ * (a reply it cannot take, a server that drops it after the handshake). */
+#define STABLE_MS 5000
 
 struct conn {
 	struct sl_redis *r;
@@ -69,6 +73,8 @@ struct sl_redis {
 	time_t since;                 /* wall clock, for `sluice status` */
 	char last_error[256];
 	bool warned;                  /* this outage was warned about */
+	bool recovering;              /* connected again, not yet for STABLE_MS */
+	uint64_t up_at;               /* sl_now_ms() when last connected */
 	bool ever_up;
 	bool closing;
 	unsigned handles;             /* open libuv handles: free at 0 once closing */
@@ -202,12 +208,14 @@ static void went_up(struct sl_redis *r)
 	if (!r->cmd.ready || !r->sub.ready || r->state == SL_REDIS_CONNECTED)
 		return;
 	set_state(r, SL_REDIS_CONNECTED);
-	if (r->warned)
+	if (r->warned && !r->recovering)
 		sl_log(SL_LOG_INFO, "shared state: Redis at %s is reachable again; sharing resumed",
 		       where(r));
-	else
+	else if (!r->ever_up)
 		sl_log(SL_LOG_INFO, "shared state: connected to Redis at %s", where(r));
-	r->warned = false;
+	/* The outage ends once this holds for STABLE_MS (on_tick). */
+	r->recovering = r->warned;
+	r->up_at = sl_now_ms();
 	r->ever_up = true;
 	r->last_error[0] = '\0';
 	for (struct sl_redis_listener *l = r->listeners; l; l = l->next)
@@ -273,6 +281,33 @@ static void unlink_cmd(struct sl_redis *r, struct cmd *k)
 	r->npending--;
 }
 
+/* The bytes of a reply's strings, about what it took on the wire: a reply
+ * that arrived in one read escapes the check of on_poll. */
+static size_t reply_size(const redisReply *rep, int depth)
+{
+	size_t n = 16;
+	if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_ERROR ||
+	    rep->type == REDIS_REPLY_STATUS)
+		n += rep->len;
+	if (rep->type == REDIS_REPLY_ARRAY && depth < 8)
+		for (size_t i = 0; i < rep->elements; i++)
+			n += reply_size(rep->element[i], depth + 1);
+	return n;
+}
+
+/* A reply past maxReplyBytes: failed, and the connection dropped as if
+ * it had arrived in pieces (on_poll). */
+static bool too_big(struct sl_redis *r, redisAsyncContext *ac, const redisReply *rep)
+{
+	if (!rep || reply_size(rep, 0) <= r->cfg.max_reply_bytes)
+		return false;
+	snprintf(r->last_error, sizeof(r->last_error), "a reply of more than %u bytes "
+		 "(sluice.shared.redis.maxReplyBytes)", r->cfg.max_reply_bytes);
+	((struct conn *)ac->data)->failing = true; /* the reason stands */
+	redisAsyncDisconnect(ac);
+	return true;
+}
+
 static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cmd *k = priv;
@@ -280,6 +315,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 	char why[300];
 
 	unlink_cmd(r, k);
+	if (reply && too_big(r, ac, reply))
+		reply = NULL;
 	if (!reply)
 		snprintf(why, sizeof(why), "Redis at %s: %s", where(r),
 			 ac->err ? ac->errstr : r->last_error[0] ? r->last_error : "connection lost");
@@ -335,7 +372,6 @@ static void setup_step(struct conn *c)
 {
 	if (--c->setup_left == 0 && c->ac) {
 		c->ready = true;
-		c->backoff_ms = BACKOFF_MIN_MS;
 		went_up(c->r);
 	}
 }
@@ -363,7 +399,7 @@ static void on_sub(redisAsyncContext *ac, void *reply, void *priv)
 	struct sl_redis *r = priv;
 	redisReply *rep = reply, *kind, *chan, *msg;
 
-	if (!rep || r->closing)
+	if (!rep || r->closing || too_big(r, ac, rep))
 		return;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3)
 		return;
@@ -489,6 +525,11 @@ static void on_tick(uv_timer_t *t)
 	struct sl_redis *r = t->data;
 	uint64_t now = sl_now_ms();
 	char why[128];
+
+	if (r->state == SL_REDIS_CONNECTED && now - r->up_at >= STABLE_MS) {
+		r->warned = r->recovering = false;
+		r->cmd.backoff_ms = r->sub.backoff_ms = BACKOFF_MIN_MS;
+	}
 
 	snprintf(why, sizeof(why), "no answer within %u ms (sluice.shared.redis.connectTimeoutMs)",
 		 r->cfg.connect_timeout_ms);

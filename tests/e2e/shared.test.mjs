@@ -208,3 +208,20 @@ test('a replica that first saw the changed server while Redis hung keeps the ear
 		await r.stop();
 	}
 });
+
+test('a reply over maxReplyBytes drops the connection: degraded naming the key, serving locally', async () => {
+	const r = await startRedis();
+	try {
+		// 64 KiB in the pin hash: the replica's reconciliation reads it.
+		await redisCli(r, ['HSET', 'e2e:pins', 'x', 'y'.repeat(65536)]);
+		const gw = await startHttp({ configPath: config(path.join(work, 'big'), HARMLESS, false, r, { maxReplyBytes: 4096 }) });
+		await eventually(async () => /maxReplyBytes/.test((await status(gw)).shared.lastError ?? ''), 5000, 50, 'degraded naming the key');
+		assert.equal((await status(gw)).shared.state, 'degraded');
+		const c = (await httpClient(gw.url)).client;
+		assert.deepEqual(await names(c), ['pin__greet', 'pin__stable']);
+		assert.equal(gw.stderr().match(UNREACHABLE)?.length, 1, gw.stderr());
+		await c.close();
+	} finally {
+		await r.stop();
+	}
+});
