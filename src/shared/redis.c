@@ -137,9 +137,11 @@ static void del_read(void *d) { poll_update(d, 0, UV_READABLE); }
 static void add_write(void *d) { poll_update(d, UV_WRITABLE, 0); }
 static void del_write(void *d) { poll_update(d, 0, UV_WRITABLE); }
 
+/* The memory goes with the last handle closed and the last listener gone
+ * (a stage's state may be freed after the gateway). */
 static void release(struct sl_redis *r)
 {
-	if (--r->handles > 0 || !r->closing)
+	if (r->handles > 0 || !r->closing || r->listeners)
 		return;
 	sl_redis_addr_dispose(&r->addr);
 	free(r->cfg.url);
@@ -150,7 +152,9 @@ static void release(struct sl_redis *r)
 
 static void on_timer_closed(uv_handle_t *h)
 {
-	release(h->data);
+	struct sl_redis *r = h->data;
+	r->handles--;
+	release(r);
 }
 
 static void on_poll_closed(uv_handle_t *h)
@@ -158,6 +162,7 @@ static void on_poll_closed(uv_handle_t *h)
 	struct poll *p = h->data;
 	struct sl_redis *r = p->c->r;
 	free(p);
+	r->handles--;
 	release(r);
 }
 
@@ -304,6 +309,7 @@ static bool too_big(struct sl_redis *r, redisAsyncContext *ac, const redisReply 
 	snprintf(r->last_error, sizeof(r->last_error), "a reply of more than %u bytes "
 		 "(sluice.shared.redis.maxReplyBytes)", r->cfg.max_reply_bytes);
 	((struct conn *)ac->data)->failing = true; /* the reason stands */
+	((struct conn *)ac->data)->ready = false;  /* no new command on it */
 	redisAsyncDisconnect(ac);
 	return true;
 }
@@ -625,6 +631,7 @@ void sl_redis_unlisten(struct sl_redis_listener *l)
 		}
 	free(l->channel);
 	free(l);
+	release(r);
 }
 
 enum sl_redis_state sl_redis_state(const struct sl_redis *r)

@@ -54,7 +54,7 @@ typedef void sl_redis_up_fn(void *ctx);
 struct sl_redis *sl_redis_new(uv_loop_t *loop, const struct sl_redis_config *cfg);
 /* Fails every pending command (their callbacks run, with an error), closes
  * the connections; the memory goes once libuv has closed the handles.
- * Listeners must have been removed. NULL is fine. */
+ * A listener may be removed later: the memory waits for it. NULL is fine. */
 void sl_redis_free(struct sl_redis *r);
 /* Sends a command. fn (may be NULL) runs later with the reply, never inside
  * this call. Fails at once (SL_ERR_STATE, err says why) while degraded or
