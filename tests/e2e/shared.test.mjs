@@ -106,7 +106,8 @@ test('an approval on replica A shows on replica B within a second; Redis down an
 	assert.match(b.stderr(), /shared state: pinned pin#[0-9a-f]{16}\.greet as another replica did/);
 
 	// Redis killed: both keep serving, degraded with the reason, one warning each.
-	await redis.kill('SIGKILL');
+	const killed = redis;
+	await killed.kill('SIGKILL');
 	for (const gw of [a, b]) {
 		await eventually(async () => (await status(gw)).shared.state === 'degraded', 4000, 50, 'degraded');
 		const sh = (await status(gw)).shared;
@@ -123,7 +124,8 @@ test('an approval on replica A shows on replica B within a second; Redis down an
 
 	// Redis back on the same port (empty: no persistence): connected again,
 	// and a later approval propagates.
-	redis = await startRedis({ port: redis.port });
+	redis = await startRedis({ port: killed.port });
+	await killed.stop(); // its scratch directory
 	for (const gw of [a, b]) {
 		await eventually(async () => (await status(gw)).shared.state === 'connected', 8000, 100, 'connected again');
 		assert.match(gw.stderr(), /shared state: Redis at \S+ is reachable again; sharing resumed/);
