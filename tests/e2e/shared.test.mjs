@@ -70,7 +70,7 @@ async function within(ms, fn, what) {
 	return Date.now() - t0;
 }
 
-test('an approval on replica A shows on replica B within a second; Redis down and back', async () => {
+test('an approval on replica A shows on replica B within a second; Redis down and back; after a reload', async () => {
 	redis = await startRedis();
 	const stateA = path.join(work, 'a'), stateB = path.join(work, 'b');
 
@@ -131,6 +131,9 @@ test('an approval on replica A shows on replica B within a second; Redis down an
 		assert.match(gw.stderr(), /shared state: Redis at \S+ is reachable again; sharing resumed/);
 	}
 	assert.deepEqual(await names(cb), ['pin__greet', 'pin__stable'], 'extra is still held back on B');
+	// A reload on B (SIGHUP): its new generation's pins take part as well.
+	process.kill(b.pid, 'SIGHUP');
+	await eventually(() => /config reload: /.test(b.stderr()), 5000, 50, 'B reloaded');
 	out = await runSluice(['pins', 'approve', 'pin.extra', '--config', cfgA]);
 	assert.equal(out.code, 0, out.stderr);
 	const took2 = await within(1000, async () => (await names(cb)).includes('pin__extra'), 'extra on B');
