@@ -38,7 +38,7 @@ WARN     += $(if $(findstring clang,$(CC)),-Wno-missing-field-initializers)
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
 LDFLAGS  := -Wl,-z,now,-z,relro
-LDLIBS   := -luv -lmicrohttpd -lgnutls -lseccomp -lpcre2-8 -lnettle -lm
+LDLIBS   := -luv -lhiredis -lmicrohttpd -lgnutls -lseccomp -lpcre2-8 -lnettle -lm
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SAN)

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "pipeline/gen.h"
+#include "shared/pins.h"
 #include "stages/pinning.h"
 
 #include <stdio.h>
@@ -380,6 +381,8 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 {
 	yyjson_val *section = cfg->sluice ? yyjson_obj_get(cfg->sluice, "pinning") : NULL;
 	struct pins p = { 0 };
+	struct sl_shared_pins_push *push = NULL;
+	size_t shared = 0;
 	struct sl_gen *gen;
 	struct sl_err err;
 	uv_loop_t *loop;
@@ -409,6 +412,9 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 		sl_pinning_close(p.pins);
 		return 2;
 	}
+	/* With sluice.shared.redis, what changes here reaches the running
+	 * replicas through Redis as well as the pin file (shared/pins.h). */
+	push = sl_shared_pins_push_start(p.pins, &cfg->redis);
 	if (p.sub == SUB_RESET) {
 		size_t n = 0, m = 0;
 		char *key = NULL;
@@ -446,6 +452,14 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 out:
+	if (sl_shared_pins_push_end(push, &shared, &err) < 0)
+		fprintf(stderr, "sluice pins: saved in %s, but not shared with the other replicas: "
+			"%s (a replica that reads this pin file carries it to the others once it "
+			"reconnects to Redis)\n", sl_pinning_file(p.pins) ? sl_pinning_file(p.pins) :
+			"memory", err.msg);
+	else if (shared)
+		printf("shared %zu pin change%s with the other replicas through %s\n", shared,
+		       shared == 1 ? "" : "s", cfg->redis.url);
 	free(p.server);
 	sl_pinning_close(p.pins);
 	return p.rc;

@@ -18,6 +18,8 @@
  * does not load refuses the reload like a broken file.
  */
 #include "cli/cli.h"
+#include "shared/redis.h"
+#include "stages/pinning.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
@@ -163,6 +165,12 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 	/* Many clients: capabilities are declared upstream per what sluice
 	 * relays, and questions go only to the session that can answer. */
 	sv.gw->shared = http != NULL;
+	/* Replicas: state shared through Redis (docs/internals/REPLICAS.md). */
+	if (cfg->redis.on) {
+		sv.gw->redis = sl_redis_new(sv.loop, &cfg->redis);
+		/* Before any client lists: pins are reconciled on connecting. */
+		sl_pinning_share(sl_gen_state(gen, &sl_stage_pinning), sv.gw);
+	}
 	if (http) {
 		if (sl_http_start(sv.loop, sv.gw, cfg, http, &sv.http, &err) < 0) {
 			fprintf(stderr, "sluice: %s\n", err.msg);

@@ -70,6 +70,26 @@ static void put_num(yyjson_val *v, int w)
 		printf(" %*s", w, "-");
 }
 
+/* The shared state (docs/internals/REPLICAS.md): one line, and the reason
+ * while degraded. */
+static void print_shared(yyjson_val *sh)
+{
+	const char *state = sl_json_str(sh, "state");
+
+	if (!state || !strcmp(state, "off")) {
+		printf("shared state: off (no sluice.shared.redis: this process keeps its own)\n");
+		return;
+	}
+	printf("shared state: Redis at ");
+	put_name(sl_json_str(sh, "redis"), -1);
+	printf(", %s since %s\n", state, sl_json_str(sh, "since") ? sl_json_str(sh, "since") : "?");
+	if (sl_json_str(sh, "lastError")) {
+		printf("  ");
+		put_name(sl_json_str(sh, "lastError"), -1);
+		printf("; serving with local state\n");
+	}
+}
+
 static void print_tables(yyjson_val *root)
 {
 	yyjson_val *ups = sl_json_arr(root, "upstreams"), *q = yyjson_obj_get(root, "quotas");
@@ -89,7 +109,9 @@ static void print_tables(yyjson_val *root)
 		printf(", programs running %llu, queued %llu",
 		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(progs, "running")),
 		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(progs, "queued")));
-	printf("\n\n%-*s %-10s %6s\n", NAME_WIDTH, "UPSTREAM", "STATE", "TOOLS");
+	printf("\n");
+	print_shared(sl_json_obj(root, "shared"));
+	printf("\n%-*s %-10s %6s\n", NAME_WIDTH, "UPSTREAM", "STATE", "TOOLS");
 	yyjson_arr_foreach(ups, i, n, it) {
 		put_name(sl_json_str(it, "name"), NAME_WIDTH);
 		printf(" %-10s", sl_json_str(it, "state") ? sl_json_str(it, "state") : "?");

@@ -13,6 +13,7 @@
 #include "gateway/router.h"
 #include "pipeline/call.h"
 #include "sandbox/kernel.h"
+#include "shared/url.h"
 #include "stages/policy.h"
 
 #include <ctype.h>
@@ -1240,6 +1241,93 @@ static const struct sl_conf_section http_section = {
 	http_keys, SL_COUNT(http_keys), 0, NULL,
 };
 
+/* sluice.shared.redis.url: checked here, so `sluice check` refuses a bad one. */
+static int parse_redis_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			   void *target)
+{
+	struct sl_redis_config *r = target;
+	struct sl_redis_addr a;
+	struct sl_err e;
+
+	if (!yyjson_is_str(v))
+		return sl_conf_bad(cx, k);
+	if (sl_redis_url_parse(yyjson_get_str(v), &a, &e) < 0)
+		return sl_conf_fail_key(cx, k, "%s", e.msg);
+	sl_redis_addr_dispose(&a);
+	free(r->url);
+	r->url = sl_strdup(yyjson_get_str(v));
+	return SL_OK;
+}
+
+#define RDS(field) SL_CONF_AT(struct sl_redis_config, field)
+static const struct sl_conf_key redis_keys[] = {
+	{ "url", SL_CONF_CUSTOM, RDS(url), .parse = parse_redis_url,
+	  .shape = "\"redis://host[:port][/db]\" or \"unix:/path[?db=N]\"", .dflt_doc = "required",
+	  .doc = "The Redis server (or any server of the Redis protocol) the replicas share. A "
+		 "password in the URL is refused: use `password`." },
+	{ "password", SL_CONF_CUSTOM, RDS(password), .parse = parse_secret,
+	  .shape = "a non-empty string", .dflt_doc = "none (no `AUTH`)",
+	  .doc = "Sent with `AUTH` on every connection; `${VAR}` expanded." },
+	{ "keyPrefix", SL_CONF_STRING, RDS(key_prefix), .min = 1, .dflt_doc = "`\"sluice:\"`",
+	  .doc = "Put before every key and channel name, so several gateways can share one Redis." },
+	{ "connectTimeoutMs", SL_CONF_UINT, RDS(connect_timeout_ms), .min = 10, .max = 600000,
+	  .dflt = 2000, .doc = "One connection attempt, `AUTH` and `SELECT` included." },
+	{ "commandTimeoutMs", SL_CONF_UINT, RDS(command_timeout_ms), .min = 10, .max = 600000,
+	  .dflt = 1000,
+	  .doc = "A command without its reply after this long drops the connection (the server "
+		 "is taken as down: degraded state, reconnect with backoff)." },
+	{ "maxPending", SL_CONF_UINT, RDS(max_pending), .min = 1, .max = 1000000, .dflt = 1024,
+	  .doc = "Commands waiting for their reply at once; one more fails at once (its caller "
+		 "keeps its local state)." },
+	{ "maxReplyBytes", SL_CONF_UINT, RDS(max_reply_bytes), .min = 1024, .max = 1u << 30,
+	  .dflt = 16u << 20,
+	  .doc = "One reply as it arrives; a bigger one drops the connection with an error "
+		 "naming this key." },
+};
+#undef RDS
+
+static const struct sl_conf_section redis_section = {
+	"sluice.shared.redis",
+	"Redis for state the replicas of one gateway share (docs/internals/REPLICAS.md): for now "
+	"tool pins, whose approvals reach every replica within a second. Without this section "
+	"nothing is shared and no Redis is needed. Changing it takes a restart (a reload keeps "
+	"the connection it has).",
+	redis_keys, SL_COUNT(redis_keys), SL_CONF_STRICT, NULL,
+};
+
+static int parse_redis(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		       void *target)
+{
+	struct sl_redis_config *r = sl_conf_field(target, k);
+	int rc;
+
+	if (!yyjson_is_obj(v))
+		return sl_conf_bad(cx, k);
+	sl_conf_defaults(&redis_section, r);
+	r->on = true;
+	if ((rc = sl_conf_apply(cx, &redis_section, NULL, v, r)) < 0)
+		return rc;
+	if (!r->url)
+		return sl_conf_fail(cx, "sluice.shared.redis", "needs \"url\"");
+	if (!r->key_prefix)
+		r->key_prefix = sl_strdup("sluice:");
+	return SL_OK;
+}
+
+#define SHR(field) SL_CONF_AT(struct sl_config, field)
+static const struct sl_conf_key shared_keys[] = {
+	{ "redis", SL_CONF_CUSTOM, SHR(redis), .parse = parse_redis, .sub = &redis_section,
+	  .shape = "an object", .dflt_doc = "none: nothing shared",
+	  .doc = "See `sluice.shared.redis` below." },
+};
+#undef SHR
+
+static const struct sl_conf_section shared_section = {
+	"sluice.shared",
+	"State shared by several sluice processes serving as one gateway (replicas).",
+	shared_keys, SL_COUNT(shared_keys), SL_CONF_STRICT, NULL,
+};
+
 /* A stage's own section: the stage reads it at start. */
 static int stage_section(struct sl_conf_ctx *cx, const char *key, yyjson_val *v, void *target)
 {
@@ -1478,6 +1566,8 @@ static const struct sl_conf_key gateway_keys[] = {
 	  .doc = "See `sluice.oauth` below." },
 	{ "limits", SL_CONF_OBJECT, GW(limits), .sub = &limits_section,
 	  .doc = "See `sluice.limits` below." },
+	{ "shared", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
+	  .sub = &shared_section, .doc = "See `sluice.shared` below." },
 	{ "profiles", SL_CONF_CUSTOM, GW(profiles), .parse = parse_profiles, .sub = &profile_section,
 	  .shape = "an object of profiles", .dflt_doc = "`{}`",
 	  .doc = "Virtual servers at `/mcp/<name>` (`sluice.profiles.<name>` below; "
@@ -1539,7 +1629,7 @@ void sl_config_reference(FILE *f)
 		&root_section, &server_section, &server_oauth_section, &gateway_section, &code_section,
 		&oauth_client_section, &http_section,
 		&auth_section, &token_section, &jwks_section, &introspection_section, &tls_section,
-		&limits_section, &profile_section,
+		&limits_section, &shared_section, &redis_section, &profile_section,
 	};
 	fprintf(f, "# Configuration reference\n\n"
 		"Generated by `sluice config-reference` from the key tables in src/config/config.c "
@@ -1729,6 +1819,9 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c->profiles);
 	free(c->http.tls.cert_file);
 	free(c->http.tls.key_file);
+	free(c->redis.url);
+	free(c->redis.password);
+	free(c->redis.key_prefix);
 	yyjson_doc_free(c->doc);
 	free(c);
 }

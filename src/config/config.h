@@ -228,6 +228,20 @@ struct sl_profile {
 	bool exposure_set;     /* false: sluice.exposure's (or --exposure) */
 };
 
+/* sluice.shared.redis (src/shared/, docs/internals/REPLICAS.md): where the
+ * replicas of one gateway keep the state they share. on: the section is
+ * present; without it nothing of src/shared/ runs. */
+struct sl_redis_config {
+	bool on;
+	char *url;                 /* "redis://host:port/db" or "unix:/path" */
+	char *password;            /* ${VAR} expanded; NULL: no AUTH */
+	char *key_prefix;          /* before every key and channel; default "sluice:" */
+	uint32_t connect_timeout_ms;
+	uint32_t command_timeout_ms;
+	uint32_t max_pending;      /* commands waiting for a reply; one more fails at once */
+	uint32_t max_reply_bytes;  /* one reply; a bigger one drops the connection */
+};
+
 struct sl_config {
 	unsigned refs;                     /* references beyond the first */
 	char *path;
@@ -254,6 +268,7 @@ struct sl_config {
 	uint32_t code_max_concurrent;      /* programs running at once; 0: twice the cores */
 	uint32_t code_max_queued;          /* programs waiting for one of those */
 	struct sl_limits limits;
+	struct sl_redis_config redis;      /* sluice.shared.redis */
 	unsigned code_require;             /* boundaries code mode refuses to run without */
 	yyjson_doc *doc;                   /* the file, kept for the stages' sections */
 	yyjson_val *sluice;                /* the "sluice" object, or NULL */

@@ -11,6 +11,7 @@
 #include "sandbox/sandbox.h"
 #include "pipeline/call.h"
 #include "stages/pinning.h"
+#include "shared/redis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,7 @@ static void on_gw_closed(void *arg)
 {
 	struct sl_gateway *gw = arg;
 	sl_gen_unref(gw->gen);
+	sl_redis_free(gw->redis); /* after the stages that listen to it */
 	free(gw);
 }
 
@@ -664,6 +666,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	sl_gen_unref(gw->gen);
 	gw->gen = sl_gen_ref(next);
 	gw->cfg = cfg;
+	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning), gw);
 	/* Pending logins to a server the reload removed fail. */
 	if (gw->weblogin)
 		sl_weblogin_reconfigure(gw->weblogin, cfg);

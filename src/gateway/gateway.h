@@ -59,6 +59,10 @@ struct sl_gateway {
 	 * sluice can relay, not the first client's capabilities, and a
 	 * server's request outside a call reaches nobody (SESSIONS.md). */
 	bool shared;
+	/* sluice.shared.redis: the Redis client this process shares state with
+	 * its replicas through (src/shared/); NULL without the section. Made
+	 * by `serve`, kept across reloads, freed with the gateway. */
+	struct sl_redis *redis;
 	/* MCP 2026-07-28 tool calls parked while their server's questions
 	 * travel to the client as input_required (park.c): id -> struct
 	 * sl_park, at most sluice.limits.maxParkedCalls. */

@@ -5,6 +5,7 @@
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
+#include "shared/redis.h"
 #include "stages/quota.h"
 #include "upstream/upstream.h"
 
@@ -56,6 +57,12 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 		yyjson_mut_obj_add_val(d, root, "programs", o);
 	} else {
 		yyjson_mut_obj_add_null(d, root, "programs");
+	}
+	{
+		/* Replicas: what is shared through Redis, and whether it is now. */
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		sl_redis_status(gw->redis, d, o);
+		yyjson_mut_obj_add_val(d, root, "shared", o);
 	}
 	sl_quota_status(sl_gen_state(gw->gen, &sl_stage_quota), d, root);
 	out = sl_json_write_mut_val(root, len);

@@ -26,6 +26,7 @@
 #include "gateway/gateway.h"
 #include "gateway/session.h"
 #include "gateway/view.h"
+#include "shared/pins.h"
 #include "upstream/upstream.h"
 
 #include <errno.h>
@@ -66,6 +67,9 @@ struct sl_pins {
 	yyjson_doc *doc;        /* the pins as last read or written; NULL: none */
 	struct file_id id;      /* of the file doc came from */
 	bool reload_failing;    /* warned that the file on disk cannot be re-read */
+	sl_pins_change_fn *observer; /* hears every pin this store changes */
+	void *observer_ctx;
+	bool quiet;             /* applying a change another replica made: not told again */
 };
 
 /* What the stage last told a person about one server's held-back tools
@@ -87,6 +91,8 @@ struct sl_pinning {
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
 	struct sl_map changes;  /* server key -> struct change (owned) */
 	struct ask *asks;       /* elicitations in flight, detached at fini */
+	struct sl_shared_pins *shared; /* pins across replicas (src/shared/pins.c), once a
+					* gateway with sluice.shared.redis announced */
 	struct sl_gateway *gw;  /* the gateway that announced servers to this state
 				 * (borrowed: it lives as long as the process), for
 				 * tools/list_changed after a client trusted a change */
@@ -467,6 +473,56 @@ static void refresh(struct sl_pins *s)
 
 typedef void (*update_fn)(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx);
 
+/* Whether two stored entries are the same pin (same definition, pinned at
+ * the same moment). */
+static bool same_pin(yyjson_val *a, yyjson_val *b)
+{
+	const char *ha = sl_json_str(a, "sha256"), *hb = sl_json_str(b, "sha256");
+	const char *ta = sl_json_str(a, "pinnedAt"), *tb = sl_json_str(b, "pinnedAt");
+	return ha && hb && strcmp(ha, hb) == 0 &&
+	       (ta == tb || (ta && tb && strcmp(ta, tb) == 0));
+}
+
+/* Tells the observer every (server key, tool) whose pin differs between
+ * the servers objects before and after (a removed one with entry NULL). */
+static void tell(const struct sl_pins *s, yyjson_val *before, yyjson_val *after)
+{
+	yyjson_obj_iter si, ti;
+	yyjson_val *k, *t;
+
+	yyjson_obj_iter_init(after, &si);
+	while ((k = yyjson_obj_iter_next(&si))) {
+		yyjson_val *was = yyjson_obj_get(before, yyjson_get_str(k));
+		yyjson_obj_iter_init(yyjson_obj_iter_get_val(k), &ti);
+		while ((t = yyjson_obj_iter_next(&ti))) {
+			yyjson_val *e = yyjson_obj_iter_get_val(t);
+			if (!same_pin(yyjson_obj_get(was, yyjson_get_str(t)), e))
+				s->observer(s->observer_ctx, yyjson_get_str(k), yyjson_get_str(t), e);
+		}
+	}
+	yyjson_obj_iter_init(before, &si);
+	while ((k = yyjson_obj_iter_next(&si))) {
+		yyjson_val *now = yyjson_obj_get(after, yyjson_get_str(k));
+		yyjson_obj_iter_init(yyjson_obj_iter_get_val(k), &ti);
+		while ((t = yyjson_obj_iter_next(&ti)))
+			if (!yyjson_obj_get(now, yyjson_get_str(t)))
+				s->observer(s->observer_ctx, yyjson_get_str(k), yyjson_get_str(t),
+					    NULL);
+	}
+}
+
+/* Replaces the store's document with next, telling the observer what
+ * changed. */
+static void set_doc(struct sl_pins *s, yyjson_doc *next)
+{
+	yyjson_doc *old = s->doc;
+	s->doc = next;
+	if (s->observer && !s->quiet)
+		tell(s, old ? yyjson_obj_get(yyjson_doc_get_root(old), "servers") : NULL,
+		     sl_pinning_servers(s));
+	yyjson_doc_free(old);
+}
+
 static yyjson_mut_val *servers_of(yyjson_mut_doc *d, yyjson_doc *from)
 {
 	yyjson_mut_val *root = from ? yyjson_val_mut_copy(d, yyjson_doc_get_root(from)) : NULL;
@@ -533,8 +589,7 @@ static int update(struct sl_pins *s, update_fn fn, void *ctx, bool tolerant, str
 	next = yyjson_mut_doc_imut_copy(d, NULL);
 	if (!next)
 		sl_oom();
-	yyjson_doc_free(s->doc);
-	s->doc = next;
+	set_doc(s, next);
 	memset(&s->id, 0, sizeof(s->id));
 	if (stat(s->file, &st) == 0)
 		file_id_of(&st, &s->id);
@@ -549,8 +604,7 @@ memory:
 	next = yyjson_mut_doc_imut_copy(d, NULL);
 	if (!next)
 		sl_oom();
-	yyjson_doc_free(s->doc);
-	s->doc = next;
+	set_doc(s, next);
 out:
 	free(text);
 	yyjson_doc_free(disk);
@@ -614,6 +668,7 @@ struct approve_ctx {
 	const char *server;
 	yyjson_val *const *defs;
 	size_t n;
+	bool automatic; /* pinned without a person: first sight, a new tool let through */
 };
 
 static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
@@ -644,6 +699,10 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 		yyjson_mut_obj_add_strcpy(d, entry, "sha256", hex);
 		yyjson_mut_obj_add_int(d, entry, "scheme", PIN_SCHEME);
 		yyjson_mut_obj_add_strcpy(d, entry, "pinnedAt", when);
+		/* Replicas let a person's approval win over such a pin, and
+		 * the earliest of them win over later ones (shared/pins.c). */
+		if (a->automatic)
+			yyjson_mut_obj_add_bool(d, entry, "automatic", true);
 		yyjson_mut_obj_add_val(d, entry, "definition", subject);
 		yyjson_mut_obj_remove_key(sv, name);
 		yyjson_mut_obj_add(sv, yyjson_mut_strcpy(d, name), entry);
@@ -653,7 +712,16 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
 		       size_t n, struct sl_err *err)
 {
-	struct approve_ctx a = { server, defs, n };
+	struct approve_ctx a = { server, defs, n, false };
+	return update(pins, apply_approve, &a, false, err);
+}
+
+/* What the stage pins by itself: first sight, a new tool sluice.pinning.new
+ * lets through, a re-pin under the current scheme. */
+static int pin_automatic(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
+			 size_t n, struct sl_err *err)
+{
+	struct approve_ctx a = { server, defs, n, true };
 	return update(pins, apply_approve, &a, false, err);
 }
 
@@ -694,6 +762,59 @@ int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool
 	struct forget_ctx f = { server, tool, 0 };
 	int rc = update(pins, apply_forget, &f, true, err);
 	*count = f.count;
+	return rc;
+}
+
+void sl_pinning_observe(struct sl_pins *pins, sl_pins_change_fn *fn, void *ctx)
+{
+	pins->observer = fn;
+	pins->observer_ctx = ctx;
+}
+
+yyjson_val *sl_pinning_entry(struct sl_pins *pins, const char *key, const char *tool)
+{
+	refresh(pins);
+	return yyjson_obj_get(yyjson_obj_get(sl_pinning_servers(pins), key), tool);
+}
+
+struct put_ctx {
+	const char *key, *tool;
+	yyjson_val *entry;
+};
+
+static void apply_put(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	yyjson_mut_val *sv = yyjson_mut_obj_get(servers, p->key);
+
+	if (!p->entry) {
+		yyjson_mut_obj_remove_key(sv, p->tool);
+		if (yyjson_mut_obj_size(sv) == 0)
+			yyjson_mut_obj_remove_key(servers, p->key);
+		return;
+	}
+	if (!yyjson_mut_is_obj(sv)) {
+		yyjson_mut_obj_remove_key(servers, p->key);
+		sv = yyjson_mut_obj(d);
+		yyjson_mut_obj_add(servers, yyjson_mut_strcpy(d, p->key), sv);
+	}
+	yyjson_mut_obj_remove_key(sv, p->tool);
+	yyjson_mut_obj_add(sv, yyjson_mut_strcpy(d, p->tool), yyjson_val_mut_copy(d, p->entry));
+}
+
+int sl_pinning_put(struct sl_pins *pins, const char *key, const char *tool, yyjson_val *entry,
+		   bool *changed, struct sl_err *err)
+{
+	struct put_ctx p = { key, tool, entry };
+	yyjson_val *now = sl_pinning_entry(pins, key, tool);
+	int rc;
+
+	*changed = entry ? !same_pin(now, entry) : now != NULL;
+	if (!*changed)
+		return SL_OK;
+	pins->quiet = true;
+	rc = update(pins, apply_put, &p, false, err);
+	pins->quiet = false;
 	return rc;
 }
 
@@ -1065,7 +1186,7 @@ static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up, const c
 		if (want == SL_PIN_FIRST)
 			sl_log(SL_LOG_INFO, "pinning: first sight of server '%s': pinned %zu tools",
 			       up->name, n);
-		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
+		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 		else
 			pg->write_failing = false;
@@ -1093,7 +1214,7 @@ static void migrate(struct sl_pinning *pg, const struct sl_upstream *up, const c
 	if (n) {
 		sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of an "
 		       "earlier sluice still match", n, up->name);
-		if (sl_pinning_approve(pg->pins, key, defs, n, &err) < 0)
+		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
 			save_failed(pg, &err);
 	}
 	free(defs);
@@ -1238,6 +1359,25 @@ static void held_text(const struct sl_pin_review *r, char *out, size_t n)
 		snprintf(out, n, "%s", fresh);
 }
 
+/* Another replica changed pins (src/shared/pins.c applied them to this
+ * store): held-back tools are judged again when clients list, as after an
+ * approval a client made here. */
+static void on_shared_change(void *ctx)
+{
+	struct sl_pinning *pg = ctx;
+	if (pg->gw)
+		sl_gateway_tools_changed(pg->gw);
+}
+
+void sl_pinning_share(struct sl_pinning *pg, struct sl_gateway *gw)
+{
+	if (!pg)
+		return;
+	pg->gw = gw;
+	if (!pg->shared && gw && gw->redis)
+		pg->shared = sl_shared_pins_attach(gw->redis, pg->pins, on_shared_change, pg);
+}
+
 size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 			   const struct sl_upstream *up)
 {
@@ -1248,7 +1388,7 @@ size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 	sl_pinning_review(pg, up, &r);
 	if (!pg)
 		return 0;
-	pg->gw = gw;
+	sl_pinning_share(pg, gw);
 	key = up_key(up);
 	ch = change_of(pg, key);
 	if (r.changed + r.fresh == 0) {
@@ -1646,6 +1786,7 @@ static void pinning_fini(void *state)
 	/* An answer that comes after this finds its ask detached. */
 	for (struct ask *a = pg->asks; a; a = a->next)
 		a->pg = NULL;
+	sl_shared_pins_detach(pg->shared);
 	sl_pinning_close(pg->pins);
 	sl_map_dispose(&pg->warned);
 	sl_map_each(&pg->changes, free_change, NULL);

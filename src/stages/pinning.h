@@ -92,6 +92,20 @@ int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *con
 int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool,
 		      size_t *count, struct sl_err *err) SL_MUST_USE;
 
+/* Hears every pin the store changes (approve, forget, first sight, moves):
+ * key, tool, and the new entry {"sha256", "scheme", "pinnedAt",
+ * "definition"} (borrowed for the call), or NULL when it was forgotten.
+ * Changes made by sl_pinning_put are not told. fn NULL: none. */
+typedef void sl_pins_change_fn(void *ctx, const char *key, const char *tool, yyjson_val *entry);
+void sl_pinning_observe(struct sl_pins *pins, sl_pins_change_fn *fn, void *ctx);
+/* The stored entry of key's tool (after re-reading a changed file), or
+ * NULL. Borrowed until the next store change. */
+yyjson_val *sl_pinning_entry(struct sl_pins *pins, const char *key, const char *tool);
+/* Stores entry (NULL: forgets the pin) as another replica made it, in the
+ * file too; *changed says whether it differed from the stored one. */
+int sl_pinning_put(struct sl_pins *pins, const char *key, const char *tool, yyjson_val *entry,
+		   bool *changed, struct sl_err *err) SL_MUST_USE;
+
 /* The key a server's pins are kept under: its name, "#", and 16 hex digits
  * of the SHA-256 of its identity (command and arguments, or URL; never
  * env). Owned by the caller. */
@@ -129,6 +143,11 @@ void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
  * held back. */
 size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 			   const struct sl_upstream *up);
+/* The stage's state pg (NULL: none) belongs to gw: with gw->redis, its
+ * pins are shared with the other replicas from now on (shared/pins.h), and
+ * pins they change make gw's sessions hear tools/list_changed. Called when
+ * the gateway starts or takes a new generation, and at each announce. */
+void sl_pinning_share(struct sl_pinning *pg, struct sl_gateway *gw);
 /* With askOnChange, asks s's client (if it can elicit) about every server
  * of gw whose held-back set it has not asked about yet: accept pins them
  * and every session of gw hears tools/list_changed. Never suspends. */
