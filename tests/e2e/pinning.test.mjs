@@ -8,41 +8,15 @@ import { existsSync, readFileSync, writeFileSync, readdirSync, mkdtempSync, rmSy
 import os from 'node:os';
 import path from 'node:path';
 
-import { connect, writeConfig, closeAll, textOf, jsonOf, searchHits, execCode, runSluice, eventually } from './helpers.mjs';
+import { REPO, connect, writeConfig, closeAll, textOf, jsonOf, searchHits, execCode, runSluice, eventually } from './helpers.mjs';
 
 after(closeAll);
 
-// A tiny MCP server (JSON lines on stdio): the description of "greet" comes
-// from TOOL_DESC, more of its fields from TOOL_MORE (JSON, merged in);
-// TOOL_EXTRA=1 adds a tool "extra".
-const SERVER = `
-const rl = require('readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-const tools = [
-  { name: 'greet', description: process.env.TOOL_DESC || 'Says hello.',
-    inputSchema: { type: 'object', properties: { who: { type: 'string', description: 'Who' } } } },
-  { name: 'stable', description: 'Never changes.', inputSchema: { type: 'object' } },
-];
-Object.assign(tools[0], JSON.parse(process.env.TOOL_MORE || '{}'));
-if (process.env.TOOL_EXTRA === '1')
-  tools.push({ name: 'extra', description: 'Appeared later.', inputSchema: { type: 'object' } });
-rl.on('line', (line) => {
-  let m; try { m = JSON.parse(line); } catch { return; }
-  if (m.id === undefined) return;
-  if (m.method === 'initialize')
-    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
-      capabilities: { tools: {} }, serverInfo: { name: 'pinme', version: '1.0.0' } } });
-  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools } });
-  else if (m.method === 'tools/call')
-    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'called ' + m.params.name }] } });
-  else send({ jsonrpc: '2.0', id: m.id, result: {} });
-});
-`;
+// The server whose tools change with its environment (tests/servers/pinme).
+const serverFile = path.join(REPO, 'tests', 'servers', 'pinme', 'server.cjs');
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'sluice-pin-'));
 after(() => rmSync(work, { recursive: true, force: true }));
-const serverFile = path.join(work, 'server.cjs');
-writeFileSync(serverFile, SERVER);
 
 let n = 0;
 // A config whose "pin" server describes greet as desc; state is shared per stateDir.

@@ -5,41 +5,17 @@
 // and warn once; with Redis back they reconnect and share again.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startHttp, httpClient, httpRequest, writeConfig, closeAll, textOf, runSluice, eventually, sleep } from './helpers.mjs';
+import { REPO, startHttp, httpClient, httpRequest, writeConfig, closeAll, textOf, runSluice, eventually, sleep } from './helpers.mjs';
 import { startRedis, redisCli } from './redis.mjs';
 
-// The server of pinning.test.mjs: greet's description from TOOL_DESC,
-// TOOL_EXTRA=1 adds a tool "extra". env is not part of a server's pin key,
-// so every config below pins the same server.
-const SERVER = `
-const rl = require('readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-const tools = [
-  { name: 'greet', description: process.env.TOOL_DESC || 'Says hello.', inputSchema: { type: 'object' } },
-  { name: 'stable', description: 'Never changes.', inputSchema: { type: 'object' } },
-];
-if (process.env.TOOL_EXTRA === '1')
-  tools.push({ name: 'extra', description: 'Appeared later.', inputSchema: { type: 'object' } });
-rl.on('line', (line) => {
-  let m; try { m = JSON.parse(line); } catch { return; }
-  if (m.id === undefined) return;
-  if (m.method === 'initialize')
-    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
-      capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'pinme', version: '1.0.0' } } });
-  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools } });
-  else if (m.method === 'tools/call')
-    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'called ' + m.params.name }] } });
-  else send({ jsonrpc: '2.0', id: m.id, result: {} });
-});
-`;
+// The server of pinning.test.mjs (tests/servers/pinme).
+const serverFile = path.join(REPO, 'tests', 'servers', 'pinme', 'server.cjs');
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'sluice-shared-'));
-const serverFile = path.join(work, 'server.cjs');
-writeFileSync(serverFile, SERVER);
 let redis;
 after(async () => {
 	await closeAll();
