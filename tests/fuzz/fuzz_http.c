@@ -76,6 +76,24 @@ static uint16_t free_port(void)
 	return ntohs(a.sin_port);
 }
 
+/* After connect failed with err: true if that was an interruption and the
+ * connection has been made since (errno says why not, else). */
+static bool connected_after(int fd, int err)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(err);
+	int r;
+
+	if (err != EINTR)
+		return false;
+	while ((r = poll(&p, 1, 5000)) < 0 && errno == EINTR)
+		;
+	if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		return false;
+	errno = err;
+	return err == 0;
+}
+
 static int dial(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(F.port),
@@ -88,8 +106,10 @@ static int dial(void)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ASSERT(fd >= 0);
 	ASSERT(setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)) == 0);
-	/* The kernel completes the handshake from the listen backlog. */
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+	/* The kernel completes the handshake from the listen backlog. A
+	 * signal (libFuzzer's timers) may interrupt the call: the connection
+	 * then goes on by itself, and is waited for (connect(2), EINTR). */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && !connected_after(fd, errno)) {
 		fprintf(stderr, "connect to the front end: %s\n", strerror(errno));
 		abort();
 	}
