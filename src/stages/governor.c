@@ -7,6 +7,7 @@
  */
 #include "stages/governor.h"
 #include "config/conf.h"
+#include "gateway/kept.h"
 #include "gateway/results.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
@@ -24,7 +25,14 @@ struct sl_governor {
 	size_t max_tokens;
 	uint64_t ttl_ms;
 	size_t store_bytes;
+	size_t shared_bytes;
+	/* 2026-07-28 callers' results (gateway/kept.h): each request is a
+	 * session of its own, so results outlive it here, bound to the
+	 * caller; within store_bytes and CALLERS_RESULTS_MAX entries. */
+	struct sl_results *callers;
 };
+
+#define CALLERS_RESULTS_MAX 4096
 
 bool sl_governor_enabled(const struct sl_governor *gov)
 {
@@ -34,6 +42,21 @@ bool sl_governor_enabled(const struct sl_governor *gov)
 size_t sl_governor_max_tokens(const struct sl_governor *gov)
 {
 	return gov->max_tokens;
+}
+
+uint64_t sl_governor_ttl_ms(const struct sl_governor *gov)
+{
+	return gov->ttl_ms;
+}
+
+size_t sl_governor_shared_bytes(const struct sl_governor *gov)
+{
+	return gov->shared_bytes;
+}
+
+struct sl_results *sl_governor_callers(const struct sl_governor *gov)
+{
+	return gov->callers;
 }
 
 struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s)
@@ -51,10 +74,18 @@ static const struct sl_conf_key governor_keys[] = {
 	  .doc = "The budget per result (tokens are estimated as bytes / 4)." },
 	{ "ttlMs", SL_CONF_UINT, GOV(ttl_ms), .min = 1000, .max = UINT64_MAX,
 	  .dflt = 30 * 60 * 1000,
-	  .doc = "How long a session keeps a whole result for `read_result`." },
+	  .doc = "How long a whole result is kept for `read_result` (also in Redis, as its "
+		 "expiry, with `sluice.shared.redis`)." },
 	{ "maxStoreBytes", SL_CONF_UINT, GOV(store_bytes), .min = 1u << 20, .max = UINT64_MAX,
 	  .dflt = 128u << 20,
-	  .doc = "Memory cap of a session's store of whole results; the oldest go first." },
+	  .doc = "Memory cap of a session's store of whole results, and of the one store of "
+		 "2026-07-28 callers' results (at most 4096 of them, each readable only by its "
+		 "caller); the oldest go first." },
+	{ "maxSharedBytes", SL_CONF_UINT, GOV(shared_bytes), .min = 1024, .max = 512u << 20,
+	  .dflt = 1u << 20,
+	  .doc = "With `sluice.shared.redis`: a whole result up to this size is kept in Redis too, "
+		 "so any replica answers `read_result` for it; a larger one stays on the replica "
+		 "that made it (its id starts with `r`)." },
 };
 #undef GOV
 
@@ -75,8 +106,17 @@ static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **st
 		free(gov);
 		return rc;
 	}
+	gov->callers = sl_results_new(gov->ttl_ms, gov->store_bytes);
+	sl_results_set_max_count(gov->callers, CALLERS_RESULTS_MAX);
 	*state = gov;
 	return SL_OK;
+}
+
+static void governor_fini(void *state)
+{
+	struct sl_governor *gov = state;
+	sl_results_free(gov->callers);
+	free(gov);
 }
 
 /* UTF-8 safe cut: never in the middle of a character. */
@@ -294,6 +334,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 	size_t len, budget, i, n;
 	char *json, note[256];
 	const char *id = NULL;
+	char kid[SL_KEPT_ID_SIZE];
 
 	/* The projection the caller asked for comes first: it is not the
 	 * governor's cut, and applies even with the budget off. */
@@ -315,10 +356,9 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
 				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
 		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
-		if (t)
-			id = sl_results_put(sl_governor_store(gov, c->session), sl_strdup(t), strlen(t));
-		else
-			id = sl_results_put(sl_governor_store(gov, c->session), sl_strndup(json, len), len);
+		if (t ? sl_kept_put(gov, c->session, sl_strdup(t), strlen(t), kid) :
+			sl_kept_put(gov, c->session, sl_strndup(json, len), len, kid))
+			id = kid;
 	}
 	free(json);
 	budget = gov->max_tokens * 4;
@@ -372,12 +412,12 @@ static void governor_output(void *state, struct sl_output *o)
 	const struct sl_governor *gov = state;
 	const char *id = NULL;
 	size_t len = o->text ? o->text_len : 0;
-	char *cut;
+	char *cut, kid[SL_KEPT_ID_SIZE];
 
 	if (!o->text || !gov->enabled || sl_tokens(len) <= gov->max_tokens)
 		return;
-	if (o->session)
-		id = sl_results_put(sl_governor_store(gov, o->session), sl_strndup(o->text, len), len);
+	if (o->session && sl_kept_put(gov, o->session, sl_strndup(o->text, len), len, kid))
+		id = kid;
 	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id, &o->text_len);
 	free(o->text);
 	o->text = cut;
@@ -387,7 +427,7 @@ const struct sl_stage sl_stage_governor = {
 	.name = "governor",
 	.conf = &governor_conf,
 	.init = governor_init,
-	.fini = free,
+	.fini = governor_fini,
 	.response = governor_response,
 	.output = governor_output,
 };
