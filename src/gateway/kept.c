@@ -13,7 +13,8 @@
 #include <string.h>
 
 struct sl_kept_wait {
-	sl_kept_fn *fn;            /* NULL once abandoned */
+	sl_kept_fn *fn;            /* a lookup's; NULL once abandoned */
+	sl_kept_stored_fn *stored; /* a write's; NULL once abandoned */
 	void *ctx;
 	char id[SL_KEPT_ID_SIZE];
 	size_t max;                /* the cap of a shared entry when asked */
@@ -30,9 +31,24 @@ static struct sl_redis *redis_of(const struct sl_session *s)
 	return s->gw ? s->gw->redis : NULL;
 }
 
-bool sl_kept_put(const struct sl_governor *gov, struct sl_session *s, char *json, size_t len,
-		 char id[SL_KEPT_ID_SIZE])
+static void on_stored(void *ctx, redisReply *reply, const char *error)
 {
+	struct sl_kept_wait *w = ctx;
+	bool ok = reply && reply->type != REDIS_REPLY_ERROR;
+
+	if (!ok)
+		sl_log(SL_LOG_DEBUG, "read_result: a result was not stored in Redis: %s",
+		       reply ? reply->str : error ? error : "");
+	if (w && w->stored)
+		w->stored(w->ctx, ok);
+	free(w);
+}
+
+bool sl_kept_put(const struct sl_governor *gov, struct sl_session *s, char *json, size_t len,
+		 char id[SL_KEPT_ID_SIZE], sl_kept_stored_fn *stored, void *ctx,
+		 struct sl_kept_wait **wait)
+{
+	struct sl_kept_wait *w = NULL;
 	struct sl_redis *r = redis_of(s);
 	bool shared = r && sl_redis_state(r) == SL_REDIS_CONNECTED &&
 		      len <= sl_governor_shared_bytes(gov);
@@ -41,28 +57,41 @@ bool sl_kept_put(const struct sl_governor *gov, struct sl_session *s, char *json
 	size_t lens[5];
 	struct sl_err err;
 
-	if (r)
-		sl_shared_result_id(rid, shared);
 	if (shared) {
 		/* Redis copies the value: json stays ours for the local store. */
+		sl_shared_result_id(rid, true);
 		key = sl_shared_result_key(sl_redis_prefix(r), s->cred, rid);
 		snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)sl_governor_ttl_ms(gov));
 		argv[0] = "SET", argv[1] = key, argv[2] = json, argv[3] = "PX", argv[4] = ttl;
 		for (int i = 0; i < 5; i++)
 			lens[i] = i == 2 ? len : strlen(argv[i]);
-		/* Fire and forget: a write that fails leaves the entry local, and
-		 * another replica's lookup says the shared store missed it. The
-		 * client's next request comes after this command is on its way
-		 * (the answer goes out later in the loop), and Redis runs the
-		 * commands of the fleet in the order they arrive. */
-		if (sl_redis_command(r, NULL, NULL, 5, argv, lens, &err) < 0)
-			sl_log(SL_LOG_DEBUG, "read_result: %s kept locally only: %s", rid, err.msg);
+		/* A write that fails later leaves the entry local, and another
+		 * replica's lookup says the shared store missed it. The client's
+		 * next request comes after this command is on its way (the answer
+		 * goes out later in the loop), and Redis runs the commands of the
+		 * fleet in the order they arrive. One that cannot go at all makes
+		 * the id a local one, which says so. */
+		if (stored) {
+			w = sl_alloc(sizeof(*w));
+			w->stored = stored;
+			w->ctx = ctx;
+		}
+		if (sl_redis_command(r, on_stored, w, 5, argv, lens, &err) < 0) {
+			sl_log(SL_LOG_DEBUG, "read_result: kept locally only: %s", err.msg);
+			shared = false;
+			free(w);
+			w = NULL;
+		}
 		free(key);
 	}
+	if (r && !shared)
+		sl_shared_result_id(rid, false);
 	if (per_caller(s))
 		kept = sl_results_put_as(sl_governor_callers(gov), r ? rid : NULL, s->cred, json, len);
 	else
 		kept = sl_results_put_as(sl_governor_store(gov, s), r ? rid : NULL, NULL, json, len);
+	if (wait)
+		*wait = w;
 	if (!kept && !shared)
 		return false;
 	/* Over the local cap, yet in Redis: found there. */
@@ -162,6 +191,6 @@ struct sl_kept_wait *sl_kept_get(const struct sl_governor *gov, struct sl_sessio
 
 void sl_kept_abandon(struct sl_kept_wait *w)
 {
-	if (w)
-		w->fn = NULL; /* freed by on_reply, which always runs */
+	if (w) /* freed by on_reply or on_stored, which always run */
+		w->fn = NULL, w->stored = NULL;
 }

@@ -16,7 +16,10 @@
  * this replica only), so two replicas never hand out the same id.
  *
  * API:
- *   if (sl_kept_put(gov, s, json, len, id)) ...id names it (json taken)
+ *   if (sl_kept_put(gov, s, json, len, id, NULL, NULL, NULL)) ...id names it (json taken)
+ *   if (sl_kept_put(gov, s, json, len, id, stored, ctx, &w) && w)
+ *       ...stored(ctx, ok) once Redis has it (or failed): answer after it,
+ *       so that another replica reads what the client was told
  *   w = sl_kept_get(gov, s, id, fn, ctx);
  *       fn(ctx, text, len, NULL) or fn(ctx, NULL, 0, why): once, maybe at
  *       once (w is then NULL); else later, when Redis answers (at most
@@ -37,13 +40,19 @@ struct sl_kept_wait;
 /* text is borrowed for the call. */
 typedef void sl_kept_fn(void *ctx, const char *text, size_t len, const char *why);
 
+typedef void sl_kept_stored_fn(void *ctx, bool ok);
+
 /* Keeps json (taken) for s's client; true with its id in id, false when
- * it alone is over the store's cap. */
+ * it alone is over the store's cap. When it goes to Redis and stored is
+ * not NULL, *wait is the write's (else NULL): stored runs once, later,
+ * when Redis answers (at most commandTimeoutMs), unless abandoned. */
 bool sl_kept_put(const struct sl_governor *gov, struct sl_session *s, char *json, size_t len,
-		 char id[SL_KEPT_ID_SIZE]);
+		 char id[SL_KEPT_ID_SIZE], sl_kept_stored_fn *stored, void *ctx,
+		 struct sl_kept_wait **wait);
 /* Looks id up for s's client; see above. */
 struct sl_kept_wait *sl_kept_get(const struct sl_governor *gov, struct sl_session *s,
 				 const char *id, sl_kept_fn *fn, void *ctx);
+/* The asker is gone: its fn or stored never runs. NULL is fine. */
 void sl_kept_abandon(struct sl_kept_wait *w);
 
 #endif

@@ -17,7 +17,9 @@
  * Replicas (docs/internals/REPLICAS.md): with sluice.shared.redis
  * connected, a stored result also goes to Redis as <prefix>cache:<key>
  * with PX ttlMs (up to maxSharedBytes), and a local miss asks Redis (the
- * call suspends until it answers, at most commandTimeoutMs). What Redis
+ * call suspends until it answers, at most commandTimeoutMs). The answer of
+ * a stored call waits for Redis's SET too, so the client's next call, on
+ * any replica, can hit it. What Redis
  * returns is untrusted: it must be a JSON object within maxSharedBytes,
  * else it is a miss (logged once). Redis down: the local cache alone.
  */
@@ -68,6 +70,7 @@ struct wait {
 	struct wait *next, **pprev;
 	struct cache *C;
 	struct sl_call *c;
+	bool store;                /* a SET the answer waits for, not a GET */
 	char key[65];
 };
 
@@ -186,6 +189,11 @@ static void on_got(void *ctx, redisReply *reply, const char *error)
 		return;
 	}
 	unlink_wait(w);
+	if (w->store) {
+		free(w);
+		sl_call_resume(c);
+		return;
+	}
 	if (reply && reply->type == REDIS_REPLY_STRING) {
 		doc = sl_shared_object(reply->str, (size_t)reply->len, C->shared_bytes, &why);
 		if (doc) {
@@ -210,57 +218,48 @@ static void on_got(void *ctx, redisReply *reply, const char *error)
 	sl_call_resume(c);
 }
 
-static enum sl_stage_rc ask_shared(struct cache *C, struct sl_call *c, const char *key)
+/* Sends GET (json NULL) or SET ... PX of key; the call waits for the
+ * reply: a GET's is the lookup, a SET's lets the answer go only once
+ * another replica can hit the entry. NEXT when nothing was sent. */
+static enum sl_stage_rc ask_shared(struct cache *C, struct sl_call *c, const char *key,
+				   const char *json, size_t len)
 {
 	struct sl_redis *r = shared_redis(c);
 	struct wait *w;
-	const char *argv[2];
-	size_t lens[2];
+	const char *argv[5];
+	size_t lens[5];
 	struct sl_err err;
-	char *rkey;
+	char *rkey, ttl[24];
+	int argc = 2, rc;
 
-	if (!r)
+	if (!r || (json && len > C->shared_bytes))
 		return SL_STAGE_NEXT;
 	w = sl_alloc(sizeof(*w));
 	w->C = C;
 	w->c = c;
+	w->store = json != NULL;
 	memcpy(w->key, key, sizeof(w->key));
 	rkey = sl_shared_cache_key(sl_redis_prefix(r), key);
-	argv[0] = "GET", argv[1] = rkey;
-	lens[0] = 3, lens[1] = strlen(rkey);
-	if (sl_redis_command(r, on_got, w, 2, argv, lens, &err) < 0) {
-		free(rkey);
+	argv[0] = json ? "SET" : "GET", argv[1] = rkey;
+	if (json) {
+		snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)C->ttl_ms);
+		argv[2] = json, argv[3] = "PX", argv[4] = ttl;
+		argc = 5;
+	}
+	for (int i = 0; i < argc; i++)
+		lens[i] = i == 2 ? len : strlen(argv[i]);
+	rc = sl_redis_command(r, on_got, w, argc, argv, lens, &err);
+	free(rkey);
+	if (rc < 0) {
 		free(w);
 		return SL_STAGE_NEXT;
 	}
-	free(rkey);
 	w->next = C->waits;
 	if (w->next)
 		w->next->pprev = &w->next;
 	w->pprev = &C->waits;
 	C->waits = w;
 	return SL_STAGE_AGAIN;
-}
-
-static void put_shared(struct cache *C, struct sl_call *c, const char *key, const char *json,
-		       size_t len)
-{
-	struct sl_redis *r = shared_redis(c);
-	const char *argv[5];
-	size_t lens[5];
-	char ttl[24], *rkey;
-	struct sl_err err;
-
-	if (!r || len > C->shared_bytes)
-		return;
-	rkey = sl_shared_cache_key(sl_redis_prefix(r), key);
-	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)C->ttl_ms);
-	argv[0] = "SET", argv[1] = rkey, argv[2] = json, argv[3] = "PX", argv[4] = ttl;
-	for (int i = 0; i < 5; i++)
-		lens[i] = i == 2 ? len : strlen(argv[i]);
-	if (sl_redis_command(r, NULL, NULL, 5, argv, lens, &err) < 0)
-		sl_log(SL_LOG_DEBUG, "cache: kept locally only: %s", err.msg);
-	free(rkey);
 }
 
 static void cache_cancel(void *state, struct sl_call *c)
@@ -291,10 +290,10 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 	make_key(c, key);
 	e = sl_map_get(&C->map, key);
 	if (!e)
-		return ask_shared(C, c, key);
+		return ask_shared(C, c, key, NULL, 0);
 	if (sl_now_ms() >= e->expires_ms) {
 		drop(C, e);
-		return ask_shared(C, c, key);
+		return ask_shared(C, c, key, NULL, 0);
 	}
 	doc = yyjson_read(e->json, e->len, SL_JSON_READ_FLAGS);
 	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
@@ -318,6 +317,7 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 {
 	struct cache *C = state;
 	char key[65];
+	enum sl_stage_rc rc;
 	yyjson_doc *tmp = NULL;
 	yyjson_val *res;
 	char *json;
@@ -336,9 +336,9 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 	if (!json)
 		sl_oom();
 	make_key(c, key);
-	put_shared(C, c, key, json, len);
+	rc = ask_shared(C, c, key, json, len);
 	put_local(C, key, json, len);
-	return SL_STAGE_NEXT;
+	return rc;
 }
 
 /* Takes json. */

@@ -30,6 +30,15 @@ struct sl_governor {
 	 * session of its own, so results outlive it here, bound to the
 	 * caller; within store_bytes and CALLERS_RESULTS_MAX entries. */
 	struct sl_results *callers;
+	struct gwait *waits;       /* calls waiting for Redis to hold their result */
+};
+
+struct gwait {
+	struct gwait *next, **pprev;
+	struct sl_call *c;
+	const struct sl_governor *gov;
+	struct sl_kept_wait *kw;
+	char id[SL_KEPT_ID_SIZE];
 };
 
 #define CALLERS_RESULTS_MAX 4096
@@ -325,41 +334,16 @@ static void apply_fields(struct sl_call *c)
 	yyjson_doc_free(vd);
 }
 
-static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
+/* Replaces the call's result with its shortened form; id (may be NULL)
+ * names the whole one for read_result. */
+static void cut_result(const struct sl_governor *gov, struct sl_call *c, const char *id)
 {
-	const struct sl_governor *gov = state;
 	yyjson_doc *vd;
-	yyjson_val *r, *content, *b, *sc;
+	yyjson_val *r = sl_call_result_view(c, &vd), *content, *b, *sc;
 	yyjson_mut_val *nr, *ncontent, *blk;
 	size_t len, budget, i, n;
-	char *json, note[256];
-	const char *id = NULL;
-	char kid[SL_KEPT_ID_SIZE];
+	char *json = sl_json_write_val(r, &len), note[256];
 
-	/* The projection the caller asked for comes first: it is not the
-	 * governor's cut, and applies even with the budget off. */
-	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
-		apply_fields(c);
-	/* Programs get whole results, never shortened ones. */
-	if (!gov->enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
-		return SL_STAGE_DECLINED;
-	r = sl_call_result_view(c, &vd);
-	json = sl_json_write_val(r, &len);
-	if (sl_tokens(len) <= gov->max_tokens) {
-		free(json);
-		yyjson_doc_free(vd);
-		return SL_STAGE_DECLINED;
-	}
-	if (c->session) {
-		/* Keep what read_result should page through: the text of a lone
-		 * text block, else the whole result as JSON. */
-		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
-				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
-		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
-		if (t ? sl_kept_put(gov, c->session, sl_strdup(t), strlen(t), kid) :
-			sl_kept_put(gov, c->session, sl_strndup(json, len), len, kid))
-			id = kid;
-	}
 	free(json);
 	budget = gov->max_tokens * 4;
 	nr = yyjson_mut_obj(c->doc);
@@ -402,6 +386,97 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		yyjson_mut_obj_add_bool(c->doc, nr, "isError", true);
 	c->mresult = nr;
 	yyjson_doc_free(vd);
+}
+
+/* The shortened answer waits until Redis has the whole one, so that a
+ * read_result on another replica right after finds it. The call holds
+ * its generation, so gov outlives the wait; a cancelled call is unlinked
+ * at once (the write goes on; its callback is abandoned). */
+static void unlink_wait(struct gwait *w)
+{
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
+}
+
+static void on_kept(void *ctx, bool ok)
+{
+	struct gwait *w = ctx;
+	struct sl_call *c = w->c;
+
+	unlink_wait(w);
+	cut_result(w->gov, c, w->id);
+	free(w);
+	sl_call_resume(c);
+}
+
+static void governor_cancel(void *state, struct sl_call *c)
+{
+	struct sl_governor *gov = state;
+	for (struct gwait *w = gov->waits; w; w = w->next)
+		if (w->c == c) {
+			unlink_wait(w);
+			sl_kept_abandon(w->kw);
+			free(w);
+			sl_call_resume(c);
+			return;
+		}
+}
+
+static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
+{
+	struct sl_governor *gov = state;
+	yyjson_doc *vd;
+	yyjson_val *r;
+	size_t len;
+	char *json;
+	const char *id = NULL;
+	char kid[SL_KEPT_ID_SIZE];
+	struct gwait *w = NULL;
+
+	/* The projection the caller asked for comes first: it is not the
+	 * governor's cut, and applies even with the budget off. */
+	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
+		apply_fields(c);
+	/* Programs get whole results, never shortened ones. */
+	if (!gov->enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
+		return SL_STAGE_DECLINED;
+	r = sl_call_result_view(c, &vd);
+	json = sl_json_write_val(r, &len);
+	if (sl_tokens(len) <= gov->max_tokens) {
+		free(json);
+		yyjson_doc_free(vd);
+		return SL_STAGE_DECLINED;
+	}
+	if (c->session) {
+		/* Keep what read_result should page through: the text of a lone
+		 * text block, else the whole result as JSON. */
+		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
+				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
+		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
+		char *keep = t ? sl_strdup(t) : sl_strndup(json, len);
+		w = sl_alloc(sizeof(*w));
+		if (sl_kept_put(gov, c->session, keep, t ? strlen(t) : len, kid, on_kept, w, &w->kw))
+			id = kid;
+		if (!w->kw) {
+			free(w);
+			w = NULL;
+		}
+	}
+	free(json);
+	yyjson_doc_free(vd);
+	if (w) {
+		w->c = c;
+		w->gov = gov;
+		snprintf(w->id, sizeof(w->id), "%s", kid);
+		w->next = gov->waits;
+		if (w->next)
+			w->next->pprev = &w->next;
+		w->pprev = &gov->waits;
+		gov->waits = w;
+		return SL_STAGE_AGAIN;
+	}
+	cut_result(gov, c, id);
 	return SL_STAGE_NEXT;
 }
 
@@ -416,7 +491,10 @@ static void governor_output(void *state, struct sl_output *o)
 
 	if (!o->text || !gov->enabled || sl_tokens(len) <= gov->max_tokens)
 		return;
-	if (o->session && sl_kept_put(gov, o->session, sl_strndup(o->text, len), len, kid))
+	/* Not waited for (an output hook cannot suspend): a read_result on
+	 * another replica within the moment Redis takes may miss it. */
+	if (o->session && sl_kept_put(gov, o->session, sl_strndup(o->text, len), len, kid, NULL, NULL,
+				      NULL))
 		id = kid;
 	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id, &o->text_len);
 	free(o->text);
@@ -429,5 +507,6 @@ const struct sl_stage sl_stage_governor = {
 	.init = governor_init,
 	.fini = governor_fini,
 	.response = governor_response,
+	.cancel = governor_cancel,
 	.output = governor_output,
 };

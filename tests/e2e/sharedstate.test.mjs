@@ -103,6 +103,13 @@ test('results, cache and limits across two replicas; Redis down and back', async
 	assert.match(keys[0], new RegExp(`^e2e:result:[0-9a-f]{64}:${id}$`));
 	const ttl = Number((await redisCli(redis, ['PTTL', keys[0]])).trim());
 	assert.ok(ttl > 25 * 60 * 1000 && ttl <= 30 * 60 * 1000, `PTTL ${ttl}`);
+	// A hostile entry under alice's key (not a string): refused with a reason, once logged.
+	const forged = keys[0].replace(id, 's' + 'ab'.repeat(12));
+	await redisCli(redis, ['HSET', forged, 'x', 'y']);
+	let r = await call(b, 'alice', 'read_result', { result_id: 's' + 'ab'.repeat(12) });
+	assert.equal(r.json.result.isError, true);
+	assert.match(text(r), /the shared store holds something else under its key/);
+	await eventually(() => /read_result: the shared store's entry for s(ab){12} is not a string/.test(b.stderr()), 2000, 25, 'logged');
 	// Another caller cannot read it, on either replica.
 	for (const gw of [a, b]) {
 		const r = await call(gw, 'bob', 'read_result', { result_id: id });
@@ -122,7 +129,7 @@ test('results, cache and limits across two replicas; Redis down and back', async
 	assert.equal((await redisCli(redis, ['KEYS', 'e2e:cache:*'])).trim().split('\n').length, 1);
 
 	// A limit of 10 a minute, calls alternating A and B: exactly 10 pass.
-	let r = await burst([a, b], 'dave', 11);
+	r = await burst([a, b], 'dave', 11);
 	assert.equal(r.passed, 10);
 	assert.equal(r.refused.length, 1);
 	assert.equal(r.refused[0].code, RATE_LIMITED);
