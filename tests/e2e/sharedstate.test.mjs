@@ -185,6 +185,20 @@ test('results, cache and limits across two replicas; Redis down and back', async
 	assert.equal((await readAll(a, 'bob', id2)).length, BIG);
 	r = await burst([b, a], 'carol', 11); // a fresh bucket in the empty Redis, for both
 	assert.deepEqual([r.passed, r.refused.length], [10, 1]);
+
+	// Redis hung (SIGSTOP): a lookup on A waits at most commandTimeoutMs (2 s), then says why.
+	const id3 = await bigResult(b, 'bob');
+	process.kill(redis.pid, 'SIGSTOP');
+	try {
+		const t3 = performance.now();
+		r = await call(a, 'bob', 'read_result', { result_id: id3 });
+		const took = performance.now() - t3;
+		assert.ok(took >= 1500 && took < 4000, `answered after ${took} ms`);
+		assert.equal(r.json.result.isError, true);
+		assert.match(text(r), new RegExp(`no result '${id3}' could be read: the shared store \\(Redis\\) failed \\(.*commandTimeoutMs`));
+	} finally {
+		process.kill(redis.pid, 'SIGCONT');
+	}
 });
 
 test('one replica, no Redis: a 2026-07-28 caller reads its result in a later request; another caller cannot', async () => {
