@@ -38,6 +38,7 @@ struct gwait {
 	struct sl_call *c;
 	const struct sl_governor *gov;
 	struct sl_kept_wait *kw;
+	size_t len;                /* the result's JSON: what the note says it was */
 	char id[SL_KEPT_ID_SIZE];
 };
 
@@ -334,17 +335,16 @@ static void apply_fields(struct sl_call *c)
 	yyjson_doc_free(vd);
 }
 
-/* Replaces the call's result with its shortened form; id (may be NULL)
- * names the whole one for read_result. */
-static void cut_result(const struct sl_governor *gov, struct sl_call *c, const char *id)
+/* Replaces the call's result (len bytes of JSON) with its shortened form;
+ * id (may be NULL) names the whole one for read_result. */
+static void cut_result(const struct sl_governor *gov, struct sl_call *c, const char *id, size_t len)
 {
 	yyjson_doc *vd;
 	yyjson_val *r = sl_call_result_view(c, &vd), *content, *b, *sc;
 	yyjson_mut_val *nr, *ncontent, *blk;
-	size_t len, budget, i, n;
-	char *json = sl_json_write_val(r, &len), note[256];
+	size_t budget, i, n;
+	char note[256];
 
-	free(json);
 	budget = gov->max_tokens * 4;
 	nr = yyjson_mut_obj(c->doc);
 	ncontent = yyjson_mut_arr(c->doc);
@@ -405,7 +405,7 @@ static void on_kept(void *ctx, bool ok)
 	struct sl_call *c = w->c;
 
 	unlink_wait(w);
-	cut_result(w->gov, c, w->id);
+	cut_result(w->gov, c, w->id, w->len);
 	free(w);
 	sl_call_resume(c);
 }
@@ -468,6 +468,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 	if (w) {
 		w->c = c;
 		w->gov = gov;
+		w->len = len;
 		snprintf(w->id, sizeof(w->id), "%s", kid);
 		w->next = gov->waits;
 		if (w->next)
@@ -476,7 +477,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		gov->waits = w;
 		return SL_STAGE_AGAIN;
 	}
-	cut_result(gov, c, id);
+	cut_result(gov, c, id, len);
 	return SL_STAGE_NEXT;
 }
 
