@@ -120,9 +120,14 @@ static void on_reply(void *ctx, redisReply *reply, const char *error)
 			 "caller", w->id);
 		w->fn(w->ctx, NULL, 0, why);
 	} else {
-		/* Not what sluice wrote: someone else's key, or a tampered store. */
-		sl_log(SL_LOG_WARN, "read_result: the shared store's entry for %s is not a string "
-		       "within sluice.governor.maxSharedBytes; ignored", w->id);
+		/* Not what sluice wrote: someone else's key, or a tampered store.
+		 * At most a warning a minute, however often clients ask: the
+		 * rate is the process's, like the Redis client it concerns. */
+		static struct sl_rate warned;
+		if (sl_rate_admit(&warned, 60000, 1))
+			sl_log(SL_LOG_WARN, "read_result: the shared store's entry for %s is not a string "
+		       "within sluice.governor.maxSharedBytes; ignored (at most one such warning a "
+			       "minute)", w->id);
 		snprintf(why, sizeof(why), "no result '%s': the shared store holds something else "
 			 "under its key", w->id);
 		w->fn(w->ctx, NULL, 0, why);
