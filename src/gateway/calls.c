@@ -5,6 +5,7 @@
  */
 #include "gateway/session_int.h"
 #include "gateway/codemode.h"
+#include "gateway/kept.h"
 #include "gateway/router.h"
 #include "gateway/view.h"
 #include "core/log.h"
@@ -88,6 +89,11 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 		break;
 	case SL_PENDING_FORWARD:
 		sl_upstream_cancel(p->u.ureq, why);
+		sl_pending_free(p);
+		break;
+	case SL_PENDING_LOOKUP:
+		/* Redis answers within commandTimeoutMs; nobody reads it now. */
+		sl_kept_abandon(p->u.lookup);
 		sl_pending_free(p);
 		break;
 	}

@@ -1,4 +1,4 @@
-/* The per-session store of full results for read_result; see results.h. */
+/* The stores of full results for read_result; see results.h. */
 #include "gateway/results.h"
 
 #include <stdio.h>
@@ -7,7 +7,8 @@
 
 struct entry {
 	struct entry *next;   /* newer */
-	char id[24];
+	char id[32];
+	char owner[65];       /* the caller it belongs to ("": the store's one owner) */
 	char *json;
 	size_t len;
 	uint64_t expires_ms;
@@ -16,6 +17,7 @@ struct entry {
 struct sl_results {
 	struct entry *oldest, *newest;
 	size_t bytes, max_bytes;
+	size_t count, max_count; /* max_count 0: only bytes bound it */
 	uint64_t ttl_ms;
 	uint64_t next_id;
 };
@@ -36,6 +38,7 @@ static void drop_oldest(struct sl_results *r)
 	if (!r->oldest)
 		r->newest = NULL;
 	r->bytes -= e->len;
+	r->count--;
 	free(e->json);
 	free(e);
 }
@@ -57,7 +60,18 @@ static void expire(struct sl_results *r)
 		drop_oldest(r);
 }
 
+void sl_results_set_max_count(struct sl_results *r, size_t max_count)
+{
+	r->max_count = max_count;
+}
+
 const char *sl_results_put(struct sl_results *r, char *json, size_t len)
+{
+	return sl_results_put_as(r, NULL, NULL, json, len);
+}
+
+const char *sl_results_put_as(struct sl_results *r, const char *id, const char *owner, char *json,
+			      size_t len)
 {
 	struct entry *e;
 
@@ -66,10 +80,16 @@ const char *sl_results_put(struct sl_results *r, char *json, size_t len)
 		free(json);
 		return NULL;
 	}
-	while (r->oldest && r->bytes + len > r->max_bytes)
+	while (r->oldest && (r->bytes + len > r->max_bytes ||
+			     (r->max_count && r->count >= r->max_count)))
 		drop_oldest(r);
 	e = sl_alloc(sizeof(*e));
-	snprintf(e->id, sizeof(e->id), "r%llu", (unsigned long long)r->next_id++);
+	if (id)
+		snprintf(e->id, sizeof(e->id), "%s", id);
+	else
+		snprintf(e->id, sizeof(e->id), "r%llu", (unsigned long long)r->next_id++);
+	snprintf(e->owner, sizeof(e->owner), "%s", owner ? owner : "");
+	r->count++;
 	e->json = json;
 	e->len = len;
 	e->expires_ms = sl_now_ms() + r->ttl_ms;
@@ -84,9 +104,15 @@ const char *sl_results_put(struct sl_results *r, char *json, size_t len)
 
 const char *sl_results_get(struct sl_results *r, const char *id, size_t *len)
 {
+	return sl_results_get_for(r, id, NULL, len);
+}
+
+const char *sl_results_get_for(struct sl_results *r, const char *id, const char *owner,
+			       size_t *len)
+{
 	expire(r);
 	for (struct entry *e = r->oldest; e; e = e->next)
-		if (strcmp(e->id, id) == 0) {
+		if (strcmp(e->id, id) == 0 && strcmp(e->owner, owner ? owner : "") == 0) {
 			*len = e->len;
 			return e->json;
 		}

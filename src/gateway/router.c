@@ -3,7 +3,9 @@
 #include "core/buf.h"
 #include "discovery/discovery.h"
 #include "gateway/codemode.h"
+#include "gateway/kept.h"
 #include "gateway/results.h"
+#include "gateway/session_int.h"
 #include "gateway/view.h"
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
@@ -458,22 +460,16 @@ static char *filter(const char *text, size_t len, const char *grep, size_t *olen
 	return sl_buf_take(&b, olen);
 }
 
-static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+/* Answers a read_result request from the whole result (text, len). */
+static void read_page(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args,
+		      const char *id, const char *stored, size_t len)
 {
-	const char *id = sl_json_str(args, "result_id"), *grep = sl_json_str(args, "grep");
-	const char *path = sl_json_str(args, "jsonpath"), *stored;
+	const char *grep = sl_json_str(args, "grep"), *path = sl_json_str(args, "jsonpath");
 	const struct sl_governor *gov = sl_gen_state(s->gw->gen, &sl_stage_governor);
 	int64_t offset = 0, limit = (int64_t)sl_governor_max_tokens(gov);
-	size_t len, from, to;
+	size_t from, to;
 	char *view = NULL, *page, msg[300];
 
-	stored = id ? sl_results_get(sl_governor_store(gov, s), id, &len) : NULL;
-	if (!stored) {
-		snprintf(msg, sizeof(msg), "no result '%.60s' here: result ids last %s and belong to "
-			 "the session that received them", id ? id : "", "30 minutes by default");
-		reply_text(s, m, modern, msg, true);
-		return;
-	}
 	if ((sl_json_int(args, "offset", &offset) && offset < 0) ||
 	    (sl_json_int(args, "limit_tokens", &limit) && limit < 1)) {
 		reply_text(s, m, modern, "read_result: offset must be >= 0 and limit_tokens >= 1", true);
@@ -515,6 +511,44 @@ static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyj
 	reply_text(s, m, modern, page, false);
 	free(page);
 	free(view);
+}
+
+/* The request is in flight as a pending (kind LOOKUP) for as long as the
+ * shared store takes, so its session stays and a cancel reaches it; found
+ * here (or not at all), it is answered at once, the same way. */
+static void on_found(void *ctx, const char *text, size_t len, const char *why)
+{
+	struct sl_pending *p = ctx;
+	yyjson_val *args = sl_json_obj(p->msg.params, "arguments");
+	yyjson_doc *ed = NULL;
+
+	if (!args) {
+		ed = yyjson_read("{}", 2, 0);
+		args = yyjson_doc_get_root(ed);
+	}
+	if (text)
+		read_page(p->s, &p->msg, p->modern, args, sl_json_str(args, "result_id"), text, len);
+	else
+		reply_text(p->s, &p->msg, p->modern, why, true);
+	yyjson_doc_free(ed);
+	p->u.lookup = NULL;
+	sl_pending_free(p);
+}
+
+static void read_result(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	const struct sl_governor *gov = sl_gen_state(s->gw->gen, &sl_stage_governor);
+	const char *id = sl_json_str(args, "result_id");
+	char idc[SL_KEPT_ID_SIZE + 8];
+	struct sl_pending *p;
+	struct sl_kept_wait *w;
+
+	/* args lives in m's document, which the pending takes (not moves). */
+	snprintf(idc, sizeof(idc), "%s", id ? id : "");
+	p = sl_pending_new(s, m, modern, SL_PENDING_LOOKUP);
+	w = sl_kept_get(gov, s, id ? idc : NULL, on_found, p);
+	if (w) /* else p is answered and gone */
+		p->u.lookup = w;
 }
 
 void sl_router_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,

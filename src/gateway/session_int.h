@@ -24,6 +24,7 @@ enum sl_pending_kind {
 	SL_PENDING_CALL,     /* tools/call through the pipeline */
 	SL_PENDING_PROGRAM,  /* execute_code */
 	SL_PENDING_FORWARD,  /* another request forwarded to its server */
+	SL_PENDING_LOOKUP,   /* read_result waiting for the shared store (router.c) */
 };
 
 /* A client request the session is working on, in s->calls by its id. */
@@ -56,6 +57,7 @@ struct sl_pending {
 			unsigned steps;      /* tool calls finished, for progress */
 		} program;
 		struct sl_ureq *ureq;        /* forwarded */
+		struct sl_kept_wait *lookup; /* read_result (gateway/kept.h) */
 	} u;
 };
 

@@ -13,6 +13,15 @@
  * response: an ok, non-isError result from the upstream is stored; denied,
  *           failed, rpc_error and cancelled calls never are.
  * Entries expire after ttlMs; past maxBytes the least recently used go.
+ *
+ * Replicas (docs/internals/REPLICAS.md): with sluice.shared.redis
+ * connected, a stored result also goes to Redis as <prefix>cache:<key>
+ * with PX ttlMs (up to maxSharedBytes), and a local miss asks Redis (the
+ * call suspends until it answers, at most commandTimeoutMs). The answer of
+ * a stored call waits for Redis's SET too, so the client's next call, on
+ * any replica, can hit it. What Redis
+ * returns is untrusted: it must be a JSON object within maxSharedBytes,
+ * else it is a miss (logged once). Redis down: the local cache alone.
  */
 #include "config/conf.h"
 #include "core/digest.h"
@@ -20,6 +29,8 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "gateway/session.h"
+#include "shared/redis.h"
+#include "shared/state.h"
 #include "stages/audit.h"
 
 #include <fnmatch.h>
@@ -48,6 +59,19 @@ struct cache {
 	struct entry *head, *tail;
 	size_t bytes;
 	size_t count;
+	size_t shared_bytes;
+	struct wait *waits;        /* calls suspended on a Redis GET */
+	bool bad_logged;           /* a hostile entry in Redis was logged */
+};
+
+/* A call whose lookup waits for Redis. Unlinked and c NULL once
+ * cancelled: the reply then frees it and touches nothing else. */
+struct wait {
+	struct wait *next, **pprev;
+	struct cache *C;
+	struct sl_call *c;
+	bool store;                /* a SET the answer waits for, not a GET */
+	char key[65];
 };
 
 static size_t entry_cost(const struct entry *e)
@@ -132,6 +156,124 @@ static void make_key(struct sl_call *c, char out[65])
 	free(canon);
 }
 
+/* ---- replicas ------------------------------------------------------------------ */
+
+static struct sl_redis *shared_redis(const struct sl_call *c)
+{
+	struct sl_redis *r = c->session && c->session->gw ? c->session->gw->redis : NULL;
+	return r && sl_redis_state(r) == SL_REDIS_CONNECTED ? r : NULL;
+}
+
+static void put_local(struct cache *C, const char *key, char *json, size_t len);
+
+static void unlink_wait(struct wait *w)
+{
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
+	w->next = NULL;
+	w->pprev = &w->next;
+}
+
+/* A hit from Redis is taken like a local one, and kept here as well. */
+static void on_got(void *ctx, redisReply *reply, const char *error)
+{
+	struct wait *w = ctx;
+	struct sl_call *c = w->c;
+	struct cache *C = w->C;
+	const char *why = NULL;
+	yyjson_doc *doc;
+
+	if (!c) {
+		free(w);
+		return;
+	}
+	unlink_wait(w);
+	if (w->store) {
+		free(w);
+		sl_call_resume(c);
+		return;
+	}
+	if (reply && reply->type == REDIS_REPLY_STRING) {
+		doc = sl_shared_object(reply->str, (size_t)reply->len, C->shared_bytes, &why);
+		if (doc) {
+			put_local(C, w->key, sl_strndup(reply->str, (size_t)reply->len), (size_t)reply->len);
+			yyjson_doc_free(c->result_doc);
+			c->result_doc = doc;
+			c->result = yyjson_doc_get_root(doc);
+			c->mresult = NULL;
+			c->outcome = SL_OUTCOME_OK;
+			c->cache_hit = true;
+		}
+	} else if (reply && reply->type != REDIS_REPLY_NIL) {
+		why = "it is not a string";
+	}
+	if (why && !C->bad_logged) {
+		C->bad_logged = true;
+		sl_log(SL_LOG_WARN, "cache: an entry in the shared store (Redis) was ignored: %s "
+		       "(once per cache; counted as a miss)", why);
+	}
+	(void)error; /* a failed GET is a miss; the shared state reports the outage */
+	free(w);
+	sl_call_resume(c);
+}
+
+/* Sends GET (json NULL) or SET ... PX of key; the call waits for the
+ * reply: a GET's is the lookup, a SET's lets the answer go only once
+ * another replica can hit the entry. NEXT when nothing was sent. */
+static enum sl_stage_rc ask_shared(struct cache *C, struct sl_call *c, const char *key,
+				   const char *json, size_t len)
+{
+	struct sl_redis *r = shared_redis(c);
+	struct wait *w;
+	const char *argv[5];
+	size_t lens[5];
+	struct sl_err err;
+	char *rkey, ttl[24];
+	int argc = 2, rc;
+
+	if (!r || (json && len > C->shared_bytes))
+		return SL_STAGE_NEXT;
+	w = sl_alloc(sizeof(*w));
+	w->C = C;
+	w->c = c;
+	w->store = json != NULL;
+	memcpy(w->key, key, sizeof(w->key));
+	rkey = sl_shared_cache_key(sl_redis_prefix(r), key);
+	argv[0] = json ? "SET" : "GET", argv[1] = rkey;
+	if (json) {
+		snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)C->ttl_ms);
+		argv[2] = json, argv[3] = "PX", argv[4] = ttl;
+		argc = 5;
+	}
+	for (int i = 0; i < argc; i++)
+		lens[i] = i == 2 ? len : strlen(argv[i]);
+	rc = sl_redis_command(r, on_got, w, argc, argv, lens, &err);
+	free(rkey);
+	if (rc < 0) {
+		free(w);
+		return SL_STAGE_NEXT;
+	}
+	w->next = C->waits;
+	if (w->next)
+		w->next->pprev = &w->next;
+	w->pprev = &C->waits;
+	C->waits = w;
+	return SL_STAGE_AGAIN;
+}
+
+static void cache_cancel(void *state, struct sl_call *c)
+{
+	struct cache *C = state;
+	for (struct wait *w = C->waits; w; w = w->next)
+		if (w->c == c) {
+			unlink_wait(w);
+			w->c = NULL; /* freed by on_got, which always runs */
+			sl_call_resume(c);
+			return;
+		}
+}
+
 /* ---- hooks --------------------------------------------------------------------- */
 
 static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
@@ -148,10 +290,10 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 	make_key(c, key);
 	e = sl_map_get(&C->map, key);
 	if (!e)
-		return SL_STAGE_NEXT;
+		return ask_shared(C, c, key, NULL, 0);
 	if (sl_now_ms() >= e->expires_ms) {
 		drop(C, e);
-		return SL_STAGE_NEXT;
+		return ask_shared(C, c, key, NULL, 0);
 	}
 	doc = yyjson_read(e->json, e->len, SL_JSON_READ_FLAGS);
 	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
@@ -175,7 +317,7 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 {
 	struct cache *C = state;
 	char key[65];
-	struct entry *e;
+	enum sl_stage_rc rc;
 	yyjson_doc *tmp = NULL;
 	yyjson_val *res;
 	char *json;
@@ -193,11 +335,21 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 	yyjson_doc_free(tmp);
 	if (!json)
 		sl_oom();
+	make_key(c, key);
+	rc = ask_shared(C, c, key, json, len);
+	put_local(C, key, json, len);
+	return rc;
+}
+
+/* Takes json. */
+static void put_local(struct cache *C, const char *key, char *json, size_t len)
+{
+	struct entry *e;
+
 	if (len + ENTRY_OVERHEAD > C->max_bytes) {
 		free(json);
-		return SL_STAGE_DECLINED;
+		return;
 	}
-	make_key(c, key);
 	if ((e = sl_map_get(&C->map, key)))
 		drop(C, e);
 	while (C->tail && C->bytes + len + ENTRY_OVERHEAD > C->max_bytes)
@@ -211,7 +363,6 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 	sl_map_put(&C->map, e->key, e);
 	C->bytes += entry_cost(e);
 	C->count++;
-	return SL_STAGE_NEXT;
 }
 
 /* ---- config ------------------------------------------------------------------------ */
@@ -260,6 +411,11 @@ static const struct sl_conf_key cache_keys[] = {
 	{ "maxBytes", SL_CONF_UINT, CACHE(max_bytes), .min = 1024, .max = 1ull << 40,
 	  .dflt = 64u << 20,
 	  .doc = "Memory cap; each entry counts its result's JSON plus 128 bytes." },
+	{ "maxSharedBytes", SL_CONF_UINT, CACHE(shared_bytes), .min = 1024, .max = 512u << 20,
+	  .dflt = 1u << 20,
+	  .doc = "With `sluice.shared.redis`: results up to this size are cached in Redis too, "
+		 "shared by the replicas; a value read back over it (or not a JSON object) is a "
+		 "miss." },
 };
 #undef CACHE
 
@@ -301,4 +457,5 @@ const struct sl_stage sl_stage_cache = {
 	.fini = cache_fini,
 	.request = cache_request,
 	.response = cache_response,
+	.cancel = cache_cancel,
 };

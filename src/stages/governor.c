@@ -7,6 +7,7 @@
  */
 #include "stages/governor.h"
 #include "config/conf.h"
+#include "gateway/kept.h"
 #include "gateway/results.h"
 #include "gateway/session.h"
 #include "pipeline/call.h"
@@ -24,7 +25,24 @@ struct sl_governor {
 	size_t max_tokens;
 	uint64_t ttl_ms;
 	size_t store_bytes;
+	size_t shared_bytes;
+	/* 2026-07-28 callers' results (gateway/kept.h): each request is a
+	 * session of its own, so results outlive it here, bound to the
+	 * caller; within store_bytes and CALLERS_RESULTS_MAX entries. */
+	struct sl_results *callers;
+	struct gwait *waits;       /* calls waiting for Redis to hold their result */
 };
+
+struct gwait {
+	struct gwait *next, **pprev;
+	struct sl_call *c;
+	const struct sl_governor *gov;
+	struct sl_kept_wait *kw;
+	size_t len;                /* the result's JSON: what the note says it was */
+	char id[SL_KEPT_ID_SIZE];
+};
+
+#define CALLERS_RESULTS_MAX 4096
 
 bool sl_governor_enabled(const struct sl_governor *gov)
 {
@@ -34,6 +52,21 @@ bool sl_governor_enabled(const struct sl_governor *gov)
 size_t sl_governor_max_tokens(const struct sl_governor *gov)
 {
 	return gov->max_tokens;
+}
+
+uint64_t sl_governor_ttl_ms(const struct sl_governor *gov)
+{
+	return gov->ttl_ms;
+}
+
+size_t sl_governor_shared_bytes(const struct sl_governor *gov)
+{
+	return gov->shared_bytes;
+}
+
+struct sl_results *sl_governor_callers(const struct sl_governor *gov)
+{
+	return gov->callers;
 }
 
 struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s)
@@ -51,10 +84,18 @@ static const struct sl_conf_key governor_keys[] = {
 	  .doc = "The budget per result (tokens are estimated as bytes / 4)." },
 	{ "ttlMs", SL_CONF_UINT, GOV(ttl_ms), .min = 1000, .max = UINT64_MAX,
 	  .dflt = 30 * 60 * 1000,
-	  .doc = "How long a session keeps a whole result for `read_result`." },
+	  .doc = "How long a whole result is kept for `read_result` (also in Redis, as its "
+		 "expiry, with `sluice.shared.redis`)." },
 	{ "maxStoreBytes", SL_CONF_UINT, GOV(store_bytes), .min = 1u << 20, .max = UINT64_MAX,
 	  .dflt = 128u << 20,
-	  .doc = "Memory cap of a session's store of whole results; the oldest go first." },
+	  .doc = "Memory cap of a session's store of whole results, and of the one store of "
+		 "2026-07-28 callers' results (at most 4096 of them, each readable only by its "
+		 "caller); the oldest go first." },
+	{ "maxSharedBytes", SL_CONF_UINT, GOV(shared_bytes), .min = 1024, .max = 512u << 20,
+	  .dflt = 1u << 20,
+	  .doc = "With `sluice.shared.redis`: a whole result up to this size is kept in Redis too, "
+		 "so any replica answers `read_result` for it; a larger one stays on the replica "
+		 "that made it (its id starts with `r`)." },
 };
 #undef GOV
 
@@ -75,8 +116,17 @@ static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **st
 		free(gov);
 		return rc;
 	}
+	gov->callers = sl_results_new(gov->ttl_ms, gov->store_bytes);
+	sl_results_set_max_count(gov->callers, CALLERS_RESULTS_MAX);
 	*state = gov;
 	return SL_OK;
+}
+
+static void governor_fini(void *state)
+{
+	struct sl_governor *gov = state;
+	sl_results_free(gov->callers);
+	free(gov);
 }
 
 /* UTF-8 safe cut: never in the middle of a character. */
@@ -285,42 +335,16 @@ static void apply_fields(struct sl_call *c)
 	yyjson_doc_free(vd);
 }
 
-static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
+/* Replaces the call's result (len bytes of JSON) with its shortened form;
+ * id (may be NULL) names the whole one for read_result. */
+static void cut_result(const struct sl_governor *gov, struct sl_call *c, const char *id, size_t len)
 {
-	const struct sl_governor *gov = state;
 	yyjson_doc *vd;
-	yyjson_val *r, *content, *b, *sc;
+	yyjson_val *r = sl_call_result_view(c, &vd), *content, *b, *sc;
 	yyjson_mut_val *nr, *ncontent, *blk;
-	size_t len, budget, i, n;
-	char *json, note[256];
-	const char *id = NULL;
+	size_t budget, i, n;
+	char note[256];
 
-	/* The projection the caller asked for comes first: it is not the
-	 * governor's cut, and applies even with the budget off. */
-	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
-		apply_fields(c);
-	/* Programs get whole results, never shortened ones. */
-	if (!gov->enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
-		return SL_STAGE_DECLINED;
-	r = sl_call_result_view(c, &vd);
-	json = sl_json_write_val(r, &len);
-	if (sl_tokens(len) <= gov->max_tokens) {
-		free(json);
-		yyjson_doc_free(vd);
-		return SL_STAGE_DECLINED;
-	}
-	if (c->session) {
-		/* Keep what read_result should page through: the text of a lone
-		 * text block, else the whole result as JSON. */
-		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
-				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
-		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
-		if (t)
-			id = sl_results_put(sl_governor_store(gov, c->session), sl_strdup(t), strlen(t));
-		else
-			id = sl_results_put(sl_governor_store(gov, c->session), sl_strndup(json, len), len);
-	}
-	free(json);
 	budget = gov->max_tokens * 4;
 	nr = yyjson_mut_obj(c->doc);
 	ncontent = yyjson_mut_arr(c->doc);
@@ -362,6 +386,98 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		yyjson_mut_obj_add_bool(c->doc, nr, "isError", true);
 	c->mresult = nr;
 	yyjson_doc_free(vd);
+}
+
+/* The shortened answer waits until Redis has the whole one, so that a
+ * read_result on another replica right after finds it. The call holds
+ * its generation, so gov outlives the wait; a cancelled call is unlinked
+ * at once (the write goes on; its callback is abandoned). */
+static void unlink_wait(struct gwait *w)
+{
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
+}
+
+static void on_kept(void *ctx, bool ok)
+{
+	struct gwait *w = ctx;
+	struct sl_call *c = w->c;
+
+	unlink_wait(w);
+	cut_result(w->gov, c, w->id, w->len);
+	free(w);
+	sl_call_resume(c);
+}
+
+static void governor_cancel(void *state, struct sl_call *c)
+{
+	struct sl_governor *gov = state;
+	for (struct gwait *w = gov->waits; w; w = w->next)
+		if (w->c == c) {
+			unlink_wait(w);
+			sl_kept_abandon(w->kw);
+			free(w);
+			sl_call_resume(c);
+			return;
+		}
+}
+
+static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
+{
+	struct sl_governor *gov = state;
+	yyjson_doc *vd;
+	yyjson_val *r;
+	size_t len;
+	char *json;
+	const char *id = NULL;
+	char kid[SL_KEPT_ID_SIZE];
+	struct gwait *w = NULL;
+
+	/* The projection the caller asked for comes first: it is not the
+	 * governor's cut, and applies even with the budget off. */
+	if (c->fields && c->outcome == SL_OUTCOME_OK && !sl_json_true(c->result, "isError"))
+		apply_fields(c);
+	/* Programs get whole results, never shortened ones. */
+	if (!gov->enabled || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK)
+		return SL_STAGE_DECLINED;
+	r = sl_call_result_view(c, &vd);
+	json = sl_json_write_val(r, &len);
+	if (sl_tokens(len) <= gov->max_tokens) {
+		free(json);
+		yyjson_doc_free(vd);
+		return SL_STAGE_DECLINED;
+	}
+	if (c->session) {
+		/* Keep what read_result should page through: the text of a lone
+		 * text block, else the whole result as JSON. */
+		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
+				   yyjson_arr_get_first(sl_json_arr(r, "content")) : NULL;
+		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
+		char *keep = t ? sl_strdup(t) : sl_strndup(json, len);
+		w = sl_alloc(sizeof(*w));
+		if (sl_kept_put(gov, c->session, keep, t ? strlen(t) : len, kid, on_kept, w, &w->kw))
+			id = kid;
+		if (!w->kw) {
+			free(w);
+			w = NULL;
+		}
+	}
+	free(json);
+	yyjson_doc_free(vd);
+	if (w) {
+		w->c = c;
+		w->gov = gov;
+		w->len = len;
+		snprintf(w->id, sizeof(w->id), "%s", kid);
+		w->next = gov->waits;
+		if (w->next)
+			w->next->pprev = &w->next;
+		w->pprev = &gov->waits;
+		gov->waits = w;
+		return SL_STAGE_AGAIN;
+	}
+	cut_result(gov, c, id, len);
 	return SL_STAGE_NEXT;
 }
 
@@ -372,12 +488,15 @@ static void governor_output(void *state, struct sl_output *o)
 	const struct sl_governor *gov = state;
 	const char *id = NULL;
 	size_t len = o->text ? o->text_len : 0;
-	char *cut;
+	char *cut, kid[SL_KEPT_ID_SIZE];
 
 	if (!o->text || !gov->enabled || sl_tokens(len) <= gov->max_tokens)
 		return;
-	if (o->session)
-		id = sl_results_put(sl_governor_store(gov, o->session), sl_strndup(o->text, len), len);
+	/* Not waited for (an output hook cannot suspend): a read_result on
+	 * another replica within the moment Redis takes may miss it. */
+	if (o->session && sl_kept_put(gov, o->session, sl_strndup(o->text, len), len, kid, NULL, NULL,
+				      NULL))
+		id = kid;
 	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id, &o->text_len);
 	free(o->text);
 	o->text = cut;
@@ -387,7 +506,8 @@ const struct sl_stage sl_stage_governor = {
 	.name = "governor",
 	.conf = &governor_conf,
 	.init = governor_init,
-	.fini = free,
+	.fini = governor_fini,
 	.response = governor_response,
+	.cancel = governor_cancel,
 	.output = governor_output,
 };

@@ -28,6 +28,11 @@ static inline size_t sl_tokens(size_t bytes)
 char *sl_governor_cut_text(const char *text, size_t len, size_t budget, const char *id,
 			   size_t *out_len);
 
+/* ttlMs; maxSharedBytes; the store of 2026-07-28 callers' results
+ * (gateway/kept.h), the governor's. */
+uint64_t sl_governor_ttl_ms(const struct sl_governor *gov);
+size_t sl_governor_shared_bytes(const struct sl_governor *gov);
+struct sl_results *sl_governor_callers(const struct sl_governor *gov);
 /* The store of s, created on first use with the governor's TTL and cap. */
 struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s);
 

@@ -12,6 +12,7 @@
  * starts them afresh.
  */
 #include "stages/quota.h"
+#include "stages/quota_shared.h"
 #include "auth/caller.h"
 #include "config/conf.h"
 #include "core/log.h"
@@ -44,6 +45,7 @@ struct sl_quota {
 	uint32_t max_identities;
 	struct sl_map by_subject, by_profile; /* name -> struct sl_quota_limits in the lists */
 	struct sl_quota_store *store;
+	struct sl_quota_wait *waits;          /* calls waiting for Redis (quota_shared.c) */
 	uint64_t (*clock)(void);
 	struct sl_rate full_warned;           /* the cap's warning: once a minute */
 };
@@ -240,6 +242,21 @@ static void refuse(struct sl_quota *q, struct sl_call *c, const struct sl_quota_
 	c->limit = data;
 }
 
+/* Redis's answer; rc -1 (down, or an answer the script cannot give):
+ * this replica counts the call, as without Redis. */
+static void on_shared(void *ctx, struct sl_call *c, const struct sl_quota_ask *asks, size_t n,
+		      int rc, const struct sl_quota_refusal *shared_why)
+{
+	struct sl_quota *q = ctx;
+	struct sl_quota_refusal why = *shared_why;
+
+	if (rc < 0 && q->store->ops->admit(q->store, asks, n, q->clock(), &why))
+		rc = 1;
+	if (rc != 1)
+		refuse(q, c, asks, &why); /* the outcome DENIED: resume skips to the response half */
+	sl_call_resume(c);
+}
+
 static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 {
 	struct sl_quota *q = state;
@@ -266,10 +283,20 @@ static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 		asks[n++] = (struct sl_quota_ask){ SL_QUOTA_PROFILE, profile, profile, lim };
 	if (n == 0)
 		return SL_STAGE_DECLINED;
+	/* Replicas: the fleet's bucket in Redis when it is there. */
+	if (sl_quota_shared_ask(c->session && c->session->gw ? c->session->gw->redis : NULL,
+				&q->waits, c, asks, n, on_shared, q))
+		return SL_STAGE_AGAIN;
 	if (q->store->ops->admit(q->store, asks, n, q->clock(), &why))
 		return SL_STAGE_NEXT;
 	refuse(q, c, asks, &why);
 	return SL_STAGE_DONE;
+}
+
+static void quota_cancel(void *state, struct sl_call *c)
+{
+	struct sl_quota *q = state;
+	sl_quota_shared_cancel(&q->waits, c);
 }
 
 /* ---- status -------------------------------------------------------------------- */
@@ -349,4 +376,5 @@ const struct sl_stage sl_stage_quota = {
 	.init = quota_init,
 	.fini = quota_fini,
 	.request = quota_request,
+	.cancel = quota_cancel,
 };

@@ -79,7 +79,7 @@ TEST(stages_conf_messages_name_the_key)
 		  "sluice.governor.maxTokens: must be a whole number from 100 to 1000000" },
 		{ "governor", "{\"maxTokns\":5000}",
 		  "sluice.governor: unknown key \"maxTokns\" (known: enabled, maxTokens, ttlMs, "
-		  "maxStoreBytes)" },
+		  "maxStoreBytes, maxSharedBytes)" },
 		{ "governor", "{\"enabled\":true,\"enabled\":false}",
 		  "sluice.governor: \"enabled\" is given twice" },
 		{ "governor", "[]", "sluice.governor: must be an object" },
