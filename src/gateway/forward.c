@@ -318,6 +318,16 @@ void sl_forward_unsubscribe(struct sl_session *s, struct sl_msg *m, bool modern)
 	subscribe(s, m, modern, false);
 }
 
+static void on_resubscribed(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+	if (r->kind != SL_REPLY_RESULT)
+		sl_log(SL_LOG_INFO, "server '%s' refused an adopted session's resource subscription: "
+		       "%s", u->name, r->kind == SL_REPLY_FAILED ? r->why :
+		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") :
+		       "an error");
+}
+
 void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 {
 	const char *orig;
@@ -340,7 +350,7 @@ void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 	yyjson_mut_doc_set_root(d, params);
 	yyjson_mut_obj_add_strcpy(d, params, "uri", orig);
 	if (!sl_upstream_request(u, "resources/subscribe", d, params, s->gw->cfg->call_timeout_ms,
-				 NULL, NULL, NULL, &err))
+				 on_resubscribed, NULL, u, &err))
 		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s: %s", uri, err.msg);
 	yyjson_mut_doc_free(d);
 }
