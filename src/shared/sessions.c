@@ -256,14 +256,55 @@ int sl_session_store_get(struct sl_redis *r, const char *id, sl_session_record_f
 	return rc;
 }
 
-void sl_session_store_del(struct sl_redis *r, const char *id)
+void sl_session_store_end(struct sl_redis *r, const char *id)
 {
-	char *key = key_of(r, id);
-	const char *argv[2] = { "DEL", key };
+	char *key = key_of(r, id), *channel = sl_redis_key(sl_redis_prefix(r), "sessions");
+	const char *del[2] = { "DEL", key }, *pub[3] = { "PUBLISH", channel, id };
 	struct sl_err err;
 
-	if (sl_redis_command(r, NULL, NULL, 2, argv, NULL, &err) < 0)
-		sl_log(SL_LOG_DEBUG, "shared state: an ended session's record stays until it "
-		       "expires: %s", err.msg);
+	if (sl_redis_command(r, NULL, NULL, 2, del, NULL, &err) < 0 ||
+	    sl_redis_command(r, NULL, NULL, 3, pub, NULL, &err) < 0)
+		sl_log(SL_LOG_INFO, "shared state: an ended session's record stays until it "
+		       "expires, and replicas that adopted it keep it until idle: %s", err.msg);
 	free(key);
+	free(channel);
+}
+
+struct ended {
+	void (*fn)(void *ctx, const char *id);
+	void *ctx;
+};
+
+static void on_ended_message(void *ctx, const char *payload, size_t len)
+{
+	struct ended *e = ctx;
+	char id[SL_SESSION_ID_MAX];
+
+	if (len == 0 || len >= sizeof(id) || memchr(payload, '\0', len))
+		return;
+	memcpy(id, payload, len);
+	id[len] = '\0';
+	e->fn(e->ctx, id);
+}
+
+/* The listener's context lives as long as the process: one per HTTP
+ * front end, made once. */
+struct sl_redis_listener *sl_session_store_listen(struct sl_redis *r,
+						  void (*on_ended)(void *ctx, const char *id),
+						  void *ctx)
+{
+	static struct ended e;
+	char *channel = sl_redis_key(sl_redis_prefix(r), "sessions");
+	struct sl_redis_listener *l;
+
+	e.fn = on_ended;
+	e.ctx = ctx;
+	l = sl_redis_listen(r, channel, on_ended_message, NULL, &e);
+	free(channel);
+	return l;
+}
+
+void sl_session_store_unlisten(struct sl_redis_listener *l)
+{
+	sl_redis_unlisten(l);
 }

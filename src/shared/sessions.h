@@ -26,7 +26,10 @@
  *   sl_session_record_dispose(&rec);
  *   sl_session_store_put(redis, id, json, len, ttl_ms);  fire and forget
  *   sl_session_store_get(redis, id, on_record, ctx, &err); <0: at once (degraded)
- *   sl_session_store_del(redis, id);
+ *   sl_session_store_end(redis, id);            DELETE: the record goes, and every
+ *                                               replica holding the session hears it
+ *   l = sl_session_store_listen(redis, on_ended, ctx);  on_ended(ctx, id)
+ *   sl_session_store_unlisten(l);
  */
 #ifndef SL_SHARED_SESSIONS_H
 #define SL_SHARED_SESSIONS_H
@@ -40,6 +43,7 @@
 #define SL_SESSION_RECORD_SUBS 1024 /* subscriptions in one (the session's own bound) */
 
 struct sl_redis;
+struct sl_redis_listener;
 
 /* Fills id with a new sealed id for caller (a caller key, "" for none). */
 void sl_session_id_make(const uint8_t key[32], const char *caller, char id[SL_SESSION_ID_MAX]);
@@ -76,6 +80,13 @@ void sl_session_store_put(struct sl_redis *r, const char *id, const char *json, 
  * many commands in flight: err says why). */
 int sl_session_store_get(struct sl_redis *r, const char *id, sl_session_record_fn *fn, void *ctx,
 			 struct sl_err *err) SL_MUST_USE;
-void sl_session_store_del(struct sl_redis *r, const char *id);
+/* Removes the record and announces the end on <prefix>sessions. */
+void sl_session_store_end(struct sl_redis *r, const char *id);
+/* on_ended(ctx, id) for each announced end (id checked: the shape of an
+ * id, at most SL_SESSION_ID_MAX - 1 characters; it is Redis's input). */
+struct sl_redis_listener *sl_session_store_listen(struct sl_redis *r,
+						  void (*on_ended)(void *ctx, const char *id),
+						  void *ctx);
+void sl_session_store_unlisten(struct sl_redis_listener *l); /* NULL is fine */
 
 #endif

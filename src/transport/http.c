@@ -198,6 +198,7 @@ struct sl_http {
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
 	struct req *webs;            /* web login pages waiting (suspended) */
 	struct adoption *adoptions;  /* sessions being read from Redis (at most ADOPT_MAX) */
+	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
 	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
@@ -1194,6 +1195,18 @@ static void remember_init(struct hsess *hs, yyjson_val *root)
 	store_record(hs);
 }
 
+/* Another replica ended a session by DELETE: it ends here too. */
+static void on_ended_elsewhere(void *ctx, const char *id)
+{
+	struct sl_http *h = ctx;
+	struct hsess *hs = sl_map_get(&h->by_id, id);
+
+	if (!hs || hs->sse)
+		return;
+	sl_log(SL_LOG_INFO, "http: session %.8s… ended: deleted on another replica", hs->id);
+	session_end(hs);
+}
+
 /* A session made from another replica's record, under the id it had. */
 static struct hsess *session_adopted(struct sl_http *h, const char *id, struct sl_caller *who,
 				     const struct sl_session_record *rec)
@@ -1950,13 +1963,13 @@ static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c,
 	 * everywhere (no replica adopts it again), without adopting it here. */
 	if (sid && sharing(h) && !sl_map_get(&h->by_id, sid) &&
 	    sl_session_id_check(h->gw->gen->key, sid, who ? who->key : "")) {
-		sl_session_store_del(h->gw->redis, sid);
+		sl_session_store_end(h->gw->redis, sid);
 		return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
 	}
 	if (!(hs = find_session(h, c, who, &ret)))
 		return ret;
 	if (sharing(h))
-		sl_session_store_del(h->gw->redis, hs->id);
+		sl_session_store_end(h->gw->redis, hs->id);
 	session_end(hs);
 	return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
 }
@@ -3251,6 +3264,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	if (sharing(h))
+		h->ends = sl_session_store_listen(gw->redis, on_ended_elsewhere, h);
 	h->cfg = &cfg->http;
 	h->lim = &cfg->limits;
 	sl_map_init(&h->by_id);
@@ -3327,6 +3342,7 @@ out:
 		sl_tls_unref(tls_now);
 		tls_now = NULL;
 	}
+	sl_session_store_unlisten(h->ends);
 	if (h->auth)
 		sl_auth_free(h->auth);
 	sl_map_dispose(&h->by_id);
@@ -3366,6 +3382,7 @@ void sl_http_free(struct sl_http *h)
 	sl_map_dispose(&h->by_id);
 	while (h->adoptions)
 		adoption_unlink(h->adoptions); /* freed when their reply comes */
+	sl_session_store_unlisten(h->ends);
 	sl_auth_free(h->auth);
 	h->auth = NULL;
 	/* MHD closed every connection, and so released what they held. */

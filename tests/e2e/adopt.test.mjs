@@ -14,10 +14,23 @@ import { startRedis, redisCli } from './redis.mjs';
 
 const ALICE = 'alice-token-0123456789', BOB = 'bob-token-0123456789';
 const SECRET = 'e2e-shared-secret-0123456789abcdef-xyz';
+// Every Redis started, stopped at the end whatever failed (a Redis left
+// running would keep the test process alive).
 let redis;
+const redises = [];
+const newRedis = async () => {
+	redis = await startRedis();
+	redises.push(redis);
+	return redis;
+};
 after(async () => {
 	await closeAll();
-	await redis?.stop();
+	for (const r of redises) {
+		try {
+			process.kill(r.pid, 'SIGCONT');
+		} catch {}
+		await r.stop();
+	}
 });
 
 function config(more = {}) {
@@ -97,7 +110,7 @@ const tamper = (sid) => sid.replace(/.$/, (c) => (c === '0' ? '1' : '0'));
 const record = async (sid) => JSON.parse((await redisCli(redis, ['GET', `e2e-adopt:session:${sid}`])).trim() || 'null');
 
 test('a session of replica A goes on on replica B after A dies; seals, callers, Redis down', async () => {
-	redis = await startRedis();
+	await newRedis();
 	const cfg = config();
 	const a = await start(cfg), b = await start(cfg);
 	assert.doesNotMatch(a.stderr(), new RegExp(SECRET), 'the secret is never logged');
@@ -168,7 +181,13 @@ test('a session of replica A goes on on replica B after A dies; seals, callers, 
 	await redisCli(redis, ['SET', `e2e-adopt:session:${bad}`, '{"v":1,"caller":7}']);
 	const rb = await rpc(c, 'ping', {}, { sid: bad });
 	assert.equal(rb.status, 404);
-	assert.match(c.stderr(), /not adopted: the session record in Redis is for another caller/);
+	await eventually(() => /not adopted: the session record in Redis is for another caller/.test(c.stderr()), 3000, 25, 'the warning');
+
+	// A DELETE on C of a session B holds ends it on B too (announced).
+	const delC = await fetch(c.url, { method: 'DELETE', headers: { authorization: `Bearer ${ALICE}`, 'mcp-session-id': sidGet } });
+	assert.equal(delC.status, 200);
+	await eventually(() => /http: session [0-9a-f]{8}… ended: deleted on another replica/.test(b.stderr()), 3000, 25, 'the end on B');
+	assert.equal((await rpc(b, 'ping', {}, { sid: sidGet })).status, 404);
 
 	// Redis hung (SIGSTOP): 404 within commandTimeoutMs, no hang.
 	process.kill(redis.pid, 'SIGSTOP');
@@ -186,12 +205,10 @@ test('a session of replica A goes on on replica B after A dies; seals, callers, 
 	assert.ok(down.ms < 3000, `took ${down.ms} ms`);
 	// The sessions B holds go on.
 	assert.equal((await rpc(b, 'ping', {}, { sid })).status, 200);
-	await redis.stop();
-	redis = null;
 });
 
 test('a 2026-07-28 confirmation asked on replica A is answered on replica B', async () => {
-	redis = await startRedis();
+	await newRedis();
 	const cfg = config();
 	const a = await start(cfg), b = await start(cfg);
 	const call = (gw, extra = {}, name = 'everything__get-sum', args = { a: 2, b: 3 }) => post(gw, {
@@ -226,7 +243,7 @@ test('a 2026-07-28 confirmation asked on replica A is answered on replica B', as
 });
 
 test('Redis without a secret: one warning at start, ids are not sealed', async () => {
-	redis ??= await startRedis();
+	await newRedis();
 	const cfg = writeConfig({ everything: everything() }, { shared: { redis: { url: redis.url, keyPrefix: 'e2e-adopt2:' } } });
 	const gw = await startHttp({ configPath: cfg });
 	await eventually(() => /sluice\.shared\.redis without sluice\.shared\.secret/.test(gw.stderr()), 3000, 50, 'the warning');
