@@ -1288,10 +1288,11 @@ static const struct sl_conf_key redis_keys[] = {
 
 static const struct sl_conf_section redis_section = {
 	"sluice.shared.redis",
-	"Redis for state the replicas of one gateway share (docs/internals/REPLICAS.md): for now "
-	"tool pins, whose approvals reach every replica within a second. Without this section "
-	"nothing is shared and no Redis is needed. Changing it takes a restart (a reload keeps "
-	"the connection it has).",
+	"Redis for state the replicas of one gateway share (docs/internals/REPLICAS.md): tool "
+	"pins, whose approvals reach every replica within a second, and, with "
+	"`sluice.shared.secret`, session records, so that a replica adopts a session another "
+	"one opened. Without this section nothing is shared and no Redis is needed. Changing "
+	"it takes a restart (a reload keeps the connection it has).",
 	redis_keys, SL_COUNT(redis_keys), SL_CONF_STRICT, NULL,
 };
 

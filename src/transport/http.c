@@ -116,6 +116,7 @@ struct hsess {
 				      * "" when ephemeral */
 	char *client_info;           /* initialize's clientInfo (JSON) for the record, or NULL */
 	uint64_t stored_ms;          /* its record last written to Redis, 0: never */
+	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
 	struct stream *streams;
@@ -1160,9 +1161,10 @@ static void store_record(struct hsess *hs)
 	json = sl_session_record_build(&rec, &len);
 	if (json)
 		sl_session_store_put(h->gw->redis, hs->id, json, len, h->cfg->idle_timeout_ms);
-	else
+	else if (!hs->record_warned)
 		sl_log(SL_LOG_WARN, "http: session %.8s…: its record is over 64 KiB (too many "
-		       "subscriptions): another replica cannot adopt it", hs->id);
+		       "subscriptions): another replica cannot adopt it (logged once)", hs->id);
+	hs->record_warned |= !json;
 	hs->stored_ms = sl_now_ms();
 	free(json);
 	free(rec.subs);
