@@ -204,20 +204,24 @@ static char *key_of(struct sl_redis *r, const char *id)
 	return key;
 }
 
-void sl_session_store_put(struct sl_redis *r, const char *id, const char *json, size_t len,
+bool sl_session_store_put(struct sl_redis *r, const char *id, const char *json, size_t len,
 			  uint64_t ttl_ms)
 {
 	char *key = key_of(r, id), ttl[24];
 	const char *argv[5] = { "SET", key, json, "PX", ttl };
 	size_t lens[5] = { 3, strlen(key), len, 2, 0 };
 	struct sl_err err;
+	bool sent = true;
 
 	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)(ttl_ms ? ttl_ms : 1));
 	lens[4] = strlen(ttl);
-	if (sl_redis_command(r, NULL, NULL, 5, argv, lens, &err) < 0)
+	if (sl_redis_command(r, NULL, NULL, 5, argv, lens, &err) < 0) {
 		sl_log(SL_LOG_DEBUG, "shared state: a session record was not stored (another replica "
-		       "cannot adopt the session): %s", err.msg);
+		       "cannot adopt the session yet): %s", err.msg);
+		sent = false;
+	}
 	free(key);
+	return sent;
 }
 
 struct get {

@@ -74,7 +74,9 @@ void sl_session_record_dispose(struct sl_session_record *rec);
  * the call. error: Redis failed (down, timed out), json is NULL. */
 typedef void sl_session_record_fn(void *ctx, const char *json, size_t len, const char *error);
 
-void sl_session_store_put(struct sl_redis *r, const char *id, const char *json, size_t len,
+/* False when the SET could not be sent (degraded, too many in flight):
+ * the caller tries again later. */
+bool sl_session_store_put(struct sl_redis *r, const char *id, const char *json, size_t len,
 			  uint64_t ttl_ms);
 /* fn runs later, exactly once, unless this fails at once (degraded, too
  * many commands in flight: err says why). */

@@ -1159,13 +1159,13 @@ static void store_record(struct hsess *hs)
 	rec.subs = sl_alloc((hs->s->subs.live + 1) * sizeof(*rec.subs));
 	sl_map_each(&hs->s->subs, collect_sub, &rec);
 	json = sl_session_record_build(&rec, &len);
-	if (json)
-		sl_session_store_put(h->gw->redis, hs->id, json, len, h->cfg->idle_timeout_ms);
-	else if (!hs->record_warned)
+	hs->stored_ms = sl_now_ms();
+	if (json && !sl_session_store_put(h->gw->redis, hs->id, json, len, h->cfg->idle_timeout_ms))
+		hs->stored_ms = 1; /* Redis is down: again at the next request */
+	else if (!json && !hs->record_warned)
 		sl_log(SL_LOG_WARN, "http: session %.8s…: its record is over 64 KiB (too many "
 		       "subscriptions): another replica cannot adopt it (logged once)", hs->id);
 	hs->record_warned |= !json;
-	hs->stored_ms = sl_now_ms();
 	free(json);
 	free(rec.subs);
 	yyjson_doc_free(info);
