@@ -5,11 +5,15 @@
 // subscription (whose updates reach B's GET stream). A tampered id, another
 // caller's token, a Redis down or hung: 404 Session not found at once, never
 // a hang. A 2026-07-28 policy confirmation asked on A is answered on B; a
-// server's question parked on A, retried on B, gets a clear error.
+// server's question parked on A, retried on B, gets a clear error. The
+// official SDK 1.x client, given its session id, goes on on B.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startHttp, writeConfig, everything, closeAll, eventually, LEGACY, MODERN, modernMeta } from './helpers.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { startHttp, writeConfig, everything, closeAll, eventually, httpClient, textOf, LEGACY, MODERN, modernMeta } from './helpers.mjs';
 import { startRedis, redisCli } from './redis.mjs';
 
 const ALICE = 'alice-token-0123456789', BOB = 'bob-token-0123456789';
@@ -205,6 +209,30 @@ test('a session of replica A goes on on replica B after A dies; seals, callers, 
 	assert.ok(down.ms < 3000, `took ${down.ms} ms`);
 	// The sessions B holds go on.
 	assert.equal((await rpc(b, 'ping', {}, { sid })).status, 200);
+});
+
+test('the official SDK 1.x client reconnects to replica B with its session id, without initialize', async () => {
+	await newRedis();
+	const cfg = config();
+	const a = await start(cfg), b = await start(cfg);
+	const headers = { authorization: `Bearer ${ALICE}` };
+	const { client, transport } = await httpClient(a.url, { headers, name: 'sdk1-adopt' });
+	const sessionId = transport.sessionId;
+	assert.match(sessionId, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
+	assert.equal(textOf(await client.callTool({ name: 'everything__echo', arguments: { message: 'on A' } })), 'Echo: on A');
+	a.proc.kill('SIGKILL');
+	await a.exited;
+	await client.close().catch(() => {});
+
+	// SDK 1.x: a transport given a sessionId reconnects, it does not initialize.
+	const onB = new StreamableHTTPClientTransport(new URL(b.url), { sessionId, requestInit: { headers } });
+	const c2 = new Client({ name: 'sdk1-adopt', version: '1.0.0' });
+	await c2.connect(onB);
+	assert.ok((await c2.listTools()).tools.some((t) => t.name === 'everything__echo'));
+	assert.equal(textOf(await c2.callTool({ name: 'everything__echo', arguments: { message: 'on B' } })), 'Echo: on B');
+	assert.match(b.stderr(), /session [0-9a-f]{8}… adopted from another replica/);
+	await c2.close();
+	await b.close();
 });
 
 test('a 2026-07-28 confirmation asked on replica A is answered on replica B', async () => {
