@@ -68,6 +68,16 @@ bool sl_session_id_check(const uint8_t key[32], const char *id, const char *call
 
 /* ---- the record ------------------------------------------------------------- */
 
+static bool mcp_level(const char *s)
+{
+	static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
+					      "critical", "alert", "emergency" };
+	for (size_t i = 0; i < SL_COUNT(levels); i++)
+		if (!strcmp(s, levels[i]))
+			return true;
+	return false;
+}
+
 char *sl_session_record_build(const struct sl_session_record *rec, size_t *len)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -82,7 +92,9 @@ char *sl_session_record_build(const struct sl_session_record *rec, size_t *len)
 			       rec->caps ? yyjson_val_mut_copy(d, rec->caps) : yyjson_mut_obj(d));
 	if (rec->client_info)
 		yyjson_mut_obj_add_val(d, o, "clientInfo", yyjson_val_mut_copy(d, rec->client_info));
-	if (rec->log_level)
+	/* A level no MCP version has (a client may send anything) is left
+	 * out: the record stays one the parser takes. */
+	if (rec->log_level && mcp_level(rec->log_level))
 		yyjson_mut_obj_add_strcpy(d, o, "logLevel", rec->log_level);
 	for (size_t i = 0; i < rec->nsubs; i++)
 		yyjson_mut_arr_add_strcpy(d, subs, rec->subs[i]);
@@ -96,16 +108,6 @@ char *sl_session_record_build(const struct sl_session_record *rec, size_t *len)
 		return NULL;
 	}
 	return json;
-}
-
-static bool mcp_level(const char *s)
-{
-	static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
-					      "critical", "alert", "emergency" };
-	for (size_t i = 0; i < SL_COUNT(levels); i++)
-		if (!strcmp(s, levels[i]))
-			return true;
-	return false;
 }
 
 static int bad(struct sl_err *err, const char *why)

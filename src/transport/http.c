@@ -2879,8 +2879,9 @@ static bool adoptable(struct sl_http *h, struct MHD_Connection *c, const char *u
 
 /* Reads the session's record and suspends r until it came (a Redis reply
  * comes within commandTimeoutMs, else the connection to Redis is dropped
- * and the read fails). False when the read cannot start: r goes on, to be
- * answered 404 like any unknown session (or 503 at ADOPT_MAX). */
+ * and the read fails). False when the read cannot start (Redis down,
+ * ADOPT_MAX reads in flight): r goes on, to be answered 404 like any
+ * unknown session. */
 static bool adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r)
 {
 	const char *sid = header(c, SL_MCP_HDR_SESSION);

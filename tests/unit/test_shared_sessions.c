@@ -87,6 +87,13 @@ TEST(shared_session_record_round_trip)
 	CHECK_STR(out.subs[0], subs[0]);
 	CHECK_STR(out.subs[1], subs[1]);
 	sl_session_record_dispose(&out);
+	/* A level no MCP version has is left out, so the record stays valid. */
+	in.log_level = "loud";
+	free(json);
+	json = sl_session_record_build(&in, &len);
+	CHECK_INT(sl_session_record_parse(json, len, "alice", &out, &err), 0);
+	CHECK(out.log_level == NULL);
+	sl_session_record_dispose(&out);
 	/* The record is for one caller only. */
 	CHECK(sl_session_record_parse(json, len, "bob", &out, &err) < 0);
 	CHECK(strstr(err.msg, "another caller") != NULL);
