@@ -67,6 +67,13 @@ static void derive_key(struct sl_gen *g, const struct sl_config *cfg)
 	g->key_shared = true;
 }
 
+static bool same_secret(const struct sl_config *a, const struct sl_config *b)
+{
+	if (!a->shared_secret || !b->shared_secret)
+		return a->shared_secret == b->shared_secret;
+	return strcmp(a->shared_secret, b->shared_secret) == 0;
+}
+
 int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 	       const struct sl_stage *const *stages, size_t nstages, struct sl_gen **out,
 	       struct sl_err *err)
@@ -76,8 +83,12 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 
 	g->number = ++gen_count;
 	if (prev) {
+		/* What a client holds stays good: the key is kept, and a new
+		 * secret waits for a restart (said by name only). */
 		memcpy(g->key, prev->key, sizeof(g->key));
 		g->key_shared = prev->key_shared;
+		if (!same_secret(prev->cfg, cfg))
+			note_restart_only(g, "shared.secret");
 	} else {
 		derive_key(g, cfg);
 	}

@@ -227,6 +227,11 @@ TEST(shared_secret_key)
 		/* A reload keeps the key. */
 		CHECK_INT(sl_gen_new(d->cfg, a, a->stages, a->nstages, &e, &err), 0);
 		CHECK(e->key_shared && memcmp(e->key, a->key, 32) == 0);
+		/* Its secret changed (removed): that waits for a restart. */
+		CHECK(strstr(e->restart_only, "shared.secret") != NULL);
+		sl_gen_unref(e);
+		CHECK_INT(sl_gen_new(b->cfg, a, a->stages, a->nstages, &e, &err), 0);
+		CHECK(strstr(e->restart_only, "shared.secret") == NULL);
 		sl_gen_unref(e);
 	}
 	sl_gen_unref(a);
