@@ -170,6 +170,11 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 		sv.gw->redis = sl_redis_new(sv.loop, &cfg->redis);
 		/* Before any client lists: pins are reconciled on connecting. */
 		sl_pinning_share(sl_gen_state(gen, &sl_stage_pinning), sv.gw);
+		if (!gen->key_shared)
+			sl_log(SL_LOG_WARN, "shared state: sluice.shared.redis without "
+			       "sluice.shared.secret: seals (requestState, confirmations, task ids) "
+			       "and sessions are per replica; a client must stay on the replica "
+			       "that served it");
 	}
 	if (http) {
 		if (sl_http_start(sv.loop, sv.gw, cfg, http, &sv.http, &err) < 0) {

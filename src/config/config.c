@@ -1288,10 +1288,11 @@ static const struct sl_conf_key redis_keys[] = {
 
 static const struct sl_conf_section redis_section = {
 	"sluice.shared.redis",
-	"Redis for state the replicas of one gateway share (docs/internals/REPLICAS.md): for now "
-	"tool pins, whose approvals reach every replica within a second. Without this section "
-	"nothing is shared and no Redis is needed. Changing it takes a restart (a reload keeps "
-	"the connection it has).",
+	"Redis for state the replicas of one gateway share (docs/internals/REPLICAS.md): tool "
+	"pins, whose approvals reach every replica within a second, and, with "
+	"`sluice.shared.secret`, session records, so that a replica adopts a session another "
+	"one opened. Without this section nothing is shared and no Redis is needed. Changing "
+	"it takes a restart (a reload keeps the connection it has).",
 	redis_keys, SL_COUNT(redis_keys), SL_CONF_STRICT, NULL,
 };
 
@@ -1314,8 +1315,36 @@ static int parse_redis(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 	return SL_OK;
 }
 
+/* sluice.shared.secret: long enough to key an HMAC with (RFC 2104 wants at
+ * least the hash's length); never echoed in an error. */
+#define SECRET_MIN 32
+static int parse_shared_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			       void *target)
+{
+	char **out = sl_conf_field(target, k);
+	int rc = parse_secret(cx, k, v, target);
+
+	if (rc < 0)
+		return rc;
+	if (strlen(*out) < SECRET_MIN) {
+		free(*out);
+		*out = NULL;
+		return sl_conf_fail_key(cx, k, "is shorter than %d characters once expanded",
+					SECRET_MIN);
+	}
+	return SL_OK;
+}
+
 #define SHR(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key shared_keys[] = {
+	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = parse_shared_secret,
+	  .shape = "a string of at least 32 characters", .dflt_doc = "none: seals are per process",
+	  .doc = "The replicas' shared sealing key, `${VAR}` expanded (keep it in the environment); "
+		 "never logged nor shown in `/status`. Everything a client carries back (session "
+		 "ids, `requestState`, confirmations, task ids) is sealed with a key derived from "
+		 "it (HMAC-SHA-256), so every replica with the same secret verifies every other's; "
+		 "with `redis` too, a replica adopts a session another one opened "
+		 "(docs/internals/REPLICAS.md). Read at start only." },
 	{ "redis", SL_CONF_CUSTOM, SHR(redis), .parse = parse_redis, .sub = &redis_section,
 	  .shape = "an object", .dflt_doc = "none: nothing shared",
 	  .doc = "See `sluice.shared.redis` below." },
@@ -1822,6 +1851,9 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c->redis.url);
 	free(c->redis.password);
 	free(c->redis.key_prefix);
+	if (c->shared_secret)
+		explicit_bzero(c->shared_secret, strlen(c->shared_secret));
+	free(c->shared_secret);
 	yyjson_doc_free(c->doc);
 	free(c);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <nettle/sha2.h>
 
 static void to_hex(const uint8_t *md, char *out)
@@ -26,6 +27,22 @@ void sl_sha256_hex(const void *p, size_t n, char out[SL_SHA256_HEX])
 	sha256_update(&ctx, n, p);
 	sha256_digest(&ctx, sizeof(md), md);
 	to_hex(md, out);
+}
+
+void sl_hmac_sha256(const void *key, size_t klen, const void *p, size_t n, uint8_t out[32])
+{
+	struct hmac_sha256_ctx ctx;
+
+	hmac_sha256_set_key(&ctx, klen, key);
+	hmac_sha256_update(&ctx, n, p);
+	hmac_sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
+}
+
+unsigned long long sl_seal_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec;
 }
 
 void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
@@ -70,5 +87,5 @@ enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state
 		diff |= (unsigned char)(mac[i] ^ state[used + i]);
 	if (diff)
 		return SL_SEAL_FORGED;
-	return expiry < sl_now_ms() / 1000 ? SL_SEAL_EXPIRED : SL_SEAL_OK;
+	return expiry < sl_seal_now() ? SL_SEAL_EXPIRED : SL_SEAL_OK;
 }

@@ -11,14 +11,21 @@
 #define SL_SHA256_HEX 65 /* 64 hex digits and a NUL */
 
 void sl_sha256_hex(const void *p, size_t n, char out[SL_SHA256_HEX]);
+/* HMAC-SHA-256 of p under key, raw (32 bytes). */
+void sl_hmac_sha256(const void *key, size_t klen, const void *p, size_t n, uint8_t out[32]);
 /* HMAC-SHA-256 of p under key, as hex. */
 void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 			char out[SL_SHA256_HEX]);
 
+/* Seconds of the wall clock: the time seals expire on, so that a state
+ * sealed by one replica (sluice.shared.secret) expires on another's clock
+ * at the same moment (a monotonic clock counts from each host's boot). */
+unsigned long long sl_seal_now(void);
+
 /*
  * A state handed to a client that must come back unchanged (an MCP
  * 2026-07-28 requestState): "EXPIRY.MAC", EXPIRY the second (hex, on
- * sl_now_ms's clock: like the key, good for this process only) after which
+ * sl_seal_now's clock) after which
  * it is refused, MAC the HMAC-SHA-256 of "EXPIRY\nwhat" under key. what
  * names everything the state stands for (its purpose first, so a state of
  * one kind never passes for another).

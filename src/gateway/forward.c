@@ -6,6 +6,7 @@
  */
 #include "gateway/session_int.h"
 #include "gateway/view.h"
+#include "core/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,8 +295,10 @@ static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool 
 			return;
 		}
 		sl_map_put(&s->subs, uri, s);
+		sl_session_changed(s);
 	} else {
 		sl_map_del(&s->subs, uri);
+		sl_session_changed(s);
 		if (subscribed_elsewhere(s, uri)) {
 			yyjson_mut_doc *d = sl_session_doc(&r);
 			sl_session_answer(s, m, modern, false, d, r);
@@ -313,6 +316,43 @@ void sl_forward_subscribe(struct sl_session *s, struct sl_msg *m, bool modern)
 void sl_forward_unsubscribe(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	subscribe(s, m, modern, false);
+}
+
+static void on_resubscribed(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+	if (r->kind != SL_REPLY_RESULT)
+		sl_log(SL_LOG_INFO, "server '%s' refused an adopted session's resource subscription: "
+		       "%s", u->name, r->kind == SL_REPLY_FAILED ? r->why :
+		       sl_json_str(r->msg->error, "message") ? sl_json_str(r->msg->error, "message") :
+		       "an error");
+}
+
+void sl_forward_resubscribe(struct sl_session *s, const char *uri)
+{
+	const char *orig;
+	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	yyjson_mut_doc *d;
+	yyjson_mut_val *params;
+	struct sl_err err;
+
+	if (!u || u->state != SL_UP_READY) {
+		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s is not renewed: no "
+		       "ready server of this replica serves it", uri);
+		return;
+	}
+	if (u->modern) {
+		sl_upstream_watch(u, orig, true);
+		return;
+	}
+	d = yyjson_mut_doc_new(NULL);
+	params = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, params);
+	yyjson_mut_obj_add_strcpy(d, params, "uri", orig);
+	if (!sl_upstream_request(u, "resources/subscribe", d, params, s->gw->cfg->call_timeout_ms,
+				 on_resubscribed, NULL, u, &err))
+		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s: %s", uri, err.msg);
+	yyjson_mut_doc_free(d);
 }
 
 void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern)

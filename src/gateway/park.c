@@ -127,11 +127,50 @@ static void on_deadline(uv_timer_t *t)
 		sl_call_cancel(k->call, why); /* on_parked_done frees k */
 }
 
+static char *what_of(uint64_t id, unsigned round, const char *cred, const char *name)
+{
+	return sl_printf("sluice-park\n%llx\n%u\n%s\n%s", (unsigned long long)id, round, cred, name);
+}
+
 /* What a requestState of k for round stands for. */
 static char *state_what(const struct sl_park *k, unsigned round)
 {
-	return sl_printf("sluice-park\n%llx\n%u\n%s\n%s", (unsigned long long)k->id, round, k->cred,
-			 k->name);
+	return what_of(k->id, round, k->cred, k->name);
+}
+
+/* A park's id is this process's instance (random, high 32 bits) and a
+ * count: replicas sharing a sealing key never issue the same id, and a
+ * state from another process is told apart from one of a call ended here. */
+static uint32_t instance(void)
+{
+	static uint32_t mine;
+	while (!mine)
+		sl_random(&mine, sizeof(mine));
+	return mine;
+}
+
+/* Why a requestState naming a park of another process (another replica,
+ * or this one before a restart) cannot be answered here. */
+static const char *elsewhere_why(struct sl_session *s, uint64_t id, unsigned round,
+				 const char *name, const char *sealed)
+{
+	struct sl_gen *gen = s->gw->gen;
+	char *what;
+	enum sl_seal_check chk;
+
+	if (!gen->key_shared)
+		return "it was issued by another sluice process (another replica, or this one "
+		       "before a restart): the server's question waits in that process only; "
+		       "call the tool again";
+	what = what_of(id, round, s->cred, name ? name : "");
+	chk = sl_seal_check(gen->key, sizeof(gen->key), sealed, what);
+	free(what);
+	if (chk == SL_SEAL_FORGED)
+		return "forged or tampered with, or sealed by a sluice without this "
+		       "sluice.shared.secret (its seal does not verify)";
+	return "the question was asked on another replica: a parked call (a server's question "
+	       "held while the client answers) lives in the one process that holds the "
+	       "server's request, and this retry reached another one; call the tool again";
 }
 
 /* The round's questions are all in: p's tools/call is answered
@@ -156,7 +195,7 @@ static void on_gather(uv_timer_t *t)
 	for (size_t i = 0; i < k->nasks; i++)
 		yyjson_mut_obj_add(reqs, yyjson_mut_strcpy(d, k->asks[i].key),
 				       yyjson_val_mut_copy(d, yyjson_doc_get_root(k->asks[i].req)));
-	expiry = sl_now_ms() / 1000 + (gw->cfg->limits.park_timeout_ms + 999) / 1000;
+	expiry = sl_seal_now() + (gw->cfg->limits.park_timeout_ms + 999) / 1000;
 	what = state_what(k, k->round);
 	sealed = sl_seal(gw->gen->key, sizeof(gw->gen->key), expiry, what);
 	state = sl_printf(PARK_PREFIX "%llx.%u.%s", (unsigned long long)k->id, k->round, sealed);
@@ -249,7 +288,7 @@ void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m)
 		k = sl_alloc(sizeof(*k));
 		k->gw = gw;
 		k->up = u;
-		k->id = ++gw->next_park;
+		k->id = (uint64_t)instance() << 32 | (uint32_t)++gw->next_park;
 		snprintf(k->idkey, sizeof(k->idkey), "%llx", (unsigned long long)k->id);
 		memcpy(k->cred, s->cred, sizeof(k->cred));
 		k->name = sl_strdup(name ? name : "");
@@ -316,8 +355,13 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	}
 	snprintf(idkey, sizeof(idkey), "%llx", id);
 	k = sl_map_get(&gw->parks, idkey);
+	if (!k && id >> 32 != instance()) {
+		resume_error(s, m, elsewhere_why(s, id, round, name,
+						 state + strlen(PARK_PREFIX) + used));
+		return true;
+	}
 	if (!k) {
-		resume_error(s, m, expiry < sl_now_ms() / 1000 ?
+		resume_error(s, m, expiry < sl_seal_now() ?
 			     "expired (sluice.limits.parkTimeoutMs); call the tool again" :
 			     "it names no parked call (the call ended, or the state was never "
 			     "issued); call the tool again");

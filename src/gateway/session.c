@@ -129,6 +129,66 @@ void sl_session_set_caller(struct sl_session *s, struct sl_caller *who)
 	sl_sha256_hex(who ? who->key : "", who ? strlen(who->key) : 0, s->cred);
 }
 
+static void pass_level(struct sl_session *s, const char *level);
+
+void sl_session_changed(struct sl_session *s)
+{
+	if (s->io->changed && !s->closing)
+		s->io->changed(s->io_ctx);
+}
+
+/* ---- adoption (another replica's session, shared/sessions.h) ---------------- */
+
+/* Waits for the upstreams to settle on behalf of an adopted session, which
+ * may be gone by then: it is looked up by its id, never held. */
+struct adopted {
+	struct sl_gateway *gw;
+	uint64_t id;
+};
+
+static void resubscribe_one(const char *key, void *value, void *ctx)
+{
+	sl_forward_resubscribe(ctx, key);
+}
+
+static void on_adopted_settled(void *ctx)
+{
+	struct adopted *a = ctx;
+	struct sl_session *s = a->gw->sessions;
+
+	while (s && s->id != a->id)
+		s = s->next;
+	if (s && !s->closing) {
+		sl_map_each(&s->subs, resubscribe_one, s);
+		if (s->log_level[0])
+			pass_level(s, s->log_level);
+	}
+	free(a);
+}
+
+void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *caps,
+		      const char *log_level, const char *const *subs, size_t nsubs)
+{
+	struct adopted *a;
+
+	snprintf(s->version, sizeof(s->version), "%s", version);
+	s->era = SL_ERA_LEGACY;
+	s->initialized = true;
+	yyjson_doc_free(s->caps_doc);
+	s->caps_doc = sl_mcp_era_caps(caps, s->version);
+	s->caps = yyjson_doc_get_root(s->caps_doc);
+	snprintf(s->log_level, sizeof(s->log_level), "%s", log_level ? log_level : "");
+	for (size_t i = 0; i < nsubs; i++)
+		sl_map_put(&s->subs, subs[i], s);
+	sl_gateway_start(s->gw, s->caps);
+	if (!nsubs && !s->log_level[0])
+		return;
+	a = sl_alloc(sizeof(*a));
+	a->gw = s->gw;
+	a->id = s->id;
+	sl_gateway_when_settled(s->gw, on_adopted_settled, a);
+}
+
 bool sl_session_idle(const struct sl_session *s)
 {
 	return s->calls.live == 0 && !s->deferred;
@@ -394,8 +454,17 @@ static void do_set_level(struct sl_session *s, struct sl_msg *m, bool modern)
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: level is required");
 		return;
 	}
-	/* Pass the level on to every server that logs; their answers do not
-	 * change ours. */
+	pass_level(s, level);
+	snprintf(s->log_level, sizeof(s->log_level), "%s", level);
+	sl_session_changed(s);
+	yyjson_mut_doc *d = sl_session_doc(&r);
+	sl_session_answer(s, m, false, false, d, r);
+}
+
+/* Passes the level on to every server that logs; their answers do not
+ * change ours. */
+static void pass_level(struct sl_session *s, const char *level)
+{
 	for (size_t i = 0; i < s->gw->nups; i++) {
 		struct sl_upstream *u = s->gw->ups[i];
 		if (u->state == SL_UP_READY && sl_upstream_has_cap(u, "logging")) {
@@ -409,8 +478,6 @@ static void do_set_level(struct sl_session *s, struct sl_msg *m, bool modern)
 			yyjson_mut_doc_free(fd);
 		}
 	}
-	yyjson_mut_doc *d = sl_session_doc(&r);
-	sl_session_answer(s, m, false, false, d, r);
 }
 
 /* ---- the method table ------------------------------------------------------- */

@@ -43,6 +43,10 @@ struct sl_session_io {
 	/* Sends one message: takes out->line; id and token are borrowed for
 	 * the call only. */
 	void (*send)(void *ctx, struct sl_out *out);
+	/* Optional: what another replica needs to adopt the session changed
+	 * (its resource subscriptions, its logging level): the HTTP transport
+	 * stores the session's record again (shared/sessions.h). */
+	void (*changed)(void *ctx);
 };
 
 enum sl_era { SL_ERA_NONE, SL_ERA_LEGACY, SL_ERA_MODERN };
@@ -64,6 +68,7 @@ struct sl_session {
 	char version[16];            /* legacy: the negotiated version */
 	yyjson_doc *caps_doc;        /* legacy: its capabilities, less those its version lacks */
 	yyjson_val *caps;            /* legacy: its capabilities */
+	char log_level[16];          /* legacy: its last logging/setLevel, "" if none */
 	bool closing;
 	struct sl_caller *caller;    /* who it serves (a reference), NULL: anonymous */
 	char cred[65];               /* SHA-256 (hex) of the caller's identity
@@ -83,6 +88,18 @@ struct sl_session {
 };
 
 struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session_io *io, void *ctx);
+/*
+ * Makes s an initialized session of the session era as initialize (and
+ * notifications/initialized) would have, from a session record another
+ * replica stored (shared/sessions.h): version, capabilities (borrowed,
+ * copied), the logging level (may be NULL) and the resource subscriptions
+ * (borrowed, copied; at most the session's bound) as the client named
+ * them. Starts the upstreams if nothing had; once they have settled, the
+ * subscriptions and the level are sent to their servers again. Sends
+ * nothing to the client.
+ */
+void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *caps,
+		      const char *log_level, const char *const *subs, size_t nsubs);
 /* Who the transport admitted this session's requests as (NULL: nobody in
  * particular): the stages match and record it, and a parked call's
  * requestState is honoured only for the same identity. */

@@ -158,6 +158,11 @@ void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool mode
 void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_subscribe(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_unsubscribe(struct sl_session *s, struct sl_msg *m, bool modern);
+/* An adopted session's subscription (uri as the client names it) is sent
+ * to its server again, answer ignored (sl_session_adopt). */
+void sl_forward_resubscribe(struct sl_session *s, const char *uri);
+/* The transport hears that what a replica needs to adopt s changed. */
+void sl_session_changed(struct sl_session *s);
 void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern);

@@ -6,6 +6,7 @@
  */
 #include "pipeline/gen.h"
 #include "pipeline/call.h"
+#include "core/digest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,28 @@ static void note_restart_only(struct sl_gen *g, const char *name)
 			 used ? ", " : "", name);
 }
 
+/* The sealing key: HMAC-SHA-256 of a fixed label under the shared secret,
+ * so replicas with one secret share one key (and the secret itself is used
+ * for nothing else); without a secret, random for this process. */
+static void derive_key(struct sl_gen *g, const struct sl_config *cfg)
+{
+	static const char label[] = "sluice sealing key v1";
+
+	if (!cfg->shared_secret) {
+		sl_random(g->key, sizeof(g->key));
+		return;
+	}
+	sl_hmac_sha256(cfg->shared_secret, strlen(cfg->shared_secret), label, strlen(label), g->key);
+	g->key_shared = true;
+}
+
+static bool same_secret(const struct sl_config *a, const struct sl_config *b)
+{
+	if (!a->shared_secret || !b->shared_secret)
+		return a->shared_secret == b->shared_secret;
+	return strcmp(a->shared_secret, b->shared_secret) == 0;
+}
+
 int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 	       const struct sl_stage *const *stages, size_t nstages, struct sl_gen **out,
 	       struct sl_err *err)
@@ -59,10 +82,16 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 	int rc = SL_OK;
 
 	g->number = ++gen_count;
-	if (prev)
+	if (prev) {
+		/* What a client holds stays good: the key is kept, and a new
+		 * secret waits for a restart (said by name only). */
 		memcpy(g->key, prev->key, sizeof(g->key));
-	else
-		sl_random(g->key, sizeof(g->key));
+		g->key_shared = prev->key_shared;
+		if (!same_secret(prev->cfg, cfg))
+			note_restart_only(g, "shared.secret");
+	} else {
+		derive_key(g, cfg);
+	}
 	g->cfg = sl_config_ref(cfg);
 	g->stages = stages;
 	g->nstages = nstages;

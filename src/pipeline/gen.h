@@ -36,9 +36,13 @@ struct sl_gen {
 	size_t nstages;
 	struct sl_stage_slot **slots;/* one per stage: its state, shared between generations */
 	/* Seals what clients carry back across requests (2026-07-28 confirmation
-	 * states): random, made with the first generation and passed to every
-	 * later one, so a reload never invalidates what a client holds. */
+	 * states): random, or derived from sluice.shared.secret, made with the
+	 * first generation and passed to every later one, so a reload never
+	 * invalidates what a client holds. */
 	uint8_t key[32];
+	/* key is derived from sluice.shared.secret: every replica with the same
+	 * secret has it (sealed session ids, adoption: REPLICAS.md). */
+	bool key_shared;
 	/* What building from the previous generation did (for the reload's log). */
 	size_t changed;              /* stages that got new state */
 	char restart_only[128];      /* changed sections that wait for a restart, ", "-separated */

@@ -1621,7 +1621,7 @@ static bool ask_state_valid(const struct sl_call *c, const char *key, const char
 	unsigned char diff = 0;
 
 	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
-	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_now_ms() / 1000)
+	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_seal_now())
 		return false;
 	ask_mac(c, key, sig, expiry, mac);
 	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
@@ -1634,7 +1634,7 @@ static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
 {
 	yyjson_mut_val *res = yyjson_mut_obj(c->doc), *reqs = yyjson_mut_obj(c->doc);
 	yyjson_mut_val *q = yyjson_mut_obj(c->doc), *params = yyjson_mut_obj(c->doc);
-	unsigned long long expiry = sl_now_ms() / 1000 + ASK_STATE_SECONDS;
+	unsigned long long expiry = sl_seal_now() + ASK_STATE_SECONDS;
 	char mac[SL_SHA256_HEX], *msg = ask_message(pg, c->up, r), *state;
 
 	ask_mac(c, key, r->sig, expiry, mac);

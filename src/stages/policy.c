@@ -740,7 +740,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 		return SL_STAGE_DONE;
 	}
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
-	expiry = sl_now_ms() / 1000 + (ps->policy.confirm_timeout_ms + 999) / 1000;
+	expiry = sl_seal_now() + (ps->policy.confirm_timeout_ms + 999) / 1000;
 	what = state_what(c);
 	state = sl_seal(c->gen->key, sizeof(c->gen->key), expiry, what);
 	free(what);

@@ -38,6 +38,7 @@
 #include "oauth/subject.h"
 #include "oauth/weblogin.h"
 #include "proto/mcp.h"
+#include "shared/sessions.h"
 #include "transport/tls.h"
 
 #include <arpa/inet.h>
@@ -61,6 +62,7 @@
 
 #define WAIT_MS 50 /* a POST's answer this quick comes as JSON (settle()) */
 #define RETRY_MS 1000 /* SSE retry: a cut-off client reconnects after this long */
+#define ADOPT_MAX 64 /* requests held while their session is read from Redis (REPLICAS.md) */
 
 struct line {
 	struct line *next;
@@ -71,6 +73,7 @@ struct line {
 
 struct hsess;
 struct req;
+struct adoption;
 
 struct stream {
 	struct sl_http *h;
@@ -108,7 +111,12 @@ struct hsess {
 	struct sl_http *h;
 	struct hsess *next;          /* in h->sessions or h->reap */
 	struct sl_session *s;
-	char id[33];                 /* 128 random bits in hex; "" when ephemeral */
+	char id[SL_SESSION_ID_MAX];  /* 128 random bits in hex, sealed with
+				      * sluice.shared.secret (shared/sessions.h);
+				      * "" when ephemeral */
+	char *client_info;           /* initialize's clientInfo (JSON) for the record, or NULL */
+	uint64_t stored_ms;          /* its record last written to Redis, 0: never */
+	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
 	struct stream *streams;
@@ -190,6 +198,9 @@ struct sl_http {
 	struct req *held;            /* suspended until auth has what it fetches */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
 	struct req *webs;            /* web login pages waiting (suspended) */
+	struct adoption *adoptions;  /* sessions being read from Redis (at most ADOPT_MAX) */
+	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
+	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
 	struct retired *retired;
@@ -231,6 +242,19 @@ struct req {
 	unsigned web_status;
 	char *web_html;
 	struct req *web_next, *web_prev;
+	/* Its session is another replica's: suspended while the record is
+	 * read (adopt_start), then asked again. */
+	struct adoption *adopt;
+	bool adopt_tried;
+};
+
+/* One session being adopted from its record in Redis. */
+struct adoption {
+	struct adoption *next, *prev; /* in h->adoptions */
+	struct sl_http *h;           /* NULL once the transport is freed */
+	struct req *r;               /* the request waiting, NULL once it ended */
+	struct sl_caller *who;       /* a reference */
+	char id[SL_SESSION_ID_MAX];
 };
 
 static void run_mhd(struct sl_http *h);
@@ -1009,7 +1033,8 @@ static void send_out(void *ctx, struct sl_out *o)
 		to_get_stream(hs, o->line, o->len);
 }
 
-static const struct sl_session_io io = { send_out };
+static void on_changed(void *ctx);
+static const struct sl_session_io io = { send_out, on_changed };
 
 /* ---- sessions --------------------------------------------------------------- */
 
@@ -1024,13 +1049,16 @@ static struct hsess *session_new(struct sl_http *h, bool ephemeral, struct sl_ca
 	if (!ephemeral) {
 		unsigned char r[16];
 		/* MCP 2025-11-25 transports: a globally unique, secure session id. */
-		if (getrandom(r, sizeof(r), 0) != sizeof(r))
-		{
+		if (h->gw->gen->key_shared) {
+			/* One every replica with the secret can verify. */
+			sl_session_id_make(h->gw->gen->key, who ? who->key : "", hs->id);
+		} else if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
 			sl_log(SL_LOG_ERROR, "getrandom failed: no session id can be made");
 			abort();
+		} else {
+			for (int i = 0; i < 16; i++)
+				snprintf(hs->id + 2 * i, 3, "%02x", r[i]);
 		}
-		for (int i = 0; i < 16; i++)
-			snprintf(hs->id + 2 * i, 3, "%02x", r[i]);
 		sl_map_put(&h->by_id, hs->id, hs);
 		h->nsessions++;
 	} else {
@@ -1089,8 +1117,119 @@ static void reap(struct sl_http *h)
 		while (hs->backlog)
 			backlog_drop_oldest(hs);
 		sl_caller_unref(hs->who);
+		free(hs->client_info);
 		free(hs);
 	}
+}
+
+/* ---- sessions across replicas (shared/sessions.h, REPLICAS.md) ---------------------- */
+
+/* Sessions are kept in Redis for other replicas to adopt: with a shared
+ * secret (sealed ids) and a Redis. */
+static bool sharing(const struct sl_http *h)
+{
+	return h->gw->redis && h->gw->gen->key_shared;
+}
+
+static void collect_sub(const char *key, void *value, void *ctx)
+{
+	struct sl_session_record *rec = ctx;
+	if (rec->nsubs < SL_SESSION_RECORD_SUBS)
+		rec->subs[rec->nsubs++] = key;
+}
+
+/* Writes hs's record (again), with a TTL of the idle timeout: a session
+ * nobody uses is gone from Redis when every replica has let it go. */
+static void store_record(struct hsess *hs)
+{
+	struct sl_http *h = hs->h;
+	struct sl_session_record rec = { 0 };
+	yyjson_doc *info = NULL;
+	size_t len;
+	char *json;
+
+	if (!sharing(h) || hs->ephemeral || hs->sse || hs->ended || hs->s->era != SL_ERA_LEGACY)
+		return;
+	rec.caller = hs->who ? hs->who->key : "";
+	rec.version = hs->s->version;
+	rec.caps = hs->s->caps;
+	if (hs->client_info && (info = yyjson_read(hs->client_info, strlen(hs->client_info), 0)))
+		rec.client_info = yyjson_doc_get_root(info);
+	rec.log_level = hs->s->log_level[0] ? hs->s->log_level : NULL;
+	rec.subs = sl_alloc((hs->s->subs.live + 1) * sizeof(*rec.subs));
+	sl_map_each(&hs->s->subs, collect_sub, &rec);
+	json = sl_session_record_build(&rec, &len);
+	hs->stored_ms = sl_now_ms();
+	if (json && !sl_session_store_put(h->gw->redis, hs->id, json, len, h->cfg->idle_timeout_ms))
+		hs->stored_ms = 1; /* Redis is down: again at the next request */
+	else if (!json && !hs->record_warned)
+		sl_log(SL_LOG_WARN, "http: session %.8s…: its record is over 64 KiB (too many "
+		       "subscriptions): another replica cannot adopt it (logged once)", hs->id);
+	hs->record_warned |= !json;
+	free(json);
+	free(rec.subs);
+	yyjson_doc_free(info);
+}
+
+static void on_changed(void *ctx)
+{
+	store_record(ctx);
+}
+
+/* A session in use keeps its record: written again once a quarter of the
+ * TTL has passed (one SET, not one per request). */
+static void touch(struct hsess *hs)
+{
+	uint64_t now = sl_now_ms();
+	if (sharing(hs->h) && hs->stored_ms && now - hs->stored_ms >= hs->h->cfg->idle_timeout_ms / 4)
+		store_record(hs);
+}
+
+/* After a successful initialize: what the record keeps of it. */
+static void remember_init(struct hsess *hs, yyjson_val *root)
+{
+	yyjson_val *info = yyjson_obj_get(yyjson_obj_get(root, "params"), "clientInfo");
+
+	if (!sharing(hs->h) || hs->s->era != SL_ERA_LEGACY)
+		return;
+	if (yyjson_is_obj(info))
+		hs->client_info = sl_json_write_val(info, NULL);
+	store_record(hs);
+}
+
+/* Another replica ended a session by DELETE: it ends here too. */
+static void on_ended_elsewhere(void *ctx, const char *id)
+{
+	struct sl_http *h = ctx;
+	struct hsess *hs = sl_map_get(&h->by_id, id);
+
+	if (!hs || hs->sse)
+		return;
+	sl_log(SL_LOG_INFO, "http: session %.8s… ended: deleted on another replica", hs->id);
+	session_end(hs);
+}
+
+/* A session made from another replica's record, under the id it had. */
+static struct hsess *session_adopted(struct sl_http *h, const char *id, struct sl_caller *who,
+				     const struct sl_session_record *rec)
+{
+	struct hsess *hs = sl_alloc(sizeof(*hs));
+	hs->h = h;
+	hs->backlog_tail = &hs->backlog;
+	hs->who = sl_caller_ref(who);
+	hs->last_ms = sl_now_ms();
+	snprintf(hs->id, sizeof(hs->id), "%s", id);
+	sl_map_put(&h->by_id, hs->id, hs);
+	h->nsessions++;
+	hs->next = h->sessions;
+	h->sessions = hs;
+	hs->s = sl_session_new(h->gw, &io, hs);
+	sl_session_set_caller(hs->s, who);
+	if (rec->client_info)
+		hs->client_info = sl_json_write_val(rec->client_info, NULL);
+	sl_session_adopt(hs->s, rec->version, rec->caps, rec->log_level, rec->subs, rec->nsubs);
+	hs->stored_ms = sl_now_ms();
+	return hs;
 }
 
 /* ---- checks -------------------------------------------------------------------- */
@@ -1632,6 +1771,7 @@ static enum MHD_Result post(struct sl_http *h, struct MHD_Connection *c, struct 
 			goto out;
 		}
 		hs->last_ms = sl_now_ms();
+		touch(hs);
 	}
 opened:
 
@@ -1675,6 +1815,8 @@ opened:
 		goto out;
 	}
 	sl_session_input(hs->s, r->body.data, r->body.len);
+	if (is_init)
+		remember_init(hs, root);
 
 	if (!st->head && !st->token) {
 		/* Nothing yet: wait for the first line routed to this request
@@ -1720,6 +1862,7 @@ static struct hsess *find_session(struct sl_http *h, struct MHD_Connection *c,
 		return NULL;
 	}
 	hs->last_ms = sl_now_ms();
+	touch(hs);
 	return hs;
 }
 
@@ -1814,10 +1957,21 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 static enum MHD_Result del(struct sl_http *h, struct MHD_Connection *c,
 			   const struct sl_caller *who)
 {
+	const char *sid = header(c, SL_MCP_HDR_SESSION);
 	enum MHD_Result ret;
-	struct hsess *hs = find_session(h, c, who, &ret);
-	if (!hs)
+	struct hsess *hs;
+
+	/* A session another replica holds, sealed for this caller: it ends
+	 * everywhere (no replica adopts it again), without adopting it here. */
+	if (sid && sharing(h) && !sl_map_get(&h->by_id, sid) &&
+	    sl_session_id_check(h->gw->gen->key, sid, who ? who->key : "")) {
+		sl_session_store_end(h->gw->redis, sid);
+		return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
+	}
+	if (!(hs = find_session(h, c, who, &ret)))
 		return ret;
+	if (sharing(h))
+		sl_session_store_end(h->gw->redis, hs->id);
 	session_end(hs);
 	return respond(c, MHD_HTTP_OK, NULL, "", 0, NULL, false);
 }
@@ -2636,6 +2790,142 @@ static void web_stop(struct sl_http *h)
 
 /* ---- the request handler ------------------------------------------------------------ */
 
+/* ---- adopting another replica's session (shared/sessions.h) -------------------------- */
+
+static void adoption_unlink(struct adoption *ad)
+{
+	struct sl_http *h = ad->h;
+	if (ad->prev)
+		ad->prev->next = ad->next;
+	else
+		h->adoptions = ad->next;
+	if (ad->next)
+		ad->next->prev = ad->prev;
+	h->nadoptions--;
+	ad->h = NULL;
+}
+
+static void adoption_free(struct adoption *ad)
+{
+	sl_caller_unref(ad->who);
+	free(ad);
+}
+
+/* The record came (or not): adopt the session when it is good, then let
+ * the request ask again; without a session it gets 404 Session not found
+ * (MCP 2025-11-25 transports) and the client initializes anew. */
+static void on_record(void *ctx, const char *json, size_t len, const char *error)
+{
+	struct adoption *ad = ctx;
+	struct sl_http *h = ad->h;
+	struct sl_session_record rec;
+	struct sl_err err;
+
+	if (!h) {
+		adoption_free(ad); /* the transport is gone */
+		return;
+	}
+	adoption_unlink(ad);
+	if (!ad->r) {
+		/* Its request ended meanwhile: nothing waits for the session. */
+	} else if (error) {
+		sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: Redis: %s",
+		       ad->id, error);
+	} else if (!json) {
+		sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: no record "
+		       "in Redis (ended or expired)", ad->id);
+	} else if (sl_session_record_parse(json, len, ad->who ? ad->who->key : "", &rec, &err) < 0) {
+		sl_log(SL_LOG_WARN, "http: session %.8s… of another replica not adopted: %s", ad->id,
+		       err.msg);
+	} else {
+		if (sl_map_get(&h->by_id, ad->id)) {
+			/* Another request adopted it first. */
+		} else if (h->stopping || h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
+			sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: %s",
+			       ad->id, h->stopping ? "shutting down" :
+			       "too many sessions (sluice.http.maxSessions)");
+		} else {
+			session_adopted(h, ad->id, ad->who, &rec);
+			sl_log(SL_LOG_INFO, "http: session %.8s… adopted from another replica (%zu "
+			       "subscriptions)", ad->id, rec.nsubs);
+		}
+		sl_session_record_dispose(&rec);
+	}
+	if (ad->r) {
+		ad->r->adopt = NULL;
+		MHD_resume_connection(ad->r->conn);
+		kick(h);
+	}
+	adoption_free(ad);
+}
+
+/* Whether r names a session this replica does not hold but another one
+ * may: sealed for r's caller, on the session era's endpoint. */
+static bool adoptable(struct sl_http *h, struct MHD_Connection *c, const char *url,
+		      const char *method, const char *pv, const struct req *r)
+{
+	const char *sid = header(c, SL_MCP_HDR_SESSION);
+
+	if (r->adopt_tried || !sharing(h) || !sid || (pv && !strcmp(pv, SL_MCP_MODERN)))
+		return false;
+	/* The HTTP+SSE transport's sessions stay on their replica. */
+	if (!strcmp(url, "/messages") || !strcmp(url, "/sse"))
+		return false;
+	if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
+		return false;
+	return !sl_map_get(&h->by_id, sid) &&
+	       sl_session_id_check(h->gw->gen->key, sid, r->who ? r->who->key : "");
+}
+
+/* Reads the session's record and suspends r until it came (a Redis reply
+ * comes within commandTimeoutMs, else the connection to Redis is dropped
+ * and the read fails). False when the read cannot start (Redis down,
+ * ADOPT_MAX reads in flight): r goes on, to be answered 404 like any
+ * unknown session. */
+static bool adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r)
+{
+	const char *sid = header(c, SL_MCP_HDR_SESSION);
+	struct adoption *ad;
+	struct sl_err err;
+
+	r->adopt_tried = true;
+	if (h->nadoptions >= ADOPT_MAX) {
+		sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: %d "
+		       "adoptions are in flight already", sid, ADOPT_MAX);
+		return false;
+	}
+	ad = sl_alloc(sizeof(*ad));
+	ad->who = sl_caller_ref(r->who);
+	snprintf(ad->id, sizeof(ad->id), "%s", sid);
+	if (sl_session_store_get(h->gw->redis, ad->id, on_record, ad, &err) < 0) {
+		sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: %s",
+		       ad->id, err.msg);
+		adoption_free(ad);
+		return false;
+	}
+	ad->h = h;
+	ad->r = r;
+	ad->next = h->adoptions;
+	if (h->adoptions)
+		h->adoptions->prev = ad;
+	h->adoptions = ad;
+	h->nadoptions++;
+	r->adopt = ad;
+	MHD_suspend_connection(c);
+	return true;
+}
+
+/* Stopping: requests waiting for a record go on (and get 503). */
+static void adoptions_release(struct sl_http *h)
+{
+	for (struct adoption *ad = h->adoptions; ad; ad = ad->next)
+		if (ad->r) {
+			ad->r->adopt = NULL;
+			MHD_resume_connection(ad->r->conn);
+			ad->r = NULL;
+		}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -2711,6 +3001,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (h->stopping)
 		return fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, "shutting down");
 	pv = header(c, SL_MCP_HDR_VERSION);
+	if (r->adopt)
+		return MHD_YES; /* resumed by libmicrohttpd itself: still waiting */
+	if (adoptable(h, c, url, method, pv, r) && adopt_start(h, c, r))
+		return MHD_YES;
 	if (!strcmp(url, "/messages")) {
 		ret = sse_post(h, c, r, r->who);
 		body_drop(h, r);
@@ -2795,6 +3089,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		free(r->web_html);
 	}
 	held_remove(h, r);
+	if (r->adopt)
+		r->adopt->r = NULL; /* its record may still come: nothing waits for it */
 	if (r->st && r->waiting) {
 		/* Gone before any response owned the stream. */
 		r->st->cut = true;
@@ -2971,6 +3267,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	if (sharing(h))
+		h->ends = sl_session_store_listen(gw->redis, on_ended_elsewhere, h);
 	h->cfg = &cfg->http;
 	h->lim = &cfg->limits;
 	sl_map_init(&h->by_id);
@@ -3047,6 +3345,7 @@ out:
 		sl_tls_unref(tls_now);
 		tls_now = NULL;
 	}
+	sl_session_store_unlisten(h->ends);
 	if (h->auth)
 		sl_auth_free(h->auth);
 	sl_map_dispose(&h->by_id);
@@ -3061,6 +3360,7 @@ void sl_http_stop(struct sl_http *h)
 	h->stopping = true;
 	/* Requests held for auth are answered 503 (check_credential). */
 	on_auth_ready(h);
+	adoptions_release(h);
 	web_stop(h);
 	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
 	 * completion response, before their streams close. */
@@ -3083,6 +3383,9 @@ void sl_http_free(struct sl_http *h)
 	h->freeing = true;
 	reap(h);
 	sl_map_dispose(&h->by_id);
+	while (h->adoptions)
+		adoption_unlink(h->adoptions); /* freed when their reply comes */
+	sl_session_store_unlisten(h->ends);
 	sl_auth_free(h->auth);
 	h->auth = NULL;
 	/* MHD closed every connection, and so released what they held. */

@@ -55,7 +55,7 @@ static void send_out(void *ctx, struct sl_out *o)
 	free(line);
 }
 
-static const struct sl_session_io io = { send_out };
+static const struct sl_session_io io = { .send = send_out };
 
 static int on_line(void *ctx, const char *line, size_t len)
 {

@@ -41,7 +41,7 @@ static void fake_send(void *ctx, struct sl_out *o)
 	free(o->line);
 }
 
-static const struct sl_session_io fake_io = { fake_send };
+static const struct sl_session_io fake_io = { .send = fake_send };
 
 struct rig {
 	uv_loop_t loop;
