@@ -269,6 +269,7 @@ struct sl_config {
 	uint32_t code_max_queued;          /* programs waiting for one of those */
 	struct sl_limits limits;
 	struct sl_redis_config redis;      /* sluice.shared.redis */
+	char *replica_id;                  /* sluice.shared.replicaId; NULL: "<hostname>:<pid>" */
 	unsigned code_require;             /* boundaries code mode refuses to run without */
 	yyjson_doc *doc;                   /* the file, kept for the stages' sections */
 	yyjson_val *sluice;                /* the "sluice" object, or NULL */
