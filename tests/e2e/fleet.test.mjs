@@ -24,6 +24,7 @@ const CALLS = 40; // per client: bounded whatever happens
 let redis, haproxy, ports;
 const replicas = [];
 after(async () => {
+	if (process.env.FLEET_DEBUG) console.log(`---- haproxy\n${haproxy?.log()}\n---- replicas\n${replicas.map((r) => r.stderr()).join('\n----\n')}`);
 	await closeAll();
 	for (const r of replicas) await r.kill('SIGKILL');
 	await haproxy?.stop();
@@ -41,18 +42,22 @@ async function client(url) {
 	return c;
 }
 
+// A call whose response stream was cut may be noticed by the SDK only at its
+// request timeout (60 s by default): kept short here, within the test's budget.
+const OPTS = { timeout: 8000 };
+
 // One call of the mix, checked: resolves true, or throws what the client saw.
 async function oneCall(c, i, k) {
 	const kind = k % 4;
 	if (kind === 3) {
-		const r = await c.callTool({ name: 'execute_code', arguments: { code: `return (await tools.github.echo({ n: ${k} })).arguments.n * 2;` } });
+		const r = await c.callTool({ name: 'execute_code', arguments: { code: `return (await tools.github.echo({ n: ${k} })).arguments.n * 2;` } }, OPTS);
 		assert.notEqual(r.isError, true, textOf(r));
 		assert.match(textOf(r), new RegExp(`\\b${k * 2}\\b`));
 	} else if (kind === 1) {
-		const r = await c.callTool({ name: 'github__slow', arguments: { ms: 40 } });
+		const r = await c.callTool({ name: 'github__slow', arguments: { ms: 40 } }, OPTS);
 		assert.equal(textOf(r), 'slept 40 ms');
 	} else {
-		const r = await c.callTool({ name: 'github__echo', arguments: { client: i, k } });
+		const r = await c.callTool({ name: 'github__echo', arguments: { client: i, k } }, OPTS);
 		assert.deepEqual(JSON.parse(textOf(r)), { client: i, k });
 	}
 }
@@ -97,7 +102,7 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 	const front = `http://127.0.0.1:${ports.front}/mcp`;
 	const clients = await Promise.all(Array.from({ length: CLIENTS }, () => client(front)));
 	const calls = [];
-	let killAt = null, inFlightAtKill = 0, done = 0;
+	let killAt = null, deadAt = null, inFlightAtKill = 0, done = 0;
 	const victim = replicas[1];
 	const loops = clients.map(async (c, i) => {
 		for (let k = 0; k < CALLS; k++) {
@@ -115,6 +120,9 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 				inFlightAtKill = calls.filter((x) => x.end === null).length;
 				killAt = Date.now();
 				await victim.kill('SIGKILL');
+				// Until the process is gone, the kernel still completes connections
+				// to its listening socket: a call started meanwhile may reach it.
+				deadAt = Date.now();
 			}
 		}
 	});
@@ -122,15 +130,20 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 	assert.ok(killAt, 'the replica was killed mid-load');
 	assert.equal(calls.length, CLIENTS * CALLS);
 	const failed = calls.filter((x) => !x.ok);
+	if (process.env.FLEET_DEBUG) t.diagnostic(haproxy.log().split('\n').filter((l) => !/ 200 /.test(l)).join('\n'));
+	t.diagnostic(`the replica took ${deadAt - killAt} ms to die`);
+	const cause = (e) => (e?.cause ? ` <- ${e.cause.code ?? ''} ${e.cause.message ?? ''}${cause(e.cause)}` : '');
+	t.diagnostic(`${calls.length} calls, ${failed.length} failed (${inFlightAtKill} in flight at the kill): ${failed.map((f) => `[${f.start - killAt}..${f.end - killAt} ms] ${f.error?.message}${cause(f.error)}`).join('; ')}`);
 	for (const f of failed) {
 		// A clear error: the client saw HAProxy's 502 or the stream cut, never a wrong result.
 		assert.doesNotMatch(String(f.error?.message), /Expected values|deepStrictEqual|strictEqual|match/, String(f.error?.stack));
-		assert.match(String(f.error?.message), /502|Bad Gateway|terminated|fetch failed|ECONNRESET|socket|closed/i, String(f.error?.stack));
-		assert.ok(f.start <= killAt, `a call started ${f.start - killAt} ms after the kill failed: ${f.error?.message}`);
+		assert.match(String(f.error?.message), /502|Bad Gateway|terminated|fetch failed|ECONNRESET|socket|closed|Request timed out/i, String(f.error?.stack));
+		assert.ok(f.start <= deadAt, `a call started ${f.start - deadAt} ms after the replica was gone failed: ${f.error?.message}`);
+		assert.ok(f.end >= killAt, `a call failed before the kill: ${f.error?.message}`);
 	}
-	assert.ok(failed.length <= inFlightAtKill, `${failed.length} failed, ${inFlightAtKill} were in flight at the kill`);
-	t.diagnostic(`${calls.length} calls, ${failed.length} failed (${inFlightAtKill} in flight at the kill): ${failed.map((f) => f.error?.message).join('; ')}`);
-	const after = calls.filter((x) => x.start > killAt);
+	const dying = calls.filter((x) => x.start > killAt && x.start <= deadAt).length;
+	assert.ok(failed.length <= inFlightAtKill + dying, `${failed.length} failed; ${inFlightAtKill} were in flight at the kill, ${dying} started while it died`);
+	const after = calls.filter((x) => x.start > deadAt);
 	assert.ok(after.length >= CLIENTS * 10, `${after.length} calls after the kill`);
 	assert.ok(after.every((x) => x.ok));
 	await eventually(() => /sluice\/r2 is DOWN/.test(haproxy.log()), 3000, 50, `HAProxy marks r2 down: ${haproxy.log()}`);
@@ -178,5 +191,5 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 	assert.equal((await redisCli(redis, ['HKEYS', 'fleet:replicas'])).split('\n').filter((k) => k.endsWith(`:${r3.pid}`)).length, 0);
 	for (const r of replicas) assert.doesNotMatch(r.stderr(), /Sanitizer|runtime error/);
 	const took = Date.now() - t0;
-	assert.ok(took < 40000, `took ${took} ms`);
+	assert.ok(took < 45000, `took ${took} ms`);
 });
