@@ -9,6 +9,7 @@
 // prints the fleet; hostile entries in the hash are ignored.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 
@@ -32,6 +33,16 @@ after(async () => {
 	if (ports) removeDir(ports.dir);
 });
 
+// One command on HAProxy's runtime API (the stats socket of deploy/haproxy.cfg).
+function haproxyCmd(cmd) {
+	return new Promise((resolve, reject) => {
+		let out = '';
+		const s = net.connect(path.join(ports.dir, 'haproxy.sock'), () => s.end(`${cmd}\n`));
+		s.on('data', (d) => (out += d));
+		s.on('end', () => resolve(out));
+		s.on('error', reject);
+	});
+}
 const status = async (r) => (await httpRequest({ host: '127.0.0.1', port: r.port, path: '/status', method: 'GET' })).json;
 const fleetOf = async (r) => (await status(r)).fleet;
 const states = (fl) => Object.fromEntries(fl.replicas.map((m) => [m.pid, m.state]));
@@ -183,6 +194,22 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 	assert.match(out.stdout, /\(this one\)/);
 	assert.match(out.stdout, /4 entries ignored/);
 	assert.doesNotMatch(out.stdout, /\x1b|\x07/);
+
+	// The README's rolling restart: a replica drained through HAProxy's runtime
+	// API gets no new requests (r2 is down, so all go to r3), and is back once ready.
+	assert.match(await haproxyCmd('set server sluice/r1 state drain'), /^\s*$/);
+	const c = await client(front);
+	const mark = haproxy.log().length;
+	for (let k = 0; k < 6; k++) await oneCall(c, 9, k * 4);
+	const served = [...haproxy.log().slice(mark).matchAll(/ sluice\/(r\d) .*"POST \/mcp/g)].map((m) => m[1]);
+	assert.ok(served.length >= 6 && served.every((r) => r === 'r3'), served.join(' '));
+	assert.match(await haproxyCmd('set server sluice/r1 state ready'), /^\s*$/);
+	await c.close();
+	// A config reload (SIGHUP, the unit's ExecReload) keeps the replica in the fleet, alive.
+	process.kill(replicas[0].pid, 'SIGHUP');
+	await eventually(() => /config reload: /.test(replicas[0].stderr()), 5000, 50, 'r1 reloaded');
+	await sleep(2 * 2000 + 500);
+	assert.equal(states(await fleetOf(replicas[2]))[replicas[0].pid], 'alive');
 
 	// A replica stopped cleanly (SIGTERM, as systemctl stop) leaves the fleet.
 	const r3 = replicas[2];
