@@ -187,8 +187,12 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 		sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);
 	}
 	/* Replicas: this one heartbeats into Redis, once it serves. */
-	if (sv.gw->redis)
-		sv.gw->fleet = sl_fleet_start(sv.gw, sv.gw->redis, http);
+	if (sv.gw->redis) {
+		char where[300];
+		if (sv.http)
+			sl_http_address(sv.http, where, sizeof(where));
+		sv.gw->fleet = sl_fleet_start(sv.gw, sv.gw->redis, sv.http ? where : NULL);
+	}
 	uv_signal_init(sv.loop, &sv.sigint);
 	uv_signal_init(sv.loop, &sv.sigterm);
 	uv_signal_init(sv.loop, &sv.sighup);
