@@ -255,7 +255,7 @@ static void on_read(void *ctx, redisReply *rep, const char *error)
 	struct sl_fleet *f = ctx;
 	uint64_t now = wall_ms();
 	struct sl_fleet_member *all = NULL, m;
-	size_t n = 0, ignored = 0;
+	size_t n = 0, ignored = 0, skipped = 0;
 	unsigned budget = PRUNES_PER_READ;
 	const char *why = NULL;
 
@@ -267,9 +267,14 @@ static void on_read(void *ctx, redisReply *rep, const char *error)
 		       error ? error : rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "not a hash");
 		goto out;
 	}
-	all = sl_alloc((rep->elements / 2 + 1) * sizeof(*all));
+	all = sl_alloc(((rep->elements / 2 < SL_FLEET_READ_MAX ? rep->elements / 2 :
+			 SL_FLEET_READ_MAX) + 1) * sizeof(*all));
 	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
 		redisReply *k = rep->element[i], *v = rep->element[i + 1];
+		if (i / 2 >= SL_FLEET_READ_MAX) {
+			skipped++;
+			continue;
+		}
 		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
 		    !sl_fleet_parse(k->str, k->len, v->str, v->len, now, &m, &why)) {
 			ignored++;
@@ -286,8 +291,8 @@ static void on_read(void *ctx, redisReply *rep, const char *error)
 		       ignored, ignored == 1 ? "y" : "ies", f->hash, why);
 	qsort(all, n, sizeof(*all), by_id);
 	free(f->members);
-	f->omitted = n > SL_FLEET_SHOWN ? n - SL_FLEET_SHOWN : 0;
-	f->n = n - f->omitted;
+	f->omitted = (n > SL_FLEET_SHOWN ? n - SL_FLEET_SHOWN : 0) + skipped;
+	f->n = n > SL_FLEET_SHOWN ? SL_FLEET_SHOWN : n;
 	f->members = all;
 	all = NULL;
 	f->ignored = ignored;

@@ -11,7 +11,8 @@
  * by something hostile): an entry over SL_FLEET_ENTRY_MAX bytes, not a JSON
  * object of the expected shape, whose id is not the field's, with control
  * characters in its strings or a time far in the future is ignored (and
- * counted); at most SL_FLEET_SHOWN are kept, in id order.
+ * counted); at most SL_FLEET_READ_MAX are looked at per read and
+ * SL_FLEET_SHOWN kept, in id order.
  *
  * API (serve makes one when the gateway has Redis; the gateway owns it):
  *   f = sl_fleet_start(gw, redis, "127.0.0.1:8370");  heartbeats start at once
@@ -34,6 +35,9 @@
 #define SL_FLEET_PRUNE_MS (3600u * 1000u)       /* not seen for an hour: deleted */
 #define SL_FLEET_ENTRY_MAX 4096u                /* one entry, bytes; bigger: ignored */
 #define SL_FLEET_SHOWN 256u                     /* replicas kept from one read */
+#define SL_FLEET_READ_MAX 1024u                 /* entries looked at per read; the rest
+						 * are only counted (a hash grown huge
+						 * costs the loop no more than this) */
 #define SL_FLEET_ID_MAX 128u                    /* a replica id, bytes */
 
 struct sl_gateway;
