@@ -6,7 +6,8 @@
 #
 # Prints markdown, one table per section, and writes the same to bench/results/latest.md
 # and a chart of the scenarios' tokens to bench/results/latest.png (gnuplot).
-# docs/BENCHMARKS.md explains the method. BENCH_CALLS (3000) and BENCH_RUNS (7) scale it.
+# docs/BENCHMARKS.md explains the method. BENCH_CALLS (3000) and BENCH_RUNS (7) scale it
+# (BENCH_HTTP_CALLS and BENCH_REPLICA_CALLS the HTTP and replica sections).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${BENCH_CALLS:-3000}
@@ -153,6 +154,7 @@ all() {
 	redaction
 	# More sections: one line each below, printing markdown.
 	bash bench/http.sh
+	"$node" bench/replica.mjs
 	return "$status"
 }
 set +e

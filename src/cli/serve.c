@@ -18,6 +18,7 @@
  * does not load refuses the reload like a broken file.
  */
 #include "cli/cli.h"
+#include "shared/fleet.h"
 #include "shared/redis.h"
 #include "stages/pinning.h"
 #include "core/log.h"
@@ -72,6 +73,9 @@ static void shut_down(struct serve *sv)
 		return;
 	sv->stopping = true;
 	uv_timer_stop(&sv->drain);
+	/* A replica that stops cleanly leaves the fleet (sent before the loop
+	 * ends); one that dies shows as gone. */
+	sl_fleet_leave(sv->gw->fleet);
 	if (sv->stdio)
 		sl_stdio_close(sv->stdio);
 	else
@@ -186,6 +190,13 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 		}
 	} else {
 		sv.stdio = sl_stdio_start(sv.loop, sv.gw, cfg->max_request_bytes, on_input_end, &sv);
+	}
+	/* Replicas: this one heartbeats into Redis, once it serves. */
+	if (sv.gw->redis) {
+		char where[300];
+		if (sv.http)
+			sl_http_address(sv.http, where, sizeof(where));
+		sv.gw->fleet = sl_fleet_start(sv.gw, sv.gw->redis, sv.http ? where : NULL);
 	}
 	uv_signal_init(sv.loop, &sv.sigint);
 	uv_signal_init(sv.loop, &sv.sigterm);

@@ -90,6 +90,50 @@ static void print_shared(yyjson_val *sh)
 	}
 }
 
+/* The replicas seen through Redis (src/shared/fleet.c). What they wrote
+ * there is untrusted: every string is escaped and cut to its column. */
+static void print_fleet(yyjson_val *fl)
+{
+	yyjson_val *it;
+	size_t i, n;
+
+	if (!yyjson_is_obj(fl))
+		return;
+	printf("\nfleet: this replica is ");
+	put_name(sl_json_str(fl, "replica"), -1);
+	printf(", read from Redis at %s\n", sl_json_str(fl, "readAt") ? sl_json_str(fl, "readAt") :
+	       "- (not yet)");
+	printf("%-*s %-6s %8s %-21s %-8s %4s %5s %9s %s\n", NAME_WIDTH, "REPLICA", "STATE", "PID",
+	       "LISTEN", "VERSION", "SESS", "PROGS", "UPSTREAMS", "LAST SEEN");
+	yyjson_arr_foreach(sl_json_arr(fl, "replicas"), i, n, it) {
+		char ups[32];
+		int64_t pid = 0;
+		yyjson_val *u = sl_json_obj(it, "upstreams");
+		const char *state = sl_json_str(it, "state");
+		put_name(sl_json_str(it, "id"), NAME_WIDTH);
+		printf(" %-6s", state && !strcmp(state, "alive") ? "alive" : "gone");
+		(void)sl_json_int(it, "pid", &pid);
+		printf(" %8lld ", (long long)pid);
+		put_name(sl_json_str(it, "listen"), 21);
+		printf(" ");
+		put_name(sl_json_str(it, "version"), 8);
+		put_num(yyjson_obj_get(it, "sessions"), 4);
+		put_num(yyjson_obj_get(it, "programs"), 5);
+		snprintf(ups, sizeof(ups), "%llu/%llu",
+			 (unsigned long long)yyjson_get_uint(yyjson_obj_get(u, "up")),
+			 (unsigned long long)yyjson_get_uint(yyjson_obj_get(u, "total")));
+		printf(" %9s %.1fs ago%s\n", ups,
+		       (double)yyjson_get_uint(yyjson_obj_get(it, "lastSeenMsAgo")) / 1000.0,
+		       sl_json_true(it, "self") ? " (this one)" : "");
+	}
+	if (yyjson_get_uint(yyjson_obj_get(fl, "omitted")))
+		printf("  %llu more not listed\n",
+		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(fl, "omitted")));
+	if (yyjson_get_uint(yyjson_obj_get(fl, "ignored")))
+		printf("  %llu entries ignored (malformed, too big, or with a time in the future)\n",
+		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(fl, "ignored")));
+}
+
 static void print_tables(yyjson_val *root)
 {
 	yyjson_val *ups = sl_json_arr(root, "upstreams"), *q = yyjson_obj_get(root, "quotas");
@@ -111,6 +155,7 @@ static void print_tables(yyjson_val *root)
 		       (unsigned long long)yyjson_get_uint(yyjson_obj_get(progs, "queued")));
 	printf("\n");
 	print_shared(sl_json_obj(root, "shared"));
+	print_fleet(sl_json_obj(root, "fleet"));
 	printf("\n%-*s %-10s %6s\n", NAME_WIDTH, "UPSTREAM", "STATE", "TOOLS");
 	yyjson_arr_foreach(ups, i, n, it) {
 		put_name(sl_json_str(it, "name"), NAME_WIDTH);

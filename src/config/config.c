@@ -13,6 +13,7 @@
 #include "gateway/router.h"
 #include "pipeline/call.h"
 #include "sandbox/kernel.h"
+#include "shared/fleet.h"
 #include "shared/url.h"
 #include "stages/policy.h"
 
@@ -1335,6 +1336,23 @@ static int parse_shared_secret(struct sl_conf_ctx *cx, const struct sl_conf_key 
 	return SL_OK;
 }
 
+/* sluice.shared.replicaId: shown to operators (sluice status) and used as a
+ * hash field, so bounded and printable. */
+static int parse_replica_id(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			    void *target)
+{
+	char **id = sl_conf_field(target, k);
+
+	if (!yyjson_is_str(v))
+		return sl_conf_bad(cx, k);
+	if (!sl_fleet_id_ok(yyjson_get_str(v)) || yyjson_get_len(v) != strlen(yyjson_get_str(v)))
+		return sl_conf_fail_key(cx, k, "must be 1 to %u characters of printable ASCII "
+					"without spaces", SL_FLEET_ID_MAX);
+	free(*id);
+	*id = sl_strdup(yyjson_get_str(v));
+	return SL_OK;
+}
+
 #define SHR(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key shared_keys[] = {
 	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = parse_shared_secret,
@@ -1348,6 +1366,11 @@ static const struct sl_conf_key shared_keys[] = {
 	{ "redis", SL_CONF_CUSTOM, SHR(redis), .parse = parse_redis, .sub = &redis_section,
 	  .shape = "an object", .dflt_doc = "none: nothing shared",
 	  .doc = "See `sluice.shared.redis` below." },
+	{ "replicaId", SL_CONF_CUSTOM, SHR(replica_id), .parse = parse_replica_id,
+	  .shape = "1 to 128 printable ASCII characters, no spaces",
+	  .dflt_doc = "`\"<hostname>:<pid>\"`",
+	  .doc = "This replica's name in the fleet (`sluice status`, `GET /status` `fleet`, the "
+		 "Redis hash `<prefix>replicas`). Give each replica its own; read at start only." },
 };
 #undef SHR
 
@@ -1854,6 +1877,7 @@ void sl_config_unref(const struct sl_config *cc)
 	if (c->shared_secret)
 		explicit_bzero(c->shared_secret, strlen(c->shared_secret));
 	free(c->shared_secret);
+	free(c->replica_id);
 	yyjson_doc_free(c->doc);
 	free(c);
 }

@@ -271,6 +271,7 @@ struct sl_config {
 	struct sl_redis_config redis;      /* sluice.shared.redis */
 	char *shared_secret;               /* sluice.shared.secret, ${VAR} expanded; NULL: none.
 					    * Never logged: the generation's key is derived from it */
+	char *replica_id;                  /* sluice.shared.replicaId; NULL: "<hostname>:<pid>" */
 	unsigned code_require;             /* boundaries code mode refuses to run without */
 	yyjson_doc *doc;                   /* the file, kept for the stages' sections */
 	yyjson_val *sluice;                /* the "sluice" object, or NULL */

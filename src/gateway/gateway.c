@@ -11,6 +11,7 @@
 #include "sandbox/sandbox.h"
 #include "pipeline/call.h"
 #include "stages/pinning.h"
+#include "shared/fleet.h"
 #include "shared/redis.h"
 
 #include <stdio.h>
@@ -108,6 +109,7 @@ static void on_gw_closed(void *arg)
 {
 	struct sl_gateway *gw = arg;
 	sl_gen_unref(gw->gen);
+	sl_fleet_free(gw->fleet);
 	sl_redis_free(gw->redis); /* after the stages that listen to it */
 	free(gw);
 }

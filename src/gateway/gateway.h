@@ -63,6 +63,9 @@ struct sl_gateway {
 	 * its replicas through (src/shared/); NULL without the section. Made
 	 * by `serve`, kept across reloads, freed with the gateway. */
 	struct sl_redis *redis;
+	/* The replicas seen through redis (src/shared/fleet.c): made by
+	 * `serve` with redis, freed with the gateway before redis. */
+	struct sl_fleet *fleet;
 	/* MCP 2026-07-28 tool calls parked while their server's questions
 	 * travel to the client as input_required (park.c): id -> struct
 	 * sl_park, at most sluice.limits.maxParkedCalls. */

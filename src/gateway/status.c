@@ -5,6 +5,7 @@
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
+#include "shared/fleet.h"
 #include "shared/redis.h"
 #include "stages/quota.h"
 #include "upstream/upstream.h"
@@ -63,6 +64,12 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 		yyjson_mut_val *o = yyjson_mut_obj(d);
 		sl_redis_status(gw->redis, d, o);
 		yyjson_mut_obj_add_val(d, root, "shared", o);
+	}
+	if (gw->fleet) {
+		/* Replicas: the others, as seen through Redis. */
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		sl_fleet_status(gw->fleet, d, o);
+		yyjson_mut_obj_add_val(d, root, "fleet", o);
 	}
 	sl_quota_status(sl_gen_state(gw->gen, &sl_stage_quota), d, root);
 	out = sl_json_write_mut_val(root, len);

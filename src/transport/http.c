@@ -2474,6 +2474,12 @@ static struct sl_caller *through_profile(struct sl_caller *who, const char *prof
 	return through;
 }
 
+void sl_http_address(const struct sl_http *h, char *out, size_t size)
+{
+	/* h->host is as written: an IPv6 address keeps its brackets. */
+	snprintf(out, size, "%s:%u", h->host, h->port);
+}
+
 bool sl_http_peer_loopback(const struct sockaddr *sa)
 {
 	if (sa && sa->sa_family == AF_INET)

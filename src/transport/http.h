@@ -51,5 +51,8 @@ void sl_http_stop(struct sl_http *h);
 struct sockaddr;
 bool sl_http_peer_loopback(const struct sockaddr *sa);
 void sl_http_free(struct sl_http *h);
+/* "host:port" it listens on, the port bound when 0 was asked (the fleet's
+ * heartbeat shows it); into out, cut to size. */
+void sl_http_address(const struct sl_http *h, char *out, size_t size);
 
 #endif
