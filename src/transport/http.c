@@ -127,6 +127,9 @@ struct hsess {
 	size_t bytes;                /* charged: its streams and its backlog */
 	size_t backlog_bytes;
 	uint32_t nstreams;           /* streams numbered so far */
+	uint32_t first_no;           /* the first stream number of this process: 1, or a random
+				      * base in an adopted session (another replica's numbers,
+				      * named by its clients' Last-Event-ID, are not ours) */
 	uint64_t last_ms;
 	bool ephemeral;              /* 2026-07-28: one request, no id */
 	bool sse;                    /* HTTP+SSE (2024-11-05): everything on its GET /sse stream */
@@ -1209,6 +1212,29 @@ static void on_ended_elsewhere(void *ctx, const char *id)
 	session_end(hs);
 }
 
+/* Streams of an adopted session are numbered from a random base in
+ * [2^24, 2^31): the replica that held it before numbered its own from 1 (or
+ * its own base), so an event id its client resumes from is told apart from
+ * ours (sl_http_event_id_foreign) instead of resuming a stream of ours that
+ * happens to have the same number. */
+static void adopted_numbering(struct hsess *hs)
+{
+	uint32_t r;
+	sl_random(&r, sizeof(r));
+	hs->nstreams = (1u << 24) + r % ((1u << 31) - (1u << 24));
+	hs->first_no = hs->nstreams + 1;
+}
+
+bool sl_http_event_id_foreign(const char *last, uint32_t first, uint32_t count)
+{
+	unsigned no, n;
+	char end;
+
+	if (!last || sscanf(last, "%u-%u%c", &no, &n, &end) != 2)
+		return false;
+	return no < first || (uint64_t)no >= (uint64_t)first + count;
+}
+
 /* A session made from another replica's record, under the id it had. */
 static struct hsess *session_adopted(struct sl_http *h, const char *id, struct sl_caller *who,
 				     const struct sl_session_record *rec)
@@ -1229,6 +1255,7 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 		hs->client_info = sl_json_write_val(rec->client_info, NULL);
 	sl_session_adopt(hs->s, rec->version, rec->caps, rec->log_level, rec->subs, rec->nsubs);
 	hs->stored_ms = sl_now_ms();
+	adopted_numbering(hs);
 	return hs;
 }
 
@@ -1923,8 +1950,22 @@ static enum MHD_Result get(struct sl_http *h, struct MHD_Connection *c, struct r
 
 	if (!(hs = find_session(h, c, who, &ret)))
 		return ret;
-	if ((last = header(c, "Last-Event-ID")))
-		return resume(h, c, r, hs, last);
+	if ((last = header(c, "Last-Event-ID"))) {
+		uint32_t first = hs->first_no ? hs->first_no : 1;
+		unsigned no = 0;
+
+		if (!sl_http_event_id_foreign(last, first, hs->nstreams - first + 1))
+			return resume(h, c, r, hs, last);
+		/* The stream was another replica's (it died, or the balancer moved
+		 * the client): its events went with it. A new stream, so that what
+		 * comes from now on reaches the client; a 404 would say the session
+		 * is gone, and clients that do not initialize again on it (the SDK
+		 * 1.x) would stay without a stream. The number, not the header, is
+		 * logged. */
+		sscanf(last, "%u", &no);
+		sl_log(SL_LOG_INFO, "http: session %.8s…: Last-Event-ID of stream %u, another "
+		       "replica's: a new stream, nothing replayed", hs->id, no);
+	}
 	if (hs->get && !hs->get->detached)
 		return fail(c, MHD_HTTP_CONFLICT, SL_RPC_SERVER_ERROR, NULL,
 			    "Conflict: this session's stream is already open");

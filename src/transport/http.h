@@ -50,6 +50,12 @@ void sl_http_stop(struct sl_http *h);
  * a header). */
 struct sockaddr;
 bool sl_http_peer_loopback(const struct sockaddr *sa);
+
+/* Whether a Last-Event-ID names a stream this process never issued for the
+ * session whose streams it numbered first..first+count-1: one another
+ * replica issued before this one adopted the session. False for a value that
+ * is not "<stream>-<n>" (refused as before). Pure. */
+bool sl_http_event_id_foreign(const char *last, uint32_t first, uint32_t count);
 void sl_http_free(struct sl_http *h);
 /* "host:port" it listens on, the port bound when 0 was asked (the fleet's
  * heartbeat shows it); into out, cut to size. */

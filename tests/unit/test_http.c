@@ -37,3 +37,29 @@ TEST(http_status_peer_is_loopback_only)
 	CHECK(!v6("::"));
 	CHECK(!sl_http_peer_loopback(NULL));
 }
+
+/* A Last-Event-ID names a stream of this process (resumed, or refused as
+ * before) or one another replica issued before this one adopted the
+ * session (a new stream instead of a 404). */
+TEST(http_event_id_foreign_is_outside_our_numbers)
+{
+	/* A session of ours: streams 1..3. */
+	CHECK(!sl_http_event_id_foreign("1-0", 1, 3));
+	CHECK(!sl_http_event_id_foreign("3-17", 1, 3));
+	CHECK(sl_http_event_id_foreign("4-1", 1, 3));
+	CHECK(sl_http_event_id_foreign("0-1", 1, 3));
+	/* No stream yet: every number is another's. */
+	CHECK(sl_http_event_id_foreign("1-1", 1, 0));
+	/* Adopted, numbered from a base: the old holder's "2-3" is foreign. */
+	CHECK(sl_http_event_id_foreign("2-3", 20000001, 2));
+	CHECK(!sl_http_event_id_foreign("20000002-3", 20000001, 2));
+	CHECK(sl_http_event_id_foreign("20000003-3", 20000001, 2));
+	/* At the top of the range: no overflow. */
+	CHECK(!sl_http_event_id_foreign("4294967295-1", 4294967295u, 1));
+	/* Malformed: not foreign (refused as a bad Last-Event-ID). */
+	CHECK(!sl_http_event_id_foreign("x", 1, 3));
+	CHECK(!sl_http_event_id_foreign("9-1x", 1, 3));
+	CHECK(!sl_http_event_id_foreign("9", 1, 3));
+	CHECK(!sl_http_event_id_foreign("", 1, 3));
+	CHECK(!sl_http_event_id_foreign(NULL, 1, 3));
+}
