@@ -5,7 +5,7 @@
 // the test's. Everything listens on loopback ports picked here, lives in a
 // temp dir, and is stopped by its PID.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -77,6 +77,19 @@ export function unitCommand(instance, paths) {
 	if (exec.length !== 1) throw new Error('deploy/sluice@.service: one ExecStart= line expected');
 	const execStart = map(exec[0].slice('ExecStart='.length)).trim().split(/\s+/);
 	const env = {};
+	// EnvironmentFile=-PATH: KEY=VALUE lines, read if the file exists (the "-").
+	for (const l of lines.filter((x) => x.startsWith('EnvironmentFile='))) {
+		const optional = l.startsWith('EnvironmentFile=-');
+		const file = map(l.slice(l.indexOf('=') + (optional ? 2 : 1))).trim();
+		if (!existsSync(file)) {
+			if (!optional) throw new Error(`deploy/sluice@.service: ${file} missing`);
+			continue;
+		}
+		for (const kv of readFileSync(file, 'utf8').split('\n').filter((x) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(x))) {
+			const i = kv.indexOf('=');
+			env[kv.slice(0, i)] = kv.slice(i + 1);
+		}
+	}
 	for (const l of lines.filter((x) => x.startsWith('Environment=')))
 		for (const kv of map(l.slice('Environment='.length)).trim().split(/\s+/)) {
 			const i = kv.indexOf('=');
@@ -87,10 +100,12 @@ export function unitCommand(instance, paths) {
 
 // One replica as systemd would start sluice@PORT: resolves
 // { port, pid, url, stderr(), kill(sig), exited } once it listens.
-export async function startReplica(port, { configPath, stateRoot }) {
+// envFile: the unit's EnvironmentFile (absent: none, as the unit allows).
+export async function startReplica(port, { configPath, stateRoot, envFile }) {
 	const { execStart, env } = unitCommand(port, {
 		'/usr/local/bin/sluice': SLUICE,
 		'/etc/sluice/sluice.json': configPath,
+		'/etc/sluice/sluice.env': envFile ?? path.join(stateRoot, 'no-such.env'),
 		'/var/lib/sluice': stateRoot,
 	});
 	if (execStart[0] !== SLUICE) throw new Error(`ExecStart runs ${execStart[0]}, not sluice`);
