@@ -8,7 +8,9 @@
 // so that drift of the machine hits both alike:
 //   - a small tools/call (github__echo);
 //   - read_result of a result the governor shortened earlier in the session
-//     (list_issues, 300 issues), a 50-token page.
+//     (list_issues, 300 issues), a 50-token page: found in the process that
+//     made it; a third process (another replica on the same Redis) reads a
+//     result the second made just before: its first page, a GET in Redis.
 // Prints markdown. Numbers, not pass/fail (a failed call fails the run).
 //   SLUICE=build/sluice CATALOG=build/tests/catalog node bench/replica.mjs
 //   BENCH_REPLICA_CALLS (per measurement and process, default 1000)
@@ -118,20 +120,34 @@ async function gateway(name, shared) {
 const redisPort = await freePort();
 await start('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
 	'--dir', tmp, '--daemonize', 'no', '--logfile', ''], /Ready to accept connections/);
+const sharedCfg = { redis: { url: `redis://127.0.0.1:${redisPort}`, keyPrefix: 'bench:' } };
 const gws = [
 	await gateway('single process (default)', null),
-	await gateway('replica with Redis', { redis: { url: `redis://127.0.0.1:${redisPort}`, keyPrefix: 'bench:' } }),
+	await gateway('replica with Redis', sharedCfg),
+	await gateway('another replica: a result it does not hold', sharedCfg),
 ];
+// The third reads a result the second made just before (untimed), which it
+// does not hold: its first page, a GET in Redis (the same caller: no
+// authentication); it keeps it then, so later pages would be local.
+if (!/^s/.test(gws[1].s.rid)) throw new Error(`the result was not kept in Redis: ${gws[1].s.rid}`);
+gws[2].prep = async () => {
+	const list = await gws[1].s.call('github__list_issues', { owner: 'acme', repo: 'web' });
+	gws[2].s.rid = /read_result \{"result_id": "([^"]+)"\}/.exec(list.content.map((c) => c.text ?? '').join('\n'))[1];
+};
 
 const ops = {
 	echo: (g) => g.s.call('github__echo', { a: 1 }),
 	read: (g) => g.s.call('read_result', { result_id: g.s.rid, offset: 0, limit_tokens: 50 }),
 };
-for (const g of gws) for (let i = 0; i < WARMUP; i++) for (const op of Object.values(ops)) await op(g);
+for (const g of gws) for (let i = 0; i < WARMUP; i++) for (const [k, op] of Object.entries(ops)) {
+	if (k === 'read' && g.prep) await g.prep();
+	await op(g);
+}
 for (let done = 0; done < N; done += BLOCK)
 	for (const g of gws)
 		for (const [k, op] of Object.entries(ops))
 			for (let i = 0; i < Math.min(BLOCK, N - done); i++) {
+				if (k === 'read' && g.prep) await g.prep();
 				const t0 = process.hrtime.bigint();
 				await op(g);
 				g.t[k].push(Number(process.hrtime.bigint() - t0) / 1000);
@@ -151,12 +167,14 @@ console.log('| process | small call p50 | p99 | read_result p50 | p99 |');
 console.log('|---|---|---|---|---|');
 for (const g of gws)
 	console.log(`| ${g.name} | ${pct(g.t.echo, 50)} | ${pct(g.t.echo, 99)} | ${pct(g.t.read, 50)} | ${pct(g.t.read, 99)} |`);
-const [a, b] = gws;
+const [a, b, c] = gws;
 console.log();
 const diff = (k) => {
 	const d = pct(b.t[k], 50) - pct(a.t[k], 50);
 	return `${d >= 0 ? '+' : ''}${d} us`;
 };
 console.log(`the replica with Redis against the default, p50: small call ${diff('echo')}, read_result ${diff('read')}`);
+const d = pct(c.t.read, 50) - pct(b.t.read, 50);
+console.log(`a first read_result from Redis (another replica's result) against one kept in the process, p50: ${d >= 0 ? '+' : ''}${d} us`);
 console.log();
 process.exit(0);

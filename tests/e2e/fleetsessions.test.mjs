@@ -2,7 +2,7 @@
 // running deploy/haproxy.cfg, three replicas started as deploy/sluice@.service
 // starts them, the shared secret read from the unit's EnvironmentFile):
 //  - a 2026-07-28 result shortened on one replica is read whole in the next
-//    request, which HAProxy's round robin sends to another;
+//    request, which HAProxy's round robin sends to another, which keeps it;
 //  - a limit of 10 calls a minute lets exactly 10 through across the three;
 //  - Redis SIGKILLed under 2026-07-28 load: no call fails, every replica says
 //    degraded and why; Redis back on its port: connected, sharing again;
@@ -23,7 +23,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { catalog, closeAll, everything, eventually, httpRequest, modernMeta, sleep, textOf, MODERN } from './helpers.mjs';
-import { startRedis } from './redis.mjs';
+import { startRedis, redisCli } from './redis.mjs';
 import { fleetPorts, renderHaproxy, startHaproxy, startReplica, removeDir } from './fleet.mjs';
 
 const SECRET = 'fleet-e2e-secret-5f0c2a9b71d84e36a0b1c2d3';
@@ -127,6 +127,24 @@ test('2026-07-28 read_result across replicas: made on one, read whole on the nex
 		assert.notEqual(r.json.result.isError, true, text(r));
 		assert.match(text(r), /^abcdefghijklmnopqrstuvwxyz0123456789/, 'the result\'s first page');
 	}
+	// The replica that read it from Redis keeps it: its next pages are not
+	// fetched again. With the key gone from Redis, the maker and the reader
+	// still have it, the third replica does not.
+	const { id, made, read } = await readAcross();
+	const keys = (await redisCli(redis, ['KEYS', `fleet2:result:*:${id}`])).trim().split('\n').filter(Boolean);
+	assert.equal(keys.length, 1, keys.join(' '));
+	assert.equal((await redisCli(redis, ['DEL', keys[0]])).trim(), '1');
+	const mark = haproxy.log().length, outcome = [];
+	for (let n = 0; n < 3; n++) {
+		const r = await call('alice', 'read_result', { result_id: id, offset: 100, limit_tokens: 50 });
+		outcome.push(r.json.result.isError ? text(r) : 'ok');
+	}
+	await eventually(() => served(mark).length >= 3, 3000, 50, 'HAProxy logging the reads');
+	const by = Object.fromEntries(served(mark).map((rn, n) => [rn, outcome[n]]));
+	assert.equal(by[made], 'ok', JSON.stringify(by));
+	assert.equal(by[read], 'ok', JSON.stringify(by));
+	const third = ['r1', 'r2', 'r3'].find((x) => x !== made && x !== read);
+	assert.match(by[third], /no result .*expired/, JSON.stringify(by));
 });
 
 test('a limit of 10 calls a minute holds across the three replicas', async () => {
