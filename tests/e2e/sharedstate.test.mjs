@@ -154,15 +154,18 @@ test('results, cache and limits across two replicas; Redis down and back', async
 	await eventually(() => /cache: an entry in the shared store \(Redis\) was ignored: it is not a JSON object/.test(a.stderr()), 2000, 50, 'logged');
 
 	// Redis SIGKILLed: calls go on with local state.
+	const unread = await bigResult(a, 'alice'); // in Redis, never read on B
 	const killed = redis;
 	await killed.kill('SIGKILL');
 	for (const gw of [a, b])
 		await eventually(async () => (await status(gw)).shared.state === 'degraded', 4000, 50, 'degraded');
-	// The id kept in Redis: B says it cannot reach it; A still has it here.
-	r = await call(b, 'alice', 'read_result', { result_id: id });
+	// An id kept in Redis that B never read: B says it cannot reach it; A
+	// still has it here. The one B read before, B kept.
+	r = await call(b, 'alice', 'read_result', { result_id: unread });
 	assert.equal(r.json.result.isError, true);
-	assert.match(text(r), new RegExp(`no result with id '${id}' here: it is kept in the shared store \\(Redis\\), which this replica cannot reach now`));
+	assert.match(text(r), new RegExp(`no result with id '${unread}' here: it is kept in the shared store \\(Redis\\), which this replica cannot reach now`));
 	assert.equal(await readAll(a, 'alice', id), whole);
+	assert.equal(await readAll(b, 'alice', id), whole);
 	// A result made now is local ('r'), read on its replica, explained on the other.
 	const local = await bigResult(a, 'alice');
 	assert.match(local, /^r[0-9a-f]{24}$/);
