@@ -586,7 +586,9 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 	const char *state = params ? sl_json_str(params, "requestState") : NULL;
 	struct sl_err err = { 0 };
 
-	if (!caps || !yyjson_obj_get(caps, "elicitation"))
+	/* A retry is replayed whatever it declares: running it afresh would
+	 * make its recorded calls again. */
+	if (!state && (!caps || !yyjson_obj_get(caps, "elicitation")))
 		return true;
 	if (!state) {
 		p->u.program.replay = sl_replay_new(code, len);

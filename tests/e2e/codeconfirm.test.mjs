@@ -154,6 +154,19 @@ return await tools.store.write_item({ id: first === 'a' ? 1 : 2, value: 0 });`;
 		assert.deepEqual(calls(), []);
 	});
 
+	test('results past the state bound (256 KiB) end the program with advice, and nothing is written', async () => {
+		resetCalls();
+		const code = `
+const big = 'x'.repeat(100000);
+for (let i = 0; i < 3; i++) await tools.store.slow({ ms: 0, tag: big + i });
+return await tools.store.write_item({ id: 9, value: 9 });`;
+		const r = (await exec(code)).result;
+		assert.notEqual(r.resultType, 'input_required');
+		assert.equal(r.isError, true);
+		assert.match(r.content[0].text, /would exceed 256 KiB\. Make fewer or smaller calls before the call that needs confirmation/);
+		assert.deepEqual([count('slow'), count('write_item')], [3, 0]);
+	});
+
 	test('a request that cannot be asked (no elicitation) is refused as before, never suspended', async () => {
 		resetCalls();
 		const r = (await exec(READ_THEN_WRITE, {}, {})).result;
