@@ -508,8 +508,9 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 /* ---- programs ----------------------------------------------------------------- */
 
 /* A replay run (replay.h) that ended to ask the client, or whose replay
- * failed: answers p so and returns true; else false (it ended by itself). */
-static bool replay_answer(struct sl_pending *p, struct sl_gen *gen)
+ * failed: answers p so and returns true; else false (it ended by itself,
+ * its calls in flight cancelled as usual, or its client cancelled it). */
+static bool replay_answer(struct sl_pending *p, struct sl_program *prog, struct sl_gen *gen)
 {
 	struct sl_replay *rp = p->u.program.replay;
 	struct sl_session *s = p->s;
@@ -517,13 +518,15 @@ static bool replay_answer(struct sl_pending *p, struct sl_gen *gen)
 	yyjson_mut_val *r;
 	struct sl_err err = { 0 };
 
+	if (!sl_replay_ended(rp) && sl_program_result(prog)->cancelled)
+		return false;
 	if (sl_replay_failed(rp)) {
 		d = yyjson_mut_doc_new(NULL);
 		sl_session_answer(s, &p->msg, p->modern, false, d,
 				  sl_calls_error_result(d, sl_replay_failed(rp)));
 		return true;
 	}
-	if (!sl_replay_suspended(rp))
+	if (!sl_replay_suspended(rp) || !sl_replay_ended(rp))
 		return false;
 	d = yyjson_mut_doc_new(NULL);
 	r = sl_replay_answer(rp, gen->key, sizeof(gen->key), s->cred,
@@ -542,7 +545,7 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
 	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, &o);
-	if (!s->closing && p->u.program.replay && replay_answer(p, gen))
+	if (!s->closing && p->u.program.replay && replay_answer(p, prog, gen))
 		; /* it ended to ask, or its replay failed */
 	else if (!s->closing && o.text) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

@@ -272,6 +272,7 @@ static void on_end(uv_timer_t *t)
 	struct run *r = t->data;
 	r->end = NULL;
 	uv_close((uv_handle_t *)t, on_end_closed);
+	sl_replay_set_ended(r->rp);
 	sl_program_cancel(r->prog); /* done runs: the owner reads r->rp */
 }
 

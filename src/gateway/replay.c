@@ -27,6 +27,7 @@ struct sl_replay {
 	yyjson_mut_val *pending;     /* set once suspended */
 	yyjson_mut_val *ir;          /* the pending call's input_required */
 	char *failed;
+	bool ended;                  /* by its host (sl_replay_set_ended) */
 };
 
 static struct sl_replay *alloc_replay(const char *code, size_t len)
@@ -364,6 +365,16 @@ bool sl_replay_suspend(struct sl_replay *rp, uint32_t id, const char *server, co
 bool sl_replay_suspended(const struct sl_replay *rp)
 {
 	return rp->pending && !rp->failed;
+}
+
+void sl_replay_set_ended(struct sl_replay *rp)
+{
+	rp->ended = true;
+}
+
+bool sl_replay_ended(const struct sl_replay *rp)
+{
+	return rp->ended;
 }
 
 void sl_replay_fail(struct sl_replay *rp, const char *msg)

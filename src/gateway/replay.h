@@ -85,6 +85,10 @@ void sl_replay_record(struct sl_replay *rp, uint32_t id, const char *server, con
 bool sl_replay_suspend(struct sl_replay *rp, uint32_t id, const char *server, const char *tool,
 		       const char *ahash, yyjson_mut_val *ir);
 bool sl_replay_suspended(const struct sl_replay *rp);
+/* The program was ended by its host to ask or because it failed (not by
+ * its client, nor by itself): only then is input_required its answer. */
+void sl_replay_set_ended(struct sl_replay *rp);
+bool sl_replay_ended(const struct sl_replay *rp);
 /* Ends the replay as failed with msg (the first failure stays). */
 void sl_replay_fail(struct sl_replay *rp, const char *msg);
 /* Why the program must end (a divergence, too many rounds), or NULL. */
