@@ -11,8 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { startRaw, closeAll, modernMeta, connect, textOf } from './helpers.mjs';
+import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, MODERN } from './helpers.mjs';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-codeconfirm-'));
@@ -207,6 +208,48 @@ describe('session era (SDK 1.x): the program waits while the client is asked', (
 		const r = await g.client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
 		assert.equal(r.isError, true);
 		assert.match(textOf(r), /decline/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
+
+describe('the SDK 2.x client (2026-07-28 over HTTP) answers the program\'s input_required itself', () => {
+	let gw, client;
+	let approve = true;
+	const asked = [];
+	before(async () => {
+		gw = await startHttp({ servers, sluice: SLUICE });
+		client = new Client({ name: 'codeconfirm-e2e', version: '1.0.0' }, { capabilities: ELICIT, versionNegotiation: { mode: { pin: MODERN } } });
+		client.setRequestHandler('elicitation/create', async (req) => {
+			asked.push(req.params.message);
+			return approve ? { action: 'accept', content: { approve: true } } : { action: 'decline' };
+		});
+		await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+	});
+	after(async () => {
+		await client?.close().catch(() => {});
+		await gw?.close();
+		assert.doesNotMatch(gw?.stderr() ?? '', /Sanitizer|runtime error/);
+	});
+
+	test('approved: asked once, the read made once, the write once, the answer', async () => {
+		resetCalls();
+		approve = true;
+		asked.length = 0;
+		assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+		const r = await client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.notEqual(r.isError, true, textOf(r));
+		assert.equal(JSON.parse(textOf(r)).w.value, 21);
+		assert.equal(asked.length, 1);
+		assert.match(asked[0], /Allow the tool "write_item" of server "store"/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1], calls().join('\n'));
+	});
+
+	test('declined: the program gets the refusal, nothing is written', async () => {
+		resetCalls();
+		approve = false;
+		const r = await client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /needs confirmation .*decline/);
 		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
 	});
 });
