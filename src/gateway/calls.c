@@ -5,6 +5,7 @@
  */
 #include "gateway/session_int.h"
 #include "gateway/codemode.h"
+#include "gateway/replay.h"
 #include "gateway/kept.h"
 #include "gateway/router.h"
 #include "gateway/view.h"
@@ -506,6 +507,34 @@ void sl_session_start_call(struct sl_session *s, struct sl_msg *m, bool modern,
 
 /* ---- programs ----------------------------------------------------------------- */
 
+/* A replay run (replay.h) that ended to ask the client, or whose replay
+ * failed: answers p so and returns true; else false (it ended by itself,
+ * its calls in flight cancelled as usual, or its client cancelled it). */
+static bool replay_answer(struct sl_pending *p, struct sl_program *prog, struct sl_gen *gen)
+{
+	struct sl_replay *rp = p->u.program.replay;
+	struct sl_session *s = p->s;
+	yyjson_mut_doc *d;
+	yyjson_mut_val *r;
+	struct sl_err err = { 0 };
+
+	if (!sl_replay_ended(rp) && sl_program_result(prog)->cancelled)
+		return false;
+	if (sl_replay_failed(rp)) {
+		d = yyjson_mut_doc_new(NULL);
+		sl_session_answer(s, &p->msg, p->modern, false, d,
+				  sl_calls_error_result(d, sl_replay_failed(rp)));
+		return true;
+	}
+	if (!sl_replay_suspended(rp) || !sl_replay_ended(rp))
+		return false;
+	d = yyjson_mut_doc_new(NULL);
+	r = sl_replay_answer(rp, gen->key, sizeof(gen->key), s->cred,
+			     sl_now_ms() / 1000 + SL_REPLAY_TTL_S, d, &err);
+	sl_session_answer(s, &p->msg, p->modern, false, d, r ? r : sl_calls_error_result(d, err.msg));
+	return true;
+}
+
 static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *gen)
 {
 	struct sl_pending *p = ctx;
@@ -516,13 +545,17 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
 	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, &o);
-	if (!s->closing && o.text) {
+	if (!s->closing && p->u.program.replay && replay_answer(p, prog, gen))
+		; /* it ended to ask, or its replay failed */
+	else if (!s->closing && o.text) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		sl_session_answer(s, &p->msg, p->modern, false, d, sl_codemode_result(&o, d));
 	}
 	sl_output_dispose(&o);
 	sl_program_free(prog);
 	p->u.program.program = NULL;
+	sl_replay_free(p->u.program.replay);
+	p->u.program.replay = NULL;
 	sl_pending_free(p);
 }
 
@@ -545,6 +578,38 @@ static void on_program_step(void *ctx, struct sl_program *prog, const char *serv
 	progress_send(p, d);
 }
 
+/* MCP 2026-07-28: a program whose request lets sluice ask (elicitation in
+ * its capabilities) runs so that it can end to ask and be replayed
+ * (replay.h); a retry's requestState is checked here. False when p was
+ * answered (a refused state) and freed. */
+static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
+{
+	struct sl_session *s = p->s;
+	yyjson_val *caps = sl_session_caps(s, &p->msg, true), *params = p->msg.params;
+	const char *state = params ? sl_json_str(params, "requestState") : NULL;
+	struct sl_err err = { 0 };
+
+	/* A retry is replayed whatever it declares: running it afresh would
+	 * make its recorded calls again. */
+	if (!state && (!caps || !yyjson_obj_get(caps, "elicitation")))
+		return true;
+	if (!state) {
+		p->u.program.replay = sl_replay_new(code, len);
+		return true;
+	}
+	p->u.program.replay = sl_replay_open(s->gw->gen->key, sizeof(s->gw->gen->key), s->cred,
+					     code, len, state, sl_json_obj(params, "inputResponses"),
+					     &err);
+	if (!p->u.program.replay) {
+		char msg[sizeof(err.msg) + 40];
+		snprintf(msg, sizeof(msg), "Invalid params: requestState: %s", err.msg);
+		sl_session_error(s, p->msg.id, SL_RPC_INVALID_PARAMS, msg);
+		sl_pending_free(p);
+		return false;
+	}
+	return true;
+}
+
 static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	struct sl_gateway *gw = s->gw;
@@ -565,9 +630,12 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	} else {
 		/* code points into m's document, which p now owns. */
 		p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
-		p->u.program.program = sl_codemode_run(gw, s, yyjson_get_str(code),
-						       yyjson_get_len(code), on_program_done,
-						       on_program_step, p);
+		if (modern && !replay_prepare(p, yyjson_get_str(code), yyjson_get_len(code)))
+			return;
+		p->u.program.program = sl_codemode_run_replay(gw, s, yyjson_get_str(code),
+							      yyjson_get_len(code),
+							      p->u.program.replay,
+							      on_program_done, on_program_step, p);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

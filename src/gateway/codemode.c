@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "gateway/replay.h"
 #include "gateway/session.h"
 #include "gateway/view.h"
 #include "pipeline/call.h"
@@ -109,6 +110,11 @@ struct run {
 	sl_codemode_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
+	/* A run that may end to ask a 2026-07-28 client (gateway/replay.h). */
+	struct sl_replay *rp;        /* borrowed from the owner, or NULL */
+	struct sl_program *prog;     /* once it made a call */
+	unsigned live;               /* its pipeline calls in flight */
+	uv_timer_t *end;             /* ends the program from the loop */
 };
 
 /* A program's tool call: a pipeline call, and whom to tell. A tool whose
@@ -120,6 +126,8 @@ struct sl_sandbox_call {
 	struct sl_program *p;   /* NULL once the program cancelled the call */
 	uint32_t id;
 	char *task;             /* the server's task id, while its result is fetched */
+	struct run *r;          /* while p is set */
+	char ahash[SL_SHA256_HEX]; /* its arguments' (replay runs) */
 };
 
 /* The view the program's session has now (a reload may change its
@@ -210,6 +218,8 @@ static void report(struct sl_sandbox_call *h)
 		err_len = strlen(err);
 		break;
 	}
+	if (h->r->rp)
+		sl_replay_record(h->r->rp, h->id, c->up->name, c->tool, h->ahash, value, err, err_len);
 	sl_program_call_done(h->p, h->id, d, value, err, err_len);
 	free(err);
 }
@@ -237,9 +247,61 @@ static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
 	sl_call_run(f);
 }
 
+static void on_end(uv_timer_t *t);
+
+/* A replay run ends once it is suspended (or failed) and its other calls
+ * are back, from the loop (not inside a call's callback). */
+static void maybe_end(struct run *r)
+{
+	if (!r->rp || r->live || r->end || !r->prog ||
+	    !(sl_replay_suspended(r->rp) || sl_replay_failed(r->rp)))
+		return;
+	r->end = sl_alloc(sizeof(*r->end));
+	uv_timer_init(r->gw->loop, r->end);
+	r->end->data = r;
+	uv_timer_start(r->end, on_end, 0, 0);
+}
+
+static void on_end_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void on_end(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	r->end = NULL;
+	uv_close((uv_handle_t *)t, on_end_closed);
+	sl_replay_set_ended(r->rp);
+	sl_program_cancel(r->prog); /* done runs: the owner reads r->rp */
+}
+
+/* A call a stage answered input_required (it needs a person's answer): in a
+ * replay run the program ends, recorded up to here, and the client is
+ * asked; the call was not made. True when c was taken so. */
+static bool suspend(struct sl_sandbox_call *h, struct sl_call *c)
+{
+	struct run *r = h->r;
+	if (!r->rp || c->outcome != SL_OUTCOME_INPUT_REQUIRED || !c->input_required)
+		return false;
+	if (sl_replay_suspend(r->rp, h->id, c->up->name, c->tool, h->ahash, c->input_required))
+		sl_log(SL_LOG_DEBUG, "code: program %llu ends to ask the client about %s.%s",
+		       (unsigned long long)sl_program_id(h->p), c->up->name, c->tool);
+	/* Left unanswered: cancelled with the program (host_cancel frees h). */
+	h->c = NULL;
+	sl_call_free(c);
+	r->live--;
+	maybe_end(r);
+	return true;
+}
+
 static void on_call_done(void *ctx, struct sl_call *c)
 {
 	struct sl_sandbox_call *h = ctx;
+	if (h->p && suspend(h, c))
+		return;
+	if (h->p && !c->task_created)
+		h->r->live--;
 	if (c->task_created) {
 		if (h->p) {
 			fetch_task(h, c);
@@ -250,8 +312,11 @@ static void on_call_done(void *ctx, struct sl_call *c)
 		sl_tasks_cancel_upstream(c->via, sl_json_str(sl_json_obj(c->result, "task"), "taskId"),
 					 c->timeout_ms);
 	}
-	if (h->p)
+	if (h->p) {
+		struct run *r = h->r;
 		report(h);
+		maybe_end(r);
+	}
 	sl_call_free(c);
 	free(h->task);
 	free(h);
@@ -270,15 +335,56 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 	struct run *r = ctx;
 	struct sl_upstream *u = t->server;
 	struct sl_sandbox_call *h = sl_alloc(sizeof(*h));
+	enum sl_replay_step step = SL_REPLAY_LIVE;
 
 	h->p = p;
 	h->id = id;
+	h->r = r;
+	r->prog = p;
+	if (r->rp) {
+		sl_replay_args_hash(yyjson_mut_doc_get_root(args), h->ahash);
+		step = sl_replay_next(r->rp, id, u->name, t->tool, h->ahash);
+	}
+	if (step == SL_REPLAY_RECORDED) {
+		yyjson_mut_doc *d;
+		yyjson_mut_val *value;
+		const char *err;
+		size_t err_len = 0;
+		free(h);
+		*handle = NULL;
+		yyjson_mut_doc_free(args);
+		sl_replay_result(r->rp, id, &d, &value, &err, &err_len);
+		sl_program_call_done(p, id, d, value, err, err_len);
+		return;
+	}
+	if (step == SL_REPLAY_DIVERGED || (r->rp && sl_replay_suspended(r->rp))) {
+		/* Not made: the program ends (it diverged), or it is ending to
+		 * ask, and the retry makes this call again. */
+		*handle = h;
+		yyjson_mut_doc_free(args);
+		maybe_end(r);
+		return;
+	}
+	r->live++;
 	h->c = sl_call_new(r->gen, SL_ORIGIN_CODE, u, t->tool, args,
 			   u->cfg->timeout_ms ? u->cfg->timeout_ms : r->gen->cfg->call_timeout_ms,
 			   on_call_done, NULL, h);
 	h->c->parent = sl_program_id(p);
 	h->c->session = r->s;
 	h->c->human = on_call_human;
+	if (r->rp) {
+		/* Stages ask through input_required (MCP 2026-07-28 MRTR); the
+		 * pending call carries the person's answers to its stage. */
+		h->c->mrtr = true;
+		if (step == SL_REPLAY_PENDING) {
+			const char *inner = sl_replay_inner_state(r->rp);
+			yyjson_val *answers = sl_replay_answers(r->rp);
+			if (inner && *inner)
+				h->c->request_state = sl_strdup(inner);
+			if (answers)
+				h->c->input_responses = yyjson_val_mut_copy(h->c->doc, answers);
+		}
+	}
 	/* MCP 2025-11-25 tasks: a tool that requires one is called as a task
 	 * and its result awaited; "optional" ones are called plainly. */
 	if (sl_tasks_supported(u)) {
@@ -296,6 +402,11 @@ static void host_cancel(void *ctx, struct sl_sandbox_call *h)
 	 * frees it. A task being awaited is cancelled on its server too (the
 	 * program's time ran out, or it ended). */
 	h->p = NULL;
+	if (!h->c) {
+		free(h); /* a call never made (replay.h) */
+		return;
+	}
+	h->r->live--;
 	if (h->task && !h->c->finished)
 		sl_tasks_cancel_upstream(h->c->via ? h->c->via : h->c->up, h->task, h->c->timeout_ms);
 	sl_call_cancel(h->c, "the program ended");
@@ -306,6 +417,10 @@ static void on_run_done(void *ctx, struct sl_program *p)
 	struct run r = *(struct run *)ctx;
 	/* The sandbox is done with the host: its context goes first, as the
 	 * owner may free the program (or more) in done. */
+	if (r.end) {
+		uv_timer_stop(r.end);
+		uv_close((uv_handle_t *)r.end, on_end_closed);
+	}
 	free(ctx);
 	r.done(r.ctx, p, r.gen);
 	sl_gen_unref(r.gen);
@@ -317,12 +432,13 @@ static void on_run_step(void *ctx, struct sl_program *p, const char *server, con
 	r->step(r->ctx, p, server, tool);
 }
 
-struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
-				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
-				   void *ctx)
+struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
+					  const char *code, size_t len, struct sl_replay *rp,
+					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx)
 {
 	struct run *r = sl_alloc(sizeof(*r));
 	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel };
+	struct sl_program *p;
 
 	r->gw = gw;
 	r->gen = sl_gen_ref(gw->gen);
@@ -330,8 +446,19 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 	r->done = done;
 	r->step = step;
 	r->ctx = ctx;
-	return sl_program_start(gw->sandbox, &host, code, len, on_run_done,
-				step ? on_run_step : NULL, r);
+	r->rp = rp;
+	p = sl_program_start(gw->sandbox, &host, code, len, on_run_done,
+			     step ? on_run_step : NULL, r);
+	if (rp)
+		sl_program_fix(p, sl_replay_seed(rp), sl_replay_clock(rp));
+	return p;
+}
+
+struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
+				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
+				   void *ctx)
+{
+	return sl_codemode_run_replay(gw, s, code, len, NULL, done, step, ctx);
 }
 
 /* ---- execute_code ------------------------------------------------------------------- */

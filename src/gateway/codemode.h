@@ -30,6 +30,15 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx);
 
+struct sl_replay;
+/* sl_codemode_run for a run that may end to ask a 2026-07-28 client
+ * (gateway/replay.h): fixed seed and clock from rp, recorded calls answered
+ * from rp, calls a stage answers input_required suspend the program (it
+ * ends cancelled; rp says why). rp (the owner's) must outlive done. */
+struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
+					  const char *code, size_t len, struct sl_replay *rp,
+					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx);
+
 struct sl_view;
 
 /* The server of view v a program names (raw name or identifier), or NULL. */

@@ -55,6 +55,7 @@ struct sl_pending {
 		struct {
 			struct sl_program *program;
 			unsigned steps;      /* tool calls finished, for progress */
+			struct sl_replay *replay; /* a 2026-07-28 run that may ask (replay.h) */
 		} program;
 		struct sl_ureq *ureq;        /* forwarded */
 		struct sl_kept_wait *lookup; /* read_result (gateway/kept.h) */

@@ -10,7 +10,7 @@
  * of an unknown kind or not valid JSON ends the worker.
  *
  *   5 READY   worker -> gateway  {"boundaries":n}   (prepared, kernel boundary up)
- *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident],...],"seed":[4 x u32]}
+ *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident],...],"seed":[4 x u32],"clock"?:ms}
  *   2 CALL    worker -> gateway  {"id":n,"server":s,"tool":t,"args":{...}}
  *   3 RESULT  gateway -> worker  {"id":n,"ok":true,"value":v} | {"id":n,"ok":false,"error":msg}
  *                                (+ "pausedMs": time spent waiting for a person, added to the deadline)

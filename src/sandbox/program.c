@@ -79,6 +79,9 @@ struct sl_program {
 	unsigned humans;          /* calls waiting for a person now */
 	uint64_t paused_at_ms;
 	uint64_t paused_ms;       /* not yet told to the worker */
+	bool fixed;               /* seed and clock given (sl_program_fix) */
+	uint32_t seed[4];
+	uint64_t clock_ms;
 };
 
 struct sl_program *sl_program_next(struct sl_program *p)
@@ -346,12 +349,16 @@ static void send_run(struct sl_program *p)
 		/* Math.random's seed: every worker starts as the same copy. */
 		uint32_t seed[4];
 		yyjson_mut_val *a = yyjson_mut_arr(d);
-		if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
+		if (p->fixed)
+			memcpy(seed, p->seed, sizeof(seed));
+		else if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
 			for (int i = 0; i < 4; i++)
 				seed[i] = (uint32_t)sl_hash64(&p->id, sizeof(p->id), sl_now_us() + (uint64_t)i);
 		for (int i = 0; i < 4; i++)
 			yyjson_mut_arr_add_uint(d, a, seed[i]);
 		yyjson_mut_obj_add_val(d, o, "seed", a);
+		if (p->fixed)
+			yyjson_mut_obj_add_uint(d, o, "clock", p->clock_ms);
 	}
 	json = sl_json_write_mut_val(o, &len);
 	send_frame(p, SL_FRAME_RUN, json, len);
@@ -742,6 +749,13 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 		uv_timer_start(&p->timer, on_timer, 0, 0);
 	}
 	return p;
+}
+
+void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms)
+{
+	p->fixed = true;
+	memcpy(p->seed, seed, sizeof(p->seed));
+	p->clock_ms = clock_ms;
 }
 
 void sl_program_free(struct sl_program *p)

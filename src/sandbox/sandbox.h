@@ -134,6 +134,10 @@ typedef void (*sl_program_step_fn)(void *ctx, struct sl_program *p, const char *
 struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx);
+/* Right after sl_program_start: the program runs with Math.random seeded
+ * from seed and a fixed clock (Date.now() and new Date() are clock_ms),
+ * so that a run can be repeated exactly (gateway/replay.h). */
+void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms);
 /* The worker is killed and every call in flight cancelled through the
  * host; done runs (now) with result cancelled. Nothing once done ran. */
 void sl_program_cancel(struct sl_program *p);

@@ -539,12 +539,21 @@ static const char prelude[] =
 	"  const rotl = (x, k) => (x << k) | (x >>> (32 - k));\n"
 	"  const next = () => { const r = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0; const t = s1 << 9;\n"
 	"    s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 11); return r; };\n"
+	/* A run that may be repeated (gateway/replay.h) reads one fixed time:
+	 * Date.now() and new Date() (and Date()) give it; Date(x) parses as usual. */
+	"  const fixClock = (t) => { const D = Date;\n"
+	"    const F = function Date(...a) { if (!new.target) return new D(t).toString(); return a.length ? new D(...a) : new D(t); };\n"
+	"    Object.defineProperty(F, 'prototype', { value: D.prototype });\n"
+	"    F.now = () => t; F.parse = D.parse; F.UTC = D.UTC;\n"
+	"    Object.defineProperty(D.prototype, 'constructor', { value: F, writable: true, configurable: true });\n"
+	"    Object.defineProperty(globalThis, 'Date', { value: F, writable: true, configurable: true }); };\n"
 	"  Object.defineProperty(Math, 'random', { value: function random() {\n"
 	"    return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; },\n"
 	"    writable: true, configurable: true });\n"
-	"  const setServers = (list, seed) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
+	"  const setServers = (list, seed, clock) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
 	"    idents = list.map((p) => p[1]);\n"
-	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1; };\n"
+	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1;\n"
+	"    if (typeof clock === 'number') fixClock(clock); };\n"
 	/* For a TypeError: the servers the program names that do not exist
 	 * (tools.nosuch.x() fails as "cannot read property 'x' of undefined",
 	 * since tools.nosuch is undefined, as feature tests expect). */
@@ -671,7 +680,7 @@ static void run_jobs(struct sl_worker *w)
 static JSValue start(struct sl_worker *w, const char *run, size_t len)
 {
 	JSContext *ctx = w->ctx;
-	JSValue o = JS_ParseJSON(ctx, run, len, "<run>"), v, servers, seed, code;
+	JSValue o = JS_ParseJSON(ctx, run, len, "<run>"), v, servers, seed, clock, code;
 	int32_t version = 0;
 
 	if (JS_IsException(o))
@@ -681,9 +690,10 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 		die(4);
 	servers = JS_GetPropertyStr(ctx, o, "servers");
 	seed = JS_GetPropertyStr(ctx, o, "seed");
+	clock = JS_GetPropertyStr(ctx, o, "clock");
 	{
-		JSValue args[2] = { servers, seed };
-		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 2, args);
+		JSValue args[3] = { servers, seed, clock };
+		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 3, args);
 		if (JS_IsException(r))
 			die(4);
 		JS_FreeValue(ctx, r);
@@ -691,6 +701,7 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 	code = JS_GetPropertyStr(ctx, o, "code");
 	JS_FreeValue(ctx, servers);
 	JS_FreeValue(ctx, seed);
+	JS_FreeValue(ctx, clock);
 	JS_FreeValue(ctx, v);
 	JS_FreeValue(ctx, o);
 	return code;

@@ -1,0 +1,255 @@
+// Confirmations inside programs (execute_code). A 2026-07-28 client: the
+// program ends with input_required and a sealed requestState; the retry
+// replays it (recorded results, same seed and clock) and makes the pending
+// call with the person's answer; nothing is called twice (the fixture
+// server logs every call it gets). A session-era client (SDK 1.x) is asked
+// through elicitation while the program waits.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, MODERN } from './helpers.mjs';
+
+const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-codeconfirm-'));
+const LOG = path.join(dir, 'calls.log');
+const ELICIT = { elicitation: {} };
+const SLUICE = {
+	exposure: 'code',
+	codeMode: { timeoutMs: 5000 },
+	policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
+};
+const servers = { store: { command: process.execPath, args: [SERVER], env: { COUNTER_LOG: LOG } } };
+
+// The calls the server got since the last reset, as "name args" lines.
+const calls = () => {
+	try {
+		return readFileSync(LOG, 'utf8').split('\n').filter(Boolean);
+	} catch {
+		return [];
+	}
+};
+const resetCalls = () => writeFileSync(LOG, '');
+const count = (name) => calls().filter((l) => l.startsWith(name + ' ')).length;
+
+const APPROVE = { confirm: { action: 'accept', content: { approve: true } } };
+const DECLINE = { confirm: { action: 'decline' } };
+
+let raw;
+before(async () => {
+	resetCalls();
+	raw = startRaw({ servers, sluice: SLUICE });
+});
+after(async () => {
+	await raw?.close();
+	await closeAll();
+	rmSync(dir, { recursive: true, force: true });
+});
+
+const exec = async (code, extra = {}, caps = ELICIT) =>
+	raw.request('tools/call', { _meta: modernMeta(caps), name: 'execute_code', arguments: { code }, ...extra }, { ms: 15000 });
+
+// Reads, then writes what it read plus values from Math.random and the
+// clock: a replay with another seed or time would change the write's
+// arguments, and diverge.
+const READ_THEN_WRITE = `
+const a = await tools.store.read_item({ id: 2 });
+const r = Math.floor(Math.random() * 1e9), t = Date.now(), d = new Date().getTime();
+const w = await tools.store.write_item({ id: a.id, value: a.value + 1, r, t: t === d ? t : -1 });
+return { a, w, r, t };`;
+
+describe('2026-07-28: a program asks through input_required and is replayed', () => {
+	test('approved: the write is made once, the read is not repeated, the answer is right', async () => {
+		resetCalls();
+		const first = (await exec(READ_THEN_WRITE)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		assert.equal(first.inputRequests.confirm.method, 'elicitation/create');
+		assert.match(first.inputRequests.confirm.params.message, /write_item/);
+		assert.match(first.requestState, /^sluice-code\.[A-Za-z0-9_-]+\.[0-9a-f]+\.[0-9a-f]{64}$/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+
+		const done = (await exec(READ_THEN_WRITE, { requestState: first.requestState, inputResponses: APPROVE })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		const v = JSON.parse(done.content[0].text);
+		assert.deepEqual(v.a, { id: 2, value: 20 });
+		assert.equal(v.w.written, 2);
+		assert.equal(v.w.value, 21);
+		assert.ok(v.t > 1.7e12, 'a real clock time');
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1], calls().join('\n'));
+		// The write the server got carries the first run's random value and time.
+		assert.match(calls().find((l) => l.startsWith('write_item')), new RegExp(`"r":${v.r},"t":${v.t}`));
+	});
+
+	test('two confirmations: two rounds, each call made once', async () => {
+		resetCalls();
+		const code = `
+const a = await tools.store.read_item({ id: 1 });
+const w1 = await tools.store.write_item({ id: 1, value: a.value });
+const b = await tools.store.read_item({ id: 3 });
+const w2 = await tools.store.write_item({ id: 3, value: b.value });
+return [w1.written, w2.written];`;
+		const r1 = (await exec(code)).result;
+		assert.equal(r1.resultType, 'input_required');
+		const r2 = (await exec(code, { requestState: r1.requestState, inputResponses: APPROVE })).result;
+		assert.equal(r2.resultType, 'input_required', JSON.stringify(r2));
+		assert.notEqual(r2.requestState, r1.requestState);
+		assert.deepEqual([count('read_item'), count('write_item')], [2, 1]);
+		const r3 = (await exec(code, { requestState: r2.requestState, inputResponses: APPROVE })).result;
+		assert.equal(r3.content[0].text, '[1,3]', JSON.stringify(r3));
+		assert.deepEqual(calls().map((l) => l.split(' ')[0]), ['read_item', 'write_item', 'read_item', 'write_item']);
+	});
+
+	test('declined: the write is never made and the program catches the refusal', async () => {
+		resetCalls();
+		const code = `
+await tools.store.read_item({ id: 5 });
+try { await tools.store.write_item({ id: 5, value: 1 }); return 'written'; }
+catch (e) { return 'refused: ' + e.message; }`;
+		const first = (await exec(code)).result;
+		assert.equal(first.resultType, 'input_required');
+		const done = (await exec(code, { requestState: first.requestState, inputResponses: DECLINE })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		assert.match(done.content[0].text, /^refused: policy: store\.write_item needs confirmation .*decline/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+
+	test('a replay that diverges (results in another order) fails clearly and makes no call', async () => {
+		resetCalls();
+		// Live, the fast call wins the race; replayed, results come back in
+		// issue order, so the other one wins and the write differs.
+		const code = `
+const a = tools.store.slow({ ms: 400, tag: 'a' }), b = tools.store.slow({ ms: 5, tag: 'b' });
+const first = await Promise.race([a.then(() => 'a'), b.then(() => 'b')]);
+await Promise.all([a, b]);
+return await tools.store.write_item({ id: first === 'a' ? 1 : 2, value: 0 });`;
+		const first = (await exec(code)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		assert.equal(count('slow'), 2);
+		const resp = await exec(code, { requestState: first.requestState, inputResponses: APPROVE });
+		const done = resp.result;
+		assert.equal(done?.isError, true, JSON.stringify(resp));
+		assert.match(done.content[0].text, /replay diverged: the program's call 3 is store\.write_item/);
+		assert.deepEqual([count('slow'), count('write_item')], [2, 0], calls().join('\n'));
+	});
+
+	test('a retry with other code, or a tampered or foreign state, is refused before anything runs', async () => {
+		resetCalls();
+		const first = (await exec(READ_THEN_WRITE)).result;
+		assert.equal(first.resultType, 'input_required');
+		resetCalls();
+		const other = await exec(READ_THEN_WRITE + '\n', { requestState: first.requestState, inputResponses: APPROVE });
+		assert.match(other.error.message, /requestState: issued for another program/);
+		// One character of the payload changed (the seal no longer verifies).
+		const s = first.requestState;
+		const i = 'sluice-code.'.length + 5;
+		const tampered = s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+		const t = await exec(READ_THEN_WRITE, { requestState: tampered, inputResponses: APPROVE });
+		assert.match(t.error.message, /requestState: forged, tampered with/);
+		const junk = await exec(READ_THEN_WRITE, { requestState: 'sluice-code.nodot', inputResponses: APPROVE });
+		assert.match(junk.error.message, /requestState: malformed/);
+		assert.deepEqual(calls(), []);
+	});
+
+	test('results past the state bound (256 KiB) end the program with advice, and nothing is written', async () => {
+		resetCalls();
+		const code = `
+const big = 'x'.repeat(100000);
+for (let i = 0; i < 3; i++) await tools.store.slow({ ms: 0, tag: big + i });
+return await tools.store.write_item({ id: 9, value: 9 });`;
+		const r = (await exec(code)).result;
+		assert.notEqual(r.resultType, 'input_required');
+		assert.equal(r.isError, true);
+		assert.match(r.content[0].text, /would exceed 256 KiB\. Make fewer or smaller calls before the call that needs confirmation/);
+		assert.deepEqual([count('slow'), count('write_item')], [3, 0]);
+	});
+
+	test('a request that cannot be asked (no elicitation) is refused as before, never suspended', async () => {
+		resetCalls();
+		const r = (await exec(READ_THEN_WRITE, {}, {})).result;
+		assert.notEqual(r.resultType, 'input_required');
+		assert.equal(r.isError, true);
+		assert.match(r.content[0].text, /needs confirmation .*the client does not support elicitation/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
+
+describe('session era (SDK 1.x): the program waits while the client is asked', () => {
+	let g;
+	let answer = { action: 'accept', content: { approve: true } };
+	const asked = [];
+	before(async () => {
+		g = await connect({
+			servers,
+			sluice: SLUICE,
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => (asked.push(req.params), answer)]],
+		});
+	});
+	after(() => g?.close());
+
+	test('approved through elicitation: one read, one write, the answer', async () => {
+		resetCalls();
+		answer = { action: 'accept', content: { approve: true } };
+		const r = await g.client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.notEqual(r.isError, true, textOf(r));
+		assert.equal(JSON.parse(textOf(r)).w.value, 21);
+		assert.equal(asked.length, 1);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1]);
+	});
+
+	test('declined through elicitation: no write', async () => {
+		resetCalls();
+		answer = { action: 'decline' };
+		const r = await g.client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /decline/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
+
+describe('the SDK 2.x client (2026-07-28 over HTTP) answers the program\'s input_required itself', () => {
+	let gw, client;
+	let approve = true;
+	const asked = [];
+	before(async () => {
+		gw = await startHttp({ servers, sluice: SLUICE });
+		client = new Client({ name: 'codeconfirm-e2e', version: '1.0.0' }, { capabilities: ELICIT, versionNegotiation: { mode: { pin: MODERN } } });
+		client.setRequestHandler('elicitation/create', async (req) => {
+			asked.push(req.params.message);
+			return approve ? { action: 'accept', content: { approve: true } } : { action: 'decline' };
+		});
+		await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+	});
+	after(async () => {
+		await client?.close().catch(() => {});
+		await gw?.close();
+		assert.doesNotMatch(gw?.stderr() ?? '', /Sanitizer|runtime error/);
+	});
+
+	test('approved: asked once, the read made once, the write once, the answer', async () => {
+		resetCalls();
+		approve = true;
+		asked.length = 0;
+		assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+		const r = await client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.notEqual(r.isError, true, textOf(r));
+		assert.equal(JSON.parse(textOf(r)).w.value, 21);
+		assert.equal(asked.length, 1);
+		assert.match(asked[0], /Allow the tool "write_item" of server "store"/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1], calls().join('\n'));
+	});
+
+	test('declined: the program gets the refusal, nothing is written', async () => {
+		resetCalls();
+		approve = false;
+		const r = await client.callTool({ name: 'execute_code', arguments: { code: READ_THEN_WRITE } });
+		assert.equal(r.isError, true);
+		assert.match(textOf(r), /needs confirmation .*decline/);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
