@@ -530,7 +530,7 @@ static bool replay_answer(struct sl_pending *p, struct sl_program *prog, struct 
 		return false;
 	d = yyjson_mut_doc_new(NULL);
 	r = sl_replay_answer(rp, gen->key, sizeof(gen->key), s->cred,
-			     sl_now_ms() / 1000 + SL_REPLAY_TTL_S, d, &err);
+			     sl_seal_now() + SL_REPLAY_TTL_S, d, &err);
 	sl_session_answer(s, &p->msg, p->modern, false, d, r ? r : sl_calls_error_result(d, err.msg));
 	return true;
 }

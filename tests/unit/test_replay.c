@@ -39,7 +39,7 @@ static char *first_state(struct sl_replay *rp, const char *value_json)
 	/* A second question meanwhile is not recorded: it was not made. */
 	CHECK(!sl_replay_suspend(rp, 2, "s", "w", "h2", ir_of(d)));
 	CHECK(sl_replay_suspended(rp));
-	r = sl_replay_answer(rp, key, sizeof(key), CRED, sl_now_ms() / 1000 + 60, d, &err);
+	r = sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
 	if (r) {
 		CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(r, "resultType")), "input_required");
 		CHECK(yyjson_mut_obj_get(yyjson_mut_obj_get(r, "inputRequests"), "confirm") != NULL);
@@ -157,7 +157,7 @@ TEST(replay_bounds)
 	for (uint32_t i = 0; i < 3; i++)
 		sl_replay_record(rp, i, "s", "r", "h", yyjson_mut_strcpy(d, big), NULL, 0);
 	CHECK(sl_replay_suspend(rp, 3, "s", "w", "h", ir_of(d)));
-	CHECK(sl_replay_answer(rp, key, sizeof(key), CRED, sl_now_ms() / 1000 + 60, d, &err) == NULL);
+	CHECK(sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err) == NULL);
 	CHECK(strstr(err.msg, "exceed 256 KiB") != NULL && strstr(err.msg, "fewer or smaller") != NULL);
 	free(big);
 	sl_replay_free(rp);
@@ -186,7 +186,7 @@ TEST(replay_rounds_bounded)
 			CHECK(strstr(sl_replay_failed(again), "8 times") != NULL);
 		} else {
 			CHECK(sl_replay_suspend(again, 1 + round, "s", "w", "h", ir_of(d)));
-			r = sl_replay_answer(again, key, sizeof(key), CRED, sl_now_ms() / 1000 + 60, d, &err);
+			r = sl_replay_answer(again, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
 			CHECK(r != NULL);
 			if (r)
 				state = sl_strdup(yyjson_mut_get_str(yyjson_mut_obj_get(r, "requestState")));
