@@ -269,7 +269,11 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		free(msg);
 		return;
 	}
-	if (full(c->sk.name)) {
+	if (c->sk.code_len > s->gw->cfg->code.max_source) {
+		/* It runs as a program: the programs' own bound holds. */
+		msg = sl_printf("save_skill: the code is %zu bytes, over codeMode.maxSourceBytes (%zu)",
+				c->sk.code_len, s->gw->cfg->code.max_source);
+	} else if (full(c->sk.name)) {
 		msg = sl_printf("save_skill: there are %d skills already, the limit; the person can "
 				"remove one (sluice skills rm NAME)", SL_SKILLS_MAX);
 	} else if (!sl_session_can_elicit(s)) {

@@ -186,7 +186,7 @@ describe('calling skills', () => {
 });
 
 describe('pins and the CLI', () => {
-	test('a skill changed on disk is hidden until `sluice skills approve`', async () => {
+	test('a skill changed on disk is hidden until approved (`sluice pins approve skills.NAME`)', async () => {
 		const file = path.join(DIR, 'echo_twice.json');
 		const sk = JSON.parse(readFileSync(file, 'utf8'));
 		sk.code = `return 'tampered';`;
@@ -202,8 +202,10 @@ describe('pins and the CLI', () => {
 		assert.equal(list.code, 0, list.stderr);
 		assert.match(list.stdout, /echo_twice\s+changed\s+\d+/);
 		assert.match(list.stdout, /again\s+ok\s+/);
-		const ok = await runSluice(['skills', 'approve', 'echo_twice'], 10000, ENV);
+		// As for tools: `sluice pins approve skills.NAME` (= `sluice skills approve NAME`).
+		const ok = await runSluice(['pins', 'approve', 'skills.echo_twice', '--config', pass.configPath], 10000, ENV);
 		assert.equal(ok.code, 0, ok.stderr);
+		assert.match(ok.stdout, /approved skill 'echo_twice'/);
 		const after_ = await execCode(pass.client, `return await tools.skills.echo_twice({})`);
 		assert.equal(after_.text, 'tampered');
 	});
