@@ -14,7 +14,9 @@
 #include "gateway/codemode.h"
 #include "gateway/skills.h"
 #include "gateway/view.h"
+#include "pipeline/gen.h"
 #include "proto/mcp.h"
+#include "stages/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,10 +130,17 @@ bool sl_skills_handles(const struct sl_view *v, const char *name)
 
 /* ---- save_skill --------------------------------------------------------------- */
 
+/* A save waiting for the person: answered once, by the person or by the
+ * deadline (policy.confirmTimeoutMs), whichever comes first; freed once
+ * the elicitation's callback ran (it always runs, at the latest when the
+ * session closes) and the timer closed. */
 struct confirm {
 	struct sl_session *s;
 	struct sl_msg msg;
 	bool modern;
+	bool answered;     /* the tools/call has its answer */
+	bool heard;        /* the elicitation's callback ran */
+	uv_timer_t timer;
 	struct sl_skill sk;
 };
 
@@ -176,6 +185,31 @@ static char *store(const struct sl_skill *sk, bool *ok)
 	return text;
 }
 
+static void on_timer_closed(uv_handle_t *h)
+{
+	struct confirm *c = h->data;
+	sl_msg_dispose(&c->msg);
+	sl_skill_dispose(&c->sk);
+	free(c);
+}
+
+/* The answer is out: the request's part is done. */
+static void settle(struct confirm *c, const char *text, bool is_error)
+{
+	if (!c->s->closing)
+		answer_text(c->s, &c->msg, c->modern, text, is_error);
+	c->answered = true;
+	uv_timer_stop(&c->timer);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct confirm *c = t->data;
+	settle(c, "save_skill: the person did not answer in time; the skill was not saved", true);
+	if (c->heard)
+		uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
 static void on_confirm(void *ctx, const char *action, yyjson_val *content)
 {
 	struct confirm *c = ctx;
@@ -183,6 +217,12 @@ static void on_confirm(void *ctx, const char *action, yyjson_val *content)
 	bool ok = false;
 	char *text;
 
+	c->heard = true;
+	if (c->answered) {
+		/* Too late: the deadline answered; nothing is saved. */
+		uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+		return;
+	}
 	if (!action)
 		text = sl_strdup("save_skill: the person could not be asked (no answer came); the "
 				 "skill was not saved");
@@ -190,14 +230,11 @@ static void on_confirm(void *ctx, const char *action, yyjson_val *content)
 		text = sl_strdup("save_skill: the person declined; the skill was not saved");
 	else
 		text = store(&c->sk, &ok);
-	if (!s->closing)
-		answer_text(s, &c->msg, c->modern, text, !ok);
+	settle(c, text, !ok);
 	if (ok)
 		sl_gateway_tools_changed(s->gw);
 	free(text);
-	sl_msg_dispose(&c->msg);
-	sl_skill_dispose(&c->sk);
-	free(c);
+	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
 }
 
 /* What the person reads: every line of the code, with its control
@@ -244,6 +281,15 @@ static bool full(const char *name)
 	sl_skills_names_free(names, n);
 	free(dir);
 	return !there && (n >= SL_SKILLS_MAX || more);
+}
+
+/* The generation's policy.confirmTimeoutMs: a save waits as long as a
+ * confirmed call does. */
+static uint64_t confirm_timeout(struct sl_gateway *gw)
+{
+	const struct sl_policy *p =
+		sl_policy_current(gw->gen ? sl_gen_state(gw->gen, &sl_stage_policy) : NULL);
+	return p && p->confirm_timeout_ms ? p->confirm_timeout_ms : 120000;
 }
 
 static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
@@ -306,7 +352,11 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		sl_msg_dispose(&c->msg);
 		sl_skill_dispose(&c->sk);
 		free(c);
+		return;
 	}
+	uv_timer_init(s->gw->loop, &c->timer);
+	c->timer.data = c;
+	uv_timer_start(&c->timer, on_deadline, confirm_timeout(s->gw), 0);
 }
 
 /* ---- skills__<name> ------------------------------------------------------------- */

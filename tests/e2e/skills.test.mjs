@@ -31,7 +31,7 @@ const elicit = {
 			ElicitRequestSchema,
 			async (req) => {
 				asked.push(req.params);
-				return answer;
+				return typeof answer === 'function' ? answer() : answer;
 			},
 		],
 	],
@@ -63,7 +63,12 @@ before(async () => {
 	[pass, code] = await Promise.all([
 		connect({
 			servers: { github: catalog('github') },
-			sluice: { exposure: 'passthrough', codeMode: { enabled: true, timeoutMs: 8000, maxConcurrent: 8 }, audit: { file: audit } },
+			sluice: {
+				exposure: 'passthrough',
+				codeMode: { enabled: true, timeoutMs: 8000, maxConcurrent: 8 },
+				audit: { file: audit },
+				policy: { confirmTimeoutMs: 1500 },
+			},
 			env: ENV,
 			...elicit,
 		}),
@@ -112,6 +117,24 @@ describe('save_skill', () => {
 			answer = { action: 'accept', content: { approve: true } };
 		}
 		assert.equal(existsSync(path.join(DIR, 'declined_one.json')), false);
+	});
+
+	test('no answer within policy.confirmTimeoutMs: refused, and a late yes saves nothing', async () => {
+		let release;
+		answer = () => new Promise((r) => (release = r));
+		try {
+			const t0 = Date.now();
+			const r = await save(pass.client, { ...ECHO_TWICE, name: 'too_late' });
+			assert.equal(r.isError, true);
+			assert.match(r.text, /did not answer in time/);
+			assert.ok(Date.now() - t0 >= 1400 && Date.now() - t0 < 5000);
+			release({ action: 'accept', content: { approve: true } });
+			// The gateway still serves, and the late answer saved nothing.
+			assert.equal((await execCode(pass.client, 'return 2')).text, '2');
+		} finally {
+			answer = { action: 'accept', content: { approve: true } };
+		}
+		assert.equal(existsSync(path.join(DIR, 'too_late.json')), false);
 	});
 
 	test('bad names, oversized code and hidden characters are refused before anyone is asked', async () => {
