@@ -593,6 +593,9 @@ int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
 
 int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err)
 {
+	/* A model may call a hidden skill in a loop: its warnings are a few a
+	 * minute, not one a call. */
+	static struct sl_rate warned;
 	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file();
 	struct sl_err e = { 0 };
 	int rc = sl_skill_read(dir, name, out, &e);
@@ -600,12 +603,14 @@ int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err
 	if (rc == SL_ERR_NOT_FOUND) {
 		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
 	} else if (rc < 0) {
-		sl_log(SL_LOG_WARN, "skills: %s", e.msg);
+		if (sl_rate_admit(&warned, 60000, 5))
+			sl_log(SL_LOG_WARN, "skills: %s", e.msg);
 		sl_err_set(err, "skill '%.100s' cannot be read (sluice's log says why)", name);
 	} else if (!sl_skill_approved(pins, out)) {
 		/* Changed outside save_skill (or never confirmed): hidden. */
-		sl_log(SL_LOG_WARN, "skills: %s/%s.json differs from what was approved: it is hidden "
-		       "until `sluice skills approve %s`", dir, name, name);
+		if (sl_rate_admit(&warned, 60000, 5))
+			sl_log(SL_LOG_WARN, "skills: %s/%s.json differs from what was approved: it is "
+			       "hidden until `sluice skills approve %s`", dir, name, name);
 		sl_skill_dispose(out);
 		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
 		rc = SL_ERR_NOT_FOUND;
