@@ -34,6 +34,9 @@ static const char usage[] =
 	"  pins list|diff|approve|reset [SERVER.TOOL|SERVER] --config FILE\n"
 	"                        tool pins: status against the live servers, what changed,\n"
 	"                        trust the current definition, forget pins\n"
+	"  skills list|show NAME|rm NAME|approve NAME\n"
+	"                        saved skills (code mode): status against their pins, the\n"
+	"                        code (escaped), remove one, trust a skill changed on disk\n"
 	"  auth login SERVER [--headless] [--scope \"A B\"] --config FILE\n"
 	"                        log in to a remote server's authorization server (OAuth): open\n"
 	"                        or print the URL, store the tokens (--headless: paste the\n"
@@ -149,7 +152,8 @@ int main(int argc, char **argv)
 			cmd = a;
 		} else if (cmd && !strcmp(cmd, "exec") && !program && a[0] != '-') {
 			program = a;
-		} else if (cmd && !strcmp(cmd, "pins") && nwords < 2 && a[0] != '-') {
+		} else if (cmd && (!strcmp(cmd, "pins") || !strcmp(cmd, "skills")) && nwords < 2 &&
+			   a[0] != '-') {
 			words[nwords++] = a;
 		} else if (cmd && !strcmp(cmd, "policy") && nwords < (int)SL_COUNT(words)) {
 			/* Its own options too (--as ...): sl_cli_policy reads them. */
@@ -162,6 +166,11 @@ int main(int argc, char **argv)
 	if (cmd && strcmp(cmd, "config-reference") == 0) {
 		sl_config_reference(stdout);
 		return 0;
+	}
+	if (cmd && strcmp(cmd, "skills") == 0) {
+		/* Files under the XDG directories: no config, no server. */
+		signal(SIGPIPE, SIG_IGN);
+		return sl_cli_skills(nwords > 0 ? words[0] : NULL, nwords > 1 ? words[1] : NULL);
 	}
 	if (!cmd || (strcmp(cmd, "serve") && strcmp(cmd, "check") && strcmp(cmd, "exec") &&
 		     strcmp(cmd, "doctor") && strcmp(cmd, "policy") && strcmp(cmd, "pins") &&

@@ -6,6 +6,7 @@
  *   check: start every server once, print what each offers, exit
  *   policy check SERVER.TOOL: the policy's decision, no server started
  *   pins list|diff|approve|reset [SERVER.TOOL|SERVER]: tool pins (stages/pinning)
+ *   skills list|show|rm|approve [NAME]: saved skills (gateway/skills.h)
  *   status: a running HTTP gateway's GET /status, as tables or JSON
  *   auth login|status|logout [SERVER]: logins to remote servers (src/oauth/)
  */
@@ -43,6 +44,9 @@ int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv);
 int sl_cli_status(const struct sl_config *cfg, const char *url, bool json);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
+/* sub: list, show, rm or approve; name: the skill (not for list). Exit
+ * codes: 0 done, 1 a failure (no such skill, a bad file), 2 usage. */
+int sl_cli_skills(const char *sub, const char *name);
 /* argv: the words after "auth" (the subcommand, a server, its options).
  * Exit codes: 0 done; 1 a failure (a revocation or a removal that failed);
  * 2 a usage error, an unknown server (the remote ones are listed) or a

@@ -2,7 +2,8 @@
  * sluice pins list|diff|approve|reset [server.tool|server]: the tool pins
  * of docs/stages/pinning.md. list, diff and approve start the servers once
  * (as `sluice check` does) to compare their live definitions with the
- * pins; reset only edits the pins file.
+ * pins; reset only edits the pins file. approve skills.NAME approves a
+ * saved skill (cli/skills.c).
  */
 #include "cli/cli.h"
 #include "core/log.h"
@@ -377,6 +378,14 @@ static void on_settled(void *ctx)
 	sl_gateway_stop(p->gw, on_stopped, p);
 }
 
+static bool server_named(const struct sl_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->nservers; i++)
+		if (strcmp(cfg->servers[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target)
 {
 	yyjson_val *section = cfg->sluice ? yyjson_obj_get(cfg->sluice, "pinning") : NULL;
@@ -391,6 +400,11 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 		fprintf(stderr, "sluice pins: list, diff, approve or reset?\n");
 		return 2;
 	}
+	/* A saved skill is pinned too (gateway/skills.h): approve skills.NAME
+	 * is `sluice skills approve NAME`, unless a server is named skills. */
+	if (!strcmp(sub, "approve") && target && !strncmp(target, "skills.", 7) &&
+	    !server_named(cfg, "skills"))
+		return sl_cli_skills("approve", target + 7);
 	if (!strcmp(sub, "list"))
 		p.sub = SUB_LIST;
 	else if (!strcmp(sub, "diff"))

@@ -136,6 +136,17 @@ char *sl_state_dir(void)
 	return NULL;
 }
 
+char *sl_data_dir(void)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_DATA_HOME");
+
+	if (xdg && xdg[0] == '/')
+		return sl_printf("%s/sluice", xdg);
+	if (home && home[0] == '/')
+		return sl_printf("%s/.local/share/sluice", home);
+	return NULL;
+}
+
 int sl_make_dirs(const char *path)
 {
 	char *p = sl_strdup(path);

@@ -66,6 +66,9 @@ bool sl_rate_admit(struct sl_rate *r, uint64_t period_ms, uint32_t max);
  * $XDG_STATE_HOME/sluice, else ~/.local/state/sluice; NULL when neither
  * variable holds an absolute path. Caller frees. */
 char *sl_state_dir(void);
+/* sluice's data directory (saved skills): $XDG_DATA_HOME/sluice, else
+ * ~/.local/share/sluice; NULL as for sl_state_dir. Caller frees. */
+char *sl_data_dir(void);
 /* Creates path and each missing parent, mode 0700. 0, or -1 with errno. */
 int sl_make_dirs(const char *path);
 /* Reads the file open as fd (path names it in messages) to its end, at

@@ -8,6 +8,7 @@
 #include "gateway/replay.h"
 #include "gateway/kept.h"
 #include "gateway/router.h"
+#include "gateway/skills.h"
 #include "gateway/view.h"
 #include "core/log.h"
 #include "proto/mcp.h"
@@ -183,8 +184,10 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	}
 	if (!v.gone)
 		sl_router_list(&v, d, arr);
-	if (v.code)
+	if (v.code) {
 		yyjson_mut_arr_append(arr, sl_codemode_definition(&v, d));
+		sl_skills_list(&v, d, arr);
+	}
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */
@@ -610,12 +613,23 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 	return true;
 }
 
+void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
+			  size_t len)
+{
+	/* code may point into m's document, which p now owns; the program
+	 * copies it. */
+	struct sl_pending *p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
+	if (modern && !replay_prepare(p, code, len))
+		return;
+	p->u.program.program = sl_codemode_run_replay(s->gw, s, code, len, p->u.program.replay,
+						      on_program_done, on_program_step, p);
+}
+
 static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	struct sl_gateway *gw = s->gw;
 	yyjson_val *code = args ? yyjson_obj_get(args, "code") : NULL;
 	const char *lang = args ? sl_json_str(args, "language") : NULL;
-	struct sl_pending *p;
 	char msg[600];
 
 	if (!yyjson_is_str(code)) {
@@ -628,14 +642,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	} else if (!gw->sandbox) {
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {
-		/* code points into m's document, which p now owns. */
-		p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
-		if (modern && !replay_prepare(p, yyjson_get_str(code), yyjson_get_len(code)))
-			return;
-		p->u.program.program = sl_codemode_run_replay(gw, s, yyjson_get_str(code),
-							      yyjson_get_len(code),
-							      p->u.program.replay,
-							      on_program_done, on_program_step, p);
+		sl_calls_run_program(s, m, modern, yyjson_get_str(code), yyjson_get_len(code));
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -687,6 +694,10 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	}
 	if (v.code && strcmp(name, SL_EXECUTE_CODE) == 0) {
 		do_execute(s, m, modern, args);
+		return;
+	}
+	if (sl_skills_handles(&v, name)) {
+		sl_skills_call(s, m, modern, name, args);
 		return;
 	}
 	e = v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ?

@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "gateway/replay.h"
 #include "gateway/session.h"
+#include "gateway/skills.h"
 #include "gateway/view.h"
 #include "pipeline/call.h"
 #include "pipeline/gen.h"
@@ -115,6 +116,8 @@ struct run {
 	struct sl_program *prog;     /* once it made a call */
 	unsigned live;               /* its pipeline calls in flight */
 	uv_timer_t *end;             /* ends the program from the loop */
+	unsigned depth;              /* 0: execute_code or a skill called directly; +1 per skill */
+	bool skills;                 /* tools.skills is listed: there are skill files */
 };
 
 /* A program's tool call: a pipeline call, and whom to tell. A tool whose
@@ -128,7 +131,13 @@ struct sl_sandbox_call {
 	char *task;             /* the server's task id, while its result is fetched */
 	struct run *r;          /* while p is set */
 	char ahash[SL_SHA256_HEX]; /* its arguments' (replay runs) */
+	struct sl_program *skill; /* a skill's call: the program it runs */
+	char *skill_name;
+	bool live;              /* a skill's call counted in r->live (replay runs) */
 };
+
+/* The host's handle for the namespace tools.skills: never an upstream. */
+static char skills_ns;
 
 /* The view the program's session has now (a reload may change its
  * profile while it runs); the whole catalog for a program of no session. */
@@ -148,7 +157,9 @@ static const char *host_server(void *ctx, size_t i)
 	for (size_t j = 0; j < r->gw->nups; j++)
 		if (sl_view_server(&v, r->gw->ups[j]) && i-- == 0)
 			return r->gw->ups[j]->name;
-	return NULL;
+	/* Last: the saved skills, when there are any (sl_codemode_check keeps
+	 * the name free). */
+	return i == 0 && r->skills ? SL_SKILLS_SERVER : NULL;
 }
 
 static int host_resolve(void *ctx, const char *server, const char *tool,
@@ -156,6 +167,17 @@ static int host_resolve(void *ctx, const char *server, const char *tool,
 {
 	struct run *r = ctx;
 	struct sl_view v;
+	if (strcmp(server, SL_SKILLS_SERVER) == 0) {
+		struct sl_skill sk;
+		int rc = sl_codemode_skill(tool, &sk, err);
+		if (rc < 0)
+			return rc;
+		sl_skill_dispose(&sk);
+		out->server = &skills_ns;
+		out->server_name = SL_SKILLS_SERVER;
+		out->tool = tool;
+		return SL_OK;
+	}
 	run_view(r, &v);
 	return sl_codemode_resolve(&v, server, tool, out, err);
 }
@@ -329,6 +351,105 @@ static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
 		sl_program_call_human(h->p, waiting);
 }
 
+static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
+				    size_t len, struct sl_replay *rp, sl_codemode_done_fn done,
+				    sl_program_step_fn step, void *ctx, unsigned depth);
+
+/* A skill's program ended: what it returned (JSON text, see
+ * sl_codemode_skill_code) is what the caller's await resolves to. */
+/* A skill's answer to its caller; in a replay run it is recorded like a
+ * tool call's, so a retry never runs the skill (and its side effects)
+ * again. */
+static void skill_answer(struct sl_sandbox_call *h, yyjson_mut_doc *d, yyjson_mut_val *value,
+			 const char *err, size_t err_len)
+{
+	if (h->r && h->r->rp)
+		sl_replay_record(h->r->rp, h->id, "skills", h->skill_name, h->ahash, value, err,
+				 err_len);
+	sl_program_call_done(h->p, h->id, d, value, err, err_len);
+}
+
+static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen)
+{
+	struct sl_sandbox_call *h = ctx;
+	const struct sl_program_result *res = sl_program_result(prog);
+	struct run *r = h->live ? h->r : NULL;
+
+	if (r)
+		r->live--;
+	if (h->p && res->ok) {
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		yyjson_doc *j = sl_json_read(res->text, res->text_len, SL_JSON_READ_FLAGS, NULL);
+		yyjson_mut_val *value = j ? yyjson_val_mut_copy(d, yyjson_doc_get_root(j)) :
+				       yyjson_mut_strncpy(d, res->text, res->text_len);
+		yyjson_doc_free(j);
+		skill_answer(h, d, value, NULL, 0);
+	} else if (h->p) {
+		struct sl_buf b;
+		char *msg;
+		size_t len;
+		sl_buf_init(&b, 64u << 10);
+		(void)!sl_buf_printf(&b, "skill '%s' failed: %s: ", h->skill_name,
+				     res->kind ? res->kind : "error");
+		(void)!sl_buf_append(&b, res->text, res->text_len);
+		msg = sl_buf_take(&b, &len);
+		skill_answer(h, NULL, NULL, msg, len);
+		free(msg);
+	}
+	if (r && h->p)
+		maybe_end(r);
+	sl_program_free(prog);
+	free(h->skill_name);
+	free(h);
+}
+
+static bool slot_free(const struct sl_sandbox *sb)
+{
+	unsigned admitted, queued;
+	sl_sandbox_load(sb, &admitted, &queued);
+	return queued == 0 && admitted < sl_sandbox_slots(sb);
+}
+
+/* tools.skills.<name>(args): the skill runs as a program of its own, in a
+ * fresh worker, one level deeper; its tool calls pass the pipeline as any
+ * program's do. */
+static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *name,
+		       yyjson_mut_doc *args)
+{
+	struct sl_err err = { 0 };
+	struct sl_skill sk;
+	char *json, *code;
+	size_t len;
+
+	h->skill_name = sl_strdup(name);
+	if (r->depth >= SL_SKILL_DEPTH_MAX) {
+		sl_err_set(&err, "skill '%s' was not run: skills may call skills %d levels deep at "
+			   "most", name, SL_SKILL_DEPTH_MAX);
+	} else if (!slot_free(r->gw->sandbox)) {
+		/* Its caller holds a slot while it waits: queued behind the
+		 * callers, it would wait for itself. */
+		sl_err_set(&err, "skill '%s' was not run: every code-mode slot is taken "
+			   "(codeMode.maxConcurrent), and a skill needs one of its own", name);
+	} else if (sl_codemode_skill(name, &sk, &err) == 0) {
+		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
+		code = sl_codemode_skill_code(&sk, json, len, true, &len);
+		h->skill = start_run(r->gw, r->s, code, len, NULL, on_skill_done, NULL, h, r->depth + 1);
+		if (r->rp) {
+			h->live = true;
+			r->live++;
+		}
+		free(code);
+		free(json);
+		sl_skill_dispose(&sk);
+		yyjson_mut_doc_free(args);
+		return;
+	}
+	yyjson_mut_doc_free(args);
+	skill_answer(h, NULL, NULL, err.msg, strlen(err.msg));
+	free(h->skill_name);
+	free(h);
+}
+
 static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct sl_sandbox_tool *t,
 		      yyjson_mut_doc *args, struct sl_sandbox_call **handle)
 {
@@ -343,7 +464,14 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 	r->prog = p;
 	if (r->rp) {
 		sl_replay_args_hash(yyjson_mut_doc_get_root(args), h->ahash);
-		step = sl_replay_next(r->rp, id, u->name, t->tool, h->ahash);
+		step = sl_replay_next(r->rp, id, t->server == &skills_ns ? "skills" : u->name,
+				      t->tool, h->ahash);
+	}
+	if (t->server == &skills_ns && (step == SL_REPLAY_LIVE || step == SL_REPLAY_PENDING) &&
+	    !(r->rp && sl_replay_suspended(r->rp))) {
+		*handle = h;
+		skill_call(r, h, t->tool, args);
+		return;
 	}
 	if (step == SL_REPLAY_RECORDED) {
 		yyjson_mut_doc *d;
@@ -402,6 +530,11 @@ static void host_cancel(void *ctx, struct sl_sandbox_call *h)
 	 * frees it. A task being awaited is cancelled on its server too (the
 	 * program's time ran out, or it ended). */
 	h->p = NULL;
+	if (h->skill) {
+		/* Its done (now) frees h. */
+		sl_program_cancel(h->skill);
+		return;
+	}
 	if (!h->c) {
 		free(h); /* a call never made (replay.h) */
 		return;
@@ -432,13 +565,14 @@ static void on_run_step(void *ctx, struct sl_program *p, const char *server, con
 	r->step(r->ctx, p, server, tool);
 }
 
-struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
-					  const char *code, size_t len, struct sl_replay *rp,
-					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx)
+static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
+				    size_t len, struct sl_replay *rp, sl_codemode_done_fn done,
+				    sl_program_step_fn step, void *ctx, unsigned depth)
 {
 	struct run *r = sl_alloc(sizeof(*r));
 	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel };
 	struct sl_program *p;
+	char *dir = sl_skills_dir();
 
 	r->gw = gw;
 	r->gen = sl_gen_ref(gw->gen);
@@ -447,11 +581,21 @@ struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_sessi
 	r->step = step;
 	r->ctx = ctx;
 	r->rp = rp;
+	r->depth = depth;
+	r->skills = sl_skills_exist(dir);
+	free(dir);
 	p = sl_program_start(gw->sandbox, &host, code, len, on_run_done,
 			     step ? on_run_step : NULL, r);
 	if (rp)
 		sl_program_fix(p, sl_replay_seed(rp), sl_replay_clock(rp));
 	return p;
+}
+
+struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
+					  const char *code, size_t len, struct sl_replay *rp,
+					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx)
+{
+	return start_run(gw, s, code, len, rp, done, step, ctx, 0);
 }
 
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
@@ -567,6 +711,15 @@ yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d)
 
 int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
 {
+	for (size_t i = 0; i < c->nservers; i++) {
+		char a[SL_SERVER_NAME_MAX + 2];
+		sl_code_ident(c->servers[i].name, a);
+		if (c->code_enabled && strcmp(a, SL_SKILLS_SERVER) == 0) {
+			sl_err_set(err, "%s: server '%s' would be tools.skills in code mode, where the "
+				   "saved skills are: rename it", c->path, c->servers[i].name);
+			return SL_ERR_INVALID;
+		}
+	}
 	for (size_t i = 0; i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++) {
 			char a[SL_SERVER_NAME_MAX + 2], b[SL_SERVER_NAME_MAX + 2];
@@ -580,4 +733,57 @@ int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
 			}
 		}
 	return SL_OK;
+}
+
+/* ---- skills ------------------------------------------------------------------------- */
+
+int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err)
+{
+	/* A model may call a hidden skill in a loop: its warnings are a few a
+	 * minute, not one a call. */
+	static struct sl_rate warned;
+	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file();
+	struct sl_err e = { 0 };
+	int rc = sl_skill_read(dir, name, out, &e);
+
+	if (rc == SL_ERR_NOT_FOUND) {
+		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
+	} else if (rc < 0) {
+		if (sl_rate_admit(&warned, 60000, 5))
+			sl_log(SL_LOG_WARN, "skills: %s", e.msg);
+		sl_err_set(err, "skill '%.100s' cannot be read (sluice's log says why)", name);
+	} else if (!sl_skill_approved(pins, out)) {
+		/* Changed outside save_skill (or never confirmed): hidden. */
+		if (sl_rate_admit(&warned, 60000, 5))
+			sl_log(SL_LOG_WARN, "skills: %s/%s.json differs from what was approved: it is "
+			       "hidden until `sluice skills approve %s`", dir, name, name);
+		sl_skill_dispose(out);
+		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
+		rc = SL_ERR_NOT_FOUND;
+	}
+	free(dir);
+	free(pins);
+	return rc;
+}
+
+char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
+			     bool nested, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	size_t qlen;
+	char *quoted = sl_json_write_mut_val(yyjson_mut_strncpy(d, args, args_len), &qlen);
+	struct sl_buf b;
+
+	/* All on the code's first line, so that its line numbers stay; JSON.parse
+	 * rather than a literal, where "__proto__" would set the prototype. */
+	sl_buf_init(&b, SIZE_MAX);
+	(void)!sl_buf_appends(&b, "const args = JSON.parse(");
+	(void)!sl_buf_append(&b, quoted, qlen);
+	(void)!sl_buf_appends(&b, nested ? "); return JSON.stringify((await (async () => {" : "); ");
+	(void)!sl_buf_append(&b, sk->code, sk->code_len);
+	if (nested)
+		(void)!sl_buf_appends(&b, "\n})()) ?? null);");
+	free(quoted);
+	yyjson_mut_doc_free(d);
+	return sl_buf_take(&b, len);
 }

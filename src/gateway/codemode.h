@@ -69,8 +69,21 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 /* The execute_code result for o, built in d: the guard's warning (if any)
  * and the answer as text blocks, isError when the program failed. */
 yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d);
+struct sl_skill;
+/* The saved skill name as it may run now: 0 with *out set (dispose it),
+ * or SL_ERR_NOT_FOUND with the program's message in err when there is
+ * none, its file is bad (the log says why) or it is not approved (changed
+ * on disk since save_skill or `sluice skills approve`: hidden). */
+int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
+/* The program a call of sk runs (malloc'd, *len set): args (JSON text of
+ * the arguments object) as the constant `args`, then sk's code. nested
+ * (tools.skills.x from a program): it returns the JSON text of the code's
+ * value, which the caller's await parses back. */
+char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
+			     bool nested, size_t *len);
 /* Checks what code mode needs of the config: two servers must not share an
- * identifier (tools.git_hub for both "git-hub" and "git_hub"). */
+ * identifier (tools.git_hub for both "git-hub" and "git_hub"), and none
+ * may be tools.skills, where the saved skills are. */
 int sl_codemode_check(const struct sl_config *c, struct sl_err *err) SL_MUST_USE;
 
 #endif

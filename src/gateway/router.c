@@ -6,6 +6,7 @@
 #include "gateway/kept.h"
 #include "gateway/results.h"
 #include "gateway/session_int.h"
+#include "gateway/skills.h"
 #include "gateway/view.h"
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
@@ -159,7 +160,8 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	const char *detail = sl_json_str(args, "detail");
 	yyjson_val *sv = yyjson_obj_get(args, "server"), *dv = yyjson_obj_get(args, "detail");
 	int64_t k = SEARCH_DEFAULT_K;
-	char *text, *msg = NULL;
+	char *text, *msg = NULL, *skills;
+	struct sl_view v;
 
 	if (!q || (sv && !server) || (dv && (!detail || (strcmp(detail, "signature") != 0 &&
 							 strcmp(detail, "full") != 0)))) {
@@ -169,9 +171,24 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	}
 	if (sl_json_int(args, "k", &k) && (k < 1 || k > SEARCH_MAX_K))
 		k = k < 1 ? 1 : SEARCH_MAX_K;
-	text = sl_discovery_search(s->gw, s->caller, q, (size_t)k, server,
-				   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
-				   SL_DETAIL_SIGNATURE, &msg);
+	sl_view_of(s->gw, s->caller, &v);
+	if (v.code && server && strcmp(server, SL_SKILLS_SERVER) == 0) {
+		text = sl_skills_search(q, (size_t)k);
+		if (!text)
+			text = sl_strdup("no skills match");
+	} else {
+		text = sl_discovery_search(s->gw, s->caller, q, (size_t)k, server,
+					   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
+					   SL_DETAIL_SIGNATURE, &msg);
+		/* Saved skills rank apart, after the servers' tools. */
+		if (text && v.code && !server && (skills = sl_skills_search(q, (size_t)k))) {
+			char *both = strncmp(text, "no tools match", 14) == 0 ? sl_strdup(skills) :
+				     sl_printf("%s%s", text, skills);
+			free(text);
+			free(skills);
+			text = both;
+		}
+	}
 	reply_text(s, m, modern, text ? text : msg, !text);
 	free(text);
 	free(msg);
@@ -183,6 +200,7 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 	yyjson_val *tools = yyjson_obj_get(args, "tools"), *t;
 	size_t i, n = 0;
 	char *text, *msg = NULL;
+	struct sl_view v;
 	bool ok = server && (!tools || (yyjson_is_arr(tools) && yyjson_arr_size(tools) <= 1000));
 
 	yyjson_arr_foreach(tools, i, n, t)
@@ -196,7 +214,11 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 	names = sl_alloc((n + 1) * sizeof(*names));
 	yyjson_arr_foreach(tools, i, n, t)
 		names[i] = yyjson_get_str(t);
-	text = sl_discovery_describe(s->gw, s->caller, server, names, n, &msg);
+	sl_view_of(s->gw, s->caller, &v);
+	if (v.code && strcmp(server, SL_SKILLS_SERVER) == 0)
+		text = sl_skills_describe(names, n, &msg);
+	else
+		text = sl_discovery_describe(s->gw, s->caller, server, names, n, &msg);
 	reply_text(s, m, modern, text ? text : msg, !text);
 	free(text);
 	free(msg);

@@ -174,6 +174,11 @@ void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *
 	*queued = sb->nqueued;
 }
 
+unsigned sl_sandbox_slots(const struct sl_sandbox *sb)
+{
+	return sb->max_running;
+}
+
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)
 {
 	size_t len = 0;

@@ -47,6 +47,8 @@ unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb);
 /* Programs admitted (waiting for their worker or running: at most
  * maxConcurrent) and programs queued for a slot (sluice status). */
 void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *queued);
+/* codeMode.maxConcurrent as in force (its default resolved). */
+unsigned sl_sandbox_slots(const struct sl_sandbox *sb);
 /* The boundaries in force, as names separated by spaces (in buf). */
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n);
 

@@ -90,9 +90,9 @@ after(() => Promise.all([code?.close(), pass?.close()]));
 // ---- 1. the definition -------------------------------------------------------------------
 
 describe('execute_code definition', () => {
-	test('code mode lists exactly search_tools, describe_tools, execute_code and read_result', async () => {
+	test('code mode lists exactly search_tools, describe_tools, execute_code, save_skill and read_result', async () => {
 		const { tools } = await code.client.listTools();
-		assert.deepEqual(tools.map((t) => t.name).sort(), ['describe_tools', 'execute_code', 'read_result', 'search_tools']);
+		assert.deepEqual(tools.map((t) => t.name).sort(), ['describe_tools', 'execute_code', 'read_result', 'save_skill', 'search_tools']);
 	});
 
 	test('annotated destructive and open-world, names the servers as identifiers, at most 150 tokens whole', async () => {

@@ -151,7 +151,7 @@ describe('profiles', () => {
 
 	test('/mcp/lab: a program sees only the profile\'s servers and tools', async () => {
 		const { client } = await open('lab');
-		assert.deepEqual(names((await client.listTools()).tools), ['describe_tools', 'execute_code', 'search_tools']);
+		assert.deepEqual(names((await client.listTools()).tools), ['describe_tools', 'execute_code', 'save_skill', 'search_tools']);
 		const ok = await execCode(client, 'const r = await tools.jira.list_projects({}); return [typeof r, Object.keys(tools)];');
 		assert.ok(!ok.isError, ok.text);
 		assert.deepEqual(JSON.parse(ok.text), ['object', ['jira']], 'the program\'s tools hold the profile\'s servers only');

@@ -1,0 +1,111 @@
+/*
+ * Skills: programs saved as tools (docs/internals/SANDBOX.md, "Skills").
+ *
+ * A skill is a code-mode program with a name, a description and an
+ * optional inputSchema, saved by the save_skill gateway tool (after the
+ * person confirmed it) as <dataDir>/skills/<name>.json, mode 0600, where
+ * dataDir is $XDG_DATA_HOME/sluice, else ~/.local/share/sluice. It runs as
+ * a program of its own (a fresh one-shot worker) with the caller's
+ * arguments as the constant `args`.
+ *
+ * Files on disk are untrusted: each is read with a size bound and checked
+ * whole (name, types, sizes) before anything uses it; a bad one is skipped
+ * with its reason. Each skill is pinned: the SHA-256 of its name,
+ * description, code and schema is kept in <stateDir>/skill-pins.json
+ * (save_skill pins what the person confirmed; `sluice skills approve`
+ * pins what is on disk). A skill whose file differs from its pin, or that
+ * has none, is hidden and cannot be called.
+ *
+ * This file is the store alone: no sessions, no sandbox (unit-testable).
+ *
+ * API:
+ *   if (!sl_skill_name_ok(name)) ...
+ *   dir = sl_skills_dir();  pins = sl_skills_pins_file();
+ *   sl_skill_make(name, desc, code, len, schema, &sk, &err);   checks save_skill's arguments
+ *   sl_skill_write(dir, &sk, &err);  sl_skill_pin(pins, name, sk.sha, &err);
+ *   sl_skills_names(dir, &names, &n, &err);  sl_skill_read(dir, name, &sk, &err);
+ *   if (sl_skill_approved(pins, &sk)) ...
+ *   sl_skill_dispose(&sk);  sl_skills_names_free(names, n);
+ */
+#ifndef SL_GATEWAY_SKILLS_H
+#define SL_GATEWAY_SKILLS_H
+
+#include "core/common.h"
+#include "core/digest.h"
+#include "core/json.h"
+
+#define SL_SKILLS_SERVER "skills"     /* tools.skills.<name>, skills__<name> */
+#define SL_SKILL_PREFIX "skills__"    /* a skill's name in tools/list */
+#define SL_SAVE_SKILL "save_skill"
+#define SL_SKILL_NAME_MAX 64          /* ^[a-z][a-z0-9_]{0,63}$ */
+#define SL_SKILL_DESC_MAX 4096        /* description, bytes */
+#define SL_SKILL_CODE_MAX (64u << 10) /* code, bytes */
+#define SL_SKILL_SCHEMA_MAX (32u << 10) /* inputSchema, as compact JSON */
+#define SL_SKILL_FILE_MAX (512u << 10) /* a skill file (JSON escapes included) */
+#define SL_SKILLS_MAX 256             /* skills in the directory */
+#define SL_SKILL_DEPTH_MAX 4          /* a skill calling skills: nesting bound */
+#define SL_SKILL_PINS_MAX (1u << 20)  /* the pins file */
+
+struct sl_skill {
+	char *name;
+	char *description;
+	char *code;
+	size_t code_len;
+	char *schema;               /* inputSchema as compact JSON, NULL if none */
+	char sha[SL_SHA256_HEX];    /* its pin */
+};
+
+/* True for ^[a-z][a-z0-9_]{0,63}$. */
+bool sl_skill_name_ok(const char *name);
+/* Builds *out from save_skill's arguments (copied; schema may be NULL),
+ * checked: name, sizes, an inputSchema that is an object. On failure err
+ * says why (for the model) and *out is untouched. */
+int sl_skill_make(const char *name, const char *desc, const char *code, size_t code_len,
+		  yyjson_val *schema, struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
+/* Parses a skill file's bytes (untrusted) that should hold skill name. */
+int sl_skill_parse(const char *json, size_t len, const char *name, struct sl_skill *out,
+		   struct sl_err *err) SL_MUST_USE;
+/* The file text of sk (JSON, one object). Caller frees. */
+char *sl_skill_json(const struct sl_skill *sk, size_t *len);
+void sl_skill_dispose(struct sl_skill *sk);
+
+/* <dataDir>/skills, or NULL without a data directory. Caller frees. */
+char *sl_skills_dir(void);
+/* <stateDir>/skill-pins.json, or NULL without a state directory. */
+char *sl_skills_pins_file(void);
+
+/* Reads dir/<name>.json (a regular file, at most SL_SKILL_FILE_MAX bytes):
+ * SL_ERR_NOT_FOUND when there is none (or name is not a skill name), else
+ * 0 or an error saying what is wrong with the file. */
+int sl_skill_read(const char *dir, const char *name, struct sl_skill *out,
+		  struct sl_err *err) SL_MUST_USE;
+/* Writes sk as dir/<name>.json, 0600, atomically (dir made 0700 if
+ * missing). Refused when it is a new skill and dir has SL_SKILLS_MAX. */
+int sl_skill_write(const char *dir, const struct sl_skill *sk, struct sl_err *err) SL_MUST_USE;
+/* Removes dir/<name>.json: SL_ERR_NOT_FOUND when there is none. */
+int sl_skill_remove(const char *dir, const char *name, struct sl_err *err) SL_MUST_USE;
+/* The skill names in dir (files <name>.json with a valid name), sorted,
+ * at most SL_SKILLS_MAX (*more set when there were more). No directory:
+ * none. Free with sl_skills_names_free. */
+int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more,
+		    struct sl_err *err) SL_MUST_USE;
+void sl_skills_names_free(char **names, size_t n);
+/* True if dir holds a file named like a skill (read no further: a
+ * program's start asks it). */
+bool sl_skills_exist(const char *dir);
+
+enum sl_skill_status {
+	SL_SKILL_APPROVED, /* its pin is its current hash: it may run */
+	SL_SKILL_CHANGED,  /* pinned, and the file differs: hidden */
+	SL_SKILL_UNPINNED, /* never confirmed (a file put there by hand): hidden */
+};
+/* sk against the pins file (NULL: none). A pins file that is missing, too
+ * large or malformed pins nothing. */
+enum sl_skill_status sl_skill_status(const char *pins, const struct sl_skill *sk);
+/* sl_skill_status(...) == SL_SKILL_APPROVED. */
+bool sl_skill_approved(const char *pins, const struct sl_skill *sk);
+/* Pins sha as name's pin (sha NULL: forgets it), atomically, 0600. */
+int sl_skill_pin(const char *pins, const char *name, const char *sha,
+		 struct sl_err *err) SL_MUST_USE;
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * Skills as tools (skills.h has the store, docs/internals/SANDBOX.md
+ * "Skills" the contract): save_skill, which asks the person before a
+ * program becomes a skill; skills__<name> in tools/list (passthrough and
+ * hybrid); the skills' lines in search_tools and their .d.ts in
+ * describe_tools. Skills exist only where execute_code is offered: each
+ * runs as a program.
+ */
+#include "gateway/session_int.h"
+#include "core/buf.h"
+#include "core/escape.h"
+#include "core/log.h"
+#include "discovery/discovery.h"
+#include "gateway/codemode.h"
+#include "gateway/skills.h"
+#include "gateway/view.h"
+#include "pipeline/gen.h"
+#include "proto/mcp.h"
+#include "stages/policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKILLS_ANSWER_MAX (4u << 20) /* one search or describe answer */
+
+/* The skills that may run now (readable, approved), sorted by name, at
+ * most SL_SKILLS_MAX. Files that are bad or changed are left out quietly
+ * here (a listing happens often); calling one logs why. */
+static struct sl_skill *load_visible(size_t *n)
+{
+	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file(), **names;
+	struct sl_skill *v;
+	struct sl_err err = { 0 };
+	size_t k;
+	bool more;
+
+	*n = 0;
+	if (sl_skills_names(dir, &names, &k, &more, &err) < 0) {
+		sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
+		k = 0;
+		names = NULL;
+	}
+	v = sl_alloc((k + 1) * sizeof(*v));
+	for (size_t i = 0; i < k; i++) {
+		if (sl_skill_read(dir, names[i], &v[*n], &err) < 0) {
+			sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
+			continue;
+		}
+		if (!sl_skill_approved(pins, &v[*n])) {
+			sl_skill_dispose(&v[*n]);
+			continue;
+		}
+		(*n)++;
+	}
+	sl_skills_names_free(names, k);
+	free(dir);
+	free(pins);
+	return v;
+}
+
+static void free_visible(struct sl_skill *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_skill_dispose(&v[i]);
+	free(v);
+}
+
+/* ---- tools/list --------------------------------------------------------------- */
+
+static const char save_skill_def[] =
+	"{\"name\":\"save_skill\",\"description\":\"Save a program that worked as a skill, for "
+	"next time: once the person confirms, programs call it as "
+	"`await tools.skills.<name>(args)` (its code reads the arguments as `args`) and "
+	"search_tools finds it. Same code rules as execute_code.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"name\":{\"type\":\"string\",\"pattern\":\"^[a-z][a-z0-9_]{0,63}$\"},"
+	"\"description\":{\"type\":\"string\",\"description\":\"What it does, for search_tools\"},"
+	"\"code\":{\"type\":\"string\",\"description\":\"The program (an async function body)\"},"
+	"\"inputSchema\":{\"type\":\"object\",\"description\":\"JSON Schema of args\"}},"
+	"\"required\":[\"name\",\"description\",\"code\"]},"
+	"\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}";
+
+static yyjson_mut_val *skill_def(yyjson_mut_doc *d, const struct sl_skill *sk)
+{
+	yyjson_mut_val *t = yyjson_mut_obj(d), *ann;
+	yyjson_doc *schema = sk->schema ? sl_json_read(sk->schema, strlen(sk->schema), 0, NULL) : NULL;
+	char *name = sl_printf("%s%s", SL_SKILL_PREFIX, sk->name);
+
+	yyjson_mut_obj_add_strcpy(d, t, "name", name);
+	yyjson_mut_obj_add_strcpy(d, t, "description", sk->description);
+	if (schema) {
+		yyjson_mut_obj_add_val(d, t, "inputSchema",
+				       yyjson_val_mut_copy(d, yyjson_doc_get_root(schema)));
+	} else {
+		yyjson_mut_val *o = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_str(d, o, "type", "object");
+		yyjson_mut_obj_add_val(d, t, "inputSchema", o);
+	}
+	/* A program may call any tool. */
+	ann = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_bool(d, ann, "openWorldHint", true);
+	yyjson_mut_obj_add_val(d, t, "annotations", ann);
+	yyjson_doc_free(schema);
+	free(name);
+	return t;
+}
+
+void sl_skills_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
+{
+	yyjson_doc *def = sl_json_read(save_skill_def, sizeof(save_skill_def) - 1, 0, NULL);
+	struct sl_skill *sk;
+	size_t n;
+
+	yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, yyjson_doc_get_root(def)));
+	yyjson_doc_free(def);
+	if (v->exposure != SL_EXPOSE_PASSTHROUGH && v->exposure != SL_EXPOSE_HYBRID)
+		return; /* router and code mode: search_tools finds them */
+	sk = load_visible(&n);
+	for (size_t i = 0; i < n; i++)
+		yyjson_mut_arr_append(arr, skill_def(d, &sk[i]));
+	free_visible(sk, n);
+}
+
+bool sl_skills_handles(const struct sl_view *v, const char *name)
+{
+	return v->code && (strcmp(name, SL_SAVE_SKILL) == 0 ||
+			   strncmp(name, SL_SKILL_PREFIX, strlen(SL_SKILL_PREFIX)) == 0);
+}
+
+/* ---- save_skill --------------------------------------------------------------- */
+
+/* A save waiting for the person: answered once, by the person or by the
+ * deadline (policy.confirmTimeoutMs), whichever comes first; freed once
+ * the elicitation's callback ran (it always runs, at the latest when the
+ * session closes) and the timer closed. */
+struct confirm {
+	struct sl_session *s;
+	struct sl_msg msg;
+	bool modern;
+	bool answered;     /* the tools/call has its answer */
+	bool heard;        /* the elicitation's callback ran */
+	uv_timer_t timer;
+	struct sl_skill sk;
+};
+
+static void answer_text(struct sl_session *s, struct sl_msg *m, bool modern, const char *text,
+			bool is_error)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *r;
+	if (is_error) {
+		r = sl_calls_error_result(d, text);
+	} else {
+		yyjson_mut_val *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
+		r = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_str(d, t, "type", "text");
+		yyjson_mut_obj_add_strcpy(d, t, "text", text);
+		yyjson_mut_arr_append(content, t);
+		yyjson_mut_obj_add_val(d, r, "content", content);
+	}
+	sl_session_answer(s, m, modern, false, d, r);
+}
+
+/* Writes and pins what the person confirmed: the text is the answer. */
+static char *store(const struct sl_skill *sk, bool *ok)
+{
+	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file(), *text;
+	struct sl_err err = { 0 };
+
+	*ok = false;
+	if (!dir)
+		text = sl_strdup("skills cannot be saved: no data directory (set XDG_DATA_HOME or HOME)");
+	else if (sl_skill_write(dir, sk, &err) < 0 || sl_skill_pin(pins, sk->name, sk->sha, &err) < 0)
+		text = sl_printf("the skill was not saved: %s", err.msg);
+	else {
+		*ok = true;
+		sl_log(SL_LOG_INFO, "skills: saved '%s' (%zu bytes of code, sha256 %.12s)", sk->name,
+		       sk->code_len, sk->sha);
+		text = sl_printf("saved skill '%s': programs call it as await tools.skills.%s(args)",
+				 sk->name, sk->name);
+	}
+	free(dir);
+	free(pins);
+	return text;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	struct confirm *c = h->data;
+	sl_msg_dispose(&c->msg);
+	sl_skill_dispose(&c->sk);
+	free(c);
+}
+
+/* The answer is out: the request's part is done. */
+static void settle(struct confirm *c, const char *text, bool is_error)
+{
+	if (!c->s->closing)
+		answer_text(c->s, &c->msg, c->modern, text, is_error);
+	c->answered = true;
+	uv_timer_stop(&c->timer);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct confirm *c = t->data;
+	settle(c, "save_skill: the person did not answer in time; the skill was not saved", true);
+	if (c->heard)
+		uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
+static void on_confirm(void *ctx, const char *action, yyjson_val *content)
+{
+	struct confirm *c = ctx;
+	struct sl_session *s = c->s;
+	bool ok = false;
+	char *text;
+
+	c->heard = true;
+	if (c->answered) {
+		/* Too late: the deadline answered; nothing is saved. */
+		uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+		return;
+	}
+	if (!action)
+		text = sl_strdup("save_skill: the person could not be asked (no answer came); the "
+				 "skill was not saved");
+	else if (strcmp(action, "accept") != 0 || !sl_json_true(content, "approve"))
+		text = sl_strdup("save_skill: the person declined; the skill was not saved");
+	else
+		text = store(&c->sk, &ok);
+	settle(c, text, !ok);
+	if (ok)
+		sl_gateway_tools_changed(s->gw);
+	free(text);
+	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
+/* What the person reads: every line of the code, with its control
+ * characters escaped, so that it cannot pass for something else. */
+static char *confirm_message(const struct sl_skill *sk)
+{
+	struct sl_buf b;
+	const char *p = sk->code, *end = sk->code + sk->code_len;
+
+	sl_buf_init(&b, SIZE_MAX);
+	(void)!sl_buf_printf(&b, "Save the skill \"%s\"? (sluice save_skill) Once saved, a program "
+			     "or tools/call runs it whenever the model calls it.\nDescription: ",
+			     sk->name);
+	(void)!sl_escape(&b, sk->description, strlen(sk->description), SL_ESCAPE_LOG);
+	if (sk->schema) {
+		(void)!sl_buf_appends(&b, "\nInput schema: ");
+		(void)!sl_escape(&b, sk->schema, strlen(sk->schema), SL_ESCAPE_LOG);
+	}
+	(void)!sl_buf_printf(&b, "\nCode (%zu bytes, SHA-256 of the skill %.16s):\n", sk->code_len,
+			     sk->sha);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		(void)!sl_escape(&b, p, len, SL_ESCAPE_LOG);
+		(void)!sl_buf_appends(&b, "\n");
+		p += len + (nl ? 1 : 0);
+	}
+	return sl_buf_take(&b, NULL);
+}
+
+/* True when saving name would go over SL_SKILLS_MAX (checked again when
+ * the file is written). */
+static bool full(const char *name)
+{
+	char *dir = sl_skills_dir(), **names;
+	struct sl_err err = { 0 };
+	size_t n = 0;
+	bool more, there = false;
+
+	if (sl_skills_names(dir, &names, &n, &more, &err) < 0)
+		n = 0;
+	for (size_t i = 0; i < n; i++)
+		there = there || strcmp(names[i], name) == 0;
+	sl_skills_names_free(names, n);
+	free(dir);
+	return !there && (n >= SL_SKILLS_MAX || more);
+}
+
+/* The generation's policy.confirmTimeoutMs: a save waits as long as a
+ * confirmed call does. */
+static uint64_t confirm_timeout(struct sl_gateway *gw)
+{
+	const struct sl_policy *p =
+		sl_policy_current(gw->gen ? sl_gen_state(gw->gen, &sl_stage_policy) : NULL);
+	return p && p->confirm_timeout_ms ? p->confirm_timeout_ms : 120000;
+}
+
+static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
+{
+	yyjson_val *code = yyjson_obj_get(args, "code");
+	struct sl_err err = { 0 };
+	struct confirm *c;
+	yyjson_mut_doc *d;
+	char *msg;
+	bool asked;
+
+	if (!yyjson_is_str(code)) {
+		answer_text(s, m, modern, "save_skill needs name, description and code strings", true);
+		return;
+	}
+	c = sl_alloc(sizeof(*c));
+	if (sl_skill_make(sl_json_str(args, "name"), sl_json_str(args, "description"),
+			  yyjson_get_str(code), yyjson_get_len(code), yyjson_obj_get(args, "inputSchema"),
+			  &c->sk, &err) < 0) {
+		free(c);
+		msg = sl_printf("save_skill: %s", err.msg);
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		return;
+	}
+	if (c->sk.code_len > s->gw->cfg->code.max_source) {
+		/* It runs as a program: the programs' own bound holds. */
+		msg = sl_printf("save_skill: the code is %zu bytes, over codeMode.maxSourceBytes (%zu)",
+				c->sk.code_len, s->gw->cfg->code.max_source);
+	} else if (full(c->sk.name)) {
+		msg = sl_printf("save_skill: there are %d skills already, the limit; the person can "
+				"remove one (sluice skills rm NAME)", SL_SKILLS_MAX);
+	} else if (!sl_session_can_elicit(s)) {
+		/* Policy confirm, always: a skill is code that will run later. */
+		msg = sl_strdup("save_skill needs the person's confirmation, and this client cannot "
+				"be asked (it did not declare elicitation); the skill was not saved");
+	} else {
+		msg = NULL;
+	}
+	if (msg) {
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		sl_skill_dispose(&c->sk);
+		free(c);
+		return;
+	}
+	c->s = s;
+	c->modern = modern;
+	c->msg = *m;
+	memset(m, 0, sizeof(*m));
+	msg = confirm_message(&c->sk);
+	d = yyjson_mut_doc_new(NULL);
+	asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "approve", "Save this skill"),
+				  on_confirm, c);
+	yyjson_mut_doc_free(d);
+	free(msg);
+	if (!asked) {
+		answer_text(s, &c->msg, modern, "save_skill: the person could not be asked; the skill "
+			    "was not saved", true);
+		sl_msg_dispose(&c->msg);
+		sl_skill_dispose(&c->sk);
+		free(c);
+		return;
+	}
+	uv_timer_init(s->gw->loop, &c->timer);
+	c->timer.data = c;
+	uv_timer_start(&c->timer, on_deadline, confirm_timeout(s->gw), 0);
+}
+
+/* ---- skills__<name> ------------------------------------------------------------- */
+
+static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
+		      yyjson_val *args)
+{
+	struct sl_err err = { 0 };
+	struct sl_skill sk;
+	char *json, *code;
+	size_t len;
+
+	if (sl_codemode_skill(name, &sk, &err) < 0) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "Unknown tool: %s%.100s", SL_SKILL_PREFIX, name);
+		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
+		return;
+	}
+	if (!s->gw->sandbox) {
+		char *msg = sl_printf("code mode is unavailable: %s", s->gw->code_error);
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		sl_skill_dispose(&sk);
+		return;
+	}
+	json = args ? sl_json_write_val(args, &len) : sl_strdup("{}");
+	len = strlen(json);
+	code = sl_codemode_skill_code(&sk, json, len, false, &len);
+	sl_calls_run_program(s, m, modern, code, len);
+	free(code);
+	free(json);
+	sl_skill_dispose(&sk);
+}
+
+void sl_skills_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
+		    yyjson_val *args)
+{
+	if (strcmp(name, SL_SAVE_SKILL) == 0)
+		save_skill(s, m, modern, args);
+	else
+		run_skill(s, m, modern, name + strlen(SL_SKILL_PREFIX), args);
+}
+
+/* ---- search_tools and describe_tools ------------------------------------------- */
+
+struct hit {
+	size_t i;
+	double score;
+};
+
+static int by_score(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The TypeScript type of sk's arguments, in ts; "unknown" without one. */
+static char *args_type(struct sl_ts *ts, const struct sl_skill *sk, const char *name)
+{
+	yyjson_doc *doc = sk->schema ? sl_json_read(sk->schema, strlen(sk->schema), 0, NULL) : NULL;
+	yyjson_val *root = yyjson_doc_get_root(doc);
+	char *t = root ? sl_ts_type(ts, root, root, name, NULL) : NULL;
+	yyjson_doc_free(doc);
+	return t ? t : sl_strdup("unknown");
+}
+
+/* The description's first line, at most 200 bytes. */
+static void first_line(struct sl_buf *b, const char *desc)
+{
+	size_t n = strcspn(desc, "\r\n");
+	(void)!sl_escape(b, desc, n > 200 ? 200 : n, SL_ESCAPE_LOG);
+}
+
+char *sl_skills_search(const char *query, size_t k)
+{
+	struct sl_bm25 *ix = sl_bm25_new();
+	struct sl_skill *sk;
+	struct hit *hits;
+	double *scores;
+	size_t n, nhits = 0;
+	struct sl_ts *ts;
+	struct sl_buf b;
+
+	sk = load_visible(&n);
+	for (size_t i = 0; i < n; i++) {
+		size_t doc = sl_bm25_doc(ix);
+		sl_bm25_add(ix, doc, SL_BM25_SERVER, SL_SKILLS_SERVER);
+		sl_bm25_add(ix, doc, SL_BM25_NAME, sk[i].name);
+		sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sk[i].description);
+	}
+	scores = sl_alloc((n + 1) * sizeof(*scores));
+	hits = sl_alloc((n + 1) * sizeof(*hits));
+	if (n)
+		sl_bm25_rank(ix, query, scores);
+	for (size_t i = 0; i < n; i++)
+		if (scores[i] > 0)
+			hits[nhits++] = (struct hit){ i, scores[i] };
+	qsort(hits, nhits, sizeof(*hits), by_score);
+	if (nhits > k)
+		nhits = k;
+	ts = sl_ts_new(false);
+	sl_buf_init(&b, SKILLS_ANSWER_MAX);
+	for (size_t i = 0; i < nhits; i++) {
+		const struct sl_skill *s = &sk[hits[i].i];
+		char *t = args_type(ts, s, NULL);
+		(void)!sl_buf_printf(&b, "tools.%s.%s(args: %s): Promise<unknown>  // skill: ",
+				     SL_SKILLS_SERVER, s->name, t);
+		first_line(&b, s->description);
+		(void)!sl_buf_appends(&b, "\n");
+		free(t);
+	}
+	sl_ts_free(ts);
+	sl_bm25_free(ix);
+	free(scores);
+	free(hits);
+	free_visible(sk, n);
+	if (nhits == 0) {
+		sl_buf_dispose(&b);
+		return NULL;
+	}
+	return sl_buf_take(&b, NULL);
+}
+
+char *sl_skills_describe(const char **names, size_t n, char **msg)
+{
+	struct sl_skill *sk;
+	struct sl_ts *ts = sl_ts_new(true);
+	struct sl_buf members, b;
+	size_t count = 0, nsk;
+
+	sk = load_visible(&nsk);
+	for (size_t j = 0; j < n; j++) {
+		bool found = false;
+		for (size_t i = 0; i < nsk && !found; i++)
+			found = strcmp(sk[i].name, names[j]) == 0;
+		if (!found) {
+			*msg = sl_printf("there is no skill '%.100s' (or it is hidden)", names[j]);
+			sl_ts_free(ts);
+			free_visible(sk, nsk);
+			return NULL;
+		}
+	}
+	sl_buf_init(&members, SKILLS_ANSWER_MAX);
+	for (size_t i = 0; i < nsk; i++) {
+		bool want = n == 0;
+		char *aname, *t, *doc;
+		for (size_t j = 0; j < n; j++)
+			want = want || strcmp(sk[i].name, names[j]) == 0;
+		if (!want)
+			continue;
+		aname = sl_printf("%s_args", sk[i].name);
+		t = args_type(ts, &sk[i], aname);
+		doc = sl_ts_doc(sk[i].description);
+		if (doc)
+			(void)!sl_buf_printf(&members, "    /** %s */\n", doc);
+		(void)!sl_buf_printf(&members, "    %s(args: %s): Promise<unknown>;\n", sk[i].name, t);
+		free(doc);
+		free(t);
+		free(aname);
+		count++;
+	}
+	sl_buf_init(&b, SKILLS_ANSWER_MAX);
+	(void)!sl_buf_printf(&b, "// %zu skill%s, called in programs as tools.%s.<name>(args).\n",
+			     count, count == 1 ? "" : "s", SL_SKILLS_SERVER);
+	(void)!sl_ts_decls(ts, &b, true);
+	(void)!sl_buf_printf(&b, "export declare const tools: {\n  %s: {\n", SL_SKILLS_SERVER);
+	(void)!sl_buf_append(&b, members.data ? members.data : "", members.len);
+	(void)!sl_buf_appends(&b, "  };\n};\n");
+	sl_buf_dispose(&members);
+	sl_ts_free(ts);
+	free_visible(sk, nsk);
+	return sl_buf_take(&b, NULL);
+}

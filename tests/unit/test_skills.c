@@ -1,0 +1,250 @@
+/* Unit tests of src/gateway/skills.c: names, save_skill's checks, skill
+ * files (untrusted: malformed, huge, links, wrong names) and pins. */
+#include "unit.h"
+#include "gateway/skills.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void put_file(const char *dir, const char *name, const char *data, size_t len)
+{
+	char *path = sl_printf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_INT(fwrite(data, 1, len, f), len);
+		fclose(f);
+	}
+	free(path);
+}
+
+TEST(skills_names)
+{
+	char long_ok[65], too_long[66];
+	memset(long_ok, 'a', 64);
+	long_ok[64] = '\0';
+	memset(too_long, 'a', 65);
+	too_long[65] = '\0';
+	CHECK(sl_skill_name_ok("a"));
+	CHECK(sl_skill_name_ok("top3_issues"));
+	CHECK(sl_skill_name_ok(long_ok));
+	CHECK(!sl_skill_name_ok(too_long));
+	CHECK(!sl_skill_name_ok(""));
+	CHECK(!sl_skill_name_ok(NULL));
+	CHECK(!sl_skill_name_ok("_a"));
+	CHECK(!sl_skill_name_ok("1a"));
+	CHECK(!sl_skill_name_ok("Abc"));
+	CHECK(!sl_skill_name_ok("a-b"));
+	CHECK(!sl_skill_name_ok("a.b"));
+	CHECK(!sl_skill_name_ok("../x"));
+	CHECK(!sl_skill_name_ok("a\xc3\xa9"));
+}
+
+TEST(skills_make_checks_and_pins)
+{
+	struct sl_skill a, b;
+	struct sl_err err;
+	yyjson_doc *schema = sl_json_read("{\"type\":\"object\"}", 17, 0, NULL);
+	yyjson_doc *notobj = sl_json_read("[1]", 3, 0, NULL);
+	char *big = malloc(SL_SKILL_CODE_MAX + 1);
+
+	CHECK_INT(sl_skill_make("x", "d", "return 1", 8, yyjson_doc_get_root(schema), &a, &err), SL_OK);
+	CHECK_STR(a.schema, "{\"type\":\"object\"}");
+	CHECK_INT(strlen(a.sha), 64);
+	/* The pin covers every part. */
+	CHECK_INT(sl_skill_make("x", "d", "return 2", 8, yyjson_doc_get_root(schema), &b, &err), SL_OK);
+	CHECK(strcmp(a.sha, b.sha) != 0);
+	sl_skill_dispose(&b);
+	CHECK_INT(sl_skill_make("x", "d", "return 1", 8, NULL, &b, &err), SL_OK);
+	CHECK(strcmp(a.sha, b.sha) != 0);
+	sl_skill_dispose(&b);
+	CHECK_INT(sl_skill_make("x", "e", "return 1", 8, yyjson_doc_get_root(schema), &b, &err), SL_OK);
+	CHECK(strcmp(a.sha, b.sha) != 0);
+	sl_skill_dispose(&b);
+
+	CHECK_INT(sl_skill_make("X", "d", "1", 1, NULL, &b, &err), SL_ERR_INVALID);
+	CHECK(strstr(err.msg, "name") != NULL);
+	CHECK_INT(sl_skill_make("x", NULL, "1", 1, NULL, &b, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_make("x", "d", "", 0, NULL, &b, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_make("x", "d", "a\0b", 3, NULL, &b, &err), SL_ERR_INVALID);
+	memset(big, ' ', SL_SKILL_CODE_MAX + 1);
+	CHECK_INT(sl_skill_make("x", "d", big, SL_SKILL_CODE_MAX + 1, NULL, &b, &err), SL_ERR_TOO_LARGE);
+	CHECK(strstr(err.msg, "65536") != NULL);
+	CHECK_INT(sl_skill_make("x", "d", big, SL_SKILL_CODE_MAX, NULL, &b, &err), SL_OK);
+	sl_skill_dispose(&b);
+	CHECK_INT(sl_skill_make("x", "d", "1", 1, yyjson_doc_get_root(notobj), &b, &err), SL_ERR_INVALID);
+	/* Right-to-left override, zero-width space: refused. */
+	CHECK_INT(sl_skill_make("x", "d", "'a\xe2\x80\xae'", 5, NULL, &b, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_make("x", "a\xe2\x80\x8b", "1", 1, NULL, &b, &err), SL_ERR_INVALID);
+	sl_skill_dispose(&a);
+	yyjson_doc_free(schema);
+	yyjson_doc_free(notobj);
+	free(big);
+}
+
+TEST(skills_parse_untrusted)
+{
+	struct sl_skill sk;
+	struct sl_err err;
+	static const char ok[] = "{\"name\":\"x\",\"description\":\"d\",\"code\":\"return 1\"}";
+	char *json;
+	size_t len;
+
+	CHECK_INT(sl_skill_parse(ok, sizeof(ok) - 1, "x", &sk, &err), SL_OK);
+	/* What it writes, it reads back with the same pin. */
+	json = sl_skill_json(&sk, &len);
+	{
+		struct sl_skill again;
+		CHECK_INT(sl_skill_parse(json, len, "x", &again, &err), SL_OK);
+		CHECK_STR(again.sha, sk.sha);
+		sl_skill_dispose(&again);
+	}
+	free(json);
+	sl_skill_dispose(&sk);
+	/* Another file's name, malformed JSON, wrong types, not an object. */
+	CHECK_INT(sl_skill_parse(ok, sizeof(ok) - 1, "y", &sk, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_parse("{\"name\":\"x\",\"code\":", 19, "x", &sk, &err), SL_ERR_INVALID);
+	CHECK(strstr(err.msg, "not a JSON object") != NULL);
+	CHECK_INT(sl_skill_parse("{\"name\":\"x\",\"code\":1}", 21, "x", &sk, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_parse("[]", 2, "x", &sk, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_parse("", 0, "x", &sk, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_parse("{\"name\":\"x\",\"code\":\"1\",\"inputSchema\":3}", 37, "x", &sk, &err),
+		  SL_ERR_INVALID);
+	CHECK_INT(sl_skill_parse(ok, SL_SKILL_FILE_MAX + 1, "x", &sk, &err), SL_ERR_TOO_LARGE);
+}
+
+TEST(skills_store_files_and_pins)
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	char *sub, *pins, **names, *big;
+	struct sl_skill sk, got;
+	struct sl_err err;
+	struct stat st;
+	size_t n;
+	bool more;
+
+	CHECK(mkdtemp(dir) != NULL);
+	sub = sl_printf("%s/data/skills", dir);
+	pins = sl_printf("%s/state/skill-pins.json", dir);
+	/* No directory yet: no skills, nothing exists. */
+	CHECK_INT(sl_skills_names(sub, &names, &n, &more, &err), SL_OK);
+	CHECK_INT(n, 0);
+	sl_skills_names_free(names, n);
+	CHECK(!sl_skills_exist(sub));
+	CHECK_INT(sl_skill_read(sub, "x", &got, &err), SL_ERR_NOT_FOUND);
+
+	CHECK_INT(sl_skill_make("beta", "b", "return 2", 8, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_write(sub, &sk, &err), SL_OK);
+	{
+		char *path = sl_printf("%s/beta.json", sub);
+		CHECK_INT(stat(path, &st), 0);
+		CHECK_INT(st.st_mode & 0777, 0600);
+		free(path);
+	}
+	CHECK(sl_skills_exist(sub));
+	CHECK_INT(sl_skill_status(pins, &sk), SL_SKILL_UNPINNED);
+	CHECK_INT(sl_skill_pin(pins, "beta", sk.sha, &err), SL_OK);
+	CHECK_INT(stat(pins, &st), 0);
+	CHECK_INT(st.st_mode & 0777, 0600);
+	CHECK_INT(sl_skill_read(sub, "beta", &got, &err), SL_OK);
+	CHECK_INT(sl_skill_status(pins, &got), SL_SKILL_APPROVED);
+	sl_skill_dispose(&got);
+
+	/* Edited on disk: changed. */
+	{
+		static const char edited[] = "{\"name\":\"beta\",\"description\":\"b\",\"code\":\"return 3\"}";
+		put_file(sub, "beta.json", edited, sizeof(edited) - 1);
+	}
+	CHECK_INT(sl_skill_read(sub, "beta", &got, &err), SL_OK);
+	CHECK_INT(sl_skill_status(pins, &got), SL_SKILL_CHANGED);
+	CHECK(!sl_skill_approved(pins, &got));
+	sl_skill_dispose(&got);
+
+	/* Untrusted files: listed by name, refused when read. */
+	put_file(sub, "alpha.json", "{", 1);
+	put_file(sub, "Upper.json", "{}", 2);
+	put_file(sub, "notes.txt", "x", 1);
+	big = malloc(SL_SKILL_FILE_MAX + 10);
+	memset(big, ' ', SL_SKILL_FILE_MAX + 10);
+	put_file(sub, "huge.json", big, SL_SKILL_FILE_MAX + 10);
+	free(big);
+	{
+		char *target = sl_printf("%s/beta.json", sub), *link = sl_printf("%s/linked.json", sub);
+		CHECK_INT(symlink(target, link), 0);
+		free(target);
+		free(link);
+	}
+	CHECK_INT(sl_skills_names(sub, &names, &n, &more, &err), SL_OK);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_STR(names[0], "alpha");
+		CHECK_STR(names[1], "beta");
+		CHECK_STR(names[2], "huge");
+		CHECK_STR(names[3], "linked");
+	}
+	CHECK(!more);
+	sl_skills_names_free(names, n);
+	CHECK_INT(sl_skill_read(sub, "alpha", &got, &err), SL_ERR_INVALID);
+	CHECK_INT(sl_skill_read(sub, "huge", &got, &err), SL_ERR_TOO_LARGE);
+	CHECK(strstr(err.msg, "over the limit") != NULL);
+	CHECK(sl_skill_read(sub, "linked", &got, &err) < 0); /* a symbolic link is not followed */
+	CHECK_INT(sl_skill_read(sub, "../x", &got, &err), SL_ERR_NOT_FOUND);
+
+	/* A malformed pins file pins nothing, and is rewritten by the next pin. */
+	put_file(dir, "state/skill-pins.json", "[not json", 9);
+	CHECK_INT(sl_skill_status(pins, &sk), SL_SKILL_UNPINNED);
+	CHECK_INT(sl_skill_pin(pins, "beta", sk.sha, &err), SL_OK);
+	CHECK_INT(sl_skill_status(pins, &sk), SL_SKILL_APPROVED);
+	CHECK_INT(sl_skill_pin(pins, "beta", NULL, &err), SL_OK);
+	CHECK_INT(sl_skill_status(pins, &sk), SL_SKILL_UNPINNED);
+
+	CHECK_INT(sl_skill_remove(sub, "beta", &err), SL_OK);
+	CHECK_INT(sl_skill_remove(sub, "beta", &err), SL_ERR_NOT_FOUND);
+	sl_skill_dispose(&sk);
+	{
+		char *cmd = sl_printf("rm -rf '%s'", dir);
+		CHECK_INT(system(cmd), 0);
+		free(cmd);
+	}
+	free(sub);
+	free(pins);
+}
+
+TEST(skills_count_bound)
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	struct sl_skill sk;
+	struct sl_err err;
+	char **names;
+	size_t n;
+	bool more;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < SL_SKILLS_MAX; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "s%03d.json", i);
+		put_file(dir, name, "{}", 2);
+	}
+	CHECK_INT(sl_skill_make("one_more", "d", "1", 1, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_write(dir, &sk, &err), SL_ERR_TOO_LARGE);
+	CHECK(strstr(err.msg, "256 skills") != NULL);
+	sl_skill_dispose(&sk);
+	/* Replacing an existing one is fine. */
+	CHECK_INT(sl_skill_make("s000", "d", "1", 1, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_write(dir, &sk, &err), SL_OK);
+	sl_skill_dispose(&sk);
+	put_file(dir, "zzz.json", "{}", 2);
+	CHECK_INT(sl_skills_names(dir, &names, &n, &more, &err), SL_OK);
+	CHECK_INT(n, SL_SKILLS_MAX);
+	CHECK(more);
+	sl_skills_names_free(names, n);
+	{
+		char *cmd = sl_printf("rm -rf '%s'", dir);
+		CHECK_INT(system(cmd), 0);
+		free(cmd);
+	}
+}
