@@ -545,6 +545,19 @@ static void on_program_step(void *ctx, struct sl_program *prog, const char *serv
 	progress_send(p, d);
 }
 
+/* execute_code's language argument: "js" or "ts" (the long names too);
+ * NULL for any other. */
+static const char *code_language(const char *lang)
+{
+	if (!lang)
+		return NULL;
+	if (strcmp(lang, "js") == 0 || strcmp(lang, "javascript") == 0)
+		return "js";
+	if (strcmp(lang, "ts") == 0 || strcmp(lang, "typescript") == 0)
+		return "ts";
+	return NULL;
+}
+
 static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	struct sl_gateway *gw = s->gw;
@@ -555,8 +568,9 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 
 	if (!yyjson_is_str(code)) {
 		snprintf(msg, sizeof(msg), "execute_code needs a code string");
-	} else if (lang && strcmp(lang, "js") != 0 && strcmp(lang, "javascript") != 0) {
-		snprintf(msg, sizeof(msg), "execute_code runs JavaScript only (language \"js\")");
+	} else if (lang && !code_language(lang)) {
+		snprintf(msg, sizeof(msg), "execute_code runs language \"js\" (JavaScript) or \"ts\" "
+			 "(TypeScript, its types stripped); omit language for either");
 	} else if (yyjson_get_len(code) > gw->cfg->code.max_source) {
 		snprintf(msg, sizeof(msg), "the program is %zu bytes, over the limit of %zu",
 			 yyjson_get_len(code), gw->cfg->code.max_source);
@@ -568,6 +582,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		p->u.program.program = sl_codemode_run(gw, s, yyjson_get_str(code),
 						       yyjson_get_len(code), on_program_done,
 						       on_program_step, p);
+		sl_program_set_language(p->u.program.program, code_language(lang));
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

@@ -55,6 +55,7 @@ struct sl_program {
 	uint64_t id;
 	char *code;
 	size_t code_len;
+	const char *lang;         /* "js", "ts" or NULL: static strings */
 	enum pstate state;
 	bool slot;                /* holds one of sb->max_running */
 	struct sl_wslot w;
@@ -332,6 +333,8 @@ static void send_run(struct sl_program *p)
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_int(d, o, "v", SL_FRAME_VERSION);
 	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
+	if (p->lang)
+		yyjson_mut_obj_add_str(d, o, "lang", p->lang);
 	for (size_t i = 0; (raw = p->host.server(p->host.ctx, i)); i++) {
 		char *ident = sl_alloc(strlen(raw) + 2);
 		yyjson_mut_val *pair = yyjson_mut_arr(d);
@@ -742,6 +745,11 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 		uv_timer_start(&p->timer, on_timer, 0, 0);
 	}
 	return p;
+}
+
+void sl_program_set_language(struct sl_program *p, const char *lang)
+{
+	p->lang = lang && strcmp(lang, "ts") == 0 ? "ts" : lang && strcmp(lang, "js") == 0 ? "js" : NULL;
 }
 
 void sl_program_free(struct sl_program *p)

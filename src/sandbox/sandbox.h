@@ -134,6 +134,11 @@ typedef void (*sl_program_step_fn)(void *ctx, struct sl_program *p, const char *
 struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx);
+/* The program's language, before its worker asks for it (right after
+ * sl_program_start): "js", "ts" (its types are stripped first), or NULL
+ * (the default: JavaScript, else TypeScript when it does not parse as
+ * JavaScript; docs/internals/SANDBOX.md, "TypeScript"). */
+void sl_program_set_language(struct sl_program *p, const char *lang);
 /* The worker is killed and every call in flight cancelled through the
  * host; done runs (now) with result cancelled. Nothing once done ran. */
 void sl_program_cancel(struct sl_program *p);
