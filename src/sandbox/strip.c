@@ -54,20 +54,23 @@ static void warm_up(struct sl_strip *s)
 	JS_SetGCThreshold(s->rt, SL_STRIP_HEAP / 2);
 }
 
-struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque)
+void sl_strip_free(struct sl_strip *s)
 {
-	struct sl_strip *s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	if (s->ctx) {
+		JS_FreeValue(s->ctx, s->fn);
+		JS_FreeContext(s->ctx);
+	}
+	if (s->rt)
+		JS_FreeRuntime(s->rt);
+	free(s);
+}
+
+static struct sl_strip *load(struct sl_strip *s)
+{
 	JSValue fn, r, global;
 
-	if (!s || !(s->rt = JS_NewRuntime()))
-		return NULL;
-	s->interrupt = interrupt;
-	s->opaque = opaque;
-	JS_SetMemoryLimit(s->rt, SL_STRIP_HEAP);
-	/* sucrase parses by recursive descent: deep nesting needs stack, and
-	 * past this it says so (a RangeError) instead of crashing. */
-	JS_SetMaxStackSize(s->rt, 2u << 20);
-	JS_SetInterruptHandler(s->rt, on_interrupt, s);
 	if (!(s->ctx = JS_NewContext(s->rt)))
 		return NULL;
 	fn = JS_ReadObject(s->ctx, sl_stripper_bc, sl_stripper_bc_len, JS_READ_OBJ_BYTECODE);
@@ -83,6 +86,31 @@ struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque)
 	if (!JS_IsFunction(s->ctx, s->fn))
 		return NULL;
 	warm_up(s);
+	return s;
+}
+
+struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque)
+{
+	struct sl_strip *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->rt = JS_NewRuntime())) {
+		free(s);
+		return NULL;
+	}
+	s->interrupt = interrupt;
+	s->opaque = opaque;
+	JS_SetMemoryLimit(s->rt, SL_STRIP_HEAP);
+	/* sucrase parses by recursive descent: deep nesting needs stack, and
+	 * past this it says so (a RangeError) instead of crashing. */
+	JS_SetMaxStackSize(s->rt, 2u << 20);
+	JS_SetInterruptHandler(s->rt, on_interrupt, s);
+	s->fn = JS_UNDEFINED;
+	if (!load(s)) {
+		if (s->ctx)
+			JS_FreeValue(s->ctx, JS_GetException(s->ctx));
+		sl_strip_free(s);
+		return NULL;
+	}
 	return s;
 }
 

@@ -31,7 +31,9 @@ struct sl_strip_error {
 /* interrupt(opaque) is asked now and then while stripping: non-zero stops
  * it (the program's own time and CPU limits). */
 struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque);
-/* src must be NUL-terminated at src[len]. -1 with err filled: not
+/* Only tests free one: a worker exits with its stripper. */
+void sl_strip_free(struct sl_strip *s);
+/* src is len bytes of UTF-8. -1 with err filled: not
  * TypeScript, or out of time or memory (err says which). */
 int sl_strip_run(struct sl_strip *s, const char *src, size_t len, char **out, size_t *out_len,
 		 struct sl_strip_error *err);

@@ -53,6 +53,7 @@ TEST(strip_removes_types_and_keeps_lines)
 	CHECK_STR(e.message, "Unexpected token");
 	CHECK_INT(e.line, 2);
 	CHECK_INT(e.column, 8);
+	sl_strip_free(s);
 }
 
 TEST(strip_stops_when_interrupted)
@@ -90,6 +91,7 @@ TEST(strip_run_stops_when_interrupted)
 	CHECK_INT(sl_strip_run(s, ts, len, &out, &n, &e), -1);
 	CHECK(strstr(e.message, "interrupted") != NULL);
 	free(ts);
+	sl_strip_free(s);
 }
 
 TEST(strip_column_maps_to_the_typescript)
