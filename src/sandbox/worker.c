@@ -849,8 +849,9 @@ static JSValue compile(struct sl_worker *w, struct text *src)
 	exc = JS_GetException(ctx);
 	if (!is_syntax(ctx, exc))
 		fail_with(w, "error", exc);
-	if (w->lang[0]) {
-		say_typescript(w, exc, src);
+	if (w->lang[0] || !w->strip) {
+		if (w->lang[0])
+			say_typescript(w, exc, src);
 		fail_with(w, "syntax", exc);
 	}
 	r = run_stripped(w, src, &e, false);
