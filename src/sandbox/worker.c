@@ -798,8 +798,8 @@ static JSValue run_stripped(struct sl_worker *w, struct text *src, struct sl_str
 	size_t n;
 
 	if (!w->strip) {
-		static const char m[] = "TypeScript is unavailable: the stripper failed to load "
-					"in this gateway's sandbox (see its log); send JavaScript";
+		static const char m[] = "TypeScript is unavailable: the type stripper failed to "
+					"load in this gateway's sandbox; send JavaScript";
 		finish(w, "error", m, sizeof(m) - 1);
 	}
 	if (sl_strip_run(w->strip, src->p, src->len, &js, &n, err) < 0) {
