@@ -162,7 +162,11 @@ return { names: pick<Repo, "full_name">(repos, "full_name").slice(0, cfg.limit),
 		const explicit = await p50(ts, 'ts');
 		const auto = await p50(ts);
 		console.log(`execute_code p50 over ${N}: JS return 1 ${js.toFixed(2)} ms; small TS ${auto.toFixed(2)} ms (language absent), ${explicit.toFixed(2)} ms (language "ts")`);
-		// The stripper is loaded in the zygote: a worker pays only the transform.
-		assert.ok(explicit < js + 60, `TS p50 ${explicit} ms vs JS ${js} ms`);
+		// The stripper is loaded in the zygote: a worker pays only the transform, a few
+		// ms of CPU (docs/internals/SANDBOX.md). Both p50s stretch together on a loaded
+		// machine (measured: 40 against 13 ms idle, 108 against 36 ms beside a build),
+		// so the bound is relative: it catches a gross regression (the stripper loaded
+		// per program, a transform ten times slower), not noise.
+		assert.ok(explicit < 4 * js + 30, `TS p50 ${explicit} ms vs JS ${js} ms`);
 	});
 });
