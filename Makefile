@@ -57,6 +57,14 @@ YYJSON_O := $(OBJ)/third_party/yyjson.o
 QJS_SRC  := quickjs.c libregexp.c libunicode.c dtoa.c
 QJS_O    := $(QJS_SRC:%.c=$(OBJ)/third_party/quickjs-ng/%.o)
 SLUICE   := $(OUT)/sluice
+# TypeScript in code mode: sucrase, bundled by esbuild (both pinned in
+# scripts/deps/stripper, installed into build/stripper by scripts/setup.sh),
+# compiled to bytecode by the very engine that loads it (scripts/stripper/).
+STRIP_NM := $(BUILD)/stripper/node_modules/.package-lock.json
+STRIP_JS := $(BUILD)/stripper/strip.js
+GEN      := $(OUT)/gen
+JSBC     := $(GEN)/jsbc
+STRIP_O  := $(OBJ)/gen/stripper.o
 
 .PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs
 all: $(SLUICE)
@@ -83,7 +91,27 @@ $(OBJ)/third_party/quickjs-ng/%.o: $(SETUP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $(TP)/quickjs-ng/$*.c -o $@
 
-$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O)
+$(STRIP_NM): scripts/deps/stripper/package.json scripts/deps/stripper/package-lock.json
+	bash scripts/setup.sh stripper
+	@touch $@
+
+$(STRIP_JS): scripts/stripper/entry.js scripts/stripper/bundle.mjs $(STRIP_NM)
+	node scripts/stripper/bundle.mjs $(BUILD)/stripper/node_modules $< $@
+
+# A build-time tool, linked with the engine's objects (under SAN too: no
+# leak report from a tool that exits at once).
+$(JSBC): scripts/stripper/jsbc.c $(QJS_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lm
+
+$(GEN)/stripper.c: $(STRIP_JS) $(JSBC)
+	ASAN_OPTIONS=detect_leaks=0 $(JSBC) sl_stripper_bc $< $@
+
+$(STRIP_O): $(GEN)/stripper.c
+	@mkdir -p $(dir $@)
+	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $< -o $@
+
+$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -125,6 +153,6 @@ install: $(SLUICE)
 	install -m 755 $(SLUICE) $(DESTDIR)$(PREFIX)/bin/sluice
 
 clean:
-	rm -rf $(OUT)/obj $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests
+	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -94,6 +94,11 @@ floor() {
 	FLOOR_US=$p50
 	read -r p50 p99 rate < <("$tmp/callbench" -n 1000 -p 2000 -t execute_code -a '{"code":"return 1"}' -- "$SLUICE" serve --config "$tmp/code.json")
 	printf '| %-34s | %8s | %8s | %10s |\n' "execute_code, paced" "$p50" "$p99" "-"
+	# The same in TypeScript: a worker strips the types first (docs/internals/SANDBOX.md).
+	read -r p50 p99 rate < <("$tmp/callbench" -n 1000 -t execute_code \
+		-a '{"code":"interface P { n: number }\nconst p: P = { n: 1 };\nreturn p.n as number;","language":"ts"}' \
+		-- "$SLUICE" serve --config "$tmp/code.json")
+	printf '| %-34s | %8s | %8s | %10s |\n' "execute_code TypeScript, b2b" "$p50" "$p99" "$rate"
 	read -r p50 p99 rate < <("$tmp/callbench" -n "$n" -t invoke_tool -a '{"server":"github","tool":"echo","arguments":{"m":"hi"}}' -- "$SLUICE" serve --config "$tmp/code.json")
 	printf '| %-34s | %8s | %8s | %10s |\n' "invoke_tool (small), back to back" "$p50" "$p99" "$rate"
 	INVOKE_US=$p50

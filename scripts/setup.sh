@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what sluice needs to build and test, and nothing twice:
 #   1. Debian packages from scripts/deps/debian-packages (as root, or via sudo);
-#   2. pinned test dependencies from package-lock.json (npm ci);
+#   2. pinned test dependencies from package-lock.json (npm ci), and the
+#      build-time TypeScript stripper (sucrase, esbuild) from
+#      scripts/deps/stripper/package-lock.json into build/stripper;
 #   3. third-party C sources (yyjson, quickjs-ng) from Debian source packages,
 #      pinned by version and SHA-256 in scripts/deps/pins, fetched through a
 #      private apt sources list under build/deps (the system's apt
 #      configuration is never touched).
 # A second run finds everything in place and does nothing.
-# `setup.sh build` skips step 2 (what building the gateway alone needs).
+# `setup.sh build` skips the test dependencies (what building the gateway
+# alone needs); `setup.sh stripper` installs only the stripper's packages.
 set -euo pipefail
 only_build=0
 [ "${1:-}" = build ] && only_build=1
@@ -31,7 +34,7 @@ missing=()
 while read -r pkg; do
 	case "$pkg" in ''|'#'*) continue ;; esac
 	if [ "$pkg" = nodejs ]; then
-		[ "$only_build" = 1 ] && continue
+		# Building needs it too: the stripper is bundled by Node at build time.
 		# Any Node.js >= 18 with npm will do (the machine may ship its own).
 		command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && continue
 		missing+=(nodejs npm)
@@ -51,7 +54,28 @@ if [ "${#missing[@]}" -gt 0 ]; then
 		die "apt-get install ${missing[*]} failed"
 fi
 
-# 2. npm test dependencies ---------------------------------------------------
+# 2. npm packages ------------------------------------------------------------
+# The stripper's own small tree, apart from the test dependencies: building
+# the gateway needs only these two packages.
+stripper_deps() {
+	local dir="$top/build/stripper" src="$top/scripts/deps/stripper"
+	if [ -f "$dir/node_modules/.package-lock.json" ] &&
+		[ ! "$src/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+		return 0
+	fi
+	command -v npm >/dev/null 2>&1 || die "npm not found: building needs Node.js and npm (apt-get install nodejs npm)"
+	note "installing the TypeScript stripper's pinned npm packages (build/stripper)"
+	mkdir -p "$dir"
+	cp "$src/package.json" "$src/package-lock.json" "$dir/"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+		die "npm ci in build/stripper failed: the npm registry must be reachable"
+}
+if [ "${1:-}" = stripper ]; then
+	stripper_deps
+	exit 0
+fi
+stripper_deps
+
 if [ "$only_build" = 0 ] && [ -f "$top/package-lock.json" ]; then
 	stamp="$top/node_modules/.package-lock.json"
 	if [ ! -f "$stamp" ] || [ "$top/package-lock.json" -nt "$stamp" ]; then

@@ -452,8 +452,8 @@ static const struct sl_conf_key code_keys[] = {
 
 static const struct sl_conf_section code_section = {
 	"sluice.codeMode",
-	"Code mode: `execute_code` runs a JavaScript program in a sandboxed worker; these are its "
-	"limits (docs/internals/SANDBOX.md).",
+	"Code mode: `execute_code` runs a JavaScript or TypeScript program in a sandboxed worker; "
+	"these are its limits (docs/internals/SANDBOX.md).",
 	code_keys, SL_COUNT(code_keys), 0, NULL,
 };
 

@@ -614,7 +614,7 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 }
 
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
-			  size_t len)
+			  size_t len, const char *lang)
 {
 	/* code may point into m's document, which p now owns; the program
 	 * copies it. */
@@ -623,6 +623,20 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 		return;
 	p->u.program.program = sl_codemode_run_replay(s->gw, s, code, len, p->u.program.replay,
 						      on_program_done, on_program_step, p);
+	sl_program_set_language(p->u.program.program, lang);
+}
+
+/* execute_code's language argument: "js" or "ts" (the long names too);
+ * NULL for any other. */
+static const char *code_language(const char *lang)
+{
+	if (!lang)
+		return NULL;
+	if (strcmp(lang, "js") == 0 || strcmp(lang, "javascript") == 0)
+		return "js";
+	if (strcmp(lang, "ts") == 0 || strcmp(lang, "typescript") == 0)
+		return "ts";
+	return NULL;
 }
 
 static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
@@ -634,15 +648,17 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 
 	if (!yyjson_is_str(code)) {
 		snprintf(msg, sizeof(msg), "execute_code needs a code string");
-	} else if (lang && strcmp(lang, "js") != 0 && strcmp(lang, "javascript") != 0) {
-		snprintf(msg, sizeof(msg), "execute_code runs JavaScript only (language \"js\")");
+	} else if (lang && !code_language(lang)) {
+		snprintf(msg, sizeof(msg), "execute_code runs language \"js\" (JavaScript) or \"ts\" "
+			 "(TypeScript, its types stripped); omit language for either");
 	} else if (yyjson_get_len(code) > gw->cfg->code.max_source) {
 		snprintf(msg, sizeof(msg), "the program is %zu bytes, over the limit of %zu",
 			 yyjson_get_len(code), gw->cfg->code.max_source);
 	} else if (!gw->sandbox) {
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {
-		sl_calls_run_program(s, m, modern, yyjson_get_str(code), yyjson_get_len(code));
+		sl_calls_run_program(s, m, modern, yyjson_get_str(code), yyjson_get_len(code),
+				     code_language(lang));
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);

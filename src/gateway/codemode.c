@@ -618,11 +618,13 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 
 	sl_buf_init(&b, 1u << 16);
 	/* Every client session carries this text: kept under 150 tokens (o200k_base) with a few
-	 * servers, and it says only what a model cannot find out with search_tools. */
-	(void)!sl_buf_appends(&b, "Run JavaScript (an async function body). "
+	 * servers, and it says only what a model cannot find out with search_tools. The
+	 * language property is an enum without a type, and the text says "JS or TS": with
+	 * four servers the whole definition is 148 tokens. */
+	(void)!sl_buf_appends(&b, "Run JS or TS (async function body). "
 			      "`await tools.<server>.<tool>(args)` returns the tool's structured result "
-			      "(or its text, parsed if JSON) or throws. Return only what the answer "
-			      "needs: filter and join in code, not in context. Servers:");
+			      "(or text, parsed if JSON) or throws. Return only what the answer "
+			      "needs: filter and join in code. Servers:");
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
 		if (!sl_view_server(v, gw->ups[i]))
@@ -630,8 +632,8 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", k++ ? "," : "", ident);
 	}
-	(void)!sl_buf_printf(&b, ". Find tools and their TypeScript signatures with search_tools. "
-			     "Limits: %g s, %u calls, %zu KiB output; console.log is returned too.",
+	(void)!sl_buf_printf(&b, ". search_tools finds tools and their TypeScript signatures. "
+			     "Limits: %g s, %u calls, %zu KiB output; console.log is returned.",
 			     (double)l->timeout_ms / 1000.0, l->max_calls, l->max_output >> 10);
 	desc = sl_buf_take(&b, NULL);
 
@@ -644,6 +646,16 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 	p = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, p, "type", "string");
 	yyjson_mut_obj_add_val(d, props, "code", p);
+	/* Optional: without it a program that is not JavaScript is tried as
+	 * TypeScript (docs/internals/SANDBOX.md, "TypeScript"). */
+	p = yyjson_mut_obj(d);
+	{
+		yyjson_mut_val *e = yyjson_mut_arr(d);
+		yyjson_mut_arr_add_str(d, e, "js");
+		yyjson_mut_arr_add_str(d, e, "ts");
+		yyjson_mut_obj_add_val(d, p, "enum", e);
+	}
+	yyjson_mut_obj_add_val(d, props, "language", p);
 	yyjson_mut_obj_add_val(d, schema, "properties", props);
 	req = yyjson_mut_arr(d);
 	yyjson_mut_arr_add_str(d, req, "code");

@@ -114,9 +114,9 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
 /* Answers m (taken) with the outcome of program code (copied), run as
  * execute_code runs one: the session's program, its answer through the
- * output hooks. The sandbox must exist. */
+ * output hooks; lang as sl_program_set_language. The sandbox must exist. */
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
-			  size_t len);
+			  size_t len, const char *lang);
 
 /* ---- skilltools.c ---- */
 

@@ -385,7 +385,7 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	json = args ? sl_json_write_val(args, &len) : sl_strdup("{}");
 	len = strlen(json);
 	code = sl_codemode_skill_code(&sk, json, len, false, &len);
-	sl_calls_run_program(s, m, modern, code, len);
+	sl_calls_run_program(s, m, modern, code, len, NULL);
 	free(code);
 	free(json);
 	sl_skill_dispose(&sk);

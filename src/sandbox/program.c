@@ -55,6 +55,7 @@ struct sl_program {
 	uint64_t id;
 	char *code;
 	size_t code_len;
+	const char *lang;         /* "js", "ts" or NULL: static strings */
 	enum pstate state;
 	bool slot;                /* holds one of sb->max_running */
 	struct sl_wslot w;
@@ -335,6 +336,8 @@ static void send_run(struct sl_program *p)
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_int(d, o, "v", SL_FRAME_VERSION);
 	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
+	if (p->lang)
+		yyjson_mut_obj_add_str(d, o, "lang", p->lang);
 	for (size_t i = 0; (raw = p->host.server(p->host.ctx, i)); i++) {
 		char *ident = sl_alloc(strlen(raw) + 2);
 		yyjson_mut_val *pair = yyjson_mut_arr(d);
@@ -756,6 +759,11 @@ void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock
 	p->fixed = true;
 	memcpy(p->seed, seed, sizeof(p->seed));
 	p->clock_ms = clock_ms;
+}
+
+void sl_program_set_language(struct sl_program *p, const char *lang)
+{
+	p->lang = lang && strcmp(lang, "ts") == 0 ? "ts" : lang && strcmp(lang, "js") == 0 ? "js" : NULL;
 }
 
 void sl_program_free(struct sl_program *p)

@@ -140,6 +140,11 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
  * from seed and a fixed clock (Date.now() and new Date() are clock_ms),
  * so that a run can be repeated exactly (gateway/replay.h). */
 void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms);
+/* The program's language, before its worker asks for it (right after
+ * sl_program_start): "js", "ts" (its types are stripped first), or NULL
+ * (the default: JavaScript, else TypeScript when it does not parse as
+ * JavaScript; docs/internals/SANDBOX.md, "TypeScript"). */
+void sl_program_set_language(struct sl_program *p, const char *lang);
 /* The worker is killed and every call in flight cancelled through the
  * host; done runs (now) with result cancelled. Nothing once done ran. */
 void sl_program_cancel(struct sl_program *p);

@@ -9,6 +9,7 @@
  */
 #include "sandbox/worker.h"
 #include "sandbox/frame.h"
+#include "sandbox/strip.h"
 
 #include <quickjs.h>
 
@@ -46,6 +47,9 @@ struct sl_worker {
 	char *source;                  /* the program as sent (for hints), NUL-terminated */
 	struct pending_call *calls;
 	uint32_t ncalls, inflight;
+	struct sl_strip *strip;        /* NULL: it failed to load (TypeScript is refused) */
+	char lang[4];                  /* the RUN frame's language: "js", "ts" or "" (either) */
+	char *ts, *stripped;           /* a stripped program: the TypeScript and the JavaScript run */
 };
 
 /* ---- frames (blocking; the worker does nothing else meanwhile) --------- */
@@ -315,6 +319,9 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		char pos[96] = "";
 
 		if (at && sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
+			/* A stripped program: the column in the TypeScript. */
+			if (w->stripped)
+				col = sl_strip_column(w->ts, w->stripped, line, col);
 			/* Positions are the wrapper's: its head shares the
 			 * program's first line, its tail follows the last. */
 			if (line == 1 && col > strlen(WRAP_HEAD))
@@ -569,6 +576,12 @@ static const char prelude[] =
 	"  return setServers;\n"
 	"})";
 
+/* The program's time and CPU limits hold while it is stripped too. */
+static int strip_interrupt(void *opaque)
+{
+	return on_interrupt(NULL, opaque);
+}
+
 struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 {
 	struct sl_worker *w = calloc(1, sizeof(*w));
@@ -601,6 +614,8 @@ struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 	JS_AddIntrinsicWeakRef(w->ctx);
 	JS_SetContextOpaque(w->ctx, w);
 
+	/* Loaded here, in the zygote, once: a worker only runs it. */
+	w->strip = sl_strip_load(strip_interrupt, w);
 	fn = JS_Eval(w->ctx, prelude, sizeof(prelude) - 1, "<prelude>", JS_EVAL_TYPE_GLOBAL);
 	if (JS_IsException(fn))
 		return NULL;
@@ -699,12 +714,168 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 		JS_FreeValue(ctx, r);
 	}
 	code = JS_GetPropertyStr(ctx, o, "code");
+	{
+		JSValue lang = JS_GetPropertyStr(ctx, o, "lang");
+		const char *ls = JS_IsString(lang) ? JS_ToCString(ctx, lang) : NULL;
+		if (ls && (strcmp(ls, "js") == 0 || strcmp(ls, "ts") == 0))
+			strcpy(w->lang, ls);
+		else if (ls)
+			die(4);
+		JS_FreeCString(ctx, ls);
+		JS_FreeValue(ctx, lang);
+	}
 	JS_FreeValue(ctx, servers);
 	JS_FreeValue(ctx, seed);
 	JS_FreeValue(ctx, clock);
 	JS_FreeValue(ctx, v);
 	JS_FreeValue(ctx, o);
 	return code;
+}
+
+/* ---- TypeScript ------------------------------------------------------------ */
+
+static bool is_syntax(JSContext *ctx, JSValue exc)
+{
+	JSValue name = JS_IsError(exc) ? JS_GetPropertyStr(ctx, exc, "name") : JS_UNDEFINED;
+	const char *n = JS_IsString(name) ? JS_ToCString(ctx, name) : NULL;
+	bool syntax = n && strcmp(n, "SyntaxError") == 0;
+	JS_FreeCString(ctx, n);
+	JS_FreeValue(ctx, name);
+	return syntax;
+}
+
+/* Where in program.js the engine says an error is (0, 0: it does not). */
+static void error_at(JSContext *ctx, JSValue exc, unsigned long *line, unsigned long *col)
+{
+	JSValue stack = JS_GetPropertyStr(ctx, exc, "stack");
+	const char *ss = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
+	const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
+
+	*line = *col = 0;
+	if (!at || sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", line, col) != 2)
+		*line = *col = 0;
+	JS_FreeCString(ctx, ss);
+	JS_FreeValue(ctx, stack);
+}
+
+/* The stripper's refusal as a SyntaxError at its position, which
+ * describe() reports as it reports the engine's own. */
+static JSValue strip_error(JSContext *ctx, const struct sl_strip_error *e)
+{
+	JSValue exc = JS_NewError(ctx);
+	char stack[96];
+	int flags = JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE;
+
+	snprintf(stack, sizeof(stack), "    at " FILENAME ":%lu:%lu\n", e->line, e->column);
+	JS_DefinePropertyValueStr(ctx, exc, "name", JS_NewString(ctx, "SyntaxError"), flags);
+	JS_DefinePropertyValueStr(ctx, exc, "message", JS_NewString(ctx, e->message), flags);
+	if (e->line)
+		JS_DefinePropertyValueStr(ctx, exc, "stack", JS_NewString(ctx, stack), flags);
+	return exc;
+}
+
+/* Says, in a JavaScript SyntaxError's message, that the program is
+ * TypeScript when the stripper takes it: language "js" was asked for. */
+static void say_typescript(struct sl_worker *w, JSValue exc, struct text *src)
+{
+	JSContext *ctx = w->ctx;
+	struct sl_strip_error e;
+	char *js = NULL;
+	size_t n;
+
+	if (!w->strip || sl_strip_run(w->strip, src->p, src->len, &js, &n, &e) < 0 || w->abort_kind)
+		return;
+	free(js);
+	JSValue m = JS_GetPropertyStr(ctx, exc, "message");
+	const char *ms = JS_ToCString(ctx, m);
+	struct text t = { 0 };
+	text_cstr(&t, ms ? ms : "");
+	text_cstr(&t, " (the program is TypeScript, and language \"js\" was asked for: "
+		  "send language \"ts\", or none, to run it)");
+	JS_DefinePropertyValueStr(ctx, exc, "message", JS_NewStringLen(ctx, t.p, t.len),
+				  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+	free(t.p);
+	JS_FreeCString(ctx, ms);
+	JS_FreeValue(ctx, m);
+}
+
+/* src stripped, then compiled and started; fails the program when the
+ * stripper refuses it (err: why) and report is set. */
+static JSValue run_stripped(struct sl_worker *w, struct text *src, struct sl_strip_error *err,
+			    bool report)
+{
+	JSContext *ctx = w->ctx;
+	char *js;
+	size_t n;
+
+	if (!w->strip) {
+		static const char m[] = "TypeScript is unavailable: the type stripper failed to "
+					"load in this gateway's sandbox; send JavaScript";
+		finish(w, "error", m, sizeof(m) - 1);
+	}
+	if (sl_strip_run(w->strip, src->p, src->len, &js, &n, err) < 0) {
+		if (w->abort_kind)
+			fail_with(w, "error", JS_NULL);
+		if (strstr(err->message, "out of memory")) {
+			char m[128];
+			snprintf(m, sizeof(m), "the program is too large to strip its types "
+				 "(the stripper's heap limit is %u MiB)", SL_STRIP_HEAP >> 20);
+			finish(w, "memory", m, strlen(m));
+		}
+		if (report)
+			fail_with(w, "syntax", strip_error(w->ctx, err));
+		return JS_EXCEPTION;
+	}
+	w->ts = src->p;
+	w->stripped = js;
+	JSValue r = JS_Eval(ctx, js, n, FILENAME, JS_EVAL_TYPE_GLOBAL);
+	if (JS_IsException(r)) {
+		JSValue exc = JS_GetException(ctx);
+		fail_with(w, is_syntax(ctx, exc) ? "syntax" : "error", exc);
+	}
+	return r;
+}
+
+/* The program compiled and started: JavaScript, or TypeScript stripped
+ * first (docs/internals/SANDBOX.md, "TypeScript"). Language "ts" is always
+ * stripped, "js" never; with none, the program is parsed as JavaScript and
+ * only if that parser refuses it is it stripped and parsed again (so that
+ * plain JavaScript pays nothing, and runs as JavaScript even where the two
+ * read it differently, as `f < a > (b)`). When both refuse it, the error
+ * reported is the one of the parser that got further. */
+static JSValue compile(struct sl_worker *w, struct text *src)
+{
+	JSContext *ctx = w->ctx;
+	struct sl_strip_error e;
+	unsigned long line, col;
+	JSValue r, exc;
+
+	if (strcmp(w->lang, "ts") == 0)
+		return run_stripped(w, src, &e, true);
+	r = JS_Eval(ctx, src->p, src->len, FILENAME, JS_EVAL_TYPE_GLOBAL);
+	if (!JS_IsException(r)) {
+		free(src->p);
+		return r;
+	}
+	exc = JS_GetException(ctx);
+	if (!is_syntax(ctx, exc))
+		fail_with(w, "error", exc);
+	if (w->lang[0] || !w->strip) {
+		if (w->lang[0])
+			say_typescript(w, exc, src);
+		fail_with(w, "syntax", exc);
+	}
+	r = run_stripped(w, src, &e, false);
+	if (!JS_IsException(r)) {
+		JS_FreeValue(ctx, exc);
+		return r;
+	}
+	error_at(ctx, exc, &line, &col);
+	if (e.line > line || (e.line == line && e.column > col)) {
+		JS_FreeValue(ctx, exc);
+		fail_with(w, "syntax", strip_error(ctx, &e));
+	}
+	fail_with(w, "syntax", exc);
 }
 
 void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
@@ -752,18 +923,7 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	JS_FreeCString(ctx, cs);
 	JS_FreeValue(ctx, code);
 
-	promise = JS_Eval(ctx, src.p, src.len, FILENAME, JS_EVAL_TYPE_GLOBAL);
-	free(src.p);
-	if (JS_IsException(promise)) {
-		JSValue exc = JS_GetException(ctx);
-		bool syntax = false;
-		JSValue name = JS_GetPropertyStr(ctx, exc, "name");
-		const char *n = JS_ToCString(ctx, name);
-		syntax = n && strcmp(n, "SyntaxError") == 0;
-		JS_FreeCString(ctx, n);
-		JS_FreeValue(ctx, name);
-		fail_with(w, syntax ? "syntax" : "error", exc);
-	}
+	promise = compile(w, &src); /* src is now its own, or w->ts */
 	for (;;) {
 		run_jobs(w);
 		JSPromiseStateEnum st = JS_PromiseState(ctx, promise);
