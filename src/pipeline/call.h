@@ -123,6 +123,8 @@ struct sl_peer {
 	bool changed;                 /* a hook edited val */
 	char *withheld;               /* owned, set by a hook: deliver none of it, and why */
 	char *warning;                /* owned, set by a hook: a note to deliver with it */
+	struct sl_session *session;   /* the client's, borrowed, where the caller knows it (set
+				       * after sl_peer_init), else NULL: the tokenize stage's map */
 };
 typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
 
@@ -277,7 +279,7 @@ extern const struct sl_stage *const sl_stages[];
 extern const size_t sl_nstages;
 extern const struct sl_stage sl_stage_policy, sl_stage_quota, sl_stage_pinning, sl_stage_redaction,
 	sl_stage_cache, sl_stage_guard, sl_stage_governor, sl_stage_discovery, sl_stage_telemetry,
-	sl_stage_audit;
+	sl_stage_audit, sl_stage_tokenize, sl_stage_tokenize_result;
 
 /* True unless a stage of g hides the tool. */
 bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,

@@ -14,7 +14,10 @@ const struct sl_stage *const sl_stages[] = {
 	&sl_stage_quota,     /* after policy: a denied or unconfirmed call costs nothing */
 	&sl_stage_pinning,
 	&sl_stage_redaction,
+	&sl_stage_tokenize,  /* request: placeholders restored before the cache keys the call */
 	&sl_stage_cache,
+	&sl_stage_tokenize_result, /* response: after the cache stored the real result, before
+				    * the guard, governor and audit see it */
 	&sl_stage_guard,     /* before the governor: it scores the whole result */
 	&sl_stage_governor,
 	&sl_stage_discovery, /* finish only: samples result types (src/discovery/infer.c) */
