@@ -744,9 +744,10 @@ static void tokenize_output(void *state, struct sl_output *o)
 	}
 }
 
-/* Peer text (resources, prompts, errors) has no session in struct
- * sl_peer: it is tokenised in the map of its session when the caller
- * sets p->session (see docs/stages/tokenize.md). */
+/* Peer text is tokenised in the map of the session it goes to when the
+ * path knows it (p->session: forwarded answers and errors, a call's
+ * error); else (notifications, relayed requests, a task's status) in a
+ * map of its own, "-", whose placeholders no session can restore. */
 static void tokenize_peer(void *state, struct sl_peer *p)
 {
 	char key[80];
@@ -754,7 +755,10 @@ static void tokenize_peer(void *state, struct sl_peer *p)
 
 	if (!state || p->kind == SL_PEER_UPSTREAM || p->to_program)
 		return;
-	sl_tokenize_key(p->session, key);
+	if (p->session)
+		sl_tokenize_key(p->session, key);
+	else
+		snprintf(key, sizeof(key), "-");
 	if (walk(state, sl_tokenize_text, key, p->doc, p->val, 0, &n) < 0) {
 		p->withheld = sl_printf("the %s %s server '%s' could not be scanned for personal "
 					"data; it was withheld", p->method, sl_peer_noun(p->kind),
