@@ -642,40 +642,49 @@ bool sl_tokenize_restores_to(const struct sl_tokenize *t, const char *up, const 
 typedef size_t (*text_fn)(struct sl_tokenize *t, const char *key, const char *in, size_t len,
 			  char **out, size_t *outlen);
 
-/* Applies fn to every string value under v, in place. */
-static int walk(struct sl_tokenize *t, text_fn fn, const char *key, yyjson_mut_doc *d,
-		yyjson_mut_val *v, size_t depth, size_t *count)
+/* One walk (core/json.h's, as redaction's): fn on every string value. */
+struct walk {
+	struct sl_tokenize *t;
+	text_fn fn;
+	const char *key;
+	size_t count;
+};
+
+static int on_str(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *v, yyjson_mut_val *member,
+		  struct sl_err *err)
 {
-	if (depth > MAX_DEPTH)
-		return SL_ERR_INVALID;
-	if (yyjson_mut_is_str(v)) {
-		char *out;
-		size_t len, n = fn(t, key, yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out, &len);
-		if (n == SL_TOKENIZE_FAILED)
-			return SL_ERR_TOO_LARGE;
-		if (n > 0) {
-			yyjson_mut_val *copy = yyjson_mut_strncpy(d, out, len);
-			free(out);
-			if (!copy)
-				sl_oom();
-			yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), len);
-			*count += n;
-		}
-	} else if (yyjson_mut_is_arr(v) || yyjson_mut_is_obj(v)) {
-		yyjson_mut_val *e;
-		size_t i, max;
-		if (yyjson_mut_is_arr(v)) {
-			yyjson_mut_arr_foreach(v, i, max, e)
-				if (walk(t, fn, key, d, e, depth + 1, count) < 0)
-					return SL_ERR_INVALID;
-		} else {
-			yyjson_mut_val *k;
-			yyjson_mut_obj_foreach(v, i, max, k, e)
-				if (walk(t, fn, key, d, e, depth + 1, count) < 0)
-					return SL_ERR_INVALID;
-		}
+	struct walk *w = ctx;
+	char *out;
+	size_t len, n = w->fn(w->t, w->key, yyjson_mut_get_str(v), yyjson_mut_get_len(v), &out, &len);
+	yyjson_mut_val *copy;
+
+	(void)member;
+	if (n == SL_TOKENIZE_FAILED) {
+		sl_err_set(err, "a string over %llu bytes, or a pattern's match limit",
+			   (unsigned long long)w->t->max_text);
+		return SL_ERR_TOO_LARGE;
 	}
+	if (n == 0)
+		return SL_OK;
+	copy = yyjson_mut_strncpy(d, out, len);
+	free(out);
+	if (!copy)
+		sl_oom();
+	yyjson_mut_set_strn(v, yyjson_mut_get_str(copy), len);
+	w->count += n;
 	return SL_OK;
+}
+
+/* Applies fn to every string value under v in key's map, in place; adds
+ * the replacements to *count. */
+static int walk(struct sl_tokenize *t, text_fn fn, const char *key, yyjson_mut_doc *d,
+		yyjson_mut_val *v, size_t *count, struct sl_err *err)
+{
+	struct walk w = { t, fn, key, 0 };
+	struct sl_json_strings strings = { on_str, NULL, MAX_DEPTH, &w };
+	int rc = sl_json_walk_strings(&strings, d, v, err);
+	*count += w.count;
+	return rc;
 }
 
 /* ---- the stage ------------------------------------------------------------------ */
@@ -683,16 +692,17 @@ static int walk(struct sl_tokenize *t, text_fn fn, const char *key, yyjson_mut_d
 static enum sl_stage_rc tokenize_request(void *state, struct sl_call *c)
 {
 	struct sl_tokenize *t = state;
+	struct sl_err err;
 	char key[80];
 	size_t n = 0;
 
 	if (!t || !c->args || !sl_tokenize_restores_to(t, c->up->name, c->tool))
 		return SL_STAGE_DECLINED;
 	sl_tokenize_key(c->session, key);
-	if (walk(t, sl_tokenize_restore, key, c->doc, c->args, 0, &n) < 0) {
+	if (walk(t, sl_tokenize_restore, key, c->doc, c->args, &n, &err) < 0) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
-				  "placeholders in the arguments could not be restored; the call was "
-				  "not sent");
+				  "placeholders in the arguments could not be restored (%s); the call "
+				  "was not sent", err.msg);
 		return SL_STAGE_ERROR;
 	}
 	if (n > 0)
@@ -706,6 +716,7 @@ static enum sl_stage_rc tokenize_request(void *state, struct sl_call *c)
 static enum sl_stage_rc tokenize_response(void *state, struct sl_call *c)
 {
 	struct sl_tokenize *t = sl_gen_state(c->gen, &sl_stage_tokenize);
+	struct sl_err err;
 	char key[80];
 	size_t n = 0;
 
@@ -713,10 +724,10 @@ static enum sl_stage_rc tokenize_response(void *state, struct sl_call *c)
 	if (!t || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK || !c->result)
 		return SL_STAGE_DECLINED;
 	sl_tokenize_key(c->session, key);
-	if (walk(t, sl_tokenize_text, key, c->doc, sl_call_result_mut(c), 0, &n) < 0) {
+	if (walk(t, sl_tokenize_text, key, c->doc, sl_call_result_mut(c), &n, &err) < 0) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
-				  "the result could not be scanned for personal data (too large or "
-				  "too deep); it was withheld");
+				  "the result could not be scanned for personal data (%s); it was "
+				  "withheld", err.msg);
 		return SL_STAGE_ERROR;
 	}
 	return SL_STAGE_NEXT;
@@ -750,6 +761,7 @@ static void tokenize_output(void *state, struct sl_output *o)
  * map of its own, "-", whose placeholders no session can restore. */
 static void tokenize_peer(void *state, struct sl_peer *p)
 {
+	struct sl_err err;
 	char key[80];
 	size_t n = 0;
 
@@ -759,10 +771,10 @@ static void tokenize_peer(void *state, struct sl_peer *p)
 		sl_tokenize_key(p->session, key);
 	else
 		snprintf(key, sizeof(key), "-");
-	if (walk(state, sl_tokenize_text, key, p->doc, p->val, 0, &n) < 0) {
+	if (walk(state, sl_tokenize_text, key, p->doc, p->val, &n, &err) < 0) {
 		p->withheld = sl_printf("the %s %s server '%s' could not be scanned for personal "
-					"data; it was withheld", p->method, sl_peer_noun(p->kind),
-					p->up->name);
+					"data (%s); it was withheld", p->method,
+					sl_peer_noun(p->kind), p->up->name, err.msg);
 		return;
 	}
 	if (n > 0)
