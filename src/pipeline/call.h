@@ -288,6 +288,10 @@ bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
 void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool);
 /* Runs every output hook of g, in table order, on a program's answer. */
 void sl_stages_output(const struct sl_gen *g, struct sl_output *o);
+/* An output hook's verdict on o's text: failed: the answer is withheld
+ * (replaced by an error saying it could not be scanned for what); else
+ * text, when not NULL, replaces it (taken, len bytes). */
+void sl_output_rewrite(struct sl_output *o, bool failed, char *text, size_t len, const char *what);
 /* Frees what o owns (text, warning). */
 void sl_output_dispose(struct sl_output *o);
 /* Sets p up for val (an object in d, both the caller's): nothing withheld,

@@ -59,6 +59,23 @@ void sl_stages_output(const struct sl_gen *g, struct sl_output *o)
 			g->stages[i]->output(sl_gen_state_at(g, i), o);
 }
 
+void sl_output_rewrite(struct sl_output *o, bool failed, char *text, size_t len, const char *what)
+{
+	if (!failed && !text)
+		return;
+	free(o->text);
+	if (failed) {
+		free(text);
+		o->text = sl_printf("error: the program's answer could not be scanned for %s and was "
+				    "withheld", what);
+		o->text_len = strlen(o->text);
+		o->is_error = true;
+	} else {
+		o->text = text;
+		o->text_len = len;
+	}
+}
+
 void sl_output_dispose(struct sl_output *o)
 {
 	free(o->text);

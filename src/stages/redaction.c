@@ -728,17 +728,7 @@ static void redaction_output(void *state, struct sl_output *o)
 	if (!o->text)
 		return;
 	n = sl_redact_textn(state, o->text, o->text_len, &red, &len, NULL);
-	if (n == SL_REDACT_FAILED) {
-		free(o->text);
-		o->text = sl_strdup("error: the program's answer could not be scanned for secrets and "
-				    "was withheld");
-		o->text_len = strlen(o->text);
-		o->is_error = true;
-	} else if (n > 0) {
-		free(o->text);
-		o->text = red;
-		o->text_len = len;
-	}
+	sl_output_rewrite(o, n == SL_REDACT_FAILED, red, len, "secrets");
 }
 
 /* Everything else a peer sends through the gateway: the same patterns,

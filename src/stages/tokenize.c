@@ -742,17 +742,7 @@ static void tokenize_output(void *state, struct sl_output *o)
 		return;
 	sl_tokenize_key(o->session, key);
 	n = sl_tokenize_text(state, key, o->text, o->text_len, &out, &len);
-	if (n == SL_TOKENIZE_FAILED) {
-		free(o->text);
-		o->text = sl_strdup("error: the program's answer could not be scanned for personal "
-				    "data and was withheld");
-		o->text_len = strlen(o->text);
-		o->is_error = true;
-	} else if (n > 0) {
-		free(o->text);
-		o->text = out;
-		o->text_len = len;
-	}
+	sl_output_rewrite(o, n == SL_TOKENIZE_FAILED, out, len, "personal data");
 }
 
 /* Peer text is tokenised in the map of the session it goes to when the
