@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, closeAll, execCode, startRaw, writeConfig, textOf, tinyServer, modernMeta, eventually } from './helpers.mjs';
+import { connect, closeAll, execCode, startRaw, startHttp, httpClient, writeConfig, textOf, tinyServer, modernMeta, eventually } from './helpers.mjs';
 
 const ALICE = 'alice@example.com';
 const BOB = 'bob.smith@example.org';
@@ -134,5 +134,44 @@ describe('2026-07-28 stateless requests', () => {
 		assert.deepEqual(JSON.parse(allowed.last()), { card: CARD, to: CAROL });
 		await call('other__record', { card: '<CARD_1>' });
 		assert.deepEqual(JSON.parse(other.last()), { card: '<CARD_1>' });
+	});
+});
+
+// Two sessions of one gateway sharing the cache: the cache keys on the
+// restored arguments and stores the real result; each session sees it
+// through its own placeholders.
+describe('the cache between two sessions (HTTP, SDK)', () => {
+	// lookup answers with an address and how many times it really ran.
+	const dir = tinyServer({
+		name: 'dir',
+		prelude: 'let n = 0;',
+		tools: `[{ name: 'lookup', description: 'Looks up.', inputSchema: { type: 'object' } }]`,
+		call: `(params, ok) => { n++; const who = params.arguments.who; ok({ content: [{ type: 'text', text: (who === 'bob' ? '${BOB}' : who) + ' #' + n }] }); }`,
+	});
+	let a, b;
+	before(async () => {
+		const gw2 = await startHttp({
+			servers: { crm: people(), dir },
+			sluice: { exposure: 'passthrough', cache: { tools: ['dir.lookup'] }, tokenize: { enabled: true, restoreTo: ['dir'] } },
+		});
+		a = (await httpClient(gw2.url)).client;
+		b = (await httpClient(gw2.url)).client;
+	});
+	after(async () => {
+		await a?.close();
+		await b?.close();
+	});
+	const lookup = async (c, who) => textOf(await c.callTool({ name: 'dir__lookup', arguments: { who } }));
+
+	test('a cached real result, tokenised per session; keys on real arguments', async () => {
+		await a.callTool({ name: 'crm__people', arguments: {} }); // A: alice 1, bob 2, carol 3
+		assert.equal(await lookup(a, 'bob'), '<EMAIL_2> #1');
+		// B's hit on the same entry: its own first placeholder for Bob.
+		assert.equal(await lookup(b, 'bob'), '<EMAIL_1> #1');
+		// <EMAIL_1> is Alice for A and Bob for B: two keys, two real runs.
+		assert.equal(await lookup(a, '<EMAIL_1>'), '<EMAIL_1> #2');
+		assert.equal(await lookup(b, '<EMAIL_1>'), '<EMAIL_1> #3');
+		// And each one's repeat is a hit.
+		assert.equal(await lookup(b, '<EMAIL_1>'), '<EMAIL_1> #3');
 	});
 });
