@@ -200,3 +200,31 @@ TEST(tokenize_disabled_by_default)
 	CHECK_STR(tok("alice@example.com"), "");
 	tk_done();
 }
+
+/* Text made to make a scanner go back over itself: every detector's
+ * start condition holds at almost every byte. Linear scanning takes
+ * milliseconds; a quadratic one would take minutes. */
+TEST(tokenize_linear_on_hostile_text)
+{
+	static const char *const unit[] = { "a@a@", "1 1 ", "+1 1", "<EMAIL_", "AB12 ", "a.b-" };
+	size_t len = 4u << 20, k = 0;
+	char *in = malloc(len + 1), *out;
+	uint64_t t0;
+	size_t n;
+
+	CHECK_INT(tk_init("{\"enabled\":true}"), 0);
+	for (size_t i = 0; i < len; k++)
+		for (const char *p = unit[(k / 4096) % SL_COUNT(unit)]; *p && i < len; p++)
+			in[i++] = *p;
+	in[len] = '\0';
+	t0 = sl_now_ms();
+	n = sl_tokenize_text(tk, "k", in, len, &out, NULL);
+	CHECK(n != SL_TOKENIZE_FAILED);
+	free(out);
+	n = sl_tokenize_restore(tk, "k", in, len, &out, NULL);
+	CHECK(n != SL_TOKENIZE_FAILED);
+	free(out);
+	CHECK(sl_now_ms() - t0 < 3000);
+	free(in);
+	tk_done();
+}
