@@ -63,10 +63,11 @@ struct sl_tokenize {
 	size_t npats;
 	char **restore;           /* restoreTo's entries (owned) */
 	size_t nrestore;
-	uint64_t max_values, max_value_bytes, max_text, max_maps, ttl_ms;
+	uint64_t max_values, max_value_bytes, max_text, max_maps, ttl_ms, max_total;
 	struct sl_map maps;       /* key -> struct tmap */
 	struct tmap *oldest, *newest;
 	size_t nmaps;
+	size_t total;             /* values in all maps */
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 };
@@ -357,6 +358,7 @@ static void drop_map(struct sl_tokenize *t, struct tmap *m)
 	sl_map_dispose(&m->by_value);
 	sl_map_dispose(&m->by_token);
 	free(m->key);
+	t->total -= m->count;
 	free(m);
 	t->nmaps--;
 }
@@ -432,7 +434,11 @@ static int put_token(struct sl_tokenize *t, struct tmap *m, size_t kind, const c
 	tok = sl_map_get(&m->by_value, vk);
 	if (!tok) {
 		char *ntok;
-		if (m->count >= t->max_values) {
+		/* All maps together are bounded too: the least recently used
+		 * other maps go first (m is the newest: get_map just used it). */
+		while (t->total >= t->max_total && t->oldest != m)
+			drop_map(t, t->oldest);
+		if (m->count >= t->max_values || t->total >= t->max_total) {
 			free(vk);
 			return sl_buf_printf(b, "<%s_REDACTED>", label);
 		}
@@ -440,6 +446,7 @@ static int put_token(struct sl_tokenize *t, struct tmap *m, size_t kind, const c
 		sl_map_put(&m->by_value, vk, ntok);
 		sl_map_put(&m->by_token, ntok, sl_strndup(v, n));
 		m->count++;
+		t->total++;
 		tok = ntok;
 	}
 	free(vk);
@@ -776,7 +783,7 @@ static void tokenize_peer(void *state, struct sl_peer *p)
 struct options {
 	bool enabled;
 	yyjson_val *kinds, *patterns, *restore;
-	uint64_t max_values, max_value_bytes, max_text, max_maps, ttl_s;
+	uint64_t max_values, max_value_bytes, max_text, max_maps, ttl_s, max_total;
 };
 
 static int parse_array(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
@@ -812,6 +819,10 @@ static const struct sl_conf_key tokenize_keys[] = {
 	{ "maxTextBytes", SL_CONF_UINT, OPT(max_text), .min = 1024, .max = 1u << 30,
 	  .dflt = 16u << 20,
 	  .doc = "The longest string scanned; a longer one fails the call (withheld)." },
+	{ "maxTotalValues", SL_CONF_UINT, OPT(max_total), .min = 1, .max = 1u << 24,
+	  .dflt = 131072,
+	  .doc = "Values all maps hold together (memory: at most about 700 bytes each); past it the "
+		 "least recently used other maps are dropped." },
 	{ "maxSessions", SL_CONF_UINT, OPT(max_maps), .min = 1, .max = 1u << 20, .dflt = 1024,
 	  .doc = "Maps kept (one per session or stateless caller); the least recently used goes." },
 	{ "ttlSeconds", SL_CONF_UINT, OPT(ttl_s), .min = 1, .max = 30u * 86400, .dflt = 3600,
@@ -947,6 +958,7 @@ static int tokenize_init(const struct sl_config *cfg, yyjson_val *section, void 
 	t->max_text = o.max_text;
 	t->max_maps = o.max_maps;
 	t->ttl_ms = o.ttl_s * 1000;
+	t->max_total = o.max_total;
 	if (load_kinds(t, o.kinds, err) < 0 || load_patterns(t, o.patterns, err) < 0 ||
 	    load_restore(t, o.restore, err) < 0) {
 		tokenize_free(t);

@@ -190,6 +190,19 @@ TEST(tokenize_bounds)
 	CHECK_INT(sl_tokenize_maps(tk), 2);
 	CHECK_INT(sl_tokenize_count(tk, "k"), 0);
 	CHECK_INT(sl_tokenize_count(tk, "m2"), 1);
+	/* All maps together: a third value evicts the other map. */
+	CHECK_INT(tk_init("{\"enabled\":true,\"maxTotalValues\":2}"), 0);
+	CHECK_STR(tok("a@example.com"), "<EMAIL_1>");
+	{
+		char *out;
+		CHECK_INT(sl_tokenize_text(tk, "o", "b@example.com c@example.com", 27, &out, NULL), 2);
+		CHECK_STR(out, "<EMAIL_1> <EMAIL_2>");
+		free(out);
+	}
+	CHECK_INT(sl_tokenize_maps(tk), 1);
+	CHECK_INT(sl_tokenize_count(tk, "o"), 2);
+	CHECK_STR(tok("a@example.com"), "<EMAIL_1>"); /* "o" evicted in turn */
+	CHECK_INT(sl_tokenize_count(tk, "o"), 0);
 	tk_done();
 }
 
