@@ -128,7 +128,7 @@ bool sl_tokenize_iban_ok(const char *s, size_t n)
 
 static size_t det_email(const char *s, size_t len, size_t i)
 {
-	size_t j = i, dot = 0, label = 0;
+	size_t j = i, dot = 0, pdot = 0, label = 0;
 
 	if (i > 0 && local_char((unsigned char)s[i - 1]))
 		return 0;
@@ -146,18 +146,21 @@ static size_t det_email(const char *s, size_t len, size_t i)
 		}
 		if (c != '.' || label == 0)
 			break;
+		pdot = dot;
 		dot = k;
 		label = 0;
 	}
+	if (label == 0)
+		dot = pdot; /* "write to a@example.com.": the last dot ends the sentence */
 	if (!dot)
 		return 0;
 	/* The top-level label: two or more letters, and no more of the name
 	 * after it. */
 	{
 		size_t e = dot + 1, n = 0;
-		while (e < len && alnum((unsigned char)s[e]) && !digit((unsigned char)s[e]))
+		while (e < len && n < 64 && alnum((unsigned char)s[e]) && !digit((unsigned char)s[e]))
 			e++, n++;
-		if (n < 2 || (e < len && (alnum((unsigned char)s[e]) || s[e] == '-' || s[e] == '_')))
+		if (n < 2 || n == 64 || (e < len && (alnum((unsigned char)s[e]) || s[e] == '-' || s[e] == '_')))
 			return 0;
 		return e;
 	}
@@ -243,7 +246,7 @@ static size_t det_iban(const char *s, size_t len, size_t i)
 			break;
 		}
 	}
-	if (j < len && alnum((unsigned char)s[j]) && n < 34) {
+	if (j < len && alnum((unsigned char)s[j])) {
 		/* Runs into a word: only a group boundary can end it. */
 	} else if (sl_tokenize_iban_ok(c, n)) {
 		return j;

@@ -67,6 +67,8 @@ TEST(tokenize_email)
 	CHECK_STR(tok("not an address: a@b, x@localhost, @example.com, a@example.c"), "");
 	CHECK_STR(tok("电话alice@example.com。"), "电话<EMAIL_1>。");
 	CHECK_STR(tok("alice@example.com1"), "");
+	CHECK_STR(tok("Write to alice@example.com. Or carol@example.net..."),
+		  "Write to <EMAIL_1>. Or <EMAIL_3>...");
 	tk_done();
 }
 
@@ -100,6 +102,9 @@ TEST(tokenize_iban)
 	CHECK_STR(tok("DE89370400440532013000"), "<IBAN_2>");
 	CHECK_STR(tok("DE89 3704 0044 0532 0130 00 ABCD"), "<IBAN_2> ABCD");
 	CHECK_STR(tok("GB82WEST12345698765433 XGB82WEST12345698765432"), "");
+	/* 34 characters that pass mod 97, running on into a longer word. */
+	CHECK(sl_tokenize_iban_ok("GB35WEST1234569876543212345678901X", 34));
+	CHECK_STR(tok("GB35WEST1234569876543212345678901XQ"), "");
 	tk_done();
 }
 
