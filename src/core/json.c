@@ -206,3 +206,39 @@ char *sl_json_canonical(yyjson_mut_val *v, size_t *len)
 		*len = n;
 	return s;
 }
+
+static int walk_strings(const struct sl_json_strings *w, yyjson_mut_doc *d, yyjson_mut_val *v,
+			yyjson_mut_val *key, size_t depth, struct sl_err *err)
+{
+	int rc = SL_OK;
+
+	if (depth > w->max_depth) {
+		sl_err_set(err, "JSON nested deeper than %zu levels", w->max_depth);
+		return SL_ERR_INVALID;
+	}
+	if (yyjson_mut_is_str(v)) {
+		rc = w->str(w->ctx, d, v, key, err);
+	} else if (yyjson_mut_is_arr(v)) {
+		yyjson_mut_arr_iter it;
+		yyjson_mut_val *e;
+		yyjson_mut_arr_iter_init(v, &it);
+		while (rc == SL_OK && (e = yyjson_mut_arr_iter_next(&it)))
+			rc = walk_strings(w, d, e, NULL, depth + 1, err);
+	} else if (yyjson_mut_is_obj(v)) {
+		yyjson_mut_obj_iter it;
+		yyjson_mut_val *k;
+		yyjson_mut_obj_iter_init(v, &it);
+		while (rc == SL_OK && (k = yyjson_mut_obj_iter_next(&it))) {
+			rc = walk_strings(w, d, yyjson_mut_obj_iter_get_val(k), k, depth + 1, err);
+			if (rc == SL_OK && w->key)
+				rc = w->key(w->ctx, d, k, err);
+		}
+	}
+	return rc;
+}
+
+int sl_json_walk_strings(const struct sl_json_strings *w, yyjson_mut_doc *d, yyjson_mut_val *v,
+			 struct sl_err *err)
+{
+	return walk_strings(w, d, v, NULL, 0, err);
+}

@@ -76,6 +76,25 @@ char *sl_json_canonical(yyjson_mut_val *v, size_t *len);
 /* 1-based line and column of byte offset pos in s. */
 void sl_json_position(const char *s, size_t n, size_t pos, size_t *line, size_t *col);
 
+/*
+ * A walk over every string of a mutable value, for stages that rewrite
+ * text in place (redaction, tokenize): str is called on each string value
+ * (key: its member's key, NULL in an array or at the root), key, when not
+ * NULL, on each object key after its value. A callback returns 0 or a
+ * negative SL_ERR_* (with err set), which ends the walk. Deeper than
+ * max_depth fails with SL_ERR_INVALID, err "JSON nested deeper than N
+ * levels". Returns 0 or the first failure.
+ */
+struct sl_json_strings {
+	int (*str)(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *s, yyjson_mut_val *key,
+		   struct sl_err *err);
+	int (*key)(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *k, struct sl_err *err);
+	size_t max_depth;
+	void *ctx;
+};
+int sl_json_walk_strings(const struct sl_json_strings *w, yyjson_mut_doc *d, yyjson_mut_val *v,
+			 struct sl_err *err) SL_MUST_USE;
+
 /* A mutable string value copied into d. */
 static inline yyjson_mut_val *sl_json_mstr(yyjson_mut_doc *d, const char *s)
 {

@@ -112,6 +112,7 @@ static void filter_error(struct sl_call *c)
 	sl_peer_init(&p, SL_PEER_ERROR, "tools/call", c->up, d, yyjson_val_mut_copy(d, c->rpc_error));
 	p.can_mark = true;
 	p.to_program = c->origin == SL_ORIGIN_CODE;
+	p.session = c->session;
 	sl_stages_peer(c->gen, &p);
 	sl_peer_error_apply(&p);
 	if (p.changed) {

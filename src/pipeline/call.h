@@ -123,6 +123,8 @@ struct sl_peer {
 	bool changed;                 /* a hook edited val */
 	char *withheld;               /* owned, set by a hook: deliver none of it, and why */
 	char *warning;                /* owned, set by a hook: a note to deliver with it */
+	struct sl_session *session;   /* the client's, borrowed, where the caller knows it (set
+				       * after sl_peer_init), else NULL: the tokenize stage's map */
 };
 typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
 
@@ -277,7 +279,7 @@ extern const struct sl_stage *const sl_stages[];
 extern const size_t sl_nstages;
 extern const struct sl_stage sl_stage_policy, sl_stage_quota, sl_stage_pinning, sl_stage_redaction,
 	sl_stage_cache, sl_stage_guard, sl_stage_governor, sl_stage_discovery, sl_stage_telemetry,
-	sl_stage_audit;
+	sl_stage_audit, sl_stage_tokenize, sl_stage_tokenize_result;
 
 /* True unless a stage of g hides the tool. */
 bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
@@ -286,6 +288,10 @@ bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
 void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool);
 /* Runs every output hook of g, in table order, on a program's answer. */
 void sl_stages_output(const struct sl_gen *g, struct sl_output *o);
+/* An output hook's verdict on o's text: failed: the answer is withheld
+ * (replaced by an error saying it could not be scanned for what); else
+ * text, when not NULL, replaces it (taken, len bytes). */
+void sl_output_rewrite(struct sl_output *o, bool failed, char *text, size_t len, const char *what);
 /* Frees what o owns (text, warning). */
 void sl_output_dispose(struct sl_output *o);
 /* Sets p up for val (an object in d, both the caller's): nothing withheld,

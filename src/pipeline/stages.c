@@ -14,7 +14,10 @@ const struct sl_stage *const sl_stages[] = {
 	&sl_stage_quota,     /* after policy: a denied or unconfirmed call costs nothing */
 	&sl_stage_pinning,
 	&sl_stage_redaction,
+	&sl_stage_tokenize,  /* request: placeholders restored before the cache keys the call */
 	&sl_stage_cache,
+	&sl_stage_tokenize_result, /* response: after the cache stored the real result, before
+				    * the guard, governor and audit see it */
 	&sl_stage_guard,     /* before the governor: it scores the whole result */
 	&sl_stage_governor,
 	&sl_stage_discovery, /* finish only: samples result types (src/discovery/infer.c) */
@@ -54,6 +57,23 @@ void sl_stages_output(const struct sl_gen *g, struct sl_output *o)
 	for (size_t i = 0; i < g->nstages; i++)
 		if (g->stages[i]->output)
 			g->stages[i]->output(sl_gen_state_at(g, i), o);
+}
+
+void sl_output_rewrite(struct sl_output *o, bool failed, char *text, size_t len, const char *what)
+{
+	if (!failed && !text)
+		return;
+	free(o->text);
+	if (failed) {
+		free(text);
+		o->text = sl_printf("error: the program's answer could not be scanned for %s and was "
+				    "withheld", what);
+		o->text_len = strlen(o->text);
+		o->is_error = true;
+	} else {
+		o->text = text;
+		o->text_len = len;
+	}
 }
 
 void sl_output_dispose(struct sl_output *o)

@@ -363,47 +363,37 @@ static bool key_clean(struct sl_map *clean, const char *k, size_t n, size_t hits
 	return false;
 }
 
-static int redact_mut(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_val *v,
-		      size_t depth, struct sl_map *clean, size_t *count, struct sl_err *err)
+/* One walk's context: the clean-key memory and the running count. */
+struct walk {
+	const struct sl_redaction *r;
+	struct sl_map clean;
+	size_t *count;
+};
+
+static int on_str(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *v, yyjson_mut_val *k,
+		  struct sl_err *err)
 {
-	if (depth > r->max_depth) {
-		sl_err_set(err, "JSON nested deeper than %zu levels", r->max_depth);
-		return SL_ERR_INVALID;
+	struct walk *w = ctx;
+	if (k && w->r->secret_fields && yyjson_mut_get_len(v) > 0 &&
+	    is_secret_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k)) &&
+	    !already_redacted(yyjson_mut_get_str(v), yyjson_mut_get_len(v))) {
+		yyjson_mut_set_str(v, "[REDACTED:" SECRET_FIELD "]");
+		(*w->count)++;
+		return SL_OK;
 	}
-	if (yyjson_mut_is_str(v)) {
-		if (redact_str(r, d, v, count, err) < 0)
-			return SL_ERR_TOO_LARGE;
-	} else if (yyjson_mut_is_arr(v)) {
-		yyjson_mut_arr_iter it;
-		yyjson_mut_val *e;
-		yyjson_mut_arr_iter_init(v, &it);
-		while ((e = yyjson_mut_arr_iter_next(&it)))
-			if (redact_mut(r, d, e, depth + 1, clean, count, err) < 0)
-				return SL_ERR_INVALID;
-	} else if (yyjson_mut_is_obj(v)) {
-		yyjson_mut_obj_iter it;
-		yyjson_mut_val *k;
-		yyjson_mut_obj_iter_init(v, &it);
-		while ((k = yyjson_mut_obj_iter_next(&it))) {
-			yyjson_mut_val *e = yyjson_mut_obj_iter_get_val(k);
-			if (r->secret_fields && yyjson_mut_is_str(e) && yyjson_mut_get_len(e) > 0 &&
-			    is_secret_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k)) &&
-			    !already_redacted(yyjson_mut_get_str(e), yyjson_mut_get_len(e))) {
-				yyjson_mut_set_str(e, "[REDACTED:" SECRET_FIELD "]");
-				(*count)++;
-			} else if (redact_mut(r, d, e, depth + 1, clean, count, err) < 0) {
-				return SL_ERR_INVALID;
-			}
-			/* A key is text a peer reads too ({"ghp_...": 1}). */
-			if (!key_clean(clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k), 0, true)) {
-				size_t before = *count;
-				if (redact_str(r, d, k, count, err) < 0)
-					return SL_ERR_TOO_LARGE;
-				key_clean(clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k),
-					  *count - before, false);
-			}
-		}
-	}
+	return redact_str(w->r, d, v, w->count, err);
+}
+
+/* A key is text a peer reads too ({"ghp_...": 1}). */
+static int on_key(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *k, struct sl_err *err)
+{
+	struct walk *w = ctx;
+	size_t before = *w->count;
+	if (key_clean(&w->clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k), 0, true))
+		return SL_OK;
+	if (redact_str(w->r, d, k, w->count, err) < 0)
+		return SL_ERR_TOO_LARGE;
+	key_clean(&w->clean, yyjson_mut_get_str(k), yyjson_mut_get_len(k), *w->count - before, false);
 	return SL_OK;
 }
 
@@ -411,13 +401,15 @@ int sl_redact_json(const struct sl_redaction *r, yyjson_mut_doc *d, yyjson_mut_v
 		   size_t *count, struct sl_err *err)
 {
 	struct sl_err scratch;
-	struct sl_map clean;
+	struct walk w = { .r = r, .count = count };
+	struct sl_json_strings walk = { on_str, on_key, 0, &w };
 	int rc;
 	if (!r || !r->ready || !v)
 		return SL_OK;
-	sl_map_init(&clean);
-	rc = redact_mut(r, d, v, 0, &clean, count, err ? err : &scratch);
-	sl_map_dispose(&clean);
+	walk.max_depth = r->max_depth;
+	sl_map_init(&w.clean);
+	rc = sl_json_walk_strings(&walk, d, v, err ? err : &scratch);
+	sl_map_dispose(&w.clean);
 	return rc;
 }
 
@@ -736,17 +728,7 @@ static void redaction_output(void *state, struct sl_output *o)
 	if (!o->text)
 		return;
 	n = sl_redact_textn(state, o->text, o->text_len, &red, &len, NULL);
-	if (n == SL_REDACT_FAILED) {
-		free(o->text);
-		o->text = sl_strdup("error: the program's answer could not be scanned for secrets and "
-				    "was withheld");
-		o->text_len = strlen(o->text);
-		o->is_error = true;
-	} else if (n > 0) {
-		free(o->text);
-		o->text = red;
-		o->text_len = len;
-	}
+	sl_output_rewrite(o, n == SL_REDACT_FAILED, red, len, "secrets");
 }
 
 /* Everything else a peer sends through the gateway: the same patterns,

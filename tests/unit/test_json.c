@@ -263,3 +263,47 @@ TEST(json_depth_gate_parse_errors_pass_through)
 	CHECK(gated("[1,", &err) == NULL);
 	CHECK(err.code != SL_JSON_READ_ERROR_DEPTH && err.code != YYJSON_READ_SUCCESS);
 }
+
+static int upper_str(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *s, yyjson_mut_val *key,
+		     struct sl_err *err)
+{
+	(void)d;
+	(void)err;
+	if (key && strcmp(yyjson_mut_get_str(key), "skip") == 0)
+		return SL_OK;
+	(*(int *)ctx)++;
+	yyjson_mut_set_str(s, "X");
+	return SL_OK;
+}
+
+static int count_key(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *k, struct sl_err *err)
+{
+	(void)d;
+	(void)k;
+	(void)err;
+	(*(int *)ctx) += 100;
+	return SL_OK;
+}
+
+TEST(json_walk_strings_values_keys_depth)
+{
+	const char *j = "{\"a\":\"x\",\"skip\":\"y\",\"b\":[\"z\",1,{\"c\":\"w\"}]}";
+	yyjson_doc *doc = yyjson_read(j, strlen(j), 0);
+	yyjson_mut_doc *d = yyjson_doc_mut_copy(doc, NULL);
+	int n = 0;
+	struct sl_json_strings w = { upper_str, count_key, 8, &n };
+	struct sl_err err;
+	char *out;
+
+	CHECK_INT(sl_json_walk_strings(&w, d, yyjson_mut_doc_get_root(d), &err), 0);
+	/* Three strings rewritten ("skip"'s left), four keys seen. */
+	CHECK_INT(n, 403);
+	out = yyjson_mut_write(d, 0, NULL);
+	CHECK_STR(out, "{\"a\":\"X\",\"skip\":\"y\",\"b\":[\"X\",1,{\"c\":\"X\"}]}");
+	free(out);
+	w.max_depth = 1;
+	CHECK_INT(sl_json_walk_strings(&w, d, yyjson_mut_doc_get_root(d), &err), SL_ERR_INVALID);
+	CHECK_STR(err.msg, "JSON nested deeper than 1 levels");
+	yyjson_mut_doc_free(d);
+	yyjson_doc_free(doc);
+}

@@ -38,7 +38,9 @@ TEST(stages_conf_sections_name_their_stage)
 		const struct sl_stage *st = sl_stages[i];
 		char path[64];
 		if (!st->conf) {
-			CHECK_STR(st->name, "discovery"); /* the one stage without settings */
+			/* The one stage without settings, and tokenize's response
+			 * half (its settings are the request half's). */
+			CHECK(strcmp(st->name, "discovery") == 0 || st == &sl_stage_tokenize_result);
 			continue;
 		}
 		snprintf(path, sizeof(path), "sluice.%s", st->name);

@@ -1,0 +1,177 @@
+// The tokenize stage end to end (docs/stages/tokenize.md): personal data in
+// tool results reaches the client as per-session placeholders; placeholders
+// in arguments are restored toward the servers restoreTo allows and pass
+// as they are elsewhere; a program computes on real values and its answer
+// is tokenised; the audit log holds no clear value. Session era through
+// the official SDK (stdio), and 2026-07-28 stateless requests (raw stdio,
+// which the SDK does not speak).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+import { connect, closeAll, execCode, startRaw, startHttp, httpClient, writeConfig, textOf, tinyServer, modernMeta, eventually } from './helpers.mjs';
+
+const ALICE = 'alice@example.com';
+const BOB = 'bob.smith@example.org';
+const CAROL = 'carol@example.net';
+const CARD = '4111 1111 1111 1111';
+const CLEAR = [ALICE, BOB, CAROL, CARD, '4111111111111111'];
+
+// A directory server: its "people" answers with e-mails and a card in text,
+// an embedded resource and structuredContent. A recorder's "record" writes
+// its arguments to a file (what an upstream really received).
+function people() {
+	return tinyServer({
+		name: 'crm',
+		tools: `[{ name: 'people', description: 'People.', inputSchema: { type: 'object' } }]`,
+		call: `(params, ok) => ok({
+			content: [
+				{ type: 'text', text: 'write to ${ALICE}, card ${CARD}' },
+				{ type: 'resource', resource: { uri: 'file:///p', mimeType: 'text/plain', text: 'cc ${BOB}' } },
+			],
+			structuredContent: { emails: ['${ALICE}', '${BOB}', '${CAROL}'], note: 'plain' },
+		})`,
+	});
+}
+
+function recorder(name) {
+	const file = path.join(path.dirname(writeConfig({})), `${name}.jsonl`);
+	const entry = tinyServer({
+		name,
+		args: [file],
+		prelude: `const fs = require('node:fs'); const out = process.argv[2];`,
+		tools: `[{ name: 'record', description: 'Records its arguments.', inputSchema: { type: 'object' } }]`,
+		call: `(params, ok) => { fs.appendFileSync(out, JSON.stringify(params.arguments) + '\\n'); ok({ content: [{ type: 'text', text: 'recorded' }] }); }`,
+	});
+	return { entry, last: () => readFileSync(file, 'utf8').trim().split('\n').at(-1) };
+}
+
+const allowed = recorder('allowed');
+const other = recorder('other');
+const SERVERS = { crm: people(), allowed: allowed.entry, other: other.entry };
+const auditFile = path.join(path.dirname(writeConfig({})), 'audit.jsonl');
+const SLUICE = {
+	exposure: 'passthrough',
+	codeMode: { enabled: true, timeoutMs: 10000 },
+	tokenize: { enabled: true, restoreTo: ['allowed.rec*'] },
+	audit: { file: auditFile },
+};
+
+let gw;
+before(async () => {
+	gw = await connect({ servers: SERVERS, sluice: SLUICE });
+});
+after(closeAll);
+
+const noClear = (s) => {
+	for (const v of CLEAR) assert.ok(!s.includes(v), `clear value ${v} in: ${s.slice(0, 400)}`);
+};
+
+describe('session era (SDK)', () => {
+	test('a result shows placeholders, the same ones every time', async () => {
+		const r = await gw.client.callTool({ name: 'crm__people', arguments: {} });
+		assert.ok(!r.isError, textOf(r));
+		noClear(JSON.stringify(r));
+		assert.equal(r.content[0].text, 'write to <EMAIL_1>, card <CARD_1>');
+		assert.equal(r.content[1].resource.text, 'cc <EMAIL_2>');
+		assert.deepEqual(r.structuredContent, { emails: ['<EMAIL_1>', '<EMAIL_2>', '<EMAIL_3>'], note: 'plain' });
+		const again = await gw.client.callTool({ name: 'crm__people', arguments: {} });
+		assert.deepEqual(again, r);
+	});
+
+	test('a placeholder in arguments reaches an allowed server as the real value', async () => {
+		const r = await gw.client.callTool({ name: 'allowed__record', arguments: { to: '<EMAIL_2>', cc: ['x <EMAIL_1>'], unknown: '<EMAIL_99>' } });
+		assert.ok(!r.isError, textOf(r));
+		assert.deepEqual(JSON.parse(allowed.last()), { to: BOB, cc: [`x ${ALICE}`], unknown: '<EMAIL_99>' });
+	});
+
+	test('and any other server as the placeholder', async () => {
+		const r = await gw.client.callTool({ name: 'other__record', arguments: { to: '<EMAIL_2>' } });
+		assert.ok(!r.isError, textOf(r));
+		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_2>' });
+	});
+
+	test('a program computes on real values; its answer is tokenised', async () => {
+		const r = await execCode(
+			gw.client,
+			`const v = await tools.crm.people({});
+			 const real = v.emails.filter((e) => e.endsWith('.org') || e.endsWith('.net'));
+			 return { count: real.length, pick: real.find((e) => e.startsWith('bob')) };`,
+		);
+		assert.ok(!r.isError, r.text);
+		noClear(r.text);
+		// Two real addresses matched: the program saw values, not placeholders.
+		assert.deepEqual(JSON.parse(r.text), { count: 2, pick: '<EMAIL_2>' });
+	});
+
+	test('the audit log holds no clear value', async () => {
+		await eventually(() => existsSync(auditFile) && readFileSync(auditFile, 'utf8').split('\n').length > 5, 5000, 50, 'audit lines');
+		const text = readFileSync(auditFile, 'utf8');
+		assert.match(text, /"tool":"people"/);
+		noClear(text);
+		noClear(gw.stderr());
+	});
+});
+
+describe('2026-07-28 stateless requests', () => {
+	let raw;
+	before(() => {
+		raw = startRaw({ servers: SERVERS, sluice: SLUICE });
+	});
+	after(async () => {
+		await raw?.close();
+	});
+	const call = (name, args) => raw.request('tools/call', { _meta: modernMeta(), name, arguments: args });
+
+	test("one caller's map across requests: placeholders out, real values to the allowed server", async () => {
+		const r = (await call('crm__people', {})).result;
+		noClear(JSON.stringify(r));
+		assert.equal(r.content[0].text, 'write to <EMAIL_1>, card <CARD_1>');
+		// A later request of the same caller restores what the first one made.
+		const rec = (await call('allowed__record', { card: '<CARD_1>', to: '<EMAIL_3>' })).result;
+		assert.notEqual(rec.isError, true, JSON.stringify(rec));
+		assert.deepEqual(JSON.parse(allowed.last()), { card: CARD, to: CAROL });
+		await call('other__record', { card: '<CARD_1>' });
+		assert.deepEqual(JSON.parse(other.last()), { card: '<CARD_1>' });
+	});
+});
+
+// Two sessions of one gateway sharing the cache: the cache keys on the
+// restored arguments and stores the real result; each session sees it
+// through its own placeholders.
+describe('the cache between two sessions (HTTP, SDK)', () => {
+	// lookup answers with an address and how many times it really ran.
+	const dir = tinyServer({
+		name: 'dir',
+		prelude: 'let n = 0;',
+		tools: `[{ name: 'lookup', description: 'Looks up.', inputSchema: { type: 'object' } }]`,
+		call: `(params, ok) => { n++; const who = params.arguments.who; ok({ content: [{ type: 'text', text: (who === 'bob' ? '${BOB}' : who) + ' #' + n }] }); }`,
+	});
+	let a, b;
+	before(async () => {
+		const gw2 = await startHttp({
+			servers: { crm: people(), dir },
+			sluice: { exposure: 'passthrough', cache: { tools: ['dir.lookup'] }, tokenize: { enabled: true, restoreTo: ['dir'] } },
+		});
+		a = (await httpClient(gw2.url)).client;
+		b = (await httpClient(gw2.url)).client;
+	});
+	after(async () => {
+		await a?.close();
+		await b?.close();
+	});
+	const lookup = async (c, who) => textOf(await c.callTool({ name: 'dir__lookup', arguments: { who } }));
+
+	test('a cached real result, tokenised per session; keys on real arguments', async () => {
+		await a.callTool({ name: 'crm__people', arguments: {} }); // A: alice 1, bob 2, carol 3
+		assert.equal(await lookup(a, 'bob'), '<EMAIL_2> #1');
+		// B's hit on the same entry: its own first placeholder for Bob.
+		assert.equal(await lookup(b, 'bob'), '<EMAIL_1> #1');
+		// <EMAIL_1> is Alice for A and Bob for B: two keys, two real runs.
+		assert.equal(await lookup(a, '<EMAIL_1>'), '<EMAIL_1> #2');
+		assert.equal(await lookup(b, '<EMAIL_1>'), '<EMAIL_1> #3');
+		// And each one's repeat is a hit.
+		assert.equal(await lookup(b, '<EMAIL_1>'), '<EMAIL_1> #3');
+	});
+});
