@@ -542,12 +542,19 @@ size_t sl_tokenize_text(struct sl_tokenize *t, const char *key, const char *in, 
 	m = get_map(t, key, true);
 	sl_buf_init(&b, len + 64 * n + 64);
 	for (size_t i = 0; i < n; i++) {
-		if (h[i].start < pos)
-			continue;
-		if (sl_buf_append(&b, in + pos, h[i].start - pos) < 0 ||
-		    put_token(t, m, h[i].kind, in + h[i].start, h[i].end - h[i].start, &b) < 0)
+		/* Overlapping hits (a custom pattern across a built-in kind's
+		 * value) are one value: the union, of the first hit's kind, so
+		 * no part of either stays in clear. */
+		size_t start = h[i].start, end = h[i].end, kind = h[i].kind;
+		while (i + 1 < n && h[i + 1].start < end) {
+			i++;
+			if (h[i].end > end)
+				end = h[i].end;
+		}
+		if (sl_buf_append(&b, in + pos, start - pos) < 0 ||
+		    put_token(t, m, kind, in + start, end - start, &b) < 0)
 			goto fail;
-		pos = h[i].end;
+		pos = end;
 		count++;
 	}
 	if (sl_buf_append(&b, in + pos, len - pos) < 0)

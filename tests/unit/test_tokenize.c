@@ -128,6 +128,12 @@ TEST(tokenize_custom_patterns)
 		  0);
 	CHECK_STR(tok("id EMP-123456 and EMP-123456 and EMP-654321"),
 		  "id <EMP_ID_1> and <EMP_ID_1> and <EMP_ID_2>");
+	/* A pattern overlapping a built-in kind's value: one placeholder for
+	 * the union, nothing of either left in clear. */
+	CHECK_INT(tk_init("{\"enabled\":true,\"kinds\":[\"email\"],"
+			  "\"patterns\":[{\"name\":\"acct\",\"regex\":\"com/[0-9]{4}\"}]}"),
+		  0);
+	CHECK_STR(tok("to ann@example.com/1234 now"), "to <EMAIL_1> now");
 	CHECK(tk_init("{\"enabled\":true,\"patterns\":[{\"name\":\"a b\",\"regex\":\"x\"}]}") < 0);
 	CHECK(tk_init("{\"enabled\":true,\"patterns\":[{\"name\":\"ab\",\"regex\":\"(\"}]}") < 0);
 	CHECK(tk_init("{\"enabled\":true,\"kinds\":[\"passport\"]}") < 0);
