@@ -83,16 +83,23 @@ static int do_list(const char *dir, const char *pins)
 	return 0;
 }
 
-static int do_show(const char *dir, const char *pins, const char *name)
+/* The skill NAME, or a line on stderr saying why not. */
+static int read_skill(const char *dir, const char *name, struct sl_skill *sk)
 {
 	struct sl_err err = { 0 };
-	struct sl_skill sk;
-	int rc = sl_skill_read(dir, name, &sk, &err);
+	int rc = sl_skill_read(dir, name, sk, &err);
 
-	if (rc < 0) {
+	if (rc < 0)
 		fprintf(stderr, "sluice skills: %s\n", rc == SL_ERR_NOT_FOUND ? "no such skill" : err.msg);
+	return rc;
+}
+
+static int do_show(const char *dir, const char *pins, const char *name)
+{
+	struct sl_skill sk;
+
+	if (read_skill(dir, name, &sk) < 0)
 		return 1;
-	}
 	printf("name:        %s\nstatus:      %s\nsha256:      %s\ndescription: ", sk.name,
 	       status_name(sl_skill_status(pins, &sk)), sk.sha);
 	put(sk.description, strlen(sk.description), false);
@@ -127,12 +134,10 @@ static int do_approve(const char *dir, const char *pins, const char *name)
 {
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
-	int rc = sl_skill_read(dir, name, &sk, &err);
+	int rc;
 
-	if (rc < 0) {
-		fprintf(stderr, "sluice skills: %s\n", rc == SL_ERR_NOT_FOUND ? "no such skill" : err.msg);
+	if (read_skill(dir, name, &sk) < 0)
 		return 1;
-	}
 	rc = sl_skill_pin(pins, name, sk.sha, &err);
 	if (rc < 0)
 		fprintf(stderr, "sluice skills: %s\n", err.msg);

@@ -175,6 +175,17 @@ static void unlink_wait(struct wait *w)
 	w->pprev = &w->next;
 }
 
+/* c is answered by the stored result doc (taken). */
+static void answer_hit(struct sl_call *c, yyjson_doc *doc)
+{
+	yyjson_doc_free(c->result_doc);
+	c->result_doc = doc;
+	c->result = yyjson_doc_get_root(doc);
+	c->mresult = NULL;
+	c->outcome = SL_OUTCOME_OK;
+	c->cache_hit = true;
+}
+
 /* A hit from Redis is taken like a local one, and kept here as well. */
 static void on_got(void *ctx, redisReply *reply, const char *error)
 {
@@ -198,12 +209,7 @@ static void on_got(void *ctx, redisReply *reply, const char *error)
 		doc = sl_shared_object(reply->str, (size_t)reply->len, C->shared_bytes, &why);
 		if (doc) {
 			put_local(C, w->key, sl_strndup(reply->str, (size_t)reply->len), (size_t)reply->len);
-			yyjson_doc_free(c->result_doc);
-			c->result_doc = doc;
-			c->result = yyjson_doc_get_root(doc);
-			c->mresult = NULL;
-			c->outcome = SL_OUTCOME_OK;
-			c->cache_hit = true;
+			answer_hit(c, doc);
 		}
 	} else if (reply && reply->type != REDIS_REPLY_NIL) {
 		why = "it is not a string";
@@ -304,12 +310,7 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 	}
 	unlink_entry(C, e);
 	push_front(C, e);
-	yyjson_doc_free(c->result_doc);
-	c->result_doc = doc;
-	c->result = yyjson_doc_get_root(doc);
-	c->mresult = NULL;
-	c->outcome = SL_OUTCOME_OK;
-	c->cache_hit = true;
+	answer_hit(c, doc);
 	return SL_STAGE_DONE;
 }
 

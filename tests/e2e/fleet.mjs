@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { REPO, SLUICE, freePort, eventually } from './helpers.mjs';
+import { REPO, SLUICE, freePort, eventually, closeAll, httpRequest } from './helpers.mjs';
 
 export const HAPROXY = process.env.HAPROXY || 'haproxy';
 const DEPLOY = path.join(REPO, 'deploy');
@@ -154,3 +154,28 @@ export async function fleetPorts(n = 3) {
 }
 
 export const removeDir = (dir) => rmSync(dir, { recursive: true, force: true });
+
+// One command on HAProxy's runtime API (the stats socket of deploy/haproxy.cfg).
+export function haproxyCmd(dir, cmd) {
+	return new Promise((resolve, reject) => {
+		let out = '';
+		const sock = net.connect(path.join(dir, 'haproxy.sock'), () => sock.end(`${cmd}\n`));
+		sock.on('data', (d) => (out += d));
+		sock.on('end', () => resolve(out));
+		sock.on('error', reject);
+	});
+}
+
+// A replica's GET /status.
+export const replicaStatus = async (r) =>
+	(await httpRequest({ host: '127.0.0.1', port: r.port, path: '/status', method: 'GET' })).json;
+
+// Stops what a fleet test started, by PID (FLEET_DEBUG=1 prints the logs first).
+export async function stopFleet({ replicas, haproxy, redis, ports }) {
+	if (process.env.FLEET_DEBUG) console.log(`---- haproxy\n${haproxy?.log()}\n---- replicas\n${replicas.map((r) => r.stderr()).join('\n----\n')}`);
+	await closeAll();
+	for (const r of replicas) await r.kill('SIGKILL');
+	await haproxy?.stop();
+	await redis?.stop();
+	if (ports) removeDir(ports.dir);
+}

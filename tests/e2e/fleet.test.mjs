@@ -9,41 +9,23 @@
 // prints the fleet; hostile entries in the hash are ignored.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { catalog, closeAll, httpRequest, runSluice, eventually, sleep, textOf, MODERN } from './helpers.mjs';
+import { catalog, runSluice, eventually, sleep, textOf, MODERN } from './helpers.mjs';
 import { startRedis, redisCli } from './redis.mjs';
-import { fleetPorts, renderHaproxy, startHaproxy, startReplica, removeDir } from './fleet.mjs';
+import { fleetPorts, renderHaproxy, startHaproxy, startReplica, haproxyCmd as haproxyCmd_, replicaStatus, stopFleet } from './fleet.mjs';
 
 const CLIENTS = 4;
 const CALLS = 40; // per client: bounded whatever happens
 
 let redis, haproxy, ports;
 const replicas = [];
-after(async () => {
-	if (process.env.FLEET_DEBUG) console.log(`---- haproxy\n${haproxy?.log()}\n---- replicas\n${replicas.map((r) => r.stderr()).join('\n----\n')}`);
-	await closeAll();
-	for (const r of replicas) await r.kill('SIGKILL');
-	await haproxy?.stop();
-	await redis?.stop();
-	if (ports) removeDir(ports.dir);
-});
-
-// One command on HAProxy's runtime API (the stats socket of deploy/haproxy.cfg).
-function haproxyCmd(cmd) {
-	return new Promise((resolve, reject) => {
-		let out = '';
-		const s = net.connect(path.join(ports.dir, 'haproxy.sock'), () => s.end(`${cmd}\n`));
-		s.on('data', (d) => (out += d));
-		s.on('end', () => resolve(out));
-		s.on('error', reject);
-	});
-}
-const status = async (r) => (await httpRequest({ host: '127.0.0.1', port: r.port, path: '/status', method: 'GET' })).json;
+after(() => stopFleet({ replicas, haproxy, redis, ports }));
+const haproxyCmd = (cmd) => haproxyCmd_(ports.dir, cmd);
+const status = replicaStatus;
 const fleetOf = async (r) => (await status(r)).fleet;
 const states = (fl) => Object.fromEntries(fl.replicas.map((m) => [m.pid, m.state]));
 

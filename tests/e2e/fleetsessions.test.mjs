@@ -14,7 +14,6 @@
 // (A pin approval reaching the other replicas within 1 s is shared.test.mjs's.)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 
@@ -22,9 +21,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { catalog, closeAll, everything, eventually, httpRequest, modernMeta, sleep, textOf, MODERN } from './helpers.mjs';
+import { catalog, everything, eventually, httpRequest, modernMeta, sleep, textOf, MODERN } from './helpers.mjs';
 import { startRedis, redisCli } from './redis.mjs';
-import { fleetPorts, renderHaproxy, startHaproxy, startReplica, removeDir } from './fleet.mjs';
+import { fleetPorts, renderHaproxy, startHaproxy, startReplica, haproxyCmd as haproxyCmd_, replicaStatus, stopFleet } from './fleet.mjs';
 
 const SECRET = 'fleet-e2e-secret-5f0c2a9b71d84e36a0b1c2d3';
 const TOKENS = { alice: 'alice-token-fleet-1', dave: 'dave-token-fleet-4' };
@@ -32,26 +31,9 @@ const RATE_LIMITED = -31429;
 
 let redis, haproxy, ports, front;
 const replicas = [];
-after(async () => {
-	if (process.env.FLEET_DEBUG) console.log(`---- haproxy\n${haproxy?.log()}\n---- replicas\n${replicas.map((r) => r.stderr()).join('\n----\n')}`);
-	await closeAll();
-	for (const r of replicas) await r.kill('SIGKILL');
-	await haproxy?.stop();
-	await redis?.stop();
-	if (ports) removeDir(ports.dir);
-});
-
-// One command on HAProxy's runtime API (the stats socket of deploy/haproxy.cfg).
-function haproxyCmd(cmd) {
-	return new Promise((resolve, reject) => {
-		let out = '';
-		const sock = net.connect(path.join(ports.dir, 'haproxy.sock'), () => sock.end(`${cmd}\n`));
-		sock.on('data', (d) => (out += d));
-		sock.on('end', () => resolve(out));
-		sock.on('error', reject);
-	});
-}
-const status = async (r) => (await httpRequest({ host: '127.0.0.1', port: r.port, path: '/status', method: 'GET' })).json;
+after(() => stopFleet({ replicas, haproxy, redis, ports }));
+const haproxyCmd = (cmd) => haproxyCmd_(ports.dir, cmd);
+const status = replicaStatus;
 // The servers HAProxy logged for POST /mcp since mark (it logs a request once it has ended).
 const served = (mark) => [...haproxy.log().slice(mark).matchAll(/ sluice\/(r\d) .*"POST \/mcp/g)].map((m) => m[1]);
 
