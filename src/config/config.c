@@ -652,6 +652,27 @@ static int parse_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyj
 	return SL_OK;
 }
 
+/* sluice.shared.secret and sluice.http.adminToken: long enough to key an
+ * HMAC with (RFC 2104 wants at least the hash's length) or to resist
+ * guessing; never echoed in an error. */
+#define SECRET_MIN 32
+static int parse_long_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			     void *target)
+{
+	char **out = sl_conf_field(target, k);
+	int rc = parse_secret(cx, k, v, target);
+
+	if (rc < 0)
+		return rc;
+	if (strlen(*out) < SECRET_MIN) {
+		free(*out);
+		*out = NULL;
+		return sl_conf_fail_key(cx, k, "is shorter than %d characters once expanded",
+					SECRET_MIN);
+	}
+	return SL_OK;
+}
+
 #define TOK(field) SL_CONF_AT(struct sl_auth_token, field)
 static const struct sl_conf_key token_keys[] = {
 	{ "token", SL_CONF_CUSTOM, TOK(token), .parse = parse_secret, .shape = "a non-empty string",
@@ -1113,6 +1134,11 @@ static const struct sl_conf_key http_keys[] = {
 	  .doc = "A session with no request and no open stream ends after this." },
 	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
 	  .doc = "An SSE comment on every open stream this often." },
+	{ "adminToken", SL_CONF_CUSTOM, HTTP(admin_token), .parse = parse_long_secret,
+	  .shape = "a string of at least 32 characters", .dflt_doc = "none: loopback peers only",
+	  .doc = "The operator's pages (`/status`, `/metrics`, `/admin`) answer a loopback peer, "
+		 "or any peer sending `Authorization: Bearer <adminToken>`; `${VAR}` expanded. "
+		 "It is not an MCP credential, and an MCP credential does not open these pages." },
 	{ "publicUrl", SL_CONF_CUSTOM, HTTP(public_url), .parse = parse_public_url,
 	  .shape = "an absolute URL", .dflt_doc = "the origin of `auth.resource`, else none",
 	  .doc = "How a browser reaches this gateway (`https://mcp.example.com`; plain `http://` "
@@ -1316,26 +1342,6 @@ static int parse_redis(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 	return SL_OK;
 }
 
-/* sluice.shared.secret: long enough to key an HMAC with (RFC 2104 wants at
- * least the hash's length); never echoed in an error. */
-#define SECRET_MIN 32
-static int parse_shared_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			       void *target)
-{
-	char **out = sl_conf_field(target, k);
-	int rc = parse_secret(cx, k, v, target);
-
-	if (rc < 0)
-		return rc;
-	if (strlen(*out) < SECRET_MIN) {
-		free(*out);
-		*out = NULL;
-		return sl_conf_fail_key(cx, k, "is shorter than %d characters once expanded",
-					SECRET_MIN);
-	}
-	return SL_OK;
-}
-
 /* sluice.shared.replicaId: shown to operators (sluice status) and used as a
  * hash field, so bounded and printable. */
 static int parse_replica_id(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
@@ -1355,7 +1361,7 @@ static int parse_replica_id(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
 
 #define SHR(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key shared_keys[] = {
-	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = parse_shared_secret,
+	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = parse_long_secret,
 	  .shape = "a string of at least 32 characters", .dflt_doc = "none: seals are per process",
 	  .doc = "The replicas' shared sealing key, `${VAR}` expanded (keep it in the environment); "
 		 "never logged nor shown in `/status`. Everything a client carries back (session "
@@ -1853,6 +1859,7 @@ void sl_config_unref(const struct sl_config *cc)
 	free(c->http.listen);
 	free(c->http.bearer_token);
 	free(c->http.public_url);
+	free(c->http.admin_token);
 	for (size_t i = 0; i < c->http.norigins; i++)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);

@@ -168,6 +168,9 @@ struct sl_tls_config {
 struct sl_http_config {
 	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
 	char *bearer_token;        /* ${VAR} expanded; NULL: none (loopback only) */
+	char *admin_token;         /* ${VAR} expanded, >= 32 chars: the operator's pages
+				    * (/status, /metrics, /admin) from another host; NULL:
+				    * loopback peers only */
 	char **allowed_origins;    /* NULL-terminated; NULL: loopback origins (https too with tls) */
 	size_t norigins;
 	size_t max_body_bytes;     /* one POST body (4 MiB) */

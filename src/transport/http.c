@@ -44,6 +44,7 @@
 #include <arpa/inet.h>
 #include <malloc.h>
 #include <microhttpd.h>
+#include <nettle/memops.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -2534,21 +2535,43 @@ bool sl_http_peer_loopback(const struct sockaddr *sa)
 	return false;
 }
 
-/* GET /status (docs/stages/quota.md, "sluice status"): the gateway's state
- * for its operator, answered only to a peer on this host, whatever its
- * Host header says, and with no credential (it holds none). */
-static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
-				   const char *method)
+/* The operator's pages (/status, and those of transport/operator.h): a
+ * peer on this host, whatever its Host header says, or any peer sending
+ * sluice.http.adminToken as a bearer token (compared as SHA-256 digests,
+ * in constant time). An MCP credential opens none of them. */
+bool sl_http_admin_token_ok(const char *token, const char *authorization)
+{
+	char want[SL_SHA256_HEX], got[SL_SHA256_HEX];
+
+	if (!token || !authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return false;
+	sl_sha256_hex(token, strlen(token), want);
+	sl_sha256_hex(authorization + 7, strlen(authorization + 7), got);
+	return memeql_sec(want, got, SL_SHA256_HEX);
+}
+
+bool sl_http_operator_allowed(struct sl_http *h, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	return (ci && sl_http_peer_loopback(ci->client_addr)) ||
+	       sl_http_admin_token_ok(h->cfg->admin_token, header(c, "Authorization"));
+}
+
+/* GET /status (docs/stages/quota.md, "sluice status"): the gateway's state
+ * for its operator. */
+static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
+				   const char *method)
+{
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	size_t len;
 	char *body;
 
-	if (!ci || !sl_http_peer_loopback(ci->client_addr))
-		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers loopback peers only");
+	if (!sl_http_operator_allowed(h, c))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers loopback peers "
+			      "and sluice.http.adminToken only");
 	if (strcmp(method, "GET") != 0)
 		return refuse_method(c, "GET");
 	body = sl_gateway_status(h->gw, h->nsessions, &len);

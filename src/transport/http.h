@@ -45,11 +45,18 @@ int sl_http_tls_load(struct sl_http *h, const struct sl_config *cfg, struct sl_t
 		     struct sl_err *err) SL_MUST_USE;
 void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_tls *t);
 void sl_http_stop(struct sl_http *h);
-/* GET /status is answered to a peer this is true of: an IPv4 address in
- * 127.0.0.0/8, ::1, or an IPv4-mapped 127.x (the peer's own address, never
- * a header). */
+/* A loopback peer: an IPv4 address in 127.0.0.0/8, ::1, or an IPv4-mapped
+ * 127.x (the peer's own address, never a header). */
 struct sockaddr;
 bool sl_http_peer_loopback(const struct sockaddr *sa);
+/* Whether a request may see the operator's pages (/status, /metrics,
+ * /admin): from a loopback peer, or carrying `Authorization: Bearer
+ * <sluice.http.adminToken>`. */
+struct MHD_Connection;
+bool sl_http_operator_allowed(struct sl_http *h, struct MHD_Connection *c);
+/* Whether an Authorization header value is "Bearer <token>" (scheme in any
+ * case), compared in constant time; false when token is NULL. Pure. */
+bool sl_http_admin_token_ok(const char *token, const char *authorization);
 
 /* Whether a Last-Event-ID names a stream this process never issued for the
  * session whose streams it numbered first..first+count-1: one another

@@ -1,6 +1,6 @@
-/* Unit tests of src/transport/http.c's peer check for GET /status: the
- * peer's own address decides, loopback only (IPv4 127/8, ::1, and IPv4
- * loopback mapped into IPv6 on a dual-stack socket). */
+/* Unit tests of src/transport/http.c's checks for the operator's pages:
+ * the peer's own address (IPv4 127/8, ::1, and IPv4 loopback mapped into
+ * IPv6 on a dual-stack socket), or sluice.http.adminToken as a bearer. */
 #include "unit.h"
 
 #include "transport/http.h"
@@ -36,6 +36,23 @@ TEST(http_status_peer_is_loopback_only)
 	CHECK(!v6("fe80::1"));
 	CHECK(!v6("::"));
 	CHECK(!sl_http_peer_loopback(NULL));
+}
+
+#define ADMIN "0123456789abcdef0123456789abcdef"
+
+TEST(http_admin_token_is_exact_bearer)
+{
+	CHECK(sl_http_admin_token_ok(ADMIN, "Bearer " ADMIN));
+	CHECK(sl_http_admin_token_ok(ADMIN, "bearer " ADMIN));
+	CHECK(!sl_http_admin_token_ok(ADMIN, "Bearer " ADMIN "x"));
+	CHECK(!sl_http_admin_token_ok(ADMIN, "Bearer 0123456789abcdef"));
+	CHECK(!sl_http_admin_token_ok(ADMIN, "Basic " ADMIN));
+	CHECK(!sl_http_admin_token_ok(ADMIN, ADMIN));
+	CHECK(!sl_http_admin_token_ok(ADMIN, "Bearer "));
+	CHECK(!sl_http_admin_token_ok(ADMIN, NULL));
+	/* No token configured: nothing opens the pages from afar. */
+	CHECK(!sl_http_admin_token_ok(NULL, "Bearer " ADMIN));
+	CHECK(!sl_http_admin_token_ok(NULL, "Bearer "));
 }
 
 /* A Last-Event-ID names a stream of this process (resumed, or refused as
