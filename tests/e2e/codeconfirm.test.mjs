@@ -3,17 +3,19 @@
 // replays it (recorded results, same seed and clock) and makes the pending
 // call with the person's answer; nothing is called twice (the fixture
 // server logs every call it gets). A session-era client (SDK 1.x) is asked
-// through elicitation while the program waits.
+// through elicitation while the program waits. A skill a program calls
+// before its confirmation is recorded like a tool call: the retry replays
+// its answer and never runs it (or its side effect) again.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, MODERN } from './helpers.mjs';
+import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, runSluice, MODERN } from './helpers.mjs';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-codeconfirm-'));
@@ -25,6 +27,13 @@ const SLUICE = {
 	policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
 };
 const servers = { store: { command: process.execPath, args: [SERVER], env: { COUNTER_LOG: LOG } } };
+// Skills of the raw gateway: one, approved before it starts.
+const DATA = path.join(dir, 'data');
+const SKILL = {
+	name: 'bump_once',
+	description: 'Bumps the store once and says how many bumps it has made.',
+	code: 'const b = await tools.store.bump({ tag: args.tag }); return { bumps: b.bumps, tag: b.tag };',
+};
 
 // The calls the server got since the last reset, as "name args" lines.
 const calls = () => {
@@ -43,7 +52,11 @@ const DECLINE = { confirm: { action: 'decline' } };
 let raw;
 before(async () => {
 	resetCalls();
-	raw = startRaw({ servers, sluice: SLUICE });
+	mkdirSync(path.join(DATA, 'sluice', 'skills'), { recursive: true });
+	writeFileSync(path.join(DATA, 'sluice', 'skills', 'bump_once.json'), JSON.stringify(SKILL));
+	const ok = await runSluice(['skills', 'approve', 'bump_once'], 10000, { XDG_DATA_HOME: DATA });
+	assert.equal(ok.code, 0, ok.stderr);
+	raw = startRaw({ servers, sluice: SLUICE, env: { XDG_DATA_HOME: DATA } });
 });
 after(async () => {
 	await raw?.close();
@@ -135,6 +148,27 @@ return await tools.store.write_item({ id: first === 'a' ? 1 : 2, value: 0 });`;
 		assert.equal(done?.isError, true, JSON.stringify(resp));
 		assert.match(done.content[0].text, /replay diverged: the program's call 3 is store\.write_item/);
 		assert.deepEqual([count('slow'), count('write_item')], [2, 0], calls().join('\n'));
+	});
+
+	test('a skill called before the confirmation: its side effect is made once, its answer replayed', async () => {
+		resetCalls();
+		const code = `
+const s = await tools.skills.bump_once({ tag: 'k' });
+const w = await tools.store.write_item({ id: 7, value: s.bumps });
+return { s, w };`;
+		const first = (await exec(code)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		assert.match(first.inputRequests.confirm.params.message, /write_item/);
+		assert.deepEqual([count('bump'), count('write_item')], [1, 0], calls().join('\n'));
+		const done = (await exec(code, { requestState: first.requestState, inputResponses: APPROVE })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		const v = JSON.parse(done.content[0].text);
+		// The answer the first run's skill got is the one the write carries:
+		// a second bump would have answered one more.
+		assert.equal(v.s.tag, 'k');
+		assert.deepEqual(v.w, { written: 7, value: v.s.bumps });
+		assert.deepEqual([count('bump'), count('write_item')], [1, 1], calls().join('\n'));
+		assert.deepEqual(calls().map((l) => l.split(' ')[0]), ['bump', 'write_item']);
 	});
 
 	test('a retry with other code, or a tampered or foreign state, is refused before anything runs', async () => {
