@@ -5,7 +5,9 @@
 // server logs every call it gets). A session-era client (SDK 1.x) is asked
 // through elicitation while the program waits. A skill a program calls
 // before its confirmation is recorded like a tool call: the retry replays
-// its answer and never runs it (or its side effect) again.
+// its answer and never runs it (or its side effect) again. A question a
+// server asks during a program's call (elicitation, sampling) is refused
+// on a 2026-07-28 client with a reason the server gets.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, runSluice, MODERN } from './helpers.mjs';
+import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, runSluice, eventually, MODERN, REPO } from './helpers.mjs';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-codeconfirm-'));
@@ -209,6 +211,39 @@ return await tools.store.write_item({ id: 9, value: 9 });`;
 		assert.equal(r.isError, true);
 		assert.match(r.content[0].text, /needs confirmation .*the client does not support elicitation/);
 		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
+
+describe('2026-07-28: a server that asks during a program\'s call', () => {
+	const PEER = path.join(REPO, 'tests', 'servers', 'peer', 'server.mjs');
+	const REC = path.join(dir, 'peer.jsonl');
+	let g;
+	before(() => {
+		g = startRaw({
+			servers: { peer: { command: process.execPath, args: [PEER], env: { RECORD: REC } } },
+			sluice: { exposure: 'code', codeMode: { timeoutMs: 5000 } },
+		});
+	});
+	after(() => g?.close());
+
+	test('is refused with the reason, at once; the program goes on and nothing is suspended', async () => {
+		const caps = { elicitation: {}, sampling: {} };
+		const run = (code) =>
+			g.request('tools/call', { _meta: modernMeta(caps), name: 'execute_code', arguments: { code } }, { ms: 15000 });
+		// The server's tools are listed once it is up.
+		await eventually(async () => !(await run('return await tools.peer.record({ ready: 1 })')).result?.isError, 10000, 200, 'peer up');
+		const t0 = Date.now();
+		const r = (await run('return await tools.peer.ask({});')).result;
+		assert.ok(Date.now() - t0 < 4000, 'answered without waiting for the program\'s timeout');
+		assert.notEqual(r.resultType, 'input_required', JSON.stringify(r));
+		assert.notEqual(r.isError, true, JSON.stringify(r));
+		// The fixture answers with how each of its questions went.
+		assert.equal(r.content[0].text, 'elicitation/create: error; sampling/createMessage: error');
+		const got = readFileSync(REC, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+		const asked = got.filter((x) => x.what !== 'tools/call');
+		assert.deepEqual(asked.map((x) => x.what), ['elicitation/create', 'sampling/createMessage']);
+		for (const x of asked)
+			assert.match(x.value.error, /no client that can answer it is waiting on server 'peer': it was called from a program \(execute_code\), and a 2026-07-28 client is asked only through its own tools\/call's input_required result/);
 	});
 });
 
