@@ -354,6 +354,17 @@ int sl_skill_remove(const char *dir, const char *name, struct sl_err *err)
 	return rc;
 }
 
+yyjson_doc *sl_skill_pins_parse(const char *text, size_t len)
+{
+	yyjson_doc *doc = text && len <= SL_SKILL_PINS_MAX ? sl_json_read(text, len, 0, NULL) : NULL;
+
+	if (doc && !yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		yyjson_doc_free(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
 /* The pins file's object {name: sha256}, or NULL. */
 static yyjson_doc *read_pins(const char *pins)
 {
@@ -364,12 +375,8 @@ static yyjson_doc *read_pins(const char *pins)
 
 	if (!pins || read_file(pins, SL_SKILL_PINS_MAX, "skill pins", &text, &len, &e) < 0)
 		return NULL;
-	doc = sl_json_read(text, len, 0, NULL);
+	doc = sl_skill_pins_parse(text, len);
 	free(text);
-	if (doc && !yyjson_is_obj(yyjson_doc_get_root(doc))) {
-		yyjson_doc_free(doc);
-		doc = NULL;
-	}
 	return doc;
 }
 
@@ -388,28 +395,44 @@ bool sl_skill_approved(const char *pins, const struct sl_skill *sk)
 	return sl_skill_status(pins, sk) == SL_SKILL_APPROVED;
 }
 
+char *sl_skill_pins_with(const char *text, size_t len, const char *name, const char *sha,
+			 size_t *out_len)
+{
+	/* A malformed file pins nothing: it is rewritten from scratch. */
+	yyjson_doc *doc = sl_skill_pins_parse(text, len);
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	char *out;
+
+	if (!d)
+		sl_oom();
+	o = doc ? yyjson_val_mut_copy(d, yyjson_doc_get_root(doc)) : yyjson_mut_obj(d);
+	yyjson_doc_free(doc);
+	if (!o)
+		sl_oom();
+	yyjson_mut_obj_remove_str(o, name);
+	if (sha)
+		yyjson_mut_obj_add_strcpy(d, o, name, sha);
+	out = sl_json_write_mut_val(o, out_len);
+	yyjson_mut_doc_free(d);
+	return out;
+}
+
 int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_err *err)
 {
-	yyjson_doc *doc;
-	yyjson_mut_doc *d;
-	yyjson_mut_val *o;
-	char *dir, *slash, *text;
-	size_t len;
+	struct sl_err e = { 0 };
+	char *dir, *slash, *text = NULL, *next;
+	size_t len = 0;
 	int rc;
 
 	if (!pins) {
 		sl_err_set(err, "no state directory for skill pins (set XDG_STATE_HOME or HOME)");
 		return SL_ERR_STATE;
 	}
-	/* A malformed file pins nothing: it is rewritten from scratch. */
-	doc = read_pins(pins);
-	d = yyjson_mut_doc_new(NULL);
-	o = doc ? yyjson_val_mut_copy(d, yyjson_doc_get_root(doc)) : yyjson_mut_obj(d);
-	yyjson_doc_free(doc);
-	yyjson_mut_obj_remove_str(o, name);
-	if (sha)
-		yyjson_mut_obj_add_strcpy(d, o, name, sha);
-	text = sl_json_write_mut_val(o, &len);
+	if (read_file(pins, SL_SKILL_PINS_MAX, "skill pins", &text, &len, &e) < 0)
+		text = NULL, len = 0;
+	next = sl_skill_pins_with(text, len, name, sha, &len);
+	free(text);
 	dir = sl_strdup(pins);
 	slash = strrchr(dir, '/');
 	*slash = '\0';
@@ -417,10 +440,9 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 		sl_err_set(err, "%s: cannot create the directory (%s)", dir, strerror(errno));
 		rc = SL_ERR_IO;
 	} else {
-		rc = sl_pinning_write_atomic(dir, slash + 1, text, len, err);
+		rc = sl_pinning_write_atomic(dir, slash + 1, next, len, err);
 	}
 	free(dir);
-	free(text);
-	yyjson_mut_doc_free(d);
+	free(next);
 	return rc;
 }

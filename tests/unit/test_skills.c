@@ -248,3 +248,30 @@ TEST(skills_count_bound)
 		free(cmd);
 	}
 }
+
+TEST(skills_pins_text)
+{
+	static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	yyjson_doc *doc;
+	size_t len;
+	char *text;
+
+	CHECK(!sl_skill_pins_parse(NULL, 0));
+	CHECK(!sl_skill_pins_parse("[1]", 3));
+	CHECK(!sl_skill_pins_parse("{\"a\":", 5));
+	doc = sl_skill_pins_parse("{\"a\":\"x\"}", 9);
+	CHECK(doc && sl_json_str(yyjson_doc_get_root(doc), "a"));
+	yyjson_doc_free(doc);
+	/* Set: the others stay; malformed text: rewritten with this pin only. */
+	text = sl_skill_pins_with("{\"a\":\"x\",\"b\":\"y\"}", 17, "b", sha, &len);
+	CHECK_STR(text, "{\"a\":\"x\",\"b\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}");
+	free(text);
+	text = sl_skill_pins_with("[oops", 5, "b", sha, &len);
+	CHECK_STR(text, "{\"b\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}");
+	free(text);
+	/* Forgotten: every duplicate of the name goes. */
+	text = sl_skill_pins_with("{\"b\":\"1\",\"a\":\"x\",\"b\":\"2\"}", 25, "b", NULL, &len);
+	CHECK_STR(text, "{\"a\":\"x\"}");
+	CHECK_INT(len, 9);
+	free(text);
+}
