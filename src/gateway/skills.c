@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 bool sl_skill_name_ok(const char *name)
@@ -282,17 +283,69 @@ static bool skill_file(const char *file, char out[SL_SKILL_NAME_MAX + 1])
 	return sl_skill_name_ok(out);
 }
 
+/*
+ * What sl_skills_exist last found, for one directory: every program's
+ * start asks, and reading a directory of 256 files for each would cost more
+ * than the program. Adding, removing or renaming a file over another
+ * changes the directory's mtime, so a stat tells whether the answer still
+ * holds, whoever made the change (another process's `sluice skills rm`
+ * too); this process's own writes forget it at once (forget_seen). An
+ * mtime within SETTLE_NS of the read is not trusted: mtimes have the
+ * kernel's tick granularity, so a change in the same tick as the read
+ * would leave it unchanged. One entry, the directory's name its only
+ * allocation.
+ */
+#define SETTLE_NS 1000000000ll
+static struct {
+	char *dir;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	bool any;
+} seen;
+
+static void forget_seen(void)
+{
+	free(seen.dir);
+	seen.dir = NULL;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
 bool sl_skills_exist(const char *dir)
 {
-	DIR *d = dir ? opendir(dir) : NULL;
-	struct dirent *de;
 	char name[SL_SKILL_NAME_MAX + 1];
+	struct timespec now;
+	struct dirent *de;
+	struct stat st;
 	bool any = false;
+	DIR *d;
 
+	if (!dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		forget_seen();
+		return false;
+	}
+	if (seen.dir && strcmp(seen.dir, dir) == 0 && seen.dev == st.st_dev &&
+	    seen.ino == st.st_ino && same_time(&seen.mtime, &st.st_mtim))
+		return seen.any;
+	forget_seen();
+	d = opendir(dir);
 	while (d && !any && (de = readdir(d)))
 		any = skill_file(de->d_name, name);
 	if (d)
 		closedir(d);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if ((now.tv_sec - st.st_mtim.tv_sec) * 1000000000ll + (now.tv_nsec - st.st_mtim.tv_nsec) >=
+	    SETTLE_NS) {
+		seen.dir = sl_strdup(dir);
+		seen.dev = st.st_dev;
+		seen.ino = st.st_ino;
+		seen.mtime = st.st_mtim;
+		seen.any = any;
+	}
 	return any;
 }
 
@@ -331,6 +384,7 @@ int sl_skill_write(const char *dir, const struct sl_skill *sk, struct sl_err *er
 	}
 	text = sl_skill_json(sk, &len);
 	rc = sl_pinning_write_atomic(dir, file, text, len, err);
+	forget_seen();
 out:
 	free(text);
 	free(path);
@@ -346,6 +400,7 @@ int sl_skill_remove(const char *dir, const char *name, struct sl_err *err)
 	if (!dir || !sl_skill_name_ok(name))
 		return SL_ERR_NOT_FOUND;
 	path = sl_printf("%s/%s.json", dir, name);
+	forget_seen();
 	if (unlink(path) < 0) {
 		rc = errno == ENOENT ? SL_ERR_NOT_FOUND : SL_ERR_IO;
 		sl_err_set(err, "%s: %s", path, strerror(errno));
@@ -442,6 +497,7 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 	} else {
 		rc = sl_pinning_write_atomic(dir, slash + 1, next, len, err);
 	}
+	forget_seen();
 	free(dir);
 	free(next);
 	return rc;

@@ -91,7 +91,10 @@ int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more,
 		    struct sl_err *err) SL_MUST_USE;
 void sl_skills_names_free(char **names, size_t n);
 /* True if dir holds a file named like a skill (read no further: a
- * program's start asks it). */
+ * program's start asks it). The answer is kept for the directory as long as
+ * a stat finds its mtime unchanged (so a change by another process is seen
+ * at the next call); sl_skill_write, sl_skill_remove and sl_skill_pin in
+ * this process forget it. Not thread-safe: the gateway's loop calls it. */
 bool sl_skills_exist(const char *dir);
 
 enum sl_skill_status {
