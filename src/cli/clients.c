@@ -22,6 +22,7 @@
  * comments and trailing commas, through the depth gate.
  */
 #include "cli/clients.h"
+#include "config/config.h"
 #include "core/buf.h"
 #include "core/escape.h"
 #include "core/json.h"
@@ -505,6 +506,34 @@ static char *sluice_name(const char *s, size_t n)
 	return out;
 }
 
+/* Whether sluice's own loader takes the entry (a server that it would
+ * refuse must not make the whole merged config unloadable). */
+static void check_entry(struct conv *cv, yyjson_mut_val *e)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *root, *servers;
+	struct sl_config *c = NULL;
+	struct sl_err err;
+	char *text;
+	size_t len;
+
+	if (!d)
+		sl_oom();
+	root = yyjson_mut_obj(d);
+	yyjson_mut_doc_set_root(d, root);
+	servers = yyjson_mut_obj_add_obj(d, root, "mcpServers");
+	yyjson_mut_obj_add(servers, yyjson_mut_strcpy(d, cv->s->name), yyjson_mut_val_mut_copy(d, e));
+	text = yyjson_mut_write(d, 0, &len);
+	if (!text)
+		sl_oom();
+	if (sl_config_parse("entry", text, len, &c, &err) < 0)
+		fail(cv, "sluice would not load it: %s", err.msg);
+	else
+		sl_config_unref(c);
+	free(text);
+	yyjson_mut_doc_free(d);
+}
+
 static void take(struct conv *cv, yyjson_val *k, yyjson_val *v, const char *scope)
 {
 	struct sl_client_set *set = cv->set;
@@ -527,8 +556,8 @@ static void take(struct conv *cv, yyjson_val *k, yyjson_val *v, const char *scop
 		fail(cv, "a name of %zu bytes (at most %d)", n, SL_CLIENT_NAME_MAX);
 	else if (memchr(raw, '\0', n) || needs_escape(raw, n))
 		fail(cv, "a name with control characters");
-	else
-		s->entry = convert(cv, v);
+	else if ((s->entry = convert(cv, v)))
+		check_entry(cv, s->entry);
 	if (cv->problem) {
 		s->entry = NULL;
 		s->problem = esc(cv->problem, strlen(cv->problem), 512);
@@ -539,6 +568,27 @@ static void take(struct conv *cv, yyjson_val *k, yyjson_val *v, const char *scop
 	if (cv->notes.len)
 		s->notes = sl_buf_take(&cv->notes, NULL);
 	sl_buf_dispose(&cv->notes);
+}
+
+/* obj[key], refusing a key given twice: the client may read the other one. */
+static int get_once(yyjson_val *obj, const char *key, const char *file, yyjson_val **out,
+		    struct sl_err *err)
+{
+	yyjson_val *k, *v;
+	size_t i, max, seen = 0;
+
+	*out = NULL;
+	yyjson_obj_foreach(obj, i, max, k, v) {
+		if (!yyjson_equals_str(k, key))
+			continue;
+		if (seen++) {
+			sl_err_set(err, "%s: \"%s\" given twice: which one the client reads is unclear",
+				   file, key);
+			return SL_ERR_INVALID;
+		}
+		*out = v;
+	}
+	return SL_OK;
 }
 
 static int take_all(struct conv *cv, yyjson_val *servers, const char *where, const char *scope,
@@ -595,7 +645,7 @@ int sl_client_parse(enum sl_client_kind k, const char *file, const char *text, s
 {
 	struct conv cv = { .kind = k, .cx = cx, .set = set };
 	yyjson_doc *doc;
-	yyjson_val *root, *projects, *pk, *pv;
+	yyjson_val *root, *servers, *projects, *pk, *pv;
 	size_t i, max;
 	int rc;
 
@@ -606,14 +656,19 @@ int sl_client_parse(enum sl_client_kind k, const char *file, const char *text, s
 	set->doc = yyjson_mut_doc_new(NULL);
 	if (!set->doc)
 		sl_oom();
-	rc = take_all(&cv, yyjson_obj_get(root, sl_client_key(k)), sl_client_key(k), NULL, file, err);
-	projects = k == SL_CLIENT_CLAUDE_CODE ? yyjson_obj_get(root, "projects") : NULL;
+	if ((rc = get_once(root, sl_client_key(k), file, &servers, err)) == SL_OK)
+		rc = take_all(&cv, servers, sl_client_key(k), NULL, file, err);
+	projects = NULL;
+	if (rc == SL_OK && k == SL_CLIENT_CLAUDE_CODE)
+		rc = get_once(root, "projects", file, &projects, err);
 	if (rc == SL_OK && yyjson_is_obj(projects)) {
 		yyjson_obj_foreach(projects, i, max, pk, pv) {
 			char *p = esc(yyjson_get_str(pk), yyjson_get_len(pk), 4096);
 			char *scope = sl_printf("project %s", p);
-			rc = take_all(&cv, yyjson_obj_get(pv, "mcpServers"), "projects.<path>.mcpServers",
-				      scope, file, err);
+			rc = yyjson_is_obj(pv) ? get_once(pv, "mcpServers", file, &servers, err) : SL_OK;
+			if (rc == SL_OK && yyjson_is_obj(pv))
+				rc = take_all(&cv, servers, "projects.<path>.mcpServers", scope, file,
+					      err);
 			free(scope);
 			free(p);
 			if (rc < 0)
