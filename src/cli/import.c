@@ -640,7 +640,11 @@ static int parse_args(const char *cmd, int argc, const char *const *argv, struct
 			a->dry_run = true;
 		} else if (!strcmp(x, "--progress")) {
 			a->progress = true;
-		} else if (x[0] != '-' && !strcmp(cmd, "import") && a->nfiles < MAX_FILES) {
+		} else if (x[0] != '-' && !strcmp(cmd, "import")) {
+			if (a->nfiles == MAX_FILES) {
+				fprintf(stderr, "sluice import: at most %d files at once\n", MAX_FILES);
+				return -1;
+			}
 			a->files[a->nfiles++] = x;
 		} else {
 			char *s = shown(x);

@@ -183,6 +183,14 @@ test('import of named files: --client, --dry-run, --write and --progress', async
 	assert.ok(existsSync(out));
 	assert.deepEqual(Object.keys(JSON.parse(readFileSync(out, 'utf8')).mcpServers), ['local-mcp-server', 'old-style', 'remote-mcp-server']);
 
+	const help = await run(m, ['--help']);
+	assert.match(help.stdout, /^  import \[--write PATH\] \[--dry-run\] \[--client NAME\] \[--progress\] \[FILE\.\.\.\]$/m);
+	assert.match(help.stdout, /^  install --client NAME \[--mode stdio\|http\] \[--url URL\]/m);
+	assert.match(help.stdout, /^  uninstall --client NAME \[--file FILE\]$/m);
+	const many = await run(m, ['import', '--dry-run', ...Array.from({ length: 65 }, (_, i) => `f${i}.json`)]);
+	assert.equal(many.code, 2);
+	assert.match(many.stderr, /at most 64 files at once/);
+
 	r = await run(m, ['import', '--client', 'emacs']);
 	assert.equal(r.code, 2);
 	assert.match(r.stderr, /unknown client 'emacs'/);
