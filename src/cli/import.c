@@ -368,9 +368,16 @@ static int merge_open(struct merge *m, const char *path, bool *existed, struct s
 		goto out;
 	doc = sl_json_read(text, len, SL_JSON_READ_FLAGS | YYJSON_READ_ALLOW_COMMENTS |
 			   YYJSON_READ_ALLOW_TRAILING_COMMAS, &rerr);
-	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
-		sl_err_set(err, "%s: not a sluice config (%s): not changed", p,
-			   doc ? "not a JSON object" : rerr.msg);
+	if (!doc) {
+		size_t line = 0, col = 0;
+		if (rerr.code != SL_JSON_READ_ERROR_DEPTH)
+			sl_json_position(text, len, rerr.pos, &line, &col);
+		sl_err_set(err, "%s:%zu:%zu: %s: not changed", p, line, col, rerr.msg);
+		rc = SL_ERR_INVALID;
+		goto out;
+	}
+	if (!yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		sl_err_set(err, "%s: not a JSON object: not changed", p);
 		rc = SL_ERR_INVALID;
 		goto out;
 	}
@@ -526,8 +533,12 @@ static void print_table(const struct merge *m)
 }
 
 /* Writes the merged config to path (a backup of the old one first). */
-static int merge_write(struct merge *m, const char *path, bool existed, struct sl_err *err)
+static int merge_write(struct merge *m, const char *target, bool existed, struct sl_err *err)
 {
+	/* A config that is a symbolic link (dotfiles) stays one: the file it
+	 * names is written. */
+	char *real = realpath(target, NULL);
+	const char *path = real ? real : target;
 	char *text, *dir = sl_strdup(path), *bak = NULL, *old = NULL, *p = shown(path);
 	size_t len, oldlen = 0;
 	struct sl_config *cfg = NULL;
@@ -578,13 +589,13 @@ out:
 	free(dir);
 	free(bak);
 	free(p);
+	free(real);
 	return rc;
 }
 
 /* Reads one source into the merge. Returns 0, SL_ERR_NOT_FOUND (absent,
  * and it was not asked for by name), or a failure already printed. */
-static int import_one(struct merge *m, const struct source *src, bool named,
-		      struct sl_client_set *keep)
+static int import_one(struct merge *m, const struct source *src, bool named)
 {
 	struct sl_client_ctx cx = { .home = home_dir(), .project = src->project };
 	struct sl_client_set set;
@@ -612,10 +623,7 @@ static int import_one(struct merge *m, const struct source *src, bool named,
 		return rc == SL_ERR_NOT_FOUND ? SL_ERR_INVALID : rc;
 	}
 	merge_set(m, &set, src->kind, src->path);
-	if (keep)
-		*keep = set;
-	else
-		sl_client_set_dispose(&set);
+	sl_client_set_dispose(&set);
 	return SL_OK;
 }
 
@@ -728,7 +736,7 @@ int sl_cli_import(const char *config, int argc, const char *const *argv)
 	}
 	for (size_t i = 0; i < nsrc; i++) {
 		progress(a.progress || tty, tty, i, nsrc, src[i].path);
-		rc = import_one(&m, &src[i], a.nfiles > 0, NULL);
+		rc = import_one(&m, &src[i], a.nfiles > 0);
 		if (rc == SL_OK)
 			read++;
 		else if (rc != SL_ERR_NOT_FOUND)

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import {
 	mkdtempSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, existsSync, statSync, rmSync,
+	symlinkSync, lstatSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -154,6 +155,25 @@ test('import adds to an existing config once, keeps a backup, and a second run c
 	assert.match(again.stdout, /nothing new: .* unchanged/);
 	assert.deepEqual(readFileSync(m.config), after1);
 	assert.equal(existsSync(`${m.config}.bak.1`), false);
+
+	// A target sluice cannot read is left alone.
+	const broken = path.join(m.root, 'broken.json');
+	writeFileSync(broken, '{"mcpServers": {');
+	const b = await run(m, ['import', '--write', broken]);
+	assert.equal(b.code, 2);
+	assert.match(b.stderr, /broken\.json:1:\d+: .*: not changed/);
+	assert.equal(readFileSync(broken, 'utf8'), '{"mcpServers": {');
+
+	// A target that is a symbolic link stays one: the file it names is written.
+	const real = path.join(m.root, 'real.json');
+	const link = path.join(m.root, 'link.json');
+	writeFileSync(real, '{"mcpServers": {}}');
+	symlinkSync(real, link);
+	const l = await run(m, ['import', '--write', link]);
+	assert.equal(l.code, 0, l.stderr);
+	assert.ok(lstatSync(link).isSymbolicLink());
+	assert.deepEqual(Object.keys(JSON.parse(readFileSync(real, 'utf8')).mcpServers), ['github', 'notes', 'remote']);
+	assert.equal(readFileSync(`${real}.bak`, 'utf8'), '{"mcpServers": {}}');
 });
 
 test('import of named files: --client, --dry-run, --write and --progress', async () => {
