@@ -370,28 +370,29 @@ static yyjson_mut_val *convert(struct conv *cv, yyjson_val *v)
 	}
 	sl_buf_init(&left, 256);
 	yyjson_obj_foreach(v, i, max, k, x) {
-		const char *key = yyjson_get_str(k);
-		if (!strcmp(key, "command"))
+		const char *key = yyjson_get_str(k); /* for the list of keys left out */
+		if (yyjson_equals_str(k, "command"))
 			command = x;
-		else if (!strcmp(key, "args"))
+		else if (yyjson_equals_str(k, "args"))
 			args = x;
-		else if (!strcmp(key, "env"))
+		else if (yyjson_equals_str(k, "env"))
 			env = x;
-		else if (!strcmp(key, "cwd"))
+		else if (yyjson_equals_str(k, "cwd"))
 			cwd = x;
-		else if (!strcmp(key, "url") || (cv->kind == SL_CLIENT_WINDSURF && !strcmp(key, "serverUrl")))
+		else if (yyjson_equals_str(k, "url") ||
+			 (cv->kind == SL_CLIENT_WINDSURF && yyjson_equals_str(k, "serverUrl")))
 			url = x;
-		else if (!strcmp(key, "headers"))
+		else if (yyjson_equals_str(k, "headers"))
 			headers = x;
-		else if (!strcmp(key, "type") || !strcmp(key, "transport"))
+		else if (yyjson_equals_str(k, "type"))
 			type = x;
-		else if (!strcmp(key, "disabled"))
+		else if (yyjson_equals_str(k, "disabled"))
 			disabled = yyjson_is_true(x);
-		else if (!strcmp(key, "enabled"))
+		else if (yyjson_equals_str(k, "enabled"))
 			disabled = yyjson_is_false(x);
-		else if (!strcmp(key, "source") && cv->kind == SL_CLIENT_ZED)
+		else if (yyjson_equals_str(k, "source") && cv->kind == SL_CLIENT_ZED)
 			; /* "custom" or "extension": the entry says which by itself */
-		else if (!strcmp(key, "envFile"))
+		else if (yyjson_equals_str(k, "envFile"))
 			note(cv, "envFile left out: set its variables in sluice's environment");
 		else if (!(left.len && sl_buf_appends(&left, ", ") < 0))
 			(void)!sl_buf_append(&left, key, strnlen(key, 32));
