@@ -203,6 +203,15 @@ test('import of named files: --client, --dry-run, --write and --progress', async
 	assert.ok(existsSync(out));
 	assert.deepEqual(Object.keys(JSON.parse(readFileSync(out, 'utf8')).mcpServers), ['local-mcp-server', 'old-style', 'remote-mcp-server']);
 
+	// Without a terminal and without --progress: no progress at all.
+	r = await run(m, ['import', '--dry-run', '--client', 'windsurf', odd]);
+	assert.doesNotMatch(r.stderr, /reading/);
+	// On a terminal (script(1) gives it one): one line rewritten in place, cleared at the end.
+	const tty = execFileSync('script', ['-qec', `${SLUICE} import --dry-run --client windsurf ${odd} ${zed} >/dev/null`, '/dev/null'],
+		{ cwd: m.proj, env: { ...process.env, HOME: m.home }, timeout: 20000 }).toString();
+	assert.ok(tty.startsWith(`\r\u001b[Ksluice: reading 1/2 ${odd}\r\u001b[Ksluice: reading 2/2 ${zed}\r\u001b[K`), JSON.stringify(tty));
+	assert.doesNotMatch(tty, /reading[^\r]*\n/);
+
 	const help = await run(m, ['--help']);
 	assert.match(help.stdout, /^  import \[--write PATH\] \[--dry-run\] \[--client NAME\] \[--progress\] \[FILE\.\.\.\]$/m);
 	assert.match(help.stdout, /^  install --client NAME \[--mode stdio\|http\] \[--url URL\]/m);
