@@ -967,7 +967,7 @@ int sl_cli_uninstall(int argc, const char *const *argv)
 	char *mtext = NULL, *btext = NULL, *ctext = NULL, hb[SL_SHA256_HEX], hc[SL_SHA256_HEX];
 	size_t mlen = 0, blen = 0, clen = 0;
 	yyjson_doc *md = NULL;
-	const char *want_b, *want_i;
+	const char *want_b, *want_i, *client;
 	int64_t mode;
 	int rc = 2, r;
 
@@ -996,10 +996,18 @@ int sl_cli_uninstall(int argc, const char *const *argv)
 	md = sl_json_read(mtext, mlen, SL_JSON_READ_FLAGS, NULL);
 	want_b = md ? sl_json_str(yyjson_doc_get_root(md), "backupSha256") : NULL;
 	want_i = md ? sl_json_str(yyjson_doc_get_root(md), "installedSha256") : NULL;
-	if (!want_b || !want_i || !sl_json_int(yyjson_doc_get_root(md), "mode", &mode) ||
+	client = md ? sl_json_str(yyjson_doc_get_root(md), "client") : NULL;
+	if (!want_b || !want_i || !client || !sl_json_int(yyjson_doc_get_root(md), "mode", &mode) ||
 	    mode < 0 || mode > 07777) {
 		fprintf(stderr, "sluice uninstall: %s.sluice-install.json is damaged: restore %s "
 			"from %s.sluice-backup by hand\n", pf, pf, pf);
+		rc = 1;
+		goto out;
+	}
+	if (strcmp(client, a.client) != 0) {
+		char *c = shown(client);
+		fprintf(stderr, "sluice uninstall: %s was installed for %s, not %s\n", pf, c, a.client);
+		free(c);
 		rc = 1;
 		goto out;
 	}

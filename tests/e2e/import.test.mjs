@@ -373,6 +373,9 @@ test('uninstall refuses a client file changed since install; install refuses twi
 	r = await run(m, ['uninstall', '--client', 'windsurf']);
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /was not installed by sluice/);
+	r = await run(m, ['uninstall', '--client', 'vscode', '--file', file]);
+	assert.equal(r.code, 1);
+	assert.match(r.stderr, /was installed for cursor, not vscode/);
 
 	// The VS Code fixture names ${workspaceFolder}: as the user file it has
 	// no workspace, so install refuses and changes nothing.
