@@ -129,8 +129,9 @@ test: setup $(SLUICE) $(TEST_BINS)
 
 # make run serves the demo over HTTP on $(HTTP); make run STDIO=1 on stdio.
 HTTP     ?= 127.0.0.1:8370
-run: $(SLUICE) $(CATALOG)
-	@SLUICE_HTTP=$(if $(STDIO),,$(HTTP)) bash scripts/run-demo.sh $(abspath $(SLUICE)) $(abspath $(CATALOG))
+# The script sets up, builds (with this make) and serves, a numbered step each.
+run:
+	@SLUICE_HTTP=$(if $(STDIO),,$(HTTP)) MAKE="$(MAKE)" bash scripts/run-demo.sh $(SLUICE) $(CATALOG)
 
 bench: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) bash bench/run.sh
