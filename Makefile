@@ -8,7 +8,7 @@
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
 #   make attack     hostile peers against one HTTP gateway, ATTACK_SECONDS (5) each; a table,
 #                   fails when a token holder was not served or RSS passed the budget (ATTACK_REPORT=file.md)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   the binary, sluice(1) and the bash completion
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
@@ -66,7 +66,7 @@ GEN      := $(OUT)/gen
 JSBC     := $(GEN)/jsbc
 STRIP_O  := $(OBJ)/gen/stripper.o
 
-.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs
+.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -149,11 +149,23 @@ attack: setup $(SLUICE) $(CATALOG)
 docs: $(SLUICE)
 	$(SLUICE) config-reference > docs/CONFIG.md
 
-install: $(SLUICE)
-	install -d $(DESTDIR)$(PREFIX)/bin
+# sluice(1) and the bash completion, both from `sluice --help` (scripts/helpdoc.sh).
+MAN      := $(OUT)/sluice.1
+BASHCOMP := $(OUT)/sluice.bash
+man: $(MAN) $(BASHCOMP)
+$(MAN): $(SLUICE) scripts/helpdoc.sh
+	bash scripts/helpdoc.sh man $(SLUICE) > $@.tmp && mv $@.tmp $@
+$(BASHCOMP): $(SLUICE) scripts/helpdoc.sh
+	bash scripts/helpdoc.sh bash $(SLUICE) > $@.tmp && mv $@.tmp $@
+
+install: $(SLUICE) $(MAN) $(BASHCOMP)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(SLUICE) $(DESTDIR)$(PREFIX)/bin/sluice
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/sluice.1
+	install -m 644 $(BASHCOMP) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
 
 clean:
-	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests
+	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
