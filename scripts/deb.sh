@@ -2,6 +2,7 @@
 # The Debian package (docs/PACKAGING.md).
 #
 #   scripts/deb.sh build   make deb: build/sluice_<version>_<arch>.deb
+#                          (DEB_JOBS: compile jobs, default nproc)
 #   scripts/deb.sh test    make test-deb: lintian, then install it into a
 #                          throw-away root, serve as sluice.service would, call a tool
 #
@@ -58,7 +59,8 @@ inroot() {
 	tmp=$(mktemp -d /tmp/sluice-deb.XXXXXX)
 	mount -t tmpfs -o size=1g tmpfs "$tmp"
 	mkdir "$tmp/upper" "$tmp/work" "$tmp/root"
-	mount -t overlay overlay -o "lowerdir=/,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root"
+	mount -t overlay overlay -o "lowerdir=/,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root" ||
+		die "cannot mount an overlay of / (needs overlayfs and CAP_SYS_ADMIN; docs/PACKAGING.md)"
 	root=$tmp/root
 	mount -t proc proc "$root/proc"
 	mount --rbind /dev "$root/dev"
