@@ -105,20 +105,6 @@ static int sync_dir_of(const char *path)
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Writes path as a whole or not at all: a new file in the same directory,
  * synced, renamed over it. mode: the file's permissions. */
 static int write_atomic(const char *path, const char *data, size_t len, mode_t mode,
@@ -137,7 +123,7 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
 		goto out;
 	}
 	/* open's mode passes the umask: the permissions asked for are set. */
-	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, mode) < 0 || sl_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		sl_err_set(err, "%s: %s", p, strerror(errno));
 		close(fd);
 		unlink(tmp);
@@ -163,7 +149,7 @@ static int write_new(const char *path, const char *data, size_t len, struct sl_e
 	char *p = shown(path);
 	int rc = SL_OK;
 
-	if (fd < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fd < 0 || sl_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		sl_err_set(err, "%s: %s", p, strerror(errno));
 		rc = SL_ERR_IO;
 		if (fd >= 0)

@@ -73,21 +73,6 @@ static int parse_target(const struct sl_config *cfg, const struct sl_pins *pins,
 	return 0;
 }
 
-static const char *status_name(enum sl_pin_status st)
-{
-	switch (st) {
-	case SL_PIN_OK:
-		return "ok";
-	case SL_PIN_FIRST:
-		return "unpinned";
-	case SL_PIN_NEW:
-		return "new";
-	case SL_PIN_CHANGED:
-		return "changed";
-	}
-	return "?";
-}
-
 static bool wanted(const struct pins *p, const char *server, const char *tool)
 {
 	return (!p->server || strcmp(p->server, server) == 0) &&
@@ -163,7 +148,7 @@ static void do_list(struct pins *p)
 				continue;
 			st = sl_pinning_check(p->pins, key, def, &pin);
 			changed += st == SL_PIN_CHANGED || st == SL_PIN_NEW;
-			row(u->name, name, status_name(st), pin);
+			row(u->name, name, sl_pin_status_name(st), pin);
 			p->shown++;
 		}
 		yyjson_obj_iter_init(sv, &ti);

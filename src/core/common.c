@@ -147,6 +147,26 @@ char *sl_data_dir(void)
 	return NULL;
 }
 
+int sl_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int sl_make_dirs(const char *path)
 {
 	char *p = sl_strdup(path);

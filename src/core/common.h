@@ -71,6 +71,9 @@ char *sl_state_dir(void);
 char *sl_data_dir(void);
 /* Creates path and each missing parent, mode 0700. 0, or -1 with errno. */
 int sl_make_dirs(const char *path);
+/* Writes all n bytes to fd (again after EINTR and short writes): 0, or -1
+ * with errno set. */
+int sl_write_all(int fd, const void *p, size_t n);
 /* Reads the file open as fd (path names it in messages) to its end, at
  * most max bytes, into *out (malloc'd, NUL terminated) and *len.
  * SL_ERR_TOO_LARGE past max (a file that grew since its fstat: "PATH: over

@@ -239,21 +239,6 @@ static void sessions(struct page *p, struct sl_gateway *gw, yyjson_mut_val *stat
 		rawf(p, "<p class=meta>and %zu more</p>\n", more);
 }
 
-static const char *pin_status_name(enum sl_pin_status st)
-{
-	switch (st) {
-	case SL_PIN_OK:
-		return "pinned";
-	case SL_PIN_FIRST:
-		return "unpinned";
-	case SL_PIN_NEW:
-		return "new";
-	case SL_PIN_CHANGED:
-		return "changed";
-	}
-	return "?";
-}
-
 static void pin_row(struct page *p, const struct sl_admin *a, struct sl_pinning *pg,
 		    struct sl_pins *store, const struct sl_upstream *up, const char *key,
 		    yyjson_val *def)
@@ -285,7 +270,7 @@ static void pin_row(struct page *p, const struct sl_admin *a, struct sl_pinning 
 		raw(p, "</div>");
 	}
 	rawf(p, "</td><td class=%s>%s%s</td><td>", st == SL_PIN_OK ? "ok" : "bad",
-	     pin_status_name(st), hold != SL_PIN_SHOWN ? " (hidden)" : "");
+	     sl_pin_status_name(st), hold != SL_PIN_SHOWN ? " (hidden)" : "");
 	text(p, sl_json_str(pin, "pinnedAt"));
 	rawf(p, "</td><td><code>%.12s</code></td><td>", hex);
 	if (st != SL_PIN_OK)

@@ -696,20 +696,6 @@ static int sync_dir(const char *dir, struct sl_err *err)
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record *r,
 			struct sl_err *err)
 {
@@ -754,7 +740,7 @@ int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record 
 		sl_err_set(err, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (write_all(fd, text, len) < 0 || fsync(fd) < 0) {
+	if (sl_write_all(fd, text, len) < 0 || fsync(fd) < 0) {
 		sl_err_set(err, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}

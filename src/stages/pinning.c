@@ -655,6 +655,21 @@ static enum sl_pin_status status_of(const struct sl_pins *pins, const char *serv
 	return strcmp(sl_json_str(entry, "sha256"), hex) == 0 ? SL_PIN_OK : SL_PIN_CHANGED;
 }
 
+const char *sl_pin_status_name(enum sl_pin_status st)
+{
+	switch (st) {
+	case SL_PIN_OK:
+		return "ok";
+	case SL_PIN_FIRST:
+		return "unpinned";
+	case SL_PIN_NEW:
+		return "new";
+	case SL_PIN_CHANGED:
+		return "changed";
+	}
+	return "?";
+}
+
 enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *server,
 				    yyjson_val *def, yyjson_val **pin)
 {

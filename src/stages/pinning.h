@@ -79,6 +79,9 @@ const char *sl_pinning_file(const struct sl_pins *pins);
 /* The status of a live definition; *pin (if not NULL) gets the stored entry
  * {"sha256", "pinnedAt", "definition"} (borrowed until the next store
  * change) or NULL. */
+/* A status's word, as `sluice pins list` and /admin show it: "ok",
+ * "unpinned", "new" or "changed". */
+const char *sl_pin_status_name(enum sl_pin_status st);
 enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *server,
 				    yyjson_val *def, yyjson_val **pin);
 /* The stored pins: the "servers" object {server: {tool: entry}}, or NULL.
