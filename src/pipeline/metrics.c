@@ -27,6 +27,9 @@ const char *const sl_metrics_program_outcomes[SL_METRICS_NPROGRAM] = {
 static const char *const where_names[SL_METRICS_NWHERE] = { "arguments", "result", "output",
 							    "peer" };
 
+_Static_assert(SL_OUTCOME_INPUT_REQUIRED + 1 == SL_METRICS_NOUTCOME, "one counter per outcome");
+_Static_assert(SL_ORIGIN_CODE + 1 == SL_METRICS_NORIGIN, "one counter per origin");
+
 #define OTHER "_other"
 
 /* Appends to a buffer without a cap: it cannot fail. */
