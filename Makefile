@@ -8,7 +8,9 @@
 #   make soak       60 s of 50 concurrent HTTP sessions; a markdown report (SOAK_SECONDS, SOAK_SESSIONS)
 #   make attack     hostile peers against one HTTP gateway, ATTACK_SECONDS (5) each; a table,
 #                   fails when a token holder was not served or RSS passed the budget (ATTACK_REPORT=file.md)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   the binary, sluice(1) and the bash completion
+#   make deb        build/sluice_<version>_<arch>.deb (dpkg-buildpackage; docs/PACKAGING.md)
+#   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
@@ -39,12 +41,16 @@ CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
 LDFLAGS  := -Wl,-z,now,-z,relro
 LDLIBS   := -luv -lhiredis -lmicrohttpd -lgnutls -lseccomp -lpcre2-8 -lnettle -lm
+# Packagers' flags, added to ours (debian/rules passes dpkg-buildflags').
+CFLAGS   += $(EXTRA_CFLAGS)
+LDFLAGS  += $(EXTRA_LDFLAGS)
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SAN)
 endif
 # Third-party code is compiled as shipped, with its own warnings left alone.
-TPFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -w $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer)
+TPFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -w $(EXTRA_CFLAGS) \
+            $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer)
 
 SETUP_STAMP := $(TP)/yyjson/.pinned
 
@@ -66,7 +72,7 @@ GEN      := $(OUT)/gen
 JSBC     := $(GEN)/jsbc
 STRIP_O  := $(OBJ)/gen/stripper.o
 
-.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs
+.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man deb test-deb
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -129,8 +135,9 @@ test: setup $(SLUICE) $(TEST_BINS)
 
 # make run serves the demo over HTTP on $(HTTP); make run STDIO=1 on stdio.
 HTTP     ?= 127.0.0.1:8370
-run: $(SLUICE) $(CATALOG)
-	@SLUICE_HTTP=$(if $(STDIO),,$(HTTP)) bash scripts/run-demo.sh $(abspath $(SLUICE)) $(abspath $(CATALOG))
+# The script sets up, builds (with this make) and serves, a numbered step each.
+run:
+	@SLUICE_HTTP=$(if $(STDIO),,$(HTTP)) MAKE="$(MAKE)" bash scripts/run-demo.sh $(SLUICE) $(CATALOG)
 
 bench: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) bash bench/run.sh
@@ -148,11 +155,34 @@ attack: setup $(SLUICE) $(CATALOG)
 docs: $(SLUICE)
 	$(SLUICE) config-reference > docs/CONFIG.md
 
-install: $(SLUICE)
-	install -d $(DESTDIR)$(PREFIX)/bin
+# sluice(1) and the bash completion, both from `sluice --help` (scripts/helpdoc.sh).
+MAN      := $(OUT)/sluice.1
+BASHCOMP := $(OUT)/sluice.bash
+man: $(MAN) $(BASHCOMP)
+$(MAN): $(SLUICE) scripts/helpdoc.sh
+	bash scripts/helpdoc.sh man $(SLUICE) > $@.tmp && mv $@.tmp $@
+$(BASHCOMP): $(SLUICE) scripts/helpdoc.sh
+	bash scripts/helpdoc.sh bash $(SLUICE) > $@.tmp && mv $@.tmp $@
+
+install: $(SLUICE) $(MAN) $(BASHCOMP)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(SLUICE) $(DESTDIR)$(PREFIX)/bin/sluice
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/sluice.1
+	install -m 644 $(BASHCOMP) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+
+# The Debian package, built by dpkg-buildpackage in a copy of the tree under
+# build/deb (with the sources and the stripper setup fetched, so the package
+# build needs no network), then copied to build/ (scripts/deb.sh).
+# (scripts/deb.sh runs scripts/setup.sh build itself; test-deb needs the
+# test dependencies too: the MCP server and the SDK client it runs.)
+deb:
+	@bash scripts/deb.sh build
+
+test-deb: setup deb
+	@bash scripts/deb.sh test
 
 clean:
-	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests
+	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -2,7 +2,10 @@
 // calls and with one execute_code program, through `sluice serve` on stdio,
 // measured on the wire. Prints markdown tables; see docs/BENCHMARKS.md.
 //
-//   node bench/scenarios.mjs [--runs 7] [--dat FILE]
+//   node bench/scenarios.mjs [--runs 7] [--dat FILE] [--only 1,7]
+//
+// --only: just those scenarios (by id), for a look at one by hand; make bench
+// runs them all.
 //
 // Environment: SLUICE, CATALOG (as for the tests); FLOOR_US, INVOKE_US, IDLE_RSS,
 // IDLE_ANON, BINARY_BYTES, ENGINE_BYTES from bench/run.sh for the fixed-costs table.
@@ -25,6 +28,7 @@ const opt = (name, dflt) => {
 };
 const RUNS = Number(opt('--runs', 7));
 const DAT = opt('--dat', null);
+const ONLY = opt('--only', null)?.split(',').map(Number);
 
 const SERVERS = {
 	github: catalog('github', { args: ['--backend', 'github', '--large-results'] }),
@@ -117,7 +121,7 @@ async function runPlain(gw, mode, sc, parallel) {
 }
 
 async function runCode(gw, sc) {
-	const r = await gw.call('execute_code', { code: sc.program });
+	const r = await gw.call('execute_code', { code: sc.program, ...(sc.language ? { language: sc.language } : {}) });
 	if (r.msg.result.isError) throw new Error(`${sc.id}: program failed: ${r.line.slice(0, 500)}`);
 	return r;
 }
@@ -134,6 +138,15 @@ const TOP3_PROGRAM =
 	'const r=["api","web","infra","mobile","docs"];' +
 	'const l=await Promise.all(r.map(repo=>tools.github.list_issues({owner:"acme",repo})));' +
 	'return l.flatMap((x,i)=>x.map(s=>[r[i],s.number,s.title,s.comments])).sort((a,b)=>b[3]-a[3]).slice(0,3)';
+// The same program as a model writes it in TypeScript, against the types
+// describe_tools serves: an interface, annotations, a tuple type, `as`.
+const TOP3_TS_PROGRAM =
+	'interface Issue { number: number; title: string; comments: number }\n' +
+	'type Row = [repo: string, number: number, title: string, comments: number];\n' +
+	'const r: string[] = ["api", "web", "infra", "mobile", "docs"];\n' +
+	'const l = (await Promise.all(r.map((repo: string) => tools.github.list_issues({ owner: "acme", repo })))) as Issue[][];\n' +
+	'return l.flatMap((x: Issue[], i: number): Row[] => x.map((s: Issue): Row => [r[i], s.number, s.title, s.comments]))\n' +
+	'\t.sort((a: Row, b: Row) => b[3] - a[3]).slice(0, 3);';
 const TICKETS = { jql: 'project = OPS ORDER BY key ASC', max_results: 10 };
 const QUERIES = ['SELECT * FROM products', 'SELECT id, email FROM users LIMIT 200', 'SELECT * FROM analytics.daily_revenue'];
 
@@ -214,7 +227,18 @@ const SCENARIOS = [
 		answer: (results) => results.reduce((n, r) => n + valueOf(r).rowCount, 0),
 		program: `const q=${JSON.stringify(QUERIES)};return (await Promise.all(q.map(sql=>tools.postgres.query({sql})))).reduce((n,r)=>n+r.rowCount,0)`,
 	},
-];
+	{
+		id: 7,
+		short: 'top 3, TS', // for the chart
+		name: 'scenario 1 as a TypeScript program (language "ts")',
+		governor: false,
+		sameAnswerAs: 1, // its answer's tokens must equal that scenario's program's
+		batches: [() => REPOS.map((repo) => ({ server: 'github', tool: 'list_issues', args: { owner: 'acme', repo } }))],
+		answer: (results) => topThree(results.map(valueOf)),
+		program: TOP3_TS_PROGRAM,
+		language: 'ts',
+	},
+].filter((sc) => !ONLY || ONLY.includes(sc.id));
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -315,6 +339,9 @@ async function main() {
 			plain: count(plain.flatMap((r) => [r.sent, r.line])),
 			pass: count(pass.flatMap((r) => [r.sent, r.line])),
 			code: count([code.sent, code.line]),
+			// The answer as the model reads it: the result, without the
+			// JSON-RPC envelope (whose id differs between scenarios).
+			answer: count([JSON.stringify(code.msg.result)]),
 			defs: d,
 			times,
 			unguarded,
@@ -325,6 +352,13 @@ async function main() {
 			plainAnswer,
 			codeAnswer,
 		});
+	}
+	// A program in another language must answer in the same tokens.
+	for (const r of rows) {
+		const ref = r.sc.sameAnswerAs && rows.find((x) => x.sc.id === r.sc.sameAnswerAs);
+		if (!ref) continue;
+		r.sameAs = { id: ref.sc.id, bpe: ref.answer.bpe, ok: ref.answer.bpe === r.answer.bpe };
+		if (!r.sameAs.ok) r.codeOk = false;
 	}
 	const peak = Object.fromEntries(Object.entries(gws).map(([k, gw]) => [k, gw.rss()]));
 	const modes = {
@@ -341,7 +375,11 @@ async function main() {
 	const wrong = rows.filter((r) => !r.codeOk);
 	if (wrong.length) {
 		for (const r of wrong)
-			console.error(`scenario ${r.sc.id}: the program answered ${JSON.stringify(r.codeAnswer)}, expected ${JSON.stringify(r.expected)}`);
+			console.error(
+				r.sameAs && !r.sameAs.ok
+					? `scenario ${r.sc.id}: its answer is ${r.answer.bpe} o200k tokens, scenario ${r.sameAs.id}'s ${r.sameAs.bpe}`
+					: `scenario ${r.sc.id}: the program answered ${JSON.stringify(r.codeAnswer)}, expected ${JSON.stringify(r.expected)}`,
+			);
 		process.exitCode = 1;
 	}
 }
@@ -382,6 +420,13 @@ function print(rows, modes, idle, peak) {
 			`${((100 * r.code.bpe) / r.plain.bpe).toFixed(1)}%`,
 		]),
 	);
+
+	for (const r of rows.filter((x) => x.sameAs))
+		console.log(
+			`Scenario ${r.sc.id}'s answer (the execute_code result) is ${fmt(r.answer.bpe)} o200k tokens, scenario ` +
+				`${r.sameAs.id}'s ${fmt(r.sameAs.bpe)}: ${r.sameAs.ok ? 'equal' : '**they differ**'}.`,
+		);
+	if (rows.some((x) => x.sameAs)) console.log();
 
 	console.log('## Scenarios: with the tool definitions of a one-task session');
 	console.log();

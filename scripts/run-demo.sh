@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# `make run`: serve the demo config (examples/demo.json) over HTTP at
+# `make run` (sluice and catalog: their paths under the top directory, as
+# make names them): serve the demo config (examples/demo.json) over HTTP at
 # http://$SLUICE_HTTP/mcp (the Makefile sets 127.0.0.1:8370; `make run
 # HTTP=host:port` another), after printing how to connect an MCP client to
 # it; with SLUICE_HTTP empty (`make run STDIO=1`), on stdio.
+#
+# A person waits through the first run (Debian and npm packages, a build
+# of a few minutes): each step says what it is before it starts.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-sluice=$1
-bash "$top/scripts/setup.sh" >&2
+cd "$top"
+step() { printf 'make run: step %s/3: %s\n' "$1" "$2" >&2; }
+
+step 1 "installing what is missing (scripts/setup.sh)"
+bash scripts/setup.sh >&2
+step 2 "building $1 and the test catalog $2"
+"${MAKE:-make}" --no-print-directory "$1" "$2" >&2
+sluice=$top/$1
 cfg="$top/build/demo.json"
 sed "s|@ROOT@|$top|g" "$top/examples/demo.json" > "$cfg"
+step 3 "serving the demo config $cfg"
 
 if [ -n "${SLUICE_HTTP:-}" ]; then
 	cat >&2 <<MSG

@@ -21,6 +21,10 @@ tp="$top/build/third_party"
 
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 note() { printf 'setup: %s\n' "$*" >&2; }
+# A person may be waiting (make run, make test on a fresh machine): each
+# step says what it is before it starts, and what it found.
+nsteps=3
+step() { printf 'setup: step %s/%s: %s\n' "$1" "$nsteps" "$2" >&2; }
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"
@@ -30,6 +34,7 @@ as_root() {
 }
 
 # 1. Debian packages ---------------------------------------------------------
+step 1 "Debian packages (scripts/deps/debian-packages)"
 missing=()
 while read -r pkg; do
 	case "$pkg" in ''|'#'*) continue ;; esac
@@ -52,6 +57,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 		die "apt-get update failed: check the network or the apt sources"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
 		die "apt-get install ${missing[*]} failed"
+else
+	note "all present"
 fi
 
 # 2. npm packages ------------------------------------------------------------
@@ -65,6 +72,7 @@ stripper_deps() {
 	fi
 	command -v npm >/dev/null 2>&1 || die "npm not found: building needs Node.js and npm (apt-get install nodejs npm)"
 	note "installing the TypeScript stripper's pinned npm packages (build/stripper)"
+	npm_done=1
 	mkdir -p "$dir"
 	cp "$src/package.json" "$src/package-lock.json" "$dir/"
 	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
@@ -74,16 +82,25 @@ if [ "${1:-}" = stripper ]; then
 	stripper_deps
 	exit 0
 fi
+step 2 "npm packages (the stripper$([ "$only_build" = 0 ] && echo ', the tests'\'' pinned dependencies'))"
+npm_done=0
 stripper_deps
 
 if [ "$only_build" = 0 ] && [ -f "$top/package-lock.json" ]; then
 	stamp="$top/node_modules/.package-lock.json"
-	if [ ! -f "$stamp" ] || [ "$top/package-lock.json" -nt "$stamp" ]; then
+	if [ -L "$top/node_modules" ]; then
+		# A worktree sharing another tree's packages: npm ci would empty
+		# the tree it links to, under whoever is using it.
+		note "node_modules links to $(readlink "$top/node_modules"): left as it is"
+		npm_done=1
+	elif [ ! -f "$stamp" ] || [ "$top/package-lock.json" -nt "$stamp" ]; then
 		note "installing pinned npm packages (npm ci)"
 		(cd "$top" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
 			die "npm ci failed: the npm registry must be reachable"
+		npm_done=1
 	fi
 fi
+[ "$npm_done" = 1 ] || note "all present"
 
 # 3. third-party sources -----------------------------------------------------
 # The mirror is whatever this machine's apt already uses for Debian.
@@ -146,6 +163,7 @@ fetch_source() { # name
 		tar -xf "$deps/dl/$file" -C "$dir" --strip-components=1
 		printf '%s %s %s\n' "$name" "$v" "$sum" > "$dir/.pinned"
 		note "$name $v ready in build/third_party/$name"
+		fetched=1
 		return 0
 	done < <(grep -v '^#' "$top/scripts/deps/pins")
 	die "no pinned version of $name could be fetched. Debian's archive keeps only current versions:
@@ -153,5 +171,8 @@ fetch_source() { # name
   '$name VERSION FILE SHA256' (SHA-256 from the Checksums-Sha256 field) to scripts/deps/pins"
 }
 
+step 3 "third-party C sources (scripts/deps/pins) in build/third_party"
+fetched=0
 fetch_source yyjson
 fetch_source quickjs-ng
+[ "$fetched" = 1 ] || note "all present"

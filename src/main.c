@@ -50,6 +50,19 @@ static const char usage[] =
 	"  status [--url http://HOST:PORT] [--json] [--config FILE]\n"
 	"                        a running HTTP gateway's upstreams, sessions and quota counters\n"
 	"                        (default URL: the config's sluice.http.listen; loopback only)\n"
+	"  import [--write PATH] [--dry-run] [--client NAME] [--progress] [FILE...]\n"
+	"                        read the MCP servers of the clients' config files found here\n"
+	"                        (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed)\n"
+	"                        or of the FILEs, print them, merge them into a sluice config\n"
+	"                        (--write, else --config, else ~/.config/sluice/config.json;\n"
+	"                        written 0600, the old one kept as PATH.bak)\n"
+	"  install --client NAME [--mode stdio|http] [--url URL] [--file FILE] [--config PATH]\n"
+	"                        import that client's servers, then point it at sluice alone\n"
+	"                        (its file kept byte for byte as FILE.sluice-backup)\n"
+	"  uninstall --client NAME [--file FILE]\n"
+	"                        put the client's file back from the backup, byte for byte;\n"
+	"                        refused if it changed since install\n"
+	"                        (NAME: claude-desktop, claude-code, cursor, vscode, windsurf, zed)\n"
 	"  config-reference      every config key, its range and default, as markdown\n"
 	"\n"
 	"options:\n"
@@ -107,7 +120,7 @@ int main(int argc, char **argv)
 	struct sl_cli_opts opts = { 0 };
 	const char *program = NULL, *program_file = NULL, *http = NULL, *url = NULL;
 	bool json = false;
-	const char *words[16]; /* policy, pins, auth: the words after the command */
+	const char *words[80]; /* policy, pins, auth, import...: the words after the command */
 	int nwords = 0;
 	struct sl_config *cfg;
 	struct sl_gen *gen;
@@ -137,8 +150,10 @@ int main(int argc, char **argv)
 			opts.exposure = argv[++i];
 		} else if (!strcmp(a, "--log-level") && i + 1 < argc) {
 			opts.log_level = argv[++i];
-		} else if (cmd && !strcmp(cmd, "auth") && nwords < (int)SL_COUNT(words)) {
-			/* Its own options too (--json, --scope ...): sl_cli_auth reads them. */
+		} else if (cmd && (!strcmp(cmd, "auth") || !strcmp(cmd, "import") ||
+				   !strcmp(cmd, "install") || !strcmp(cmd, "uninstall")) &&
+			   nwords < (int)SL_COUNT(words)) {
+			/* Its own options too (--json, --scope, --url ...): the command reads them. */
 			words[nwords++] = a;
 		} else if (!strcmp(a, "--http") && i + 1 < argc) {
 			http = argv[++i];
@@ -166,6 +181,15 @@ int main(int argc, char **argv)
 	if (cmd && strcmp(cmd, "config-reference") == 0) {
 		sl_config_reference(stdout);
 		return 0;
+	}
+	if (cmd && (!strcmp(cmd, "import") || !strcmp(cmd, "install") || !strcmp(cmd, "uninstall"))) {
+		/* Client files and the sluice config: nothing is loaded or started. */
+		signal(SIGPIPE, SIG_IGN);
+		if (!strcmp(cmd, "import"))
+			return sl_cli_import(path, nwords, words);
+		if (!strcmp(cmd, "install"))
+			return sl_cli_install(path, nwords, words);
+		return sl_cli_uninstall(nwords, words);
 	}
 	if (cmd && strcmp(cmd, "skills") == 0) {
 		/* Files under the XDG directories: no config, no server. */

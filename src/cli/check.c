@@ -13,16 +13,86 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#define PROGRESS_MS 100 /* how often the servers' states are looked at */
+
+/* Progress on stderr while the servers start (a person waits, and a slow
+ * npx download can take a minute): on a terminal one line rewritten in
+ * place, else one plain line per server as it settles, for logs and CI.
+ * A server has settled as the gateway counts it (check_settled in
+ * gateway.c): no longer starting for the first time. */
 struct check {
 	struct sl_gateway *gw;
 	int rc;
+	uv_timer_t progress;
+	bool tty;
+	bool *told;   /* per upstream: its line was printed (not on a tty) */
+	size_t ntold; /* settled servers reported so far */
+	size_t total; /* servers that start: the enabled ones */
+	char shown[SL_LOG_STATUS_MAX]; /* the status line drawn last (a tty) */
 };
+
+static bool counts(const struct sl_upstream *u)
+{
+	return !u->cfg->disabled;
+}
+
+static bool settled(const struct sl_upstream *u)
+{
+	return !(u->state == SL_UP_STARTING && u->starts == 1) && u->state != SL_UP_IDLE;
+}
+
+static void progress(struct check *ck, bool last)
+{
+	struct sl_gateway *gw = ck->gw;
+	const char *waiting = NULL;
+	size_t done = 0;
+
+	for (size_t i = 0; i < gw->nups; i++) {
+		struct sl_upstream *u = gw->ups[i];
+		if (!counts(u))
+			continue;
+		if (!settled(u)) {
+			waiting = waiting ? waiting : u->name;
+			continue;
+		}
+		done++;
+		if (!ck->tty && !ck->told[i]) {
+			ck->told[i] = true;
+			fprintf(stderr, "check: %zu/%zu %s: %s\n", ++ck->ntold, ck->total, u->name,
+				sl_upstream_state_name(u->state));
+		}
+	}
+	if (!ck->tty) {
+		return;
+	} else if (last || !waiting) {
+		sl_log_status(NULL);
+	} else {
+		char line[SL_LOG_STATUS_MAX];
+		snprintf(line, sizeof(line), "starting servers: %zu/%zu done, waiting for %s%s", done,
+			 ck->total, waiting, ck->total - done > 1 ? " and others..." : "...");
+		if (strcmp(line, ck->shown)) {
+			memcpy(ck->shown, line, sizeof(line));
+			sl_log_status(line);
+		}
+	}
+}
+
+static void on_progress(uv_timer_t *t)
+{
+	progress(t->data, false);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+}
 
 static void on_stopped(void *ctx)
 {
 	struct check *ck = ctx;
 	sl_gateway_free(ck->gw);
+	uv_close((uv_handle_t *)&ck->progress, on_closed);
 }
 
 /* One line under a server whose tools pinning holds back: how many, why,
@@ -91,6 +161,10 @@ static void on_settled(void *ctx)
 	struct sl_pinning *pg = sl_gen_state(gw->gen, &sl_stage_pinning);
 	size_t held = 0;
 
+	/* The servers still starting at the deadline are listed as such. */
+	uv_timer_stop(&ck->progress);
+	if (ck->total)
+		progress(ck, true);
 	printf("%-24s %-10s %-11s %6s %9s %9s %7s\n", "SERVER", "STATUS", "PROTOCOL", "TOOLS",
 	       "RESOURCES", "TEMPLATES", "PROMPTS");
 	for (size_t i = 0; i < gw->nups; i++) {
@@ -155,10 +229,23 @@ int sl_cli_check(struct sl_gen *gen)
 	for (size_t i = 0; i < cfg->nwarnings; i++)
 		printf("  warning: %s\n", cfg->warnings[i]);
 	http_note(&cfg->http);
+	fflush(stdout);
 	ck.gw = sl_gateway_new(loop, gen);
+	for (size_t i = 0; i < ck.gw->nups; i++)
+		ck.total += counts(ck.gw->ups[i]);
+	ck.tty = isatty(STDERR_FILENO);
+	ck.told = sl_alloc((ck.gw->nups ? ck.gw->nups : 1) * sizeof(*ck.told));
+	uv_timer_init(loop, &ck.progress);
+	ck.progress.data = &ck;
+	if (ck.total) {
+		if (!ck.tty)
+			fprintf(stderr, "check: starting %zu server%s\n", ck.total, ck.total == 1 ? "" : "s");
+		uv_timer_start(&ck.progress, on_progress, 0, PROGRESS_MS);
+	}
 	sl_gateway_start(ck.gw, NULL);
 	sl_gateway_when_settled(ck.gw, on_settled, &ck);
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
+	free(ck.told);
 	return ck.rc;
 }

@@ -9,6 +9,7 @@
  *   skills list|show|rm|approve [NAME]: saved skills (gateway/skills.h)
  *   status: a running HTTP gateway's GET /status, as tables or JSON
  *   auth login|status|logout [SERVER]: logins to remote servers (src/oauth/)
+ *   import, install, uninstall: MCP clients' config files (cli/import.c)
  */
 #ifndef SL_CLI_CLI_H
 #define SL_CLI_CLI_H
@@ -52,6 +53,14 @@ int sl_cli_skills(const char *sub, const char *name);
  * 2 a usage error, an unknown server (the remote ones are listed) or a
  * token store that cannot be opened. */
 int sl_cli_auth(const struct sl_config *cfg, int argc, const char *const *argv);
+/* argv: the words after the command (cli/import.c has them); config: the
+ * --config path or $SLUICE_CONFIG, NULL for the default
+ * ($XDG_CONFIG_HOME/sluice/config.json). Exit codes: 0 done; 1 something
+ * refused (a file, a server, a client file changed since install); 2 a
+ * usage error or a file that cannot be written. */
+int sl_cli_import(const char *config, int argc, const char *const *argv);
+int sl_cli_install(const char *config, int argc, const char *const *argv);
+int sl_cli_uninstall(int argc, const char *const *argv);
 /* sluice auth login SERVER (cli/login.c): headless reads the redirect
  * from stdin instead of listening for it; scope adds to what is asked. */
 int sl_cli_auth_login(const struct sl_config *cfg, const struct sl_server_config *srv,

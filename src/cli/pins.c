@@ -307,6 +307,16 @@ static void do_diff(struct pins *p)
 		p->rc = 1;
 }
 
+static void on_approved(void *ctx, const struct sl_upstream *u, yyjson_val *def,
+			enum sl_pin_status before)
+{
+	char hex[SL_PIN_HEX];
+	(void)ctx;
+	sl_pinning_hash(def, hex, NULL);
+	printf("%s %s.%s sha256:%.12s\n", before == SL_PIN_OK ? "unchanged" : "approved", u->name,
+	       sl_json_str(def, "name"), hex);
+}
+
 static void do_approve(struct pins *p)
 {
 	struct sl_gateway *gw = p->gw;
@@ -314,10 +324,8 @@ static void do_approve(struct pins *p)
 
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
-		yyjson_val **defs;
-		size_t n = 0;
 		struct sl_err err;
-		char *key;
+		size_t n = 0;
 		if (p->server && strcmp(p->server, u->name) != 0)
 			continue;
 		if (u->state != SL_UP_READY) {
@@ -329,28 +337,11 @@ static void do_approve(struct pins *p)
 			}
 			continue;
 		}
-		defs = sl_alloc((u->tools.n + 1) * sizeof(*defs));
-		key = sl_pinning_key(u->cfg);
-		for (size_t j = 0; j < u->tools.n; j++) {
-			yyjson_val *def = u->tools.items[j];
-			const char *name = sl_json_str(def, "name");
-			enum sl_pin_status st;
-			char hex[SL_PIN_HEX];
-			if (!name || !wanted(p, u->name, name))
-				continue;
-			st = sl_pinning_check(p->pins, key, def, NULL);
-			sl_pinning_hash(def, hex, NULL);
-			printf("%s %s.%s sha256:%.12s\n", st == SL_PIN_OK ? "unchanged" : "approved",
-			       u->name, name, hex);
-			defs[n++] = def;
-		}
-		if (n && sl_pinning_approve(p->pins, key, defs, n, &err) < 0) {
+		if (sl_pinning_approve_live(p->pins, u, p->tool, on_approved, p, &n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p->rc = 1;
 		}
 		approved += n;
-		free(defs);
-		free(key);
 	}
 	if (!approved && p->rc == 0) {
 		fprintf(stderr, "sluice pins: no live tool matches %s%s%s\n",
@@ -430,24 +421,14 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 	 * replicas through Redis as well as the pin file (shared/pins.h). */
 	push = sl_shared_pins_push_start(p.pins, &cfg->redis);
 	if (p.sub == SUB_RESET) {
-		size_t n = 0, m = 0;
-		char *key = NULL;
-		/* A configured server's pins are under its identity key; pins of
-		 * an earlier sluice under its name alone go with them. */
-		for (size_t i = 0; p.server && i < cfg->nservers && !key; i++)
-			if (strcmp(cfg->servers[i].name, p.server) == 0)
-				key = sl_pinning_key(&cfg->servers[i]);
-		if (key && sl_pinning_forget(p.pins, p.server, p.tool, &m, &err) < 0)
-			m = 0;
-		if (sl_pinning_forget(p.pins, key ? key : p.server, p.tool, &n, &err) < 0) {
+		size_t n = 0;
+		if (sl_pinning_reset(p.pins, cfg, p.server, p.tool, &n, &err) < 0) {
 			fprintf(stderr, "sluice pins: %s\n", err.msg);
 			p.rc = 1;
 		} else {
-			n += m;
 			printf("forgot %zu pin%s%s%s%s%s\n", n, n == 1 ? "" : "s", p.server ? " of " : "",
 			       p.server ? p.server : "", p.tool ? "." : "", p.tool ? p.tool : "");
 		}
-		free(key);
 		goto out;
 	}
 	/* The servers start in a generation with no stages: nothing here runs

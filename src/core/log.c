@@ -17,6 +17,7 @@ static enum sl_log_level cur_level = SL_LOG_INFO;
 static FILE *out;
 
 static const char *names[] = { "error", "warn", "info", "debug" };
+static char status[SL_LOG_STATUS_MAX]; /* sl_log_status's line, "" when none */
 
 int sl_log_init(enum sl_log_level level, const char *path)
 {
@@ -78,8 +79,20 @@ void sl_logv(enum sl_log_level level, const char *fmt, va_list ap)
 	    ((size_t)n > len && sl_buf_printf(&line, " [... %zu more bytes]", (size_t)n - len) < 0) ||
 	    sl_buf_append(&line, "\n", 1) < 0)
 		sl_oom(); /* the cap is above the longest line */
-	fwrite(line.data, 1, line.len, out ? out : stderr);
+	if (status[0] && (!out || out == stderr)) {
+		fprintf(stderr, "\r\033[K%.*s%s", (int)line.len, line.data, status);
+		fflush(stderr);
+	} else {
+		fwrite(line.data, 1, line.len, out ? out : stderr);
+	}
 	sl_buf_dispose(&line);
+}
+
+void sl_log_status(const char *text)
+{
+	snprintf(status, sizeof(status), "%s", text ? text : "");
+	fprintf(stderr, "\r\033[K%s", status);
+	fflush(stderr);
 }
 
 void sl_log(enum sl_log_level level, const char *fmt, ...)

@@ -21,6 +21,13 @@ bool sl_log_enabled(enum sl_log_level level);
  * core/escape.h), so peer text in the arguments cannot break or fake one. */
 void sl_log(enum sl_log_level level, const char *fmt, ...) SL_PRINTF(2, 3);
 void sl_logv(enum sl_log_level level, const char *fmt, va_list ap) SL_PRINTF(2, 0);
+/* A status line for a person at a terminal (sluice check's progress):
+ * drawn on stderr, erased before each log line and drawn again after it,
+ * so log lines scroll above it. NULL erases it. Only for a stderr that is
+ * a terminal: it writes "\r" and an erase-line sequence. At most
+ * SL_LOG_STATUS_MAX - 1 bytes are kept. */
+#define SL_LOG_STATUS_MAX 256
+void sl_log_status(const char *text);
 /* Parses "error", "warn", "info", "debug". Returns -1 if unknown. */
 int sl_log_level_parse(const char *s);
 

@@ -150,6 +150,9 @@ void sl_gateway_tools_changed(struct sl_gateway *gw);
  * new string of *len bytes the caller frees. It holds no token or other
  * secret: names, counts and limits only. */
 char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len);
+/* The same, as an object made in d (the admin page's, gateway/admin.h). */
+yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
+				      yyjson_mut_doc *d);
 
 /* What the HTTP front end owns that GET /metrics shows. */
 struct sl_front_stats {

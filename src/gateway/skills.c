@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 bool sl_skill_name_ok(const char *name)
@@ -282,17 +283,69 @@ static bool skill_file(const char *file, char out[SL_SKILL_NAME_MAX + 1])
 	return sl_skill_name_ok(out);
 }
 
+/*
+ * What sl_skills_exist last found, for one directory: every program's
+ * start asks, and reading a directory of 256 files for each would cost more
+ * than the program. Adding, removing or renaming a file over another
+ * changes the directory's mtime, so a stat tells whether the answer still
+ * holds, whoever made the change (another process's `sluice skills rm`
+ * too); this process's own writes forget it at once (forget_seen). An
+ * mtime within SETTLE_NS of the read is not trusted: mtimes have the
+ * kernel's tick granularity, so a change in the same tick as the read
+ * would leave it unchanged. One entry, the directory's name its only
+ * allocation.
+ */
+#define SETTLE_NS 1000000000ll
+static struct {
+	char *dir;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	bool any;
+} seen;
+
+static void forget_seen(void)
+{
+	free(seen.dir);
+	seen.dir = NULL;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
 bool sl_skills_exist(const char *dir)
 {
-	DIR *d = dir ? opendir(dir) : NULL;
-	struct dirent *de;
 	char name[SL_SKILL_NAME_MAX + 1];
+	struct timespec now;
+	struct dirent *de;
+	struct stat st;
 	bool any = false;
+	DIR *d;
 
+	if (!dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		forget_seen();
+		return false;
+	}
+	if (seen.dir && strcmp(seen.dir, dir) == 0 && seen.dev == st.st_dev &&
+	    seen.ino == st.st_ino && same_time(&seen.mtime, &st.st_mtim))
+		return seen.any;
+	forget_seen();
+	d = opendir(dir);
 	while (d && !any && (de = readdir(d)))
 		any = skill_file(de->d_name, name);
 	if (d)
 		closedir(d);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if ((now.tv_sec - st.st_mtim.tv_sec) * 1000000000ll + (now.tv_nsec - st.st_mtim.tv_nsec) >=
+	    SETTLE_NS) {
+		seen.dir = sl_strdup(dir);
+		seen.dev = st.st_dev;
+		seen.ino = st.st_ino;
+		seen.mtime = st.st_mtim;
+		seen.any = any;
+	}
 	return any;
 }
 
@@ -331,6 +384,7 @@ int sl_skill_write(const char *dir, const struct sl_skill *sk, struct sl_err *er
 	}
 	text = sl_skill_json(sk, &len);
 	rc = sl_pinning_write_atomic(dir, file, text, len, err);
+	forget_seen();
 out:
 	free(text);
 	free(path);
@@ -346,12 +400,24 @@ int sl_skill_remove(const char *dir, const char *name, struct sl_err *err)
 	if (!dir || !sl_skill_name_ok(name))
 		return SL_ERR_NOT_FOUND;
 	path = sl_printf("%s/%s.json", dir, name);
+	forget_seen();
 	if (unlink(path) < 0) {
 		rc = errno == ENOENT ? SL_ERR_NOT_FOUND : SL_ERR_IO;
 		sl_err_set(err, "%s: %s", path, strerror(errno));
 	}
 	free(path);
 	return rc;
+}
+
+yyjson_doc *sl_skill_pins_parse(const char *text, size_t len)
+{
+	yyjson_doc *doc = text && len <= SL_SKILL_PINS_MAX ? sl_json_read(text, len, 0, NULL) : NULL;
+
+	if (doc && !yyjson_is_obj(yyjson_doc_get_root(doc))) {
+		yyjson_doc_free(doc);
+		doc = NULL;
+	}
+	return doc;
 }
 
 /* The pins file's object {name: sha256}, or NULL. */
@@ -364,12 +430,8 @@ static yyjson_doc *read_pins(const char *pins)
 
 	if (!pins || read_file(pins, SL_SKILL_PINS_MAX, "skill pins", &text, &len, &e) < 0)
 		return NULL;
-	doc = sl_json_read(text, len, 0, NULL);
+	doc = sl_skill_pins_parse(text, len);
 	free(text);
-	if (doc && !yyjson_is_obj(yyjson_doc_get_root(doc))) {
-		yyjson_doc_free(doc);
-		doc = NULL;
-	}
 	return doc;
 }
 
@@ -388,28 +450,44 @@ bool sl_skill_approved(const char *pins, const struct sl_skill *sk)
 	return sl_skill_status(pins, sk) == SL_SKILL_APPROVED;
 }
 
+char *sl_skill_pins_with(const char *text, size_t len, const char *name, const char *sha,
+			 size_t *out_len)
+{
+	/* A malformed file pins nothing: it is rewritten from scratch. */
+	yyjson_doc *doc = sl_skill_pins_parse(text, len);
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+	char *out;
+
+	if (!d)
+		sl_oom();
+	o = doc ? yyjson_val_mut_copy(d, yyjson_doc_get_root(doc)) : yyjson_mut_obj(d);
+	yyjson_doc_free(doc);
+	if (!o)
+		sl_oom();
+	yyjson_mut_obj_remove_str(o, name);
+	if (sha)
+		yyjson_mut_obj_add_strcpy(d, o, name, sha);
+	out = sl_json_write_mut_val(o, out_len);
+	yyjson_mut_doc_free(d);
+	return out;
+}
+
 int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_err *err)
 {
-	yyjson_doc *doc;
-	yyjson_mut_doc *d;
-	yyjson_mut_val *o;
-	char *dir, *slash, *text;
-	size_t len;
+	struct sl_err e = { 0 };
+	char *dir, *slash, *text = NULL, *next;
+	size_t len = 0;
 	int rc;
 
 	if (!pins) {
 		sl_err_set(err, "no state directory for skill pins (set XDG_STATE_HOME or HOME)");
 		return SL_ERR_STATE;
 	}
-	/* A malformed file pins nothing: it is rewritten from scratch. */
-	doc = read_pins(pins);
-	d = yyjson_mut_doc_new(NULL);
-	o = doc ? yyjson_val_mut_copy(d, yyjson_doc_get_root(doc)) : yyjson_mut_obj(d);
-	yyjson_doc_free(doc);
-	yyjson_mut_obj_remove_str(o, name);
-	if (sha)
-		yyjson_mut_obj_add_strcpy(d, o, name, sha);
-	text = sl_json_write_mut_val(o, &len);
+	if (read_file(pins, SL_SKILL_PINS_MAX, "skill pins", &text, &len, &e) < 0)
+		text = NULL, len = 0;
+	next = sl_skill_pins_with(text, len, name, sha, &len);
+	free(text);
 	dir = sl_strdup(pins);
 	slash = strrchr(dir, '/');
 	*slash = '\0';
@@ -417,10 +495,10 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 		sl_err_set(err, "%s: cannot create the directory (%s)", dir, strerror(errno));
 		rc = SL_ERR_IO;
 	} else {
-		rc = sl_pinning_write_atomic(dir, slash + 1, text, len, err);
+		rc = sl_pinning_write_atomic(dir, slash + 1, next, len, err);
 	}
+	forget_seen();
 	free(dir);
-	free(text);
-	yyjson_mut_doc_free(d);
+	free(next);
 	return rc;
 }

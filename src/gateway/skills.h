@@ -91,7 +91,10 @@ int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more,
 		    struct sl_err *err) SL_MUST_USE;
 void sl_skills_names_free(char **names, size_t n);
 /* True if dir holds a file named like a skill (read no further: a
- * program's start asks it). */
+ * program's start asks it). The answer is kept for the directory as long as
+ * a stat finds its mtime unchanged (so a change by another process is seen
+ * at the next call); sl_skill_write, sl_skill_remove and sl_skill_pin in
+ * this process forget it. Not thread-safe: the gateway's loop calls it. */
 bool sl_skills_exist(const char *dir);
 
 enum sl_skill_status {
@@ -104,6 +107,14 @@ enum sl_skill_status {
 enum sl_skill_status sl_skill_status(const char *pins, const struct sl_skill *sk);
 /* sl_skill_status(...) == SL_SKILL_APPROVED. */
 bool sl_skill_approved(const char *pins, const struct sl_skill *sk);
+/* The pins file's text (untrusted) as its object {name: sha256}: NULL when
+ * it is missing (text NULL), over SL_SKILL_PINS_MAX or not a JSON object,
+ * which pins nothing. The caller frees the document. */
+yyjson_doc *sl_skill_pins_parse(const char *text, size_t len);
+/* The pins file's next text: text's pins (malformed: none) with name's
+ * pin set to sha (NULL: forgotten). Caller frees. */
+char *sl_skill_pins_with(const char *text, size_t len, const char *name, const char *sha,
+			 size_t *out_len);
 /* Pins sha as name's pin (sha NULL: forgets it), atomically, 0600. */
 int sl_skill_pin(const char *pins, const char *name, const char *sha,
 		 struct sl_err *err) SL_MUST_USE;

@@ -1,6 +1,7 @@
 /*
  * What GET /status answers (gateway.h, sl_gateway_status): the gateway's
- * state for its operator, read from the objects that own it.
+ * state for its operator, read from the objects that own it. The admin
+ * page (gateway/admin.c) renders the same object.
  */
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
@@ -10,16 +11,11 @@
 #include "stages/quota.h"
 #include "upstream/upstream.h"
 
-char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
+yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
+				      yyjson_mut_doc *d)
 {
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *root, *ups;
-	char *out;
+	yyjson_mut_val *root = yyjson_mut_obj(d), *ups;
 
-	if (!d)
-		sl_oom();
-	root = yyjson_mut_obj(d);
-	yyjson_mut_doc_set_root(d, root);
 	yyjson_mut_obj_add_str(d, root, "version", SL_VERSION);
 	yyjson_mut_obj_add_uint(d, root, "uptimeSeconds", (sl_now_ms() - gw->started_ms) / 1000);
 	yyjson_mut_obj_add_uint(d, root, "configGeneration", gw->gen->number);
@@ -72,7 +68,17 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 		yyjson_mut_obj_add_val(d, root, "fleet", o);
 	}
 	sl_quota_status(sl_gen_state(gw->gen, &sl_stage_quota), d, root);
-	out = sl_json_write_mut_val(root, len);
+	return root;
+}
+
+char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	char *out;
+
+	if (!d)
+		sl_oom();
+	out = sl_json_write_mut_val(sl_gateway_status_doc(gw, sessions, d), len);
 	yyjson_mut_doc_free(d);
 	return out;
 }

@@ -193,7 +193,11 @@ static void fork_worker(const struct sl_code_limits *l, struct sl_worker *w)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return;
-	pid = fork();
+	/* _Fork: no atfork handlers. Only libraries a worker never uses
+	 * register them (GnuTLS, p11-kit), and running them in every worker
+	 * faulted their code and data in (docs/internals/SANDBOX.md, "The
+	 * floor"). */
+	pid = _Fork();
 	if (pid == 0)
 		become_worker(sv[1], l, w);
 	close(sv[1]);

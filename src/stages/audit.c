@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "gateway/session.h"
 #include "auth/caller.h"
+#include "pipeline/gen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 /* The stage's state: none when sluice.audit.enabled is false. */
 struct audit {
 	int fd;
+	char *file;             /* its path: the admin page reads the tail there */
 };
 
 
@@ -170,6 +172,25 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 	return line_end(d, len);
 }
 
+char *sl_audit_admin_line(const char *action, const char *server, const char *tool,
+			  const char *peer, const char *outcome, const char *detail,
+			  const struct timespec *now, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+
+	if (!d)
+		sl_oom();
+	o = line_start(d, "admin", now, 0, NULL);
+	yyjson_mut_obj_add_strcpy(d, o, "action", action);
+	add_str_or_null(d, o, "server", server);
+	add_str_or_null(d, o, "tool", tool);
+	yyjson_mut_obj_add_strcpy(d, o, "peer", peer);
+	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome);
+	add_str_or_null(d, o, "detail", detail);
+	return line_end(d, len);
+}
+
 /* ---- writing ---------------------------------------------------------------------- */
 
 static void emit(const struct audit *A, char *line, size_t len)
@@ -233,12 +254,97 @@ static void audit_finish(void *state, struct sl_call *c)
 	emit(state, line, len);
 }
 
+void sl_audit_admin(const struct sl_gen *gen, const char *action, const char *server,
+		    const char *tool, const char *peer, const char *outcome, const char *detail)
+{
+	struct audit *A = sl_gen_state(gen, &sl_stage_audit);
+	struct timespec ts;
+	size_t len;
+	char *line;
+
+	sl_log(SL_LOG_INFO, "admin: %s %s%s%s from %s: %s%s%s", action, server ? server : "",
+	       tool ? "." : "", tool ? tool : "", peer, outcome, detail ? ": " : "",
+	       detail ? detail : "");
+	if (!A)
+		return;
+	now_real(&ts);
+	line = sl_audit_admin_line(action, server, tool, peer, outcome, detail, &ts, &len);
+	emit(A, line, len);
+}
+
+int sl_audit_tail(const struct sl_gen *gen, size_t max_lines, size_t max_bytes,
+		  char ***lines, size_t *n, struct sl_err *err)
+{
+	struct audit *A = sl_gen_state(gen, &sl_stage_audit);
+	size_t want = max_lines * (max_bytes + 1), got = 0, cap = max_lines + 1;
+	char *buf, *p, *end;
+	struct stat st;
+	off_t from;
+	int fd, rc = SL_OK;
+
+	*lines = NULL;
+	*n = 0;
+	if (!A)
+		return SL_OK;
+	fd = open(A->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		sl_err_set(err, "cannot read %s: %s", A->file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return SL_ERR_IO;
+	}
+	/* Only the end of the file, and the byte before it: a newline there
+	 * means the window starts on a whole line. */
+	from = st.st_size > (off_t)want ? st.st_size - (off_t)want - 1 : 0;
+	want += from > 0;
+	buf = sl_alloc(want + 1);
+	while (got < want) {
+		ssize_t r = pread(fd, buf + got, want - got, from + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			sl_err_set(err, "cannot read %s: %s", A->file, strerror(errno));
+			rc = SL_ERR_IO;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	end = buf + got;
+	p = buf;
+	/* Started mid-line: that part is not a line. */
+	if (from > 0) {
+		p = memchr(buf, '\n', got);
+		p = p ? p + 1 : end;
+	}
+	*lines = sl_alloc(cap * sizeof(**lines));
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (*n == max_lines) {
+			/* Keep the newest: drop the oldest. */
+			free((*lines)[0]);
+			memmove(*lines, *lines + 1, (max_lines - 1) * sizeof(**lines));
+			(*n)--;
+		}
+		(*lines)[(*n)++] = sl_strndup(p, len < max_bytes ? len : max_bytes);
+		p = nl ? nl + 1 : end;
+	}
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
 /* ---- config ------------------------------------------------------------------------- */
 
 static void audit_fini(void *state)
 {
 	struct audit *A = state;
 	close(A->fd);
+	free(A->file);
 	free(A);
 }
 
@@ -301,6 +407,8 @@ static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **s
 	}
 	A = sl_alloc(sizeof(*A));
 	A->fd = fd;
+	A->file = ac.file;
+	ac.file = NULL;
 	*state = A;
 out:
 	free(ac.file);

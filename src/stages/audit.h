@@ -25,4 +25,24 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 			    uint32_t calls, double duration_ms, size_t output_bytes,
 			    const struct timespec *now, size_t *len);
 
+/* An operator's action on the admin page (gateway/admin.c): a line of type
+ * "admin" with the action ("pins.approve", "pins.reset"), its server and
+ * tool (NULL: none), the peer it came from, the outcome and a detail (NULL:
+ * none). */
+char *sl_audit_admin_line(const char *action, const char *server, const char *tool,
+			  const char *peer, const char *outcome, const char *detail,
+			  const struct timespec *now, size_t *len);
+/* Writes that line to gen's audit log (and says it in the log), when the
+ * stage is on. */
+void sl_audit_admin(const struct sl_gen *gen, const char *action, const char *server,
+		    const char *tool, const char *peer, const char *outcome, const char *detail);
+/* The newest lines of gen's audit file, each cut to max_bytes (no
+ * newline): *lines (malloc'd, each line malloc'd) and *n; none when the
+ * stage is off. Reads only the file's last max_lines * (max_bytes + 1)
+ * bytes: the whole lines there, at most max_lines (fewer when longer lines
+ * fill that window). SL_ERR_IO when the file cannot be read (err says
+ * why). */
+int sl_audit_tail(const struct sl_gen *gen, size_t max_lines, size_t max_bytes,
+		  char ***lines, size_t *n, struct sl_err *err) SL_MUST_USE;
+
 #endif

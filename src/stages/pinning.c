@@ -863,6 +863,56 @@ static char *up_key(const struct sl_upstream *up)
 	return up->cfg ? sl_pinning_key(up->cfg) : sl_strdup(up->name);
 }
 
+int sl_pinning_approve_live(struct sl_pins *pins, const struct sl_upstream *up, const char *tool,
+			    sl_pin_approved_fn *fn, void *ctx, size_t *n, struct sl_err *err)
+{
+	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
+	char *key = up_key(up);
+	int rc = SL_OK;
+
+	*n = 0;
+	for (size_t i = 0; i < up->tools.n; i++) {
+		yyjson_val *def = up->tools.items[i];
+		const char *name = sl_json_str(def, "name");
+		if (!name || (tool && strcmp(tool, name) != 0))
+			continue;
+		if (fn)
+			fn(ctx, up, def, sl_pinning_check(pins, key, def, NULL));
+		defs[(*n)++] = def;
+	}
+	if (*n)
+		rc = sl_pinning_approve(pins, key, defs, *n, err);
+	free(defs);
+	free(key);
+	return rc;
+}
+
+int sl_pinning_reset(struct sl_pins *pins, const struct sl_config *cfg, const char *server,
+		     const char *tool, size_t *count, struct sl_err *err)
+{
+	char *key = NULL;
+	size_t m = 0;
+	int rc;
+
+	/* A configured server's pins are under its identity key; pins of an
+	 * earlier sluice under its name alone go with them. */
+	for (size_t i = 0; server && i < cfg->nservers && !key; i++)
+		if (strcmp(cfg->servers[i].name, server) == 0)
+			key = sl_pinning_key(&cfg->servers[i]);
+	if (key && sl_pinning_forget(pins, server, tool, &m, err) < 0)
+		m = 0;
+	rc = sl_pinning_forget(pins, key ? key : server, tool, count, err);
+	if (rc == SL_OK)
+		*count += m;
+	free(key);
+	return rc;
+}
+
+struct sl_pins *sl_pinning_store(struct sl_pinning *pg)
+{
+	return pg ? pg->pins : NULL;
+}
+
 /* The identity part of a key ("#" and 16 hex digits at its end), or NULL
  * for a key of an earlier sluice (the server's name alone). */
 static const char *id_of(const char *key)

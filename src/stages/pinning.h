@@ -117,6 +117,25 @@ struct sl_upstream;
 struct sl_session;
 struct sl_gateway;
 
+/* `sluice pins approve SERVER[.TOOL]` and the admin page's approve
+ * (gateway/admin.c), one path: stores the live definitions of up's tools
+ * (tool NULL: all of them) in pins, in one write. fn (NULL: none) hears
+ * each tool approved, with its status before. *n gets how many. */
+typedef void sl_pin_approved_fn(void *ctx, const struct sl_upstream *up, yyjson_val *def,
+				enum sl_pin_status before);
+int sl_pinning_approve_live(struct sl_pins *pins, const struct sl_upstream *up, const char *tool,
+			    sl_pin_approved_fn *fn, void *ctx, size_t *n,
+			    struct sl_err *err) SL_MUST_USE;
+/* `sluice pins reset [SERVER[.TOOL]]` and the admin page's reset: forgets
+ * the pins of server (NULL: all) or of its tool, under the identity key of
+ * cfg's server of that name and under the bare name (an earlier sluice's
+ * key). *count gets how many were forgotten. */
+int sl_pinning_reset(struct sl_pins *pins, const struct sl_config *cfg, const char *server,
+		     const char *tool, size_t *count, struct sl_err *err) SL_MUST_USE;
+/* The stage state's store (borrowed, the state's), or NULL for pg NULL:
+ * what the running gateway approves and resets in. */
+struct sl_pins *sl_pinning_store(struct sl_pinning *pg);
+
 enum sl_pin_hold {
 	SL_PIN_SHOWN,        /* pinned and unchanged, or let through by the config */
 	SL_PIN_HELD_CHANGED, /* hidden: its definition changed since it was pinned */

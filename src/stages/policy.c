@@ -688,6 +688,13 @@ static void policy_cancel(void *state, struct sl_call *c)
 		}
 }
 
+void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn, void *ctx)
+{
+	for (const struct wait *w = ps ? ps->waits : NULL; w; w = w->next)
+		if (w->c)
+			fn(ctx, w->c, w->reason);
+}
+
 /* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
 
 /* The requestState binds the answer to this exact call: server, tool, the

@@ -126,6 +126,14 @@ const struct sl_policy *sl_policy_current(const struct sl_policy_state *ps);
  * K more keys". Caller frees. */
 char *sl_policy_summary(yyjson_mut_val *args, size_t max);
 
+/* The calls of ps (NULL: none) waiting for their client's human to confirm
+ * them (elicitation, session era): fn(ctx, call, reason) for each, newest
+ * first; reason is the rule that asked. Changes nothing (the admin page
+ * lists them, gateway/admin.c). */
+struct sl_call;
+typedef void sl_policy_wait_fn(void *ctx, const struct sl_call *c, const char *reason);
+void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn, void *ctx);
+
 struct sl_stage;
 extern const struct sl_stage sl_stage_policy; /* pipeline/call.h */
 

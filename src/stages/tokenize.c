@@ -659,7 +659,8 @@ bool sl_tokenize_restores_to(const struct sl_tokenize *t, const char *up, const 
 typedef size_t (*text_fn)(struct sl_tokenize *t, const char *key, const char *in, size_t len,
 			  char **out, size_t *outlen);
 
-/* One walk (core/json.h's, as redaction's): fn on every string value. */
+/* One walk (core/json.h's, as redaction's): fn on every string value and
+ * object key. */
 struct walk {
 	struct sl_tokenize *t;
 	text_fn fn;
@@ -692,13 +693,22 @@ static int on_str(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *v, yyjson_mut_va
 	return SL_OK;
 }
 
-/* Applies fn to every string value under v in key's map, in place; adds
- * the replacements to *count. */
+/* An object's key is text the model reads as well ({"alice@example.com":
+ * {...}}, a _meta key): it is rewritten like a value. Two keys may become
+ * one ("a@x.org" next to a literal "<EMAIL_1>"); the object then holds the
+ * key twice, as redaction leaves it. */
+static int on_key(void *ctx, yyjson_mut_doc *d, yyjson_mut_val *k, struct sl_err *err)
+{
+	return on_str(ctx, d, k, NULL, err);
+}
+
+/* Applies fn to every string value and object key under v in key's map,
+ * in place; adds the replacements to *count. */
 static int walk(struct sl_tokenize *t, text_fn fn, const char *key, yyjson_mut_doc *d,
 		yyjson_mut_val *v, size_t *count, struct sl_err *err)
 {
 	struct walk w = { t, fn, key, 0 };
-	struct sl_json_strings strings = { on_str, NULL, MAX_DEPTH, &w };
+	struct sl_json_strings strings = { on_str, on_key, MAX_DEPTH, &w };
 	int rc = sl_json_walk_strings(&strings, d, v, err);
 	*count += w.count;
 	return rc;

@@ -34,6 +34,7 @@
 #include "core/digest.h"
 #include "core/log.h"
 #include "event/handles.h"
+#include "gateway/admin.h"
 #include "gateway/gateway.h"
 #include "oauth/subject.h"
 #include "oauth/weblogin.h"
@@ -204,6 +205,7 @@ struct sl_http {
 	struct req *webs;            /* web login pages waiting (suspended) */
 	struct adoption *adoptions;  /* sessions being read from Redis (at most ADOPT_MAX) */
 	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
+	struct sl_admin *admin;      /* the admin page's CSRF token and CSP (gateway/admin.h) */
 	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
@@ -246,6 +248,11 @@ struct req {
 	unsigned web_status;
 	char *web_html;
 	struct req *web_next, *web_prev;
+	/* A POST to /admin: its form, read under SL_ADMIN_BODY_MAX. */
+	bool admin;
+	struct sl_admin_form *form;
+	struct MHD_PostProcessor *pp;
+	size_t form_bytes;
 	/* Its session is another replica's: suspended while the record is
 	 * read (adopt_start), then asked again. */
 	struct adoption *adopt;
@@ -2615,6 +2622,119 @@ static enum MHD_Result metrics_page(struct sl_http *h, struct MHD_Connection *c,
 	return ret;
 }
 
+/* ---- the admin page (gateway/admin.h, docs/ADMIN.md) ------------------------------------ */
+
+static enum MHD_Result admin_answer(struct sl_http *h, struct MHD_Connection *c, unsigned status,
+				    const char *notice)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *html = sl_admin_page(h->admin, h->nsessions, notice, &len);
+
+	r = MHD_create_response_from_buffer(len, html, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "Content-Security-Policy", sl_admin_csp(h->admin));
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	/* Not no-referrer: under it a browser sends "Origin: null" with the
+	 * page's own forms (Fetch, "serializing a request origin"), and the
+	 * origin check could not tell them from anyone's. The page links
+	 * nowhere else, so nothing leaves either way. */
+	MHD_add_response_header(r, "Referrer-Policy", "same-origin");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_form_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *filename, const char *content_type,
+				     const char *encoding, const char *data, uint64_t off, size_t size)
+{
+	sl_admin_form_field(cls, key, data, off, size);
+	return MHD_YES;
+}
+
+/* GET /admin shows the page; a POST's form is read (admin_post), from the
+ * page's own origin only. No MCP credential: the operator's gate. */
+static enum MHD_Result admin_start(struct sl_http *h, struct MHD_Connection *c, const char *method,
+				   void **con_cls)
+{
+	struct req *r;
+
+	if (!sl_http_operator_allowed(h, c))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /admin answers loopback peers "
+			      "and sluice.http.adminToken only");
+	if (!strcmp(method, "GET"))
+		return admin_answer(h, c, MHD_HTTP_OK, NULL);
+	if (strcmp(method, "POST") != 0)
+		return refuse_method(c, "GET, POST");
+	/* CSRF, first half: a form another site's page submits carries that
+	 * site's Origin (the token is the second half, admin_post). */
+	if (!sl_admin_same_origin(h->tls, header(c, "Host"), header(c, "Origin"),
+				  header(c, "Sec-Fetch-Site"))) {
+		sl_log(SL_LOG_WARN, "admin: refused a POST from another origin (%s)",
+		       header(c, "Origin") ? header(c, "Origin") : "no Origin");
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /admin takes forms from its own "
+			      "page only");
+	}
+	r = sl_alloc(sizeof(*r));
+	r->conn = c;
+	r->h = h;
+	r->admin = true;
+	sl_buf_init(&r->body, 0);
+	r->form = sl_alloc(sizeof(*r->form));
+	*r->form = (struct sl_admin_form){ 0 };
+	r->pp = MHD_create_post_processor(c, 1024, on_form_field, r->form);
+	*con_cls = r;
+	if (!r->pp)
+		return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: /admin "
+			      "takes application/x-www-form-urlencoded");
+	return MHD_YES;
+}
+
+/* The form's body, then its action: the token checked, then carried out
+ * and audited (gateway/admin.c), and the page again with what happened. */
+static enum MHD_Result admin_post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+				  const char *upload, size_t *upload_size)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char msg[1024], peer[INET6_ADDRSTRLEN] = "?";
+	unsigned status;
+
+	if (*upload_size) {
+		r->form_bytes += *upload_size;
+		if (r->form_bytes > SL_ADMIN_BODY_MAX ||
+		    MHD_post_process(r->pp, upload, *upload_size) != MHD_YES)
+			r->form->bad = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	/* The post processor hands over the last value when it is destroyed. */
+	if (MHD_destroy_post_processor(r->pp) != MHD_YES)
+		r->form->bad = true;
+	r->pp = NULL;
+	if (r->form_bytes > SL_ADMIN_BODY_MAX)
+		return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "Content Too Large: a form of /admin "
+			      "is at most 8 KiB");
+	if (!sl_admin_csrf_ok(h->admin, r->form->csrf)) {
+		sl_log(SL_LOG_WARN, "admin: refused a POST without the page's CSRF token");
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: the form's token is missing or "
+			      "stale (reload /admin)");
+	}
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, peer,
+			  sizeof(peer));
+	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+			  peer, sizeof(peer));
+	status = sl_admin_act(h->admin, r->form, peer, msg, sizeof(msg));
+	return admin_answer(h, c, status, msg);
+}
+
 /* The checks every request passes at its first callback, when its headers
  * are whole and before any byte of its body is read (MCP 2025-11-25
  * transports, security: Host and Origin against DNS rebinding), before its
@@ -3043,11 +3163,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (r && r->web)
 		return r->wq ? MHD_YES : web_answer(c, r);
+	if (r && r->admin)
+		return admin_post(h, c, r, upload, upload_size);
 	if (!r) {
 		struct sl_auth_denial why;
 		conn_headers(h, c);
 		if (!admit_origin(h, c, url, method, &ret))
 			return ret;
+		/* The operator's page: its own gate, and no MCP credential. */
+		if (!strcmp(url, "/admin"))
+			return admin_start(h, c, method, con_cls);
 		/* After Host and Origin, before the MCP credential. */
 		if (h->gw->weblogin && sl_weblogin_path(url))
 			return web_start(h, c, url, method, con_cls);
@@ -3193,6 +3318,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		sl_weblogin_cancel(r->wq);
 		web_unlist(h, r);
 		free(r->web_html);
+	}
+	if (r->admin) {
+		if (r->pp)
+			MHD_destroy_post_processor(r->pp);
+		free(r->form);
 	}
 	held_remove(h, r);
 	if (r->adopt)
@@ -3444,6 +3574,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 		sl_log(SL_LOG_WARN, "http: serving plain HTTP on %s: credentials and every message "
 		       "cross the network in clear; set sluice.http.tls, or put a TLS proxy in front",
 		       listen);
+	h->admin = sl_admin_new(gw);
 	*out = h;
 	return SL_OK;
 out:
@@ -3494,6 +3625,8 @@ void sl_http_free(struct sl_http *h)
 	sl_session_store_unlisten(h->ends);
 	sl_auth_free(h->auth);
 	h->auth = NULL;
+	sl_admin_free(h->admin);
+	h->admin = NULL;
 	/* MHD closed every connection, and so released what they held. */
 	while (h->retired) {
 		struct retired *r = h->retired;

@@ -3,17 +3,21 @@
 // replays it (recorded results, same seed and clock) and makes the pending
 // call with the person's answer; nothing is called twice (the fixture
 // server logs every call it gets). A session-era client (SDK 1.x) is asked
-// through elicitation while the program waits.
+// through elicitation while the program waits. A skill a program calls
+// before its confirmation is recorded like a tool call: the retry replays
+// its answer and never runs it (or its side effect) again. A question a
+// server asks during a program's call (elicitation, sampling) is refused
+// on a 2026-07-28 client with a reason the server gets.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, MODERN } from './helpers.mjs';
+import { startRaw, startHttp, closeAll, modernMeta, connect, textOf, runSluice, eventually, MODERN, REPO } from './helpers.mjs';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-codeconfirm-'));
@@ -25,6 +29,13 @@ const SLUICE = {
 	policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
 };
 const servers = { store: { command: process.execPath, args: [SERVER], env: { COUNTER_LOG: LOG } } };
+// Skills of the raw gateway: one, approved before it starts.
+const DATA = path.join(dir, 'data');
+const SKILL = {
+	name: 'bump_once',
+	description: 'Bumps the store once and says how many bumps it has made.',
+	code: 'const b = await tools.store.bump({ tag: args.tag }); return { bumps: b.bumps, tag: b.tag };',
+};
 
 // The calls the server got since the last reset, as "name args" lines.
 const calls = () => {
@@ -43,7 +54,11 @@ const DECLINE = { confirm: { action: 'decline' } };
 let raw;
 before(async () => {
 	resetCalls();
-	raw = startRaw({ servers, sluice: SLUICE });
+	mkdirSync(path.join(DATA, 'sluice', 'skills'), { recursive: true });
+	writeFileSync(path.join(DATA, 'sluice', 'skills', 'bump_once.json'), JSON.stringify(SKILL));
+	const ok = await runSluice(['skills', 'approve', 'bump_once'], 10000, { XDG_DATA_HOME: DATA });
+	assert.equal(ok.code, 0, ok.stderr);
+	raw = startRaw({ servers, sluice: SLUICE, env: { XDG_DATA_HOME: DATA } });
 });
 after(async () => {
 	await raw?.close();
@@ -137,6 +152,27 @@ return await tools.store.write_item({ id: first === 'a' ? 1 : 2, value: 0 });`;
 		assert.deepEqual([count('slow'), count('write_item')], [2, 0], calls().join('\n'));
 	});
 
+	test('a skill called before the confirmation: its side effect is made once, its answer replayed', async () => {
+		resetCalls();
+		const code = `
+const s = await tools.skills.bump_once({ tag: 'k' });
+const w = await tools.store.write_item({ id: 7, value: s.bumps });
+return { s, w };`;
+		const first = (await exec(code)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		assert.match(first.inputRequests.confirm.params.message, /write_item/);
+		assert.deepEqual([count('bump'), count('write_item')], [1, 0], calls().join('\n'));
+		const done = (await exec(code, { requestState: first.requestState, inputResponses: APPROVE })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		const v = JSON.parse(done.content[0].text);
+		// The answer the first run's skill got is the one the write carries:
+		// a second bump would have answered one more.
+		assert.equal(v.s.tag, 'k');
+		assert.deepEqual(v.w, { written: 7, value: v.s.bumps });
+		assert.deepEqual([count('bump'), count('write_item')], [1, 1], calls().join('\n'));
+		assert.deepEqual(calls().map((l) => l.split(' ')[0]), ['bump', 'write_item']);
+	});
+
 	test('a retry with other code, or a tampered or foreign state, is refused before anything runs', async () => {
 		resetCalls();
 		const first = (await exec(READ_THEN_WRITE)).result;
@@ -175,6 +211,39 @@ return await tools.store.write_item({ id: 9, value: 9 });`;
 		assert.equal(r.isError, true);
 		assert.match(r.content[0].text, /needs confirmation .*the client does not support elicitation/);
 		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
+	});
+});
+
+describe('2026-07-28: a server that asks during a program\'s call', () => {
+	const PEER = path.join(REPO, 'tests', 'servers', 'peer', 'server.mjs');
+	const REC = path.join(dir, 'peer.jsonl');
+	let g;
+	before(() => {
+		g = startRaw({
+			servers: { peer: { command: process.execPath, args: [PEER], env: { RECORD: REC } } },
+			sluice: { exposure: 'code', codeMode: { timeoutMs: 5000 } },
+		});
+	});
+	after(() => g?.close());
+
+	test('is refused with the reason, at once; the program goes on and nothing is suspended', async () => {
+		const caps = { elicitation: {}, sampling: {} };
+		const run = (code) =>
+			g.request('tools/call', { _meta: modernMeta(caps), name: 'execute_code', arguments: { code } }, { ms: 15000 });
+		// The server's tools are listed once it is up.
+		await eventually(async () => !(await run('return await tools.peer.record({ ready: 1 })')).result?.isError, 10000, 200, 'peer up');
+		const t0 = Date.now();
+		const r = (await run('return await tools.peer.ask({});')).result;
+		assert.ok(Date.now() - t0 < 4000, 'answered without waiting for the program\'s timeout');
+		assert.notEqual(r.resultType, 'input_required', JSON.stringify(r));
+		assert.notEqual(r.isError, true, JSON.stringify(r));
+		// The fixture answers with how each of its questions went.
+		assert.equal(r.content[0].text, 'elicitation/create: error; sampling/createMessage: error');
+		const got = readFileSync(REC, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+		const asked = got.filter((x) => x.what !== 'tools/call');
+		assert.deepEqual(asked.map((x) => x.what), ['elicitation/create', 'sampling/createMessage']);
+		for (const x of asked)
+			assert.match(x.value.error, /no client that can answer it is waiting on server 'peer': it was called from a program \(execute_code\), and a 2026-07-28 client is asked only through its own tools\/call's input_required result/);
 	});
 });
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { connect, catalog, closeAll, toolsWhen, eventually, execCode, runSluice, textOf, sha } from './helpers.mjs';
+import { connect, catalog, closeAll, toolsWhen, eventually, execCode, runSluice, textOf, sha, sleep } from './helpers.mjs';
 
 after(closeAll);
 
@@ -269,5 +269,22 @@ describe('pins and the CLI', () => {
 		const again = await runSluice(['skills', 'rm', 'shady'], 10000, ENV);
 		assert.equal(again.code, 1);
 		assert.match(again.stderr, /no such skill/);
+	});
+
+	test('the last skill removed by `sluice skills rm` (another process): the next program has no tools.skills', async () => {
+		// A second after the last change, the gateway keeps its answer to
+		// "is there a skill file?" and checks only the directory's mtime.
+		await sleep(1100);
+		const before_ = await execCode(pass.client, 'return Object.keys(tools)');
+		assert.deepEqual(JSON.parse(before_.text), ['github', 'skills']);
+		assert.deepEqual(JSON.parse((await execCode(pass.client, 'return Object.keys(tools)')).text), ['github', 'skills']);
+		const names = readdirSync(DIR).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5));
+		assert.ok(names.length > 0);
+		for (const name of names) {
+			const rm = await runSluice(['skills', 'rm', name], 10000, ENV);
+			assert.equal(rm.code, 0, rm.stderr);
+		}
+		const after_ = await execCode(pass.client, 'return Object.keys(tools)');
+		assert.deepEqual(JSON.parse(after_.text), ['github']);
 	});
 });

@@ -4,13 +4,15 @@
 // as they are elsewhere; a program computes on real values and its answer
 // is tokenised; the audit log holds no clear value. Session era through
 // the official SDK (stdio), and 2026-07-28 stateless requests (raw stdio,
-// which the SDK does not speak).
+// which the SDK does not speak). Resources and prompts read through the
+// gateway get the same placeholders as tool results (the peer fixture
+// plants personal data in their text, descriptions and _meta keys).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { connect, closeAll, execCode, startRaw, startHttp, httpClient, writeConfig, textOf, tinyServer, modernMeta, eventually } from './helpers.mjs';
+import { connect, closeAll, execCode, startRaw, startHttp, httpClient, writeConfig, textOf, tinyServer, modernMeta, eventually, REPO } from './helpers.mjs';
 
 const ALICE = 'alice@example.com';
 const BOB = 'bob.smith@example.org';
@@ -30,7 +32,7 @@ function people() {
 				{ type: 'text', text: 'write to ${ALICE}, card ${CARD}' },
 				{ type: 'resource', resource: { uri: 'file:///p', mimeType: 'text/plain', text: 'cc ${BOB}' } },
 			],
-			structuredContent: { emails: ['${ALICE}', '${BOB}', '${CAROL}'], note: 'plain' },
+			structuredContent: { emails: ['${ALICE}', '${BOB}', '${CAROL}'], note: 'plain', byEmail: { '${CAROL}': 3 } },
 		})`,
 	});
 }
@@ -75,15 +77,15 @@ describe('session era (SDK)', () => {
 		noClear(JSON.stringify(r));
 		assert.equal(r.content[0].text, 'write to <EMAIL_1>, card <CARD_1>');
 		assert.equal(r.content[1].resource.text, 'cc <EMAIL_2>');
-		assert.deepEqual(r.structuredContent, { emails: ['<EMAIL_1>', '<EMAIL_2>', '<EMAIL_3>'], note: 'plain' });
+		assert.deepEqual(r.structuredContent, { emails: ['<EMAIL_1>', '<EMAIL_2>', '<EMAIL_3>'], note: 'plain', byEmail: { '<EMAIL_3>': 3 } });
 		const again = await gw.client.callTool({ name: 'crm__people', arguments: {} });
 		assert.deepEqual(again, r);
 	});
 
 	test('a placeholder in arguments reaches an allowed server as the real value', async () => {
-		const r = await gw.client.callTool({ name: 'allowed__record', arguments: { to: '<EMAIL_2>', cc: ['x <EMAIL_1>'], unknown: '<EMAIL_99>' } });
+		const r = await gw.client.callTool({ name: 'allowed__record', arguments: { to: '<EMAIL_2>', cc: ['x <EMAIL_1>'], unknown: '<EMAIL_99>', by: { '<EMAIL_3>': 1 } } });
 		assert.ok(!r.isError, textOf(r));
-		assert.deepEqual(JSON.parse(allowed.last()), { to: BOB, cc: [`x ${ALICE}`], unknown: '<EMAIL_99>' });
+		assert.deepEqual(JSON.parse(allowed.last()), { to: BOB, cc: [`x ${ALICE}`], unknown: '<EMAIL_99>', by: { [CAROL]: 1 } });
 	});
 
 	test('and any other server as the placeholder', async () => {
@@ -134,6 +136,52 @@ describe('2026-07-28 stateless requests', () => {
 		assert.deepEqual(JSON.parse(allowed.last()), { card: CARD, to: CAROL });
 		await call('other__record', { card: '<CARD_1>' });
 		assert.deepEqual(JSON.parse(other.last()), { card: '<CARD_1>' });
+	});
+});
+
+// resources/read, prompts/get and completion/complete answers reach the
+// model as much as tool results do: the same session map, the same
+// placeholders. PEER plants its text in a resource (text and a _meta key),
+// a prompt (description and message) and a completion value.
+describe('resources and prompts', () => {
+	const PEER = path.join(REPO, 'tests', 'servers', 'peer', 'server.mjs');
+	const PLANT = `${ALICE} card ${CARD}`;
+	const peer = { command: process.execPath, args: [PEER], env: { PLANT } };
+	const sluice = { exposure: 'passthrough', tokenize: { enabled: true } };
+
+	test('session era (SDK): placeholders in contents, keys, messages and completions, stable across them', async () => {
+		const g = await connect({ servers: { peer }, sluice });
+		const uri = (await g.client.listResources()).resources.find((r) => r.name === 'doc').uri;
+		const r = await g.client.readResource({ uri });
+		noClear(JSON.stringify(r));
+		assert.equal(r.contents[0].text, 'doc <EMAIL_1> card <CARD_1>');
+		assert.deepEqual(Object.keys(r.contents[0]._meta), ['<EMAIL_1> card <CARD_1>']);
+		const p = await g.client.getPrompt({ name: 'peer__greet', arguments: { who: 'x' } });
+		noClear(JSON.stringify(p));
+		assert.equal(p.description, 'greets <EMAIL_1> card <CARD_1>');
+		assert.equal(p.messages[0].content.text, 'hello; <EMAIL_1> card <CARD_1>');
+		const c = await g.client.complete({ ref: { type: 'ref/prompt', name: 'peer__greet' }, argument: { name: 'who', value: 'a' } });
+		assert.deepEqual(c.completion.values, ['a <EMAIL_1> card <CARD_1>']);
+		noClear(g.stderr());
+	});
+
+	test('2026-07-28 (raw): resources/read and prompts/get answers are tokenised', async () => {
+		const raw = startRaw({ servers: { peer }, sluice });
+		try {
+			const list = await eventually(async () => {
+				const l = (await raw.request('resources/list', { _meta: modernMeta() })).result;
+				return l?.resources?.length ? l : null;
+			}, 10000, 100, 'resources listed');
+			const uri = list.resources.find((x) => x.name === 'doc').uri;
+			const r = (await raw.request('resources/read', { _meta: modernMeta(), uri })).result;
+			noClear(JSON.stringify(r));
+			assert.equal(r.contents[0].text, 'doc <EMAIL_1> card <CARD_1>');
+			const p = (await raw.request('prompts/get', { _meta: modernMeta(), name: 'peer__greet', arguments: { who: 'x' } })).result;
+			noClear(JSON.stringify(p));
+			assert.equal(p.messages[0].content.text, 'hello; <EMAIL_1> card <CARD_1>');
+		} finally {
+			await raw.close();
+		}
 	});
 });
 

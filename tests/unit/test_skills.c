@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void put_file(const char *dir, const char *name, const char *data, size_t len)
@@ -247,4 +248,114 @@ TEST(skills_count_bound)
 		CHECK_INT(system(cmd), 0);
 		free(cmd);
 	}
+}
+
+/* Sets dir's mtime to sec seconds since the epoch: what the cache of
+ * sl_skills_exist compares, so a test can change the directory behind its
+ * back and make it look unchanged. */
+static void set_mtime(const char *dir, time_t sec)
+{
+	struct timespec t[2] = { { sec, 0 }, { sec, 0 } };
+	CHECK_INT(utimensat(AT_FDCWD, dir, t, 0), 0);
+}
+
+TEST(skills_exist_is_kept_until_the_directory_changes)
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	time_t old = time(NULL) - 100;
+	struct sl_skill sk;
+	struct sl_err err;
+
+	CHECK(mkdtemp(dir) != NULL);
+	set_mtime(dir, old);
+	CHECK(!sl_skills_exist(dir));
+	/* A file added behind the answer's back, the mtime put back: the kept
+	 * answer is given (the directory was not read again). */
+	put_file(dir, "alpha.json", "{}", 2);
+	set_mtime(dir, old);
+	CHECK(!sl_skills_exist(dir));
+	/* The mtime as any change leaves it: read again. */
+	set_mtime(dir, old + 1);
+	CHECK(sl_skills_exist(dir));
+	/* Removed by another process (unlink, mtime changed): seen. */
+	{
+		char *path = sl_printf("%s/alpha.json", dir);
+		CHECK_INT(unlink(path), 0);
+		free(path);
+	}
+	CHECK(!sl_skills_exist(dir));
+	/* This process's own write forgets the answer even if the mtime were
+	 * the same. */
+	set_mtime(dir, old + 2);
+	CHECK(!sl_skills_exist(dir));
+	CHECK_INT(sl_skill_make("beta", "b", "return 2", 8, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_write(dir, &sk, &err), SL_OK);
+	set_mtime(dir, old + 2);
+	CHECK(sl_skills_exist(dir));
+	/* ... and its own removal. */
+	set_mtime(dir, old + 3);
+	CHECK(sl_skills_exist(dir));
+	CHECK_INT(sl_skill_remove(dir, "beta", &err), SL_OK);
+	set_mtime(dir, old + 3);
+	CHECK(!sl_skills_exist(dir));
+	/* A pin (approve) forgets it too. */
+	put_file(dir, "gamma.json", "{}", 2);
+	set_mtime(dir, old + 3);
+	CHECK(!sl_skills_exist(dir));
+	{
+		char *pins = sl_printf("%s/pins/skill-pins.json", dir);
+		CHECK_INT(sl_skill_pin(pins, "gamma", sk.sha, &err), SL_OK);
+		free(pins);
+	}
+	set_mtime(dir, old + 3);
+	CHECK(sl_skills_exist(dir));
+	/* An mtime less than a second in the past (here: in the future) is
+	 * not trusted: a change in the same clock tick as the read may have
+	 * left it as it was. Read every time. */
+	{
+		char *path = sl_printf("%s/gamma.json", dir);
+		time_t later = time(NULL) + 30;
+		set_mtime(dir, later);
+		CHECK(sl_skills_exist(dir));
+		CHECK_INT(unlink(path), 0);
+		set_mtime(dir, later);
+		CHECK(!sl_skills_exist(dir));
+		free(path);
+	}
+	/* Gone, or not a directory: none. */
+	CHECK(!sl_skills_exist(NULL));
+	sl_skill_dispose(&sk);
+	{
+		char *cmd = sl_printf("rm -rf '%s'", dir);
+		CHECK_INT(system(cmd), 0);
+		CHECK(!sl_skills_exist(dir));
+		free(cmd);
+	}
+}
+
+TEST(skills_pins_text)
+{
+	static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	yyjson_doc *doc;
+	size_t len;
+	char *text;
+
+	CHECK(!sl_skill_pins_parse(NULL, 0));
+	CHECK(!sl_skill_pins_parse("[1]", 3));
+	CHECK(!sl_skill_pins_parse("{\"a\":", 5));
+	doc = sl_skill_pins_parse("{\"a\":\"x\"}", 9);
+	CHECK(doc && sl_json_str(yyjson_doc_get_root(doc), "a"));
+	yyjson_doc_free(doc);
+	/* Set: the others stay; malformed text: rewritten with this pin only. */
+	text = sl_skill_pins_with("{\"a\":\"x\",\"b\":\"y\"}", 17, "b", sha, &len);
+	CHECK_STR(text, "{\"a\":\"x\",\"b\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}");
+	free(text);
+	text = sl_skill_pins_with("[oops", 5, "b", sha, &len);
+	CHECK_STR(text, "{\"b\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}");
+	free(text);
+	/* Forgotten: every duplicate of the name goes. */
+	text = sl_skill_pins_with("{\"b\":\"1\",\"a\":\"x\",\"b\":\"2\"}", 25, "b", NULL, &len);
+	CHECK_STR(text, "{\"a\":\"x\"}");
+	CHECK_INT(len, 9);
+	free(text);
 }

@@ -2,7 +2,9 @@
 // stdio, that counts what is done to it: every tools/call appends one line
 // "NAME ARGS-JSON" to the file COUNTER_LOG, so a test can see which calls
 // reached the server and how often. read_item is read-only, write_item
-// destructive (a confirm rule catches it), slow answers after args.ms.
+// destructive (a confirm rule catches it), slow answers after args.ms,
+// bump has a side effect no rule confirms: it answers how many bumps this
+// server has made so far.
 const fs = require('fs');
 const rl = require('readline').createInterface({ input: process.stdin });
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
@@ -13,9 +15,12 @@ const tools = [
   { name: 'write_item', description: 'Writes an item.',
     inputSchema: obj({ id: { type: 'number' }, value: { type: 'number' } }),
     annotations: { destructiveHint: true } },
+  { name: 'bump', description: 'Counts one more bump.', inputSchema: obj({ tag: { type: 'string' } }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false } },
   { name: 'slow', description: 'Answers later.', inputSchema: obj({ ms: { type: 'number' }, tag: { type: 'string' } }),
     annotations: { readOnlyHint: true } },
 ];
+let bumps = 0;
 const result = (id, sc) => send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: JSON.stringify(sc) }], structuredContent: sc } });
 rl.on('line', (line) => {
   let m; try { m = JSON.parse(line); } catch { return; }
@@ -29,6 +34,7 @@ rl.on('line', (line) => {
     fs.appendFileSync(process.env.COUNTER_LOG, m.params.name + ' ' + JSON.stringify(a) + '\n');
     if (m.params.name === 'read_item') result(m.id, { id: a.id, value: a.id * 10 });
     else if (m.params.name === 'write_item') result(m.id, { written: a.id, value: a.value });
+    else if (m.params.name === 'bump') result(m.id, { bumps: ++bumps, tag: a.tag });
     else setTimeout(() => result(m.id, { tag: a.tag }), Math.min(a.ms || 0, 2000));
   } else send({ jsonrpc: '2.0', id: m.id, result: {} });
 });
