@@ -1252,6 +1252,11 @@ static const struct sl_conf_key limits_keys[] = {
 	  .dflt = 64,
 	  .doc = "Resource URIs in one listen's `resourceSubscriptions`; more is refused with "
 		 "JSON-RPC error -32602 naming this key." },
+	{ "maxMetricSeries", SL_CONF_UINT, LIM(max_metric_series), .min = 10, .max = 100000,
+	  .dflt = 1000,
+	  .doc = "Distinct (server, tool) pairs `sluice_tool_calls_total` counts apart (`/metrics`, "
+		 "docs/METRICS.md); a tool first called past the bound counts under `tool=\"_other\"`. "
+		 "A reload's new value waits for a restart." },
 };
 #undef LIM
 

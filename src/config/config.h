@@ -211,6 +211,7 @@ struct sl_limits {
 	uint32_t max_listens;           /* subscriptions/listen streams open, all clients (256) */
 	uint32_t max_listens_per_session; /* per stdio client, per HTTP credential (16) */
 	uint32_t max_listen_uris;       /* resourceSubscriptions in one listen (64) */
+	uint32_t max_metric_series;     /* (server, tool) pairs the call counter keeps (1000) */
 };
 
 /* sluice.profiles.<name>: a virtual server at /mcp/<name> (docs/PROFILES.md):

@@ -154,6 +154,23 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len);
 yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
 				      yyjson_mut_doc *d);
 
+/* What the HTTP front end owns that GET /metrics shows. */
+struct sl_front_stats {
+	uint32_t sessions;       /* Streamable HTTP sessions (session era) */
+	uint32_t sse_sessions;   /* HTTP+SSE (2024-11-05) sessions */
+	uint32_t stateless;      /* 2026-07-28 requests in flight, listens aside */
+	uint32_t listens;        /* 2026-07-28 subscriptions/listen streams */
+	uint32_t connections;    /* HTTP connections open */
+	size_t buffered;         /* bytes charged to sluice.limits.maxBufferedBytes */
+	size_t buffered_limit;   /* that limit */
+};
+
+/* GET /metrics (transport/http.c; docs/METRICS.md): the gateway's gauges
+ * (upstreams, sandbox boundaries, the front end's f) and the process's
+ * counters (pipeline/metrics.h) in the Prometheus text format 0.0.4, as a
+ * new string of *len bytes the caller frees. Names and counts only. */
+char *sl_gateway_metrics(struct sl_gateway *gw, const struct sl_front_stats *f, size_t *len);
+
 /* Sessions register to receive list changes and notifications. */
 void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s);
 void sl_gateway_remove_session(struct sl_gateway *gw, struct sl_session *s);

@@ -85,6 +85,7 @@ struct sl_output {
 				     * text sets it) */
 	bool is_error;              /* the model is told the program failed */
 	char *warning;              /* owned, or NULL: a note the model gets before the answer */
+	struct sl_metrics *metrics; /* the process's counters (set by sl_stages_output) */
 };
 typedef void (*sl_stage_output_fn)(void *state, struct sl_output *o);
 
@@ -125,6 +126,7 @@ struct sl_peer {
 	char *warning;                /* owned, set by a hook: a note to deliver with it */
 	struct sl_session *session;   /* the client's, borrowed, where the caller knows it (set
 				       * after sl_peer_init), else NULL: the tokenize stage's map */
+	struct sl_metrics *metrics;   /* the process's counters (set by sl_stages_peer) */
 };
 typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
 
@@ -220,6 +222,7 @@ struct sl_call {
 	uint64_t started_us, finished_us;
 	size_t bytes_in, bytes_out;
 	bool cache_hit;            /* the result came from the cache stage, not the upstream */
+	bool cache_lookup;         /* the cache stage looked it up (a hit or a miss) */
 
 	/* Engine position. */
 	int phase;

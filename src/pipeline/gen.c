@@ -6,6 +6,7 @@
  */
 #include "pipeline/gen.h"
 #include "pipeline/call.h"
+#include "pipeline/metrics.h"
 #include "core/digest.h"
 
 #include <stdio.h>
@@ -89,8 +90,12 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 		g->key_shared = prev->key_shared;
 		if (!same_secret(prev->cfg, cfg))
 			note_restart_only(g, "shared.secret");
+		g->metrics = sl_metrics_ref(prev->metrics);
+		if (prev->cfg->limits.max_metric_series != cfg->limits.max_metric_series)
+			note_restart_only(g, "limits.maxMetricSeries");
 	} else {
 		derive_key(g, cfg);
+		g->metrics = sl_metrics_new(cfg->limits.max_metric_series);
 	}
 	g->cfg = sl_config_ref(cfg);
 	g->stages = stages;
@@ -143,6 +148,7 @@ void sl_gen_unref(struct sl_gen *g)
 	for (size_t i = g->nstages; i-- > 0;)
 		slot_unref(g->slots[i]);
 	free(g->slots);
+	sl_metrics_unref(g->metrics);
 	sl_config_unref(g->cfg);
 	free(g);
 }

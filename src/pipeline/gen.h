@@ -43,6 +43,11 @@ struct sl_gen {
 	/* key is derived from sluice.shared.secret: every replica with the same
 	 * secret has it (sealed session ids, adoption: REPLICAS.md). */
 	bool key_shared;
+	/* The process's counters (pipeline/metrics.h, a reference): made with
+	 * the first generation and passed to every later one, like key, so a
+	 * reload resets no count. Mutable: stages add to it, nothing decides
+	 * by it. */
+	struct sl_metrics *metrics;
 	/* What building from the previous generation did (for the reload's log). */
 	size_t changed;              /* stages that got new state */
 	char restart_only[128];      /* changed sections that wait for a restart, ", "-separated */

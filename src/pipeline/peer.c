@@ -31,6 +31,7 @@ const char *sl_peer_noun(enum sl_peer_kind k)
 
 void sl_stages_peer(const struct sl_gen *g, struct sl_peer *p)
 {
+	p->metrics = g->metrics;
 	for (size_t i = 0; i < g->nstages && !p->withheld; i++)
 		if (g->stages[i]->peer)
 			g->stages[i]->peer(sl_gen_state_at(g, i), p);

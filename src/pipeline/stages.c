@@ -54,6 +54,7 @@ void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val
 
 void sl_stages_output(const struct sl_gen *g, struct sl_output *o)
 {
+	o->metrics = g->metrics;
 	for (size_t i = 0; i < g->nstages; i++)
 		if (g->stages[i]->output)
 			g->stages[i]->output(sl_gen_state_at(g, i), o);

@@ -293,6 +293,7 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 	 * from, nor stored in, the cache. */
 	if (!C || !C->on || c->task || c->task_fetch || !selected(C, c))
 		return SL_STAGE_DECLINED;
+	c->cache_lookup = true;
 	make_key(c, key);
 	e = sl_map_get(&C->map, key);
 	if (!e)

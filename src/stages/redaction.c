@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "pipeline/call.h"
+#include "pipeline/metrics.h"
 
 #include <pcre2.h>
 #include <stdio.h>
@@ -483,6 +484,7 @@ static enum sl_stage_rc redaction_request(void *state, struct sl_call *c)
 				  err.msg);
 		return SL_STAGE_ERROR;
 	}
+	sl_metrics_redacted(c->gen->metrics, SL_METRICS_ARGUMENTS, n);
 	if (n > 0)
 		sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu secret(s) redacted from the arguments",
 		       (unsigned long long)c->id, c->up->name, c->tool, n);
@@ -513,6 +515,7 @@ static enum sl_stage_rc redaction_response(void *state, struct sl_call *c)
 	m = sl_call_result_mut(c);
 	if (sl_redact_json(r, c->doc, m, &n, &err) < 0)
 		goto fail;
+	sl_metrics_redacted(c->gen->metrics, SL_METRICS_RESULT, n);
 	if (n > 0)
 		sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu secret(s) redacted from the result",
 		       (unsigned long long)c->id, c->up->name, c->tool, n);
@@ -728,6 +731,8 @@ static void redaction_output(void *state, struct sl_output *o)
 	if (!o->text)
 		return;
 	n = sl_redact_textn(state, o->text, o->text_len, &red, &len, NULL);
+	if (n != SL_REDACT_FAILED)
+		sl_metrics_redacted(o->metrics, SL_METRICS_OUTPUT, n);
 	sl_output_rewrite(o, n == SL_REDACT_FAILED, red, len, "secrets");
 }
 
@@ -748,6 +753,7 @@ static void redaction_peer(void *state, struct sl_peer *p)
 					err.msg);
 		return;
 	}
+	sl_metrics_redacted(p->metrics, SL_METRICS_PEER, n);
 	if (n > 0) {
 		p->changed = true;
 		sl_log(SL_LOG_DEBUG, "%s %s %s server '%s': %zu secret(s) redacted", p->method,

@@ -10,6 +10,10 @@
  * resolve on curl's resolver thread). Both timers are unreferenced, so
  * telemetry never keeps sluice alive; its fini sends what is left.
  *
+ * The metrics are the process's counters (pipeline/metrics.h), which this
+ * stage's finish and output hooks count into whether or not it exports
+ * (GET /metrics renders the same counts); the export reads them.
+ *
  * Ids need no state: a program's trace id is a per-process random prefix
  * plus the program id, and a call's parent span id is derived from its
  * program id, so a child span can be emitted before its parent.
@@ -20,6 +24,7 @@
 #include "core/log.h"
 #include "gateway/session.h"
 #include "auth/caller.h"
+#include "pipeline/metrics.h"
 
 #include "core/curl.h"
 
@@ -32,16 +37,6 @@
 
 #define MAX_INFLIGHT 4
 #define PUMP_MS 5
-#define NBOUNDS 10
-
-static const double BOUNDS[NBOUNDS] = { 1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000 };
-
-static const char *const PROGRAM_OUTCOMES[] = { "ok", "cancelled", "error", "syntax", "timeout",
-						"cpu", "memory", "output", "calls", "crash", "busy",
-						"other" };
-#define NPOUT SL_COUNT(PROGRAM_OUTCOMES)
-#define NORIGIN 3
-#define NOUTCOME (SL_OUTCOME_INPUT_REQUIRED + 1) /* every enum sl_outcome */
 
 struct post {
 	CURL *easy;
@@ -64,14 +59,12 @@ struct sl_telemetry {
 	int inflight;
 	uv_timer_t tick, pump;
 	bool timers;
-	/* Metrics, cumulative since start. */
+	/* The counters exported (a reference, taken from the first call or
+	 * program seen: the same registry for every generation), and how far
+	 * they had moved at the last export. */
+	struct sl_metrics *metrics;
 	uint64_t start_ns;
-	bool dirty;
-	uint64_t calls[NORIGIN][NOUTCOME];
-	uint64_t cache_hits[NORIGIN];
-	uint64_t programs[NPOUT];
-	uint64_t hist[NORIGIN][NBOUNDS + 1];
-	double hist_sum[NORIGIN];
+	uint64_t exported;
 };
 
 /* ---- ids and times ---------------------------------------------------------- */
@@ -235,26 +228,19 @@ static void telemetry_finish(void *state, struct sl_call *c)
 	struct sl_telemetry *T = state;
 	uint64_t now = real_ns(), mono = sl_now_us();
 	uint64_t end = now - (mono - c->finished_us) * 1000, start = end - (c->finished_us - c->started_us) * 1000;
-	double ms = (double)(c->finished_us - c->started_us) / 1000.0;
 	char trace[33], span[17], parent[17], *name;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o, *attrs;
 	bool is_error;
 	size_t out, in = 0;
 	char *a;
-	size_t b = 0;
 
+	/* Counted with or without an exporter. */
+	sl_metrics_call(c->gen->metrics, c);
 	if (!T)
 		return;
-	/* Metrics. */
-	T->calls[c->origin][c->outcome]++;
-	if (c->cache_hit)
-		T->cache_hits[c->origin]++;
-	while (b < NBOUNDS && ms > BOUNDS[b])
-		b++;
-	T->hist[c->origin][b]++;
-	T->hist_sum[c->origin] += ms;
-	T->dirty = true;
+	if (!T->metrics)
+		T->metrics = sl_metrics_ref(c->gen->metrics);
 
 	/* The span. */
 	d = yyjson_mut_doc_new(NULL);
@@ -301,15 +287,12 @@ static void telemetry_output(void *state, struct sl_output *out)
 	uint64_t end = real_ns(), start = end - (uint64_t)(out->duration_ms * 1e6);
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o, *attrs;
-	size_t k = NPOUT - 1;
 
+	sl_metrics_program(out->metrics, out);
 	if (!T)
 		return;
-	for (size_t i = 0; i < NPOUT - 1; i++)
-		if (strcmp(PROGRAM_OUTCOMES[i], outcome) == 0)
-			k = i;
-	T->programs[k]++;
-	T->dirty = true;
+	if (!T->metrics && out->metrics)
+		T->metrics = sl_metrics_ref(out->metrics);
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
@@ -398,10 +381,44 @@ static yyjson_mut_val *metric(yyjson_mut_doc *d, yyjson_mut_val *metrics, const 
 	return yyjson_mut_obj_add_arr(d, data, "dataPoints");
 }
 
+static void attr_call(yyjson_mut_doc *d, yyjson_mut_val *p, const struct sl_metrics_pair *pr)
+{
+	yyjson_mut_val *attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
+	attr_str(d, attrs, "sluice.server", pr->server);
+	attr_str(d, attrs, "sluice.tool", pr->tool);
+}
+
+static void histogram(struct sl_telemetry *T, yyjson_mut_doc *d, yyjson_mut_val *pts, uint64_t now,
+		      const char *server, const struct sl_metrics_hist *h)
+{
+	yyjson_mut_val *p, *bc, *eb;
+	uint64_t n = 0;
+
+	for (int b = 0; b <= SL_METRICS_NBOUNDS; b++)
+		n += h->n[b];
+	if (!n)
+		return;
+	p = point(T, d, pts, now);
+	if (server)
+		attr_str(d, yyjson_mut_obj_add_arr(d, p, "attributes"), "sluice.server", server);
+	add_u64s(d, p, "count", n);
+	yyjson_mut_obj_add_real(d, p, "sum", h->sum);
+	bc = yyjson_mut_obj_add_arr(d, p, "bucketCounts");
+	eb = yyjson_mut_obj_add_arr(d, p, "explicitBounds");
+	for (int b = 0; b <= SL_METRICS_NBOUNDS; b++) {
+		char num[24];
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)h->n[b]);
+		yyjson_mut_arr_add_strcpy(d, bc, num);
+		if (b < SL_METRICS_NBOUNDS)
+			yyjson_mut_arr_add_real(d, eb, sl_metrics_bounds[b]);
+	}
+}
+
 static char *metrics_body(struct sl_telemetry *T, size_t *len)
 {
+	const struct sl_metrics *M = T->metrics;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *root = yyjson_mut_obj(d), *rm, *sm, *metrics, *pts, *p, *attrs, *bc, *eb;
+	yyjson_mut_val *root = yyjson_mut_obj(d), *rm, *sm, *metrics, *pts, *p, *attrs;
 	uint64_t now = real_ns();
 	char *s;
 
@@ -412,56 +429,43 @@ static char *metrics_body(struct sl_telemetry *T, size_t *len)
 	scope(d, sm);
 	metrics = yyjson_mut_obj_add_arr(d, sm, "metrics");
 
-	pts = metric(d, metrics, "sluice.calls", "{call}", "Tool calls by origin and outcome", "sum", true);
-	for (int o = 0; o < NORIGIN; o++)
-		for (int k = 0; k < NOUTCOME; k++) {
-			if (!T->calls[o][k])
-				continue;
-			p = point(T, d, pts, now);
-			attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
-			attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
-			attr_str(d, attrs, "sluice.outcome", sl_outcome_name((enum sl_outcome)k));
-			add_u64s(d, p, "asInt", T->calls[o][k]);
-		}
-	pts = metric(d, metrics, "sluice.cache.hits", "{call}", "Tool calls answered by the cache", "sum", true);
-	for (int o = 0; o < NORIGIN; o++) {
-		p = point(T, d, pts, now);
-		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
-		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
-		add_u64s(d, p, "asInt", T->cache_hits[o]);
-	}
-	pts = metric(d, metrics, "sluice.programs", "{program}", "execute_code programs by outcome", "sum", true);
-	for (size_t k = 0; k < NPOUT; k++) {
-		if (!T->programs[k])
+	pts = metric(d, metrics, "sluice.calls", "{call}",
+		     "Tool calls by server, tool, origin and outcome", "sum", true);
+	for (size_t i = 0; i < M->npairs; i++)
+		for (int o = 0; o < SL_METRICS_NORIGIN; o++)
+			for (int k = 0; k < SL_METRICS_NOUTCOME; k++) {
+				if (!M->pairs[i].calls[o][k])
+					continue;
+				p = point(T, d, pts, now);
+				attr_call(d, p, &M->pairs[i]);
+				attrs = yyjson_mut_obj_get(p, "attributes");
+				attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
+				attr_str(d, attrs, "sluice.outcome", sl_outcome_name((enum sl_outcome)k));
+				add_u64s(d, p, "asInt", M->pairs[i].calls[o][k]);
+			}
+	pts = metric(d, metrics, "sluice.cache.hits", "{call}", "Tool calls answered by the cache",
+		     "sum", true);
+	add_u64s(d, point(T, d, pts, now), "asInt", M->cache_hits);
+	pts = metric(d, metrics, "sluice.cache.misses", "{call}",
+		     "Tool calls the cache looked up and did not have", "sum", true);
+	add_u64s(d, point(T, d, pts, now), "asInt", M->cache_misses);
+	pts = metric(d, metrics, "sluice.programs", "{program}", "execute_code programs by outcome",
+		     "sum", true);
+	for (size_t k = 0; k < SL_METRICS_NPROGRAM; k++) {
+		if (!M->programs[k])
 			continue;
 		p = point(T, d, pts, now);
 		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
-		attr_str(d, attrs, "sluice.outcome", PROGRAM_OUTCOMES[k]);
-		add_u64s(d, p, "asInt", T->programs[k]);
+		attr_str(d, attrs, "sluice.outcome", sl_metrics_program_outcomes[k]);
+		add_u64s(d, p, "asInt", M->programs[k]);
 	}
-	pts = metric(d, metrics, "sluice.call.duration", "ms", "Tool call duration, stages included",
+	pts = metric(d, metrics, "sluice.call.duration", "s",
+		     "Tool call duration per server, stages included", "histogram", false);
+	for (size_t i = 0; i < M->nservers; i++)
+		histogram(T, d, pts, now, M->servers[i].server, &M->servers[i].latency);
+	pts = metric(d, metrics, "sluice.program.duration", "s", "execute_code program wall time",
 		     "histogram", false);
-	for (int o = 0; o < NORIGIN; o++) {
-		uint64_t n = 0;
-		for (int b = 0; b <= NBOUNDS; b++)
-			n += T->hist[o][b];
-		if (!n)
-			continue;
-		p = point(T, d, pts, now);
-		attrs = yyjson_mut_obj_add_arr(d, p, "attributes");
-		attr_str(d, attrs, "sluice.origin", sl_origin_name((enum sl_origin)o));
-		add_u64s(d, p, "count", n);
-		yyjson_mut_obj_add_real(d, p, "sum", T->hist_sum[o]);
-		bc = yyjson_mut_obj_add_arr(d, p, "bucketCounts");
-		eb = yyjson_mut_obj_add_arr(d, p, "explicitBounds");
-		for (int b = 0; b <= NBOUNDS; b++) {
-			char num[24];
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)T->hist[o][b]);
-			yyjson_mut_arr_add_strcpy(d, bc, num);
-			if (b < NBOUNDS)
-				yyjson_mut_arr_add_real(d, eb, BOUNDS[b]);
-		}
-	}
+	histogram(T, d, pts, now, NULL, &M->program_time);
 	s = yyjson_mut_write(d, 0, len);
 	yyjson_mut_doc_free(d);
 	if (!s)
@@ -571,8 +575,8 @@ static void flush(struct sl_telemetry *T)
 		T->nspans = 0;
 		post(T, T->traces_url, body, len);
 	}
-	if (T->dirty) {
-		T->dirty = false;
+	if (T->metrics && T->metrics->moved != T->exported) {
+		T->exported = T->metrics->moved;
 		body = metrics_body(T, &len);
 		post(T, T->metrics_url, body, len);
 	}
@@ -616,6 +620,7 @@ static void telemetry_fini(void *state)
 	if (T->multi)
 		sl_curl.multi_cleanup(T->multi);
 	sl_buf_dispose(&T->spans);
+	sl_metrics_unref(T->metrics);
 	free(T->traces_url);
 	free(T->metrics_url);
 	free(T->service);

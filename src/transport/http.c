@@ -2591,6 +2591,37 @@ static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
 	return ret;
 }
 
+/* GET /metrics (docs/METRICS.md): the Prometheus exposition, behind the
+ * same gate as /status. */
+static enum MHD_Result metrics_page(struct sl_http *h, struct MHD_Connection *c,
+				    const char *method)
+{
+	struct sl_front_stats f = { .stateless = h->nephemeral, .listens = h->nlistens,
+				    .connections = h->nconns, .buffered = h->bytes,
+				    .buffered_limit = h->lim->max_buffered_bytes };
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	if (!sl_http_operator_allowed(h, c))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /metrics answers loopback peers "
+			      "and sluice.http.adminToken only");
+	if (strcmp(method, "GET") != 0)
+		return refuse_method(c, "GET");
+	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+		if (!hs->ephemeral && !hs->ended)
+			hs->sse ? f.sse_sessions++ : f.sessions++;
+	body = sl_gateway_metrics(h->gw, &f, &len);
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* ---- the admin page (gateway/admin.h, docs/ADMIN.md) ------------------------------------ */
 
 static enum MHD_Result admin_answer(struct sl_http *h, struct MHD_Connection *c, unsigned status,
@@ -2725,9 +2756,13 @@ static bool admit_origin(struct sl_http *h, struct MHD_Connection *c, const char
 		*ret = refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
 		return false;
 	}
-	/* The operator's page: its own peer check, and no MCP credential. */
+	/* The operator's pages: their own peer check, and no MCP credential. */
 	if (!strcmp(url, "/status")) {
 		*ret = status_page(h, c, method);
+		return false;
+	}
+	if (!strcmp(url, "/metrics")) {
+		*ret = metrics_page(h, c, method);
 		return false;
 	}
 	if (sl_auth_metadata_path(h->auth, url)) {
@@ -2755,7 +2790,8 @@ static bool admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 			return false;
 	} else if (strcmp(url, "/mcp") != 0) {
 		*ret = refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp, or "
-			      "/mcp/<profile> (and /sse for HTTP+SSE clients, /status for the operator)");
+			      "/mcp/<profile> (and /sse for HTTP+SSE clients, /status and /metrics for the "
+			      "operator)");
 		return false;
 	}
 	/* MCP 2026-07-28: no GET stream, no sessions to delete. */
