@@ -2566,13 +2566,27 @@ bool sl_http_operator_allowed(struct sl_http *h, struct MHD_Connection *c)
 	       sl_http_admin_token_ok(h->cfg->admin_token, header(c, "Authorization"));
 }
 
+/* A 200 of an operator's page: body (malloc'd, taken), never cached, the
+ * connection closed after it. */
+static enum MHD_Result operator_answer(struct MHD_Connection *c, const char *ctype, char *body,
+				       size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", ctype);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "Connection", "close");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* GET /status (docs/stages/quota.md, "sluice status"): the gateway's state
  * for its operator. */
 static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
 				   const char *method)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 	size_t len;
 	char *body;
 
@@ -2582,13 +2596,7 @@ static enum MHD_Result status_page(struct sl_http *h, struct MHD_Connection *c,
 	if (strcmp(method, "GET") != 0)
 		return refuse_method(c, "GET");
 	body = sl_gateway_status(h->gw, h->nsessions, &len);
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "Connection", "close");
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return operator_answer(c, "application/json", body, len);
 }
 
 /* GET /metrics (docs/METRICS.md): the Prometheus exposition, behind the
@@ -2599,8 +2607,6 @@ static enum MHD_Result metrics_page(struct sl_http *h, struct MHD_Connection *c,
 	struct sl_front_stats f = { .stateless = h->nephemeral, .listens = h->nlistens,
 				    .connections = h->nconns, .buffered = h->bytes,
 				    .buffered_limit = h->lim->max_buffered_bytes };
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 	size_t len;
 	char *body;
 
@@ -2613,13 +2619,7 @@ static enum MHD_Result metrics_page(struct sl_http *h, struct MHD_Connection *c,
 		if (!hs->ephemeral && !hs->ended)
 			hs->sse ? f.sse_sessions++ : f.sessions++;
 	body = sl_gateway_metrics(h->gw, &f, &len);
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "Connection", "close");
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return operator_answer(c, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 
 /* ---- the admin page (gateway/admin.h, docs/ADMIN.md) ------------------------------------ */
