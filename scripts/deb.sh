@@ -66,6 +66,12 @@ inroot() {
 	mount --rbind /dev "$root/dev"
 	mount -t tmpfs tmpfs "$root/run"
 	mount -t tmpfs tmpfs "$root/tmp"
+	# The upstream the service is given, from this tree: bound in, read-only,
+	# at a fixed path, since the tree may sit on another mount or under /tmp,
+	# which the overlay of / does not show.
+	mkdir -p "$root/opt/sluice-test/node_modules"
+	mount --bind "$top/node_modules" "$root/opt/sluice-test/node_modules"
+	mount -o remount,bind,ro "$root/opt/sluice-test/node_modules"
 
 	[ ! -e "$root/usr/bin/sluice" ] || die "the root already has /usr/bin/sluice: not a clean root"
 	chroot "$root" dpkg-query -W sluice >/dev/null 2>&1 && die "sluice is already installed on this machine"
@@ -116,7 +122,7 @@ inroot() {
 	port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
 	cat > "$root/etc/sluice/sluice.json" <<EOF
 {
-  "mcpServers": { "everything": { "command": "$top/node_modules/.bin/mcp-server-everything", "args": ["stdio"] } },
+  "mcpServers": { "everything": { "command": "/opt/sluice-test/node_modules/.bin/mcp-server-everything", "args": ["stdio"] } },
   "sluice": { "http": { "listen": "127.0.0.1:$port" } }
 }
 EOF
