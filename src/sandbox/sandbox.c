@@ -125,6 +125,7 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 				sl_program_exited(p, m.status);
 				break;
 			}
+		request_workers(sb); /* its replacement (sl_sandbox_pop) */
 	}
 }
 
@@ -205,7 +206,12 @@ bool sl_sandbox_pop(struct sl_sandbox *sb, struct sl_wslot *w)
 		memmove(sb->ready, sb->ready + 1, (size_t)(sb->nready - 1) * sizeof(*w));
 		sb->nready--;
 	}
-	request_workers(sb);
+	/* The worker taken is replaced when its program ends (the 'X' above),
+	 * not now: forking and warming a worker beside a running program slowed
+	 * the program by about as much as the worker cost (SANDBOX.md, "The
+	 * floor, third pass"). A pool left empty is refilled at once. */
+	if (sb->nready == 0)
+		request_workers(sb);
 	return got;
 }
 
