@@ -39,7 +39,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 WARN     += $(if $(findstring clang,$(CC)),-Wno-missing-field-initializers)
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -I$(TP)/yyjson/src -I$(TP)/quickjs-ng \
             -DSL_VERSION=\"$(VERSION)\" -MMD -MP
-LDFLAGS  := -Wl,-z,now,-z,relro
+# Segments aligned to 2 MiB, so that the zygote can hold sluice's code in one
+# huge page (src/sandbox/zygote.c, docs/internals/SANDBOX.md "The floor, third pass").
+LDFLAGS  := -Wl,-z,now,-z,relro,-z,max-page-size=0x200000
 LDLIBS   := -luv -lhiredis -lmicrohttpd -lgnutls -lseccomp -lpcre2-8 -lnettle -lm
 # Packagers' flags, added to ours (debian/rules passes dpkg-buildflags').
 CFLAGS   += $(EXTRA_CFLAGS)

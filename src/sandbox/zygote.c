@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <poll.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -26,7 +28,12 @@
 #define SYS_close_range 436
 #endif
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1 */
+#endif
+
 #define CTL_FD 3
+#define HUGE_PAGE (2u << 20)
 #define NLIMITS 11
 
 /* ---- the launcher (in the gateway) --------------------------------------- */
@@ -139,6 +146,78 @@ int sl_zygote_spawn(const struct sl_code_limits *l, int *ctl, pid_t *pid, unsign
 	*ctl = sv[0];
 	*pid = p;
 	return SL_OK;
+}
+
+/* ---- sluice's code in one huge page ----------------------------------------- */
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t *r = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			r[0] = info->dlpi_addr + ph->p_vaddr;
+			r[1] = r[0] + ph->p_memsz;
+			break;
+		}
+	}
+	return 1; /* the first object listed is the program itself */
+}
+
+/*
+ * A worker is a fresh process: each page of code it runs is faulted in
+ * again (a fork copies no page-table entries of a file mapping), and on the
+ * VMs measured here each page it first touches also costs the hypervisor's
+ * own page tables. A private anonymous huge page does neither: a fork
+ * copies one entry for each. So sluice's code (linked 2 MiB aligned, see the
+ * Makefile) is copied into huge pages (MADV_COLLAPSE, Linux 6.1) and moved over
+ * the file's mapping at the same address, before any worker exists. The
+ * bytes are the same, mapped read and execute only. Anything short of a
+ * huge page (no 2 MiB alignment, THP unavailable, an older kernel, other
+ * memory where the copy must go) leaves the code as it was: 4 KiB anonymous
+ * pages would make every fork copy hundreds of entries instead (SANDBOX.md,
+ * "The floor, second pass"). Measured: docs/internals/SANDBOX.md, "The
+ * floor, third pass".
+ */
+static void code_to_huge_page(void)
+{
+	uintptr_t r[2] = { 0, 0 }, start, end, tail;
+	size_t size;
+	char *fresh, *at;
+
+	dl_iterate_phdr(find_code, r);
+	start = r[0];
+	end = (r[1] + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	tail = (r[1] + 4095) & ~(uintptr_t)4095;
+	if (!start || start % HUGE_PAGE)
+		return;
+	size = end - start;
+	/* The rest of the 2 MiB after the code must be free: take it. */
+	if (tail < end && mmap((void *)tail, end - tail, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)tail)
+		return;
+	fresh = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	if (fresh == MAP_FAILED)
+		goto keep;
+	at = (char *)(((uintptr_t)fresh + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	madvise(at, size, MADV_HUGEPAGE);
+	memcpy(at, (const void *)start, r[1] - start);
+	if (madvise(at, size, MADV_COLLAPSE) != 0 || mprotect(at, size, PROT_READ | PROT_EXEC) != 0) {
+		munmap(fresh, size + HUGE_PAGE);
+		goto keep;
+	}
+	if (at > fresh)
+		munmap(fresh, (size_t)(at - fresh));
+	if (at + size < fresh + size + HUGE_PAGE)
+		munmap(at + size, (size_t)(fresh + size + HUGE_PAGE - (at + size)));
+	/* One system call swaps the mappings; the code running it is in both. */
+	if (mremap(at, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED)
+		_exit(7);
+	return;
+keep:
+	if (tail < end)
+		munmap((void *)tail, end - tail);
 }
 
 /* ---- the zygote process ----------------------------------------------------- */
@@ -257,6 +336,7 @@ void sl_zygote_main(int argc, char **argv)
 	 * allocation in every worker did it, writing to chunks all over the
 	 * copied heap (about 5% of a worker's CPU here; SANDBOX.md). */
 	malloc_trim(0);
+	code_to_huge_page();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
