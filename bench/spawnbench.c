@@ -1,8 +1,10 @@
 /*
  * spawnbench: p50 and p99 of fork + exec + wait of a command (by default
- * /bin/true), the yardstick for the code-mode sandbox floor.
+ * /bin/true), the yardstick for the code-mode sandbox floor; with -f, of
+ * fork + _exit + wait of this small process, the least a fresh process per
+ * program can cost on the machine.
  *
- *   spawnbench [-n N] [COMMAND]
+ *   spawnbench [-n N] [-f | COMMAND]
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -18,13 +20,16 @@ int main(int argc, char **argv)
 {
 	int n = 1000, a = 1;
 	const char *cmd = "/bin/true";
+	int bare = 0;
 	double *lat;
 
 	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
 		n = atoi(argv[a + 1]);
 		a += 2;
 	}
-	if (a < argc)
+	if (a < argc && !strcmp(argv[a], "-f"))
+		bare = 1;
+	else if (a < argc)
 		cmd = argv[a];
 	if (n < 1)
 		return 2;
@@ -33,6 +38,8 @@ int main(int argc, char **argv)
 		double t0 = now_us();
 		pid_t p = fork();
 		if (p == 0) {
+			if (bare)
+				_exit(0);
 			execl(cmd, cmd, (char *)NULL);
 			_exit(127);
 		}
