@@ -209,8 +209,7 @@ static void code_to_huge_page(void)
 	}
 	if (at > fresh)
 		munmap(fresh, (size_t)(at - fresh));
-	if (at + size < fresh + size + HUGE_PAGE)
-		munmap(at + size, (size_t)(fresh + size + HUGE_PAGE - (at + size)));
+	munmap(at + size, (size_t)(fresh + HUGE_PAGE - at)); /* at < fresh + HUGE_PAGE */
 	/* One system call swaps the mappings; the code running it is in both. */
 	if (mremap(at, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED)
 		_exit(7);
