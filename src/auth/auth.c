@@ -199,7 +199,10 @@ static enum sl_auth_verdict deny(struct sl_auth_denial *why, unsigned status, co
 {
 	why->status = status;
 	why->error = error;
-	snprintf(why->description, sizeof(why->description), "%s", text);
+	/* The description is cut at its size: a message longer than that
+	 * (an issuer's URL inside it) stays readable in its first part. */
+	snprintf(why->description, sizeof(why->description), "%.*s",
+		 (int)sizeof(why->description) - 1, text);
 	return status == 503 ? SL_AUTH_UNAVAILABLE : SL_AUTH_DENIED;
 }
 
@@ -211,11 +214,11 @@ static enum sl_auth_verdict check_jwt(struct sl_auth *a, const char *token, size
 	struct sl_jwt t;
 	const struct sl_jwk *key = NULL;
 	enum sl_auth_verdict v;
-	char text[200];
+	struct sl_err err;
 	int64_t now = (int64_t)time(NULL);
 
-	if (!sl_jwt_read(token, len, &t, text, sizeof(text)))
-		return deny(why, 401, "invalid_token", text);
+	if (!sl_jwt_read(token, len, &t, &err))
+		return deny(why, 401, "invalid_token", err.msg);
 	/* Before any key is looked up or fetched: a token from another issuer
 	 * or with a refused algorithm costs the authorization server nothing. */
 	if (!sl_jwt_alg_allowed(&t, &a->rules)) {
@@ -226,21 +229,21 @@ static enum sl_auth_verdict check_jwt(struct sl_auth *a, const char *token, size
 		v = deny(why, 401, "invalid_token", "the token's issuer is not accepted");
 		goto out;
 	}
-	switch (sl_jwks_find(a->jwks, t.iss, t.kid, t.alg, &key, text, sizeof(text))) {
+	switch (sl_jwks_find(a->jwks, t.iss, t.kid, t.alg, &key, &err)) {
 	case SL_JWKS_FOUND:
 		break;
 	case SL_JWKS_PENDING:
 		v = SL_AUTH_PENDING;
 		goto out;
 	case SL_JWKS_NO_KEY:
-		v = deny(why, 401, "invalid_token", text);
+		v = deny(why, 401, "invalid_token", err.msg);
 		goto out;
 	case SL_JWKS_UNAVAILABLE:
-		v = deny(why, 503, NULL, text);
+		v = deny(why, 503, NULL, err.msg);
 		goto out;
 	}
-	if (!sl_jwt_verify(&t, token, len, key, &a->rules, now, who, text, sizeof(text))) {
-		v = deny(why, 401, "invalid_token", text);
+	if (!sl_jwt_verify(&t, token, len, key, &a->rules, now, who, &err)) {
+		v = deny(why, 401, "invalid_token", err.msg);
 		goto out;
 	}
 	/* Remembered until it expires (exp, on the wall clock, turned into
@@ -267,7 +270,7 @@ static enum sl_auth_verdict check_oauth(struct sl_auth *a, const char *token, si
 					const char *hash, struct sl_caller **who,
 					struct sl_auth_denial *why)
 {
-	char text[200];
+	struct sl_err err;
 	const struct sl_verdict *seen;
 	enum sl_auth_verdict v;
 
@@ -277,10 +280,10 @@ static enum sl_auth_verdict check_oauth(struct sl_auth *a, const char *token, si
 	} else if (sl_jwt_looks_like(token, len) || !a->intro) {
 		v = check_jwt(a, token, len, hash, who, why);
 	} else {
-		v = sl_introspect_check(a->intro, token, hash, who, text, sizeof(text));
+		v = sl_introspect_check(a->intro, token, hash, who, &err);
 		if (v == SL_AUTH_DENIED || v == SL_AUTH_UNAVAILABLE)
 			v = deny(why, v == SL_AUTH_DENIED ? 401 : 503,
-				 v == SL_AUTH_DENIED ? "invalid_token" : NULL, text);
+				 v == SL_AUTH_DENIED ? "invalid_token" : NULL, err.msg);
 	}
 	if (v == SL_AUTH_OK && !has_required_scopes(a, *who)) {
 		sl_caller_unref(*who);

@@ -172,8 +172,7 @@ static void on_answer(void *arg, const struct sl_fetch_result *res)
 }
 
 enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *token,
-					 const char *hash, struct sl_caller **who, char *why,
-					 size_t n)
+					 const char *hash, struct sl_caller **who, struct sl_err *err)
 {
 	const struct sl_verdict *v = sl_verdicts_get(&in->answers, hash);
 	struct sl_fetch_req q = { .url = in->cfg->introspection.endpoint,
@@ -188,13 +187,13 @@ enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *t
 			*who = sl_caller_ref(v->who);
 			return SL_AUTH_OK;
 		}
-		snprintf(why, n, "%s", v->why);
+		sl_err_set(err, "%s", v->why);
 		return v->kind == SL_VERDICT_DENIED ? SL_AUTH_DENIED : SL_AUTH_UNAVAILABLE;
 	}
 	if (sl_map_get(&in->asking, hash))
 		return SL_AUTH_PENDING;
 	if (in->asking.live >= in->cfg->introspection.max_in_flight) {
-		snprintf(why, n, "too many tokens are being introspected "
+		sl_err_set(err, "too many tokens are being introspected "
 			 "(sluice.http.auth.introspection.maxInFlight)");
 		return SL_AUTH_UNAVAILABLE;
 	}

@@ -8,7 +8,7 @@
  * most, never past exp; at most maxInFlight requests run at once, and
  * requests for the same token share one.
  *
- *   switch (sl_introspect_check(in, token, hash, &who, why, sizeof(why))) {
+ *   switch (sl_introspect_check(in, token, hash, &who, &err)) {
  *   case SL_AUTH_OK ... DENIED (401) ... PENDING (ready(arg) later, ask again)
  *   case SL_AUTH_UNAVAILABLE (503) }
  */
@@ -26,7 +26,6 @@ struct sl_introspect *sl_introspect_new(struct sl_fetcher *f, const struct sl_au
 void sl_introspect_free(struct sl_introspect *in);
 /* hash: the token's SHA-256 (hex). OK: *who is a new reference. */
 enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *token,
-					 const char *hash, struct sl_caller **who, char *why,
-					 size_t n);
+					 const char *hash, struct sl_caller **who, struct sl_err *err);
 
 #endif

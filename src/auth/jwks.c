@@ -355,7 +355,7 @@ uint64_t sl_jwks_fetches(const struct sl_jwks *j)
 }
 
 enum sl_jwks_result sl_jwks_find(struct sl_jwks *j, const char *issuer, const char *kid,
-				 const char *alg, const struct sl_jwk **key, char *why, size_t n)
+				 const char *alg, const struct sl_jwk **key, struct sl_err *err)
 {
 	struct issuer *is = NULL;
 	uint64_t now = sl_now_ms(), gap = (uint64_t)j->cfg->jwks.min_refresh_s * 1000u;
@@ -365,7 +365,7 @@ enum sl_jwks_result sl_jwks_find(struct sl_jwks *j, const char *issuer, const ch
 		if (!strcmp(j->issuers[i].iss, issuer))
 			is = &j->issuers[i];
 	if (!is) {
-		snprintf(why, n, "the token's issuer is not accepted");
+		sl_err_set(err, "the token's issuer is not accepted");
 		return SL_JWKS_NO_KEY;
 	}
 	may_fetch = is->step == IDLE && (!is->tried_ms || now - is->tried_ms >= gap);
@@ -382,11 +382,11 @@ enum sl_jwks_result sl_jwks_find(struct sl_jwks *j, const char *issuer, const ch
 		return SL_JWKS_PENDING;
 	}
 	if (!is->have) {
-		snprintf(why, n, "the authorization server's keys could not be fetched (%s)",
+		sl_err_set(err, "the authorization server's keys could not be fetched (%s)",
 			 is->error);
 		return SL_JWKS_UNAVAILABLE;
 	}
-	snprintf(why, n, kid ? "the token's key (kid) is not in the issuer's key set"
+	sl_err_set(err, kid ? "the token's key (kid) is not in the issuer's key set"
 			     : "the token names no key (kid) and its issuer has several");
 	return SL_JWKS_NO_KEY;
 }

@@ -68,7 +68,7 @@ struct sl_jwks *sl_jwks_new(struct sl_fetcher *f, const struct sl_auth_config *c
 void sl_jwks_free(struct sl_jwks *j);
 /* See above. issuer must be one of the configured ones. */
 enum sl_jwks_result sl_jwks_find(struct sl_jwks *j, const char *issuer, const char *kid,
-				 const char *alg, const struct sl_jwk **key, char *why, size_t n);
+				 const char *alg, const struct sl_jwk **key, struct sl_err *err);
 /* Key set (and metadata) requests sent so far, for tests and logs. */
 uint64_t sl_jwks_fetches(const struct sl_jwks *j);
 

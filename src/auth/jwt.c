@@ -97,54 +97,54 @@ bool sl_jwt_looks_like(const char *token, size_t len)
 	return dots == 2;
 }
 
-bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, char *why, size_t n)
+bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, struct sl_err *err)
 {
 	const char *d1, *d2;
 	size_t dots = 0;
 
 	memset(t, 0, sizeof(*t));
 	if (len > SL_JWT_MAX_BYTES) {
-		snprintf(why, n, "the token is longer than %u bytes", SL_JWT_MAX_BYTES);
+		sl_err_set(err, "the token is longer than %u bytes", SL_JWT_MAX_BYTES);
 		return false;
 	}
 	for (size_t i = 0; i < len; i++)
 		dots += token[i] == '.';
 	if (dots == 4) {
-		snprintf(why, n, "encrypted tokens (JWE) are not accepted");
+		sl_err_set(err, "encrypted tokens (JWE) are not accepted");
 		return false;
 	}
 	if (dots != 2) {
-		snprintf(why, n, "the token is not a JWT");
+		sl_err_set(err, "the token is not a JWT");
 		return false;
 	}
 	d1 = memchr(token, '.', len);
 	d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - token));
 	if (d1 == token || d2 == d1 + 1 || d2 + 1 == token + len) {
-		snprintf(why, n, "the token has an empty part");
+		sl_err_set(err, "the token has an empty part");
 		return false;
 	}
 	if (!(t->header = decode_object(token, (size_t)(d1 - token)))) {
-		snprintf(why, n, "the token's header is not base64url JSON");
+		sl_err_set(err, "the token's header is not base64url JSON");
 		return false;
 	}
 	if (!(t->claims = decode_object(d1 + 1, (size_t)(d2 - d1 - 1)))) {
-		snprintf(why, n, "the token's claims are not base64url JSON");
+		sl_err_set(err, "the token's claims are not base64url JSON");
 		goto fail;
 	}
 	/* The signature too, before libcjose sees it: its decoder asserts
 	 * (aborting the process) on a length no base64 can have. */
 	if (!b64url_valid(d2 + 1, len - (size_t)(d2 + 1 - token))) {
-		snprintf(why, n, "the token's signature is not base64url");
+		sl_err_set(err, "the token's signature is not base64url");
 		goto fail;
 	}
 	if (!(t->alg = str_member(t->header, "alg"))) {
-		snprintf(why, n, "the token's header has no algorithm");
+		sl_err_set(err, "the token's header has no algorithm");
 		goto fail;
 	}
 	/* RFC 7515 §4.1.11: an extension sluice does not know must be
 	 * understood, and it knows none. */
 	if (yyjson_obj_get(yyjson_doc_get_root(t->header), "crit")) {
-		snprintf(why, n, "the token has critical header parameters");
+		sl_err_set(err, "the token has critical header parameters");
 		goto fail;
 	}
 	t->kid = str_member(t->header, "kid");
@@ -218,68 +218,67 @@ static bool signature_ok(const char *token, size_t len, const struct sl_jwk *key
 }
 
 bool sl_jwt_verify(const struct sl_jwt *t, const char *token, size_t len, const struct sl_jwk *key,
-		   const struct sl_jwt_rules *r, int64_t now_s, struct sl_caller **who, char *why,
-		   size_t n)
+		   const struct sl_jwt_rules *r, int64_t now_s, struct sl_caller **who, struct sl_err *err)
 {
 	yyjson_val *claims = yyjson_doc_get_root(t->claims);
 	int64_t exp, at;
 	const char *sub;
-	struct sl_err err;
+	struct sl_err claim;
 	struct sl_caller *c;
 
 	/* The algorithm is the allow-list's and the key's, never the token's
 	 * alone: an RSA key never checks an HMAC ("HS256" signed with the
 	 * public key as secret), and "none" is in no list. */
 	if (!sl_jwt_alg_allowed(t, r)) {
-		snprintf(why, n, "the token's algorithm is not accepted");
+		sl_err_set(err, "the token's algorithm is not accepted");
 		return false;
 	}
 	if (!sl_jwk_fits(key, t->alg)) {
-		snprintf(why, n, "the token's algorithm does not fit its key");
+		sl_err_set(err, "the token's algorithm does not fit its key");
 		return false;
 	}
 	if (!signature_ok(token, len, key)) {
-		snprintf(why, n, "the token's signature does not verify");
+		sl_err_set(err, "the token's signature does not verify");
 		return false;
 	}
 	if (!t->typ || !in_list(r->token_types, t->typ, true)) {
-		snprintf(why, n, "the token is not an access token (typ)");
+		sl_err_set(err, "the token is not an access token (typ)");
 		return false;
 	}
 	if (!t->iss || !in_list(r->issuers, t->iss, false)) {
-		snprintf(why, n, "the token's issuer is not accepted");
+		sl_err_set(err, "the token's issuer is not accepted");
 		return false;
 	}
 	if (!audience_ok(yyjson_obj_get(claims, "aud"), r->audiences)) {
-		snprintf(why, n, "the token is not for this resource (aud)");
+		sl_err_set(err, "the token is not for this resource (aud)");
 		return false;
 	}
 	if (!numeric_date(yyjson_obj_get(claims, "exp"), &exp)) {
-		snprintf(why, n, "the token has no expiry (exp)");
+		sl_err_set(err, "the token has no expiry (exp)");
 		return false;
 	}
 	if (now_s > exp + (int64_t)r->skew_s) {
-		snprintf(why, n, "the token has expired");
+		sl_err_set(err, "the token has expired");
 		return false;
 	}
 	if (yyjson_obj_get(claims, "nbf") &&
 	    (!numeric_date(yyjson_obj_get(claims, "nbf"), &at) || at > now_s + (int64_t)r->skew_s)) {
-		snprintf(why, n, "the token is not valid yet (nbf)");
+		sl_err_set(err, "the token is not valid yet (nbf)");
 		return false;
 	}
 	if (yyjson_obj_get(claims, "iat") &&
 	    (!numeric_date(yyjson_obj_get(claims, "iat"), &at) || at > now_s + (int64_t)r->skew_s)) {
-		snprintf(why, n, "the token is issued in the future (iat)");
+		sl_err_set(err, "the token is issued in the future (iat)");
 		return false;
 	}
 	if (!(sub = yyjson_get_str(yyjson_obj_get(claims, "sub"))) || !*sub) {
-		snprintf(why, n, "the token names no subject (sub)");
+		sl_err_set(err, "the token names no subject (sub)");
 		return false;
 	}
 	/* The claims as every method reads them (auth/claims.h): a claim of
 	 * the wrong type, or over the bounds, refuses the token. */
-	if (sl_caller_from_claims("jwt", claims, (const char *const *)r->groups_claims, &c, &err) < 0) {
-		snprintf(why, n, "the token's %s", err.msg);
+	if (sl_caller_from_claims("jwt", claims, (const char *const *)r->groups_claims, &c, &claim) < 0) {
+		sl_err_set(err, "the token's %s", claim.msg);
 		return false;
 	}
 	*who = c;

@@ -47,19 +47,18 @@ struct sl_jwt {
 /* Whether token has the shape of a JWS (three parts), as opposed to an
  * opaque token that introspection may know. */
 bool sl_jwt_looks_like(const char *token, size_t len);
-/* Decodes token's header and claims into *t. False (why says what, *t
+/* Decodes token's header and claims into *t. False (err says what, *t
  * needs no dispose): not a JWS compact token with JSON header and claims,
  * over SL_JWT_MAX_BYTES, a JWE, an unsupported critical header. */
-bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, char *why, size_t n);
+bool sl_jwt_read(const char *token, size_t len, struct sl_jwt *t, struct sl_err *err);
 void sl_jwt_dispose(struct sl_jwt *t);
 /* Whether the token's algorithm is allowed by r (checked before any key is
  * looked up or fetched). */
 bool sl_jwt_alg_allowed(const struct sl_jwt *t, const struct sl_jwt_rules *r);
 /* The signature of token under key, then every claim rule at now_s (Unix
  * seconds). True: *who is a new caller (method "jwt", expires_ms from exp).
- * False: why says which check failed. */
+ * False: err says which check failed. */
 bool sl_jwt_verify(const struct sl_jwt *t, const char *token, size_t len, const struct sl_jwk *key,
-		   const struct sl_jwt_rules *r, int64_t now_s, struct sl_caller **who, char *why,
-		   size_t n);
+		   const struct sl_jwt_rules *r, int64_t now_s, struct sl_caller **who, struct sl_err *err);
 
 #endif

@@ -48,7 +48,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *tok = malloc(size + 1), why[200] = "";
+	char *tok = malloc(size + 1);
+	struct sl_err why = { "" };
 	struct sl_caller *who = NULL;
 	const struct sl_jwk *key;
 	struct sl_jwt t;
@@ -58,14 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tok[size] = '\0';
 	len = strlen(tok); /* a header value holds no NUL */
 	(void)sl_jwt_looks_like(tok, len);
-	if (!sl_jwt_read(tok, len, &t, why, sizeof(why))) {
-		ASSERT(why[0]);
+	if (!sl_jwt_read(tok, len, &t, &why)) {
+		ASSERT(why.msg[0]);
 		free(tok);
 		return 0;
 	}
 	ASSERT(t.alg);
 	if (sl_jwt_alg_allowed(&t, &rules) && (key = sl_jwk_set_find(&set, t.kid, t.alg))) {
-		if (sl_jwt_verify(&t, tok, len, key, &rules, NOW, &who, why, sizeof(why))) {
+		if (sl_jwt_verify(&t, tok, len, key, &rules, NOW, &who, &why)) {
 			const char *dot = strrchr(tok, '.');
 			size_t n = (size_t)(dot - tok);
 			ASSERT((strlen(signed_parts[0]) == n && !memcmp(tok, signed_parts[0], n)) ||
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ASSERT(who && who->subject && who->issuer);
 			sl_caller_unref(who);
 		} else {
-			ASSERT(why[0] && !who);
+			ASSERT(why.msg[0] && !who);
 		}
 	}
 	sl_jwt_dispose(&t);

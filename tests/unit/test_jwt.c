@@ -39,15 +39,18 @@ static struct sl_caller *check(const struct sl_jwk_set *set, const char *token, 
 	struct sl_jwt t;
 	const struct sl_jwk *k;
 	struct sl_caller *who = NULL;
+	struct sl_err err = { "" };
 
-	if (!sl_jwt_read(token, strlen(token), &t, why, n))
+	if (!sl_jwt_read(token, strlen(token), &t, &err)) {
+		snprintf(why, n, "%s", err.msg);
 		return NULL;
+	}
 	if (!sl_jwt_alg_allowed(&t, &rules))
 		snprintf(why, n, "algorithm");
 	else if (!(k = sl_jwk_set_find(set, t.kid, t.alg)))
 		snprintf(why, n, "no key");
-	else
-		sl_jwt_verify(&t, token, strlen(token), k, &rules, (int64_t)time(NULL), &who, why, n);
+	else if (!sl_jwt_verify(&t, token, strlen(token), k, &rules, (int64_t)time(NULL), &who, &err))
+		snprintf(why, n, "%s", err.msg);
 	sl_jwt_dispose(&t);
 	return who;
 }
