@@ -2,7 +2,7 @@
  * Verdicts on tokens, remembered by the token's SHA-256 (never the token)
  * for a while: a JWT whose signature and claims were checked, until it
  * expires; an introspection answer, for introspection.cacheSeconds. At
- * most max entries: a new one pushes out the oldest.
+ * most max entries: a new one pushes out the oldest (core/lru.h).
  *
  *   sl_verdicts_init(&v, 4096);
  *   sl_verdicts_put(&v, hash, who, SL_VERDICT_OK, "", until_ms);   who: a new reference is taken
@@ -13,28 +13,25 @@
 
 #include "auth/caller.h"
 #include "core/digest.h"
-#include "core/map.h"
+#include "core/lru.h"
 
 enum sl_verdict_kind { SL_VERDICT_OK, SL_VERDICT_DENIED, SL_VERDICT_FAILED };
 
 struct sl_verdict {
-	struct sl_verdict *next, *prev;  /* oldest first */
-	char key[SL_SHA256_HEX];
+	struct sl_lru_entry e;           /* its key and deadline (until_ms) */
 	enum sl_verdict_kind kind;
 	struct sl_caller *who;           /* OK: the caller */
 	char why[160];                   /* DENIED, FAILED: the reason */
-	uint64_t until_ms;               /* monotonic (sl_now_ms) */
 };
 
 struct sl_verdicts {
-	struct sl_map map;
-	struct sl_verdict *head, *tail;
-	size_t n, max;
+	struct sl_lru lru;               /* oldest first: a hit does not renew */
 };
 
 void sl_verdicts_init(struct sl_verdicts *v, size_t max);
 void sl_verdicts_dispose(struct sl_verdicts *v);
-/* Replaces any verdict under key; nothing when max is 0. */
+/* Replaces any verdict under key, until until_ms (monotonic, sl_now_ms;
+ * never 0); nothing when max is 0. */
 void sl_verdicts_put(struct sl_verdicts *v, const char *key, struct sl_caller *who,
 		     enum sl_verdict_kind kind, const char *why, uint64_t until_ms);
 /* The live verdict under key (an expired one is dropped), or NULL. */

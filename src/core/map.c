@@ -89,6 +89,12 @@ void *sl_map_get(const struct sl_map *m, const char *key)
 	return s ? s->value : NULL;
 }
 
+const char *sl_map_key(const struct sl_map *m, const char *key)
+{
+	struct sl_map_slot *s = find(m, key);
+	return s ? s->key : NULL;
+}
+
 void *sl_map_del(struct sl_map *m, const char *key)
 {
 	struct sl_map_slot *s = find(m, key);

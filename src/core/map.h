@@ -30,7 +30,9 @@ void sl_map_dispose(struct sl_map *m);
 /* Replaces any value under key. */
 void sl_map_put(struct sl_map *m, const char *key, void *value);
 void *sl_map_get(const struct sl_map *m, const char *key);
-/* Returns the removed value, or NULL. */
+/* The map's own copy of key (lives until the entry is deleted), or NULL. */
+const char *sl_map_key(const struct sl_map *m, const char *key);
+/* Returns the removed value, or NULL. key may be the map's own copy. */
 void *sl_map_del(struct sl_map *m, const char *key);
 typedef void sl_map_each_fn(const char *key, void *value, void *ctx);
 

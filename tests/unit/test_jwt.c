@@ -186,7 +186,7 @@ TEST(jwt_verdicts_are_bounded_and_expire)
 		snprintf(key, sizeof(key), "k%d", i);
 		sl_verdicts_put(&v, key, c, SL_VERDICT_OK, NULL, sl_now_ms() + 60000);
 	}
-	CHECK_INT(v.n, 2);
+	CHECK_INT(v.lru.count, 2);
 	CHECK(sl_verdicts_get(&v, "k0") == NULL); /* the oldest went */
 	CHECK(sl_verdicts_get(&v, "k2") != NULL);
 	sl_verdicts_put(&v, "gone", c, SL_VERDICT_OK, NULL, sl_now_ms());
