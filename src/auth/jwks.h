@@ -13,11 +13,11 @@
  *
  * API:
  *   sl_jwks_new(fetcher, &cfg->http.auth, on_ready, arg, &j);
- *   switch (sl_jwks_find(j, iss, kid, alg, &key, why, sizeof(why))) {
+ *   switch (sl_jwks_find(j, iss, kid, alg, &key, &err)) {
  *   case SL_JWKS_FOUND:       key verifies the token (valid until the next call)
  *   case SL_JWKS_PENDING:     a fetch runs: on_ready(arg) once it ended, ask again
  *   case SL_JWKS_NO_KEY:      the fresh set has no key for it: 401
- *   case SL_JWKS_UNAVAILABLE: no set could be fetched: 503, why says why
+ *   case SL_JWKS_UNAVAILABLE: no set could be fetched: 503, err says why
  *   }
  */
 #ifndef SL_AUTH_JWKS_H
