@@ -13,8 +13,8 @@
 #include "auth/metadata.h"
 #include "auth/verdicts.h"
 #include "core/digest.h"
-#include "core/fetch.h"
 #include "core/log.h"
+#include "event/fetch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 #define SL_AUTH_INTROSPECT_H
 
 #include "auth/auth.h"
-#include "core/fetch.h"
+#include "event/fetch.h"
 
 struct sl_introspect;
 

@@ -1,5 +1,5 @@
 /*
- * libcjose (JWS, JWK), loaded on first use like libcurl (core/curl.h):
+ * libcjose (JWS, JWK), loaded on first use like libcurl (event/curl.h):
  * linked, it and OpenSSL's libcrypto add about 1.5 MiB of resident pages
  * to every gateway (measured with `ps -o rss` of an idle `serve --http`),
  * for a feature only configurations with an OAuth resource server use.

@@ -25,7 +25,7 @@
 
 #include "auth/jose.h"
 #include "config/config.h"
-#include "core/fetch.h"
+#include "event/fetch.h"
 
 struct sl_jwk {
 	char *kid;                 /* NULL: the set gave none */

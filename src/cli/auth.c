@@ -13,8 +13,8 @@
 #include "cli/cli.h"
 #include "core/buf.h"
 #include "core/escape.h"
-#include "core/fetch.h"
 #include "core/json.h"
+#include "event/fetch.h"
 #include "oauth/store.h"
 
 #include <stdio.h>

@@ -17,8 +17,8 @@
  */
 #include "cli/cli.h"
 #include "core/escape.h"
-#include "core/fetch.h"
 #include "core/log.h"
+#include "event/fetch.h"
 #include "oauth/login.h"
 
 #include <stdarg.h>

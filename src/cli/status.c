@@ -6,9 +6,9 @@
  */
 #include "cli/cli.h"
 #include "core/buf.h"
-#include "core/curl.h"
 #include "core/escape.h"
 #include "core/json.h"
+#include "event/curl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

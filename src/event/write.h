@@ -1,6 +1,8 @@
 /*
  * Writing whole lines to libuv streams. The event loop itself is libuv's;
- * this folder holds the few helpers every stream owner shares.
+ * this folder holds what runs on it for every owner: these helpers, handle
+ * sets (handles.h), libcurl's multi interface on the loop (curl.h) and
+ * one-shot HTTP requests (fetch.h).
  *
  * API:
  *   if (sl_write_line(stream, line, len) < 0) ...   line is taken either way

@@ -19,8 +19,8 @@
 #include "oauth/client.h"
 #include "config/config.h"
 #include "core/digest.h"
-#include "core/fetch.h"
 #include "core/log.h"
+#include "event/fetch.h"
 #include "oauth/subject.h"
 
 #include <stdarg.h>

@@ -8,8 +8,8 @@
 #include "oauth/oauth.h"
 #include "auth/jwks.h"
 #include "core/escape.h"
-#include "core/fetch.h"
 #include "core/json.h"
+#include "event/fetch.h"
 #include "proto/mcp.h"
 
 #include <nettle/base64.h>

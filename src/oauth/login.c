@@ -8,8 +8,8 @@
 
 #include "config/config.h"
 #include "core/buf.h"
-#include "core/fetch.h"
 #include "core/log.h"
+#include "event/fetch.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
  *                logins and their pages (weblogin.c)
  *   cli/auth.c   sluice auth login | status | logout
  *
- * Every request goes through a fetcher (core/fetch.h): bounded answers, a
+ * Every request goes through a fetcher (event/fetch.h): bounded answers, a
  * deadline, no redirect followed. A callback runs once: from the loop, or
  * before the call returns when no request was needed (a configured or
  * stored registration, no revocation endpoint).

@@ -26,7 +26,7 @@
 #include "auth/caller.h"
 #include "pipeline/metrics.h"
 
-#include "core/curl.h"
+#include "event/curl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

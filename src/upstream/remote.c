@@ -30,10 +30,10 @@
  */
 #include "upstream/link.h"
 #include "core/buf.h"
-#include "core/curl.h"
 #include "core/json.h"
-#include "core/fetch.h"
 #include "core/log.h"
+#include "event/curl.h"
+#include "event/fetch.h"
 #include "event/handles.h"
 #include "oauth/client.h"
 #include "proto/mcp.h"
@@ -241,7 +241,7 @@ static void finish_transfers(struct sl_remote *r)
 	}
 }
 
-/* curl acted on a socket or a timeout (core/curl.h). */
+/* curl acted on a socket or a timeout (event/curl.h). */
 static void on_curl_after(void *arg)
 {
 	struct sl_remote *r = arg;

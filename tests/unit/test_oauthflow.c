@@ -3,7 +3,7 @@
  * the redirect that comes back; discovery's probe against a canned server
  * on 127.0.0.1. */
 #include "config/config.h"
-#include "core/fetch.h"
+#include "event/fetch.h"
 #include "oauth/client.h"
 #include "oauth/oauth.h"
 #include "oauth/subject.h"

@@ -7,7 +7,7 @@
  * requests of sluice's own OAuth client: discovery, registration, token
  * and revocation requests (src/oauth/).
  *
- * libcurl is loaded on first use (core/curl.h); its multi interface runs on
+ * libcurl is loaded on first use (event/curl.h); its multi interface runs on
  * the libuv loop through the same socket and timer glue as remote
  * upstreams. No redirect is followed: a document's URL is configured or
  * comes from a metadata document, and a redirect would leave the origin
@@ -20,8 +20,8 @@
  *   sl_fetch_start(f, &q, on_done, arg);      on_done(arg, &res) later, once
  *   sl_fetcher_free(f);                       pending requests end unanswered
  */
-#ifndef SL_CORE_FETCH_H
-#define SL_CORE_FETCH_H
+#ifndef SL_EVENT_FETCH_H
+#define SL_EVENT_FETCH_H
 
 #include "core/common.h"
 

@@ -8,8 +8,8 @@
  *   if (!sl_curl_load("sluice.telemetry", &err)) fail with err.msg;
  *   CURL *e = sl_curl.easy_init();
  */
-#ifndef SL_CORE_CURL_H
-#define SL_CORE_CURL_H
+#ifndef SL_EVENT_CURL_H
+#define SL_EVENT_CURL_H
 
 #include "core/common.h"
 

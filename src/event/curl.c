@@ -1,7 +1,7 @@
 /*
  * libcurl through dlopen (see curl.h for why).
  */
-#include "core/curl.h"
+#include "event/curl.h"
 
 #include "event/handles.h"
 

@@ -3,8 +3,8 @@
  * done list inside curl's turn and answered from a zero-delay timer, so a
  * callback may start another request or free the fetcher.
  */
-#include "core/fetch.h"
-#include "core/curl.h"
+#include "event/fetch.h"
+#include "event/curl.h"
 #include "event/handles.h"
 
 #include <stdlib.h>
