@@ -13,6 +13,7 @@
  */
 #include "auth/claims.h"
 #include "cli/cli.h"
+#include "core/glob.h"
 #include "pipeline/gen.h"
 #include "stages/policy.h"
 
@@ -198,7 +199,7 @@ int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv)
 	 * if the tool has the hint. */
 	for (size_t i = 0; i < p->nrules && (rule < 0 || i < (size_t)rule); i++) {
 		const struct sl_policy_rule *r = &p->rules[i];
-		if (!r->annotation || (r->match && !sl_policy_glob(r->match, name)) ||
+		if (!r->annotation || (r->match && !sl_glob_match(r->match, name)) ||
 		    !sl_policy_rule_for(r, who))
 			continue;
 		sl_policy_rule_text(r, text, sizeof(text));

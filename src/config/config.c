@@ -8,6 +8,7 @@
  */
 #include "config/config.h"
 #include "config/conf.h"
+#include "core/glob.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "gateway/router.h"
@@ -15,7 +16,6 @@
 #include "sandbox/kernel.h"
 #include "shared/fleet.h"
 #include "shared/url.h"
-#include "stages/policy.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1550,11 +1550,11 @@ static bool profile_covers(const struct sl_profile *p, const char *key)
 {
 	bool server = !p->servers, tool = !p->tools;
 	for (size_t i = 0; p->tools && p->tools[i] && !tool; i++)
-		tool = sl_policy_glob(p->tools[i], key);
+		tool = sl_glob_match(p->tools[i], key);
 	for (const char *dot = strchr(key, '.'); dot && !server; dot = strchr(dot + 1, '.')) {
 		char *name = sl_strndup(key, (size_t)(dot - key));
 		for (size_t i = 0; p->servers[i] && !server; i++)
-			server = sl_policy_glob(p->servers[i], name);
+			server = sl_glob_match(p->servers[i], name);
 		free(name);
 	}
 	return server && tool;
@@ -1764,7 +1764,7 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 		for (size_t g = 0; c->profiles[i].servers && c->profiles[i].servers[g]; g++) {
 			bool hit = false;
 			for (size_t j = 0; j < c->nservers && !hit; j++)
-				hit = sl_policy_glob(c->profiles[i].servers[g], c->servers[j].name);
+				hit = sl_glob_match(c->profiles[i].servers[g], c->servers[j].name);
 			if (!hit)
 				add_warning(c, sl_printf("%s: sluice.profiles.%s.servers: \"%s\" matches no "
 							 "configured server", path, c->profiles[i].name,

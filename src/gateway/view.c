@@ -1,8 +1,8 @@
 /* A session's view of the catalog: see view.h. */
 #include "gateway/view.h"
 #include "auth/caller.h"
+#include "core/glob.h"
 #include "core/log.h"
-#include "stages/policy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static bool server_named(const struct sl_view *v, const char *server)
 	if (!v->profile || !v->profile->servers)
 		return true;
 	for (size_t i = 0; v->profile->servers[i]; i++)
-		if (sl_policy_glob(v->profile->servers[i], server))
+		if (sl_glob_match(v->profile->servers[i], server))
 			return true;
 	return false;
 }
@@ -59,7 +59,7 @@ static bool shows(const struct sl_view *v, const char *server, const char *tool)
 		return true;
 	full = sl_printf("%s.%s", server, tool);
 	for (size_t i = 0; v->profile->tools[i] && !hit; i++)
-		hit = sl_policy_glob(v->profile->tools[i], full);
+		hit = sl_glob_match(v->profile->tools[i], full);
 	free(full);
 	return hit;
 }

@@ -33,6 +33,7 @@
 #include "core/digest.h"
 #include "core/buf.h"
 #include "core/escape.h"
+#include "core/glob.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "gateway/session.h"
@@ -288,57 +289,19 @@ int sl_policy_parse(yyjson_val *section, struct sl_policy *out, struct sl_err *e
 	return rc;
 }
 
-/* Length of the UTF-8 character starting at s (1 for a stray byte). */
-static size_t utf8_len(const char *s)
-{
-	size_t n = 1;
-	while (n < 4 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n++;
-	return n;
-}
-
-bool sl_policy_glob(const char *pat, const char *s)
-{
-	/* Iterative, with one backtrack point: linear in practice, never
-	 * exponential on many stars. */
-	const char *star = NULL, *resume = NULL;
-
-	while (*s) {
-		if (*pat == '*') {
-			star = pat++;
-			resume = s;
-		} else if (*pat == '?') {
-			pat++;
-			s += utf8_len(s);
-		} else if (*pat && *pat == *s) {
-			pat++;
-			s++;
-		} else if (star) {
-			pat = star + 1;
-			resume += utf8_len(resume);
-			s = resume;
-		} else {
-			return false;
-		}
-	}
-	while (*pat == '*')
-		pat++;
-	return *pat == '\0';
-}
-
 static bool who_matches(const struct sl_policy_who *w, const struct sl_caller *who)
 {
 	bool anonymous = !who || !who->subject;
 
 	switch (w->kind) {
 	case SL_WHO_SUB:
-		return !anonymous && sl_policy_glob(w->arg, who->subject);
+		return !anonymous && sl_glob_match(w->arg, who->subject);
 	case SL_WHO_GROUP:
 		return sl_caller_in_group(who, w->arg);
 	case SL_WHO_SCOPE:
 		return sl_caller_has_scope(who, w->arg);
 	case SL_WHO_CLIENT:
-		return who && who->client_id && sl_policy_glob(w->arg, who->client_id);
+		return who && who->client_id && sl_glob_match(w->arg, who->client_id);
 	case SL_WHO_PROFILE:
 		/* No caller (stdio, or HTTP without authentication) came
 		 * through the default route. */
@@ -381,7 +344,7 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct s
 		if (r->annotation && (skip_annotation_rules || !yyjson_is_obj(annotations) ||
 				      !sl_json_true(annotations, r->annotation)))
 			continue;
-		if (r->match && !sl_policy_glob(r->match, full))
+		if (r->match && !sl_glob_match(r->match, full))
 			continue;
 		if (!sl_policy_rule_for(r, who))
 			continue;

@@ -86,10 +86,6 @@ struct sl_policy {
 int sl_policy_parse(yyjson_val *section, struct sl_policy *out, struct sl_err *err) SL_MUST_USE;
 void sl_policy_dispose(struct sl_policy *p);
 
-/* Glob match of the whole string: '*' any run (also empty, also '.'), '?'
- * exactly one UTF-8 character, everything else literally. */
-bool sl_policy_glob(const char *pattern, const char *s);
-
 /* The decision for server.tool called by who (borrowed; NULL: anonymous,
  * as over stdio or HTTP without authentication). annotations: the tool's
  * annotations object (borrowed, may be NULL). *rule is the 0-based index of
