@@ -26,6 +26,7 @@
 #include "core/buf.h"
 #include "core/escape.h"
 #include "core/json.h"
+#include "oauth/oauth.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -527,10 +528,9 @@ static void check_entry(struct conv *cv, yyjson_mut_val *e)
 	text = yyjson_mut_write(d, 0, &len);
 	if (!text)
 		sl_oom();
-	if (sl_config_parse("entry", text, len, &c, &err) < 0)
+	if (sl_config_parse("entry", text, len, &c, &err) < 0 || sl_oauth_keys_load(c, &err) < 0)
 		fail(cv, "sluice would not load it: %s", err.msg);
-	else
-		sl_config_unref(c);
+	sl_config_unref(c);
 	free(text);
 	yyjson_mut_doc_free(d);
 }

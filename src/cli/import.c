@@ -25,6 +25,7 @@
 #include "core/digest.h"
 #include "core/escape.h"
 #include "core/json.h"
+#include "oauth/oauth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -535,9 +536,12 @@ static int merge_write(struct merge *m, const char *target, bool existed, struct
 	if (!text)
 		sl_oom();
 	/* What sluice would refuse to load is never written. */
-	if ((rc = sl_config_parse(path, text, len, &cfg, err)) < 0)
-		goto out;
+	rc = sl_config_parse(path, text, len, &cfg, err);
+	if (rc == SL_OK)
+		rc = sl_oauth_keys_load(cfg, err);
 	sl_config_unref(cfg);
+	if (rc < 0)
+		goto out;
 	if (sl_make_dirs(dirname(dir)) < 0) {
 		sl_err_set(err, "%s: cannot create its directory: %s", p, strerror(errno));
 		rc = SL_ERR_IO;

@@ -1,17 +1,21 @@
 /*
- * The configuration as every command sees it: the file, then the command
- * line's overrides (--exposure, --log-level), then code mode's own checks.
+ * The configuration as every command sees it: the file, the OAuth module's
+ * private keys, then the command line's overrides (--exposure,
+ * --log-level), then code mode's own checks.
  * Shared by start-up and `serve`'s reload on SIGHUP, so that a reload reads
  * the file exactly as the start did.
  */
 #include "cli/cli.h"
 #include "core/log.h"
 #include "gateway/codemode.h"
+#include "oauth/oauth.h"
 
 #include <string.h>
 
 static int apply(struct sl_config *cfg, const struct sl_cli_opts *o, struct sl_err *err)
 {
+	if (sl_oauth_keys_load(cfg, err) < 0)
+		return SL_ERR_INVALID;
 	if (o && o->exposure) {
 		if (!strcmp(o->exposure, "passthrough"))
 			cfg->exposure = SL_EXPOSE_PASSTHROUGH;

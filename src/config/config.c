@@ -307,12 +307,10 @@ static const struct sl_conf_section server_section = {
 	server_keys, SL_COUNT(server_keys), SL_CONF_KEY_FIRST, NULL,
 };
 
-/* oauth.privateKeyFile: the key is read now, so that a missing or broken
- * one is a config error naming the file, not a failed token request later. */
+/* oauth.privateKeyFile with what it goes with. The key itself is read by
+ * the OAuth module (sl_oauth_keys_load) where the config is loaded. */
 static int server_key(struct sl_conf_ctx *cx, const char *where, struct sl_server_oauth *o)
 {
-	struct sl_err e;
-
 	if (!o->private_key_file) {
 		if (o->signing_alg != SL_OAUTH_ALG_AUTO)
 			return sl_conf_fail(cx, where, "\"oauth\": \"signingAlg\" needs \"privateKeyFile\"");
@@ -324,8 +322,6 @@ static int server_key(struct sl_conf_ctx *cx, const char *where, struct sl_serve
 	if (o->client_secret)
 		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" and \"clientSecret\" are "
 					       "two ways to authenticate the client: set one");
-	if (sl_oauth_key_load(o->private_key_file, o->signing_alg, &o->key, &e) < 0)
-		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" %s", e.msg);
 	return SL_OK;
 }
 
@@ -351,8 +347,8 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 		return sl_conf_fail(cx, where, "\"oauth\" is for remote servers (with a \"url\")");
 	if ((rc = server_key(cx, where, &s->oauth)) < 0)
 		return rc;
-	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS && (!s->oauth.client_id ||
-							      (!s->oauth.client_secret && !s->oauth.key)))
+	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS &&
+	    (!s->oauth.client_id || (!s->oauth.client_secret && !s->oauth.private_key_file)))
 		return sl_conf_fail(cx, where, "\"oauth\": \"grant\": \"client_credentials\" needs "
 					       "\"clientId\" and \"clientSecret\" (or \"privateKeyFile\")");
 	if (s->oauth.per_user && s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS)
@@ -362,7 +358,7 @@ static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *n
 		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"perUser\": true "
 					       "(it exchanges each caller's own token)");
 	if (s->oauth.token_exchange && (!s->oauth.client_id ||
-					(!s->oauth.client_secret && !s->oauth.key)))
+					(!s->oauth.client_secret && !s->oauth.private_key_file)))
 		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"clientId\" and "
 					       "\"clientSecret\" (or \"privateKeyFile\"): a client "
 					       "registered beforehand");
@@ -1657,6 +1653,7 @@ static int parse_servers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 		return sl_conf_fail(cx, k->key, "use either \"mcpServers\" or \"servers\", not both");
 	if (!yyjson_is_obj(v))
 		return sl_conf_fail(cx, k->key, "must be an object of servers");
+	c->servers_key = k->key;
 	c->servers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->servers));
 	yyjson_obj_iter_init(v, &it);
 	while (rc == SL_OK && (sk = yyjson_obj_iter_next(&it))) {
@@ -1834,7 +1831,8 @@ static void server_dispose(struct sl_server_config *s)
 	free(s->oauth.client_metadata_url);
 	free(s->oauth.scope);
 	free(s->oauth.private_key_file);
-	sl_oauth_key_free(s->oauth.key);
+	if (s->oauth.key_free)
+		s->oauth.key_free(s->oauth.key);
 	free(s->error);
 }
 

@@ -16,7 +16,6 @@
 #define SL_CONFIG_CONFIG_H
 
 #include "core/common.h"
-#include "oauth/oauth.h"
 #include <stdio.h>
 #include <yyjson.h>
 
@@ -64,6 +63,15 @@ enum sl_transport {
  * Bearer challenge is discovered the same way, with dynamic registration. */
 enum sl_oauth_grant_type { SL_GRANT_AUTHORIZATION_CODE, SL_GRANT_CLIENT_CREDENTIALS };
 
+/* oauth.signingAlg: how a private_key_jwt assertion is signed. */
+enum sl_oauth_sign_alg {
+	SL_OAUTH_ALG_AUTO = 0,        /* from the key: EC P-256 -> ES256, RSA -> RS256 */
+	SL_OAUTH_ALG_ES256,
+	SL_OAUTH_ALG_RS256,
+};
+
+struct sl_oauth_key; /* the OAuth module's (oauth/oauth.h) */
+
 struct sl_server_oauth {
 	bool given;                /* the entry has an "oauth" object */
 	enum sl_oauth_grant_type grant;
@@ -73,7 +81,11 @@ struct sl_server_oauth {
 	char *scope;               /* asked for besides what the server asks */
 	char *private_key_file;    /* private_key_jwt: the key's path (absolute) */
 	enum sl_oauth_sign_alg signing_alg;
-	struct sl_oauth_key *key;  /* read from private_key_file at load; owned */
+	/* Read from private_key_file by the OAuth module when a command loads
+	 * the config (sl_oauth_keys_load), not by the parser; NULL until then.
+	 * Freed with the config by key_free, which the module sets with it. */
+	struct sl_oauth_key *key;
+	void (*key_free)(struct sl_oauth_key *key);
 	bool per_user;             /* each authenticated caller uses its own tokens */
 	bool token_exchange;       /* per_user: RFC 8693 of the caller's own token first */
 };
@@ -253,6 +265,7 @@ struct sl_config {
 	struct sl_oauth_config oauth;
 	struct sl_server_config *servers;
 	size_t nservers;
+	const char *servers_key;           /* "mcpServers" or "servers", as the file has it */
 	enum sl_exposure exposure;
 	int log_level;
 	char *log_file;

@@ -2,8 +2,9 @@
  * private_key_jwt (RFC 7523 2.2; MCP's client-credentials extension,
  * SEP-1046): sluice proves itself to the token endpoint with a JWT it signs
  * with a key the authorization server knows the public half of, instead of
- * a shared secret. The key is read once per config load (config.c) and
- * kept in the config; each token request signs a fresh assertion.
+ * a shared secret. The key is read once per config load (sl_oauth_keys_load,
+ * by whoever loads the config for a start, a reload or a check) and kept in
+ * the config; each token request signs a fresh assertion.
  *
  * All the cryptography is GnuTLS's: parsing the PEM, signing, and taking
  * an ECDSA signature's DER apart into the fixed-size r || s that JWS wants
@@ -261,4 +262,22 @@ char *sl_oauth_assertion(const struct sl_oauth_key *k, const char *client_id,
 	yyjson_mut_doc_free(hd);
 	yyjson_mut_doc_free(cd);
 	return out;
+}
+
+int sl_oauth_keys_load(struct sl_config *cfg, struct sl_err *err)
+{
+	for (size_t i = 0; i < cfg->nservers; i++) {
+		struct sl_server_oauth *o = &cfg->servers[i].oauth;
+		struct sl_err e;
+
+		if (!o->private_key_file || o->key)
+			continue;
+		if (sl_oauth_key_load(o->private_key_file, o->signing_alg, &o->key, &e) < 0) {
+			sl_err_set(err, "%s: %s.%s: \"oauth\": \"privateKeyFile\" %s", cfg->path,
+				   cfg->servers_key, cfg->servers[i].name, e.msg);
+			return SL_ERR_INVALID;
+		}
+		o->key_free = sl_oauth_key_free;
+	}
+	return SL_OK;
 }

@@ -24,6 +24,7 @@
 #ifndef SL_OAUTH_OAUTH_H
 #define SL_OAUTH_OAUTH_H
 
+#include "config/config.h"
 #include "core/common.h"
 
 #include <stdint.h>
@@ -88,12 +89,6 @@ void sl_oauth_server_copy(struct sl_oauth_server *dst, const struct sl_oauth_ser
  * 2048 bits or more. */
 struct sl_oauth_key;
 
-enum sl_oauth_sign_alg {
-	SL_OAUTH_ALG_AUTO = 0,        /* from the key: EC P-256 -> ES256, RSA -> RS256 */
-	SL_OAUTH_ALG_ES256,
-	SL_OAUTH_ALG_RS256,
-};
-
 #define SL_OAUTH_KEY_FILE_MAX (64 * 1024)
 
 /* Reads and parses the key file at path (a regular file of at most
@@ -107,6 +102,12 @@ int sl_oauth_key_parse(const char *pem, size_t len, enum sl_oauth_sign_alg alg,
 void sl_oauth_key_free(struct sl_oauth_key *k);
 /* "ES256" or "RS256". */
 const char *sl_oauth_key_alg(const struct sl_oauth_key *k);
+/* Reads the key of every server of cfg that has oauth.privateKeyFile into
+ * its oauth.key (freed with cfg), so that a missing or broken key fails the
+ * start, reload or check that loads the config, naming the server and the
+ * file, not a token request later. Returns 0, or SL_ERR_* with err set as
+ * the config's own messages are (FILE: mcpServers.NAME: ...). */
+int sl_oauth_keys_load(struct sl_config *cfg, struct sl_err *err) SL_MUST_USE;
 
 /* A client assertion (RFC 7523 3): a JWS, compact, of
  * {"iss": client_id, "sub": client_id, "aud": audience, "iat": now,

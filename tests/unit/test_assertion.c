@@ -277,6 +277,8 @@ TEST(oauth_assertion_key_file_checks)
 
 /* ---- the config keys ------------------------------------------------------------- */
 
+/* The config as a command loads it: parsed, then its keys read by the OAuth
+ * module (src/cli/load.c). */
 static struct sl_config *parse_in(const char *dir, const char *oauth, struct sl_err *err)
 {
 	char *cfgpath = malloc(strlen(dir) + 16), *text;
@@ -287,6 +289,10 @@ static struct sl_config *parse_in(const char *dir, const char *oauth, struct sl_
 	sprintf(text, "{\"mcpServers\":{\"r\":{\"url\":\"https://x/mcp\",\"oauth\":%s}}}", oauth);
 	if (sl_config_parse(cfgpath, text, strlen(text), &c, err) < 0)
 		c = NULL;
+	else if (sl_oauth_keys_load(c, err) < 0) {
+		sl_config_unref(c);
+		c = NULL;
+	}
 	free(text);
 	free(cfgpath);
 	return c;
