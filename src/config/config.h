@@ -296,6 +296,30 @@ struct sl_config {
 	size_t nwarnings;
 };
 
+/* What the loader needs from the modules above config/, which it includes
+ * none of: the stages' own sections, and names and syntaxes that other
+ * modules own. The one instance, sl_config_modules, is defined by the
+ * layer that links them all (src/gateway/modules.c), as nginx's configure
+ * writes ngx_modules[] (docs/ARCHITECTURE.md, "Config"). */
+struct sl_conf_section;
+struct sl_config_modules {
+	/* Stage i of the stage table (pipeline/stages.c): its name, whose
+	 * sluice.<name> object the stage applies at init, and its section
+	 * (NULL: none) for the reference. False past the last stage. */
+	bool (*stage)(size_t i, const char **name, const struct sl_conf_section **conf);
+	/* A tool of the gateway's own (gateway/router.h): no profile renames to it. */
+	bool (*reserved_tool)(const char *name);
+	/* A sandbox boundary's bit by name (sandbox/kernel.h), 0 if unknown. */
+	unsigned (*boundary)(const char *name);
+	/* sluice.shared.replicaId's syntax (shared/fleet.h): 1 to replica_id_max bytes. */
+	bool (*replica_id_ok)(const char *id);
+	unsigned replica_id_max;
+	/* sluice.shared.redis.url (shared/url.h): 0, or SL_ERR_INVALID with err
+	 * saying what is wrong with url. */
+	int (*redis_url_check)(const char *url, struct sl_err *err);
+};
+extern const struct sl_config_modules sl_config_modules;
+
 /* Loads and validates path. Returns 0, or SL_ERR_* with err->msg saying
  * where (file:line:column) and what. */
 int sl_config_load(const char *path, struct sl_config **out, struct sl_err *err) SL_MUST_USE;

@@ -314,7 +314,5 @@ yyjson_doc *sl_peer_freeze(const struct sl_peer *p);
 const char *sl_peer_noun(enum sl_peer_kind k);
 /* Frees what p owns (withheld, warning; not the document). */
 void sl_peer_dispose(struct sl_peer *p);
-/* Names of the config sections that belong to stages (for the loader). */
-bool sl_stages_section(const char *name);
 
 #endif

@@ -27,14 +27,6 @@ const struct sl_stage *const sl_stages[] = {
 
 const size_t sl_nstages = SL_COUNT(sl_stages);
 
-bool sl_stages_section(const char *name)
-{
-	for (size_t i = 0; i < sl_nstages; i++)
-		if (strcmp(sl_stages[i]->name, name) == 0)
-			return true;
-	return false;
-}
-
 bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
 		       const struct sl_upstream *up, yyjson_val *tool)
 {
