@@ -340,6 +340,39 @@ TEST(config_oauth_private_key_file)
 	free(pem);
 }
 
+/* The parser keeps the path and reads nothing; the OAuth module reads the
+ * key, and its message names the file, the server and the key as the
+ * config's own do. */
+TEST(config_oauth_key_read_by_the_module)
+{
+	static const char *const texts[] = {
+		"{\"mcpServers\":{\"r\":{\"url\":\"https://x/mcp\",\"oauth\":"
+		"{\"clientId\":\"c\",\"privateKeyFile\":\"/nonexistent/k.pem\"}}}}",
+		"{\"servers\":{\"r\":{\"url\":\"https://x/mcp\",\"oauth\":"
+		"{\"clientId\":\"c\",\"privateKeyFile\":\"/nonexistent/k.pem\"}}}}",
+	};
+	static const char *const want[] = {
+		"/t/sluice.json: mcpServers.r: \"oauth\": \"privateKeyFile\" /nonexistent/k.pem: "
+		"cannot open",
+		"/t/sluice.json: servers.r: \"oauth\": \"privateKeyFile\" /nonexistent/k.pem: "
+		"cannot open",
+	};
+
+	for (size_t i = 0; i < SL_COUNT(texts); i++) {
+		struct sl_config *c = NULL;
+		struct sl_err err;
+
+		CHECK_INT(sl_config_parse("/t/sluice.json", texts[i], strlen(texts[i]), &c, &err),
+			  SL_OK);
+		if (!c)
+			continue;
+		CHECK(c->servers[0].oauth.key == NULL);
+		CHECK_INT(sl_oauth_keys_load(c, &err), SL_ERR_INVALID);
+		CHECK(strncmp(err.msg, want[i], strlen(want[i])) == 0);
+		sl_config_unref(c);
+	}
+}
+
 /* ---- a configured client with a key ------------------------------------------------ */
 
 static void on_reg(void *arg, const struct sl_oauth_registration *r, const char *why)
