@@ -100,12 +100,19 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
  */
 void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *caps,
 		      const char *log_level, const char *const *subs, size_t nsubs);
-/* Who the transport admitted this session's requests as (NULL: nobody in
- * particular): the stages match and record it, and a parked call's
- * requestState is honoured only for the same identity. */
+/* Who the transport opened this session for (NULL: nobody in particular):
+ * its profile's view, and a parked call's requestState is honoured only
+ * for the same identity. */
 void sl_session_set_caller(struct sl_session *s, struct sl_caller *who);
-/* One complete message (a line without its newline). */
+/* One complete message (a line without its newline) from the session's own
+ * caller (stdio: the anonymous one). */
 void sl_session_input(struct sl_session *s, const char *line, size_t len);
+/* The same, sent with who's credential (borrowed for the call; NULL:
+ * anonymous), which the HTTP transport checks on each request: the calls
+ * and programs a request starts carry its caller (c->who), which is what
+ * the stages decide and record with, never the session's. */
+void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
+			   size_t len);
 /* A line over the transport's cap: answer with an error (id if findable). */
 void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,
 			 size_t tl, size_t total, size_t max);

@@ -3,6 +3,7 @@
  * the finish hooks, keeping its position so a stage can suspend it.
  */
 #include "pipeline/call.h"
+#include "auth/caller.h"
 #include "core/log.h"
 #include "gateway/session.h"
 
@@ -46,6 +47,7 @@ void sl_call_free(struct sl_call *c)
 	if (!c)
 		return;
 	sl_gen_unref(c->gen);
+	sl_caller_unref(c->who);
 	yyjson_mut_doc_free(c->doc);
 	yyjson_doc_free(c->result_doc);
 	free(c->why);
@@ -176,7 +178,7 @@ static bool dispatch(struct sl_call *c)
 		if (c->task)
 			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
 	}
-	c->via = sl_upstream_for(c->up, c->session ? c->session->caller : NULL, &err);
+	c->via = sl_upstream_for(c->up, c->who, &err);
 	c->ureq = c->via ? sl_upstream_request(c->via, method, c->doc, params, c->timeout_ms,
 					       on_reply, c->progress ? on_progress : NULL, c, &err) :
 			   NULL;

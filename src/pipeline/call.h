@@ -75,6 +75,8 @@ struct sl_output {
 	uint64_t program;           /* the program's id */
 	struct sl_session *session; /* the client's, borrowed; NULL for sluice exec */
 	uint64_t session_id;        /* 0 for sluice exec */
+	const struct sl_caller *who;/* borrowed: the caller of the execute_code request that
+				     * started the program (NULL: anonymous, sluice exec) */
 	const char *outcome;        /* "ok", "cancelled", or the failure kind (timeout, ...) */
 	uint32_t calls;             /* tool calls the program made */
 	double duration_ms;
@@ -183,6 +185,12 @@ struct sl_call {
 	struct sl_upstream *via;  /* borrowed: the link that served it, once dispatched: up,
 				   * or the caller's own (oauth.perUser) */
 	char *tool;               /* the upstream's own tool name */
+	/* The caller of the request this call serves (a reference, taken by
+	 * whoever makes the call from that request's own credential, dropped
+	 * by sl_call_free; NULL: anonymous): a program's calls carry the
+	 * caller of its execute_code request. What stages decide, count and
+	 * record with; never the session's. */
+	struct sl_caller *who;
 	struct sl_session *session; /* the client's session, borrowed; NULL for sluice exec */
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */

@@ -6,7 +6,7 @@
  * suspending the call until the answer.
  *
  * Rules may name who they apply to (who, notWho: the caller of the call's
- * session, auth/caller.h). The same rules hide denied tools from
+ * request, c->who, auth/caller.h). The same rules hide denied tools from
  * tools/list, search_tools, list_tools and describe_tools (the visible
  * hook, with the listing session's caller), so a model never sees what it
  * may not call; programs resolve names through sl_policy_hides and
@@ -836,18 +836,12 @@ static void unadvertised(struct sl_call *c, const char *detail)
  * hidden from the caller, so that the two cannot be told apart. */
 #define NOT_LISTED "not in its tools list, also after a refresh"
 
-/* The caller of c (NULL: anonymous). */
-static const struct sl_caller *caller_of(const struct sl_call *c)
-{
-	return c->session ? c->session->caller : NULL;
-}
-
 /* Applies the rules to a tool the server advertises (def). */
 static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yyjson_val *def)
 {
 	int rule;
 	char reason[600];
-	const struct sl_caller *who = caller_of(c);
+	const struct sl_caller *who = c->who;
 	enum sl_policy_action a = sl_policy_decide(&ps->policy, who, c->up->name, c->tool,
 						   sl_json_obj(def, "annotations"), false, &rule);
 
