@@ -199,6 +199,14 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- pipeline calls --------------------------------------------------------- */
 
+void sl_session_bind_call(struct sl_session *s, struct sl_call *c)
+{
+	c->session = s;
+	c->session_id = s ? s->id : 0;
+	sl_session_client_key(s, c->client_key);
+	c->ask = s ? sl_session_asker(s) : (struct sl_asker){ 0 };
+}
+
 yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text)
 {
 	yyjson_mut_val *r = yyjson_mut_obj(d), *content = yyjson_mut_arr(d), *t = yyjson_mut_obj(d);
@@ -363,7 +371,7 @@ static void await_task(struct sl_pending *p, struct sl_call *c)
 	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
 			c->progress ? on_call_progress : NULL, p);
 	f->who = sl_caller_ref(c->who);
-	f->session = c->session;
+	sl_session_bind_call(c->session, f);
 	f->task_fetch = sl_strdup(p->task_up);
 	if (c->fields)
 		f->fields = yyjson_mut_val_mut_copy(f->doc, c->fields);
@@ -454,7 +462,7 @@ void sl_pending_take_call(struct sl_pending *p, struct sl_call *c)
 	p->u.call.call = c;
 	c->done = on_call_done;
 	c->ctx = p;
-	c->session = p->s;
+	sl_session_bind_call(p->s, c);
 	c->progress = meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL;
 	if (c->finished)
 		on_call_done(p, c);
@@ -478,7 +486,7 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 					 meta && yyjson_obj_get(meta, "progressToken") ?
 					 on_call_progress : NULL, p);
 	c->who = sl_caller_ref(p->who);
-	c->session = s;
+	sl_session_bind_call(s, c);
 	if (fields)
 		c->fields = yyjson_val_mut_copy(c->doc, fields);
 	if (modern) {

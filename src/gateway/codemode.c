@@ -264,7 +264,7 @@ static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
 			NULL, h);
 	f->parent = c->parent;
 	f->who = sl_caller_ref(c->who);
-	f->session = c->session;
+	sl_session_bind_call(c->session, f);
 	f->human = on_call_human;
 	f->task_fetch = sl_strdup(h->task);
 	h->c = f;
@@ -503,7 +503,7 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 			   on_call_done, NULL, h);
 	h->c->parent = sl_program_id(p);
 	h->c->who = sl_caller_ref(r->who);
-	h->c->session = r->s;
+	sl_session_bind_call(r->s, h->c);
 	h->c->human = on_call_human;
 	if (r->rp) {
 		/* Stages ask through input_required (MCP 2026-07-28 MRTR); the
@@ -689,6 +689,7 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 	o->program = program;
 	o->session = s;
 	o->session_id = s ? s->id : 0;
+	sl_session_client_key(s, o->client_key);
 	o->who = who;
 	o->outcome = r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind;
 	o->calls = r->calls;

@@ -123,6 +123,16 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	return s;
 }
 
+void sl_session_client_key(const struct sl_session *s, char out[80])
+{
+	if (!s)
+		snprintf(out, 80, "exec");
+	else if (s->era == SL_ERA_MODERN)
+		snprintf(out, 80, "c%s", s->cred);
+	else
+		snprintf(out, 80, "s%llu", (unsigned long long)s->id);
+}
+
 void sl_session_set_caller(struct sl_session *s, struct sl_caller *who)
 {
 	sl_caller_unref(s->caller);

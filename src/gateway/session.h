@@ -156,17 +156,24 @@ enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstre
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m,
 		      const struct sl_ureq *asker);
 
-/* The human's answer to an elicitation: action is "accept", "decline" or
- * "cancel" (NULL: no answer will come: an error, or the session closed);
- * content is borrowed for the call. */
-typedef void (*sl_elicit_fn)(void *ctx, const char *action, yyjson_val *content);
 /* True if this session's client declared the elicitation capability. */
 bool sl_session_can_elicit(const struct sl_session *s);
 /* Asks the client's human through elicitation/create (schema is copied).
  * Returns false (and never calls cb) if the client cannot be asked; else
- * cb runs exactly once, later, from the loop. */
+ * cb runs exactly once, later, from the loop (action NULL: the session
+ * closed). */
 bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
-		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx);
+		       yyjson_mut_val *schema, sl_answer_fn cb, void *ctx);
+/* The same as a call's asker (pipeline/call.h): s's elicitation. */
+struct sl_asker sl_session_asker(struct sl_session *s);
+/* The key of s's client for per-client state (out: 80 bytes): "s<id>" for
+ * a session of the session era, "c<credential digest>" for 2026-07-28
+ * requests (each has a fresh session: the credential is the client),
+ * "exec" for NULL (sluice exec). */
+void sl_session_client_key(const struct sl_session *s, char out[80]);
+/* c answers to s from now on (NULL: to no client for now, as a parked
+ * call): c->session, session_id, client_key and ask are set from s. */
+void sl_session_bind_call(struct sl_session *s, struct sl_call *c);
 
 /* Answers m with result (built in d, which this frees), sealed for the era. */
 void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_mut_doc *d,

@@ -5,7 +5,6 @@
 #include "pipeline/call.h"
 #include "auth/caller.h"
 #include "core/log.h"
-#include "gateway/session.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,6 +72,17 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d)
 	return yyjson_val_mut_copy(d, c->result);
 }
 
+bool sl_call_can_ask(const struct sl_call *c)
+{
+	return c->ask.can_elicit && c->ask.can_elicit(c->ask.ctx);
+}
+
+bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		 sl_answer_fn cb, void *arg)
+{
+	return c->ask.elicit && c->ask.elicit(c->ask.ctx, message, d, schema, cb, arg);
+}
+
 void sl_call_human_wait(struct sl_call *c, bool waiting)
 {
 	if (c->human)
@@ -114,7 +124,7 @@ static void filter_error(struct sl_call *c)
 	sl_peer_init(&p, SL_PEER_ERROR, "tools/call", c->up, d, yyjson_val_mut_copy(d, c->rpc_error));
 	p.can_mark = true;
 	p.to_program = c->origin == SL_ORIGIN_CODE;
-	p.session = c->session;
+	p.client_key = c->client_key;
 	sl_stages_peer(c->gen, &p);
 	sl_peer_error_apply(&p);
 	if (p.changed) {

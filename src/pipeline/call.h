@@ -65,6 +65,30 @@ typedef void (*sl_stage_present_fn)(void *state, yyjson_mut_doc *d, yyjson_mut_v
  * and resume it (at once or later, exactly once as always). */
 typedef void (*sl_stage_cancel_fn)(void *state, struct sl_call *c);
 
+/* A person's answer to a question a stage asked (struct sl_asker): action
+ * is "accept", "decline" or "cancel" (NULL: no answer will come: an error,
+ * or the client went away); content is borrowed for the call. */
+typedef void (*sl_answer_fn)(void *arg, const char *action, yyjson_val *content);
+
+/*
+ * How a stage asks a call's person (elicitation) without knowing who asks:
+ * whoever owns the call implements it (a client session,
+ * sl_session_bind_call) and sets it on the calls it makes. A zero asker
+ * (elicit NULL) has nobody to ask: sluice exec, a parked call. Stages call
+ * sl_call_can_ask and sl_call_ask. (A 2026-07-28 call asks through its
+ * answer instead: c->mrtr, input_required.)
+ */
+struct sl_asker {
+	/* True if the person can be asked now (the client declared elicitation). */
+	bool (*can_elicit)(void *ctx);
+	/* Asks message with schema (in d, copied). False, and cb never runs,
+	 * if nobody can be asked; else cb(arg, ...) runs exactly once, later,
+	 * from the loop. */
+	bool (*elicit)(void *ctx, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		       sl_answer_fn cb, void *arg);
+	void *ctx;
+};
+
 /*
  * A code-mode program's final answer on its way to the model (or to
  * `sluice exec`'s output): it passes every stage's output hook in table
@@ -75,6 +99,7 @@ struct sl_output {
 	uint64_t program;           /* the program's id */
 	struct sl_session *session; /* the client's, borrowed; NULL for sluice exec */
 	uint64_t session_id;        /* 0 for sluice exec */
+	char client_key[80];        /* as a call's (set by sl_codemode_output) */
 	const struct sl_caller *who;/* borrowed: the caller of the execute_code request that
 				     * started the program (NULL: anonymous, sluice exec) */
 	const char *outcome;        /* "ok", "cancelled", or the failure kind (timeout, ...) */
@@ -126,8 +151,9 @@ struct sl_peer {
 	bool changed;                 /* a hook edited val */
 	char *withheld;               /* owned, set by a hook: deliver none of it, and why */
 	char *warning;                /* owned, set by a hook: a note to deliver with it */
-	struct sl_session *session;   /* the client's, borrowed, where the caller knows it (set
-				       * after sl_peer_init), else NULL: the tokenize stage's map */
+	const char *client_key;       /* the client's key (as a call's), borrowed, where the
+				       * caller knows it (set after sl_peer_init), else NULL:
+				       * the tokenize stage's map */
 	struct sl_metrics *metrics;   /* the process's counters (set by sl_stages_peer) */
 };
 typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
@@ -191,7 +217,17 @@ struct sl_call {
 	 * caller of its execute_code request. What stages decide, count and
 	 * record with; never the session's. */
 	struct sl_caller *who;
-	struct sl_session *session; /* the client's session, borrowed; NULL for sluice exec */
+	/* The client it answers to, set by its owner (sl_session_bind_call):
+	 * the session (borrowed; NULL: none, as for sluice exec or a call
+	 * parked while its client is away), its id for the records (0: none),
+	 * the key of the client's per-client state ("s<id>" a session of the
+	 * session era, "c<credential digest>" the 2026-07-28 requests of one
+	 * credential, "exec" none: the tokenize stage's map), and how a stage
+	 * asks its person. Stages read these, never the session itself. */
+	struct sl_session *session;
+	uint64_t session_id;
+	char client_key[80];
+	struct sl_asker ask;
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */
@@ -272,6 +308,13 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d);
  * immutable copy of c->mresult whose document is returned in *doc (free it;
  * NULL when none was needed). */
 yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc);
+
+/* True if a stage can ask c's person now (c->ask). */
+bool sl_call_can_ask(const struct sl_call *c);
+/* Asks c's person through c->ask (see struct sl_asker): false, and cb never
+ * runs, if nobody can be asked. */
+bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		 sl_answer_fn cb, void *arg);
 
 /* For stages that wait for a person (a confirmation): tells the call's
  * owner when the wait starts and ends, so a program's wall clock can pause. */

@@ -17,7 +17,6 @@
 #include "config/conf.h"
 #include "core/digest.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "auth/caller.h"
 #include "pipeline/gen.h"
 
@@ -127,7 +126,7 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	sl_sha256_hex(canon, in_len, hash);
 	free(canon);
 
-	o = line_start(d, "call", now, c->session ? c->session->id : 0, c->who);
+	o = line_start(d, "call", now, c->session_id, c->who);
 	yyjson_mut_obj_add_uint(d, o, "call", c->id);
 	yyjson_mut_obj_add_strcpy(d, o, "server", c->up ? c->up->name : "");
 	yyjson_mut_obj_add_strcpy(d, o, "tool", c->tool);

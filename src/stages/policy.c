@@ -16,7 +16,7 @@
  * Suspensions and who resumes:
  *   refresh:  our own tools/list request; its callback (which always runs,
  *             also on failure) decides and resumes, or starts a confirm.
- *   confirm:  the session's elicitation callback (which always runs, with
+ *   confirm:  the call's asker's callback (c->ask: which always runs, with
  *             NULL when the client goes away), our timer (the deadline) or
  *             the cancel hook (the call was cancelled meanwhile), whichever
  *             comes first, resumes; the wait state lives until both the
@@ -35,7 +35,6 @@
 #include "core/escape.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "pipeline/call.h"
 
 #include <stdio.h>
@@ -784,11 +783,11 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 
 	if (c->mrtr)
 		return confirm_mrtr(ps, c, reason);
-	if (!c->session || !sl_session_can_elicit(c->session)) {
+	if (!sl_call_can_ask(c)) {
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "policy: %s.%s needs confirmation by %s, but %s, so nobody can be "
 				  "asked; the call is refused", c->up->name, c->tool, reason,
-				  c->session ? "the client does not support elicitation" :
+				  c->ask.elicit ? "the client does not support elicitation" :
 				  "there is no client session");
 		return SL_STAGE_DONE;
 	}
@@ -805,7 +804,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	w->c = c;
 	uv_timer_init(c->up->loop, &w->timer);
 	w->timer.data = w;
-	asked = sl_session_elicit(c->session, msg, d, schema, on_answer, w);
+	asked = sl_call_ask(c, msg, d, schema, on_answer, w);
 	free(msg);
 	yyjson_mut_doc_free(d);
 	if (!asked) {

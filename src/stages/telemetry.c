@@ -22,7 +22,6 @@
 #include "config/conf.h"
 #include "core/buf.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "auth/caller.h"
 #include "pipeline/metrics.h"
 
@@ -265,8 +264,8 @@ static void telemetry_finish(void *state, struct sl_call *c)
 	attr_int(d, attrs, "sluice.call.id", c->id);
 	if (c->origin == SL_ORIGIN_CODE)
 		attr_int(d, attrs, "sluice.program.id", c->parent);
-	if (c->session)
-		attr_int(d, attrs, "sluice.session.id", c->session->id);
+	if (c->session_id)
+		attr_int(d, attrs, "sluice.session.id", c->session_id);
 	attr_caller(d, attrs, c->who);
 	attr_bool(d, attrs, "sluice.cache_hit", c->cache_hit);
 	attr_bool(d, attrs, "sluice.is_error", is_error);
