@@ -19,7 +19,7 @@ struct sl_call *sl_call_new(struct sl_gen *gen, enum sl_origin origin, struct sl
 			    const char *tool, yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx)
 {
-	struct sl_call *c = sl_alloc(sizeof(*c));
+	struct sl_call *c = sl_alloc(sizeof(*c) + gen->nstages * sizeof(c->stage_ctx[0]));
 	c->id = next_call_id++;
 	c->gen = sl_gen_ref(gen);
 	c->origin = origin;
@@ -70,6 +70,28 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d)
 	if (c->mresult)
 		return yyjson_mut_val_mut_copy(d, c->mresult);
 	return yyjson_val_mut_copy(d, c->result);
+}
+
+/* st's position in c's table, or c->gen->nstages. */
+static size_t slot_of(const struct sl_call *c, const struct sl_stage *st)
+{
+	size_t i = 0;
+	while (i < c->gen->nstages && c->gen->stages[i] != st)
+		i++;
+	return i;
+}
+
+void *sl_call_ctx(const struct sl_call *c, const struct sl_stage *st)
+{
+	size_t i = slot_of(c, st);
+	return i < c->gen->nstages ? c->stage_ctx[i] : NULL;
+}
+
+void sl_call_set_ctx(struct sl_call *c, const struct sl_stage *st, void *ctx)
+{
+	size_t i = slot_of(c, st);
+	if (i < c->gen->nstages)
+		c->stage_ctx[i] = ctx;
 }
 
 bool sl_call_can_ask(const struct sl_call *c)

@@ -202,6 +202,16 @@ typedef void (*sl_call_human_fn)(void *ctx, struct sl_call *c, bool waiting);
 /* A progress notification's params from the upstream (token already stripped). */
 typedef void (*sl_call_progress_fn)(void *ctx, struct sl_call *c, yyjson_val *params);
 
+/*
+ * A call. What is here is what the engine runs on or what more than one
+ * module reads: the request (who, args, the client's bindings, the
+ * 2026-07-28 and task fields, set by the owner and read by the engine and
+ * by policy and pinning), the outcome and its result (every response hook,
+ * the owner), the rate limit's answer (quota for the owner), the counters
+ * the records read (audit, telemetry, metrics), the engine's position and
+ * the owner's callbacks. What one stage keeps for one call lives in that
+ * stage's slot (stage_ctx, sl_call_ctx), never in a field here.
+ */
 struct sl_call {
 	uint64_t id;
 	struct sl_gen *gen;       /* a reference: the stages' settings for this call */
@@ -264,7 +274,8 @@ struct sl_call {
 
 	uint64_t timeout_ms;
 	uint64_t started_us, finished_us;
-	size_t bytes_in, bytes_out;
+	/* Set by the cache stage, read by the records (audit, telemetry, the
+	 * metrics): what happened to the call, not the stage's own state. */
 	bool cache_hit;            /* the result came from the cache stage, not the upstream */
 	bool cache_lookup;         /* the cache stage looked it up (a hit or a miss) */
 
@@ -278,7 +289,13 @@ struct sl_call {
 	sl_call_done_fn done;
 	sl_call_progress_fn progress; /* NULL: the caller wants no progress */
 	sl_call_human_fn human;   /* NULL: the caller does not care (programs pause their clock) */
-	void *ctx;
+	void *ctx;                /* the owner's, for done, progress and human */
+
+	/* One slot per stage of gen's table, in its order (nginx's r->ctx):
+	 * what that stage keeps for this call, NULL until it sets it. Read
+	 * and set with sl_call_ctx and sl_call_set_ctx; the engine allocates
+	 * them with the call and never looks inside. */
+	void *stage_ctx[];
 };
 
 /* Takes args_doc (whose root is the arguments object; NULL: empty args);
@@ -319,6 +336,14 @@ bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjs
 /* For stages that wait for a person (a confirmation): tells the call's
  * owner when the wait starts and ends, so a program's wall clock can pause. */
 void sl_call_human_wait(struct sl_call *c, bool waiting);
+
+/* Stage st's slot on c (nginx's ngx_http_get_module_ctx): what st keeps for
+ * this call, NULL until st sets it, and always NULL when st is not in the
+ * table of c's generation. A stage empties its slot (and frees what it put
+ * there) before it lets the call go on from where it held it. */
+void *sl_call_ctx(const struct sl_call *c, const struct sl_stage *st);
+/* Sets st's slot on c (nothing when st is not in c's table). */
+void sl_call_set_ctx(struct sl_call *c, const struct sl_stage *st, void *ctx);
 
 /* Sets the outcome to DENIED or FAILED with a message (for stages). */
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -20,10 +20,12 @@
  *             NULL when the client goes away), our timer (the deadline) or
  *             the cancel hook (the call was cancelled meanwhile), whichever
  *             comes first, resumes; the wait state lives until both the
- *             callback and the timer's close have run. The state lists the
- *             waits whose call is not resumed yet, so that the cancel hook
- *             finds the call's; a wait leaves the list before it resumes,
- *             so nothing that runs later touches a state that may be gone.
+ *             callback and the timer's close have run. The call's policy
+ *             slot (sl_call_ctx) holds its wait, so that the cancel hook
+ *             finds it, and the state lists the waits whose call is not
+ *             resumed yet (sl_policy_each_wait); a wait leaves both before
+ *             it resumes, so nothing that runs later touches a state that
+ *             may be gone.
  *   A call cancelled during a refresh is resumed by the refresh's callback
  *   (the cancel hook finds no wait for it).
  */
@@ -638,6 +640,7 @@ static void settle(struct wait *w, bool allow, const char *why)
 			*p = w->next;
 			break;
 		}
+	sl_call_set_ctx(c, &sl_stage_policy, NULL);
 	w->c = NULL;
 	w->ps = NULL;
 	w->next = NULL;
@@ -679,12 +682,9 @@ static void on_deadline(uv_timer_t *t)
  * has no wait: the refresh's callback resumes it. */
 static void policy_cancel(void *state, struct sl_call *c)
 {
-	struct sl_policy_state *ps = state;
-	for (struct wait *w = ps->waits; w; w = w->next)
-		if (w->c == c) {
-			settle(w, false, "the call was cancelled");
-			return; /* c and perhaps ps are gone now */
-		}
+	struct wait *w = sl_call_ctx(c, &sl_stage_policy);
+	if (w)
+		settle(w, false, "the call was cancelled"); /* c and perhaps state are gone now */
 }
 
 void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn, void *ctx)
@@ -819,6 +819,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	w->ps = ps;
 	w->next = ps->waits;
 	ps->waits = w;
+	sl_call_set_ctx(c, &sl_stage_policy, w);
 	uv_timer_start(&w->timer, on_deadline, ps->policy.confirm_timeout_ms, 0);
 	sl_call_human_wait(c, true);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
