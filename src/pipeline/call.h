@@ -233,7 +233,8 @@ struct sl_call {
 	 * the key of the client's per-client state ("s<id>" a session of the
 	 * session era, "c<credential digest>" the 2026-07-28 requests of one
 	 * credential, "exec" none: the tokenize stage's map), and how a stage
-	 * asks its person. Stages read these, never the session itself. */
+	 * asks its person. Stages read these; the session pointer is for the
+	 * owner's modules (and the governor's kept results, gateway/kept.h). */
 	struct sl_session *session;
 	uint64_t session_id;
 	char client_key[80];
@@ -339,8 +340,8 @@ void sl_call_human_wait(struct sl_call *c, bool waiting);
 
 /* Stage st's slot on c (nginx's ngx_http_get_module_ctx): what st keeps for
  * this call, NULL until st sets it, and always NULL when st is not in the
- * table of c's generation. A stage empties its slot (and frees what it put
- * there) before it lets the call go on from where it held it. */
+ * table of c's generation. What st puts there stays st's to free; st
+ * empties its slot before it resumes a call it held. */
 void *sl_call_ctx(const struct sl_call *c, const struct sl_stage *st);
 /* Sets st's slot on c (nothing when st is not in c's table). */
 void sl_call_set_ctx(struct sl_call *c, const struct sl_stage *st, void *ctx);
