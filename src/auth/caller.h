@@ -1,8 +1,10 @@
 /*
  * Who a request comes from, and through which profile: made by the HTTP
- * transport when it admits a request (src/auth/auth.c), held by the session
- * the request opens or reaches, read by the stages through the call's
- * session (policy matches on it, audit and telemetry write it). Immutable
+ * transport when it admits a request (src/auth/auth.c), handed to the
+ * session with the request's message, held by the calls and programs the
+ * request starts (c->who), read by the stages through the call (policy
+ * matches on it, quotas count it, audit and telemetry write it); the
+ * session keeps the one it was opened with, for its profile. Immutable
  * once made, reference-counted. Over stdio, and over HTTP with no
  * authentication configured, there is no caller (NULL), and everything
  * that matches on one sees an anonymous caller: no subject, no group, no

@@ -4,6 +4,7 @@
  * sl_pending) with the one function that cancels any of them.
  */
 #include "gateway/session_int.h"
+#include "auth/caller.h"
 #include "gateway/codemode.h"
 #include "gateway/replay.h"
 #include "gateway/kept.h"
@@ -28,6 +29,7 @@ struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool m
 	p->kind = kind;
 	p->msg = *m;
 	memset(m, 0, sizeof(*m));
+	p->who = p->msg.who = sl_caller_ref(p->msg.who);
 	p->modern = modern;
 	sl_session_id_key(p->msg.id, p->key, sizeof(p->key));
 	sl_map_put(&s->calls, p->key, p);
@@ -49,6 +51,7 @@ void sl_pending_free(struct sl_pending *p)
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
 	sl_msg_dispose(&p->msg);
+	sl_caller_unref(p->who);
 	free(p);
 }
 
@@ -104,7 +107,7 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_doc *d,
 			yyjson_mut_val *params, sl_reply_fn cb, struct sl_err *err)
 {
-	struct sl_upstream *link = sl_upstream_for(u, p->s->caller, err);
+	struct sl_upstream *link = sl_upstream_for(u, p->who, err);
 
 	p->up = u;
 	p->u.ureq = link ? sl_upstream_request(link, p->msg.method, d, params,
@@ -195,6 +198,14 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */
+
+void sl_session_bind_call(struct sl_session *s, struct sl_call *c)
+{
+	c->session = s;
+	c->session_id = s ? s->id : 0;
+	sl_session_client_key(s, c->client_key);
+	c->ask = s ? sl_session_asker(s) : (struct sl_asker){ 0 };
+}
 
 yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text)
 {
@@ -359,7 +370,8 @@ static void await_task(struct sl_pending *p, struct sl_call *c)
 	p->task_up = sl_strdup(sl_json_str(sl_json_obj(c->result, "task"), "taskId"));
 	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
 			c->progress ? on_call_progress : NULL, p);
-	f->session = c->session;
+	f->who = sl_caller_ref(c->who);
+	sl_session_bind_call(c->session, f);
 	f->task_fetch = sl_strdup(p->task_up);
 	if (c->fields)
 		f->fields = yyjson_mut_val_mut_copy(f->doc, c->fields);
@@ -450,7 +462,7 @@ void sl_pending_take_call(struct sl_pending *p, struct sl_call *c)
 	p->u.call.call = c;
 	c->done = on_call_done;
 	c->ctx = p;
-	c->session = p->s;
+	sl_session_bind_call(p->s, c);
 	c->progress = meta && yyjson_obj_get(meta, "progressToken") ? on_call_progress : NULL;
 	if (c->finished)
 		on_call_done(p, c);
@@ -473,7 +485,8 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 	c = p->u.call.call = sl_call_new(s->gw->gen, origin, up, tool, ad, timeout, on_call_done,
 					 meta && yyjson_obj_get(meta, "progressToken") ?
 					 on_call_progress : NULL, p);
-	c->session = s;
+	c->who = sl_caller_ref(p->who);
+	sl_session_bind_call(s, c);
 	if (fields)
 		c->fields = yyjson_val_mut_copy(c->doc, fields);
 	if (modern) {
@@ -547,7 +560,7 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	/* The answer passes the output hooks (redaction, guard, governor,
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
-	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, &o);
+	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who, &o);
 	if (!s->closing && p->u.program.replay && replay_answer(p, prog, gen))
 		; /* it ended to ask, or its replay failed */
 	else if (!s->closing && o.text) {
@@ -621,8 +634,9 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 	struct sl_pending *p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
 	if (modern && !replay_prepare(p, code, len))
 		return;
-	p->u.program.program = sl_codemode_run_replay(s->gw, s, code, len, p->u.program.replay,
-						      on_program_done, on_program_step, p);
+	p->u.program.program = sl_codemode_run_replay(s->gw, s, p->who, code, len,
+						      p->u.program.replay, on_program_done,
+						      on_program_step, p);
 	sl_program_set_language(p->u.program.program, lang);
 }
 

@@ -108,6 +108,7 @@ struct run {
 	struct sl_gateway *gw;
 	struct sl_gen *gen;          /* a reference: the program's calls and answer use it */
 	struct sl_session *s;
+	struct sl_caller *who;       /* a reference: its execute_code request's caller */
 	sl_codemode_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
@@ -262,7 +263,8 @@ static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
 	f = sl_call_new(c->gen, SL_ORIGIN_CODE, c->up, c->tool, args, c->timeout_ms, c->done,
 			NULL, h);
 	f->parent = c->parent;
-	f->session = c->session;
+	f->who = sl_caller_ref(c->who);
+	sl_session_bind_call(c->session, f);
 	f->human = on_call_human;
 	f->task_fetch = sl_strdup(h->task);
 	h->c = f;
@@ -351,8 +353,9 @@ static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
 		sl_program_call_human(h->p, waiting);
 }
 
-static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
-				    size_t len, struct sl_replay *rp, sl_codemode_done_fn done,
+static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
+				    struct sl_caller *who, const char *code, size_t len,
+				    struct sl_replay *rp, sl_codemode_done_fn done,
 				    sl_program_step_fn step, void *ctx, unsigned depth);
 
 /* A skill's program ended: what it returned (JSON text, see
@@ -433,7 +436,8 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 	} else if (sl_codemode_skill(name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
 		code = sl_codemode_skill_code(&sk, json, len, true, &len);
-		h->skill = start_run(r->gw, r->s, code, len, NULL, on_skill_done, NULL, h, r->depth + 1);
+		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, on_skill_done, NULL, h,
+				     r->depth + 1);
 		if (r->rp) {
 			h->live = true;
 			r->live++;
@@ -498,7 +502,8 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 			   u->cfg->timeout_ms ? u->cfg->timeout_ms : r->gen->cfg->call_timeout_ms,
 			   on_call_done, NULL, h);
 	h->c->parent = sl_program_id(p);
-	h->c->session = r->s;
+	h->c->who = sl_caller_ref(r->who);
+	sl_session_bind_call(r->s, h->c);
 	h->c->human = on_call_human;
 	if (r->rp) {
 		/* Stages ask through input_required (MCP 2026-07-28 MRTR); the
@@ -557,6 +562,7 @@ static void on_run_done(void *ctx, struct sl_program *p)
 	free(ctx);
 	r.done(r.ctx, p, r.gen);
 	sl_gen_unref(r.gen);
+	sl_caller_unref(r.who);
 }
 
 static void on_run_step(void *ctx, struct sl_program *p, const char *server, const char *tool)
@@ -565,8 +571,9 @@ static void on_run_step(void *ctx, struct sl_program *p, const char *server, con
 	r->step(r->ctx, p, server, tool);
 }
 
-static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
-				    size_t len, struct sl_replay *rp, sl_codemode_done_fn done,
+static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
+				    struct sl_caller *who, const char *code, size_t len,
+				    struct sl_replay *rp, sl_codemode_done_fn done,
 				    sl_program_step_fn step, void *ctx, unsigned depth)
 {
 	struct run *r = sl_alloc(sizeof(*r));
@@ -577,6 +584,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	r->gw = gw;
 	r->gen = sl_gen_ref(gw->gen);
 	r->s = s;
+	r->who = sl_caller_ref(who);
 	r->done = done;
 	r->step = step;
 	r->ctx = ctx;
@@ -592,17 +600,19 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 }
 
 struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
-					  const char *code, size_t len, struct sl_replay *rp,
-					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx)
+					  struct sl_caller *who, const char *code, size_t len,
+					  struct sl_replay *rp, sl_codemode_done_fn done,
+					  sl_program_step_fn step, void *ctx)
 {
-	return start_run(gw, s, code, len, rp, done, step, ctx, 0);
+	return start_run(gw, s, who, code, len, rp, done, step, ctx, 0);
 }
 
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx)
 {
-	return sl_codemode_run_replay(gw, s, code, len, NULL, done, step, ctx);
+	return sl_codemode_run_replay(gw, s, s ? s->caller : NULL, code, len, NULL, done, step,
+				      ctx);
 }
 
 /* ---- execute_code ------------------------------------------------------------------- */
@@ -670,7 +680,7 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 }
 
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
-			struct sl_session *s, struct sl_output *o)
+			struct sl_session *s, const struct sl_caller *who, struct sl_output *o)
 {
 	const char *cons = r->console_len ? "\n\n[console]\n" : "";
 	const char *cut = r->console_cut ? "\n[console output cut at its limit]" : "";
@@ -679,6 +689,8 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 	o->program = program;
 	o->session = s;
 	o->session_id = s ? s->id : 0;
+	sl_session_client_key(s, o->client_key);
+	o->who = who;
 	o->outcome = r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind;
 	o->calls = r->calls;
 	o->duration_ms = r->duration_ms;

@@ -13,6 +13,7 @@
 
 #define SL_EXECUTE_CODE "execute_code"
 
+struct sl_caller;
 struct sl_output;
 struct sl_session;
 
@@ -24,20 +25,24 @@ typedef void (*sl_codemode_done_fn)(void *ctx, struct sl_program *p, struct sl_g
  * of s's profile, as it is at each call), on the gateway's current generation, which
  * the program holds to its end: its tool calls are pipeline calls of
  * origin code on that generation whose parent is the program's id, bound
- * to s (stages that ask the human ask through it). step and ctx as for
- * sl_program_start. */
+ * to s (stages that ask the human ask through it) and made by s's own
+ * caller. step and ctx as for sl_program_start. */
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx);
 
 struct sl_replay;
-/* sl_codemode_run for a run that may end to ask a 2026-07-28 client
- * (gateway/replay.h): fixed seed and clock from rp, recorded calls answered
- * from rp, calls a stage answers input_required suspend the program (it
- * ends cancelled; rp says why). rp (the owner's) must outlive done. */
+/* sl_codemode_run for the execute_code request of s sent by who (NULL:
+ * anonymous; a reference is taken): the program's tool calls carry who,
+ * the request's caller. rp, when not NULL, is a run that may end to ask a
+ * 2026-07-28 client (gateway/replay.h): fixed seed and clock from rp,
+ * recorded calls answered from rp, calls a stage answers input_required
+ * suspend the program (it ends cancelled; rp says why). rp (the owner's)
+ * must outlive done. */
 struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
-					  const char *code, size_t len, struct sl_replay *rp,
-					  sl_codemode_done_fn done, sl_program_step_fn step, void *ctx);
+					  struct sl_caller *who, const char *code, size_t len,
+					  struct sl_replay *rp, sl_codemode_done_fn done,
+					  sl_program_step_fn step, void *ctx);
 
 struct sl_view;
 
@@ -62,10 +67,11 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 /* A finished program's answer for the model: the return value (and console
  * output under [console]), or the failure's kind and message; no text when
  * it was cancelled. It is run through gen's output hooks (redacted,
- * scored, governed with s's store, audited, recorded): o then holds what
- * the model gets; free it with sl_output_dispose. s is NULL for sluice exec. */
+ * scored, governed with s's store, audited and recorded as who's, the
+ * caller of its execute_code request): o then holds what the model gets;
+ * free it with sl_output_dispose. s and who are NULL for sluice exec. */
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
-			struct sl_session *s, struct sl_output *o);
+			struct sl_session *s, const struct sl_caller *who, struct sl_output *o);
 /* The execute_code result for o, built in d: the guard's warning (if any)
  * and the answer as text blocks, isError when the program failed. */
 yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d);

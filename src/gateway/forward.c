@@ -80,6 +80,7 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 	yyjson_mut_doc *d;
 	const char *method = p->msg.method;
 	struct sl_peer peer;
+	char key[80];
 
 	p->u.ureq = NULL;
 	if (s->closing) {
@@ -91,12 +92,13 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 		sl_pending_free(p);
 		return;
 	}
+	sl_session_client_key(s, key);
 	d = sl_rpc_response_new(p->msg.id, &o);
 	if (r->kind == SL_REPLY_ERROR) {
 		sl_peer_init(&peer, SL_PEER_ERROR, method, p->up, d,
 			     yyjson_val_mut_copy(d, r->msg->error));
 		peer.can_mark = true;
-		peer.session = s;
+		peer.client_key = key;
 		sl_stages_peer(s->gw->gen, &peer);
 		sl_peer_error_apply(&peer);
 		yyjson_mut_obj_add_val(d, o, "error", peer.val);
@@ -108,7 +110,7 @@ static void on_forward_reply(void *ctx, struct sl_reply *r)
 		/* A completion's values go into the person's input: they have
 		 * no room for a warning. */
 		peer.can_mark = strcmp(method, "completion/complete") != 0;
-		peer.session = s;
+		peer.client_key = key;
 		sl_stages_peer(s->gw->gen, &peer);
 		if (peer.withheld) {
 			sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, peer.withheld);

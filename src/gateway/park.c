@@ -211,7 +211,7 @@ static void on_gather(uv_timer_t *t)
 	c->done = on_parked_done;
 	c->ctx = k;
 	c->progress = NULL;
-	c->session = NULL;
+	sl_session_bind_call(NULL, c);
 	k->call = c;
 	k->parked = true;
 	k->p = NULL;

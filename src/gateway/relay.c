@@ -15,7 +15,7 @@ struct relay {
 	struct sl_upstream *up;  /* relayed for this server, or NULL */
 	unsigned gen;
 	yyjson_doc *id_doc;      /* the upstream's id */
-	sl_elicit_fn cb;         /* the gateway's own: who wants the answer */
+	sl_answer_fn cb;         /* the gateway's own: who wants the answer */
 	void *ctx;
 };
 
@@ -46,7 +46,7 @@ bool sl_session_can_elicit(const struct sl_session *s)
 }
 
 bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
-		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx)
+		       yyjson_mut_val *schema, sl_answer_fn cb, void *ctx)
 {
 	struct relay *r;
 	yyjson_mut_val *o, *params;
@@ -67,6 +67,22 @@ bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc
 	request_send(s, req);
 	(void)d;
 	return true;
+}
+
+static bool asker_can_elicit(void *ctx)
+{
+	return sl_session_can_elicit(ctx);
+}
+
+static bool asker_elicit(void *ctx, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+			 sl_answer_fn cb, void *arg)
+{
+	return sl_session_elicit(ctx, message, d, schema, cb, arg);
+}
+
+struct sl_asker sl_session_asker(struct sl_session *s)
+{
+	return (struct sl_asker){ asker_can_elicit, asker_elicit, s };
 }
 
 bool sl_relay_allowed(yyjson_val *caps, struct sl_msg *m)
@@ -250,7 +266,7 @@ static void answer_none(const char *key, void *value, void *ctx)
 {
 	struct relay *r = value;
 	if (r->cb) {
-		sl_elicit_fn cb = r->cb;
+		sl_answer_fn cb = r->cb;
 		r->cb = NULL;
 		cb(r->ctx, NULL, NULL);
 	}

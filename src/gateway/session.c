@@ -24,6 +24,7 @@
 
 struct sl_deferred {
 	struct sl_deferred *next;
+	struct sl_caller *who;   /* its sender (a reference), or NULL */
 	char *line;
 	size_t len;
 };
@@ -120,6 +121,16 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_session_set_caller(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
+}
+
+void sl_session_client_key(const struct sl_session *s, char out[80])
+{
+	if (!s)
+		snprintf(out, 80, "exec");
+	else if (s->era == SL_ERA_MODERN)
+		snprintf(out, 80, "c%s", s->cred);
+	else
+		snprintf(out, 80, "s%llu", (unsigned long long)s->id);
 }
 
 void sl_session_set_caller(struct sl_session *s, struct sl_caller *who)
@@ -222,6 +233,7 @@ void sl_session_free(struct sl_session *s)
 	while (s->deferred) {
 		struct sl_deferred *d = s->deferred;
 		s->deferred = d->next;
+		sl_caller_unref(d->who);
 		free(d->line);
 		free(d);
 	}
@@ -604,9 +616,9 @@ static void handle_notification(struct sl_session *s, struct sl_msg *m)
 	}
 }
 
-static void defer(struct sl_session *s, const char *line, size_t len);
+static void defer(struct sl_session *s, struct sl_caller *who, const char *line, size_t len);
 
-static void process(struct sl_session *s, const char *line, size_t len)
+static void process(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
 {
 	struct sl_msg m;
 	struct sl_err err;
@@ -618,6 +630,7 @@ static void process(struct sl_session *s, const char *line, size_t len)
 		sl_msg_dispose(&m);
 		return;
 	}
+	m.who = who;
 	switch (m.kind) {
 	case SL_MSG_REQUEST:
 		e = method_find(m.method);
@@ -628,7 +641,7 @@ static void process(struct sl_session *s, const char *line, size_t len)
 			 * wait for a start that never comes). */
 			if (request_era(s, &m, &modern) && modern) {
 				sl_gateway_start(s->gw, sl_session_caps(s, &m, true));
-				defer(s, line, len);
+				defer(s, who, line, len);
 			}
 			break;
 		}
@@ -640,7 +653,7 @@ static void process(struct sl_session *s, const char *line, size_t len)
 		      sl_json_str(sl_session_meta(&m), SL_MCP_META_VERSION)))) {
 			/* A fresh session's 2026-07-28 request (over HTTP, every
 			 * request has a fresh session) waits like any other. */
-			defer(s, line, len);
+			defer(s, who, line, len);
 			break;
 		}
 		handle_request(s, &m, e);
@@ -663,16 +676,18 @@ static void on_settled(void *ctx)
 		s->deferred = d->next;
 		if (!s->deferred)
 			s->deferred_tail = &s->deferred;
-		process(s, d->line, d->len);
+		process(s, d->who, d->line, d->len);
+		sl_caller_unref(d->who);
 		free(d->line);
 		free(d);
 	}
 }
 
-static void defer(struct sl_session *s, const char *line, size_t len)
+static void defer(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
 {
 	struct sl_deferred *d = sl_alloc(sizeof(*d));
 	bool first = s->deferred == NULL;
+	d->who = sl_caller_ref(who);
 	d->line = sl_strndup(line, len);
 	d->len = len;
 	*s->deferred_tail = d;
@@ -681,16 +696,22 @@ static void defer(struct sl_session *s, const char *line, size_t len)
 		sl_gateway_when_settled(s->gw, on_settled, s);
 }
 
-void sl_session_input(struct sl_session *s, const char *line, size_t len)
+void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
+			   size_t len)
 {
 	if (s->closing)
 		return;
 	/* Keep order: once something waits, everything after it waits too. */
 	if (s->deferred) {
-		defer(s, line, len);
+		defer(s, who, line, len);
 		return;
 	}
-	process(s, line, len);
+	process(s, who, line, len);
+}
+
+void sl_session_input(struct sl_session *s, const char *line, size_t len)
+{
+	sl_session_input_from(s, s->caller, line, len);
 }
 
 void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,

@@ -100,12 +100,19 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
  */
 void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *caps,
 		      const char *log_level, const char *const *subs, size_t nsubs);
-/* Who the transport admitted this session's requests as (NULL: nobody in
- * particular): the stages match and record it, and a parked call's
- * requestState is honoured only for the same identity. */
+/* Who the transport opened this session for (NULL: nobody in particular):
+ * its profile's view, and a parked call's requestState is honoured only
+ * for the same identity. */
 void sl_session_set_caller(struct sl_session *s, struct sl_caller *who);
-/* One complete message (a line without its newline). */
+/* One complete message (a line without its newline) from the session's own
+ * caller (stdio: the anonymous one). */
 void sl_session_input(struct sl_session *s, const char *line, size_t len);
+/* The same, sent with who's credential (borrowed for the call; NULL:
+ * anonymous), which the HTTP transport checks on each request: the calls
+ * and programs a request starts carry its caller (c->who), which is what
+ * the stages decide and record with, never the session's. */
+void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
+			   size_t len);
 /* A line over the transport's cap: answer with an error (id if findable). */
 void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,
 			 size_t tl, size_t total, size_t max);
@@ -149,17 +156,24 @@ enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstre
 bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m,
 		      const struct sl_ureq *asker);
 
-/* The human's answer to an elicitation: action is "accept", "decline" or
- * "cancel" (NULL: no answer will come: an error, or the session closed);
- * content is borrowed for the call. */
-typedef void (*sl_elicit_fn)(void *ctx, const char *action, yyjson_val *content);
 /* True if this session's client declared the elicitation capability. */
 bool sl_session_can_elicit(const struct sl_session *s);
 /* Asks the client's human through elicitation/create (schema is copied).
  * Returns false (and never calls cb) if the client cannot be asked; else
- * cb runs exactly once, later, from the loop. */
+ * cb runs exactly once, later, from the loop (action NULL: the session
+ * closed). */
 bool sl_session_elicit(struct sl_session *s, const char *message, yyjson_mut_doc *d,
-		       yyjson_mut_val *schema, sl_elicit_fn cb, void *ctx);
+		       yyjson_mut_val *schema, sl_answer_fn cb, void *ctx);
+/* The same as a call's asker (pipeline/call.h): s's elicitation. */
+struct sl_asker sl_session_asker(struct sl_session *s);
+/* The key of s's client for per-client state (out: 80 bytes): "s<id>" for
+ * a session of the session era, "c<credential digest>" for 2026-07-28
+ * requests (each has a fresh session: the credential is the client),
+ * "exec" for NULL (sluice exec). */
+void sl_session_client_key(const struct sl_session *s, char out[80]);
+/* c answers to s from now on (NULL: to no client for now, as a parked
+ * call): c->session, session_id, client_key and ask are set from s. */
+void sl_session_bind_call(struct sl_session *s, struct sl_call *c);
 
 /* Answers m with result (built in d, which this frees), sealed for the era. */
 void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_mut_doc *d,

@@ -31,7 +31,9 @@ enum sl_pending_kind {
 struct sl_pending {
 	struct sl_session *s;
 	enum sl_pending_kind kind;
-	struct sl_msg msg;           /* the request; owns the id */
+	struct sl_msg msg;           /* the request; owns the id; msg.who is who */
+	struct sl_caller *who;       /* the request's caller (a reference; NULL: anonymous):
+				      * the calls and the program it starts carry it */
 	bool modern;
 	struct sl_upstream *up;      /* the server it waits on (none: a program) */
 	char key[80];
@@ -85,7 +87,8 @@ void sl_session_id_key(yyjson_val *id, char *out, size_t n);
 
 /* ---- calls.c ---- */
 
-/* Registers m (taken) as in flight under its id. */
+/* Registers m (taken) as in flight under its id, with a reference to its
+ * sender (m->who). */
 struct sl_pending *sl_pending_new(struct sl_session *s, struct sl_msg *m, bool modern,
 				  enum sl_pending_kind kind);
 void sl_pending_free(struct sl_pending *p);
@@ -101,7 +104,7 @@ void sl_pending_cancel(struct sl_pending *p, const char *why);
 /* An isError tool result with one text block (calls.c). */
 yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text);
 /* Sends p's request (p->msg.method, its params in d) to server u, through
- * the link that serves p's session's caller, with the server's timeout:
+ * the link that serves p's caller, with the server's timeout:
  * p->up and p->u.ureq are set. False, with err set, if it cannot go. */
 bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_doc *d,
 			yyjson_mut_val *params, sl_reply_fn cb, struct sl_err *err);

@@ -339,6 +339,7 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	c->s = s;
 	c->modern = modern;
 	c->msg = *m;
+	c->msg.who = NULL; /* borrowed, and the save needs no caller */
 	memset(m, 0, sizeof(*m));
 	msg = confirm_message(&c->sk);
 	d = yyjson_mut_doc_new(NULL);

@@ -22,6 +22,7 @@
  * after their TTL.
  */
 #include "gateway/session_int.h"
+#include "auth/caller.h"
 #include "core/digest.h"
 #include "core/log.h"
 #include "proto/mcp.h"
@@ -526,6 +527,7 @@ static void fetch_into(struct sl_pending *p, yyjson_mut_val *task)
 	struct sl_session *s = p->s;
 	struct sl_upstream *u = p->up;
 	struct sl_msg m = p->msg;
+	struct sl_caller *who = sl_caller_ref(p->who); /* m.who, past p */
 	char *up_id = p->task_up, *tool = p->task_tool;
 	yyjson_doc *state = yyjson_mut_val_imut_copy(task, NULL);
 	struct sl_pending *f;
@@ -537,6 +539,7 @@ static void fetch_into(struct sl_pending *p, yyjson_mut_val *task)
 	sl_pending_free(p);
 	/* The same request, now waiting on the fetch. */
 	f = sl_calls_prepare(s, &m, true, SL_ORIGIN_DIRECT, u, tool, NULL, NULL);
+	sl_caller_unref(who);
 	free(tool);
 	f->task_state = state;
 	f->u.call.call->task_fetch = up_id;

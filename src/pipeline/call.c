@@ -3,8 +3,8 @@
  * the finish hooks, keeping its position so a stage can suspend it.
  */
 #include "pipeline/call.h"
+#include "auth/caller.h"
 #include "core/log.h"
-#include "gateway/session.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ struct sl_call *sl_call_new(struct sl_gen *gen, enum sl_origin origin, struct sl
 			    const char *tool, yyjson_mut_doc *args_doc, uint64_t timeout_ms,
 			    sl_call_done_fn done, sl_call_progress_fn progress, void *ctx)
 {
-	struct sl_call *c = sl_alloc(sizeof(*c));
+	struct sl_call *c = sl_alloc(sizeof(*c) + gen->nstages * sizeof(c->stage_ctx[0]));
 	c->id = next_call_id++;
 	c->gen = sl_gen_ref(gen);
 	c->origin = origin;
@@ -46,6 +46,7 @@ void sl_call_free(struct sl_call *c)
 	if (!c)
 		return;
 	sl_gen_unref(c->gen);
+	sl_caller_unref(c->who);
 	yyjson_mut_doc_free(c->doc);
 	yyjson_doc_free(c->result_doc);
 	free(c->why);
@@ -69,6 +70,39 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d)
 	if (c->mresult)
 		return yyjson_mut_val_mut_copy(d, c->mresult);
 	return yyjson_val_mut_copy(d, c->result);
+}
+
+/* st's position in c's table, or c->gen->nstages. */
+static size_t slot_of(const struct sl_call *c, const struct sl_stage *st)
+{
+	size_t i = 0;
+	while (i < c->gen->nstages && c->gen->stages[i] != st)
+		i++;
+	return i;
+}
+
+void *sl_call_ctx(const struct sl_call *c, const struct sl_stage *st)
+{
+	size_t i = slot_of(c, st);
+	return i < c->gen->nstages ? c->stage_ctx[i] : NULL;
+}
+
+void sl_call_set_ctx(struct sl_call *c, const struct sl_stage *st, void *ctx)
+{
+	size_t i = slot_of(c, st);
+	if (i < c->gen->nstages)
+		c->stage_ctx[i] = ctx;
+}
+
+bool sl_call_can_ask(const struct sl_call *c)
+{
+	return c->ask.can_elicit && c->ask.can_elicit(c->ask.ctx);
+}
+
+bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		 sl_answer_fn cb, void *arg)
+{
+	return c->ask.elicit && c->ask.elicit(c->ask.ctx, message, d, schema, cb, arg);
 }
 
 void sl_call_human_wait(struct sl_call *c, bool waiting)
@@ -112,7 +146,7 @@ static void filter_error(struct sl_call *c)
 	sl_peer_init(&p, SL_PEER_ERROR, "tools/call", c->up, d, yyjson_val_mut_copy(d, c->rpc_error));
 	p.can_mark = true;
 	p.to_program = c->origin == SL_ORIGIN_CODE;
-	p.session = c->session;
+	p.client_key = c->client_key;
 	sl_stages_peer(c->gen, &p);
 	sl_peer_error_apply(&p);
 	if (p.changed) {
@@ -176,7 +210,7 @@ static bool dispatch(struct sl_call *c)
 		if (c->task)
 			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
 	}
-	c->via = sl_upstream_for(c->up, c->session ? c->session->caller : NULL, &err);
+	c->via = sl_upstream_for(c->up, c->who, &err);
 	c->ureq = c->via ? sl_upstream_request(c->via, method, c->doc, params, c->timeout_ms,
 					       on_reply, c->progress ? on_progress : NULL, c, &err) :
 			   NULL;

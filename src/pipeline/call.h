@@ -65,6 +65,30 @@ typedef void (*sl_stage_present_fn)(void *state, yyjson_mut_doc *d, yyjson_mut_v
  * and resume it (at once or later, exactly once as always). */
 typedef void (*sl_stage_cancel_fn)(void *state, struct sl_call *c);
 
+/* A person's answer to a question a stage asked (struct sl_asker): action
+ * is "accept", "decline" or "cancel" (NULL: no answer will come: an error,
+ * or the client went away); content is borrowed for the call. */
+typedef void (*sl_answer_fn)(void *arg, const char *action, yyjson_val *content);
+
+/*
+ * How a stage asks a call's person (elicitation) without knowing who asks:
+ * whoever owns the call implements it (a client session,
+ * sl_session_bind_call) and sets it on the calls it makes. A zero asker
+ * (elicit NULL) has nobody to ask: sluice exec, a parked call. Stages call
+ * sl_call_can_ask and sl_call_ask. (A 2026-07-28 call asks through its
+ * answer instead: c->mrtr, input_required.)
+ */
+struct sl_asker {
+	/* True if the person can be asked now (the client declared elicitation). */
+	bool (*can_elicit)(void *ctx);
+	/* Asks message with schema (in d, copied). False, and cb never runs,
+	 * if nobody can be asked; else cb(arg, ...) runs exactly once, later,
+	 * from the loop. */
+	bool (*elicit)(void *ctx, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		       sl_answer_fn cb, void *arg);
+	void *ctx;
+};
+
 /*
  * A code-mode program's final answer on its way to the model (or to
  * `sluice exec`'s output): it passes every stage's output hook in table
@@ -75,6 +99,9 @@ struct sl_output {
 	uint64_t program;           /* the program's id */
 	struct sl_session *session; /* the client's, borrowed; NULL for sluice exec */
 	uint64_t session_id;        /* 0 for sluice exec */
+	char client_key[80];        /* as a call's (set by sl_codemode_output) */
+	const struct sl_caller *who;/* borrowed: the caller of the execute_code request that
+				     * started the program (NULL: anonymous, sluice exec) */
 	const char *outcome;        /* "ok", "cancelled", or the failure kind (timeout, ...) */
 	uint32_t calls;             /* tool calls the program made */
 	double duration_ms;
@@ -124,8 +151,9 @@ struct sl_peer {
 	bool changed;                 /* a hook edited val */
 	char *withheld;               /* owned, set by a hook: deliver none of it, and why */
 	char *warning;                /* owned, set by a hook: a note to deliver with it */
-	struct sl_session *session;   /* the client's, borrowed, where the caller knows it (set
-				       * after sl_peer_init), else NULL: the tokenize stage's map */
+	const char *client_key;       /* the client's key (as a call's), borrowed, where the
+				       * caller knows it (set after sl_peer_init), else NULL:
+				       * the tokenize stage's map */
 	struct sl_metrics *metrics;   /* the process's counters (set by sl_stages_peer) */
 };
 typedef void (*sl_stage_peer_fn)(void *state, struct sl_peer *p);
@@ -174,6 +202,16 @@ typedef void (*sl_call_human_fn)(void *ctx, struct sl_call *c, bool waiting);
 /* A progress notification's params from the upstream (token already stripped). */
 typedef void (*sl_call_progress_fn)(void *ctx, struct sl_call *c, yyjson_val *params);
 
+/*
+ * A call. What is here is what the engine runs on or what more than one
+ * module reads: the request (who, args, the client's bindings, the
+ * 2026-07-28 and task fields, set by the owner and read by the engine and
+ * by policy and pinning), the outcome and its result (every response hook,
+ * the owner), the rate limit's answer (quota for the owner), the counters
+ * the records read (audit, telemetry, metrics), the engine's position and
+ * the owner's callbacks. What one stage keeps for one call lives in that
+ * stage's slot (stage_ctx, sl_call_ctx), never in a field here.
+ */
 struct sl_call {
 	uint64_t id;
 	struct sl_gen *gen;       /* a reference: the stages' settings for this call */
@@ -183,7 +221,24 @@ struct sl_call {
 	struct sl_upstream *via;  /* borrowed: the link that served it, once dispatched: up,
 				   * or the caller's own (oauth.perUser) */
 	char *tool;               /* the upstream's own tool name */
-	struct sl_session *session; /* the client's session, borrowed; NULL for sluice exec */
+	/* The caller of the request this call serves (a reference, taken by
+	 * whoever makes the call from that request's own credential, dropped
+	 * by sl_call_free; NULL: anonymous): a program's calls carry the
+	 * caller of its execute_code request. What stages decide, count and
+	 * record with; never the session's. */
+	struct sl_caller *who;
+	/* The client it answers to, set by its owner (sl_session_bind_call):
+	 * the session (borrowed; NULL: none, as for sluice exec or a call
+	 * parked while its client is away), its id for the records (0: none),
+	 * the key of the client's per-client state ("s<id>" a session of the
+	 * session era, "c<credential digest>" the 2026-07-28 requests of one
+	 * credential, "exec" none: the tokenize stage's map), and how a stage
+	 * asks its person. Stages read these; the session pointer is for the
+	 * owner's modules (and the governor's kept results, gateway/kept.h). */
+	struct sl_session *session;
+	uint64_t session_id;
+	char client_key[80];
+	struct sl_asker ask;
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */
@@ -220,7 +275,8 @@ struct sl_call {
 
 	uint64_t timeout_ms;
 	uint64_t started_us, finished_us;
-	size_t bytes_in, bytes_out;
+	/* Set by the cache stage, read by the records (audit, telemetry, the
+	 * metrics): what happened to the call, not the stage's own state. */
 	bool cache_hit;            /* the result came from the cache stage, not the upstream */
 	bool cache_lookup;         /* the cache stage looked it up (a hit or a miss) */
 
@@ -234,7 +290,13 @@ struct sl_call {
 	sl_call_done_fn done;
 	sl_call_progress_fn progress; /* NULL: the caller wants no progress */
 	sl_call_human_fn human;   /* NULL: the caller does not care (programs pause their clock) */
-	void *ctx;
+	void *ctx;                /* the owner's, for done, progress and human */
+
+	/* One slot per stage of gen's table, in its order (nginx's r->ctx):
+	 * what that stage keeps for this call, NULL until it sets it. Read
+	 * and set with sl_call_ctx and sl_call_set_ctx; the engine allocates
+	 * them with the call and never looks inside. */
+	void *stage_ctx[];
 };
 
 /* Takes args_doc (whose root is the arguments object; NULL: empty args);
@@ -265,9 +327,24 @@ yyjson_mut_val *sl_call_result_copy(struct sl_call *c, yyjson_mut_doc *d);
  * NULL when none was needed). */
 yyjson_val *sl_call_result_view(struct sl_call *c, yyjson_doc **doc);
 
+/* True if a stage can ask c's person now (c->ask). */
+bool sl_call_can_ask(const struct sl_call *c);
+/* Asks c's person through c->ask (see struct sl_asker): false, and cb never
+ * runs, if nobody can be asked. */
+bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
+		 sl_answer_fn cb, void *arg);
+
 /* For stages that wait for a person (a confirmation): tells the call's
  * owner when the wait starts and ends, so a program's wall clock can pause. */
 void sl_call_human_wait(struct sl_call *c, bool waiting);
+
+/* Stage st's slot on c (nginx's ngx_http_get_module_ctx): what st keeps for
+ * this call, NULL until st sets it, and always NULL when st is not in the
+ * table of c's generation. What st puts there stays st's to free; st
+ * empties its slot before it resumes a call it held. */
+void *sl_call_ctx(const struct sl_call *c, const struct sl_stage *st);
+/* Sets st's slot on c (nothing when st is not in c's table). */
+void sl_call_set_ctx(struct sl_call *c, const struct sl_stage *st, void *ctx);
 
 /* Sets the outcome to DENIED or FAILED with a message (for stages). */
 void sl_call_set_error(struct sl_call *c, enum sl_outcome o, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -28,6 +28,8 @@ enum sl_rpc_code {
 	SL_RPC_RATE_LIMITED = -31429,
 };
 
+struct sl_caller;
+
 enum sl_msg_kind {
 	SL_MSG_REQUEST,
 	SL_MSG_NOTIFICATION,
@@ -47,6 +49,13 @@ struct sl_msg {
 	 * field above is set, but only top-level members may be read (a
 	 * lookup is not recursive); nothing may walk the values. */
 	bool deep;
+	/* A client's message: who sent it (auth/caller.h; proto never reads
+	 * it), set by the session from the credential the transport admitted
+	 * the message with, never by parsing. Borrowed from whoever holds the
+	 * message: the session while it handles it, then the in-flight request
+	 * that keeps it (gateway/session_int.h). NULL: anonymous, or not a
+	 * client's message. */
+	struct sl_caller *who;
 };
 
 /*

@@ -17,7 +17,6 @@
 #include "config/conf.h"
 #include "core/digest.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "auth/caller.h"
 #include "pipeline/gen.h"
 
@@ -127,8 +126,7 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	sl_sha256_hex(canon, in_len, hash);
 	free(canon);
 
-	o = line_start(d, "call", now, c->session ? c->session->id : 0,
-		       c->session ? c->session->caller : NULL);
+	o = line_start(d, "call", now, c->session_id, c->who);
 	yyjson_mut_obj_add_uint(d, o, "call", c->id);
 	yyjson_mut_obj_add_strcpy(d, o, "server", c->up ? c->up->name : "");
 	yyjson_mut_obj_add_strcpy(d, o, "tool", c->tool);
@@ -230,8 +228,7 @@ static void audit_output(void *state, struct sl_output *o)
 	if (!state)
 		return;
 	now_real(&ts);
-	line = sl_audit_program_line(o->program, o->session_id,
-				     o->session ? o->session->caller : NULL, o->outcome, o->calls,
+	line = sl_audit_program_line(o->program, o->session_id, o->who, o->outcome, o->calls,
 				     o->duration_ms, o->output_bytes, &ts, &len);
 	emit(state, line, len);
 }

@@ -1570,10 +1570,10 @@ out:
 	free(a);
 }
 
-/* Asks s's client about up's held-back set r (key: up's identity key),
- * unless it was asked already; true if a question went out. */
-static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw,
-			struct sl_upstream *up, const char *key, const struct sl_pin_review *r)
+/* Asks a client's person through ask about up's held-back set r (key: up's
+ * identity key), unless it was asked already; true if a question went out. */
+static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_gateway *gw,
+		       struct sl_upstream *up, const char *key, const struct sl_pin_review *r)
 {
 	struct change *ch = change_of(pg, key);
 	yyjson_mut_doc *d;
@@ -1590,8 +1590,9 @@ static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_g
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "trust", "Trust the new definitions"),
-				  on_ask_answer, a);
+	asked = ask->elicit && ask->elicit(ask->ctx, msg, d,
+					   sl_mcp_yes_no_schema(d, "trust", "Trust the new definitions"),
+					   on_ask_answer, a);
 	if (asked) {
 		snprintf(ch->asked, sizeof(ch->asked), "%s", r->sig);
 		ch->asking = true;
@@ -1609,6 +1610,7 @@ static bool ask_session(struct sl_pinning *pg, struct sl_session *s, struct sl_g
 void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw)
 {
 	struct sl_view v;
+	struct sl_asker ask = sl_session_asker(s);
 
 	if (!pg || !pg->ask || !sl_session_can_elicit(s))
 		return;
@@ -1625,7 +1627,7 @@ void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gat
 		if (r.changed + r.fresh == 0)
 			continue;
 		key = up_key(gw->ups[i]);
-		(void)ask_session(pg, s, gw, gw->ups[i], key, &r);
+		(void)ask_person(pg, &ask, gw, gw->ups[i], key, &r);
 		free(key);
 	}
 }
@@ -1764,8 +1766,7 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
 			ask_mrtr(pg, c, key, &r);
 			rc = SL_STAGE_DONE;
-		} else if (c->session && sl_session_can_elicit(c->session) &&
-			   ask_session(pg, c->session, pg->gw, c->up, key, &r)) {
+		} else if (sl_call_can_ask(c) && ask_person(pg, &c->ask, pg->gw, c->up, key, &r)) {
 			*note = " sluice is asking the user whether to trust the new definitions; if "
 				"they do, the tools come back (tools/list_changed) and the call can be "
 				"made again.";

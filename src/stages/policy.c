@@ -6,7 +6,7 @@
  * suspending the call until the answer.
  *
  * Rules may name who they apply to (who, notWho: the caller of the call's
- * session, auth/caller.h). The same rules hide denied tools from
+ * request, c->who, auth/caller.h). The same rules hide denied tools from
  * tools/list, search_tools, list_tools and describe_tools (the visible
  * hook, with the listing session's caller), so a model never sees what it
  * may not call; programs resolve names through sl_policy_hides and
@@ -16,14 +16,16 @@
  * Suspensions and who resumes:
  *   refresh:  our own tools/list request; its callback (which always runs,
  *             also on failure) decides and resumes, or starts a confirm.
- *   confirm:  the session's elicitation callback (which always runs, with
+ *   confirm:  the call's asker's callback (c->ask: which always runs, with
  *             NULL when the client goes away), our timer (the deadline) or
  *             the cancel hook (the call was cancelled meanwhile), whichever
  *             comes first, resumes; the wait state lives until both the
- *             callback and the timer's close have run. The state lists the
- *             waits whose call is not resumed yet, so that the cancel hook
- *             finds the call's; a wait leaves the list before it resumes,
- *             so nothing that runs later touches a state that may be gone.
+ *             callback and the timer's close have run. The call's policy
+ *             slot (sl_call_ctx) holds its wait, so that the cancel hook
+ *             finds it, and the state lists the waits whose call is not
+ *             resumed yet (sl_policy_each_wait); a wait leaves both before
+ *             it resumes, so nothing that runs later touches a state that
+ *             may be gone.
  *   A call cancelled during a refresh is resumed by the refresh's callback
  *   (the cancel hook finds no wait for it).
  */
@@ -36,7 +38,6 @@
 #include "core/glob.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "pipeline/call.h"
 
 #include <stdio.h>
@@ -602,6 +603,7 @@ static void settle(struct wait *w, bool allow, const char *why)
 			*p = w->next;
 			break;
 		}
+	sl_call_set_ctx(c, &sl_stage_policy, NULL);
 	w->c = NULL;
 	w->ps = NULL;
 	w->next = NULL;
@@ -643,12 +645,9 @@ static void on_deadline(uv_timer_t *t)
  * has no wait: the refresh's callback resumes it. */
 static void policy_cancel(void *state, struct sl_call *c)
 {
-	struct sl_policy_state *ps = state;
-	for (struct wait *w = ps->waits; w; w = w->next)
-		if (w->c == c) {
-			settle(w, false, "the call was cancelled");
-			return; /* c and perhaps ps are gone now */
-		}
+	struct wait *w = sl_call_ctx(c, &sl_stage_policy);
+	if (w)
+		settle(w, false, "the call was cancelled"); /* c and perhaps state are gone now */
 }
 
 void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn, void *ctx)
@@ -747,11 +746,11 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 
 	if (c->mrtr)
 		return confirm_mrtr(ps, c, reason);
-	if (!c->session || !sl_session_can_elicit(c->session)) {
+	if (!sl_call_can_ask(c)) {
 		sl_call_set_error(c, SL_OUTCOME_DENIED,
 				  "policy: %s.%s needs confirmation by %s, but %s, so nobody can be "
 				  "asked; the call is refused", c->up->name, c->tool, reason,
-				  c->session ? "the client does not support elicitation" :
+				  c->ask.elicit ? "the client does not support elicitation" :
 				  "there is no client session");
 		return SL_STAGE_DONE;
 	}
@@ -768,7 +767,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	w->c = c;
 	uv_timer_init(c->up->loop, &w->timer);
 	w->timer.data = w;
-	asked = sl_session_elicit(c->session, msg, d, schema, on_answer, w);
+	asked = sl_call_ask(c, msg, d, schema, on_answer, w);
 	free(msg);
 	yyjson_mut_doc_free(d);
 	if (!asked) {
@@ -783,6 +782,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 	w->ps = ps;
 	w->next = ps->waits;
 	ps->waits = w;
+	sl_call_set_ctx(c, &sl_stage_policy, w);
 	uv_timer_start(&w->timer, on_deadline, ps->policy.confirm_timeout_ms, 0);
 	sl_call_human_wait(c, true);
 	sl_log(SL_LOG_DEBUG, "policy: asking the client to confirm %s.%s", c->up->name, c->tool);
@@ -799,18 +799,12 @@ static void unadvertised(struct sl_call *c, const char *detail)
  * hidden from the caller, so that the two cannot be told apart. */
 #define NOT_LISTED "not in its tools list, also after a refresh"
 
-/* The caller of c (NULL: anonymous). */
-static const struct sl_caller *caller_of(const struct sl_call *c)
-{
-	return c->session ? c->session->caller : NULL;
-}
-
 /* Applies the rules to a tool the server advertises (def). */
 static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yyjson_val *def)
 {
 	int rule;
 	char reason[600];
-	const struct sl_caller *who = caller_of(c);
+	const struct sl_caller *who = c->who;
 	enum sl_policy_action a = sl_policy_decide(&ps->policy, who, c->up->name, c->tool,
 						   sl_json_obj(def, "annotations"), false, &rule);
 

@@ -260,7 +260,7 @@ static void on_shared(void *ctx, struct sl_call *c, const struct sl_quota_ask *a
 static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 {
 	struct sl_quota *q = state;
-	const struct sl_caller *who = c->session ? c->session->caller : NULL;
+	const struct sl_caller *who = c->who;
 	const char *subject = who ? who->subject : NULL;
 	const char *profile = who && who->profile ? who->profile : DEFAULT_PROFILE;
 	const struct sl_quota_limits *lim;

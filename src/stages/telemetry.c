@@ -22,7 +22,6 @@
 #include "config/conf.h"
 #include "core/buf.h"
 #include "core/log.h"
-#include "gateway/session.h"
 #include "auth/caller.h"
 #include "pipeline/metrics.h"
 
@@ -265,9 +264,9 @@ static void telemetry_finish(void *state, struct sl_call *c)
 	attr_int(d, attrs, "sluice.call.id", c->id);
 	if (c->origin == SL_ORIGIN_CODE)
 		attr_int(d, attrs, "sluice.program.id", c->parent);
-	if (c->session)
-		attr_int(d, attrs, "sluice.session.id", c->session->id);
-	attr_caller(d, attrs, c->session ? c->session->caller : NULL);
+	if (c->session_id)
+		attr_int(d, attrs, "sluice.session.id", c->session_id);
+	attr_caller(d, attrs, c->who);
 	attr_bool(d, attrs, "sluice.cache_hit", c->cache_hit);
 	attr_bool(d, attrs, "sluice.is_error", is_error);
 	attr_int(d, attrs, "sluice.bytes_in", in);
@@ -303,7 +302,7 @@ static void telemetry_output(void *state, struct sl_output *out)
 	attr_int(d, attrs, "sluice.program.id", out->program);
 	if (out->session_id)
 		attr_int(d, attrs, "sluice.session.id", out->session_id);
-	attr_caller(d, attrs, out->session ? out->session->caller : NULL);
+	attr_caller(d, attrs, out->who);
 	attr_str(d, attrs, "sluice.outcome", outcome);
 	attr_int(d, attrs, "sluice.program.calls", out->calls);
 	attr_int(d, attrs, "sluice.program.output_bytes", out->output_bytes);

@@ -22,7 +22,6 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/map.h"
-#include "gateway/session.h"
 #include "pipeline/call.h"
 
 #include <ctype.h>
@@ -618,16 +617,6 @@ size_t sl_tokenize_restore(struct sl_tokenize *t, const char *key, const char *i
 	return count;
 }
 
-void sl_tokenize_key(const struct sl_session *s, char key[80])
-{
-	if (!s)
-		snprintf(key, 80, "exec");
-	else if (s->era == SL_ERA_MODERN)
-		snprintf(key, 80, "c%s", s->cred);
-	else
-		snprintf(key, 80, "s%llu", (unsigned long long)s->id);
-}
-
 size_t sl_tokenize_count(const struct sl_tokenize *t, const char *key)
 {
 	struct tmap *m = t ? sl_map_get(&t->maps, key) : NULL;
@@ -720,13 +709,11 @@ static enum sl_stage_rc tokenize_request(void *state, struct sl_call *c)
 {
 	struct sl_tokenize *t = state;
 	struct sl_err err;
-	char key[80];
 	size_t n = 0;
 
 	if (!t || !c->args || !sl_tokenize_restores_to(t, c->up->name, c->tool))
 		return SL_STAGE_DECLINED;
-	sl_tokenize_key(c->session, key);
-	if (walk(t, sl_tokenize_restore, key, c->doc, c->args, &n, &err) < 0) {
+	if (walk(t, sl_tokenize_restore, c->client_key, c->doc, c->args, &n, &err) < 0) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
 				  "placeholders in the arguments could not be restored (%s); the call "
 				  "was not sent", err.msg);
@@ -744,14 +731,12 @@ static enum sl_stage_rc tokenize_response(void *state, struct sl_call *c)
 {
 	struct sl_tokenize *t = sl_gen_state(c->gen, &sl_stage_tokenize);
 	struct sl_err err;
-	char key[80];
 	size_t n = 0;
 
 	(void)state;
 	if (!t || c->origin == SL_ORIGIN_CODE || c->outcome != SL_OUTCOME_OK || !c->result)
 		return SL_STAGE_DECLINED;
-	sl_tokenize_key(c->session, key);
-	if (walk(t, sl_tokenize_text, key, c->doc, sl_call_result_mut(c), &n, &err) < 0) {
+	if (walk(t, sl_tokenize_text, c->client_key, c->doc, sl_call_result_mut(c), &n, &err) < 0) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
 				  "the result could not be scanned for personal data (%s); it was "
 				  "withheld", err.msg);
@@ -762,33 +747,28 @@ static enum sl_stage_rc tokenize_response(void *state, struct sl_call *c)
 
 static void tokenize_output(void *state, struct sl_output *o)
 {
-	char key[80], *out;
+	char *out;
 	size_t len, n;
 
 	if (!state || !o->text)
 		return;
-	sl_tokenize_key(o->session, key);
-	n = sl_tokenize_text(state, key, o->text, o->text_len, &out, &len);
+	n = sl_tokenize_text(state, o->client_key, o->text, o->text_len, &out, &len);
 	sl_output_rewrite(o, n == SL_TOKENIZE_FAILED, out, len, "personal data");
 }
 
-/* Peer text is tokenised in the map of the session it goes to when the
- * path knows it (p->session: forwarded answers and errors, a call's
+/* Peer text is tokenised in the map of the client it goes to when the
+ * path knows it (p->client_key: forwarded answers and errors, a call's
  * error); else (notifications, relayed requests, a task's status) in a
- * map of its own, "-", whose placeholders no session can restore. */
+ * map of its own, "-", whose placeholders no client can restore. */
 static void tokenize_peer(void *state, struct sl_peer *p)
 {
 	struct sl_err err;
-	char key[80];
 	size_t n = 0;
 
 	if (!state || p->kind == SL_PEER_UPSTREAM || p->to_program)
 		return;
-	if (p->session)
-		sl_tokenize_key(p->session, key);
-	else
-		snprintf(key, sizeof(key), "-");
-	if (walk(state, sl_tokenize_text, key, p->doc, p->val, &n, &err) < 0) {
+	if (walk(state, sl_tokenize_text, p->client_key ? p->client_key : "-", p->doc, p->val, &n,
+		 &err) < 0) {
 		p->withheld = sl_printf("the %s %s server '%s' could not be scanned for personal "
 					"data (%s); it was withheld", p->method,
 					sl_peer_noun(p->kind), p->up->name, err.msg);

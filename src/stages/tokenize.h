@@ -13,7 +13,7 @@
  * share one state (sl_stage_tokenize's), and run on the loop's thread.
  *
  * API (t borrowed from the generation at hand; key names a map: one per
- * session, see sl_tokenize_key):
+ * client, the call's client_key, pipeline/call.h):
  *   size_t n = sl_tokenize_text(t, key, in, len, &out, &outlen);
  *   if (n == SL_TOKENIZE_FAILED) ... withhold the text
  *   else if (n > 0) ... use out, then free(out)
@@ -27,7 +27,6 @@
 #define SL_TOKENIZE_FAILED ((size_t)-1)
 
 struct sl_tokenize;
-struct sl_session;
 
 /* Replaces every value of an enabled kind in in[0..len) by its placeholder
  * in key's map (made on first use). Returns the number replaced and sets
@@ -40,11 +39,6 @@ size_t sl_tokenize_text(struct sl_tokenize *t, const char *key, const char *in, 
  * unknown placeholder stays. Same returns as sl_tokenize_text. */
 size_t sl_tokenize_restore(struct sl_tokenize *t, const char *key, const char *in, size_t len,
 			   char **out, size_t *outlen);
-
-/* The map's name for a session: "s<id>" for the session era, "c<cred>"
- * (the caller identity's hash) for 2026-07-28 stateless requests, "exec"
- * without one (sluice exec). */
-void sl_tokenize_key(const struct sl_session *s, char key[80]);
 
 /* Whether placeholders are restored toward up's tool (restoreTo). */
 bool sl_tokenize_restores_to(const struct sl_tokenize *t, const char *up, const char *tool);

@@ -1824,7 +1824,7 @@ opened:
 
 	if (!method || !id) {
 		/* A notification or a response: 202, no body. */
-		sl_session_input(hs->s, r->body.data, r->body.len);
+		sl_session_input_from(hs->s, who, r->body.data, r->body.len);
 		if (method && yyjson_equals_str(method, SL_MCP_CANCELLED))
 			end_cancelled(hs, yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
 		ret = respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
@@ -1849,7 +1849,7 @@ opened:
 		free(why);
 		goto out;
 	}
-	sl_session_input(hs->s, r->body.data, r->body.len);
+	sl_session_input_from(hs->s, who, r->body.data, r->body.len);
 	if (is_init)
 		remember_init(hs, root);
 
@@ -2124,7 +2124,7 @@ static enum MHD_Result sse_post(struct sl_http *h, struct MHD_Connection *c, str
 		}
 	}
 	hs->last_ms = sl_now_ms();
-	sl_session_input(hs->s, r->body.data, r->body.len);
+	sl_session_input_from(hs->s, r->who, r->body.data, r->body.len);
 	if (method && !id && yyjson_equals_str(method, SL_MCP_CANCELLED)) {
 		/* A cancelled request is never answered: no longer in flight. */
 		char *key = json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));

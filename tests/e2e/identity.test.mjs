@@ -66,6 +66,43 @@ describe('identities from static tokens', () => {
 		assert.ok(!r.stdout.includes(ALICE) && !r.stderr.includes(ALICE));
 	});
 
+	// Issue 31: the stages decide with the caller of each request, not the
+	// one the session was opened with. Two tokens name the same identity
+	// (alice, as after a rotation) with other groups: the session answers
+	// both, and the policy (only group sre merges) sees each request's own.
+	test('each request is decided with its own token\'s caller, not the session opener\'s', async () => {
+		const OLD = 'alice-old-4d0c', NEW = 'alice-new-e81b';
+		const gw = await startHttp({
+			servers: { github: catalog('github') },
+			sluice: {
+				policy: { rules: [
+					{ match: '*.merge_*', who: ['group:sre'], action: 'allow' },
+					{ match: '*.merge_*', action: 'deny' }] },
+				http: { auth: { tokens: [
+					{ token: OLD, subject: 'alice' },
+					{ token: NEW, subject: 'alice', groups: ['sre'] },
+				] } },
+			},
+		});
+		const init = await post(gw, OLD, { jsonrpc: '2.0', id: 1, method: 'initialize', params: {
+			protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+		const sid = init.headers['mcp-session-id'];
+		assert.ok(sid, 'a session');
+		const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY };
+		assert.equal((await post(gw, OLD, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status, 202);
+		const merge = (id, token) => post(gw, token, { jsonrpc: '2.0', id, method: 'tools/call', params: {
+			name: 'github__merge_pull_request', arguments: { owner: 'acme', repo: 'api', pull_number: 412 } } },
+		headers);
+		const denied = await merge(2, OLD);
+		assert.equal(denied.json.result.isError, true);
+		assert.match(denied.json.result.content[0].text, /policy: github\.merge_pull_request is denied by rule 2/);
+		// The same session, the request with the sre token: allowed.
+		const allowed = await merge(3, NEW);
+		assert.equal(allowed.status, 200);
+		assert.notEqual(allowed.json.result.isError, true, JSON.stringify(allowed.json));
+		await gw.close();
+	});
+
 	test('an unknown token gets 401 with an RFC 6750 challenge and no session', async () => {
 		const gw = await startHttp({ sluice: { http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }] } } } });
 		const r = await post(gw, 'not-a-token', { jsonrpc: '2.0', id: 1, method: 'ping' });

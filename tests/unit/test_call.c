@@ -187,6 +187,29 @@ TEST(call_engine_return_codes)
 	sl_gen_unref(g);
 }
 
+/* A slot per stage of the call's table (nginx's r->ctx): each stage sees
+ * its own, and a stage outside the table has none. */
+TEST(call_engine_stage_slots)
+{
+	struct sl_err err;
+	struct seen s = { 0 };
+	struct sl_gen *g = gen_of("{}", NULL, &err);
+	struct sl_call *c = sl_call_new(g, SL_ORIGIN_DIRECT, &bare, "echo", NULL, 100, on_done, NULL, &s);
+	int x, y;
+
+	CHECK(sl_call_ctx(c, &stage_a) == NULL && sl_call_ctx(c, &stage_b) == NULL);
+	sl_call_set_ctx(c, &stage_a, &x);
+	sl_call_set_ctx(c, &stage_b, &y);
+	CHECK(sl_call_ctx(c, &stage_a) == &x);
+	CHECK(sl_call_ctx(c, &stage_b) == &y);
+	sl_call_set_ctx(c, &sl_stage_policy, &x);
+	CHECK(sl_call_ctx(c, &sl_stage_policy) == NULL);
+	sl_call_set_ctx(c, &stage_a, NULL);
+	CHECK(sl_call_ctx(c, &stage_a) == NULL && sl_call_ctx(c, &stage_b) == &y);
+	sl_call_free(c);
+	sl_gen_unref(g);
+}
+
 TEST(call_engine_suspends_resumes_and_cancels_through_the_hook)
 {
 	struct sl_err err;

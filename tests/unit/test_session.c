@@ -5,9 +5,11 @@
 #include "unit.h"
 #include "fixture.h"
 
+#include "auth/caller.h"
 #include "config/config.h"
 #include "gateway/session.h"
 #include "proto/mcp.h"
+#include "stages/audit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,5 +251,73 @@ TEST(session_out_kinds_and_ids)
 	int n = r.f.n;
 	sl_session_input(r.s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 54);
 	CHECK_INT(r.f.n, n);
+	rig_dispose(&r);
+}
+
+/* Issue 31: every request is decided with its own caller. A session that
+ * alice opened carries calls of requests admitted on other credentials (as
+ * the HTTP transport admits each request on its own): the engine's stages
+ * (here the policy, whose rule names bob) decide with the call's caller,
+ * c->who, and the records name it; the session's caller plays no part. */
+static void on_who_done(void *ctx, struct sl_call *c)
+{
+	*(enum sl_outcome *)ctx = c->outcome;
+}
+
+TEST(session_call_is_decided_with_the_requests_caller)
+{
+	static const struct sl_stage *const table[] = { &sl_stage_policy };
+	static const char text[] = "{\"mcpServers\":{},\"sluice\":{\"policy\":{\"rules\":["
+				   "{\"match\":\"db.drop\",\"who\":[\"sub:bob\"],\"action\":\"deny\"}]}}}";
+	static const struct sl_config gcfg = { .call_timeout_ms = 100 };
+	struct sl_upstream up = { .name = (char *)"db", .gcfg = &gcfg };
+	struct sl_caller *alice = sl_caller_new("jwt"), *bob = sl_caller_new("jwt");
+	yyjson_doc *tools = yyjson_read("{\"name\":\"drop\"}", 15, 0);
+	yyjson_val *def = yyjson_doc_get_root(tools);
+	struct sl_config *cfg = NULL;
+	struct sl_gen *g = NULL;
+	struct sl_err err;
+	struct rig r;
+
+	rig_init(&r);
+	CHECK_INT(sl_config_parse("unit.json", text, strlen(text), &cfg, &err), SL_OK);
+	CHECK_INT(sl_gen_new(cfg, NULL, table, SL_COUNT(table), &g, &err), SL_OK);
+	sl_caller_set_subject(alice, "https://idp.example", "alice");
+	sl_caller_set_subject(bob, "https://idp.example", "bob");
+	sl_session_set_caller(r.s, alice);
+	up.loop = &r.loop;
+	up.tools.items = &def;
+	up.tools.n = 1;
+
+	for (int i = 0; i < 2; i++) {
+		struct sl_caller *who = i == 0 ? bob : alice;
+		enum sl_outcome outcome = SL_OUTCOME_PENDING;
+		struct sl_call *c = sl_call_new(g, SL_ORIGIN_DIRECT, &up, "drop", NULL, 100, on_who_done,
+						NULL, &outcome);
+		struct timespec now = { 0 };
+		size_t len;
+		char *line, *subject;
+
+		c->who = sl_caller_ref(who);
+		sl_session_bind_call(r.s, c);
+		sl_call_run(c);
+		/* bob's request is denied in alice's session; alice's passes the
+		 * policy (and fails at the server, which is not running). */
+		CHECK_INT(outcome, i == 0 ? SL_OUTCOME_DENIED : SL_OUTCOME_FAILED);
+		if (i == 0)
+			CHECK(c->why && strstr(c->why, "denied by rule 1") != NULL);
+		line = sl_audit_call_line(c, &now, &len);
+		subject = sl_printf("\"subject\":\"%s\"", who->subject);
+		CHECK(strstr(line, subject) != NULL);
+		free(subject);
+		free(line);
+		CHECK(c->session_id == r.s->id);
+		sl_call_free(c);
+	}
+	sl_gen_unref(g);
+	sl_config_unref(cfg);
+	yyjson_doc_free(tools);
+	sl_caller_unref(alice);
+	sl_caller_unref(bob);
 	rig_dispose(&r);
 }
