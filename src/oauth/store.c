@@ -9,6 +9,7 @@
  */
 #include "oauth/store.h"
 
+#include "auth/caller.h"
 #include "config/config.h"
 #include "core/digest.h"
 #include "core/json.h"
@@ -785,6 +786,35 @@ int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char
 		rc = sync_dir(st->dir, err);
 	}
 	free(path);
+	return rc;
+}
+
+int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
+			   const struct sl_caller *who, const char *user, struct sl_err *err)
+{
+	struct sl_oauth_record r = { 0 };
+	char *id, *path, old[SL_SHA256_HEX];
+	int rc;
+
+	/* The old key named an issued token without an issuer as a static
+	 * token of the same name: such a record is nobody's to take. */
+	if (!who || !who->subject || (!who->issuer && strcmp(who->method, "token")))
+		return 0;
+	id = sl_printf("%s\n%s", who->issuer ? who->issuer : "sluice:token", who->subject);
+	sl_sha256_hex(id, strlen(id), old);
+	free(id);
+	rc = sl_oauth_store_load(st, url, old, &r, err);
+	if (rc < 0)
+		return rc == SL_ERR_NOT_FOUND ? 0 : rc;
+	path = sl_oauth_store_path(st, url, user);
+	if (access(path, F_OK) != 0) {
+		free(r.user);
+		r.user = sl_strdup(user);
+		if ((rc = sl_oauth_store_save(st, &r, err)) == 0)
+			rc = sl_oauth_store_remove(st, url, old, err);
+	}
+	free(path);
+	sl_oauth_record_dispose(&r);
 	return rc;
 }
 
