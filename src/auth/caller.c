@@ -2,7 +2,6 @@
  * Callers: see caller.h.
  */
 #include "auth/caller.h"
-#include "core/digest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,15 +46,57 @@ static void list_free(char **l)
 	free(l);
 }
 
+#define IDENTITY_TAG "sluice-identity-1"
+
+static size_t put_field(uint8_t *p, const char *f)
+{
+	uint64_t n;
+
+	if (!f) {
+		*p = 0;
+		return 1;
+	}
+	n = strlen(f);
+	*p++ = 1;
+	for (int i = 7; i >= 0; i--)
+		*p++ = (uint8_t)(n >> (8 * i));
+	memcpy(p, f, n);
+	return 9 + n;
+}
+
+void sl_caller_identity_digest(const char *method, const char *issuer, const char *subject,
+			       const char *profile, char out[SL_SHA256_HEX])
+{
+	const char *f[4] = { method, issuer, subject, profile };
+	size_t len = sizeof(IDENTITY_TAG) - 1;
+	uint8_t *buf, *p;
+
+	for (size_t i = 0; i < 4; i++)
+		len += 9 + (f[i] ? strlen(f[i]) : 0);
+	p = buf = sl_alloc(len);
+	memcpy(p, IDENTITY_TAG, sizeof(IDENTITY_TAG) - 1);
+	p += sizeof(IDENTITY_TAG) - 1;
+	for (size_t i = 0; i < 4; i++)
+		p += put_field(p, f[i]);
+	sl_sha256_hex(buf, (size_t)(p - buf), out);
+	free(buf);
+}
+
+bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX])
+{
+	if (!c || !c->subject)
+		return false;
+	sl_caller_identity_digest(strcmp(c->method, "token") ? NULL : "token", c->issuer,
+				  c->subject, NULL, out);
+	return true;
+}
+
 /* The profile is part of the key: a session, a parked call or a count
  * bound to a caller is bound to the endpoint it came through as well, so
  * that /mcp/ops's session is nobody's through /mcp or /mcp/dev. */
 static void rekey(struct sl_caller *c)
 {
-	char *k = sl_printf("%s\n%s\n%s\n%s", c->method, c->issuer ? c->issuer : "",
-			    c->subject ? c->subject : "", c->profile ? c->profile : "");
-	sl_sha256_hex(k, strlen(k), c->key);
-	free(k);
+	sl_caller_identity_digest(c->method, c->issuer, c->subject, c->profile, c->key);
 }
 
 struct sl_caller *sl_caller_new(const char *method)

@@ -15,6 +15,7 @@
 #ifndef SL_AUTH_CALLER_H
 #define SL_AUTH_CALLER_H
 #include "core/common.h"
+#include "core/digest.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,11 +32,32 @@ struct sl_caller {
 	char **scopes;          /* NULL-terminated, never NULL */
 	char *profile;          /* the /mcp/<profile> it came through; NULL: the default */
 	uint64_t expires_ms;    /* wall clock ms when its token expires; 0: never */
-	char key[65];           /* SHA-256 (hex) of method, issuer, subject and profile:
-				 * two callers with the same key are the same identity
-				 * through the same endpoint (session binding,
-				 * per-identity counts) */
+	char key[SL_SHA256_HEX];/* sl_caller_identity_digest of method, issuer, subject
+				 * and profile: two callers with the same key are the
+				 * same identity through the same endpoint (session
+				 * binding, per-identity counts) */
 };
+
+/*
+ * The identity digest: the one digest every place keys a caller identity
+ * by (a caller's key, a session's credential, a person's per-user key), as
+ * hex SHA-256. Its input (version 1) is the bytes "sluice-identity-1"
+ * followed, for method, issuer, subject and profile in that order, by a
+ * byte 0 when the field is absent (NULL), else a byte 1, the field's length
+ * as 8 bytes big-endian, and its bytes: two different tuples never give the
+ * same input (no separator a field could contain, absent apart from
+ * empty). Pass profile NULL for an identity that holds on every endpoint.
+ */
+void sl_caller_identity_digest(const char *method, const char *issuer, const char *subject,
+			       const char *profile, char out[SL_SHA256_HEX]);
+/* The person c is, whatever profile or verification they come through: the
+ * identity digest of no profile, issuer and subject, with method "token"
+ * for sluice's static tokens and none for an issued token (a JWT or an
+ * introspected one: its issuer names the person's namespace). The key a
+ * person's own upstream links (upstream/users.c), their stored OAuth
+ * tokens (oauth/store.h) and their subject tokens (oauth/subject.h) are
+ * held under. False (out untouched) for a caller without a subject. */
+bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX]);
 
 /* A caller with no subject, groups or scopes yet; method is a literal. */
 struct sl_caller *sl_caller_new(const char *method);

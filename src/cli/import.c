@@ -106,43 +106,6 @@ static int sync_dir_of(const char *path)
 	return rc;
 }
 
-/* Writes path as a whole or not at all: a new file in the same directory,
- * synced, renamed over it. mode: the file's permissions. */
-static int write_atomic(const char *path, const char *data, size_t len, mode_t mode,
-			struct sl_err *err)
-{
-	unsigned char rnd[6];
-	char *tmp, *p = shown(path);
-	int fd, rc = SL_ERR_IO;
-
-	sl_random(rnd, sizeof(rnd));
-	tmp = sl_printf("%s.tmp-%02x%02x%02x%02x%02x%02x", path, rnd[0], rnd[1], rnd[2], rnd[3],
-			rnd[4], rnd[5]);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0) {
-		sl_err_set(err, "%s: cannot create a file next to it: %s", p, strerror(errno));
-		goto out;
-	}
-	/* open's mode passes the umask: the permissions asked for are set. */
-	if (fchmod(fd, mode) < 0 || sl_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		sl_err_set(err, "%s: %s", p, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		sl_err_set(err, "%s: %s", p, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	(void)sync_dir_of(path);
-	rc = SL_OK;
-out:
-	free(tmp);
-	free(p);
-	return rc;
-}
-
 /* A new file that must not exist yet (a backup). */
 static int write_new(const char *path, const char *data, size_t len, struct sl_err *err)
 {
@@ -559,7 +522,7 @@ static int merge_write(struct merge *m, const char *target, bool existed, struct
 		if (rc < 0)
 			goto out;
 	}
-	if ((rc = write_atomic(path, text, len, 0600, err)) < 0)
+	if ((rc = sl_write_file_atomic(path, text, len, 0600, err)) < 0)
 		goto out;
 	if (bak) {
 		char *b = shown(bak);
@@ -910,7 +873,7 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 		goto out;
 	}
 	if (write_new(meta, metatext, strlen(metatext), &err) < 0 ||
-	    write_atomic(file, out, outlen, st.st_mode & 07777, &err) < 0) {
+	    sl_write_file_atomic(file, out, outlen, st.st_mode & 07777, &err) < 0) {
 		fprintf(stderr, "sluice install: %s (nothing changed)\n", err.msg);
 		unlink(meta);
 		unlink(backup);
@@ -1032,7 +995,7 @@ int sl_cli_uninstall(int argc, const char *const *argv)
 			goto out;
 		}
 	}
-	if (write_atomic(file, btext, blen, (mode_t)mode, &err) < 0) {
+	if (sl_write_file_atomic(file, btext, blen, (mode_t)mode, &err) < 0) {
 		fprintf(stderr, "sluice uninstall: %s\n", err.msg);
 		goto out;
 	}

@@ -196,7 +196,8 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 		char where[300];
 		if (sv.http)
 			sl_http_address(sv.http, where, sizeof(where));
-		sv.gw->fleet = sl_fleet_start(sv.gw, sv.gw->redis, sv.http ? where : NULL);
+		sv.gw->fleet = sl_fleet_start(sv.gw->loop, sv.gw->redis, sv.gw->cfg->replica_id,
+					      sv.http ? where : NULL, sl_gateway_fleet_load, sv.gw);
 	}
 	uv_signal_init(sv.loop, &sv.sigint);
 	uv_signal_init(sv.loop, &sv.sigterm);

@@ -3,6 +3,7 @@
 #include "core/common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,67 @@ int sl_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int sl_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+			 struct sl_err *err)
+{
+	const char *slash = strrchr(path, '/'), *what = "create a temporary file in";
+	char *dir = !slash ? sl_strdup(".") :
+		    sl_strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	char *tmp = sl_printf("%s/.%s.tmp-XXXXXX", dir, slash ? slash + 1 : path);
+	const char *where = dir;
+	int fd, dfd, rc = SL_ERR_IO, e = 0;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		goto out;
+	}
+	where = path;
+	what = "write";
+	if (fchmod(fd, mode) < 0 || sl_write_all(fd, data, len) < 0) {
+		e = errno;
+		goto fail;
+	}
+	what = "flush";
+	if (fsync(fd) < 0) {
+		e = errno;
+		goto fail;
+	}
+	what = "close";
+	e = close(fd) < 0 ? errno : 0;
+	fd = -1;
+	if (e)
+		goto fail;
+	what = "rename a temporary file in";
+	where = dir;
+	if (rename(tmp, path) < 0) {
+		e = errno;
+		goto fail;
+	}
+	what = "flush";
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) < 0) {
+		e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		goto out;
+	}
+	close(dfd);
+	rc = SL_OK;
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	if (rc < 0)
+		sl_err_set(err, "cannot %s %s: %s", what, where,
+			   e == ENOSPC ? "the disk is full" : strerror(e));
+	free(tmp);
+	free(dir);
+	return rc;
 }
 
 int sl_make_dirs(const char *path)

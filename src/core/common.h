@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #define SL_MUST_USE   __attribute__((warn_unused_result))
 #define SL_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -74,6 +75,16 @@ int sl_make_dirs(const char *path);
 /* Writes all n bytes to fd (again after EINTR and short writes): 0, or -1
  * with errno set. */
 int sl_write_all(int fd, const void *p, size_t n);
+/* The one atomic file writer: path holds data whole, or what it held
+ * before. A temporary file ".NAME.tmp-XXXXXX" in path's directory (a dot
+ * file, so a reader of the directory skips it), mode set with fchmod (the
+ * umask does not apply), written, synced, renamed over path, then the
+ * directory synced so the rename survives a crash. On failure no temporary
+ * file is left and err says what failed ("cannot write PATH: the disk is
+ * full"); a failure of the last sync leaves the new content in place, not
+ * yet durable. */
+int sl_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+			 struct sl_err *err) SL_MUST_USE;
 /* Reads the file open as fd (path names it in messages) to its end, at
  * most max bytes, into *out (malloc'd, NUL terminated) and *len.
  * SL_ERR_TOO_LARGE past max (a file that grew since its fstat: "PATH: over

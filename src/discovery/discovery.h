@@ -26,7 +26,9 @@
 #include "core/buf.h"
 #include "core/json.h"
 
-struct sl_gateway;
+struct sl_catalog;
+struct sl_entry;
+struct sl_gen;
 struct sl_upstream;
 struct sl_caller;
 
@@ -120,15 +122,30 @@ void sl_infer_record(struct sl_infer *in, const char *server, const char *tool,
 
 enum sl_detail { SL_DETAIL_SIGNATURE, SL_DETAIL_FULL };
 
+/* What one caller sees of the catalog, handed down by whoever owns the
+ * caller's view (the gateway's router): discovery knows no session,
+ * profile or view, only these. All borrowed for the call. */
+struct sl_discovery_view {
+	const struct sl_catalog *cat;   /* the merged catalog */
+	const struct sl_gen *gen;       /* its stages hide and present tools */
+	const struct sl_caller *who;    /* whose view (NULL: anonymous) */
+	/* e's name within its server in the view, or NULL when the view does
+	 * not show it (borrowed from the catalog or the config). */
+	const char *(*local)(const void *ctx, const struct sl_entry *e);
+	/* The server name names in the view (its configured name or its
+	 * identifier), or NULL: unknown there. */
+	struct sl_upstream *(*server)(const void *ctx, const char *name);
+	const void *ctx;                /* the owner's view, for local and server */
+};
+
 /* search_tools: the answer text for query (k hits, only server's tools when
  * server is not NULL), or NULL with *msg (caller frees) set when the
  * arguments are wrong. Hidden tools (policy, pinning) never appear. */
-char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, const char *query,
-			  size_t k, const char *server, enum sl_detail detail, char **msg);
+char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, size_t k,
+			  const char *server, enum sl_detail detail, char **msg);
 /* describe_tools: one .d.ts module for server's tools (all visible ones,
  * or the n named, raw names or identifiers), or NULL with *msg set. */
-char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
-			    const char *server, const char **names,
-			    size_t n, char **msg);
+char *sl_discovery_describe(const struct sl_discovery_view *v, const char *server,
+			    const char **names, size_t n, char **msg);
 
 #endif

@@ -8,10 +8,10 @@
  * from the tool's first results, else unknown.
  */
 #include "discovery/discovery.h"
-#include "gateway/codemode.h"
-#include "gateway/view.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
+#include "upstream/catalog.h"
+#include "upstream/upstream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,17 +93,17 @@ static char *item_base(const char *tool)
  * or tools.<server>["raw"] when another tool of the server in v has the
  * same identifier (programs are refused the ambiguous one). member: the
  * form for a .d.ts member. */
-static char *call_name(const struct sl_view *v, const struct sl_entry *e, const char *name,
-		       bool member)
+static char *call_name(const struct sl_discovery_view *v, const struct sl_entry *e,
+		       const char *name, bool member)
 {
-	const struct sl_catalog *cat = &v->gw->catalog;
+	const struct sl_catalog *cat = v->cat;
 	char *id = ident(name);
 	struct sl_buf b;
 	int same = 0;
 
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *o = &cat->tools.v[i];
-		const char *oname = o->up == e->up ? sl_view_local(v, o) : NULL;
+		const char *oname = o->up == e->up ? v->local(v->ctx, o) : NULL;
 		char *oid;
 		if (!oname)
 			continue;
@@ -230,10 +230,10 @@ static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e,
 	}
 }
 
-char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, const char *query,
-			  size_t k, const char *server, enum sl_detail detail, char **msg)
+char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, size_t k,
+			  const char *server, enum sl_detail detail, char **msg)
 {
-	struct sl_catalog *cat = &gw->catalog;
+	const struct sl_catalog *cat = v->cat;
 	struct sl_upstream *only = NULL;
 	struct sl_bm25 *ix;
 	struct hit *hits;
@@ -242,10 +242,8 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf b;
-	struct sl_view v;
 
-	sl_view_of(gw, who, &v);
-	if (server && !(only = sl_codemode_server(&v, server))) {
+	if (server && !(only = v->server(v->ctx, server))) {
 		*msg = sl_printf("unknown server '%.100s'", server);
 		return NULL;
 	}
@@ -253,8 +251,8 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
-		const char *name = sl_view_local(&v, e);
-		if (!name || (only && e->up != only) || !sl_stages_visible(gw->gen, who, e->up, e->def))
+		const char *name = v->local(v->ctx, e);
+		if (!name || (only && e->up != only) || !sl_stages_visible(v->gen, v->who, e->up, e->def))
 			continue;
 		size_t doc = sl_bm25_doc(ix);
 		entry[doc] = i;
@@ -275,11 +273,11 @@ char *sl_discovery_search(struct sl_gateway *gw, const struct sl_caller *who, co
 	sl_buf_init(&b, ANSWER_MAX);
 	for (size_t i = 0; i < nhits; i++) {
 		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
-		const char *name = sl_view_local(&v, e);
-		yyjson_val *def = clean_def(gw->gen, &kept, e);
-		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(&v, e, name, false);
+		const char *name = v->local(v->ctx, e);
+		yyjson_val *def = clean_def(v->gen, &kept, e);
+		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(v, e, name, false);
 		struct sig sig;
-		signature(gw->gen, ts, &kept, e, name, def, false, &sig);
+		signature(v->gen, ts, &kept, e, name, def, false, &sig);
 		sl_code_ident(e->up->name, sid);
 		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
 				     sig.result, sig.inferred ? " /* inferred */" : "");
@@ -320,12 +318,10 @@ static bool wanted(const char *name, const char **names, size_t n, bool *found)
 	return yes;
 }
 
-char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
-			    const char *server, const char **names,
-			    size_t n, char **msg)
+char *sl_discovery_describe(const struct sl_discovery_view *v, const char *server,
+			    const char **names, size_t n, char **msg)
 {
-	struct sl_catalog *cat = &gw->catalog;
-	struct sl_view v;
+	const struct sl_catalog *cat = v->cat;
 	struct sl_upstream *u;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
@@ -334,8 +330,7 @@ char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
 	size_t count = 0;
 	char sid[SL_SERVER_NAME_MAX + 2];
 
-	sl_view_of(gw, who, &v);
-	u = server ? sl_codemode_server(&v, server) : NULL;
+	u = server ? v->server(v->ctx, server) : NULL;
 	if (!u) {
 		*msg = sl_printf("unknown server '%.100s'", server ? server : "");
 		return NULL;
@@ -346,15 +341,16 @@ char *sl_discovery_describe(struct sl_gateway *gw, const struct sl_caller *who,
 	sl_buf_init(&members, ANSWER_MAX);
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
-		const char *name = e->up == u ? sl_view_local(&v, e) : NULL;
+		const char *name = e->up == u ? v->local(v->ctx, e) : NULL;
 		yyjson_val *def;
 		struct sig sig;
 		char *tid, *doc;
-		if (!name || !sl_stages_visible(gw->gen, who, u, e->def) || !wanted(name, names, n, found))
+		if (!name || !sl_stages_visible(v->gen, v->who, u, e->def) ||
+		    !wanted(name, names, n, found))
 			continue;
-		def = clean_def(gw->gen, &kept, e);
-		signature(gw->gen, ts, &kept, e, name, def, true, &sig);
-		tid = call_name(&v, e, name, true);
+		def = clean_def(v->gen, &kept, e);
+		signature(v->gen, ts, &kept, e, name, def, true, &sig);
+		tid = call_name(v, e, name, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));
 		if (doc || sig.inferred) {

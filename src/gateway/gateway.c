@@ -1,5 +1,6 @@
 /* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
 #include "gateway/gateway.h"
+#include "auth/caller.h"
 #include "gateway/codemode.h"
 #include "gateway/router.h"
 #include "gateway/session_int.h"
@@ -385,7 +386,7 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	/* A user link speaks for its server, to its user's sessions alone. */
 	for (struct sl_session *s = gw->sessions; s; s = s->next) {
 		char key[65];
-		if (u->user && (!sl_upstream_user_key(s->caller, key) || strcmp(key, u->user)))
+		if (u->user && (!sl_caller_user_key(s->caller, key) || strcmp(key, u->user)))
 			continue;
 		sl_session_notify(s, sl_upstream_server(u), &f);
 	}

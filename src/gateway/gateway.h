@@ -153,6 +153,11 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len);
 /* The same, as an object made in d (the admin page's, gateway/admin.h). */
 yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
 				      yyjson_mut_doc *d);
+/* This replica's load for its fleet heartbeat (shared/fleet.h's
+ * sl_fleet_load_fn; ctx is the gateway): legacy sessions, programs
+ * running, upstreams ready and configured. */
+struct sl_fleet_load;
+void sl_gateway_fleet_load(void *ctx, struct sl_fleet_load *out);
 
 /* What the HTTP front end owns that GET /metrics shows. */
 struct sl_front_stats {

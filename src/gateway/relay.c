@@ -5,6 +5,7 @@
  * Our ids towards the client are strings no client would reuse.
  */
 #include "gateway/session_int.h"
+#include "auth/caller.h"
 #include "proto/mcp.h"
 
 #include <stdio.h>
@@ -143,7 +144,7 @@ enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstre
 	char key[65];
 
 	/* A user link's questions are its user's alone. */
-	if (u->user && (!sl_upstream_user_key(s->caller, key) || strcmp(key, u->user)))
+	if (u->user && (!sl_caller_user_key(s->caller, key) || strcmp(key, u->user)))
 		return SL_ANSWER_NONE;
 	if (!(p = asked_pending(s, u, asker)))
 		return SL_ANSWER_NONE;

@@ -154,6 +154,23 @@ static yyjson_mut_val *tool_summary(const struct sl_gen *g, yyjson_mut_doc *d,
 	return o;
 }
 
+static const char *view_local(const void *ctx, const struct sl_entry *e)
+{
+	return sl_view_local(ctx, e);
+}
+
+static struct sl_upstream *view_server(const void *ctx, const char *name)
+{
+	return sl_codemode_server(ctx, name);
+}
+
+/* What discovery sees of the catalog: v's (borrowed for the answer). */
+static void discovery_view(const struct sl_view *v, struct sl_discovery_view *dv)
+{
+	*dv = (struct sl_discovery_view){ .cat = &v->gw->catalog, .gen = v->gw->gen, .who = v->who,
+					  .local = view_local, .server = view_server, .ctx = v };
+}
+
 static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	const char *q = sl_json_str(args, "query"), *server = sl_json_str(args, "server");
@@ -177,7 +194,9 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		if (!text)
 			text = sl_strdup("no skills match");
 	} else {
-		text = sl_discovery_search(s->gw, s->caller, q, (size_t)k, server,
+		struct sl_discovery_view of;
+		discovery_view(&v, &of);
+		text = sl_discovery_search(&of, q, (size_t)k, server,
 					   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
 					   SL_DETAIL_SIGNATURE, &msg);
 		/* Saved skills rank apart, after the servers' tools. */
@@ -215,10 +234,13 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 	yyjson_arr_foreach(tools, i, n, t)
 		names[i] = yyjson_get_str(t);
 	sl_view_of(s->gw, s->caller, &v);
-	if (v.code && strcmp(server, SL_SKILLS_SERVER) == 0)
+	if (v.code && strcmp(server, SL_SKILLS_SERVER) == 0) {
 		text = sl_skills_describe(names, n, &msg);
-	else
-		text = sl_discovery_describe(s->gw, s->caller, server, names, n, &msg);
+	} else {
+		struct sl_discovery_view of;
+		discovery_view(&v, &of);
+		text = sl_discovery_describe(&of, server, names, n, &msg);
+	}
 	reply_text(s, m, modern, text ? text : msg, !text);
 	free(text);
 	free(msg);

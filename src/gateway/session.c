@@ -137,7 +137,10 @@ void sl_session_set_caller(struct sl_session *s, struct sl_caller *who)
 {
 	sl_caller_unref(s->caller);
 	s->caller = sl_caller_ref(who);
-	sl_sha256_hex(who ? who->key : "", who ? strlen(who->key) : 0, s->cred);
+	if (who)
+		memcpy(s->cred, who->key, sizeof(s->cred));
+	else
+		sl_caller_identity_digest(NULL, NULL, NULL, NULL, s->cred);
 }
 
 static void pass_level(struct sl_session *s, const char *level);

@@ -71,8 +71,8 @@ struct sl_session {
 	char log_level[16];          /* legacy: its last logging/setLevel, "" if none */
 	bool closing;
 	struct sl_caller *caller;    /* who it serves (a reference), NULL: anonymous */
-	char cred[65];               /* SHA-256 (hex) of the caller's identity
-				      * (sl_session_set_caller; of "" if none): binds
+	char cred[65];               /* the caller's key (sl_session_set_caller; the
+				      * identity digest of nothing if none): binds
 				      * the requestStates it is given */
 
 	struct sl_map calls;         /* client request id -> struct sl_pending */

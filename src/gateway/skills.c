@@ -383,7 +383,7 @@ int sl_skill_write(const char *dir, const struct sl_skill *sk, struct sl_err *er
 		goto out;
 	}
 	text = sl_skill_json(sk, &len);
-	rc = sl_pinning_write_atomic(dir, file, text, len, err);
+	rc = sl_write_file_atomic(path, text, len, 0600, err);
 	forget_seen();
 out:
 	free(text);
@@ -495,7 +495,7 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 		sl_err_set(err, "%s: cannot create the directory (%s)", dir, strerror(errno));
 		rc = SL_ERR_IO;
 	} else {
-		rc = sl_pinning_write_atomic(dir, slash + 1, next, len, err);
+		rc = sl_write_file_atomic(pins, next, len, 0600, err);
 	}
 	forget_seen();
 	free(dir);

@@ -4,6 +4,7 @@
  * page (gateway/admin.c) renders the same object.
  */
 #include "gateway/gateway.h"
+#include "gateway/session.h"
 #include "pipeline/call.h"
 #include "sandbox/sandbox.h"
 #include "shared/fleet.h"
@@ -81,4 +82,19 @@ char *sl_gateway_status(struct sl_gateway *gw, uint32_t sessions, size_t *len)
 	out = sl_json_write_mut_val(sl_gateway_status_doc(gw, sessions, d), len);
 	yyjson_mut_doc_free(d);
 	return out;
+}
+
+void sl_gateway_fleet_load(void *ctx, struct sl_fleet_load *out)
+{
+	const struct sl_gateway *gw = ctx;
+	unsigned running = 0, queued = 0;
+
+	*out = (struct sl_fleet_load){ .ups_total = gw->nups };
+	for (const struct sl_session *s = gw->sessions; s; s = s->next)
+		out->sessions += s->era == SL_ERA_LEGACY;
+	for (size_t i = 0; i < gw->nups; i++)
+		out->ups_up += gw->ups[i]->state == SL_UP_READY;
+	if (gw->sandbox)
+		sl_sandbox_load(gw->sandbox, &running, &queued);
+	out->programs = running;
 }

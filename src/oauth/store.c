@@ -9,6 +9,7 @@
  */
 #include "oauth/store.h"
 
+#include "auth/caller.h"
 #include "config/config.h"
 #include "core/digest.h"
 #include "core/json.h"
@@ -700,10 +701,9 @@ int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record 
 			struct sl_err *err)
 {
 	struct sl_oauth_record w;
-	uint8_t rnd[8];
-	char *path, *tmp = NULL, *text, *slash;
+	char *path, *text;
 	size_t len;
-	int fd = -1, rc = SL_ERR_IO;
+	int rc = SL_ERR_IO;
 
 	if (!r->url || !r->user) {
 		sl_err_set(err, "a token record needs a url and a user");
@@ -730,40 +730,8 @@ int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record 
 	}
 	/* The temporary name starts with a dot and does not end in .json:
 	 * sl_oauth_store_each never takes it for a record. */
-	sl_random(rnd, sizeof(rnd));
-	slash = strrchr(path, '/');
-	tmp = sl_printf("%s/.%.*s.tmp-%02x%02x%02x%02x%02x%02x%02x%02x", st->dir,
-			(int)(strlen(slash + 1) - 5), slash + 1, rnd[0], rnd[1], rnd[2], rnd[3],
-			rnd[4], rnd[5], rnd[6], rnd[7]);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		sl_err_set(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (sl_write_all(fd, text, len) < 0 || fsync(fd) < 0) {
-		sl_err_set(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		sl_err_set(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		sl_err_set(err, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	rc = sync_dir(st->dir, err);
+	rc = sl_write_file_atomic(path, text, len, 0600, err);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
 	if (text) {
 		explicit_bzero(text, len);
 		free(text);
@@ -785,6 +753,35 @@ int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char
 		rc = sync_dir(st->dir, err);
 	}
 	free(path);
+	return rc;
+}
+
+int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
+			   const struct sl_caller *who, const char *user, struct sl_err *err)
+{
+	struct sl_oauth_record r = { 0 };
+	char *id, *path, old[SL_SHA256_HEX];
+	int rc;
+
+	/* The old key named an issued token without an issuer as a static
+	 * token of the same name: such a record is nobody's to take. */
+	if (!who || !who->subject || (!who->issuer && strcmp(who->method, "token")))
+		return 0;
+	id = sl_printf("%s\n%s", who->issuer ? who->issuer : "sluice:token", who->subject);
+	sl_sha256_hex(id, strlen(id), old);
+	free(id);
+	rc = sl_oauth_store_load(st, url, old, &r, err);
+	if (rc < 0)
+		return rc == SL_ERR_NOT_FOUND ? 0 : rc;
+	path = sl_oauth_store_path(st, url, user);
+	if (access(path, F_OK) != 0) {
+		free(r.user);
+		r.user = sl_strdup(user);
+		if ((rc = sl_oauth_store_save(st, &r, err)) == 0)
+			rc = sl_oauth_store_remove(st, url, old, err);
+	}
+	free(path);
+	sl_oauth_record_dispose(&r);
 	return rc;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "oauth/subject.h"
 #include "core/map.h"
-#include "upstream/upstream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +105,7 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 
 	if (!subjects.on || !who || !authorization || !who->subject || !who->issuer ||
 	    (strcmp(who->method, "jwt") && strcmp(who->method, "introspection")) ||
-	    strncasecmp(authorization, "Bearer ", 7) || !sl_upstream_user_key(who, user))
+	    strncasecmp(authorization, "Bearer ", 7) || !sl_caller_user_key(who, user))
 		return;
 	token = authorization + 7;
 	token += strspn(token, " ");

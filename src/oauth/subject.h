@@ -7,9 +7,9 @@
  * A caller never holds its token (auth/caller.h); this is the one place
  * that does, apart from it and explicitly: one process-wide map, because
  * the HTTP face that fills it and the upstream links that read it share no
- * owner but the process. Keyed by the user key of upstream/users.c
- * (SHA-256 of issuer and subject, the key a user link's tokens are stored
- * under), one entry per user, the newest token replacing the older.
+ * owner but the process. Keyed by the caller's user key (sl_caller_user_key,
+ * auth/caller.h: the key a user link's tokens are stored under), one entry
+ * per user, the newest token replacing the older.
  *
  * Bounds: SL_OAUTH_SUBJECTS_MAX entries (the oldest, by when its token was
  * last noted, is dropped for a new one); an entry whose token has expired

@@ -10,10 +10,6 @@
 #include "shared/url.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "gateway/gateway.h"
-#include "gateway/session.h"
-#include "sandbox/sandbox.h"
-#include "upstream/upstream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,8 +158,9 @@ const char *sl_fleet_state(uint64_t seen_ms, uint64_t now_ms)
 /* ---- the heartbeat --------------------------------------------------------------- */
 
 struct sl_fleet {
-	struct sl_gateway *gw;
 	struct sl_redis *r;
+	sl_fleet_load_fn *load;          /* the owner's, with load_ctx */
+	void *load_ctx;
 	char id[SL_FLEET_ID_MAX + 1];
 	char *hash;                      /* <prefix>replicas */
 	char *listen;                    /* as served, for the operator */
@@ -187,29 +184,17 @@ static void fleet_unref(struct sl_fleet *f)
 	free(f);
 }
 
-static uint32_t legacy_sessions(const struct sl_gateway *gw)
-{
-	uint32_t n = 0;
-	for (const struct sl_session *s = gw->sessions; s; s = s->next)
-		n += s->era == SL_ERA_LEGACY;
-	return n;
-}
-
 /* This replica's entry: what an operator of the fleet wants at a glance. */
 static char *entry(const struct sl_fleet *f, uint64_t now, size_t *len)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *o, *ups;
-	unsigned running = 0, queued = 0;
-	size_t up = 0;
+	struct sl_fleet_load load = { 0 };
 	char *out;
 
 	if (!d)
 		sl_oom();
-	for (size_t i = 0; i < f->gw->nups; i++)
-		up += f->gw->ups[i]->state == SL_UP_READY;
-	if (f->gw->sandbox)
-		sl_sandbox_load(f->gw->sandbox, &running, &queued);
+	f->load(f->load_ctx, &load);
 	o = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_strcpy(d, o, "id", f->id);
 	yyjson_mut_obj_add_int(d, o, "pid", (int64_t)getpid());
@@ -218,11 +203,11 @@ static char *entry(const struct sl_fleet *f, uint64_t now, size_t *len)
 	yyjson_mut_obj_add_uint(d, o, "lastSeen", now);
 	if (f->listen)
 		yyjson_mut_obj_add_strcpy(d, o, "listen", f->listen);
-	yyjson_mut_obj_add_uint(d, o, "sessions", legacy_sessions(f->gw));
-	yyjson_mut_obj_add_uint(d, o, "programs", running);
+	yyjson_mut_obj_add_uint(d, o, "sessions", load.sessions);
+	yyjson_mut_obj_add_uint(d, o, "programs", load.programs);
 	ups = yyjson_mut_obj(d);
-	yyjson_mut_obj_add_uint(d, ups, "up", up);
-	yyjson_mut_obj_add_uint(d, ups, "total", f->gw->nups);
+	yyjson_mut_obj_add_uint(d, ups, "up", load.ups_up);
+	yyjson_mut_obj_add_uint(d, ups, "total", load.ups_total);
 	yyjson_mut_obj_add_val(d, o, "upstreams", ups);
 	out = sl_json_write_mut_val(o, len);
 	yyjson_mut_doc_free(d);
@@ -328,18 +313,20 @@ static void on_beat(uv_timer_t *t)
 	free(e);
 }
 
-struct sl_fleet *sl_fleet_start(struct sl_gateway *gw, struct sl_redis *r, const char *listen)
+struct sl_fleet *sl_fleet_start(uv_loop_t *loop, struct sl_redis *r, const char *id,
+				const char *listen, sl_fleet_load_fn *load, void *ctx)
 {
 	struct sl_fleet *f = sl_alloc(sizeof(*f));
 
-	*f = (struct sl_fleet){ .gw = gw, .r = r, .refs = 2, .started_ms = wall_ms(),
+	*f = (struct sl_fleet){ .r = r, .load = load, .load_ctx = ctx, .refs = 2,
+				.started_ms = wall_ms(),
 				.hash = sl_redis_key(sl_redis_prefix(r), HASH),
 				.listen = listen ? sl_strdup(listen) : NULL };
-	if (gw->cfg->replica_id)
-		snprintf(f->id, sizeof(f->id), "%s", gw->cfg->replica_id);
+	if (id)
+		snprintf(f->id, sizeof(f->id), "%s", id);
 	else
 		sl_fleet_default_id(f->id, sizeof(f->id));
-	uv_timer_init(gw->loop, &f->beat);
+	uv_timer_init(loop, &f->beat);
 	uv_unref((uv_handle_t *)&f->beat);
 	f->beat.data = f;
 	/* The first beat goes once Redis is up: a short first period, then

@@ -14,8 +14,13 @@
  * counted); at most SL_FLEET_READ_MAX are looked at per read and
  * SL_FLEET_SHOWN kept, in id order.
  *
+ * The fleet knows nothing of what it reports: at each beat it asks its
+ * owner for this replica's load (sessions, programs, upstreams) through
+ * the callback it was started with.
+ *
  * API (serve makes one when the gateway has Redis; the gateway owns it):
- *   f = sl_fleet_start(gw, redis, "127.0.0.1:8370");  heartbeats start at once
+ *   f = sl_fleet_start(loop, redis, id, "127.0.0.1:8370", load, ctx);
+ *                                   heartbeats start at once
  *   sl_fleet_status(f, d, obj);     fills GET /status's "fleet" (f NULL: nothing)
  *   sl_fleet_leave(f);              on a clean shutdown: stops beating, deletes
  *                                   its entry (sent before the loop ends)
@@ -28,6 +33,7 @@
 
 #include "core/common.h"
 
+#include <uv.h>
 #include <yyjson.h>
 
 #define SL_FLEET_BEAT_MS 2000u
@@ -40,7 +46,6 @@
 						 * costs the loop no more than this) */
 #define SL_FLEET_ID_MAX 128u                    /* a replica id, bytes */
 
-struct sl_gateway;
 struct sl_redis;
 struct sl_fleet;
 
@@ -67,7 +72,21 @@ bool sl_fleet_parse(const char *field, size_t flen, const char *value, size_t vl
 /* "alive" or "gone" for a member last seen at seen_ms, read at now_ms. */
 const char *sl_fleet_state(uint64_t seen_ms, uint64_t now_ms);
 
-struct sl_fleet *sl_fleet_start(struct sl_gateway *gw, struct sl_redis *r, const char *listen);
+/* This replica's load, as its heartbeat reports it. */
+struct sl_fleet_load {
+	uint64_t sessions;     /* sessions of legacy clients (initialize handshake) */
+	uint64_t programs;     /* programs running */
+	uint64_t ups_up, ups_total;
+};
+/* Fills *out with the owner's load now; called from the loop at each beat. */
+typedef void sl_fleet_load_fn(void *ctx, struct sl_fleet_load *out);
+
+/* Starts heartbeating on loop into r's hash. id: sluice.shared.replicaId
+ * (copied), NULL for sl_fleet_default_id's; listen (copied, may be NULL):
+ * the address served, for the operator; load(ctx, ...) is asked at each
+ * beat, ctx borrowed until sl_fleet_free. */
+struct sl_fleet *sl_fleet_start(uv_loop_t *loop, struct sl_redis *r, const char *id,
+				const char *listen, sl_fleet_load_fn *load, void *ctx);
 void sl_fleet_status(const struct sl_fleet *f, yyjson_mut_doc *d, yyjson_mut_val *obj);
 void sl_fleet_leave(struct sl_fleet *f);
 void sl_fleet_free(struct sl_fleet *f);

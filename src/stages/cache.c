@@ -24,6 +24,7 @@
  * else it is a miss (logged once). Redis down: the local cache alone.
  */
 #include "config/conf.h"
+#include "auth/caller.h"
 #include "core/digest.h"
 #include "pipeline/call.h"
 #include "core/log.h"
@@ -146,7 +147,7 @@ static void make_key(struct sl_call *c, char out[65])
 	char user[65] = "";
 	char *canon = sl_json_canonical(c->args, &n), *text;
 
-	if (c->up->cfg->oauth.per_user && !sl_upstream_user_key(c->who, user))
+	if (c->up->cfg->oauth.per_user && !sl_caller_user_key(c->who, user))
 		user[0] = '\0';
 	text = sl_printf("%zu:%s\n%zu:%s\n%s\n%s", strlen(c->up->name), c->up->name,
 			 strlen(c->tool), c->tool, user, canon);

@@ -281,72 +281,6 @@ void sl_pinning_hash(yyjson_val *def, char hex[SL_PIN_HEX], char **canon)
 	yyjson_mut_doc_free(d);
 }
 
-/* ---- atomic files ----------------------------------------------------------- */
-
-int sl_pinning_write_atomic(const char *dir, const char *name, const char *data, size_t len,
-			    struct sl_err *err)
-{
-	char *tmp = sl_printf("%s/.%s.XXXXXX", dir, name), *dst = sl_printf("%s/%s", dir, name);
-	const char *what = "create a temporary file in";
-	int fd, dfd, rc = SL_ERR_IO, e = 0;
-	size_t off = 0;
-
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-		goto out;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			e = w < 0 ? errno : EIO;
-			what = "write";
-			goto fail;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0) {
-		e = errno;
-		what = "flush";
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		e = errno;
-		what = "close";
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, dst) < 0) {
-		e = errno;
-		what = "rename a temporary file in";
-		goto fail;
-	}
-	/* The rename is durable once the directory is: without this a crash can
-	 * leave the old file (never a half-written one). */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
-	}
-	rc = SL_OK;
-	goto out;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
-	if (rc < 0)
-		sl_err_set(err, "cannot %s %s: %s", what, strcmp(what, "write") == 0 ||
-			   strcmp(what, "flush") == 0 || strcmp(what, "close") == 0 ? dst : dir,
-			   e == ENOSPC ? "the disk is full" : strerror(e));
-	free(tmp);
-	free(dst);
-	return rc;
-}
-
 /* ---- the store ---------------------------------------------------------------- */
 
 static void file_id_of(const struct stat *st, struct file_id *id)
@@ -584,7 +518,7 @@ static int update(struct sl_pins *s, update_fn fn, void *ctx, bool tolerant, str
 		sl_oom();
 	text = sl_realloc(text, len + 2);
 	text[len++] = '\n';
-	if (sl_pinning_write_atomic(s->dir, PINS_FILE, text, len, err) < 0)
+	if (sl_write_file_atomic(s->file, text, len, 0600, err) < 0)
 		goto memory;
 	next = yyjson_mut_doc_imut_copy(d, NULL);
 	if (!next)

@@ -16,7 +16,6 @@
  * clients see; these are for `sluice pins` and tests):
  *   sl_pinning_clean(d, tool);              strip hidden characters from a copied definition
  *   sl_pinning_hash(def, hex);              the pin of a definition
- *   sl_pinning_write_atomic(dir, name, data, len, &err);
  *   if (sl_pinning_open(cfg, section, tolerant, &pins, &err) < 0) ...
  *   st = sl_pinning_check(pins, server, def, &pin);
  *   sl_pinning_close(pins);
@@ -44,11 +43,6 @@ yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def);
  * receives the canonical JSON, which the caller frees. */
 void sl_pinning_hash(yyjson_val *def, char hex[SL_PIN_HEX], char **canon);
 
-/* Writes dir/name atomically: a temp file in dir, fsync, rename, fsync of
- * dir. On failure the old file is untouched, no temp file is left, and err
- * says what failed. */
-int sl_pinning_write_atomic(const char *dir, const char *name, const char *data, size_t len,
-			    struct sl_err *err) SL_MUST_USE;
 
 /* ---- the pin store, for the stage and `sluice pins` ---- */
 

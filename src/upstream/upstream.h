@@ -182,10 +182,6 @@ void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiti
 /* A login for user (a user key) to server u was saved: that user's link
  * connects at once instead of at its next look at the store. */
 void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user);
-/* The user key of a caller (its store user, its user link's key): the
- * SHA-256 (hex) of its issuer and subject, whatever profile it came
- * through. False for a caller with no subject. */
-bool sl_upstream_user_key(const struct sl_caller *caller, char out[65]);
 
 /* True when the server's tools are missing until a person logs in (needs
  * login, or its tools/list refused for a scope): an unknown tool under its

@@ -5,8 +5,8 @@
  * session to the token's subject, so one link cannot carry several users).
  * docs/internals/AUTH.md, "Per-user delegation".
  *
- *   key         SHA-256 of the caller's issuer and subject: one person is
- *               one user whatever profile they come through
+ *   key         the caller's user key (sl_caller_user_key, auth/caller.h):
+ *               one person is one user whatever profile they come through
  *   made        on the caller's first request (sl_upstream_for), at most
  *               sluice.oauth.maxUsers per server; kept until the server
  *               goes (a reload that drops it, the gateway's end), so that
@@ -18,28 +18,15 @@
  */
 #include "upstream/link.h"
 #include "auth/caller.h"
-#include "core/digest.h"
 #include "core/log.h"
 #include "oauth/client.h"
+#include "oauth/store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define SWEEP_MIN_MS 1000
 #define SWEEP_MAX_MS 60000
-
-bool sl_upstream_user_key(const struct sl_caller *caller, char out[65])
-{
-	char *id;
-
-	if (!caller || !caller->subject)
-		return false;
-	/* A static token has no issuer: its names are sluice's own. */
-	id = sl_printf("%s\n%s", caller->issuer ? caller->issuer : "sluice:token", caller->subject);
-	sl_sha256_hex(id, strlen(id), out);
-	free(id);
-	return true;
-}
 
 struct sl_upstream *sl_upstream_server(struct sl_upstream *u)
 {
@@ -97,10 +84,28 @@ static void sweep_start(struct sl_upstream *u)
 
 /* ---- finding and making ------------------------------------------------------------ */
 
+/* Tokens a person saved under the user key of before (oauth/store.h,
+ * sl_oauth_store_migrate) move to their key now, before the link reads them. */
+static void migrate(const struct sl_upstream *u, const char *key, const struct sl_caller *caller)
+{
+	struct sl_oauth_store *st;
+	struct sl_err err;
+
+	if (sl_oauth_store_open(u->gcfg, &st, &err) < 0)
+		return; /* the link says why it has no store */
+	if (sl_oauth_store_migrate(st, u->cfg->url, caller, key, &err) < 0)
+		sl_log(SL_LOG_WARN, "server '%s': %s's saved tokens stay under their old name: %s",
+		       u->name, sl_caller_name(caller), err.msg);
+	sl_oauth_store_free(st);
+}
+
 static struct sl_upstream *user_link_new(struct sl_upstream *u, const char *key,
 					 const struct sl_caller *caller)
 {
-	struct sl_upstream *l = sl_upstream_make(u->loop, u->cfg, u->gcfg, u->ops, u->ctx, key);
+	struct sl_upstream *l;
+
+	migrate(u, key, caller);
+	l = sl_upstream_make(u->loop, u->cfg, u->gcfg, u->ops, u->ctx, key);
 
 	l->parent = u;
 	l->user = sl_strdup(key);
@@ -120,7 +125,7 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 	struct sl_upstream *l;
 	char key[65];
 
-	if (u->parent || !u->oauth || !u->cfg->oauth.per_user || !sl_upstream_user_key(caller, key))
+	if (u->parent || !u->oauth || !u->cfg->oauth.per_user || !sl_caller_user_key(caller, key))
 		return u;
 	if (u->state == SL_UP_DISABLED || u->state == SL_UP_FAILED ||
 	    u->state == SL_UP_STOPPING || u->state == SL_UP_STOPPED)

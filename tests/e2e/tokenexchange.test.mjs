@@ -34,7 +34,20 @@ function mint(sub) {
 }
 
 // The store's user key of a caller (upstream/users.c).
-const userKey = (issuer, sub) => createHash('sha256').update(`${issuer}\n${sub}`).digest('hex');
+// A person's user key (sl_caller_user_key, src/auth/caller.h): the identity
+// digest of method (none for an issued token, "token" for a static one),
+// issuer, subject and no profile, each field absent (0) or 1, length, bytes.
+const userKey = (issuer, sub) => {
+	const field = (v) => {
+		if (v == null) return Buffer.from([0]);
+		const b = Buffer.from(v), n = Buffer.alloc(8);
+		n.writeBigUInt64BE(BigInt(b.length));
+		return Buffer.concat([Buffer.from([1]), n, b]);
+	};
+	const method = issuer == null ? 'token' : null;
+	return createHash('sha256').update(Buffer.concat([Buffer.from('sluice-identity-1'),
+		field(method), field(issuer), field(sub), field(null)])).digest('hex');
+};
 
 function records() {
 	if (!fs.existsSync(cfg.dir)) return [];
@@ -157,6 +170,6 @@ describe('token exchange for a perUser server', () => {
 		assert.match(r.text, /needs its caller's own login.*sam/);
 		assert.match((await whoami(sam)).text, /needs its caller's own login.*sam/);
 		assert.equal(await exchanges(), before, 'no exchange');
-		assert.equal(records().find((x) => x.user === userKey('sluice:token', 'sam'))?.tokens?.access_token, undefined);
+		assert.equal(records().find((x) => x.user === userKey(null, 'sam'))?.tokens?.access_token, undefined);
 	});
 });

@@ -66,6 +66,39 @@ TEST(caller_identity_key_and_lists)
 	sl_caller_unref(b);
 }
 
+TEST(caller_identity_digest_encoding)
+{
+	char a[SL_SHA256_HEX], b[SL_SHA256_HEX];
+	struct sl_caller *c = sl_caller_new("jwt");
+
+	/* The encoding is pinned (version 1): a per-user key is stored on disk. */
+	sl_caller_identity_digest("jwt", "https://idp", "alice", NULL, a);
+	CHECK_STR(a, "d9604cb7d989a507a8d8bb38a511c34cefd2c52c884c83f1dfbb105127e035b9");
+	sl_caller_identity_digest(NULL, NULL, NULL, NULL, a);
+	CHECK_STR(a, "d8f001217edcca5193b9568d1d3a1370c57a15f2d63bf23703d1e67d932982fa");
+	/* No separator a field could hold: a newline moved between fields, or
+	 * an absent field against an empty one, is another identity. */
+	sl_caller_identity_digest("jwt", "a\nb", "c", NULL, a);
+	sl_caller_identity_digest("jwt", "a", "b\nc", NULL, b);
+	CHECK(strcmp(a, b) != 0);
+	sl_caller_identity_digest("jwt", NULL, "alice", NULL, a);
+	sl_caller_identity_digest("jwt", "", "alice", NULL, b);
+	CHECK(strcmp(a, b) != 0);
+	sl_caller_identity_digest("jwt", "https://idp", "alice", "", a);
+	sl_caller_identity_digest("jwt", "https://idp", "alice", NULL, b);
+	CHECK(strcmp(a, b) != 0);
+	/* A caller's key is the digest of its four fields. */
+	sl_caller_set_subject(c, "https://idp", "alice");
+	sl_caller_set_profile(c, "ops");
+	sl_caller_identity_digest("jwt", "https://idp", "alice", "ops", a);
+	CHECK_STR(c->key, a);
+	/* Its user key: the same person whichever profile or verification. */
+	CHECK(sl_caller_user_key(c, a));
+	sl_caller_identity_digest(NULL, "https://idp", "alice", NULL, b);
+	CHECK_STR(a, b);
+	sl_caller_unref(c);
+}
+
 TEST(auth_static_tokens_name_their_holder)
 {
 	struct sl_config *c;

@@ -499,8 +499,8 @@ TEST(oauth_subject_tokens_held_and_bounded)
 
 	CHECK_INT(sl_config_parse("t.json", on, sizeof(on) - 1, &c_on, &err), SL_OK);
 	CHECK_INT(sl_config_parse("t.json", off, sizeof(off) - 1, &c_off, &err), SL_OK);
-	CHECK(sl_upstream_user_key(a, ka) && sl_upstream_user_key(i, ki) &&
-	      sl_upstream_user_key(t, kt) && sl_upstream_user_key(old, ko));
+	CHECK(sl_caller_user_key(a, ka) && sl_caller_user_key(i, ki) &&
+	      sl_caller_user_key(t, kt) && sl_caller_user_key(old, ko));
 
 	sl_oauth_subjects_configure(c_off);
 	sl_oauth_subject_note(a, "Bearer a1");
@@ -572,7 +572,7 @@ static void go_user_exchange(uv_loop_t *loop, struct sl_fetcher *f, struct canne
 	snprintf(json, sizeof(json), "{\"mcpServers\":{\"up\":{\"url\":\"%s\",\"oauth\":{\"perUser\":"
 		 "true,\"tokenExchange\":true,\"clientId\":\"c1\",\"clientSecret\":\"s1\"}}}}", url);
 	CHECK_INT(sl_config_parse("t.json", json, strlen(json), &cfg, &err), SL_OK);
-	CHECK(sl_upstream_user_key(who, user));
+	CHECK(sl_caller_user_key(who, user));
 	/* The authorization server, as discovery left it. */
 	CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
 	rec.user = user;

@@ -2,6 +2,7 @@
  * refusals. Each test works in a state directory of its own. */
 #include "unit.h"
 
+#include "auth/caller.h"
 #include "config/config.h"
 #include "core/digest.h"
 #include "oauth/store.h"
@@ -504,6 +505,58 @@ TEST(oauthstore_remove)
 	/* Bob's record is another file. */
 	CHECK_INT(sl_oauth_store_load(st, URL, "bob", &got, &err), 0);
 	sl_oauth_record_dispose(&got);
+	sl_oauth_store_free(st);
+	env_leave(&e);
+}
+
+TEST(oauthstore_migrate_user_key)
+{
+	struct env e;
+	struct sl_oauth_store *st;
+	struct sl_caller *alice = sl_caller_new("jwt"), *sam = sl_caller_new("token");
+	struct sl_caller *bare = sl_caller_new("jwt");
+	char old[SL_SHA256_HEX], key[SL_SHA256_HEX];
+	struct sl_oauth_record r, got = { 0 };
+	struct sl_err err;
+	char *path;
+
+	env_enter(&e);
+	st = open_store(NULL);
+	sl_caller_set_subject(alice, "https://idp", "alice");
+	sl_caller_set_subject(sam, NULL, "sam");
+	sl_caller_set_subject(bare, NULL, "sam");
+	CHECK(sl_caller_user_key(alice, key));
+	/* Nothing saved under the old key: nothing to do. */
+	CHECK_INT(sl_oauth_store_migrate(st, URL, alice, key, &err), 0);
+	CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), SL_ERR_NOT_FOUND);
+	/* A record under the key of before moves, once, and the old file goes. */
+	sl_sha256_hex("https://idp\nalice", strlen("https://idp\nalice"), old);
+	r = sample(URL, old);
+	CHECK_INT(sl_oauth_store_save(st, &r, &err), 0);
+	CHECK_INT(sl_oauth_store_migrate(st, URL, alice, key, &err), 0);
+	CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), 0);
+	CHECK_STR(got.user, key);
+	CHECK_STR(got.tokens.access_token, "at-SECRET-access-0123456789");
+	sl_oauth_record_dispose(&got);
+	path = sl_oauth_store_path(st, URL, old);
+	CHECK(access(path, F_OK) != 0);
+	free(path);
+	CHECK_INT(sl_oauth_store_migrate(st, URL, alice, key, &err), 0);
+	/* A static token's record was under "sluice:token"; an issued token
+	 * without an issuer had that same old key: it takes nothing. */
+	sl_sha256_hex("sluice:token\nsam", strlen("sluice:token\nsam"), old);
+	r = sample(URL, old);
+	CHECK_INT(sl_oauth_store_save(st, &r, &err), 0);
+	CHECK(sl_caller_user_key(bare, key));
+	CHECK_INT(sl_oauth_store_migrate(st, URL, bare, key, &err), 0);
+	CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), SL_ERR_NOT_FOUND);
+	CHECK(sl_caller_user_key(sam, key));
+	CHECK_INT(sl_oauth_store_migrate(st, URL, sam, key, &err), 0);
+	CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), 0);
+	sl_oauth_record_dispose(&got);
+	sl_caller_unref(alice);
+	sl_caller_unref(sam);
+	sl_caller_unref(bare);
 	sl_oauth_store_free(st);
 	env_leave(&e);
 }

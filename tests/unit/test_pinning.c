@@ -201,19 +201,22 @@ static void remove_tree(const char *dir)
 	free(cmd);
 }
 
-TEST(pinning_write_atomic_leaves_no_temp_files)
+TEST(write_file_atomic_leaves_no_temp_files)
 {
 	char *dir = temp_dir(), *file = sl_printf("%s/pins.json", dir), *got;
 	struct sl_err err;
-	CHECK_INT(sl_pinning_write_atomic(dir, "pins.json", "one\n", 4, &err), 0);
-	CHECK_INT(sl_pinning_write_atomic(dir, "pins.json", "two\n", 4, &err), 0);
+	struct stat st;
+	CHECK_INT(sl_write_file_atomic(file, "one\n", 4, 0600, &err), 0);
+	CHECK_INT(sl_write_file_atomic(file, "two\n", 4, 0640, &err), 0);
 	got = slurp(file);
 	CHECK_STR(got, "two\n");
 	CHECK_INT(count_entries(dir), 1);
+	/* The mode asked for, whatever the umask. */
+	CHECK(stat(file, &st) == 0 && (st.st_mode & 07777) == 0640);
 	free(got);
 	/* A directory that does not exist: a clear error, nothing created. */
-	char *missing = sl_printf("%s/nope", dir);
-	CHECK(sl_pinning_write_atomic(missing, "pins.json", "x", 1, &err) < 0);
+	char *missing = sl_printf("%s/nope/pins.json", dir);
+	CHECK(sl_write_file_atomic(missing, "x", 1, 0600, &err) < 0);
 	CHECK(strstr(err.msg, "cannot create a temporary file in") != NULL);
 	CHECK(strstr(err.msg, "No such file") != NULL);
 	free(missing);

@@ -30,16 +30,16 @@ TEST(users_key_is_the_identity_whatever_the_profile)
 	struct sl_caller *none = sl_caller_new("none");
 	char k1[65], k2[65], k3[65], k4[65];
 
-	CHECK(sl_upstream_user_key(a, k1));
-	CHECK(sl_upstream_user_key(a2, k2));
+	CHECK(sl_caller_user_key(a, k1));
+	CHECK(sl_caller_user_key(a2, k2));
 	CHECK_STR(k1, k2);
-	CHECK(sl_upstream_user_key(other, k3));
+	CHECK(sl_caller_user_key(other, k3));
 	CHECK(strcmp(k1, k3) != 0);
 	/* A static token's name is not an issuer's subject of the same name. */
-	CHECK(sl_upstream_user_key(tok, k4));
+	CHECK(sl_caller_user_key(tok, k4));
 	CHECK(strcmp(k1, k4) != 0);
-	CHECK(!sl_upstream_user_key(none, k4));
-	CHECK(!sl_upstream_user_key(NULL, k4));
+	CHECK(!sl_caller_user_key(none, k4));
+	CHECK(!sl_caller_user_key(NULL, k4));
 	sl_caller_unref(a);
 	sl_caller_unref(a2);
 	sl_caller_unref(other);
@@ -74,7 +74,7 @@ TEST(users_one_link_per_user_and_at_most_max_users)
 	l = sl_upstream_for(up, alice, &err);
 	CHECK(l && l != up);
 	CHECK(l->parent == up && sl_upstream_server(l) == up);
-	CHECK(sl_upstream_user_key(alice, key));
+	CHECK(sl_caller_user_key(alice, key));
 	CHECK_STR(l->user, key);
 	CHECK_INT(l->state, SL_UP_IDLE); /* opened by a request, not by being found */
 	CHECK(sl_upstream_login_url(l) == NULL);
