@@ -17,6 +17,12 @@
 #                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz)
 
 VERSION  := 0.1.0
+# Parallel by default, one job per core: a -j on the command line wins, and
+# sub-makes (make fuzz's, make run's) share the top make's jobs. Not when
+# cleaning, which must not race the build it precedes.
+ifeq ($(MAKELEVEL)$(filter clean,$(MAKECMDGOALS)),0)
+MAKEFLAGS += -j$(shell nproc)
+endif
 PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?=
@@ -54,6 +60,8 @@ endif
 TPFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -w $(EXTRA_CFLAGS) \
             $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer)
 
+# (Under -j the setup target and the two stamps may start together:
+# scripts/setup.sh takes a lock, so its runs follow one another.)
 SETUP_STAMP := $(TP)/yyjson/.pinned
 
 # The gateway: everything under src/ except main.c forms a library that unit
