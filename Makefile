@@ -13,8 +13,9 @@
 #   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
-#   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
-#                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz)
+#   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"] [FUZZ_JOBS=1]
+#                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz),
+#                   one per core side by side
 
 VERSION  := 0.1.0
 # Parallel by default, one job per core: a -j on the command line wins, and
