@@ -187,8 +187,9 @@ install: $(SLUICE) $(MAN) $(BASHCOMP)
 # build needs no network), then copied to build/ (scripts/deb.sh).
 # (scripts/deb.sh runs scripts/setup.sh build itself; test-deb needs the
 # test dependencies too: the MCP server and the SDK client it runs.)
+# dpkg-buildpackage sets its own jobs (DEB_JOBS), not this make's.
 deb:
-	@bash scripts/deb.sh build
+	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL bash scripts/deb.sh build
 
 test-deb: setup deb
 	@bash scripts/deb.sh test
