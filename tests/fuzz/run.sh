@@ -45,7 +45,7 @@ fuzz_one() { # name
 # Targets side by side, FUZZ_JOBS (one per core) at a time: each still
 # fuzzes for FUZZ_SECONDS, the whole takes 1/FUZZ_JOBS of the time.
 jobs=${FUZZ_JOBS:-$(nproc)}
-echo "fuzz: $# target(s), $jobs at a time, ${secs} s each"
+echo "fuzz: $# target(s), $jobs at a time, $([ "$secs" = 0 ] && echo "the committed seeds replayed" || echo "$secs s each")"
 running=0
 for name in "$@"; do
 	rm -f "$dir/logs/$name.log.rc"
