@@ -65,6 +65,28 @@ static void seal_mac(const void *key, size_t klen, unsigned long long expiry, co
 	free(msg);
 }
 
+void sl_seal_tag(const void *key, size_t klen, const char *what, char out[SL_SEAL_TAG_HEX + 1])
+{
+	char mac[SL_SHA256_HEX];
+
+	sl_hmac_sha256_hex(key, klen, what, strlen(what), mac);
+	memcpy(out, mac, SL_SEAL_TAG_HEX);
+	out[SL_SEAL_TAG_HEX] = '\0';
+}
+
+bool sl_seal_tag_check(const void *key, size_t klen, const char *what, const char *tag, size_t len)
+{
+	char want[SL_SEAL_TAG_HEX + 1];
+	unsigned char diff = 0;
+
+	if (len != SL_SEAL_TAG_HEX)
+		return false;
+	sl_seal_tag(key, klen, what, want);
+	for (size_t i = 0; i < SL_SEAL_TAG_HEX; i++) /* constant time */
+		diff |= (unsigned char)(want[i] ^ tag[i]);
+	return diff == 0;
+}
+
 char *sl_seal(const void *key, size_t klen, unsigned long long expiry, const char *what)
 {
 	char mac[SL_SHA256_HEX];

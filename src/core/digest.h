@@ -37,4 +37,16 @@ enum sl_seal_check { SL_SEAL_OK, SL_SEAL_FORGED, SL_SEAL_EXPIRED };
  * in constant time); a malformed state is FORGED. */
 enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state, const char *what);
 
+/*
+ * The same seal, short and without an expiry, for ids a client hands back
+ * that must name only what sluice issued (session ids, task ids): the
+ * first 128 bits of HMAC-SHA-256 of what under key, as 32 hex digits.
+ * what names its purpose first, as for sl_seal.
+ */
+#define SL_SEAL_TAG_HEX 32
+void sl_seal_tag(const void *key, size_t klen, const char *what, char out[SL_SEAL_TAG_HEX + 1]);
+/* Whether tag, len bytes, is sl_seal_tag(key, what) (compared in constant
+ * time; a tag of another length is not). */
+bool sl_seal_tag_check(const void *key, size_t klen, const char *what, const char *tag, size_t len);
+
 #endif

@@ -214,23 +214,24 @@ static char *hex(const char *v)
 	return o;
 }
 
-static void mac(const struct sl_gen *gen, const char *payload, char out[SL_SHA256_HEX])
+/* The id's seal (core/digest.h): what it stands for is the payload. */
+static char *task_what(const char *payload)
 {
-	char *msg = sl_printf("sluice-task:%s", payload);
-	sl_hmac_sha256_hex(gen->key, sizeof(gen->key), msg, strlen(msg), out);
-	free(msg);
+	return sl_printf("sluice-task:%s", payload);
 }
 
 /* NULL if a part holds the separator (the id could not be read back). */
 static char *seal(const struct sl_gen *gen, const char *server, const char *tool, const char *up_id)
 {
-	char m[SL_SHA256_HEX], *payload, *hp, *id;
+	char m[SL_SEAL_TAG_HEX + 1], *payload, *hp, *id, *what;
 	if (strchr(tool, '\x1f') || strchr(up_id, '\x1f'))
 		return NULL;
 	payload = sl_printf("%s\x1f%s\x1f%s", server, tool, up_id);
-	mac(gen, payload, m);
+	what = task_what(payload);
+	sl_seal_tag(gen->key, sizeof(gen->key), what, m);
+	free(what);
 	hp = hex(payload);
-	id = sl_printf("t2.%s.%.32s", hp, m);
+	id = sl_printf("t2.%s.%s", hp, m);
 	free(payload);
 	free(hp);
 	return id;
@@ -263,8 +264,9 @@ static struct sl_upstream *unseal(struct sl_session *s, struct sl_msg *m, char *
 {
 	const char *id = m->params ? sl_json_str(m->params, "taskId") : NULL;
 	const char *dot;
-	char *payload = NULL, *a, *b, want[SL_SHA256_HEX];
+	char *payload = NULL, *a, *b, *what;
 	struct sl_upstream *u = NULL;
+	bool ours;
 	char msg[200];
 
 	if (!id) {
@@ -272,9 +274,12 @@ static struct sl_upstream *unseal(struct sl_session *s, struct sl_msg *m, char *
 		return NULL;
 	}
 	if (strncmp(id, "t2.", 3) == 0 && strlen(id) < SEALED_MAX && (dot = strchr(id + 3, '.')) &&
-	    strlen(dot + 1) == 32 && (payload = unhex(id + 3, dot - id - 3))) {
-		mac(s->gw->gen, payload, want);
-		if (strncmp(want, dot + 1, 32) == 0 && (a = strchr(payload, '\x1f')) &&
+	    (payload = unhex(id + 3, dot - id - 3))) {
+		what = task_what(payload);
+		ours = sl_seal_tag_check(s->gw->gen->key, sizeof(s->gw->gen->key), what, dot + 1,
+					 strlen(dot + 1));
+		free(what);
+		if (ours && (a = strchr(payload, '\x1f')) &&
 		    (b = strchr(a + 1, '\x1f'))) {
 			*a = *b = 0;
 			u = sl_gateway_upstream(s->gw, payload);

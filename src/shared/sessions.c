@@ -12,24 +12,23 @@
 #include <string.h>
 
 #define RANDOM_HEX 32 /* 128 random bits */
-#define TAG_HEX 32    /* 128 bits of the MAC: short ids, still unforgeable */
+#define TAG_HEX SL_SEAL_TAG_HEX /* 128 bits of the MAC: short ids, still unforgeable */
 #define URI_MAX 2048  /* one subscription's URI in a record */
 
 /* ---- ids ------------------------------------------------------------------ */
 
-static void tag_of(const uint8_t key[32], const char *random, size_t rlen, const char *caller,
-		   char out[SL_SHA256_HEX])
+/* What an id's seal (core/digest.h) stands for: its random part and the
+ * caller it was issued to. */
+static char *id_what(const char *random, size_t rlen, const char *caller)
 {
-	char *msg = sl_printf("sluice-session\n%.*s\n%s", (int)rlen, random, caller);
-	sl_hmac_sha256_hex(key, 32, msg, strlen(msg), out);
-	free(msg);
+	return sl_printf("sluice-session\n%.*s\n%s", (int)rlen, random, caller);
 }
 
 void sl_session_id_make(const uint8_t key[32], const char *caller, char id[SL_SESSION_ID_MAX])
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char r[RANDOM_HEX / 2];
-	char tag[SL_SHA256_HEX];
+	char tag[SL_SEAL_TAG_HEX + 1], *what;
 
 	/* MCP 2025-11-25 transports: a globally unique, cryptographically
 	 * secure session id of visible ASCII. */
@@ -38,7 +37,9 @@ void sl_session_id_make(const uint8_t key[32], const char *caller, char id[SL_SE
 		id[2 * i] = hex[r[i] >> 4];
 		id[2 * i + 1] = hex[r[i] & 15];
 	}
-	tag_of(key, id, RANDOM_HEX, caller, tag);
+	what = id_what(id, RANDOM_HEX, caller);
+	sl_seal_tag(key, 32, what, tag);
+	free(what);
 	id[RANDOM_HEX] = '.';
 	memcpy(id + RANDOM_HEX + 1, tag, TAG_HEX);
 	id[RANDOM_HEX + 1 + TAG_HEX] = '\0';
@@ -54,16 +55,16 @@ static bool all_hex(const char *s, size_t n)
 
 bool sl_session_id_check(const uint8_t key[32], const char *id, const char *caller)
 {
-	char tag[SL_SHA256_HEX];
-	unsigned char diff = 0;
+	char *what;
+	bool ok;
 
 	if (strlen(id) != RANDOM_HEX + 1 + TAG_HEX || id[RANDOM_HEX] != '.' ||
 	    !all_hex(id, RANDOM_HEX) || !all_hex(id + RANDOM_HEX + 1, TAG_HEX))
 		return false;
-	tag_of(key, id, RANDOM_HEX, caller, tag);
-	for (size_t i = 0; i < TAG_HEX; i++) /* constant time */
-		diff |= (unsigned char)(tag[i] ^ id[RANDOM_HEX + 1 + i]);
-	return diff == 0;
+	what = id_what(id, RANDOM_HEX, caller);
+	ok = sl_seal_tag_check(key, 32, what, id + RANDOM_HEX + 1, TAG_HEX);
+	free(what);
+	return ok;
 }
 
 /* ---- the record ------------------------------------------------------------- */

@@ -31,3 +31,21 @@ TEST(seal_expired_and_malformed)
 	CHECK_INT(sl_seal_check(key, sizeof(key), "12.", "x"), SL_SEAL_FORGED);
 	CHECK_INT(sl_seal_check(key, sizeof(key), "zz.00", "x"), SL_SEAL_FORGED);
 }
+
+TEST(seal_tag_binds_what_and_key)
+{
+	char tag[SL_SEAL_TAG_HEX + 1], mac[SL_SHA256_HEX];
+
+	sl_seal_tag(key, sizeof(key), "sluice-task:a", tag);
+	CHECK_INT(strlen(tag), SL_SEAL_TAG_HEX);
+	/* The first 128 bits of the HMAC: ids issued before stay valid. */
+	sl_hmac_sha256_hex(key, sizeof(key), "sluice-task:a", 13, mac);
+	CHECK(strncmp(tag, mac, SL_SEAL_TAG_HEX) == 0);
+	CHECK(sl_seal_tag_check(key, sizeof(key), "sluice-task:a", tag, strlen(tag)));
+	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:b", tag, strlen(tag)));
+	CHECK(!sl_seal_tag_check(other, sizeof(other), "sluice-task:a", tag, strlen(tag)));
+	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:a", tag, strlen(tag) - 1));
+	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:a", mac, strlen(mac)));
+	tag[5] = tag[5] == '0' ? '1' : '0';
+	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:a", tag, strlen(tag)));
+}
