@@ -1,8 +1,8 @@
 /*
  * One bounded map with least-recently-used eviction and a time to live:
  * every cache of the gateway is one of these (token verdicts, key sets,
- * kept results, the cache stage, per-user links, parked calls, tokenize
- * maps). Keys are strings (copied); an entry is the caller's struct with a
+ * kept results, the cache stage, per-user links, tokenize maps, quota
+ * subjects, pending web logins, held subject tokens). Keys are strings (copied); an entry is the caller's struct with a
  * struct sl_lru_entry embedded, freed through the map's free callback when
  * it is evicted, expires, is replaced or deleted, or the map is disposed.
  *
