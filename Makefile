@@ -13,10 +13,17 @@
 #   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
-#   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"]
-#                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz)
+#   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"] [FUZZ_JOBS=1]
+#                   libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan; build/fuzz),
+#                   one per core side by side
 
 VERSION  := 0.1.0
+# Parallel by default, one job per core: a -j on the command line wins, and
+# sub-makes (make fuzz's, make run's) share the top make's jobs. Not when
+# cleaning, which must not race the build it precedes.
+ifeq ($(MAKELEVEL)$(filter clean,$(MAKECMDGOALS)),0)
+MAKEFLAGS += -j$(shell nproc)
+endif
 PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?=
@@ -54,6 +61,8 @@ endif
 TPFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -w $(EXTRA_CFLAGS) \
             $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer)
 
+# (Under -j the setup target and the two stamps may start together:
+# scripts/setup.sh takes a lock, so its runs follow one another.)
 SETUP_STAMP := $(TP)/yyjson/.pinned
 
 # The gateway: everything under src/ except main.c forms a library that unit
@@ -178,8 +187,9 @@ install: $(SLUICE) $(MAN) $(BASHCOMP)
 # build needs no network), then copied to build/ (scripts/deb.sh).
 # (scripts/deb.sh runs scripts/setup.sh build itself; test-deb needs the
 # test dependencies too: the MCP server and the SDK client it runs.)
+# dpkg-buildpackage sets its own jobs (DEB_JOBS), not this make's.
 deb:
-	@bash scripts/deb.sh build
+	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL bash scripts/deb.sh build
 
 test-deb: setup deb
 	@bash scripts/deb.sh test

@@ -113,6 +113,31 @@ floor() {
 	export FLOOR_US INVOKE_US
 }
 
+# Instructions the gateway process executes per small tools/call (callgrind counts
+# instructions, not seconds: the same binary and inputs give the same count on a busy
+# or an idle machine). The difference of two runs of different lengths cancels the
+# start-up and the handshake. Skipped with a line saying so where valgrind is missing.
+instructions() {
+	local a b
+	echo "## Instructions per call"
+	echo
+	if ! command -v valgrind > /dev/null; then
+		echo "valgrind is not installed: no instruction count."
+		echo
+		return
+	fi
+	count() {
+		"$tmp/callbench" -n "$1" -t github__echo -- valgrind --tool=callgrind \
+			--callgrind-out-file="$tmp/cg.$1" "$SLUICE" serve --config "$tmp/bench.json" > /dev/null 2>&1
+		awk '/^summary:/ { print $2 }' "$tmp/cg.$1"
+	}
+	a=$(count 100)
+	b=$(count 600)
+	echo "echo tool over stdio, default stages, the gateway process alone (valgrind --tool=callgrind):"
+	echo "$(( (b - a) / 500 )) instructions per call (the difference of 600 and 100 calls, over 500)."
+	echo
+}
+
 # Idle RSS of a gateway with one upstream, after the handshake, doing nothing; the
 # scenario gateways' idle and peak RSS are measured by bench/scenarios.mjs.
 idle_rss() {
@@ -156,6 +181,7 @@ all() {
 	status=0
 	machine
 	overhead
+	instructions
 	floor
 	idle_rss
 	scenarios

@@ -21,6 +21,14 @@ tp="$top/build/third_party"
 
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 note() { printf 'setup: %s\n' "$*" >&2; }
+
+# One run at a time (make -j starts the setup target and the build's stamps
+# together; apt's lock and npm ci's tree are not to be shared): a second run
+# waits here, then finds everything in place.
+mkdir -p "$top/build"
+exec 9>"$top/build/.setup.lock"
+flock 9 || die "cannot lock build/.setup.lock"
+
 # A person may be waiting (make run, make test on a fresh machine): each
 # step says what it is before it starts, and what it found.
 nsteps=3

@@ -404,7 +404,7 @@ int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target
 	}
 	/* With sluice.shared.redis, what changes here reaches the running
 	 * replicas through Redis as well as the pin file (shared/pins.h). */
-	push = sl_shared_pins_push_start(p.pins, &cfg->redis);
+	push = sl_shared_pins_push_start(sl_pinning_link(p.pins), &cfg->redis);
 	if (p.sub == SUB_RESET) {
 		size_t n = 0;
 		if (sl_pinning_reset(p.pins, cfg, p.server, p.tool, &n, &err) < 0) {

@@ -20,7 +20,6 @@
 #include "cli/cli.h"
 #include "shared/fleet.h"
 #include "shared/redis.h"
-#include "stages/pinning.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
@@ -171,9 +170,7 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 	sv.gw->shared = http != NULL;
 	/* Replicas: state shared through Redis (docs/internals/REPLICAS.md). */
 	if (cfg->redis.on) {
-		sv.gw->redis = sl_redis_new(sv.loop, &cfg->redis);
-		/* Before any client lists: pins are reconciled on connecting. */
-		sl_pinning_share(sl_gen_state(gen, &sl_stage_pinning), sv.gw);
+		sl_gateway_set_redis(sv.gw, sl_redis_new(sv.loop, &cfg->redis));
 		if (!gen->key_shared)
 			sl_log(SL_LOG_WARN, "shared state: sluice.shared.redis without "
 			       "sluice.shared.secret: seals (requestState, confirmations, task ids) "
@@ -194,10 +191,12 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 	/* Replicas: this one heartbeats into Redis, once it serves. */
 	if (sv.gw->redis) {
 		char where[300];
+		struct sl_fleet *f;
 		if (sv.http)
 			sl_http_address(sv.http, where, sizeof(where));
-		sv.gw->fleet = sl_fleet_start(sv.gw->loop, sv.gw->redis, sv.gw->cfg->replica_id,
-					      sv.http ? where : NULL, sl_gateway_fleet_load, sv.gw);
+		f = sl_fleet_start(sv.gw->loop, sv.gw->redis, sv.gw->cfg->replica_id,
+				   sv.http ? where : NULL, sl_gateway_fleet_load, sv.gw);
+		sl_gateway_set_fleet(sv.gw, f);
 	}
 	uv_signal_init(sv.loop, &sv.sigint);
 	uv_signal_init(sv.loop, &sv.sigterm);

@@ -279,8 +279,8 @@ static void infer_finish(void *state, struct sl_call *c)
 	sl_infer_record(state, c->up->name, c->tool, c->result);
 }
 
-static int infer_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-		      struct sl_err *err)
+static int infer_init(const struct sl_config *cfg, const struct sl_services *svc,
+		      yyjson_val *section, void **state, struct sl_err *err)
 {
 	if (section) {
 		sl_err_set(err, "sluice.discovery takes no settings");

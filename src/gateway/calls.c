@@ -162,6 +162,23 @@ bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, stru
 
 /* ---- tools/list ----------------------------------------------------------- */
 
+/* With pinning's askOnChange, s's client (if it can elicit) is asked about
+ * the held-back tools of each server of its profile's view only: the
+ * others are not its to see, nor to trust for everyone. */
+static void offer_pins(struct sl_gateway *gw, struct sl_session *s)
+{
+	struct sl_pinning *pg = sl_gen_state(gw->gen, &sl_stage_pinning);
+	struct sl_asker ask = sl_session_asker(s);
+	struct sl_view v;
+
+	if (!sl_pinning_asks(pg) || !sl_session_can_elicit(s))
+		return;
+	sl_view_of(gw, s->caller, &v);
+	for (size_t i = 0; i < gw->nups; i++)
+		if (sl_view_server(&v, gw->ups[i]))
+			sl_pinning_offer(pg, &ask, gw->ups[i]);
+}
+
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	struct sl_gateway *gw = s->gw;
@@ -194,7 +211,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */
-	sl_pinning_offer(sl_gen_state(gw->gen, &sl_stage_pinning), s, gw);
+	offer_pins(gw, s);
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */

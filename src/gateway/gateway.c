@@ -2,6 +2,7 @@
 #include "gateway/gateway.h"
 #include "auth/caller.h"
 #include "gateway/codemode.h"
+#include "gateway/kept.h"
 #include "gateway/router.h"
 #include "gateway/session_int.h"
 #include "gateway/view.h"
@@ -52,6 +53,11 @@ static void start_weblogin(struct sl_gateway *gw, const struct sl_config *cfg)
 	sl_weblogin_set_done(gw->weblogin, on_web_logged_in, gw);
 }
 
+static void on_tools_changed(void *ctx)
+{
+	sl_gateway_tools_changed(ctx);
+}
+
 struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 {
 	struct sl_gateway *gw = sl_alloc(sizeof(*gw));
@@ -61,6 +67,11 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
+	/* What the stages hear from and hand to the gateway, through the
+	 * services every generation of this process shares. */
+	gen->services->tools_changed = on_tools_changed;
+	gen->services->tools_changed_ctx = gw;
+	gen->services->keeper = &sl_kept_keeper;
 	sl_oauth_subjects_configure(cfg);
 	gw->nups = cfg->nservers;
 	gw->ups = sl_alloc((gw->nups + 1) * sizeof(*gw->ups));
@@ -109,6 +120,14 @@ static void on_probe_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 static void on_gw_closed(void *arg)
 {
 	struct sl_gateway *gw = arg;
+	struct sl_services *svc = gw->gen->services;
+
+	/* Calls may hold a generation longer: they find no link, and nobody
+	 * listening (the keeper is code, not state: it stays). */
+	svc->redis = NULL;
+	svc->fleet = NULL;
+	svc->tools_changed = NULL;
+	svc->tools_changed_ctx = NULL;
 	sl_gen_unref(gw->gen);
 	sl_fleet_free(gw->fleet);
 	sl_redis_free(gw->redis); /* after the stages that listen to it */
@@ -137,6 +156,19 @@ void sl_gateway_free(struct sl_gateway *gw)
 		free(w);
 	}
 	sl_handles_close(&gw->handles, on_gw_closed, gw);
+}
+
+void sl_gateway_set_redis(struct sl_gateway *gw, struct sl_redis *r)
+{
+	gw->redis = r;
+	gw->gen->services->redis = r;
+	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning));
+}
+
+void sl_gateway_set_fleet(struct sl_gateway *gw, struct sl_fleet *f)
+{
+	gw->fleet = f;
+	gw->gen->services->fleet = f;
 }
 
 struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw)
@@ -328,7 +360,7 @@ static void on_up_ready(void *ctx, struct sl_upstream *u)
 {
 	struct sl_gateway *gw = ctx;
 	/* For the "ready" line, and one warning per change a person can act on. */
-	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), gw, u);
+	u->tools_held = sl_pinning_announce(sl_gen_state(gw->gen, &sl_stage_pinning), u);
 	broadcast_changes(gw, false, false);
 	check_settled(gw);
 }
@@ -669,7 +701,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	sl_gen_unref(gw->gen);
 	gw->gen = sl_gen_ref(next);
 	gw->cfg = cfg;
-	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning), gw);
+	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning));
 	/* Pending logins to a server the reload removed fail. */
 	if (gw->weblogin)
 		sl_weblogin_reconfigure(gw->weblogin, cfg);

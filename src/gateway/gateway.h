@@ -29,6 +29,8 @@
 struct sl_session;
 struct sl_sandbox;
 struct sl_weblogin;
+struct sl_redis;
+struct sl_fleet;
 
 typedef void (*sl_gateway_fn)(void *ctx);
 
@@ -61,10 +63,12 @@ struct sl_gateway {
 	bool shared;
 	/* sluice.shared.redis: the Redis client this process shares state with
 	 * its replicas through (src/shared/); NULL without the section. Made
-	 * by `serve`, kept across reloads, freed with the gateway. */
+	 * by `serve` (sl_gateway_set_redis), kept across reloads, freed with
+	 * the gateway; the stages reach it through gen->services. */
 	struct sl_redis *redis;
 	/* The replicas seen through redis (src/shared/fleet.c): made by
-	 * `serve` with redis, freed with the gateway before redis. */
+	 * `serve` with redis (sl_gateway_set_fleet), freed with the gateway
+	 * before redis. */
 	struct sl_fleet *fleet;
 	/* MCP 2026-07-28 tool calls parked while their server's questions
 	 * travel to the client as input_required (park.c): id -> struct
@@ -105,7 +109,8 @@ struct sl_gateway {
 	struct sl_weblogin *weblogin;
 };
 
-/* Takes a reference to gen. */
+/* Takes a reference to gen, and registers the gateway's observer and
+ * result keeper on gen->services (shared with every later generation). */
 struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen);
 void sl_gateway_free(struct sl_gateway *gw);
 /* caps: the client's capabilities to declare upstream (borrowed, may be
@@ -135,13 +140,23 @@ void sl_gateway_stop(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx);
  */
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err) SL_MUST_USE;
 
+/* sluice.shared.redis: takes r (freed with the gateway), hands it to the
+ * stages through the generations' services, and shares the pins through
+ * it from now on (before any client lists: pins are reconciled on
+ * connecting). */
+void sl_gateway_set_redis(struct sl_gateway *gw, struct sl_redis *r);
+/* Takes the fleet (freed with the gateway, before redis) and hands it on
+ * likewise. */
+void sl_gateway_set_fleet(struct sl_gateway *gw, struct sl_fleet *f);
+
 struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name);
 /* The web login (borrowed; the gateway's until sl_gateway_free), or NULL
  * without sluice.http.publicUrl. */
 struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw);
 
 /* A stage's verdict on tools changed (pinning trusted a server's new
- * definitions): every session hears notifications/tools/list_changed. */
+ * definitions; heard through gen->services): every session hears
+ * notifications/tools/list_changed. */
 void sl_gateway_tools_changed(struct sl_gateway *gw);
 
 /* GET /status (transport/http.c, `sluice status`): version, uptime,

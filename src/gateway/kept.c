@@ -1,11 +1,10 @@
 /* Whole results for read_result, per session, per caller and across
  * replicas; see kept.h. */
 #include "gateway/kept.h"
-#include "gateway/results.h"
+#include "stages/results.h"
 #include "gateway/session.h"
 #include "shared/redis.h"
 #include "shared/state.h"
-#include "stages/governor.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -31,6 +30,14 @@ static bool per_caller(const struct sl_session *s)
 static struct sl_redis *redis_of(const struct sl_session *s)
 {
 	return s->gw ? s->gw->redis : NULL;
+}
+
+/* s's own store, made on first use with the governor's TTL and cap. */
+static struct sl_results *store_of(const struct sl_governor *gov, struct sl_session *s)
+{
+	if (!s->results)
+		s->results = sl_results_new(sl_governor_ttl_ms(gov), sl_governor_store_bytes(gov));
+	return s->results;
 }
 
 static void on_stored(void *ctx, redisReply *reply, const char *error)
@@ -91,7 +98,7 @@ bool sl_kept_put(const struct sl_governor *gov, struct sl_session *s, char *json
 	if (per_caller(s))
 		kept = sl_results_put_as(sl_governor_callers(gov), r ? rid : NULL, s->cred, json, len);
 	else
-		kept = sl_results_put_as(sl_governor_store(gov, s), r ? rid : NULL, NULL, json, len);
+		kept = sl_results_put_as(store_of(gov, s), r ? rid : NULL, NULL, json, len);
 	if (wait)
 		*wait = w;
 	if (!kept && !shared)
@@ -113,7 +120,7 @@ static void keep_here(const struct sl_kept_wait *w, const char *text, size_t len
 		sl_results_put_as(sl_governor_callers(w->gov), w->id, w->s->cred,
 				  sl_strndup(text, len), len);
 	else
-		sl_results_put_as(sl_governor_store(w->gov, w->s), w->id, NULL,
+		sl_results_put_as(store_of(w->gov, w->s), w->id, NULL,
 				  sl_strndup(text, len), len);
 }
 
@@ -185,7 +192,7 @@ struct sl_kept_wait *sl_kept_get(const struct sl_governor *gov, struct sl_sessio
 	char *key;
 
 	text = !id ? NULL : per_caller(s) ? sl_results_get_for(sl_governor_callers(gov), id, s->cred, &len) :
-	       sl_results_get(sl_governor_store(gov, s), id, &len);
+	       sl_results_get(store_of(gov, s), id, &len);
 	if (text) {
 		fn(ctx, text, len, NULL);
 		return NULL;
@@ -220,3 +227,8 @@ void sl_kept_abandon(struct sl_kept_wait *w)
 	if (w) /* freed by on_reply or on_stored, which always run */
 		w->fn = NULL, w->stored = NULL;
 }
+
+const struct sl_keeper sl_kept_keeper = {
+	.put = sl_kept_put,
+	.abandon = sl_kept_abandon,
+};

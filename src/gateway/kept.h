@@ -15,6 +15,10 @@
  * With Redis configured, every id is random ('s...' shared, 'r...' kept by
  * this replica only), so two replicas never hand out the same id.
  *
+ * The governor (a stage) keeps through sl_kept_keeper, which the gateway
+ * registers on the generation's services (stages/governor.h); the results
+ * are the session's, so this is the session's owner's code.
+ *
  * API:
  *   if (sl_kept_put(gov, s, json, len, id, NULL, NULL, NULL)) ...id names it (json taken)
  *   if (sl_kept_put(gov, s, json, len, id, stored, ctx, &w) && w)
@@ -30,17 +34,12 @@
 #define SL_GATEWAY_KEPT_H
 
 #include "core/common.h"
+#include "stages/governor.h"
 
-struct sl_governor;
 struct sl_session;
-struct sl_kept_wait;
-
-#define SL_KEPT_ID_SIZE 32
 
 /* text is borrowed for the call. */
 typedef void sl_kept_fn(void *ctx, const char *text, size_t len, const char *why);
-
-typedef void sl_kept_stored_fn(void *ctx, bool ok);
 
 /* Keeps json (taken) for s's client; true with its id in id, false when
  * it alone is over the store's cap. When it goes to Redis and stored is
@@ -54,5 +53,7 @@ struct sl_kept_wait *sl_kept_get(const struct sl_governor *gov, struct sl_sessio
 				 const char *id, sl_kept_fn *fn, void *ctx);
 /* The asker is gone: its fn or stored never runs. NULL is fine. */
 void sl_kept_abandon(struct sl_kept_wait *w);
+/* sl_kept_put and sl_kept_abandon, for the governor. */
+extern const struct sl_keeper sl_kept_keeper;
 
 #endif

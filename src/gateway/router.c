@@ -4,7 +4,7 @@
 #include "discovery/discovery.h"
 #include "gateway/codemode.h"
 #include "gateway/kept.h"
-#include "gateway/results.h"
+#include "stages/results.h"
 #include "gateway/session_int.h"
 #include "gateway/skills.h"
 #include "gateway/view.h"

@@ -12,7 +12,7 @@
 #include "gateway/session_int.h"
 #include "auth/caller.h"
 #include "core/digest.h"
-#include "gateway/results.h"
+#include "stages/results.h"
 #include "gateway/view.h"
 #include "core/buf.h"
 #include "core/log.h"

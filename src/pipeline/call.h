@@ -48,12 +48,15 @@ typedef enum sl_stage_rc (*sl_stage_fn)(void *state, struct sl_call *c);
 typedef void (*sl_stage_finish_fn)(void *state, struct sl_call *c);
 /* Reads the stage's own config section, sluice.<name> (NULL when absent,
  * borrowed for the life of cfg, which outlives the state), and makes its
- * state in *state (may stay NULL). Runs once per generation whose section
- * differs from the previous one's. On failure it sets err (naming the key,
+ * state in *state (may stay NULL). svc is the process's shared services
+ * (pipeline/gen.h; NULL in tests): the state may keep the pointer, and
+ * reads the links in it when it needs them (they come later than the
+ * first generation). Runs once per generation whose section differs from
+ * the previous one's. On failure it sets err (naming the key,
  * "sluice.<name>.<key>: ...") and leaves *state NULL, having freed what
  * it made. */
-typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, yyjson_val *section, void **state,
-				struct sl_err *err);
+typedef int (*sl_stage_init_fn)(const struct sl_config *cfg, const struct sl_services *svc,
+				yyjson_val *section, void **state, struct sl_err *err);
 /* Whether a tool may be shown to this caller at all (tools/list, search,
  * describe, programs); who is NULL for an anonymous caller. */
 typedef bool (*sl_stage_visible_fn)(void *state, const struct sl_caller *who,

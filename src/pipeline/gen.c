@@ -91,11 +91,14 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 		if (!same_secret(prev->cfg, cfg))
 			note_restart_only(g, "shared.secret");
 		g->metrics = sl_metrics_ref(prev->metrics);
+		g->services = prev->services;
+		g->services->refs++;
 		if (prev->cfg->limits.max_metric_series != cfg->limits.max_metric_series)
 			note_restart_only(g, "limits.maxMetricSeries");
 	} else {
 		derive_key(g, cfg);
 		g->metrics = sl_metrics_new(cfg->limits.max_metric_series);
+		g->services = sl_alloc(sizeof(*g->services));
 	}
 	g->cfg = sl_config_ref(cfg);
 	g->stages = stages;
@@ -118,7 +121,8 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 		sl->fini = st->fini;
 		sl->cfg = sl_config_ref(cfg);
 		g->slots[i] = sl;
-		if (st->init && st->init(cfg, section_of(cfg, st->name), &sl->state, &e) < 0) {
+		if (st->init &&
+		    st->init(cfg, g->services, section_of(cfg, st->name), &sl->state, &e) < 0) {
 			sl_err_set(err, "%s", e.msg);
 			rc = SL_ERR_INVALID;
 			goto out;
@@ -149,8 +153,16 @@ void sl_gen_unref(struct sl_gen *g)
 		slot_unref(g->slots[i]);
 	free(g->slots);
 	sl_metrics_unref(g->metrics);
+	if (g->services->refs-- == 0)
+		free(g->services);
 	sl_config_unref(g->cfg);
 	free(g);
+}
+
+void sl_services_tools_changed(const struct sl_services *svc)
+{
+	if (svc && svc->tools_changed)
+		svc->tools_changed(svc->tools_changed_ctx);
 }
 
 void *sl_gen_state_at(const struct sl_gen *g, size_t i)

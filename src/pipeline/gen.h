@@ -13,6 +13,13 @@
  * restart_only stage (telemetry) keeps its old state even when its section
  * changed, and the generation records its name to be logged.
  *
+ * The services the process shares (nginx's cycle, handed to init_module):
+ * the sealing key and the metrics registry are on the generation; the
+ * links a running gateway makes (Redis, the fleet) and the observers it
+ * registers are in struct sl_services, made with the first generation,
+ * passed to every later one and to each stage's init. A stage reaches the
+ * gateway's services only through these, never through a session.
+ *
  * API:
  *   if (sl_gen_new(cfg, prev, sl_stages, sl_nstages, &g, &err) < 0) ...
  *   sl_gen_ref(g); ... sl_gen_unref(g);     the last unref runs the stages'
@@ -27,6 +34,38 @@
 
 struct sl_stage;
 struct sl_stage_slot;
+struct sl_redis;
+struct sl_fleet;
+struct sl_keeper;
+
+/*
+ * What every generation of a process shares, handed to each stage's init
+ * (which may keep the pointer: it lives as long as any generation). The
+ * gateway owns what the pointers name: it sets them when it makes them,
+ * and clears them before it frees them (a call may hold a generation
+ * longer than the gateway lives). Without a gateway (tests, `sluice
+ * check`, `sluice exec`) all are NULL.
+ */
+struct sl_services {
+	unsigned refs;                /* references beyond the first */
+	/* sluice.shared.redis (shared/redis.h), once `serve` made it: shared
+	 * quotas, cache entries, pins. May be degraded; check its state. */
+	struct sl_redis *redis;
+	/* The replicas seen through redis (shared/fleet.h), once serving. */
+	struct sl_fleet *fleet;
+	/* The gateway's observer: which tools clients may see changed outside
+	 * a reload (pinning trusted new definitions, here or on another
+	 * replica), so every session hears tools/list_changed. */
+	void (*tools_changed)(void *ctx);
+	void *tools_changed_ctx;
+	/* Keeps the whole of a result the governor shortens, for the session
+	 * it belongs to (stages/governor.h); NULL: nothing is kept. */
+	const struct sl_keeper *keeper;
+};
+
+/* Tells the observer that which tools clients may see changed (svc, or
+ * its observer, NULL: nobody listens). */
+void sl_services_tools_changed(const struct sl_services *svc);
 
 struct sl_gen {
 	unsigned refs;               /* references beyond the first */
@@ -48,6 +87,9 @@ struct sl_gen {
 	 * reload resets no count. Mutable: stages add to it, nothing decides
 	 * by it. */
 	struct sl_metrics *metrics;
+	/* The rest of the shared services (a reference): made with the first
+	 * generation and passed to every later one, like key and metrics. */
+	struct sl_services *services;
 	/* What building from the previous generation did (for the reload's log). */
 	size_t changed;              /* stages that got new state */
 	char restart_only[128];      /* changed sections that wait for a restart, ", "-separated */
@@ -57,7 +99,7 @@ struct sl_gen {
  * Builds a generation from cfg (a reference is taken; the caller keeps its
  * own) and the stage table. prev (may be NULL) is the generation it
  * replaces: stages whose sluice.<name> section is equal in both share
- * prev's state. Returns 0 with *out owned by the caller (one reference),
+ * prev's state; the key, metrics and services are prev's (else new). Returns 0 with *out owned by the caller (one reference),
  * or SL_ERR_INVALID with err saying "sluice.<stage>: <why>" and nothing
  * kept.
  */

@@ -1,8 +1,9 @@
 /*
  * Tool pins across replicas (pins.h). The pin store (stages/pinning.c)
  * knows nothing of Redis: it tells an observer what it changed, and takes
- * changes of other replicas through sl_pinning_put, which are not told
- * again, so a change never echoes around the fleet.
+ * changes of other replicas through its put, which are not told again, so
+ * a change never echoes around the fleet. This side knows the store only
+ * as a struct sl_pin_store.
  */
 #include "shared/pins.h"
 #include "shared/redis.h"
@@ -10,7 +11,6 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/map.h"
-#include "stages/pinning.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +95,7 @@ bool sl_shared_pins_newer(yyjson_val *theirs, yyjson_val *ours)
 
 struct sl_shared_pins {
 	struct sl_redis *r;
-	struct sl_pins *pins;
+	struct sl_pin_store pins;
 	struct sl_redis_listener *l;
 	char *name;                  /* <prefix>pins: the hash and the channel */
 	void (*changed)(void *ctx);
@@ -133,7 +133,7 @@ static void on_hash_pin(void *ctx, redisReply *rep, const char *error)
 
 	if (!sp->detached && rep && rep->type == REDIS_REPLY_STRING &&
 	    sl_shared_pins_parse(rep->str, rep->len, &doc, &key, &tool, &entry)) {
-		if (sl_shared_pins_newer(entry, sl_pinning_entry(sp->pins, key, tool)) &&
+		if (sl_shared_pins_newer(entry, sp->pins.entry(sp->pins.self, key, tool)) &&
 		    apply(sp, key, tool, entry)) {
 			sl_log(SL_LOG_INFO, "shared state: kept the pin of %s.%s another replica "
 			       "made before this one saw the tool", key, tool);
@@ -228,7 +228,7 @@ static bool apply(struct sl_shared_pins *sp, const char *key, const char *tool,
 	struct sl_err err;
 	bool changed = false;
 
-	if (sl_pinning_put(sp->pins, key, tool, entry, &changed, &err) < 0)
+	if (sp->pins.put(sp->pins.self, key, tool, entry, &changed, &err) < 0)
 		sl_log(SL_LOG_WARN, "shared state: a pin another replica made (%s.%s) applies to "
 		       "this run only: %s", key, tool, err.msg);
 	return changed;
@@ -248,7 +248,7 @@ static void on_message(void *ctx, const char *payload, size_t len)
 	}
 	/* Live changes are people's (automatic pins are not announced):
 	 * applied as they come, unless ours should win. */
-	if ((!entry || sl_shared_pins_newer(entry, sl_pinning_entry(sp->pins, key, tool)) ||
+	if ((!entry || sl_shared_pins_newer(entry, sp->pins.entry(sp->pins.self, key, tool)) ||
 	     !automatic(entry)) && apply(sp, key, tool, entry)) {
 		sl_log(SL_LOG_INFO, "shared state: %s %s.%s as another replica did", entry ?
 		       "pinned" : "forgot", key, tool);
@@ -265,8 +265,8 @@ static void push_missing(struct sl_shared_pins *sp, struct sl_map *seen)
 
 	/* Pins `sluice pins` wrote to this replica's file while Redis was
 	 * down are in it: re-read a changed file first. */
-	(void)sl_pinning_entry(sp->pins, "", "");
-	servers = sl_pinning_servers(sp->pins);
+	(void)sp->pins.entry(sp->pins.self, "", "");
+	servers = sp->pins.servers(sp->pins.self);
 
 	yyjson_obj_iter_init(servers, &si);
 	while ((k = yyjson_obj_iter_next(&si))) {
@@ -316,7 +316,7 @@ static void on_hash(void *ctx, redisReply *rep, const char *error)
 		if (!entry)
 			continue;
 		sl_map_put(&seen, rep->element[i]->str, entry);
-		ours = sl_pinning_entry(sp->pins, key, tool);
+		ours = sp->pins.entry(sp->pins.self, key, tool);
 		if (sl_shared_pins_newer(entry, ours) && apply(sp, key, tool, entry))
 			applied++;
 	}
@@ -354,14 +354,14 @@ static void on_up(void *ctx)
 	sp->alive = &rc->alive;
 }
 
-struct sl_shared_pins *sl_shared_pins_attach(struct sl_redis *r, struct sl_pins *pins,
+struct sl_shared_pins *sl_shared_pins_attach(struct sl_redis *r, struct sl_pin_store pins,
 					     void (*changed)(void *ctx), void *ctx)
 {
 	struct sl_shared_pins *sp = sl_alloc(sizeof(*sp));
 
 	*sp = (struct sl_shared_pins){ .r = r, .pins = pins, .changed = changed, .ctx = ctx,
 				       .name = sl_redis_key(sl_redis_prefix(r), CHANNEL), .refs = 1 };
-	sl_pinning_observe(pins, on_local_change, sp);
+	pins.observe(pins.self, on_local_change, sp);
 	sp->l = sl_redis_listen(r, sp->name, on_message, on_up, sp);
 	return sp;
 }
@@ -372,7 +372,7 @@ void sl_shared_pins_detach(struct sl_shared_pins *sp)
 		return;
 	if (sp->alive)
 		*sp->alive = false;
-	sl_pinning_observe(sp->pins, NULL, NULL);
+	sp->pins.observe(sp->pins.self, NULL, NULL);
 	sl_redis_unlisten(sp->l);
 	sp->detached = true;
 	sp_unref(sp);
@@ -381,7 +381,7 @@ void sl_shared_pins_detach(struct sl_shared_pins *sp)
 /* ---- `sluice pins`: a blocking connection, for its one change ------------------- */
 
 struct sl_shared_pins_push {
-	struct sl_pins *pins;
+	struct sl_pin_store pins;
 	const struct sl_redis_config *cfg;
 	struct sl_redis_sync *conn;
 	char *name;
@@ -422,7 +422,7 @@ static void on_cli_change(void *ctx, const char *key, const char *tool, yyjson_v
 	free(msg);
 }
 
-struct sl_shared_pins_push *sl_shared_pins_push_start(struct sl_pins *pins,
+struct sl_shared_pins_push *sl_shared_pins_push_start(struct sl_pin_store pins,
 						      const struct sl_redis_config *cfg)
 {
 	struct sl_shared_pins_push *p;
@@ -432,7 +432,7 @@ struct sl_shared_pins_push *sl_shared_pins_push_start(struct sl_pins *pins,
 	p = sl_alloc(sizeof(*p));
 	*p = (struct sl_shared_pins_push){ .pins = pins, .cfg = cfg,
 					   .name = sl_redis_key(cfg->key_prefix, CHANNEL) };
-	sl_pinning_observe(pins, on_cli_change, p);
+	pins.observe(pins.self, on_cli_change, p);
 	return p;
 }
 
@@ -443,7 +443,7 @@ int sl_shared_pins_push_end(struct sl_shared_pins_push *p, size_t *sent, struct 
 	*sent = 0;
 	if (!p)
 		return SL_OK;
-	sl_pinning_observe(p->pins, NULL, NULL);
+	p->pins.observe(p->pins.self, NULL, NULL);
 	*sent = p->sent;
 	if (p->failed) {
 		sl_err_set(err, "%s", p->err.msg);

@@ -369,8 +369,8 @@ static const struct sl_conf_section audit_conf = {
 	audit_keys, SL_COUNT(audit_keys), SL_CONF_STRICT, NULL,
 };
 
-static int audit_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-		      struct sl_err *err)
+static int audit_init(const struct sl_config *cfg, const struct sl_services *svc,
+		      yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct audit_conf ac = { 0 };
 	struct audit *A;

@@ -29,7 +29,6 @@
 #include "pipeline/call.h"
 #include "core/log.h"
 #include "core/map.h"
-#include "gateway/session.h"
 #include "shared/redis.h"
 #include "shared/state.h"
 #include "stages/audit.h"
@@ -62,6 +61,7 @@ struct cache {
 	size_t count;
 	size_t shared_bytes;
 	struct wait *waits;        /* calls suspended on a Redis GET */
+	const struct sl_services *svc; /* the process's: its Redis link, when there is one */
 	bool bad_logged;           /* a hostile entry in Redis was logged */
 };
 
@@ -158,9 +158,9 @@ static void make_key(struct sl_call *c, char out[65])
 
 /* ---- replicas ------------------------------------------------------------------ */
 
-static struct sl_redis *shared_redis(const struct sl_call *c)
+static struct sl_redis *shared_redis(const struct cache *C)
 {
-	struct sl_redis *r = c->session && c->session->gw ? c->session->gw->redis : NULL;
+	struct sl_redis *r = C->svc ? C->svc->redis : NULL;
 	return r && sl_redis_state(r) == SL_REDIS_CONNECTED ? r : NULL;
 }
 
@@ -230,7 +230,7 @@ static void on_got(void *ctx, redisReply *reply, const char *error)
 static enum sl_stage_rc ask_shared(struct cache *C, struct sl_call *c, const char *key,
 				   const char *json, size_t len)
 {
-	struct sl_redis *r = shared_redis(c);
+	struct sl_redis *r = shared_redis(C);
 	struct wait *w;
 	const char *argv[5];
 	size_t lens[5];
@@ -428,8 +428,8 @@ static const struct sl_conf_section cache_conf = {
 	cache_keys, SL_COUNT(cache_keys), SL_CONF_STRICT, NULL,
 };
 
-static int cache_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-		      struct sl_err *err)
+static int cache_init(const struct sl_config *cfg, const struct sl_services *svc,
+		      yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct cache *C;
 	int rc;
@@ -437,6 +437,7 @@ static int cache_init(const struct sl_config *cfg, yyjson_val *section, void **s
 	if (!section)
 		return SL_OK;
 	C = sl_alloc(sizeof(*C));
+	C->svc = svc;
 	sl_map_init(&C->map);
 	if ((rc = sl_conf_load(&cache_conf, section, C, err)) < 0) {
 		cache_fini(C);

@@ -6,10 +6,8 @@
  * long strings are cut with a marker; plain text keeps its head and tail.
  */
 #include "stages/governor.h"
+#include "stages/results.h"
 #include "config/conf.h"
-#include "gateway/kept.h"
-#include "gateway/results.h"
-#include "gateway/session.h"
 #include "pipeline/call.h"
 #include "core/buf.h"
 #include "core/log.h"
@@ -31,6 +29,7 @@ struct sl_governor {
 	 * caller; within store_bytes and CALLERS_RESULTS_MAX entries. */
 	struct sl_results *callers;
 	struct gwait *waits;       /* calls waiting for Redis to hold their result */
+	const struct sl_services *svc; /* the process's: its result keeper, if any */
 };
 
 struct gwait {
@@ -59,6 +58,11 @@ uint64_t sl_governor_ttl_ms(const struct sl_governor *gov)
 	return gov->ttl_ms;
 }
 
+size_t sl_governor_store_bytes(const struct sl_governor *gov)
+{
+	return gov->store_bytes;
+}
+
 size_t sl_governor_shared_bytes(const struct sl_governor *gov)
 {
 	return gov->shared_bytes;
@@ -67,13 +71,6 @@ size_t sl_governor_shared_bytes(const struct sl_governor *gov)
 struct sl_results *sl_governor_callers(const struct sl_governor *gov)
 {
 	return gov->callers;
-}
-
-struct sl_results *sl_governor_store(const struct sl_governor *gov, struct sl_session *s)
-{
-	if (!s->results)
-		s->results = sl_results_new(gov->ttl_ms, gov->store_bytes);
-	return s->results;
 }
 
 #define GOV(field) SL_CONF_AT(struct sl_governor, field)
@@ -106,8 +103,8 @@ static const struct sl_conf_section governor_conf = {
 	governor_keys, SL_COUNT(governor_keys), SL_CONF_STRICT, NULL,
 };
 
-static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
-			 struct sl_err *err)
+static int governor_init(const struct sl_config *cfg, const struct sl_services *svc,
+			 yyjson_val *sec, void **state, struct sl_err *err)
 {
 	struct sl_governor *gov = sl_alloc(sizeof(*gov));
 	int rc = sl_conf_load(&governor_conf, sec, gov, err);
@@ -116,6 +113,7 @@ static int governor_init(const struct sl_config *cfg, yyjson_val *sec, void **st
 		free(gov);
 		return rc;
 	}
+	gov->svc = svc;
 	gov->callers = sl_results_new(gov->ttl_ms, gov->store_bytes);
 	sl_results_set_max_count(gov->callers, CALLERS_RESULTS_MAX);
 	*state = gov;
@@ -410,13 +408,19 @@ static void on_kept(void *ctx, bool ok)
 	sl_call_resume(c);
 }
 
+/* The keeper of whole results (governor.h), or NULL. */
+static const struct sl_keeper *keeper(const struct sl_governor *gov)
+{
+	return gov->svc ? gov->svc->keeper : NULL;
+}
+
 static void governor_cancel(void *state, struct sl_call *c)
 {
 	struct sl_governor *gov = state;
 	for (struct gwait *w = gov->waits; w; w = w->next)
 		if (w->c == c) {
 			unlink_wait(w);
-			sl_kept_abandon(w->kw);
+			keeper(gov)->abandon(w->kw);
 			free(w);
 			sl_call_resume(c);
 			return;
@@ -433,6 +437,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 	const char *id = NULL;
 	char kid[SL_KEPT_ID_SIZE];
 	struct gwait *w = NULL;
+	const struct sl_keeper *k = keeper(gov);
 
 	/* The projection the caller asked for comes first: it is not the
 	 * governor's cut, and applies even with the budget off. */
@@ -448,7 +453,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		yyjson_doc_free(vd);
 		return SL_STAGE_DECLINED;
 	}
-	if (c->session) {
+	if (c->session && k) {
 		/* Keep what read_result should page through: the text of a lone
 		 * text block, else the whole result as JSON. */
 		yyjson_val *only = yyjson_arr_size(sl_json_arr(r, "content")) == 1 ?
@@ -456,7 +461,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		const char *t = only && !yyjson_obj_get(r, "structuredContent") ? sl_json_str(only, "text") : NULL;
 		char *keep = t ? sl_strdup(t) : sl_strndup(json, len);
 		w = sl_alloc(sizeof(*w));
-		if (sl_kept_put(gov, c->session, keep, t ? strlen(t) : len, kid, on_kept, w, &w->kw))
+		if (k->put(gov, c->session, keep, t ? strlen(t) : len, kid, on_kept, w, &w->kw))
 			id = kid;
 		if (!w->kw) {
 			free(w);
@@ -486,6 +491,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 static void governor_output(void *state, struct sl_output *o)
 {
 	const struct sl_governor *gov = state;
+	const struct sl_keeper *k = keeper(gov);
 	const char *id = NULL;
 	size_t len = o->text ? o->text_len : 0;
 	char *cut, kid[SL_KEPT_ID_SIZE];
@@ -494,7 +500,7 @@ static void governor_output(void *state, struct sl_output *o)
 		return;
 	/* Not waited for (an output hook cannot suspend): a read_result on
 	 * another replica within the moment Redis takes may miss it. */
-	if (o->session && sl_kept_put(gov, o->session, sl_strndup(o->text, len), len, kid, NULL, NULL,
+	if (o->session && k && k->put(gov, o->session, sl_strndup(o->text, len), len, kid, NULL, NULL,
 				      NULL))
 		id = kid;
 	cut = sl_governor_cut_text(o->text, len, gov->max_tokens * 4, id, &o->text_len);

@@ -1327,8 +1327,8 @@ static void on_warn(struct sl_conf_ctx *cx, char *msg)
 
 /* The state always exists, also when disabled: sl_guard_enabled and
  * sl_guard_threshold answer from it. It borrows nothing from sec. */
-static int guard_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
-		      struct sl_err *err)
+static int guard_init(const struct sl_config *cfg, const struct sl_services *svc,
+		      yyjson_val *sec, void **state, struct sl_err *err)
 {
 	struct guard_ctx gc = { .cx = { .err = err, .warn = on_warn },
 				.file = cfg && cfg->path ? cfg->path : "config" };

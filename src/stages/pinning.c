@@ -23,9 +23,6 @@
 #include "core/escape.h"
 #include "core/log.h"
 #include "core/map.h"
-#include "gateway/gateway.h"
-#include "gateway/session.h"
-#include "gateway/view.h"
 #include "shared/pins.h"
 #include "upstream/upstream.h"
 
@@ -91,11 +88,11 @@ struct sl_pinning {
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
 	struct sl_map changes;  /* server key -> struct change (owned) */
 	struct ask *asks;       /* elicitations in flight, detached at fini */
-	struct sl_shared_pins *shared; /* pins across replicas (src/shared/pins.c), once a
-					* gateway with sluice.shared.redis announced */
-	struct sl_gateway *gw;  /* the gateway that announced servers to this state
-				 * (borrowed: it lives as long as the process), for
-				 * tools/list_changed after a client trusted a change */
+	struct sl_shared_pins *shared; /* pins across replicas (src/shared/pins.c), once the
+					* services have a Redis link (sl_pinning_share) */
+	const struct sl_services *svc; /* the process's (pipeline/gen.h): its Redis link, and
+					* the gateway's ear for tools/list_changed after a
+					* client trusted a change */
 	bool write_failing;     /* warned that pins cannot be saved */
 };
 
@@ -767,6 +764,33 @@ int sl_pinning_put(struct sl_pins *pins, const char *key, const char *tool, yyjs
 	return rc;
 }
 
+static yyjson_val *link_entry(void *self, const char *key, const char *tool)
+{
+	return sl_pinning_entry(self, key, tool);
+}
+
+static yyjson_val *link_servers(void *self)
+{
+	return sl_pinning_servers(self);
+}
+
+static int link_put(void *self, const char *key, const char *tool, yyjson_val *entry,
+		    bool *changed, struct sl_err *err)
+{
+	return sl_pinning_put(self, key, tool, entry, changed, err);
+}
+
+static void link_observe(void *self, sl_pins_change_fn *fn, void *ctx)
+{
+	sl_pinning_observe(self, fn, ctx);
+}
+
+struct sl_pin_store sl_pinning_link(struct sl_pins *pins)
+{
+	return (struct sl_pin_store){ .self = pins, .entry = link_entry, .servers = link_servers,
+				      .put = link_put, .observe = link_observe };
+}
+
 /* ---- identity keys ------------------------------------------------------------ *
  *
  * Pins are kept per server *identity*: what the gateway runs (command and
@@ -1364,21 +1388,17 @@ static void held_text(const struct sl_pin_review *r, char *out, size_t n)
 static void on_shared_change(void *ctx)
 {
 	struct sl_pinning *pg = ctx;
-	if (pg->gw)
-		sl_gateway_tools_changed(pg->gw);
+	sl_services_tools_changed(pg->svc);
 }
 
-void sl_pinning_share(struct sl_pinning *pg, struct sl_gateway *gw)
+void sl_pinning_share(struct sl_pinning *pg)
 {
-	if (!pg)
-		return;
-	pg->gw = gw;
-	if (!pg->shared && gw && gw->redis)
-		pg->shared = sl_shared_pins_attach(gw->redis, pg->pins, on_shared_change, pg);
+	if (pg && !pg->shared && pg->svc && pg->svc->redis)
+		pg->shared = sl_shared_pins_attach(pg->svc->redis, sl_pinning_link(pg->pins),
+						   on_shared_change, pg);
 }
 
-size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
-			   const struct sl_upstream *up)
+size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up)
 {
 	struct sl_pin_review r;
 	struct change *ch;
@@ -1387,7 +1407,7 @@ size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 	sl_pinning_review(pg, up, &r);
 	if (!pg)
 		return 0;
-	sl_pinning_share(pg, gw);
+	sl_pinning_share(pg);
 	key = up_key(up);
 	ch = change_of(pg, key);
 	if (r.changed + r.fresh == 0) {
@@ -1410,7 +1430,6 @@ size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
 struct ask {
 	struct sl_pinning *pg;  /* NULL once the stage's state is gone */
 	struct ask *next;
-	struct sl_gateway *gw;  /* lives as long as the process: to tell sessions */
 	struct sl_upstream *up; /* lives as long as the gateway */
 	char *key;
 	char sig[SL_PIN_HEX];   /* the change asked about */
@@ -1490,8 +1509,8 @@ static void on_ask_answer(void *ctx, const char *action, yyjson_val *content)
 		goto out;
 	}
 	if (strcmp(action, "accept") == 0 && sl_json_true(content, "trust")) {
-		if (trust(pg, a->up, a->key, a->sig) && a->gw)
-			sl_gateway_tools_changed(a->gw);
+		if (trust(pg, a->up, a->key, a->sig))
+			sl_services_tools_changed(pg->svc);
 		else
 			ch->asked[0] = '\0'; /* a newer change: ask about that one */
 	} else {
@@ -1504,10 +1523,10 @@ out:
 	free(a);
 }
 
-/* Asks a client's person through ask about up's held-back set r (key: up's
+/* Asks the client behind ask about up's held-back set r (key: up's
  * identity key), unless it was asked already; true if a question went out. */
-static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_gateway *gw,
-		       struct sl_upstream *up, const char *key, const struct sl_pin_review *r)
+static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_upstream *up,
+		       const char *key, const struct sl_pin_review *r)
 {
 	struct change *ch = change_of(pg, key);
 	yyjson_mut_doc *d;
@@ -1518,7 +1537,7 @@ static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct
 	if (ch->asking || strcmp(ch->asked, r->sig) == 0)
 		return false; /* once per change */
 	a = sl_alloc(sizeof(*a));
-	*a = (struct ask){ .pg = pg, .gw = gw, .up = up, .key = sl_strdup(key) };
+	*a = (struct ask){ .pg = pg, .up = up, .key = sl_strdup(key) };
 	snprintf(a->sig, sizeof(a->sig), "%s", r->sig);
 	msg = ask_message(pg, up, r);
 	d = yyjson_mut_doc_new(NULL);
@@ -1541,29 +1560,24 @@ static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct
 	return asked;
 }
 
-void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw)
+bool sl_pinning_asks(const struct sl_pinning *pg)
 {
-	struct sl_view v;
-	struct sl_asker ask = sl_session_asker(s);
+	return pg && pg->ask;
+}
 
-	if (!pg || !pg->ask || !sl_session_can_elicit(s))
+void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_upstream *up)
+{
+	struct sl_pin_review r;
+	char *key;
+
+	if (!sl_pinning_asks(pg) || !ask->can_elicit || !ask->can_elicit(ask->ctx))
 		return;
-	/* A session is asked about its profile's servers only: the others
-	 * are not its to see, nor to trust for everyone. */
-	sl_view_of(gw, s->caller, &v);
-	for (size_t i = 0; i < gw->nups; i++) {
-		struct sl_pin_review r;
-		char *key;
-
-		if (!sl_view_server(&v, gw->ups[i]))
-			continue;
-		sl_pinning_review(pg, gw->ups[i], &r);
-		if (r.changed + r.fresh == 0)
-			continue;
-		key = up_key(gw->ups[i]);
-		(void)ask_person(pg, &ask, gw, gw->ups[i], key, &r);
-		free(key);
-	}
+	sl_pinning_review(pg, up, &r);
+	if (r.changed + r.fresh == 0)
+		return;
+	key = up_key(up);
+	(void)ask_person(pg, ask, up, key, &r);
+	free(key);
 }
 
 static bool pinning_visible(void *state, const struct sl_caller *who,
@@ -1687,8 +1701,7 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 		} else if (action && strcmp(action, "accept") == 0 &&
 			   yyjson_mut_is_true(yyjson_mut_obj_get(content, "trust"))) {
 			if (trust(pg, c->up, key, r.sig)) {
-				if (pg->gw)
-					sl_gateway_tools_changed(pg->gw);
+				sl_services_tools_changed(pg->svc);
 				rc = SL_STAGE_NEXT;
 			}
 		} else {
@@ -1700,7 +1713,7 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 			snprintf(ch->asked, sizeof(ch->asked), "%s", r.sig);
 			ask_mrtr(pg, c, key, &r);
 			rc = SL_STAGE_DONE;
-		} else if (sl_call_can_ask(c) && ask_person(pg, &c->ask, pg->gw, c->up, key, &r)) {
+		} else if (sl_call_can_ask(c) && ask_person(pg, &c->ask, c->up, key, &r)) {
 			*note = " sluice is asking the user whether to trust the new definitions; if "
 				"they do, the tools come back (tools/list_changed) and the call can be "
 				"made again.";
@@ -1746,8 +1759,8 @@ static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 	return SL_STAGE_DONE;
 }
 
-static int pinning_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-			struct sl_err *err)
+static int pinning_init(const struct sl_config *cfg, const struct sl_services *svc,
+			yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct pinning_conf pc;
 	struct sl_pinning *pg;
@@ -1761,6 +1774,7 @@ static int pinning_init(const struct sl_config *cfg, yyjson_val *section, void *
 	adopt_keys(pins, cfg);
 	pg = sl_alloc(sizeof(*pg));
 	pg->pins = pins;
+	pg->svc = svc;
 	pg->changed = pc.changed;
 	pg->fresh = pc.fresh;
 	pg->ask = pc.ask;

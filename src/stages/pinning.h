@@ -24,6 +24,7 @@
 #define SL_STAGES_PINNING_H
 
 #include "pipeline/call.h"
+#include "shared/pins.h"
 
 #define SL_PIN_HEX 65 /* 64 hex digits and a NUL */
 
@@ -89,11 +90,9 @@ int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *con
 int sl_pinning_forget(struct sl_pins *pins, const char *server, const char *tool,
 		      size_t *count, struct sl_err *err) SL_MUST_USE;
 
-/* Hears every pin the store changes (approve, forget, first sight, moves):
- * key, tool, and the new entry {"sha256", "scheme", "pinnedAt",
- * "definition"} (borrowed for the call), or NULL when it was forgotten.
- * Changes made by sl_pinning_put are not told. fn NULL: none. */
-typedef void sl_pins_change_fn(void *ctx, const char *key, const char *tool, yyjson_val *entry);
+/* Hears every pin the store changes (approve, forget, first sight, moves;
+ * sl_pins_change_fn, shared/pins.h). Changes made by sl_pinning_put are
+ * not told. fn NULL: none. */
 void sl_pinning_observe(struct sl_pins *pins, sl_pins_change_fn *fn, void *ctx);
 /* The stored entry of key's tool (after re-reading a changed file), or
  * NULL. Borrowed until the next store change. */
@@ -107,12 +106,13 @@ int sl_pinning_put(struct sl_pins *pins, const char *key, const char *tool, yyjs
  * of the SHA-256 of its identity (command and arguments, or URL; never
  * env). Owned by the caller. */
 char *sl_pinning_key(const struct sl_server_config *sc);
+/* pins as the shared link uses it (shared/pins.h): observe, entry,
+ * servers and put above, on pins (borrowed). */
+struct sl_pin_store sl_pinning_link(struct sl_pins *pins);
 
 /* ---- held-back tools, for the gateway, `sluice check` and tools/list ---- */
 
 struct sl_upstream;
-struct sl_session;
-struct sl_gateway;
 
 /* `sluice pins approve SERVER[.TOOL]` and the admin page's approve
  * (gateway/admin.c), one path: stores the live definitions of up's tools
@@ -153,21 +153,24 @@ enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream
 /* Counts up's held-back tools into *r; changes nothing. */
 void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
 		       struct sl_pin_review *r);
-/* The gateway gw heard up's (new) lists: logs one warning per server when the
+/* The gateway heard up's (new) lists: logs one warning per server when the
  * set of held-back tools is new (how many, and the `sluice pins diff` and
- * `approve` commands), never again for the same set. Returns how many are
- * held back. */
-size_t sl_pinning_announce(struct sl_pinning *pg, struct sl_gateway *gw,
-			   const struct sl_upstream *up);
-/* The stage's state pg (NULL: none) belongs to gw: with gw->redis, its
- * pins are shared with the other replicas from now on (shared/pins.h), and
- * pins they change make gw's sessions hear tools/list_changed. Called when
- * the gateway starts or takes a new generation, and at each announce. */
-void sl_pinning_share(struct sl_pinning *pg, struct sl_gateway *gw);
-/* With askOnChange, asks s's client (if it can elicit) about every server
- * of gw whose held-back set it has not asked about yet: accept pins them
- * and every session of gw hears tools/list_changed. Never suspends. */
-void sl_pinning_offer(struct sl_pinning *pg, struct sl_session *s, struct sl_gateway *gw);
+ * `approve` commands), never again for the same set. Shares the pins
+ * (sl_pinning_share). Returns how many are held back. */
+size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up);
+/* Once the services the state was made with have a Redis link, the
+ * state's pins (pg NULL: none) are shared with the other replicas from now
+ * on (shared/pins.h), and pins they change are announced to the services'
+ * tools_changed observer. Called when the gateway gets its Redis link or
+ * takes a new generation, and at each announce; once is enough. */
+void sl_pinning_share(struct sl_pinning *pg);
+/* Whether pg (NULL: none) asks people about held-back tools (askOnChange). */
+bool sl_pinning_asks(const struct sl_pinning *pg);
+/* With askOnChange, asks through ask (a client that can elicit; the gateway
+ * calls this for each server a session may see) about up's held-back set,
+ * unless a client was asked about that set already: accept pins it and the
+ * services' tools_changed observer hears it. Never suspends. */
+void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_upstream *up);
 
 extern const struct sl_stage sl_stage_pinning;
 

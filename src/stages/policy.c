@@ -522,8 +522,8 @@ static char *confirm_message(const struct sl_call *c, const char *reason)
 
 /* ---- the stage -------------------------------------------------------- */
 
-static int policy_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-		       struct sl_err *err)
+static int policy_init(const struct sl_config *cfg, const struct sl_services *svc,
+		       yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct sl_policy_state *ps;
 	struct sl_policy p;

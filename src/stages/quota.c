@@ -17,7 +17,6 @@
 #include "config/conf.h"
 #include "core/log.h"
 #include "core/map.h"
-#include "gateway/session.h"
 #include "pipeline/call.h"
 
 #include <stdio.h>
@@ -48,6 +47,7 @@ struct sl_quota {
 	struct sl_quota_wait *waits;          /* calls waiting for Redis (quota_shared.c) */
 	uint64_t (*clock)(void);
 	struct sl_rate full_warned;           /* the cap's warning: once a minute */
+	const struct sl_services *svc;        /* the process's: its Redis link, when there is one */
 };
 
 #define LIM(field) SL_CONF_AT(struct sl_quota_limits, field)
@@ -165,8 +165,8 @@ static void quota_fini(void *state)
 	free(q);
 }
 
-static int quota_init(const struct sl_config *cfg, yyjson_val *sec, void **state,
-		      struct sl_err *err)
+static int quota_init(const struct sl_config *cfg, const struct sl_services *svc,
+		      yyjson_val *sec, void **state, struct sl_err *err)
 {
 	struct sl_quota *q;
 	int rc;
@@ -174,6 +174,7 @@ static int quota_init(const struct sl_config *cfg, yyjson_val *sec, void **state
 	if (!sec)
 		return SL_OK;
 	q = sl_alloc(sizeof(*q));
+	q->svc = svc;
 	sl_map_init(&q->by_subject);
 	sl_map_init(&q->by_profile);
 	if ((rc = sl_conf_load(&quota_conf, sec, q, err)) < 0)
@@ -284,8 +285,7 @@ static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 	if (n == 0)
 		return SL_STAGE_DECLINED;
 	/* Replicas: the fleet's bucket in Redis when it is there. */
-	if (sl_quota_shared_ask(c->session && c->session->gw ? c->session->gw->redis : NULL,
-				&q->waits, c, asks, n, on_shared, q))
+	if (sl_quota_shared_ask(q->svc ? q->svc->redis : NULL, &q->waits, c, asks, n, on_shared, q))
 		return SL_STAGE_AGAIN;
 	if (q->store->ops->admit(q->store, asks, n, q->clock(), &why))
 		return SL_STAGE_NEXT;

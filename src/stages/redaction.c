@@ -696,8 +696,8 @@ static int load(struct sl_redaction *r, const struct options *o, struct sl_err *
 
 /* The state always exists, also when disabled (it then redacts nothing).
  * It borrows nothing from section. */
-static int redaction_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-			  struct sl_err *err)
+static int redaction_init(const struct sl_config *cfg, const struct sl_services *svc,
+			  yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct options o = { 0 };
 	struct sl_redaction *r = sl_alloc(sizeof(*r));

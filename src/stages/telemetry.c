@@ -718,8 +718,8 @@ static int exporter_start(struct telemetry_conf *tc, struct sl_telemetry **out,
 	return SL_OK;
 }
 
-static int telemetry_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-			  struct sl_err *err)
+static int telemetry_init(const struct sl_config *cfg, const struct sl_services *svc,
+			  yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct telemetry_conf tc = { 0 };
 	struct sl_telemetry *T;

@@ -908,8 +908,8 @@ static int load_restore(struct sl_tokenize *t, yyjson_val *r, struct sl_err *err
 }
 
 /* No state when disabled: every hook then declines. */
-static int tokenize_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-			 struct sl_err *err)
+static int tokenize_init(const struct sl_config *cfg, const struct sl_services *svc,
+			 yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct options o = { 0 };
 	struct sl_tokenize *t;

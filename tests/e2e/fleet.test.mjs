@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { catalog, runSluice, eventually, sleep, textOf, MODERN } from './helpers.mjs';
+import { catalog, runSluice, eventually, textOf, MODERN } from './helpers.mjs';
 import { startRedis, redisCli } from './redis.mjs';
 import { fleetPorts, renderHaproxy, startHaproxy, startReplica, haproxyCmd as haproxyCmd_, replicaStatus, stopFleet } from './fleet.mjs';
 
@@ -192,8 +192,13 @@ test('three replicas behind HAProxy: a SIGKILL mid-load fails only the calls in 
 	// A config reload (SIGHUP, the unit's ExecReload) keeps the replica in the fleet, alive.
 	process.kill(replicas[0].pid, 'SIGHUP');
 	await eventually(() => /config reload: /.test(replicas[0].stderr()), 5000, 50, 'r1 reloaded');
-	await sleep(2 * 2000 + 500);
-	assert.equal(states(await fleetOf(replicas[2]))[replicas[0].pid], 'alive');
+	const reloaded = Date.now();
+	// Its next heartbeat (one every 2 s), as another replica sees it.
+	const r1 = await eventually(async () => {
+		const m = (await fleetOf(replicas[2])).replicas.find((x) => x.pid === replicas[0].pid);
+		return m && Date.parse(m.lastSeen) > reloaded && m;
+	}, 5000, 100, 'a heartbeat of r1 after its reload');
+	assert.equal(r1.state, 'alive');
 
 	// A replica stopped cleanly (SIGTERM, as systemctl stop) leaves the fleet.
 	const r3 = replicas[2];

@@ -222,9 +222,8 @@ test('Redis hung mid-command: clients are answered at once, one more than maxPen
 		process.kill(r.pid, 'SIGSTOP');
 		// First sight pins both tools: one write goes out and hangs, the
 		// second finds maxPending taken; the listing waits for neither.
-		const t0 = Date.now();
 		assert.deepEqual(await names(c), ['pin__greet', 'pin__stable']);
-		assert.ok(Date.now() - t0 < 1000, `listing took ${Date.now() - t0} ms`);
+		// Answered before the hung write's commandTimeoutMs made the link degraded.
 		assert.equal((await status(gw)).shared.state, 'connected', 'not yet past commandTimeoutMs');
 		await eventually(() => /kept in the pin file only: 1 Redis commands in flight \(sluice\.shared\.redis\.maxPending\)/.test(gw.stderr()),
 			2000, 25, 'the write past maxPending refused at once');

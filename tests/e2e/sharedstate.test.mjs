@@ -121,9 +121,8 @@ test('results, cache and limits across two replicas; Redis down and back', async
 	const t0 = performance.now();
 	assert.equal(text(await call(a, 'alice', 'cat__slow', { ms: 600 })), 'slept 600 ms');
 	assert.ok(performance.now() - t0 >= 590);
-	const t1 = performance.now();
 	assert.equal(text(await call(b, 'alice', 'cat__slow', { ms: 600 })), 'slept 600 ms');
-	assert.ok(performance.now() - t1 < 400, `B took ${performance.now() - t1} ms`);
+	// A hit, as B's audit says (not a time, which a loaded machine stretches).
 	await eventually(() => hits('b') === 1, 3000, 50, 'the hit in B\'s audit');
 	assert.equal(hits('a'), 0);
 	assert.equal((await redisCli(redis, ['KEYS', 'e2e:cache:*'])).trim().split('\n').length, 1);

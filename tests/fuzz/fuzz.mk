@@ -6,6 +6,7 @@
 #   make fuzz                         every target for FUZZ_SECONDS (30) each
 #   make fuzz FUZZ_TARGETS="config"   some of them
 #   make fuzz FUZZ_SECONDS=0          replay the committed seeds only
+#   make fuzz FUZZ_JOBS=1             one target at a time (default: one per core)
 #
 # The targets and the whole library are built by a sub-make with FUZZ=1
 # (clang, -fsanitize=fuzzer-no-link,address,undefined, in build/fuzz), so

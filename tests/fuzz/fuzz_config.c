@@ -86,7 +86,7 @@ static void check_config(const struct sl_config *c)
 		yyjson_val *sec = c->sluice ? yyjson_obj_get(c->sluice, st->name) : NULL;
 		struct sl_err e = { { 0 } };
 		void *state = NULL;
-		if (st->init(c, sec, &state, &e) < 0)
+		if (st->init(c, NULL, sec, &state, &e) < 0)
 			ASSERT(e.msg[0] && !state);
 		else if (state && st->fini)
 			st->fini(state);

@@ -30,7 +30,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct sl_err err;
 	void *st = NULL;
 	sl_log_set_level(SL_LOG_ERROR);
-	if (sl_stage_guard.init(NULL, NULL, &st, &err) < 0) {
+	if (sl_stage_guard.init(NULL, NULL, NULL, &st, &err) < 0) {
 		fprintf(stderr, "guard init: %s\n", err.msg);
 		abort();
 	}

@@ -87,7 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	char s[160], *out;
 	void *st = NULL;
 	sl_log_set_level(SL_LOG_ERROR);
-	if (sl_stage_redaction.init(NULL, NULL, &st, &err) < 0) {
+	if (sl_stage_redaction.init(NULL, NULL, NULL, &st, &err) < 0) {
 		fprintf(stderr, "redaction init: %s\n", err.msg);
 		abort();
 	}

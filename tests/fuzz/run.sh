@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs libFuzzer targets for FUZZ_SECONDS each and prints, per target, the
-# runs, executions per second, coverage and crashes; exits non-zero if any
-# target crashed, leaked, timed out or ran out of memory. Called by
-# `make fuzz` as: run.sh BUILD_DIR NAME...
+# Runs libFuzzer targets for FUZZ_SECONDS each, FUZZ_JOBS (default: one per
+# core) at a time, and prints, per target, the runs, executions per second,
+# coverage and crashes; exits non-zero if any target crashed, leaked, timed
+# out or ran out of memory. Called by `make fuzz` as: run.sh BUILD_DIR NAME...
 #
 # Each target runs over two corpora: a working one under BUILD_DIR/corpus
 # (what the fuzzer finds, kept between runs, never committed) and the
@@ -23,8 +23,9 @@ common=(-rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10 -print_final_stats=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-printf '%-10s %10s %8s %7s %7s %7s  %s\n' target runs exec/s cov ft corpus result
-for name in "$@"; do
+# One target's run; what it found is read from its log once all are done.
+fuzz_one() { # name
+	local name=$1 bin seeds work arts log flags run
 	bin="$dir/tests/fuzz/fuzz_$name"
 	seeds="tests/fuzz/corpus/$name"
 	work="$dir/corpus/$name"
@@ -38,7 +39,29 @@ for name in "$@"; do
 		run=(-max_total_time="$secs" "${flags[@]}" "$work" "$seeds")
 	fi
 	"$bin" "${common[@]}" -artifact_prefix="$arts/" "${run[@]}" >"$log" 2>&1
-	rc=$?
+	echo $? >"$log.rc"
+}
+
+# Targets side by side, FUZZ_JOBS (one per core) at a time: each still
+# fuzzes for FUZZ_SECONDS, the whole takes 1/FUZZ_JOBS of the time.
+jobs=${FUZZ_JOBS:-$(nproc)}
+echo "fuzz: $# target(s), $jobs at a time, $([ "$secs" = 0 ] && echo "the committed seeds replayed" || echo "$secs s each")"
+running=0
+for name in "$@"; do
+	rm -f "$dir/logs/$name.log.rc"
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	fuzz_one "$name" &
+	running=$((running + 1))
+done
+wait
+
+printf '%-10s %10s %8s %7s %7s %7s  %s\n' target runs exec/s cov ft corpus result
+for name in "$@"; do
+	log="$dir/logs/$name.log"
+	rc=$(cat "$log.rc" 2>/dev/null || echo '?')
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
 	eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)
 	last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -n1)

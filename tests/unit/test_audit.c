@@ -197,7 +197,7 @@ TEST(audit_writes_file_and_rejects_bad_config)
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
 	cfgjson = sl_printf("{\"file\":\"%s\"}", path);
 	s = section(cfgjson);
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) == 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) == 0);
 	c->outcome = SL_OUTCOME_FAILED;
 	sl_stage_audit.finish(st, c);
 	sl_stage_audit.output(st, &prog);
@@ -220,20 +220,20 @@ TEST(audit_writes_file_and_rejects_bad_config)
 
 	/* A file that cannot be opened is an init error. */
 	s = section("{\"file\":\"/nonexistent-dir/x/audit.jsonl\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	CHECK(strstr(err.msg, "cannot open") != NULL);
 	yyjson_doc_free(s);
 	s = section("{\"enabled\":\"yes\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	yyjson_doc_free(s);
 	s = section("{\"fiel\":\"x\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) < 0);
 	CHECK(strstr(err.msg, "fiel") != NULL);
 	yyjson_doc_free(s);
 	CHECK(st == NULL);
 	/* Disabled: no state, so no line and no file. */
 	s = section("{\"enabled\":false,\"file\":\"/nonexistent-dir/x\"}");
-	CHECK(sl_stage_audit.init(NULL, yyjson_doc_get_root(s), &st, &err) == 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) == 0);
 	CHECK(st == NULL);
 	yyjson_doc_free(s);
 	unlink(path);
@@ -256,7 +256,7 @@ TEST(audit_default_file_in_state_dir)
 	CHECK(mkdtemp(dir) != NULL);
 	file = sl_printf("%s/sluice/audit.jsonl", dir);
 	setenv("XDG_STATE_HOME", dir, 1);
-	CHECK_INT(sl_stage_audit.init(NULL, NULL, &state, &err), 0);
+	CHECK_INT(sl_stage_audit.init(NULL, NULL, NULL, &state, &err), 0);
 	CHECK(state != NULL);
 	CHECK(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600);
 	if (state)
@@ -266,7 +266,7 @@ TEST(audit_default_file_in_state_dir)
 	state = NULL;
 	unsetenv("XDG_STATE_HOME");
 	unsetenv("HOME");
-	CHECK(sl_stage_audit.init(NULL, NULL, &state, &err) < 0);
+	CHECK(sl_stage_audit.init(NULL, NULL, NULL, &state, &err) < 0);
 	CHECK(strstr(err.msg, "set sluice.audit.file") != NULL);
 	CHECK(state == NULL);
 

@@ -56,7 +56,7 @@ static int cache_config(const char *json)
 	int rc;
 
 	cache_off();
-	rc = sl_stage_cache.init(NULL, yyjson_doc_get_root(d), &cst, &err);
+	rc = sl_stage_cache.init(NULL, NULL, yyjson_doc_get_root(d), &cst, &err);
 	yyjson_doc_free(d);
 	return rc;
 }

@@ -30,11 +30,12 @@ struct fake {
 	enum sl_stage_rc on_request;
 	struct sl_call *held;  /* suspended by this stage (AGAIN) */
 	int cancels;
+	const struct sl_services *svc; /* what init was handed */
 };
 static int inits, finis;
 
-static int fake_init(const struct sl_config *cfg, yyjson_val *section, void **state,
-		     struct sl_err *err)
+static int fake_init(const struct sl_config *cfg, const struct sl_services *svc,
+		     yyjson_val *section, void **state, struct sl_err *err)
 {
 	struct fake *f = sl_alloc(sizeof(*f));
 	const char *mode = section ? yyjson_get_str(yyjson_obj_get(section, "request")) : NULL;
@@ -48,6 +49,7 @@ static int fake_init(const struct sl_config *cfg, yyjson_val *section, void **st
 			strcmp(mode, "done") == 0 ? SL_STAGE_DONE :
 			strcmp(mode, "again") == 0 ? SL_STAGE_AGAIN :
 			strcmp(mode, "error") == 0 ? SL_STAGE_ERROR : SL_STAGE_DECLINED;
+	f->svc = svc;
 	inits++;
 	*state = f;
 	return SL_OK;
@@ -292,6 +294,34 @@ TEST(gen_shares_unchanged_state_and_refuses_as_a_whole)
 }
 
 /* ---- the production table: a reload through real stages ------------------------ */
+
+static void on_tools_changed(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+TEST(gen_hands_one_set_of_services_to_every_init)
+{
+	struct sl_err err;
+	struct sl_gen *one, *two;
+	int heard = 0;
+
+	one = gen_of("{\"cache\": {\"request\": \"again\"}}", NULL, &err);
+	CHECK(one != NULL && one->services != NULL);
+	CHECK(((struct fake *)sl_gen_state(one, &stage_a))->svc == one->services);
+	/* What the gateway registers after the first generation reaches the
+	 * states of every generation: they all hold the one set. */
+	one->services->tools_changed = on_tools_changed;
+	one->services->tools_changed_ctx = &heard;
+	two = gen_of("{\"cache\": {\"request\": \"declined\"}}", one, &err);
+	CHECK(two != NULL && two->services == one->services);
+	CHECK(((struct fake *)sl_gen_state(two, &stage_a))->svc == one->services);
+	sl_gen_unref(one);
+	sl_services_tools_changed(((struct fake *)sl_gen_state(two, &stage_a))->svc);
+	CHECK_INT(heard, 1);
+	sl_services_tools_changed(NULL); /* nobody listens: nothing happens */
+	sl_gen_unref(two);
+}
 
 TEST(gen_reload_of_real_stages_changes_visibility)
 {

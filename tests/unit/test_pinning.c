@@ -339,7 +339,7 @@ TEST(pinning_store_corrupt_and_bad_config)
 	CHECK(strstr(err.msg, "corrupt") != NULL);
 	CHECK(strstr(err.msg, "sluice pins reset") != NULL);
 	/* The stage refuses it the same way (sluice does not start). */
-	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &st, &err) < 0);
 	CHECK(st == NULL);
 	CHECK(strstr(err.msg, "sluice pins reset") != NULL);
 	/* reset opens it tolerantly and replaces it */
@@ -355,14 +355,14 @@ TEST(pinning_store_corrupt_and_bad_config)
 	cfg = config_for(dir, ",\"changed\":\"maybe\"");
 	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
 	CHECK(strstr(err.msg, "sluice.pinning.changed: must be \"block\", \"warn\" or \"off\"") != NULL);
-	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &st, &err) < 0);
 	CHECK(st == NULL);
 	CHECK(strstr(err.msg, "sluice.pinning.changed: must be \"block\", \"warn\" or \"off\"") != NULL);
 	sl_config_unref(cfg);
 	cfg = config_for(dir, ",\"chnaged\":\"warn\"");
 	CHECK(sl_pinning_open(cfg, section_of(cfg), false, &pins, &err) < 0);
 	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
-	CHECK(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err) < 0);
+	CHECK(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &st, &err) < 0);
 	CHECK(strstr(err.msg, "unknown key \"chnaged\" (known: changed, new, askOnChange, stateDir)") != NULL);
 	CHECK(pins == NULL);
 	sl_config_unref(cfg);
@@ -445,7 +445,7 @@ TEST(pinning_stage_state_pins_and_hides)
 	struct sl_err err;
 
 	CHECK(cfg != NULL);
-	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &a, &err), 0);
+	CHECK_INT(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &a, &err), 0);
 	CHECK(a != NULL);
 	up.name = "s";
 	up.cfg = &cfg->servers[0];
@@ -455,7 +455,7 @@ TEST(pinning_stage_state_pins_and_hides)
 	/* First sight: pinned and shown. */
 	CHECK(sl_stage_pinning.visible(a, NULL, &up, first[0]));
 	/* A second state (a reload) reads the same file. */
-	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &b, &err), 0);
+	CHECK_INT(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &b, &err), 0);
 	up.tools.items = later;
 	up.tools.n = 2;
 	/* Changed: hidden ("changed" is "block" by default); new: hidden ("new" is "block"). */
@@ -478,8 +478,8 @@ TEST(pinning_stage_state_pins_and_hides)
 		CHECK_STR(r1.sig, r2.sig);
 		up.tools.items = later;
 		/* Announced: one warning for the set, none again for the same set. */
-		CHECK_INT(sl_pinning_announce(b, NULL, &up), 2);
-		CHECK_INT(sl_pinning_announce(b, NULL, &up), 2);
+		CHECK_INT(sl_pinning_announce(b, &up), 2);
+		CHECK_INT(sl_pinning_announce(b, &up), 2);
 	}
 	sl_stage_pinning.fini(a);
 	CHECK(!sl_stage_pinning.visible(b, NULL, &up, later[0]));
@@ -537,7 +537,7 @@ TEST(pinning_scheme1_pins_migrate_once)
 	sl_pinning_close(pins);
 	pins = NULL;
 	/* The stage shows it and re-pins it under scheme 2, silently, once. */
-	CHECK_INT(sl_stage_pinning.init(cfg, section_of(cfg), &st, &err), 0);
+	CHECK_INT(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &st, &err), 0);
 	CHECK(sl_stage_pinning.visible(st, NULL, &up, def));
 	text = slurp(file);
 	CHECK(strstr(text, "\"scheme\": 2") != NULL);

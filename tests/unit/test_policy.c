@@ -430,7 +430,7 @@ TEST(policy_stage_state)
 	void *st = NULL, *none = NULL;
 	const struct sl_policy *p;
 
-	CHECK_INT(sl_stage_policy.init(NULL, yyjson_doc_get_root(sec), &st, &err), 0);
+	CHECK_INT(sl_stage_policy.init(NULL, NULL, yyjson_doc_get_root(sec), &st, &err), 0);
 	CHECK(st != NULL);
 	p = sl_policy_current(st);
 	CHECK_INT(p->def, SL_POLICY_DENY);
@@ -441,7 +441,7 @@ TEST(policy_stage_state)
 	CHECK(sl_stage_policy.visible(st, sre, &jira, yyjson_doc_get_root(tool)));
 	CHECK(!sl_stage_policy.visible(st, dev, &jira, yyjson_doc_get_root(tool)));
 	/* No section: allow everything. */
-	CHECK_INT(sl_stage_policy.init(NULL, NULL, &none, &err), 0);
+	CHECK_INT(sl_stage_policy.init(NULL, NULL, NULL, &none, &err), 0);
 	CHECK_INT(sl_policy_current(none)->def, SL_POLICY_ALLOW);
 	CHECK(sl_stage_policy.visible(none, NULL, &jira, yyjson_doc_get_root(tool)));
 	/* Without a state (no policy stage): allow everything too. */
@@ -450,7 +450,7 @@ TEST(policy_stage_state)
 	sl_stage_policy.fini(none);
 	/* A bad section: the message names the key, no state is left. */
 	none = NULL;
-	CHECK(sl_stage_policy.init(NULL, yyjson_doc_get_root(bad), &none, &err) < 0);
+	CHECK(sl_stage_policy.init(NULL, NULL, yyjson_doc_get_root(bad), &none, &err) < 0);
 	CHECK(none == NULL);
 	CHECK(strstr(err.msg, "sluice.policy.default") != NULL);
 	/* The first state is untouched by the others. */

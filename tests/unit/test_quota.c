@@ -189,7 +189,7 @@ static void *quota_state(const char *json, struct sl_err *err)
 {
 	yyjson_doc *d = json ? yyjson_read(json, strlen(json), 0) : NULL;
 	void *st = NULL;
-	int rc = sl_stage_quota.init(NULL, yyjson_doc_get_root(d), &st, err);
+	int rc = sl_stage_quota.init(NULL, NULL, yyjson_doc_get_root(d), &st, err);
 	yyjson_doc_free(d);
 	return rc < 0 ? NULL : st;
 }

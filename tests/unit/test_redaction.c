@@ -68,7 +68,7 @@ static int init_with(const char *json, struct sl_err *err)
 
 	done();
 	red_section = json ? yyjson_read(json, strlen(json), 0) : NULL;
-	rc = sl_stage_redaction.init(NULL, red_section ? yyjson_doc_get_root(red_section) : NULL,
+	rc = sl_stage_redaction.init(NULL, NULL, red_section ? yyjson_doc_get_root(red_section) : NULL,
 				     &st, err);
 	red = st;
 	return rc;

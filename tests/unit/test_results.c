@@ -1,6 +1,6 @@
 /* The governor's result store and text cutting. */
 #include "unit.h"
-#include "gateway/results.h"
+#include "stages/results.h"
 #include "stages/governor.h"
 
 #include <stdlib.h>

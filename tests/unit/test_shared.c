@@ -1,7 +1,8 @@
 /* Unit tests of src/shared/: the URL and key names (url.c), the config keys
  * of sluice.shared.redis, the pin messages and which pin wins (pins.c), and
- * the pin store's observer and sl_pinning_put (stages/pinning.c), which
- * carry pins between replicas. No Redis: tests/e2e/shared.test.mjs runs one. */
+ * the pin store as pins.c sees it (struct sl_pin_store from sl_pinning_link,
+ * stages/pinning.c): its observer and put, which carry pins between
+ * replicas. No Redis: tests/e2e/shared.test.mjs runs one. */
 #include "unit.h"
 
 #include "config/config.h"
@@ -241,6 +242,7 @@ TEST(shared_pin_store_observer_and_put)
 				     "2030-01-01T00:00:00Z", false);
 	struct sl_config *cfg = NULL;
 	struct sl_pins *pins = NULL, *again = NULL;
+	struct sl_pin_store link;
 	struct heard h = { 0 };
 	struct sl_err err;
 	size_t n;
@@ -248,18 +250,21 @@ TEST(shared_pin_store_observer_and_put)
 
 	CHECK_INT(sl_config_parse("t.json", text, strlen(text), &cfg, &err), 0);
 	CHECK_INT(sl_pinning_open(cfg, yyjson_obj_get(cfg->sluice, "pinning"), false, &pins, &err), 0);
-	sl_pinning_observe(pins, on_heard, &h);
+	link = sl_pinning_link(pins); /* the store as shared/pins.c sees it */
+	CHECK(link.self == pins);
+	link.observe(link.self, on_heard, &h);
 	CHECK_INT(sl_pinning_approve(pins, "s#1", &d1, 1, &err), 0);
 	CHECK_INT(h.n, 1);
 	CHECK_STR(h.last, "s#1.t");
 	CHECK(!h.removed);
-	got = sl_pinning_entry(pins, "s#1", "t");
+	CHECK(yyjson_obj_get(link.servers(link.self), "s#1") != NULL);
+	got = link.entry(link.self, "s#1", "t");
 	CHECK(got && !sl_json_true(got, "automatic")); /* a person's approval */
 
-	CHECK_INT(sl_pinning_put(pins, "s#1", "t", yyjson_doc_get_root(remote), &changed, &err), 0);
+	CHECK_INT(link.put(link.self, "s#1", "t", yyjson_doc_get_root(remote), &changed, &err), 0);
 	CHECK(changed);
 	CHECK_INT(h.n, 1); /* not told back */
-	CHECK_INT(sl_pinning_put(pins, "s#1", "t", yyjson_doc_get_root(remote), &changed, &err), 0);
+	CHECK_INT(link.put(link.self, "s#1", "t", yyjson_doc_get_root(remote), &changed, &err), 0);
 	CHECK(!changed);
 	/* In the file too: another store of the directory reads it. */
 	CHECK_INT(sl_pinning_open(cfg, yyjson_obj_get(cfg->sluice, "pinning"), false, &again, &err), 0);
@@ -270,9 +275,9 @@ TEST(shared_pin_store_observer_and_put)
 	CHECK_INT(n, 1);
 	CHECK_INT(h.n, 2);
 	CHECK(h.removed);
-	CHECK_INT(sl_pinning_put(pins, "s#1", "t", NULL, &changed, &err), 0);
+	CHECK_INT(link.put(link.self, "s#1", "t", NULL, &changed, &err), 0);
 	CHECK(!changed);
-	sl_pinning_observe(pins, NULL, NULL);
+	link.observe(link.self, NULL, NULL);
 	CHECK_INT(sl_pinning_approve(pins, "s#1", &d1, 1, &err), 0);
 	CHECK_INT(h.n, 2);
 

@@ -1,11 +1,11 @@
 /* Unit tests of what replicas share besides pins: key names and result ids
  * (shared/state.c), the check of values read back from Redis, the rate
  * limit script's answers (stages/quota_shared.c), and the results store's
- * owners and count cap (gateway/results.c). No Redis here:
+ * owners and count cap (stages/results.c). No Redis here:
  * tests/e2e/sharedstate.test.mjs runs one. */
 #include "unit.h"
 
-#include "gateway/results.h"
+#include "stages/results.h"
 #include "shared/state.h"
 #include "stages/quota_shared.h"
 

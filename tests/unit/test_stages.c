@@ -27,7 +27,7 @@ static int init_with(const char *name, const char *json, void **state, struct sl
 
 	*state = NULL;
 	err->msg[0] = '\0';
-	rc = st->init(NULL, yyjson_doc_get_root(doc), state, err);
+	rc = st->init(NULL, NULL, yyjson_doc_get_root(doc), state, err);
 	yyjson_doc_free(doc);
 	return rc;
 }

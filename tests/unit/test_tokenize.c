@@ -28,7 +28,7 @@ static int tk_init(const char *json)
 	int rc;
 	tk_done();
 	tk_section = yyjson_read(json, strlen(json), 0);
-	rc = sl_stage_tokenize.init(NULL, yyjson_doc_get_root(tk_section), &st, &err);
+	rc = sl_stage_tokenize.init(NULL, NULL, yyjson_doc_get_root(tk_section), &st, &err);
 	tk = st;
 	return rc;
 }

@@ -1,5 +1,5 @@
 /* The stores of full results for read_result; see results.h. */
-#include "gateway/results.h"
+#include "stages/results.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
  *   text = sl_results_get(r, "r3", &len); borrowed; NULL if unknown or expired
  *   sl_results_free(r);
  */
-#ifndef SL_GATEWAY_RESULTS_H
-#define SL_GATEWAY_RESULTS_H
+#ifndef SL_STAGES_RESULTS_H
+#define SL_STAGES_RESULTS_H
 
 #include "core/common.h"
 
