@@ -1614,34 +1614,27 @@ static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
  * refused at once, and the tools appear with tools/list_changed if the
  * person trusts them). A 2026-07-28 client, which has no server-to-client
  * requests, gets an input_required result whose requestState binds the
- * answer to this server and this change (HMAC under the generation's key,
- * with an expiry); its retry with the answer trusts the change and runs. */
+ * answer to this server and this change (sealed with the generation's key,
+ * with an expiry: core/digest.h's sl_seal, as every state a client carries
+ * back); its retry with the answer trusts the change and runs. */
 
 #define ASK_STATE_SECONDS 600
 
-static void ask_mac(const struct sl_call *c, const char *key, const char *sig,
-		    unsigned long long expiry, char out[SL_SHA256_HEX])
+/* What a state of this ask stands for (core/digest.h's seal): the purpose,
+ * the server and the change. */
+static char *ask_what(const char *key, const char *sig)
 {
-	char *msg = sl_printf("sluice-pins\n%llx\n%s\n%s", expiry, key, sig);
-	sl_hmac_sha256_hex(c->gen->key, sizeof(c->gen->key), msg, strlen(msg), out);
-	free(msg);
+	return sl_printf("sluice-pins\n%s\n%s", key, sig);
 }
 
 static bool ask_state_valid(const struct sl_call *c, const char *key, const char *sig,
 			    const char *state)
 {
-	unsigned long long expiry;
-	char mac[SL_SHA256_HEX];
-	int used = 0;
-	unsigned char diff = 0;
+	char *what = ask_what(key, sig);
+	bool ok = sl_seal_check(c->gen->key, sizeof(c->gen->key), state, what) == SL_SEAL_OK;
 
-	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
-	    strlen(state + used) != SL_SHA256_HEX - 1 || expiry < sl_seal_now())
-		return false;
-	ask_mac(c, key, sig, expiry, mac);
-	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
-		diff |= (unsigned char)(mac[i] ^ state[used + i]);
-	return diff == 0;
+	free(what);
+	return ok;
 }
 
 static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
@@ -1649,11 +1642,10 @@ static void ask_mrtr(struct sl_pinning *pg, struct sl_call *c, const char *key,
 {
 	yyjson_mut_val *res = yyjson_mut_obj(c->doc), *reqs = yyjson_mut_obj(c->doc);
 	yyjson_mut_val *q = yyjson_mut_obj(c->doc), *params = yyjson_mut_obj(c->doc);
-	unsigned long long expiry = sl_seal_now() + ASK_STATE_SECONDS;
-	char mac[SL_SHA256_HEX], *msg = ask_message(pg, c->up, r), *state;
+	char *msg = ask_message(pg, c->up, r), *what = ask_what(key, r->sig), *state;
 
-	ask_mac(c, key, r->sig, expiry, mac);
-	state = sl_printf("%llx.%s", expiry, mac);
+	state = sl_seal(c->gen->key, sizeof(c->gen->key), sl_seal_now() + ASK_STATE_SECONDS, what);
+	free(what);
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
 	yyjson_mut_obj_add_str(c->doc, params, "mode", "form");
 	yyjson_mut_obj_add_strcpy(c->doc, params, "message", msg);
