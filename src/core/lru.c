@@ -94,6 +94,11 @@ struct sl_lru_entry *sl_lru_get(struct sl_lru *l, const char *key, uint64_t now_
 	return e;
 }
 
+struct sl_lru_entry *sl_lru_peek(const struct sl_lru *l, const char *key)
+{
+	return sl_map_get(&l->map, key);
+}
+
 void sl_lru_touch(struct sl_lru *l, struct sl_lru_entry *e)
 {
 	sl_list_remove(&e->link);

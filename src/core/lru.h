@@ -1,8 +1,8 @@
 /*
  * One bounded map with least-recently-used eviction and a time to live:
  * every cache of the gateway is one of these (token verdicts, key sets,
- * kept results, the cache stage, per-user links, parked calls, tokenize
- * maps). Keys are strings (copied); an entry is the caller's struct with a
+ * kept results, the cache stage, per-user links, tokenize maps, quota
+ * subjects, pending web logins, held subject tokens). Keys are strings (copied); an entry is the caller's struct with a
  * struct sl_lru_entry embedded, freed through the map's free callback when
  * it is evicted, expires, is replaced or deleted, or the map is disposed.
  *
@@ -20,6 +20,7 @@
  *   sl_lru_put(&l, "key", &it->e, bytes, until_ms);   until_ms 0: never expires
  *   struct sl_lru_entry *e = sl_lru_get(&l, "key", now_ms);   NULL: none or expired
  *   sl_lru_touch(&l, e);                               now the most recently used
+ *   e = sl_lru_peek(&l, "key");                        expired or not, nothing changes
  *   sl_lru_del(&l, "key");  sl_lru_dispose(&l);
  */
 #ifndef SL_CORE_LRU_H
@@ -67,6 +68,9 @@ bool sl_lru_put(struct sl_lru *l, const char *key, struct sl_lru_entry *e, size_
  * Does not change the order: a cache that wants least-recently-*used*
  * rather than oldest-first calls sl_lru_touch on a hit. */
 struct sl_lru_entry *sl_lru_get(struct sl_lru *l, const char *key, uint64_t now_ms);
+/* The entry under key, expired or not, changing nothing (for counts and
+ * reports that must not drop what they look at), or NULL. */
+struct sl_lru_entry *sl_lru_peek(const struct sl_lru *l, const char *key);
 /* e becomes the most recently used. */
 void sl_lru_touch(struct sl_lru *l, struct sl_lru_entry *e);
 /* Frees the entry under key, if any; true if there was one. */

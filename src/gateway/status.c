@@ -32,7 +32,7 @@ yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
 			yyjson_mut_val *users = yyjson_mut_obj(d);
 			size_t open, awaiting;
 			sl_upstream_users_count(u, &open, &awaiting);
-			yyjson_mut_obj_add_uint(d, users, "links", u->nusers);
+			yyjson_mut_obj_add_uint(d, users, "links", u->users.count);
 			yyjson_mut_obj_add_uint(d, users, "open", open);
 			yyjson_mut_obj_add_uint(d, users, "awaitingLogin", awaiting);
 			yyjson_mut_obj_add_uint(d, users, "max", u->gcfg->oauth.max_users);

@@ -1,10 +1,11 @@
 /*
- * Subject tokens held for token exchange (subject.h is the contract). A map
- * by user key for the lookup, and a list in the order tokens were noted
- * (oldest first) for the bound and the sweep.
+ * Subject tokens held for token exchange (subject.h is the contract). A
+ * bounded map (core/lru.h) by user key, in the order tokens were noted
+ * (oldest first: a token noted again moves to the newest end) for the
+ * bound and the sweep; a token's deadline is its expiry on the wall clock.
  */
 #include "oauth/subject.h"
-#include "core/map.h"
+#include "core/lru.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,18 +13,14 @@
 #include <time.h>
 
 struct held {
-	struct held *prev, *next;  /* by when noted: oldest first */
-	char user[65];
+	struct sl_lru_entry e;     /* key: the user key; until_ms: the token's expiry */
 	char *token;
 	char *issuer;              /* who issued it (the caller's "iss") */
-	uint64_t expires_ms;       /* wall clock; 0: the token names no expiry */
 };
 
 static struct {
 	bool on;
-	struct sl_map by_user;
-	struct held *oldest, *newest;
-	size_t n;
+	struct sl_lru held;
 } subjects;
 
 static uint64_t wall_ms(void)
@@ -34,9 +31,10 @@ static uint64_t wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static bool expired(const struct held *e, uint64_t now)
+/* As sl_lru_get judges it: a token that names no expiry has none. */
+static bool expired(const struct sl_lru_entry *e, uint64_t now)
 {
-	return e->expires_ms && e->expires_ms <= now;
+	return e->until_ms && e->until_ms <= now;
 }
 
 void sl_oauth_subject_free(char *token)
@@ -47,34 +45,11 @@ void sl_oauth_subject_free(char *token)
 	free(token);
 }
 
-static void unlink_held(struct held *e)
+static void held_free(struct sl_lru_entry *le, void *arg)
 {
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		subjects.oldest = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		subjects.newest = e->prev;
-	e->prev = e->next = NULL;
-}
+	struct held *e = sl_lru_item(le, struct held, e);
 
-static void append_held(struct held *e)
-{
-	e->prev = subjects.newest;
-	if (subjects.newest)
-		subjects.newest->next = e;
-	else
-		subjects.oldest = e;
-	subjects.newest = e;
-}
-
-static void drop(struct held *e)
-{
-	unlink_held(e);
-	sl_map_del(&subjects.by_user, e->user);
-	subjects.n--;
+	(void)arg;
 	sl_oauth_subject_free(e->token);
 	free(e->issuer);
 	free(e);
@@ -87,12 +62,9 @@ void sl_oauth_subjects_configure(const struct sl_config *cfg)
 	for (size_t i = 0; cfg && i < cfg->nservers; i++)
 		want |= cfg->servers[i].oauth.token_exchange;
 	if (want && !subjects.on)
-		sl_map_init(&subjects.by_user);
-	if (!want && subjects.on) {
-		while (subjects.oldest)
-			drop(subjects.oldest);
-		sl_map_dispose(&subjects.by_user);
-	}
+		sl_lru_init(&subjects.held, SL_OAUTH_SUBJECTS_MAX, 0, held_free, NULL);
+	if (!want && subjects.on)
+		sl_lru_dispose(&subjects.held);
 	subjects.on = want;
 }
 
@@ -100,6 +72,7 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 {
 	const char *token;
 	char user[65];
+	struct sl_lru_entry *old;
 	struct held *e;
 	uint64_t now;
 
@@ -111,53 +84,46 @@ void sl_oauth_subject_note(const struct sl_caller *who, const char *authorizatio
 	token += strspn(token, " ");
 	now = wall_ms();
 	/* The sweep: expired tokens from the oldest end, a few per note. */
-	for (int i = 0; i < 4 && subjects.oldest && expired(subjects.oldest, now); i++)
-		drop(subjects.oldest);
-	if ((e = sl_map_get(&subjects.by_user, user))) {
+	for (int i = 0; i < 4 && (old = sl_lru_oldest(&subjects.held)) && expired(old, now); i++)
+		sl_lru_drop(&subjects.held, old);
+	if ((old = sl_lru_peek(&subjects.held, user))) {
+		e = sl_lru_item(old, struct held, e);
 		if (strcmp(e->token, token)) {
 			sl_oauth_subject_free(e->token);
 			e->token = sl_strdup(token);
 		}
 		free(e->issuer);
 		e->issuer = sl_strdup(who->issuer);
-		e->expires_ms = who->expires_ms;
-		unlink_held(e);
-		append_held(e);
+		e->e.until_ms = who->expires_ms;
+		sl_lru_touch(&subjects.held, &e->e);
 		return;
 	}
-	if (subjects.n >= SL_OAUTH_SUBJECTS_MAX)
-		drop(subjects.oldest);
+	/* At the bound, the put drops the oldest. */
 	e = sl_alloc(sizeof(*e));
-	memcpy(e->user, user, sizeof(e->user));
 	e->token = sl_strdup(token);
 	e->issuer = sl_strdup(who->issuer);
-	e->expires_ms = who->expires_ms;
-	append_held(e);
-	sl_map_put(&subjects.by_user, e->user, e);
-	subjects.n++;
+	(void)sl_lru_put(&subjects.held, user, &e->e, 0, who->expires_ms);
 }
 
 char *sl_oauth_subject_get(const char *user, const char *issuer)
 {
+	struct sl_lru_entry *le;
 	struct held *e;
 
-	if (!subjects.on || !(e = sl_map_get(&subjects.by_user, user)))
+	if (!subjects.on || !(le = sl_lru_get(&subjects.held, user, wall_ms())))
 		return NULL;
-	if (expired(e, wall_ms())) {
-		drop(e);
-		return NULL;
-	}
+	e = sl_lru_item(le, struct held, e);
 	return issuer && !strcmp(issuer, e->issuer) ? sl_strdup(e->token) : NULL;
 }
 
 bool sl_oauth_subject_held(const char *user)
 {
-	const struct held *e = subjects.on ? sl_map_get(&subjects.by_user, user) : NULL;
+	const struct sl_lru_entry *e = subjects.on ? sl_lru_peek(&subjects.held, user) : NULL;
 
 	return e && !expired(e, wall_ms());
 }
 
 size_t sl_oauth_subjects_count(void)
 {
-	return subjects.n;
+	return subjects.on ? subjects.held.count : 0;
 }

@@ -1,7 +1,10 @@
 /*
- * The web login's pending logins and pages (oauth/weblogin.h). A list in
- * the order the logins were made, at most SL_WEBLOGIN_MAX long: looked up
- * by id, by state and by (server URL, user), each a walk of at most 256.
+ * The web login's pending logins and pages (oauth/weblogin.h). A bounded
+ * map (core/lru.h) by id, in the order the logins were made (never
+ * touched), at most SL_WEBLOGIN_MAX long, each entry's deadline its
+ * expiry: looked up by state and by (server URL, user) with a walk of at
+ * most 256. Every way out of the map answers the pages still waiting: the
+ * map's own (expiry) with 410, the others with the status drop() gives.
  *
  * A login ends inside its own hooks (oauth/login.h says never to free it
  * there): a dropped entry's login goes to a list freed from the loop.
@@ -11,7 +14,9 @@
 #include "config/config.h"
 #include "core/buf.h"
 #include "core/escape.h"
+#include "core/list.h"
 #include "core/log.h"
+#include "core/lru.h"
 #include "oauth/login.h"
 
 #include <stdlib.h>
@@ -33,41 +38,64 @@ struct sl_weblogin_req {
 	bool as_error;               /* the callback carried error=... */
 	bool in_serve;               /* answered before serve returns: serve frees it */
 	bool answered;
-	struct sl_weblogin_req *next;
+	struct sl_list link;         /* in its login's waiting pages, while e is set */
 };
 
 struct entry {
+	struct sl_lru_entry le;      /* key: the id; until_ms: its expiry */
 	struct sl_weblogin *w;
 	char id[SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES)];
 	const struct sl_config *cfg; /* a reference: the config the login began with */
 	const struct sl_server_config *srv;
 	char *user, *who;
-	uint64_t expires_ms;
 	enum phase phase;
 	struct sl_oauth_store *st;
 	struct sl_oauth_login *login;
 	char *authorize_url;
-	struct sl_weblogin_req *waiting;
-	struct entry *prev, *next;   /* oldest first */
+	struct sl_list waiting;      /* struct sl_weblogin_req, in the order they came */
 };
 
 struct dead {
 	struct sl_oauth_login *login;
 	struct sl_oauth_store *st;
-	struct dead *next;
+	struct sl_list link;
 };
+
+/* How a login the map drops on its own ends: it expired. */
+#define EXPIRED_STATUS 410
+#define EXPIRED_WHY "This login has expired. Ask again (retry the tool call) for a new link."
 
 struct sl_weblogin {
 	uv_loop_t *loop;
 	const struct sl_config *cfg; /* a reference */
 	sl_weblogin_done_fn *done;
 	void *done_ctx;
-	struct entry *head, *tail;
-	size_t n;
-	struct dead *dead;           /* logins to free from the loop */
+	struct sl_lru logins;        /* struct entry by id, oldest first */
+	unsigned end_status;         /* how the entry being freed ends (drop) */
+	const char *end_why;
+	struct sl_list dead;         /* struct dead: logins to free from the loop */
 	uv_timer_t reap;
 	bool freeing;
 };
+
+static struct entry *entry_of(struct sl_lru_entry *le)
+{
+	return sl_lru_item(le, struct entry, le);
+}
+
+/* The first page waiting on e, taken off its list, or NULL. */
+static struct sl_weblogin_req *next_waiting(struct entry *e)
+{
+	struct sl_list *n = sl_list_first(&e->waiting);
+	struct sl_weblogin_req *q;
+
+	if (!n)
+		return NULL;
+	q = sl_list_entry(n, struct sl_weblogin_req, link);
+	sl_list_remove(&q->link);
+	q->e = NULL;
+	return q;
+}
 
 /* ---- pages ---------------------------------------------------------------------------- */
 
@@ -140,10 +168,11 @@ static void page_login(struct sl_weblogin_req *q, const struct entry *e)
 static void on_reap(uv_timer_t *t)
 {
 	struct sl_weblogin *w = t->data;
+	struct sl_list *n;
 
-	while (w->dead) {
-		struct dead *d = w->dead;
-		w->dead = d->next;
+	while ((n = sl_list_first(&w->dead))) {
+		struct dead *d = sl_list_entry(n, struct dead, link);
+		sl_list_remove(&d->link);
 		sl_oauth_login_free(d->login);
 		if (d->st)
 			sl_oauth_store_free(d->st);
@@ -151,35 +180,19 @@ static void on_reap(uv_timer_t *t)
 	}
 }
 
-static void unlink_entry(struct entry *e)
+/* The map's free callback, for every way out: each page still waiting
+ * gets (w->end_status, w->end_why) unless end_why is NULL (answered
+ * already); its login is freed from the loop, as this may run inside one
+ * of its hooks. */
+static void entry_free(struct sl_lru_entry *le, void *arg)
 {
-	struct sl_weblogin *w = e->w;
+	struct entry *e = entry_of(le);
+	struct sl_weblogin *w = arg;
+	struct sl_weblogin_req *q;
 
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		w->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		w->tail = e->prev;
-	w->n--;
-}
-
-/* Drops e: each page still waiting gets (status, why) unless why is NULL
- * (answered already); its login is freed from the loop, as this may run
- * inside one of its hooks. */
-static void drop(struct entry *e, unsigned status, const char *why)
-{
-	struct sl_weblogin *w = e->w;
-
-	unlink_entry(e);
-	while (e->waiting) {
-		struct sl_weblogin_req *q = e->waiting;
-		e->waiting = q->next;
-		q->e = NULL;
-		if (why)
-			page_error(q, status, why);
+	while ((q = next_waiting(e))) {
+		if (w->end_why)
+			page_error(q, w->end_status, w->end_why);
 		if (!q->in_serve)
 			free(q);
 	}
@@ -187,8 +200,7 @@ static void drop(struct entry *e, unsigned status, const char *why)
 		struct dead *d = sl_alloc(sizeof(*d));
 		d->login = e->login;
 		d->st = e->st;
-		d->next = w->dead;
-		w->dead = d;
+		sl_list_push_back(&w->dead, &d->link);
 		if (!w->freeing)
 			uv_timer_start(&w->reap, on_reap, 0, 0);
 	}
@@ -199,35 +211,38 @@ static void drop(struct entry *e, unsigned status, const char *why)
 	free(e);
 }
 
-static void expire(struct sl_weblogin *w, uint64_t now_ms)
+/* Drops e: each page still waiting gets (status, why) unless why is NULL. */
+static void drop(struct entry *e, unsigned status, const char *why)
 {
-	struct entry *e = w->head, *next;
+	struct sl_weblogin *w = e->w;
 
-	for (; e; e = next) {
-		next = e->next;
-		if (now_ms >= e->expires_ms)
-			drop(e, 410, "This login has expired. Ask again (retry the tool call) for a "
-			     "new link.");
-	}
+	w->end_status = status;
+	w->end_why = why;
+	sl_lru_drop(&w->logins, &e->le);
+	w->end_status = EXPIRED_STATUS;
+	w->end_why = EXPIRED_WHY;
 }
 
 size_t sl_weblogin_pending(struct sl_weblogin *w, uint64_t now_ms)
 {
-	expire(w, now_ms);
-	return w->n;
+	(void)sl_lru_expire(&w->logins, now_ms);
+	return w->logins.count;
 }
 
+/* Looked up after the expiry sweep of the same request: no second look
+ * at the clock. */
 static struct entry *by_id(struct sl_weblogin *w, const char *id)
 {
-	for (struct entry *e = w->head; e; e = e->next)
-		if (!strcmp(e->id, id))
-			return e;
-	return NULL;
+	struct sl_lru_entry *le = sl_lru_peek(&w->logins, id);
+	return le ? entry_of(le) : NULL;
 }
 
 static struct entry *by_state(struct sl_weblogin *w, const char *state)
 {
-	for (struct entry *e = w->head; e; e = e->next) {
+	struct sl_list *n;
+
+	sl_list_each(n, &w->logins.order) {
+		struct entry *e = entry_of(sl_list_entry(n, struct sl_lru_entry, link));
 		const char *s = e->phase == READY ? sl_oauth_login_state(e->login) : NULL;
 		if (s && !strcmp(s, state))
 			return e;
@@ -240,20 +255,25 @@ char *sl_weblogin_url_at(struct sl_weblogin *w, const struct sl_server_config *s
 {
 	const char *base = w->cfg->http.public_url;
 	uint8_t raw[SL_WEBLOGIN_ID_BYTES];
-	struct entry *e;
+	struct entry *e = NULL, *x;
+	struct sl_list *n;
 
 	if (id_out)
 		*id_out = NULL;
 	if (!base || !srv->url)
 		return NULL;
-	expire(w, now_ms);
-	for (e = w->head; e; e = e->next)
-		if (e->phase != EXCHANGING && !strcmp(e->srv->url, srv->url) && !strcmp(e->user, user))
+	(void)sl_lru_expire(&w->logins, now_ms);
+	sl_list_each(n, &w->logins.order) {
+		x = entry_of(sl_list_entry(n, struct sl_lru_entry, link));
+		if (x->phase != EXCHANGING && !strcmp(x->srv->url, srv->url) && !strcmp(x->user, user)) {
+			e = x;
 			break;
+		}
+	}
 	if (!e) {
-		if (w->n >= SL_WEBLOGIN_MAX)
-			drop(w->head, 410, "This login was dropped: too many logins are pending. "
-			     "Ask again for a new link.");
+		if (w->logins.count >= SL_WEBLOGIN_MAX)
+			drop(entry_of(sl_lru_oldest(&w->logins)), 410, "This login was dropped: too many "
+			     "logins are pending. Ask again for a new link.");
 		e = sl_alloc(sizeof(*e));
 		e->w = w;
 		sl_random(raw, sizeof(raw));
@@ -262,14 +282,8 @@ char *sl_weblogin_url_at(struct sl_weblogin *w, const struct sl_server_config *s
 		e->srv = srv;
 		e->user = sl_strdup(user);
 		e->who = sl_strdup(who ? who : "an unnamed caller");
-		e->expires_ms = now_ms + SL_WEBLOGIN_TTL_MS;
-		e->prev = w->tail;
-		if (w->tail)
-			w->tail->next = e;
-		else
-			w->head = e;
-		w->tail = e;
-		w->n++;
+		sl_list_init(&e->waiting);
+		(void)sl_lru_put(&w->logins, e->id, &e->le, 0, now_ms + SL_WEBLOGIN_TTL_MS);
 	}
 	if (id_out)
 		*id_out = sl_strdup(e->id);
@@ -287,13 +301,11 @@ char *sl_weblogin_url(struct sl_weblogin *w, const struct sl_server_config *srv,
 static void on_authorize(void *arg, const char *url)
 {
 	struct entry *e = arg;
+	struct sl_weblogin_req *q;
 
 	e->authorize_url = sl_strdup(url);
 	e->phase = READY;
-	while (e->waiting) {
-		struct sl_weblogin_req *q = e->waiting;
-		e->waiting = q->next;
-		q->e = NULL;
+	while ((q = next_waiting(e))) {
 		page_login(q, e);
 		if (!q->in_serve)
 			free(q);
@@ -309,18 +321,18 @@ static void on_done(void *arg, const struct sl_oauth_record *rec, const char *wh
 	if (!rec) {
 		/* The AS refused (error=... on the callback): the person's
 		 * request, 400; else a server failed us: 502. */
-		unsigned status = e->waiting && e->waiting->as_error ? 400 : 502;
+		struct sl_list *first = sl_list_first(&e->waiting);
+		unsigned status = first && sl_list_entry(first, struct sl_weblogin_req, link)->as_error ?
+				  400 : 502;
 		sl_log(SL_LOG_INFO, "web login of %s for %s: %s", e->srv->name, e->who, why);
 		drop(e, status, why);
 		return;
 	}
 	sl_log(SL_LOG_INFO, "web login: %s logged in to %s", e->who, e->srv->name);
-	while ((q = e->waiting)) {
+	while ((q = next_waiting(e))) {
 		const char *paras[] = { "Logged in to <strong>%s</strong> as <strong>%s</strong>. "
 					"You can close this tab and retry.", NULL };
 		const char *vals[] = { e->srv->name, e->who };
-		e->waiting = q->next;
-		q->e = NULL;
 		page(q, 200, "logged in", paras, vals);
 		if (!q->in_serve)
 			free(q);
@@ -336,19 +348,17 @@ static void on_done(void *arg, const struct sl_oauth_record *rec, const char *wh
  * when SL_WEBLOGIN_WAITING_MAX already do (q answered 503). */
 static bool wait_on(struct entry *e, struct sl_weblogin_req *q)
 {
-	struct sl_weblogin_req **tail = &e->waiting;
+	struct sl_list *p;
 	unsigned n = 0;
 
-	while (*tail) {
-		tail = &(*tail)->next;
+	sl_list_each(p, &e->waiting)
 		n++;
-	}
 	if (n >= SL_WEBLOGIN_WAITING_MAX) {
 		page_error(q, 503, "Too many pages wait for this login; try again in a moment.");
 		return false;
 	}
 	q->e = e;
-	*tail = q;
+	sl_list_push_back(&e->waiting, &q->link);
 	return true;
 }
 
@@ -455,7 +465,8 @@ struct sl_weblogin_req *sl_weblogin_serve(struct sl_weblogin *w, const char *pat
 	q->page = fn;
 	q->arg = arg;
 	q->in_serve = true;
-	expire(w, sl_now_ms());
+	sl_list_init(&q->link);
+	(void)sl_lru_expire(&w->logins, sl_now_ms());
 	if (!strncmp(path, SL_WEBLOGIN_LOGIN_PATH, strlen(SL_WEBLOGIN_LOGIN_PATH)))
 		login_page(w, path + strlen(SL_WEBLOGIN_LOGIN_PATH), q);
 	else if (!strcmp(path, SL_WEBLOGIN_CALLBACK_PATH))
@@ -472,15 +483,9 @@ struct sl_weblogin_req *sl_weblogin_serve(struct sl_weblogin *w, const char *pat
 
 void sl_weblogin_cancel(struct sl_weblogin_req *q)
 {
-	struct sl_weblogin_req **p;
-
 	if (!q)
 		return;
-	for (p = q->e ? &q->e->waiting : NULL; p && *p; p = &(*p)->next)
-		if (*p == q) {
-			*p = q->next;
-			break;
-		}
+	sl_list_remove(&q->link);
 	free(q);
 }
 
@@ -492,6 +497,10 @@ struct sl_weblogin *sl_weblogin_new(uv_loop_t *loop, const struct sl_config *gcf
 
 	w->loop = loop;
 	w->cfg = sl_config_ref(gcfg);
+	sl_lru_init(&w->logins, SL_WEBLOGIN_MAX, 0, entry_free, w);
+	w->end_status = EXPIRED_STATUS;
+	w->end_why = EXPIRED_WHY;
+	sl_list_init(&w->dead);
 	uv_timer_init(loop, &w->reap);
 	w->reap.data = w;
 	return w;
@@ -515,11 +524,11 @@ static const struct sl_server_config *same_server(const struct sl_config *c,
 
 void sl_weblogin_reconfigure(struct sl_weblogin *w, const struct sl_config *gcfg)
 {
-	struct entry *e, *next;
+	struct sl_list *n, *next;
 
-	for (e = w->head; e; e = next) {
+	sl_list_each_safe(n, next, &w->logins.order) {
+		struct entry *e = entry_of(sl_list_entry(n, struct sl_lru_entry, link));
 		const struct sl_server_config *now = same_server(gcfg, e->srv);
-		next = e->next;
 		if (!now) {
 			char *why = sl_printf("The server %s is no longer configured.", e->srv->name);
 			drop(e, 410, why);
@@ -542,11 +551,14 @@ static void on_reap_closed(uv_handle_t *h)
 
 void sl_weblogin_free(struct sl_weblogin *w)
 {
+	struct sl_lru_entry *le;
+
 	if (!w)
 		return;
 	w->freeing = true;
-	while (w->head)
-		drop(w->head, 503, "The gateway is shutting down.");
+	while ((le = sl_lru_oldest(&w->logins)))
+		drop(entry_of(le), 503, "The gateway is shutting down.");
+	sl_lru_dispose(&w->logins);
 	on_reap(&w->reap);
 	sl_config_unref(w->cfg);
 	uv_close((uv_handle_t *)&w->reap, on_reap_closed);

@@ -12,7 +12,8 @@
  *           (SL_STAGE_DONE; the response half still runs: guard etc.)
  * response: an ok, non-isError result from the upstream is stored; denied,
  *           failed, rpc_error and cancelled calls never are.
- * Entries expire after ttlMs; past maxBytes the least recently used go.
+ * Entries expire after ttlMs; past maxBytes the least recently used go
+ * (a bounded map, core/lru.h: a hit touches its entry, never renews it).
  *
  * Replicas (docs/internals/REPLICAS.md): with sluice.shared.redis
  * connected, a stored result also goes to Redis as <prefix>cache:<key>
@@ -28,7 +29,7 @@
 #include "core/digest.h"
 #include "pipeline/call.h"
 #include "core/log.h"
-#include "core/map.h"
+#include "core/lru.h"
 #include "shared/redis.h"
 #include "shared/state.h"
 #include "stages/audit.h"
@@ -40,11 +41,9 @@
 #define ENTRY_OVERHEAD 128 /* the entry, its map slot and key copy, roughly */
 
 struct entry {
-	struct entry *prev, *next; /* LRU: head is the most recent */
-	char key[65];
+	struct sl_lru_entry e;     /* bytes: the JSON's length and ENTRY_OVERHEAD */
 	char *json;
 	size_t len;
-	uint64_t expires_ms;
 };
 
 /* The stage's state: none without a sluice.cache section. */
@@ -55,10 +54,7 @@ struct cache {
 	bool read_only;
 	uint64_t ttl_ms;
 	size_t max_bytes;
-	struct sl_map map;
-	struct entry *head, *tail;
-	size_t bytes;
-	size_t count;
+	struct sl_lru lru;         /* key -> struct entry, within max_bytes */
 	size_t shared_bytes;
 	struct wait *waits;        /* calls suspended on a Redis GET */
 	const struct sl_services *svc; /* the process's: its Redis link, when there is one */
@@ -75,41 +71,11 @@ struct wait {
 	char key[65];
 };
 
-static size_t entry_cost(const struct entry *e)
+static void entry_free(struct sl_lru_entry *le, void *arg)
 {
-	return e->len + ENTRY_OVERHEAD;
-}
+	struct entry *e = sl_lru_item(le, struct entry, e);
 
-static void unlink_entry(struct cache *C, struct entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		C->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		C->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void push_front(struct cache *C, struct entry *e)
-{
-	e->prev = NULL;
-	e->next = C->head;
-	if (C->head)
-		C->head->prev = e;
-	C->head = e;
-	if (!C->tail)
-		C->tail = e;
-}
-
-static void drop(struct cache *C, struct entry *e)
-{
-	unlink_entry(C, e);
-	sl_map_del(&C->map, e->key);
-	C->bytes -= entry_cost(e);
-	C->count--;
+	(void)arg;
 	free(e->json);
 	free(e);
 }
@@ -286,6 +252,7 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 {
 	struct cache *C = state;
 	char key[65];
+	struct sl_lru_entry *le;
 	struct entry *e;
 	yyjson_doc *doc;
 
@@ -295,22 +262,18 @@ static enum sl_stage_rc cache_request(void *state, struct sl_call *c)
 		return SL_STAGE_DECLINED;
 	c->cache_lookup = true;
 	make_key(c, key);
-	e = sl_map_get(&C->map, key);
-	if (!e)
+	/* An expired entry is dropped on sight: a miss. */
+	if (!(le = sl_lru_get(&C->lru, key, sl_now_ms())))
 		return ask_shared(C, c, key, NULL, 0);
-	if (sl_now_ms() >= e->expires_ms) {
-		drop(C, e);
-		return ask_shared(C, c, key, NULL, 0);
-	}
+	e = sl_lru_item(le, struct entry, e);
 	doc = yyjson_read(e->json, e->len, SL_JSON_READ_FLAGS);
 	if (!doc || !yyjson_is_obj(yyjson_doc_get_root(doc))) {
 		/* We wrote it; unreadable means memory went bad. Forget it. */
 		yyjson_doc_free(doc);
-		drop(C, e);
+		sl_lru_drop(&C->lru, le);
 		return SL_STAGE_NEXT;
 	}
-	unlink_entry(C, e);
-	push_front(C, e);
+	sl_lru_touch(&C->lru, le);
 	answer_hit(c, doc);
 	return SL_STAGE_DONE;
 }
@@ -346,25 +309,13 @@ static enum sl_stage_rc cache_response(void *state, struct sl_call *c)
 /* Takes json. */
 static void put_local(struct cache *C, const char *key, char *json, size_t len)
 {
-	struct entry *e;
+	struct entry *e = sl_alloc(sizeof(*e));
 
-	if (len + ENTRY_OVERHEAD > C->max_bytes) {
-		free(json);
-		return;
-	}
-	if ((e = sl_map_get(&C->map, key)))
-		drop(C, e);
-	while (C->tail && C->bytes + len + ENTRY_OVERHEAD > C->max_bytes)
-		drop(C, C->tail);
-	e = sl_alloc(sizeof(*e));
-	memcpy(e->key, key, sizeof(e->key));
 	e->json = json;
 	e->len = len;
-	e->expires_ms = sl_now_ms() + C->ttl_ms;
-	push_front(C, e);
-	sl_map_put(&C->map, e->key, e);
-	C->bytes += entry_cost(e);
-	C->count++;
+	/* It replaces the entry under key, then the least recently used go
+	 * until it fits; one over maxBytes alone is not kept. */
+	(void)sl_lru_put(&C->lru, key, &e->e, len + ENTRY_OVERHEAD, sl_now_ms() + C->ttl_ms);
 }
 
 /* ---- config ------------------------------------------------------------------------ */
@@ -372,9 +323,7 @@ static void put_local(struct cache *C, const char *key, char *json, size_t len)
 static void cache_fini(void *state)
 {
 	struct cache *C = state;
-	while (C->head)
-		drop(C, C->head);
-	sl_map_dispose(&C->map);
+	sl_lru_dispose(&C->lru);
 	for (size_t i = 0; i < C->nglobs; i++)
 		free(C->globs[i]);
 	free(C->globs);
@@ -438,11 +387,12 @@ static int cache_init(const struct sl_config *cfg, const struct sl_services *svc
 		return SL_OK;
 	C = sl_alloc(sizeof(*C));
 	C->svc = svc;
-	sl_map_init(&C->map);
+	sl_lru_init(&C->lru, 0, 0, entry_free, NULL);
 	if ((rc = sl_conf_load(&cache_conf, section, C, err)) < 0) {
 		cache_fini(C);
 		return rc;
 	}
+	sl_lru_set_bounds(&C->lru, 0, C->max_bytes);
 	*state = C;
 	/* Configured but selecting nothing: stay out of every call's way. */
 	C->on = C->nglobs > 0 || C->read_only;

@@ -3,6 +3,7 @@
  * process-local store of buckets with its cap on subjects.
  */
 #include "stages/quota.h"
+#include "core/lru.h"
 #include "core/map.h"
 
 #include <stdlib.h>
@@ -113,9 +114,8 @@ bool sl_bucket_idle(const struct sl_bucket *b, const struct sl_quota_limits *l, 
 /* ---- the process-local store ---------------------------------------------- */
 
 struct entry {
-	struct entry *prev, *next;   /* subjects: most recently used first */
+	struct sl_lru_entry e;       /* a subject's place in its map */
 	enum sl_quota_scope scope;
-	char *key;                   /* its key in its map */
 	char *name;
 	struct sl_quota_limits lim;  /* as last asked: what idleness is judged by */
 	struct sl_bucket b;
@@ -123,40 +123,16 @@ struct entry {
 
 struct local {
 	struct sl_quota_store base;
-	uint32_t max_subjects;
-	struct sl_map subjects;      /* key -> struct entry */
+	/* key -> struct entry, least recently used first; a subject is
+	 * forgotten only idle (make_room), never by the map's own bound */
+	struct sl_lru subjects;
 	struct sl_map profiles;      /* name -> struct entry: as many as the config names */
-	struct entry *head, *tail;   /* the subjects, by use */
 };
-
-static void lru_unlink(struct local *s, struct entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		s->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		s->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_front(struct local *s, struct entry *e)
-{
-	e->next = s->head;
-	if (s->head)
-		s->head->prev = e;
-	s->head = e;
-	if (!s->tail)
-		s->tail = e;
-}
 
 static struct entry *entry_new(const struct sl_quota_ask *a, uint64_t now_ms)
 {
 	struct entry *e = sl_alloc(sizeof(*e));
 	e->scope = a->scope;
-	e->key = sl_strdup(a->key);
 	e->name = sl_strdup(a->name);
 	e->lim = *a->lim;
 	sl_bucket_init(&e->b, a->lim, now_ms);
@@ -165,9 +141,14 @@ static struct entry *entry_new(const struct sl_quota_ask *a, uint64_t now_ms)
 
 static void entry_free(struct entry *e)
 {
-	free(e->key);
 	free(e->name);
 	free(e);
+}
+
+static void subject_free(struct sl_lru_entry *le, void *arg)
+{
+	(void)arg;
+	entry_free(sl_lru_item(le, struct entry, e));
 }
 
 /* Makes room for one more subject: forgets the least recently used idle
@@ -175,12 +156,12 @@ static void entry_free(struct entry *e)
 static bool make_room(struct local *s, uint64_t now_ms, uint64_t *wait_ms)
 {
 	uint64_t soonest = UINT64_MAX, when;
+	struct sl_list *n;
 
-	for (struct entry *e = s->tail; e; e = e->prev) {
+	sl_list_each(n, &s->subjects.order) {
+		struct entry *e = sl_lru_item(sl_list_entry(n, struct sl_lru_entry, link), struct entry, e);
 		if (sl_bucket_idle(&e->b, &e->lim, now_ms, &when)) {
-			lru_unlink(s, e);
-			sl_map_del(&s->subjects, e->key);
-			entry_free(e);
+			sl_lru_drop(&s->subjects, &e->e);
 			return true;
 		}
 		if (when < soonest)
@@ -193,25 +174,27 @@ static bool make_room(struct local *s, uint64_t now_ms, uint64_t *wait_ms)
 static struct entry *lookup(struct local *s, const struct sl_quota_ask *a, uint64_t now_ms,
 			    struct sl_quota_refusal *why)
 {
-	struct sl_map *m = a->scope == SL_QUOTA_SUBJECT ? &s->subjects : &s->profiles;
-	struct entry *e = sl_map_get(m, a->key);
+	bool subject = a->scope == SL_QUOTA_SUBJECT;
+	struct sl_lru_entry *le = subject ? sl_lru_peek(&s->subjects, a->key) : NULL;
+	struct entry *e = le ? sl_lru_item(le, struct entry, e) :
+		subject ? NULL : sl_map_get(&s->profiles, a->key);
 	uint64_t wait;
 
 	if (e) {
 		e->lim = *a->lim;
 		return e;
 	}
-	if (a->scope == SL_QUOTA_SUBJECT && s->subjects.live >= s->max_subjects &&
-	    !make_room(s, now_ms, &wait)) {
+	if (subject && s->subjects.count >= s->subjects.max_count && !make_room(s, now_ms, &wait)) {
 		why->window = SL_QUOTA_FULL;
-		why->limit = s->max_subjects;
+		why->limit = (uint32_t)s->subjects.max_count;
 		why->retry_ms = wait;
 		return NULL;
 	}
 	e = entry_new(a, now_ms);
-	sl_map_put(m, a->key, e);
-	if (a->scope == SL_QUOTA_SUBJECT)
-		lru_front(s, e);
+	if (subject)
+		(void)sl_lru_put(&s->subjects, a->key, &e->e, 0, 0);
+	else
+		sl_map_put(&s->profiles, a->key, e);
 	return e;
 }
 
@@ -231,10 +214,8 @@ static bool local_admit(struct sl_quota_store *st, const struct sl_quota_ask *as
 		why->ask = i;
 		if (!(e[i] = lookup(s, &asks[i], now_ms, why)))
 			return false;
-		if (asks[i].scope == SL_QUOTA_SUBJECT) {
-			lru_unlink(s, e[i]);
-			lru_front(s, e[i]);
-		}
+		if (asks[i].scope == SL_QUOTA_SUBJECT)
+			sl_lru_touch(&s->subjects, &e[i]->e);
 	}
 	/* Every bucket first, then the takes: a call one limit refuses costs
 	 * the other nothing. */
@@ -280,12 +261,15 @@ static size_t local_report(struct sl_quota_store *st, uint64_t now_ms, size_t ma
 {
 	struct local *s = (struct local *)st;
 	struct each_ctx x = { now_ms, fn, ctx };
+	struct sl_list *n, *order = &s->subjects.order;
 	size_t shown = 0;
 
 	sl_map_each(&s->profiles, profile_row, &x);
-	for (struct entry *e = s->head; e && shown < max; e = e->next, shown++)
-		row(e, now_ms, fn, ctx);
-	return s->subjects.live + s->profiles.live;
+	/* Subjects most recently used first. */
+	for (n = order->prev; n != order && shown < max; n = n->prev, shown++)
+		row(sl_lru_item(sl_list_entry(n, struct sl_lru_entry, link), struct entry, e), now_ms,
+		    fn, ctx);
+	return s->subjects.count + s->profiles.live;
 }
 
 static void free_entry(const char *key, void *value, void *ctx)
@@ -296,9 +280,8 @@ static void free_entry(const char *key, void *value, void *ctx)
 static void local_free(struct sl_quota_store *st)
 {
 	struct local *s = (struct local *)st;
-	sl_map_each(&s->subjects, free_entry, NULL);
+	sl_lru_dispose(&s->subjects);
 	sl_map_each(&s->profiles, free_entry, NULL);
-	sl_map_dispose(&s->subjects);
 	sl_map_dispose(&s->profiles);
 	free(s);
 }
@@ -313,8 +296,7 @@ struct sl_quota_store *sl_quota_local_new(uint32_t max_subjects)
 {
 	struct local *s = sl_alloc(sizeof(*s));
 	s->base.ops = &local_ops;
-	s->max_subjects = max_subjects;
-	sl_map_init(&s->subjects);
+	sl_lru_init(&s->subjects, max_subjects, 0, subject_free, NULL);
 	sl_map_init(&s->profiles);
 	return &s->base;
 }

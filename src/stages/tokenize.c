@@ -11,8 +11,9 @@
  * the redaction stage, compiled with a match limit.
  *
  * A map (one per session) is two string maps, value -> placeholder and
- * placeholder -> value, with a counter per kind. Maps are kept in LRU
- * order, bounded in number and idle time; a full map makes new values
+ * placeholder -> value, with a counter per kind. Maps are kept in a
+ * bounded map (core/lru.h) in LRU order, bounded in number and idle time
+ * (each use renews a map's deadline); a full map makes new values
  * <KIND_REDACTED> instead of growing.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -21,6 +22,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/lru.h"
 #include "core/map.h"
 #include "pipeline/call.h"
 
@@ -47,13 +49,11 @@ struct custom {
 };
 
 struct tmap {
-	char *key;
-	uint64_t used_ms;
+	struct sl_lru_entry e;    /* key: the session's; until_ms: idle past ttl */
 	struct sl_map by_value;   /* "<kind>\x1f<value>" -> placeholder (owned) */
 	struct sl_map by_token;   /* placeholder -> value (owned) */
 	size_t count;
 	uint32_t next[K_BUILTIN + MAX_PATTERNS];
-	struct tmap *prev, *newer;
 };
 
 struct sl_tokenize {
@@ -62,10 +62,8 @@ struct sl_tokenize {
 	size_t npats;
 	char **restore;           /* restoreTo's entries (owned) */
 	size_t nrestore;
-	uint64_t max_values, max_value_bytes, max_text, max_maps, ttl_ms, max_total;
-	struct sl_map maps;       /* key -> struct tmap */
-	struct tmap *oldest, *newest;
-	size_t nmaps;
+	uint64_t max_values, max_value_bytes, max_text, ttl_ms, max_total;
+	struct sl_lru maps;       /* key -> struct tmap, at most maxSessions */
 	size_t total;             /* values in all maps */
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
@@ -327,42 +325,17 @@ static void free_entry(const char *key, void *value, void *ctx)
 	free(value);
 }
 
-static void unlink_map(struct sl_tokenize *t, struct tmap *m)
+static void map_free(struct sl_lru_entry *e, void *arg)
 {
-	if (m->prev)
-		m->prev->newer = m->newer;
-	else
-		t->oldest = m->newer;
-	if (m->newer)
-		m->newer->prev = m->prev;
-	else
-		t->newest = m->prev;
-	m->prev = m->newer = NULL;
-}
+	struct tmap *m = sl_lru_item(e, struct tmap, e);
+	struct sl_tokenize *t = arg;
 
-static void push_newest(struct sl_tokenize *t, struct tmap *m)
-{
-	m->prev = t->newest;
-	m->newer = NULL;
-	if (t->newest)
-		t->newest->newer = m;
-	else
-		t->oldest = m;
-	t->newest = m;
-}
-
-static void drop_map(struct sl_tokenize *t, struct tmap *m)
-{
-	unlink_map(t, m);
-	sl_map_del(&t->maps, m->key);
 	sl_map_each(&m->by_value, free_entry, NULL);
 	sl_map_each(&m->by_token, free_entry, NULL);
 	sl_map_dispose(&m->by_value);
 	sl_map_dispose(&m->by_token);
-	free(m->key);
 	t->total -= m->count;
 	free(m);
-	t->nmaps--;
 }
 
 /* key's map, made when create (evicting idle and the least recently used
@@ -370,27 +343,25 @@ static void drop_map(struct sl_tokenize *t, struct tmap *m)
 static struct tmap *get_map(struct sl_tokenize *t, const char *key, bool create)
 {
 	uint64_t now = sl_now_ms();
+	/* Idle for more than ttl_ms: expired. */
+	uint64_t until = now + t->ttl_ms + 1;
+	struct sl_lru_entry *e;
 	struct tmap *m;
 
-	while (t->oldest && now - t->oldest->used_ms > t->ttl_ms)
-		drop_map(t, t->oldest);
-	m = sl_map_get(&t->maps, key);
-	if (!m && !create)
-		return NULL;
-	if (!m) {
-		while (t->nmaps >= t->max_maps && t->oldest)
-			drop_map(t, t->oldest);
-		m = sl_alloc(sizeof(*m));
-		m->key = sl_strdup(key);
-		sl_map_init(&m->by_value);
-		sl_map_init(&m->by_token);
-		sl_map_put(&t->maps, m->key, m);
-		t->nmaps++;
-	} else {
-		unlink_map(t, m);
+	/* Every use renews: the oldest end is the soonest to expire. */
+	while ((e = sl_lru_oldest(&t->maps)) && now >= e->until_ms)
+		sl_lru_drop(&t->maps, e);
+	if ((e = sl_lru_get(&t->maps, key, now))) {
+		e->until_ms = until;
+		sl_lru_touch(&t->maps, e);
+		return sl_lru_item(e, struct tmap, e);
 	}
-	m->used_ms = now;
-	push_newest(t, m);
+	if (!create)
+		return NULL;
+	m = sl_alloc(sizeof(*m));
+	sl_map_init(&m->by_value);
+	sl_map_init(&m->by_token);
+	(void)sl_lru_put(&t->maps, key, &m->e, 0, until);
 	return m;
 }
 
@@ -438,8 +409,8 @@ static int put_token(struct sl_tokenize *t, struct tmap *m, size_t kind, const c
 		char *ntok;
 		/* All maps together are bounded too: the least recently used
 		 * other maps go first (m is the newest: get_map just used it). */
-		while (t->total >= t->max_total && t->oldest != m)
-			drop_map(t, t->oldest);
+		while (t->total >= t->max_total && sl_lru_oldest(&t->maps) != &m->e)
+			sl_lru_drop(&t->maps, sl_lru_oldest(&t->maps));
 		if (m->count >= t->max_values || t->total >= t->max_total) {
 			free(vk);
 			return sl_buf_printf(b, "<%s_REDACTED>", label);
@@ -619,13 +590,13 @@ size_t sl_tokenize_restore(struct sl_tokenize *t, const char *key, const char *i
 
 size_t sl_tokenize_count(const struct sl_tokenize *t, const char *key)
 {
-	struct tmap *m = t ? sl_map_get(&t->maps, key) : NULL;
-	return m ? m->count : 0;
+	struct sl_lru_entry *e = t ? sl_lru_peek(&t->maps, key) : NULL;
+	return e ? sl_lru_item(e, struct tmap, e)->count : 0;
 }
 
 size_t sl_tokenize_maps(const struct sl_tokenize *t)
 {
-	return t ? t->nmaps : 0;
+	return t ? t->maps.count : 0;
 }
 
 bool sl_tokenize_restores_to(const struct sl_tokenize *t, const char *up, const char *tool)
@@ -840,9 +811,7 @@ static void tokenize_free(struct sl_tokenize *t)
 {
 	if (!t)
 		return;
-	while (t->oldest)
-		drop_map(t, t->oldest);
-	sl_map_dispose(&t->maps);
+	sl_lru_dispose(&t->maps);
 	for (size_t i = 0; i < t->npats; i++)
 		pcre2_code_free(t->pats[i].re);
 	pcre2_match_data_free(t->md);
@@ -952,11 +921,10 @@ static int tokenize_init(const struct sl_config *cfg, const struct sl_services *
 	if (!o.enabled)
 		return SL_OK;
 	t = sl_alloc(sizeof(*t));
-	sl_map_init(&t->maps);
+	sl_lru_init(&t->maps, o.max_maps, 0, map_free, t);
 	t->max_values = o.max_values;
 	t->max_value_bytes = o.max_value_bytes;
 	t->max_text = o.max_text;
-	t->max_maps = o.max_maps;
 	t->ttl_ms = o.ttl_s * 1000;
 	t->max_total = o.max_total;
 	if (load_kinds(t, o.kinds, err) < 0 || load_patterns(t, o.patterns, err) < 0 ||

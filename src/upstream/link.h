@@ -56,7 +56,8 @@ struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_con
 				     void *ctx, const char *user);
 
 /* A server's user links (users.c) follow it: stopped, freed and
- * reconfigured with it. */
+ * reconfigured with it. sl_upstream_users_init: none yet, for any upstream. */
+void sl_upstream_users_init(struct sl_upstream *u);
 void sl_upstream_users_stop(struct sl_upstream *u);
 bool sl_upstream_users_stopped(const struct sl_upstream *u);
 void sl_upstream_users_free(struct sl_upstream *u);

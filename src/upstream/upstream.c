@@ -1095,7 +1095,7 @@ struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_con
 	if (wants_oauth(cfg))
 		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, user ? user : "");
 	sl_map_init(&u->watched);
-	sl_map_init(&u->users);
+	sl_upstream_users_init(u);
 	u->caps_doc = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(u->caps_doc, yyjson_mut_obj(u->caps_doc));
 	if (cfg->disabled) {
@@ -1178,7 +1178,6 @@ static void on_upstream_timer_closed(uv_handle_t *h)
 	yyjson_doc_free(u->init_doc);
 	yyjson_mut_doc_free(u->caps_doc);
 	sl_map_dispose(&u->watched);
-	sl_map_dispose(&u->users);
 	free(u->user);
 	free(u->user_name);
 	free(u->login_url);

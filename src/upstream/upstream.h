@@ -23,6 +23,7 @@
 #define SL_UPSTREAM_UPSTREAM_H
 
 #include "config/config.h"
+#include "core/lru.h"
 #include "core/map.h"
 #include "proto/jsonrpc.h"
 
@@ -161,8 +162,10 @@ struct sl_upstream {
 	char *login_url;         /* a user link that needs login: where its user logs in */
 	uint64_t used_ms;        /* a user link's last request */
 	bool idling;             /* a user link stopping for idleness: IDLE afterwards */
-	struct sl_map users;     /* a server's user links, by user key */
-	size_t nusers;
+	struct sl_lru_entry in_users; /* a user link's place in its server's users */
+	/* A server's user links by user key, the order they were made: never
+	 * evicted nor expired (at most sluice.oauth.maxUsers, more refused). */
+	struct sl_lru users;
 	uv_timer_t idle_timer;   /* a server's: closes idle user links */
 };
 
@@ -177,7 +180,7 @@ struct sl_upstream *sl_upstream_server(struct sl_upstream *u);
 /* A user link that needs its user's login: where to log in; else NULL. */
 const char *sl_upstream_login_url(const struct sl_upstream *u);
 /* How many of server u's user links are open, and how many wait for their
- * user's login (u->nusers in all). */
+ * user's login (u->users.count in all). */
 void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login);
 /* A login for user (a user key) to server u was saved: that user's link
  * connects at once instead of at its next look at the store. */

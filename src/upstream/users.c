@@ -6,7 +6,8 @@
  * docs/internals/AUTH.md, "Per-user delegation".
  *
  *   key         the caller's user key (sl_caller_user_key, auth/caller.h):
- *               one person is one user whatever profile they come through
+ *               one person is one user whatever profile they come through,
+ *               in the server's u->users (a core/lru map, never evicting)
  *   made        on the caller's first request (sl_upstream_for), at most
  *               sluice.oauth.maxUsers per server; kept until the server
  *               goes (a reload that drops it, the gateway's end), so that
@@ -38,6 +39,24 @@ const char *sl_upstream_login_url(const struct sl_upstream *u)
 	return u->parent && u->state == SL_UP_NEEDS_LOGIN ? u->login_url : NULL;
 }
 
+static struct sl_upstream *link_of(struct sl_list *n)
+{
+	return sl_lru_item(sl_list_entry(n, struct sl_lru_entry, link), struct sl_upstream, in_users);
+}
+
+static void link_free(struct sl_lru_entry *e, void *arg)
+{
+	(void)arg;
+	sl_upstream_free(sl_lru_item(e, struct sl_upstream, in_users));
+}
+
+void sl_upstream_users_init(struct sl_upstream *u)
+{
+	/* No bound of the map's: past maxUsers a new user is refused, and a
+	 * link lives as long as its server. */
+	sl_lru_init(&u->users, 0, 0, link_free, NULL);
+}
+
 /* ---- closing idle links --------------------------------------------------------- */
 
 static uint64_t idle_ms(const struct sl_upstream *u)
@@ -45,12 +64,8 @@ static uint64_t idle_ms(const struct sl_upstream *u)
 	return (uint64_t)u->gcfg->oauth.user_idle_s * 1000;
 }
 
-static void sweep_one(const char *key, void *value, void *ctx)
+static void sweep_one(struct sl_upstream *l, uint64_t now)
 {
-	struct sl_upstream *l = value;
-	uint64_t now = *(const uint64_t *)ctx;
-
-	(void)key;
 	if (l->pending || now - l->used_ms < idle_ms(l))
 		return;
 	if (l->state == SL_UP_READY) {
@@ -69,7 +84,10 @@ static void on_sweep(uv_timer_t *t)
 {
 	struct sl_upstream *u = t->data;
 	uint64_t now = sl_now_ms();
-	sl_map_each(&u->users, sweep_one, &now);
+	struct sl_list *n;
+
+	sl_list_each(n, &u->users.order)
+		sweep_one(link_of(n), now);
 }
 
 static void sweep_start(struct sl_upstream *u)
@@ -113,8 +131,7 @@ static struct sl_upstream *user_link_new(struct sl_upstream *u, const char *key,
 	/* It declares upstream what its server does. */
 	yyjson_mut_doc_set_root(l->caps_doc, yyjson_mut_val_mut_copy(l->caps_doc,
 				yyjson_mut_doc_get_root(u->caps_doc)));
-	sl_map_put(&u->users, l->user, l);
-	u->nusers++;
+	(void)sl_lru_put(&u->users, key, &l->in_users, 0, 0);
 	sweep_start(u);
 	return l;
 }
@@ -122,6 +139,7 @@ static struct sl_upstream *user_link_new(struct sl_upstream *u, const char *key,
 struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_caller *caller,
 				    struct sl_err *err)
 {
+	struct sl_lru_entry *e;
 	struct sl_upstream *l;
 	char key[65];
 
@@ -130,12 +148,13 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 	if (u->state == SL_UP_DISABLED || u->state == SL_UP_FAILED ||
 	    u->state == SL_UP_STOPPING || u->state == SL_UP_STOPPED)
 		return u; /* it fails the way its server does */
-	l = sl_map_get(&u->users, key);
-	if (!l) {
-		if (u->nusers >= u->gcfg->oauth.max_users) {
+	if ((e = sl_lru_peek(&u->users, key))) {
+		l = sl_lru_item(e, struct sl_upstream, in_users);
+	} else {
+		if (u->users.count >= u->gcfg->oauth.max_users) {
 			sl_err_set(err, "server '%s' has links for %zu users already "
 				   "(sluice.oauth.maxUsers): %s cannot have one until the gateway "
-				   "reloads its config or restarts", u->name, u->nusers,
+				   "reloads its config or restarts", u->name, u->users.count,
 				   sl_caller_name(caller));
 			return NULL;
 		}
@@ -150,32 +169,22 @@ struct sl_upstream *sl_upstream_for(struct sl_upstream *u, const struct sl_calle
 	return l;
 }
 
-struct counts {
-	size_t open, awaiting;
-};
-
-static void count_one(const char *key, void *value, void *ctx)
-{
-	const struct sl_upstream *l = value;
-	struct counts *n = ctx;
-
-	(void)key;
-	n->open += l->link != NULL;
-	n->awaiting += l->state == SL_UP_NEEDS_LOGIN;
-}
-
 void sl_upstream_users_count(struct sl_upstream *u, size_t *open, size_t *awaiting_login)
 {
-	struct counts n = { 0, 0 };
+	struct sl_list *n;
 
-	sl_map_each(&u->users, count_one, &n);
-	*open = n.open;
-	*awaiting_login = n.awaiting;
+	*open = *awaiting_login = 0;
+	sl_list_each(n, &u->users.order) {
+		const struct sl_upstream *l = link_of(n);
+		*open += l->link != NULL;
+		*awaiting_login += l->state == SL_UP_NEEDS_LOGIN;
+	}
 }
 
 void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user)
 {
-	struct sl_upstream *l = sl_map_get(&u->users, user);
+	struct sl_lru_entry *e = sl_lru_peek(&u->users, user);
+	struct sl_upstream *l = e ? sl_lru_item(e, struct sl_upstream, in_users) : NULL;
 
 	if (l && l->state == SL_UP_NEEDS_LOGIN && sl_oauth_client_reload(l->oauth)) {
 		sl_upstream_stop(l);
@@ -185,53 +194,38 @@ void sl_upstream_user_logged_in(struct sl_upstream *u, const char *user)
 
 /* ---- following the server -------------------------------------------------------------- */
 
-static void stop_one(const char *key, void *value, void *ctx)
-{
-	struct sl_upstream *l = value;
-
-	(void)key;
-	(void)ctx;
-	l->idling = false; /* a link closing for idleness now ends for good */
-	sl_upstream_stop(l);
-}
-
 void sl_upstream_users_stop(struct sl_upstream *u)
 {
-	uv_timer_stop(&u->idle_timer);
-	sl_map_each(&u->users, stop_one, NULL);
-}
+	struct sl_list *n;
 
-static bool running(const void *value, const void *ctx)
-{
-	(void)ctx;
-	return !sl_upstream_stopped(value);
+	uv_timer_stop(&u->idle_timer);
+	sl_list_each(n, &u->users.order) {
+		struct sl_upstream *l = link_of(n);
+		l->idling = false; /* a link closing for idleness now ends for good */
+		sl_upstream_stop(l);
+	}
 }
 
 bool sl_upstream_users_stopped(const struct sl_upstream *u)
 {
-	return !sl_map_find(&u->users, running, NULL);
+	struct sl_list *n;
+
+	sl_list_each(n, &u->users.order)
+		if (!sl_upstream_stopped(link_of(n)))
+			return false;
+	return true;
 }
 
-static void free_one(const char *key, void *value, void *ctx)
-{
-	(void)key;
-	(void)ctx;
-	sl_upstream_free(value);
-}
-
+/* Frees every link, then the map: the server is going. */
 void sl_upstream_users_free(struct sl_upstream *u)
 {
-	sl_map_each(&u->users, free_one, NULL);
-}
-
-static void reconfigure_one(const char *key, void *value, void *ctx)
-{
-	const struct sl_upstream *u = ctx;
-	(void)key;
-	sl_upstream_reconfigure(value, u->cfg, u->gcfg);
+	sl_lru_dispose(&u->users);
 }
 
 void sl_upstream_users_reconfigure(struct sl_upstream *u)
 {
-	sl_map_each(&u->users, reconfigure_one, u);
+	struct sl_list *n;
+
+	sl_list_each(n, &u->users.order)
+		sl_upstream_reconfigure(link_of(n), u->cfg, u->gcfg);
 }

@@ -121,7 +121,11 @@ TEST(lru_replace_delete_expire)
 		CHECK(sl_lru_put(&l, key, item(i), 1, i % 2 ? 1000 : 0));
 	}
 	CHECK_INT(value(sl_lru_get(&l, "t1", 999)), 1);
+	CHECK_INT(value(sl_lru_peek(&l, "t1")), 1); /* expired or not: still there */
+	CHECK(!sl_lru_peek(&l, "none"));
+	CHECK_INT(l.count, 50);
 	CHECK(sl_lru_get(&l, "t1", 1000) == NULL); /* dropped on sight */
+	CHECK(!sl_lru_peek(&l, "t1"));
 	CHECK_INT(l.count, 49);
 	CHECK_INT(sl_lru_expire(&l, 5000), 24);
 	CHECK_INT(l.count, 25);

@@ -80,12 +80,12 @@ TEST(users_one_link_per_user_and_at_most_max_users)
 	CHECK(sl_upstream_login_url(l) == NULL);
 	/* The same person through another profile: the same link. */
 	CHECK(sl_upstream_for(up, alice_ops, &err) == l);
-	CHECK_INT(up->nusers, 1);
+	CHECK_INT(up->users.count, 1);
 
 	/* One user more than sluice.oauth.maxUsers: refused, saying why. */
 	CHECK(sl_upstream_for(up, bob, &err) == NULL);
 	CHECK(strstr(err.msg, "links for 1 users already (sluice.oauth.maxUsers)") != NULL);
-	CHECK_INT(up->nusers, 1);
+	CHECK_INT(up->users.count, 1);
 
 	sl_upstream_stop(up);
 	sl_upstream_stop(plain);
