@@ -66,11 +66,17 @@ struct sl_curl_loop {
 	struct sl_curl_sock *socks;
 	void (*after)(void *arg);
 	void *arg;
+	bool unref;                      /* the timer and polls keep no loop running */
 };
 
 /* False when libcurl cannot make a multi handle. */
 bool sl_curl_loop_init(struct sl_curl_loop *cl, struct uv_loop_s *loop,
 		       struct sl_handles *handles, void (*after)(void *arg), void *arg);
+/* From now on cl's timer and polls are unreferenced (uv_unref): transfers
+ * in flight do not keep the loop running, for work that must never delay an
+ * exit. libuv still runs their callbacks while something else keeps the
+ * loop running. */
+void sl_curl_loop_unref(struct sl_curl_loop *cl);
 /* Stops watching curl's sockets and frees the multi handle: every easy
  * handle must have been removed first. */
 void sl_curl_loop_dispose(struct sl_curl_loop *cl);
