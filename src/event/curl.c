@@ -122,6 +122,8 @@ static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void
 			return -1;
 		}
 		s->poll.data = s;
+		if (cl->unref)
+			uv_unref((uv_handle_t *)&s->poll);
 		sl_handles_add(cl->handles, &s->poll);
 		s->next = cl->socks;
 		if (cl->socks)
@@ -175,6 +177,14 @@ bool sl_curl_loop_init(struct sl_curl_loop *cl, uv_loop_t *loop, struct sl_handl
 	sl_curl.multi_setopt(cl->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
 	sl_curl.multi_setopt(cl->multi, CURLMOPT_TIMERDATA, cl);
 	return true;
+}
+
+void sl_curl_loop_unref(struct sl_curl_loop *cl)
+{
+	cl->unref = true;
+	uv_unref(cl->timer);
+	for (struct sl_curl_sock *s = cl->socks; s; s = s->next)
+		uv_unref((uv_handle_t *)&s->poll);
 }
 
 void sl_curl_loop_dispose(struct sl_curl_loop *cl)

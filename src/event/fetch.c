@@ -211,6 +211,12 @@ void sl_fetcher_free(struct sl_fetcher *f)
 	sl_handles_close(&f->handles, free, f);
 }
 
+void sl_fetcher_unref(struct sl_fetcher *f)
+{
+	uv_unref((uv_handle_t *)&f->deliver);
+	sl_curl_loop_unref(&f->cl);
+}
+
 unsigned sl_fetch_pending(const struct sl_fetcher *f)
 {
 	return f->n;

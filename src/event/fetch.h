@@ -5,7 +5,8 @@
  * it does not trust to be small or quick: an authorization server's
  * metadata and keys, a token introspection answer (src/auth/), and the
  * requests of sluice's own OAuth client: discovery, registration, token
- * and revocation requests (src/oauth/).
+ * and revocation requests (src/oauth/); and the telemetry stage's OTLP
+ * exports, JSON POSTs (src/stages/telemetry.c).
  *
  * libcurl is loaded on first use (event/curl.h); its multi interface runs on
  * the libuv loop through the same socket and timer glue as remote
@@ -18,6 +19,7 @@
  *   if (sl_fetcher_new(loop, "sluice.http.auth", &f, &err) < 0) ... err.msg
  *   struct sl_fetch_req q = { .url = u, .max_bytes = 65536, .timeout_ms = 5000 };
  *   sl_fetch_start(f, &q, on_done, arg);      on_done(arg, &res) later, once
+ *   sl_fetcher_unref(f);                      optional: its requests keep no loop running
  *   sl_fetcher_free(f);                       pending requests end unanswered
  */
 #ifndef SL_EVENT_FETCH_H
@@ -73,6 +75,10 @@ void sl_fetcher_free(struct sl_fetcher *f);
  * start). Never calls cb before returning. */
 void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch_fn *cb,
 		    void *arg);
+/* From now on f's requests do not keep the loop running (uv_unref), for
+ * work that must never delay an exit. Whoever waits for them runs the loop
+ * with a referenced handle of its own, a deadline timer. */
+void sl_fetcher_unref(struct sl_fetcher *f);
 /* Requests started and not yet answered. */
 unsigned sl_fetch_pending(const struct sl_fetcher *f);
 

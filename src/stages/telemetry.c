@@ -4,11 +4,12 @@
  * Spans are serialised when a call or program ends and appended to one
  * capped buffer; a repeating timer (intervalMs) wraps what is queued into
  * an ExportTraceServiceRequest and, if counters moved, an
- * ExportMetricsServiceRequest, and hands both to a curl multi handle. A
- * short "pump" timer drives the transfers while any is in flight: curl
- * never blocks the loop (connect, send and receive are non-blocking, names
- * resolve on curl's resolver thread). Both timers are unreferenced, so
- * telemetry never keeps sluice alive; its fini sends what is left.
+ * ExportMetricsServiceRequest, and POSTs both through a fetcher
+ * (event/fetch.h): libcurl's multi interface on the loop, as every HTTP
+ * request of sluice's is, so curl never blocks the loop and nothing polls.
+ * The timer and the fetcher are unreferenced, so telemetry never keeps
+ * sluice alive; its fini sends what is left, running the loop a little
+ * longer (at most timeoutMs).
  *
  * The metrics are the process's counters (pipeline/metrics.h), which this
  * stage's finish and output hooks count into whether or not it exports
@@ -25,7 +26,7 @@
 #include "auth/caller.h"
 #include "pipeline/metrics.h"
 
-#include "event/curl.h"
+#include "event/fetch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,13 +36,7 @@
 #include <uv.h>
 
 #define MAX_INFLIGHT 4
-#define PUMP_MS 5
-
-struct post {
-	CURL *easy;
-	char *body;
-	struct curl_slist *headers;
-};
+#define MAX_ANSWER 65536           /* a collector's answer, read and ignored */
 
 /* The stage's state: none without an endpoint. */
 struct sl_telemetry {
@@ -53,11 +48,9 @@ struct sl_telemetry {
 	size_t nspans;
 	uint64_t dropped;          /* spans lost to the queue cap or a failed export */
 	bool warned;
-	CURLM *multi;
-	struct post *posts[MAX_INFLIGHT];
-	int inflight;
-	uv_timer_t tick, pump;
-	bool timers;
+	struct sl_fetcher *fetcher;
+	uv_timer_t tick;           /* every intervalMs; at exit, the deadline */
+	bool timer;
 	/* The counters exported (a reference, taken from the first call or
 	 * program seen: the same registry for every generation), and how far
 	 * they had moved at the last export. */
@@ -330,7 +323,7 @@ static yyjson_mut_val *scope(yyjson_mut_doc *d, yyjson_mut_val *parent)
 }
 
 /* {"resourceSpans":[{"resource":..,"scopeSpans":[{"scope":..,"spans":[ <queued> ]}]}]} */
-static char *traces_body(struct sl_telemetry *T, size_t *len)
+static char *traces_body(struct sl_telemetry *T)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *root = yyjson_mut_obj(d), *rs, *ss;
@@ -352,8 +345,7 @@ static char *traces_body(struct sl_telemetry *T, size_t *len)
 	memcpy(body, head, hl - 6);
 	memcpy(body + hl - 6, T->spans.data, T->spans.len);
 	memcpy(body + hl - 6 + T->spans.len, head + hl - 6, 6);
-	*len = hl + T->spans.len;
-	body[*len] = '\0';
+	body[hl + T->spans.len] = '\0';
 	free(head);
 	return body;
 }
@@ -413,7 +405,7 @@ static void histogram(struct sl_telemetry *T, yyjson_mut_doc *d, yyjson_mut_val 
 	}
 }
 
-static char *metrics_body(struct sl_telemetry *T, size_t *len)
+static char *metrics_body(struct sl_telemetry *T)
 {
 	const struct sl_metrics *M = T->metrics;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -465,7 +457,7 @@ static char *metrics_body(struct sl_telemetry *T, size_t *len)
 	pts = metric(d, metrics, "sluice.program.duration", "s", "execute_code program wall time",
 		     "histogram", false);
 	histogram(T, d, pts, now, NULL, &M->program_time);
-	s = yyjson_mut_write(d, 0, len);
+	s = yyjson_mut_write(d, 0, NULL);
 	yyjson_mut_doc_free(d);
 	if (!s)
 		sl_oom();
@@ -474,110 +466,49 @@ static char *metrics_body(struct sl_telemetry *T, size_t *len)
 
 /* ---- transfers ------------------------------------------------------------------- */
 
-static void drop_post(struct sl_telemetry *T, struct post *p)
+static void on_exported(void *arg, const struct sl_fetch_result *res)
 {
-	for (int i = 0; i < MAX_INFLIGHT; i++)
-		if (T->posts[i] == p)
-			T->posts[i] = NULL;
-	sl_curl.multi_remove_handle(T->multi, p->easy);
-	sl_curl.easy_cleanup(p->easy);
-	sl_curl.slist_free_all(p->headers);
-	free(p->body);
-	free(p);
-	T->inflight--;
-}
+	struct sl_telemetry *T = arg;
 
-static void reap(struct sl_telemetry *T)
-{
-	CURLMsg *m;
-	int left;
-	while ((m = sl_curl.multi_info_read(T->multi, &left))) {
-		struct post *p = NULL;
-		long code = 0;
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
-		sl_curl.easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
-		if (m->data.result != CURLE_OK || code < 200 || code > 299) {
-			if (!T->warned)
-				sl_log(SL_LOG_WARN, "telemetry: export failed: %s",
-				       m->data.result != CURLE_OK ? sl_curl.easy_strerror(m->data.result) :
-				       "the collector answered with an error status");
-			T->warned = true;
-		} else if (T->warned) {
-			sl_log(SL_LOG_INFO, "telemetry: exports work again");
-			T->warned = false;
-		}
-		drop_post(T, p);
+	if (res->error || res->status < 200 || res->status > 299) {
+		if (!T->warned)
+			sl_log(SL_LOG_WARN, "telemetry: export failed: %s",
+			       res->error ? res->error : "the collector answered with an error status");
+		T->warned = true;
+	} else if (T->warned) {
+		sl_log(SL_LOG_INFO, "telemetry: exports work again");
+		T->warned = false;
 	}
-}
-
-static void on_pump(uv_timer_t *t)
-{
-	struct sl_telemetry *T = t->data;
-	int running = 0;
-	sl_curl.multi_perform(T->multi, &running);
-	reap(T);
-	if (T->inflight == 0)
-		uv_timer_stop(&T->pump);
 }
 
 /* Takes body. */
-static void post(struct sl_telemetry *T, const char *url, char *body, size_t len)
+static void post(struct sl_telemetry *T, const char *url, char *body)
 {
-	struct post *p;
-	CURL *e;
-	int running;
+	struct sl_fetch_req q = {
+		.url = url, .json = body, .max_bytes = MAX_ANSWER, .timeout_ms = T->timeout_ms,
+	};
 
-	if (T->inflight >= MAX_INFLIGHT) {
+	if (sl_fetch_pending(T->fetcher) >= MAX_INFLIGHT)
 		/* The collector is slow or gone: drop rather than pile up. */
-		free(body);
 		T->dropped++;
-		return;
-	}
-	e = sl_curl.easy_init();
-	if (!e)
-		sl_oom();
-	p = sl_alloc(sizeof(*p));
-	p->easy = e;
-	p->body = body;
-	for (int i = 0; i < MAX_INFLIGHT; i++)
-		if (!T->posts[i]) {
-			T->posts[i] = p;
-			break;
-		}
-	p->headers = sl_curl.slist_append(NULL, "Content-Type: application/json");
-	sl_curl.easy_setopt(e, CURLOPT_URL, url);
-	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDS, body);
-	sl_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	sl_curl.easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
-	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)T->timeout_ms);
-	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	sl_curl.easy_setopt(e, CURLOPT_PRIVATE, p);
-	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	sl_curl.easy_setopt(e, CURLOPT_USERAGENT, "sluice/" SL_VERSION);
-	sl_curl.multi_add_handle(T->multi, e);
-	T->inflight++;
-	sl_curl.multi_perform(T->multi, &running);
-	reap(T);
-	if (T->inflight && T->timers && !uv_is_active((uv_handle_t *)&T->pump))
-		uv_timer_start(&T->pump, on_pump, PUMP_MS, PUMP_MS);
+	else
+		sl_fetch_start(T->fetcher, &q, on_exported, T);
+	free(body);
 }
 
 static void flush(struct sl_telemetry *T)
 {
-	size_t len;
 	char *body;
 	if (T->nspans) {
-		body = traces_body(T, &len);
+		body = traces_body(T);
 		sl_buf_reset(&T->spans);
 		T->nspans = 0;
-		post(T, T->traces_url, body, len);
+		post(T, T->traces_url, body);
 	}
 	if (T->metrics && T->metrics->moved != T->exported) {
 		T->exported = T->metrics->moved;
-		body = metrics_body(T, &len);
-		post(T, T->metrics_url, body, len);
+		body = metrics_body(T);
+		post(T, T->metrics_url, body);
 	}
 }
 
@@ -586,38 +517,37 @@ static void on_tick(uv_timer_t *t)
 	flush(t->data);
 }
 
-/* ---- config ------------------------------------------------------------------------ */
-
-static void on_closed(uv_handle_t *h)
+static void on_deadline(uv_timer_t *t)
 {
 }
+
+/* At exit: sends what is queued and runs the loop until the exports end or
+ * timeoutMs passes. The tick, now the deadline, is referenced: it keeps the
+ * loop running while the fetcher, unreferenced, is waited for. */
+static void drain(struct sl_telemetry *T)
+{
+	flush(T);
+	uv_timer_stop(&T->tick);
+	if (!sl_fetch_pending(T->fetcher))
+		return;
+	uv_ref((uv_handle_t *)&T->tick);
+	uv_timer_start(&T->tick, on_deadline, T->timeout_ms, 0);
+	while (sl_fetch_pending(T->fetcher) && uv_is_active((uv_handle_t *)&T->tick))
+		uv_run(T->tick.loop, UV_RUN_ONCE);
+}
+
+/* ---- config ------------------------------------------------------------------------ */
 
 static void telemetry_fini(void *state)
 {
 	struct sl_telemetry *T = state;
-	if (T->multi) {
-		/* Send what is queued; the loop has ended, so wait here, bounded. */
-		uint64_t deadline = sl_now_ms() + T->timeout_ms;
-		flush(T);
-		while (T->inflight > 0 && sl_now_ms() < deadline) {
-			int running = 0;
-			sl_curl.multi_perform(T->multi, &running);
-			reap(T);
-			if (T->inflight)
-				sl_curl.multi_poll(T->multi, NULL, 0, 20, NULL);
-		}
+	if (T->timer) {
+		drain(T);
 		/* Whatever did not finish is abandoned. */
-		for (int i = 0; i < MAX_INFLIGHT; i++)
-			if (T->posts[i])
-				drop_post(T, T->posts[i]);
-	}
-	if (T->timers) {
-		uv_close((uv_handle_t *)&T->tick, on_closed);
-		uv_close((uv_handle_t *)&T->pump, on_closed);
+		sl_fetcher_free(T->fetcher);
+		uv_close((uv_handle_t *)&T->tick, NULL);
 		uv_run(T->tick.loop, UV_RUN_NOWAIT);
 	}
-	if (T->multi)
-		sl_curl.multi_cleanup(T->multi);
 	sl_buf_dispose(&T->spans);
 	sl_metrics_unref(T->metrics);
 	free(T->traces_url);
@@ -672,7 +602,7 @@ static const struct sl_conf_section telemetry_conf = {
 	telemetry_keys, SL_COUNT(telemetry_keys), SL_CONF_STRICT, NULL,
 };
 
-/* The exporter of tc (its strings taken): curl loaded, timers started. */
+/* The exporter of tc (its strings taken): its fetcher made, its timer started. */
 static int exporter_start(struct telemetry_conf *tc, struct sl_telemetry **out,
 			  struct sl_err *err)
 {
@@ -688,15 +618,11 @@ static int exporter_start(struct telemetry_conf *tc, struct sl_telemetry **out,
 	T->metrics_url = sl_printf("%.*s/v1/metrics", (int)n, tc->endpoint);
 	free(tc->endpoint);
 	sl_buf_init(&T->spans, (size_t)tc->max_queue);
-	if (!sl_curl_load("sluice.telemetry", err)) {
+	if (sl_fetcher_new(uv_default_loop(), "sluice.telemetry", &T->fetcher, err) < 0) {
 		telemetry_fini(T);
 		return SL_ERR_INVALID;
 	}
-	if (!(T->multi = sl_curl.multi_init())) {
-		sl_err_set(err, "sluice.telemetry: libcurl failed to start");
-		telemetry_fini(T);
-		return SL_ERR_INVALID;
-	}
+	sl_fetcher_unref(T->fetcher);
 	if (getrandom(T->seed, sizeof(T->seed), 0) != (ssize_t)sizeof(T->seed)) {
 		uint64_t x = sl_hash64(&T, sizeof(T), real_ns());
 		memcpy(T->seed, &x, 8);
@@ -705,12 +631,10 @@ static int exporter_start(struct telemetry_conf *tc, struct sl_telemetry **out,
 	}
 	T->start_ns = real_ns();
 	uv_timer_init(uv_default_loop(), &T->tick);
-	uv_timer_init(uv_default_loop(), &T->pump);
-	T->tick.data = T->pump.data = T;
+	T->tick.data = T;
 	uv_unref((uv_handle_t *)&T->tick);
-	uv_unref((uv_handle_t *)&T->pump);
 	uv_timer_start(&T->tick, on_tick, T->interval_ms, T->interval_ms);
-	T->timers = true;
+	T->timer = true;
 	*out = T;
 	/* The endpoint without its trailing slashes: traces_url's first n bytes. */
 	sl_log(SL_LOG_INFO, "telemetry: OTLP/HTTP JSON to %.*s every %llu ms", (int)n,
