@@ -247,7 +247,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			 * body): libmicrohttpd reads none of a connection
 			 * suspended here, and drops it after the resume. The
 			 * verdict is asked for again at its end. */
-			return http_admit(h, c, url, method, &ret) ? MHD_YES : (http_held_remove(h, r), ret);
+			if (http_admit(h, c, url, method, &ret))
+				return MHD_YES;
+			http_held_remove(h, r);
+			return ret;
 		}
 	}
 	if (r->unchecked && !*upload_size) {
