@@ -37,10 +37,11 @@
  * list), never inside the session's own callbacks.
  *
  * Bounds (docs/internals/HTTP.md, "Bounds"): every byte held for a peer is
- * counted by http_charge()/http_release() per session and in all, and http_reserve() makes
- * room in one order (detached histories, then backlogs) or says which
- * bound refused; connections are capped, and the ones not yet admitted are
- * capped per address and in all and timed from accept.
+ * counted by http_charge()/http_release() per session and in all, and
+ * http_reserve() makes room in one order (detached histories, then
+ * backlogs) or says which bound refused; connections are capped, and the
+ * ones not yet admitted are capped per address and in all and timed from
+ * accept.
  */
 #ifndef SL_TRANSPORT_HTTP_INT_H
 #define SL_TRANSPORT_HTTP_INT_H
