@@ -343,7 +343,8 @@ void http_session_end(struct hsess *hs);
 void http_reap(struct sl_http *h);
 bool http_sharing(const struct sl_http *h);
 void http_touch(struct hsess *hs);
-void http_remember_init(struct hsess *hs, yyjson_val *root);
+char *http_client_info(const struct sl_http *h, yyjson_val *root);
+void http_remember_init(struct hsess *hs, char *client_info);
 void http_on_ended_elsewhere(void *ctx, const char *id);
 struct hsess *http_find_session(struct sl_http *h, struct MHD_Connection *c,
 				const struct sl_caller *who,

@@ -150,6 +150,7 @@ enum MHD_Result http_sse_post(struct sl_http *h, struct MHD_Connection *c, struc
 	struct hsess *hs;
 	enum MHD_Result ret;
 	enum bound b;
+	char *cancelled = NULL;
 
 	if (!(doc = http_checked_body(h, c, r, &ret)))
 		return ret;
@@ -194,15 +195,16 @@ enum MHD_Result http_sse_post(struct sl_http *h, struct MHD_Connection *c, struc
 			goto out;
 		}
 	}
+	/* A cancelled request is never answered: no longer in flight once the
+	 * session has the cancellation (read before it takes the body). */
+	if (method && !id && yyjson_equals_str(method, SL_MCP_CANCELLED))
+		cancelled = http_json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
 	hs->last_ms = sl_now_ms();
-	sl_session_input_from(hs->s, r->who, r->body.data, r->body.len);
-	if (method && !id && yyjson_equals_str(method, SL_MCP_CANCELLED)) {
-		/* A cancelled request is never answered: no longer in flight. */
-		char *key = http_json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
-		if (!hs->ended)
-			inflight_del(hs, key);
-		free(key);
-	}
+	sl_session_input_doc(hs->s, r->who, doc);
+	doc = NULL;
+	if (cancelled && !hs->ended)
+		inflight_del(hs, cancelled);
+	free(cancelled);
 	ret = http_respond(c, MHD_HTTP_ACCEPTED, "text/plain", "Accepted", 8, NULL, false);
 out:
 	yyjson_doc_free(doc);

@@ -1,11 +1,12 @@
 /*
  * A POST to /mcp: its body checked (size, budget, one JSON object, id,
  * depth), its session found or opened (or, in 2026-07-28, a session of its
- * own), the message handed to the session (sl_session_input_from, the one path
+ * own), the message handed to the session (sl_session_input_doc, the one path
  * from an HTTP request to a session), and its answer as JSON or as an SSE
  * stream (http_settle()).
  */
 #include "transport/http_int.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "proto/mcp.h"
@@ -48,10 +49,10 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 }
 
 /* A cancelled request is never answered (MCP: cancellation): its stream
- * ends now rather than when the client gives up on it. */
-static void end_cancelled(struct hsess *hs, yyjson_val *rid)
+ * ends now rather than when the client gives up on it. key: its id as
+ * JSON (taken), or NULL. */
+static void end_cancelled(struct hsess *hs, char *key)
 {
-	char *key = http_json_key(rid);
 	for (struct stream *st = hs->streams; st && key; st = st->next)
 		if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
 			st->answered = true;
@@ -166,7 +167,8 @@ yyjson_doc *http_checked_body(struct sl_http *h, struct MHD_Connection *c, struc
 		free(why);
 		return NULL;
 	}
-	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, 0);
+	/* Read as the session reads a message: it takes this document. */
+	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, SL_JSON_READ_FLAGS);
 	root = yyjson_doc_get_root(doc);
 	if (!doc) {
 		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_PARSE_ERROR, NULL, "Parse error: the body is not JSON");
@@ -208,6 +210,7 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 	enum MHD_Result ret;
 	enum bound b;
 	bool is_init;
+	char *cancelled, *info;
 
 	if (!(doc = http_checked_body(h, c, r, &ret)))
 		return ret;
@@ -303,10 +306,14 @@ opened:
 	}
 
 	if (!method || !id) {
-		/* A notification or a response: 202, no body. */
-		sl_session_input_from(hs->s, who, r->body.data, r->body.len);
-		if (method && yyjson_equals_str(method, SL_MCP_CANCELLED))
-			end_cancelled(hs, yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId"));
+		/* A notification or a response: 202, no body. What is read of it
+		 * is read before the session takes it. */
+		cancelled = method && yyjson_equals_str(method, SL_MCP_CANCELLED) ?
+			    http_json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId")) :
+			    NULL;
+		sl_session_input_doc(hs->s, who, doc);
+		doc = NULL;
+		end_cancelled(hs, cancelled);
 		ret = http_respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
 		goto out;
 	}
@@ -329,9 +336,12 @@ opened:
 		free(why);
 		goto out;
 	}
-	sl_session_input_from(hs->s, who, r->body.data, r->body.len);
+	/* The body is parsed once: the session takes the document. */
+	info = is_init ? http_client_info(h, root) : NULL;
+	sl_session_input_doc(hs->s, who, doc);
+	doc = NULL;
 	if (is_init)
-		http_remember_init(hs, root);
+		http_remember_init(hs, info);
 
 	if (!st->head && !st->token) {
 		/* Nothing yet: wait for the first line routed to this request

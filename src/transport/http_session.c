@@ -346,15 +346,24 @@ void http_touch(struct hsess *hs)
 		store_record(hs);
 }
 
-/* After a successful initialize: what the record keeps of it. */
-void http_remember_init(struct hsess *hs, yyjson_val *root)
+/* What the record would keep of an initialize (root, its body): its
+ * clientInfo as JSON (owned), or NULL. Read before the session takes it. */
+char *http_client_info(const struct sl_http *h, yyjson_val *root)
 {
 	yyjson_val *info = yyjson_obj_get(yyjson_obj_get(root, "params"), "clientInfo");
 
-	if (!http_sharing(hs->h) || hs->s->era != SL_ERA_LEGACY)
+	return http_sharing(h) && yyjson_is_obj(info) ? sl_json_write_val(info, NULL) : NULL;
+}
+
+/* After a successful initialize: what the record keeps of it (client_info
+ * from http_client_info, taken). */
+void http_remember_init(struct hsess *hs, char *client_info)
+{
+	if (!http_sharing(hs->h) || hs->s->era != SL_ERA_LEGACY) {
+		free(client_info);
 		return;
-	if (yyjson_is_obj(info))
-		hs->client_info = sl_json_write_val(info, NULL);
+	}
+	hs->client_info = client_info;
 	store_record(hs);
 }
 
