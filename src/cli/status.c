@@ -1,5 +1,5 @@
 /*
- * sluice status: asks a running gateway's GET /status (transport/http.c,
+ * sluice status: asks a running gateway's GET /status (transport/http_operator.c,
  * answered to loopback peers only) and prints it as tables, or as the JSON
  * it is (--json). Over stdio there is no status endpoint: the gateway's
  * one client owns its stdin and stdout.

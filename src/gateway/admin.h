@@ -7,7 +7,7 @@
  * escaped (core/escape.h, SL_ESCAPE_HTML): markup, quotes, control and bidi
  * characters come out as visible text.
  *
- * The transport (transport/http.c) gates the page (sl_http_operator_allowed)
+ * The transport (transport/http_operator.c) gates the page (sl_http_operator_allowed)
  * and checks a POST's origin with sl_admin_same_origin; this module holds
  * the per-process CSRF token every form carries and checks it.
  *

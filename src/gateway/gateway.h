@@ -159,7 +159,7 @@ struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw);
  * notifications/tools/list_changed. */
 void sl_gateway_tools_changed(struct sl_gateway *gw);
 
-/* GET /status (transport/http.c, `sluice status`): version, uptime,
+/* GET /status (transport/http_operator.c, `sluice status`): version, uptime,
  * upstreams (name, state, tools), sessions (the transport's count), code
  * mode's programs, and the quota counters (stages/quota.h), as JSON: a
  * new string of *len bytes the caller frees. It holds no token or other
@@ -185,7 +185,7 @@ struct sl_front_stats {
 	size_t buffered_limit;   /* that limit */
 };
 
-/* GET /metrics (transport/http.c; docs/METRICS.md): the gateway's gauges
+/* GET /metrics (transport/http_operator.c; docs/METRICS.md): the gateway's gauges
  * (upstreams, sandbox boundaries, the front end's f) and the process's
  * counters (pipeline/metrics.h) in the Prometheus text format 0.0.4, as a
  * new string of *len bytes the caller frees. Names and counts only. */

@@ -25,8 +25,9 @@
 struct sl_deferred {
 	struct sl_deferred *next;
 	struct sl_caller *who;   /* its sender (a reference), or NULL */
-	char *line;
+	char *line;              /* a line not read yet (sl_session_input_from), or NULL */
 	size_t len;
+	yyjson_doc *doc;         /* else the message, read (owned) */
 };
 
 /* ---- sending ------------------------------------------------------------ */
@@ -238,6 +239,7 @@ void sl_session_free(struct sl_session *s)
 		s->deferred = d->next;
 		sl_caller_unref(d->who);
 		free(d->line);
+		yyjson_doc_free(d->doc);
 		free(d);
 	}
 	sl_results_free(s->results);
@@ -619,17 +621,19 @@ static void handle_notification(struct sl_session *s, struct sl_msg *m)
 	}
 }
 
-static void defer(struct sl_session *s, struct sl_caller *who, const char *line, size_t len);
+static void defer_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc);
 
-static void process(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
+/* One message from who, m as sl_msg_parse or sl_msg_take left it (rc,
+ * code, err their result); m is disposed, or its document kept when it
+ * waits. */
+static void process_msg(struct sl_session *s, struct sl_caller *who, struct sl_msg *mp, int rc,
+			int code, const struct sl_err *err)
 {
-	struct sl_msg m;
-	struct sl_err err;
+	struct sl_msg m = *mp;
 	const struct method *e;
-	int code;
 
-	if (sl_msg_parse(&m, line, len, &code, &err) < 0) {
-		sl_session_error(s, m.id, code, err.msg);
+	if (rc < 0) {
+		sl_session_error(s, m.id, code, err->msg);
 		sl_msg_dispose(&m);
 		return;
 	}
@@ -644,7 +648,8 @@ static void process(struct sl_session *s, struct sl_caller *who, const char *lin
 			 * wait for a start that never comes). */
 			if (request_era(s, &m, &modern) && modern) {
 				sl_gateway_start(s->gw, sl_session_caps(s, &m, true));
-				defer(s, who, line, len);
+				defer_doc(s, who, m.doc);
+				m.doc = NULL;
 			}
 			break;
 		}
@@ -656,7 +661,8 @@ static void process(struct sl_session *s, struct sl_caller *who, const char *lin
 		      sl_json_str(sl_session_meta(&m), SL_MCP_META_VERSION)))) {
 			/* A fresh session's 2026-07-28 request (over HTTP, every
 			 * request has a fresh session) waits like any other. */
-			defer(s, who, line, len);
+			defer_doc(s, who, m.doc);
+			m.doc = NULL;
 			break;
 		}
 		handle_request(s, &m, e);
@@ -671,6 +677,24 @@ static void process(struct sl_session *s, struct sl_caller *who, const char *lin
 	sl_msg_dispose(&m);
 }
 
+static void process(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
+{
+	struct sl_msg m;
+	struct sl_err err;
+	int code, rc = sl_msg_parse(&m, line, len, &code, &err);
+
+	process_msg(s, who, &m, rc, code, &err);
+}
+
+static void process_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc)
+{
+	struct sl_msg m;
+	struct sl_err err;
+	int code, rc = sl_msg_take(&m, doc, &code, &err);
+
+	process_msg(s, who, &m, rc, code, &err);
+}
+
 static void on_settled(void *ctx)
 {
 	struct sl_session *s = ctx;
@@ -679,24 +703,40 @@ static void on_settled(void *ctx)
 		s->deferred = d->next;
 		if (!s->deferred)
 			s->deferred_tail = &s->deferred;
-		process(s, d->who, d->line, d->len);
+		if (d->doc)
+			process_doc(s, d->who, d->doc);
+		else
+			process(s, d->who, d->line, d->len);
 		sl_caller_unref(d->who);
 		free(d->line);
 		free(d);
 	}
 }
 
-static void defer(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
+static void defer_entry(struct sl_session *s, struct sl_deferred *d)
 {
-	struct sl_deferred *d = sl_alloc(sizeof(*d));
 	bool first = s->deferred == NULL;
-	d->who = sl_caller_ref(who);
-	d->line = sl_strndup(line, len);
-	d->len = len;
 	*s->deferred_tail = d;
 	s->deferred_tail = &d->next;
 	if (first)
 		sl_gateway_when_settled(s->gw, on_settled, s);
+}
+
+static void defer(struct sl_session *s, struct sl_caller *who, const char *line, size_t len)
+{
+	struct sl_deferred *d = sl_alloc(sizeof(*d));
+	d->who = sl_caller_ref(who);
+	d->line = sl_strndup(line, len);
+	d->len = len;
+	defer_entry(s, d);
+}
+
+static void defer_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc)
+{
+	struct sl_deferred *d = sl_alloc(sizeof(*d));
+	d->who = sl_caller_ref(who);
+	d->doc = doc;
+	defer_entry(s, d);
 }
 
 void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
@@ -710,6 +750,19 @@ void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const ch
 		return;
 	}
 	process(s, who, line, len);
+}
+
+void sl_session_input_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc)
+{
+	if (s->closing) {
+		yyjson_doc_free(doc);
+		return;
+	}
+	if (s->deferred) {
+		defer_doc(s, who, doc);
+		return;
+	}
+	process_doc(s, who, doc);
 }
 
 void sl_session_input(struct sl_session *s, const char *line, size_t len)

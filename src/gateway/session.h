@@ -113,6 +113,11 @@ void sl_session_input(struct sl_session *s, const char *line, size_t len);
  * the stages decide and record with, never the session's. */
 void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
 			   size_t len);
+/* The same for a message the transport has read already (with
+ * SL_JSON_READ_FLAGS, core/json.h), so that it is parsed once: doc is
+ * taken. Messages are processed in the order given, through any of the
+ * three. */
+void sl_session_input_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc);
 /* A line over the transport's cap: answer with an error (id if findable). */
 void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,
 			 size_t tl, size_t total, size_t max);

@@ -60,15 +60,23 @@ static int shape(struct sl_msg *m, int *code, struct sl_err *e)
 int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e)
 {
 	yyjson_read_err rerr;
-	int rc;
+	yyjson_doc *doc = yyjson_read_opts((char *)s, n, SL_JSON_READ_FLAGS, NULL, &rerr);
 
-	memset(m, 0, sizeof(*m));
-	m->doc = yyjson_read_opts((char *)s, n, SL_JSON_READ_FLAGS, NULL, &rerr);
-	if (!m->doc) {
+	if (!doc) {
+		memset(m, 0, sizeof(*m));
 		*code = SL_RPC_PARSE_ERROR;
 		sl_err_set(e, "Parse error: %s at byte %zu", rerr.msg, rerr.pos);
 		return SL_ERR_INVALID;
 	}
+	return sl_msg_take(m, doc, code, e);
+}
+
+int sl_msg_take(struct sl_msg *m, yyjson_doc *doc, int *code, struct sl_err *e)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->doc = doc;
 	m->root = yyjson_doc_get_root(m->doc);
 	rc = shape(m, code, e);
 	if (rc == SL_OK && !sl_json_depth_ok(m->root)) {

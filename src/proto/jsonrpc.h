@@ -67,6 +67,10 @@ struct sl_msg {
  * every field, see above); call sl_msg_dispose either way.
  */
 int sl_msg_parse(struct sl_msg *m, const char *s, size_t n, int *code, struct sl_err *e) SL_MUST_USE;
+/* The same for a document already read with SL_JSON_READ_FLAGS (a
+ * transport that had to look inside the message first): m takes doc,
+ * whatever the result. */
+int sl_msg_take(struct sl_msg *m, yyjson_doc *doc, int *code, struct sl_err *e) SL_MUST_USE;
 void sl_msg_dispose(struct sl_msg *m);
 /* JSON-RPC 2.0 and MCP: an id is a string or an integer (MCP: never null);
  * a message with any other id is answered -32600 at once. */

@@ -1,6 +1,8 @@
-/* Unit tests of src/transport/http.c's checks for the operator's pages:
- * the peer's own address (IPv4 127/8, ::1, and IPv4 loopback mapped into
- * IPv6 on a dual-stack socket), or sluice.http.adminToken as a bearer. */
+/* Unit tests of the HTTP transport's pure checks: the operator's pages
+ * (src/transport/http_operator.c: the peer's own address, IPv4 127/8, ::1,
+ * and IPv4 loopback mapped into IPv6 on a dual-stack socket, or
+ * sluice.http.adminToken as a bearer), and an adopted session's event ids
+ * (src/transport/http_session.c). */
 #include "unit.h"
 
 #include "transport/http.h"

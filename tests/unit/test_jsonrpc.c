@@ -410,3 +410,37 @@ TEST(jsonrpc_id_object_or_array_is_invalid)
 		sl_msg_dispose(&m);
 	}
 }
+
+/* sl_msg_take: a document read once by a transport classifies and fails as
+ * sl_msg_parse would, and m owns the document either way. */
+TEST(jsonrpc_take_matches_parse)
+{
+	static const char *const lines[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"a\":1}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}",
+		"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[]}",
+		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+	};
+	for (size_t i = 0; i < SL_COUNT(lines); i++) {
+		struct sl_msg a, b;
+		struct sl_err ea, eb;
+		int ca = 0, cb = 0;
+		yyjson_doc *doc = yyjson_read(lines[i], strlen(lines[i]), SL_JSON_READ_FLAGS);
+		int ra = sl_msg_parse(&a, lines[i], strlen(lines[i]), &ca, &ea);
+		int rb = sl_msg_take(&b, doc, &cb, &eb);
+
+		CHECK_INT(rb, ra);
+		CHECK(b.doc == doc);
+		if (ra == SL_OK) {
+			CHECK_INT(b.kind, a.kind);
+		} else {
+			CHECK_INT(cb, ca);
+			CHECK_STR(eb.msg, ea.msg);
+		}
+		CHECK((a.id == NULL) == (b.id == NULL));
+		sl_msg_dispose(&a);
+		sl_msg_dispose(&b);
+	}
+}

@@ -1,0 +1,369 @@
+/*
+ * A POST to /mcp: its body checked (size, budget, one JSON object, id,
+ * depth), its session found or opened (or, in 2026-07-28, a session of its
+ * own), the message handed to the session (sl_session_input_doc, the one path
+ * from an HTTP request to a session), and its answer as JSON or as an SSE
+ * stream (http_settle()).
+ */
+#include "transport/http_int.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "gateway/gateway.h"
+#include "proto/mcp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 50 /* a POST's answer this quick comes as JSON (http_settle()) */
+
+/* ---- POST ------------------------------------------------------------------------ */
+
+/* MCP 2026-07-28 HTTP: Mcp-Method always, Mcp-Name for the methods that
+ * name a thing, both equal to the body's. NULL if they match, else why. */
+static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
+{
+	const char *m = yyjson_get_str(yyjson_obj_get(root, "method"));
+	const char *hm = http_header(c, SL_MCP_HDR_METHOD), *hn = http_header(c, SL_MCP_HDR_NAME);
+	const char *field = NULL, *name;
+
+	if (!m)
+		return NULL; /* a response: nothing to name */
+	if (!hm)
+		return "the Mcp-Method header is missing";
+	if (strcmp(hm, m) != 0)
+		return "the Mcp-Method header does not match the body's method";
+	if (!strcmp(m, "tools/call") || !strcmp(m, "prompts/get"))
+		field = "name";
+	else if (!strcmp(m, "resources/read"))
+		field = "uri";
+	else if (!strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") || !strcmp(m, "tasks/cancel"))
+		field = "taskId"; /* SEP-2663: Mcp-Name carries the task id */
+	if (!field)
+		return NULL;
+	name = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(root, "params"), field));
+	if (!hn)
+		return "the Mcp-Name header is missing";
+	if (!name || strcmp(hn, name) != 0)
+		return "the Mcp-Name header does not match the body";
+	return NULL;
+}
+
+/* A cancelled request is never answered (MCP: cancellation): its stream
+ * ends now rather than when the client gives up on it. key: its id as
+ * JSON (taken), or NULL. */
+static void end_cancelled(struct hsess *hs, char *key)
+{
+	for (struct stream *st = hs->streams; st && key; st = st->next)
+		if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
+			st->answered = true;
+			http_stream_end(st);
+			break;
+		}
+	free(key);
+}
+
+/* The rule (docs/internals/HTTP.md): JSON when the answer is the first
+ * line for the request and no progress was asked for; SSE otherwise, with
+ * what is queued so far framed as events and the rest streamed. */
+static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct stream *st)
+{
+	struct hsess *hs = st->hs;
+	struct line *old;
+	enum MHD_Result ret;
+
+	if (st->answered && st->head && !st->head->next && !st->token) {
+		struct line *l = st->head;
+		size_t len = l->len;
+		while (len && l->data[len - 1] == '\n')
+			len--;
+		ret = st->retry_after ? http_too_many(c, l->data, len, hs, st->retry_after) :
+		      http_respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs, false);
+		http_stream_free(st);
+		return ret;
+	}
+	old = st->head;
+	st->head = NULL;
+	st->tail = &st->head;
+	st->sse = true;
+	if (hs && hs->listen)
+		http_watch_peer(st);
+	http_prime(st);
+	/* Already within the budget: framed, they cost a few bytes more. */
+	for (struct line *l = old; l; l = l->next)
+		http_stream_push(st, http_sse_frame(st, l->data, l->len), true);
+	http_lines_release(st, old);
+	if (st->answered)
+		st->done = true;
+	return http_open_sse(c, st, hs, r);
+}
+
+/* A POST that waited resumes: something was routed to it, its session
+ * ended, or it waited WAIT_MS and streams from now on (a slow call's stream
+ * starts with its priming event, so a client cut off later can resume). */
+enum MHD_Result http_settle(struct MHD_Connection *c, struct req *r)
+{
+	struct stream *st = r->st;
+	r->waiting = false;
+	r->st = NULL;
+	st->req = NULL;
+	return answer(c, r, st);
+}
+
+static void on_wait(uv_timer_t *t)
+{
+	struct sl_http *h = t->data;
+	uint64_t now = sl_now_ms();
+	bool more = false;
+	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+		for (struct stream *st = hs->streams; st; st = st->next)
+			if (!st->sse && st->req && st->req->waiting) {
+				if (now - st->req->since_ms >= WAIT_MS)
+					http_wake(st);
+				else
+					more = true;
+			}
+	if (!more)
+		uv_timer_stop(t);
+}
+
+/* The 2026-07-28 requests in flight of one identity (without
+ * authentication, all of them): one session's worth. */
+static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *who)
+{
+	uint32_t n = 0;
+	for (const struct hsess *x = h->sessions; x; x = x->next)
+		n += x->ephemeral && !x->listen && sl_caller_same(x->who, who);
+	return n;
+}
+
+/* The listens open of one identity (sluice.limits.maxListensPerSession). */
+static uint32_t listens_with(const struct sl_http *h, const struct sl_caller *who)
+{
+	uint32_t n = 0;
+	for (const struct hsess *x = h->sessions; x; x = x->next)
+		n += x->listen && sl_caller_same(x->who, who);
+	return n;
+}
+
+/* The checks every POST body passes before a session sees it (its size,
+ * the budget, one JSON object, its id, its depth). NULL: refused, *ret is
+ * the answer; else the parsed body, owned by the caller. */
+yyjson_doc *http_checked_body(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+			      enum MHD_Result *ret)
+{
+	yyjson_doc *doc;
+	yyjson_val *root, *id;
+
+	if (r->over) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "the request body is over sluice.http.maxBodyBytes (%zu bytes)",
+			 h->cfg->max_body_bytes);
+		*ret = http_fail(c, MHD_HTTP_CONTENT_TOO_LARGE, SL_RPC_INVALID_REQUEST, NULL, msg);
+		return NULL;
+	}
+	if (r->busy) {
+		char *why = http_busy_why(h, OVER_ALL);
+		*ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, why);
+		free(why);
+		return NULL;
+	}
+	/* Read as the session reads a message: it takes this document. */
+	doc = yyjson_read(r->body.data ? r->body.data : "", r->body.len, SL_JSON_READ_FLAGS);
+	root = yyjson_doc_get_root(doc);
+	if (!doc) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_PARSE_ERROR, NULL, "Parse error: the body is not JSON");
+		return NULL;
+	}
+	if (!yyjson_is_obj(root)) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL,
+				 "Invalid Request: one JSON-RPC message per POST (no batches)");
+		goto fail;
+	}
+	id = yyjson_obj_get(root, "id");
+	/* Answered here: the session would answer with a null id, which no
+	 * stream waits for, and the POST would hold its slot for good. */
+	if (id && !sl_rpc_valid_id(id)) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, NULL, SL_RPC_BAD_ID_WHY);
+		goto fail;
+	}
+	/* The depth gate (core/json.h), before anything walks the body. */
+	if (!sl_json_depth_ok(root)) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_REQUEST, id,
+				 "Invalid Request: " SL_JSON_DEPTH_WHY);
+		goto fail;
+	}
+	return doc;
+fail:
+	yyjson_doc_free(doc);
+	return NULL;
+}
+
+enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct req *r,
+			  struct sl_caller *who, bool modern)
+{
+	const char *pv = http_header(c, SL_MCP_HDR_VERSION);
+	const char *sid = http_header(c, SL_MCP_HDR_SESSION);
+	yyjson_doc *doc = NULL;
+	yyjson_val *root, *id, *method, *meta;
+	struct hsess *hs = NULL;
+	struct stream *st;
+	enum MHD_Result ret;
+	enum bound b;
+	bool is_init;
+	char *cancelled, *info;
+
+	if (!(doc = http_checked_body(h, c, r, &ret)))
+		return ret;
+	root = yyjson_doc_get_root(doc);
+	id = yyjson_obj_get(root, "id");
+	method = yyjson_obj_get(root, "method");
+	is_init = method && id && yyjson_equals_str(method, SL_MCP_INITIALIZE);
+
+	if (modern) {
+		const char *why = modern_headers(c, root);
+		if (why) {
+			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, why);
+			goto out;
+		}
+		if (!method || !id) {
+			/* No session to tell: a notification or response has nowhere to go. */
+			ret = http_respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
+			goto out;
+		}
+		/* A listen is long-lived: it has bounds of its own
+		 * (sluice.limits.maxListens* and the memory budget), and is
+		 * neither a session nor a request in flight. */
+		if (yyjson_equals_str(method, SL_MCP_LISTEN)) {
+			if (listens_with(h, who) >= h->lim->max_listens_per_session) {
+				ret = http_fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+						"too many subscriptions/listen streams open with this "
+						"credential (sluice.limits.maxListensPerSession)");
+				goto out;
+			}
+			hs = http_session_new(h, true, who);
+			h->nephemeral--;
+			h->nlistens++;
+			hs->listen = true;
+			goto opened;
+		}
+		/* In flight, it is a live session (maxSessions), and the requests
+		 * of one credential are one session's (maxRequestsPerSession). */
+		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
+			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
+					"too many sessions (sluice.http.maxSessions; a 2026-07-28 request in "
+					"flight counts as one)");
+			goto out;
+		}
+		if (ephemeral_with(h, who) >= h->cfg->max_requests) {
+			ret = http_fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+					"too many 2026-07-28 requests in flight with this credential "
+					"(sluice.http.maxRequestsPerSession)");
+			goto out;
+		}
+		hs = http_session_new(h, true, who);
+	} else if (is_init) {
+		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
+			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
+					"too many sessions (sluice.http.maxSessions)");
+			goto out;
+		}
+		hs = http_session_new(h, false, who);
+	} else {
+		/* MCP 2025-11-25 transports: after initialize, the session id is
+		 * required (400 without it, 404 when unknown or ended). */
+		if (!sid) {
+			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
+					"Bad Request: Mcp-Session-Id header is required");
+			goto out;
+		}
+		hs = sl_map_get(&h->by_id, sid);
+		/* A session answers only the credential that opened it, and
+		 * only on its own transport. */
+		if (!hs || hs->sse || !sl_caller_same(hs->who, who)) {
+			ret = http_fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
+			goto out;
+		}
+		if (pv && !sl_mcp_legacy_version(pv)) {
+			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
+					"Bad Request: unsupported MCP-Protocol-Version");
+			goto out;
+		}
+		hs->last_ms = sl_now_ms();
+		http_touch(hs);
+	}
+opened:
+
+	if (method && id && !hs->ephemeral) {
+		uint32_t n = 0;
+		for (struct stream *x = hs->streams; x; x = x->next)
+			n += !x->is_get && !x->answered;
+		if (n >= h->cfg->max_requests) {
+			ret = http_fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
+					"too many requests in flight in this session "
+					"(sluice.http.maxRequestsPerSession)");
+			goto out;
+		}
+	}
+
+	if (!method || !id) {
+		/* A notification or a response: 202, no body. What is read of it
+		 * is read before the session takes it. */
+		cancelled = method && yyjson_equals_str(method, SL_MCP_CANCELLED) ?
+			    http_json_key(yyjson_obj_get(yyjson_obj_get(root, "params"), "requestId")) :
+			    NULL;
+		sl_session_input_doc(hs->s, who, doc);
+		doc = NULL;
+		end_cancelled(hs, cancelled);
+		ret = http_respond(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL, false);
+		goto out;
+	}
+
+	meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
+	st = http_stream_new(h, hs, c, http_json_key(id), http_json_key(yyjson_obj_get(meta, "progressToken")), &b);
+	/* A listen's session keeps its filter for as long as it is open:
+	 * the stream carries that cost (at most the body) in the budget. */
+	if (st && hs->listen && (b = http_reserve(h, NULL, st, r->body.len)) != FITS) {
+		http_stream_free(st); /* ends the session too */
+		st = NULL;
+		hs = NULL;
+	}
+	if (!st) {
+		/* Refused before any work: the memory budget is spent. */
+		char *why = http_busy_why(h, b);
+		if (hs && (hs->ephemeral || is_init))
+			http_session_end(hs);
+		ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, why);
+		free(why);
+		goto out;
+	}
+	/* The body is parsed once: the session takes the document. */
+	info = is_init ? http_client_info(h, root) : NULL;
+	sl_session_input_doc(hs->s, who, doc);
+	doc = NULL;
+	if (is_init)
+		http_remember_init(hs, info);
+
+	if (!st->head && !st->token) {
+		/* Nothing yet: wait for the first line routed to this request
+		 * before choosing JSON or SSE (http_settle()). */
+		st->req = r;
+		r->st = st;
+		r->waiting = true;
+		r->since_ms = sl_now_ms();
+		st->suspended = true;
+		MHD_suspend_connection(c);
+		if (!uv_is_active((uv_handle_t *)&h->wait))
+			uv_timer_start(&h->wait, on_wait, WAIT_MS / 2, WAIT_MS / 2);
+		ret = MHD_YES;
+		goto out;
+	}
+	if (is_init && st->answered && st->failed) {
+		ret = answer(c, r, st);
+		http_session_end(hs); /* a failed initialize opens no session */
+		goto out;
+	}
+	ret = answer(c, r, st);
+out:
+	yyjson_doc_free(doc);
+	return ret;
+}
