@@ -8,7 +8,7 @@
 #include "core/buf.h"
 #include "core/escape.h"
 #include "core/json.h"
-#include "event/curl.h"
+#include "event/fetch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +18,26 @@
 #define STATUS_TIMEOUT_MS 10000
 #define NAME_WIDTH 24
 
-static size_t on_data(char *p, size_t size, size_t n, void *ctx)
+/* The answer, copied out of the fetcher's callback. */
+struct answer {
+	bool done;
+	long status;
+	char *body, *error;
+	size_t len;
+};
+
+static void on_answer(void *arg, const struct sl_fetch_result *res)
 {
-	struct sl_buf *b = ctx;
-	return sl_buf_append(b, p, size * n) < 0 ? 0 : size * n;
+	struct answer *a = arg;
+
+	a->done = true;
+	a->status = res->status;
+	if (res->error)
+		a->error = sl_strdup(res->error);
+	else {
+		a->body = sl_strndup(res->body, res->len);
+		a->len = res->len;
+	}
 }
 
 /* The gateway's own address from sluice.http.listen ("host:port"): a
@@ -204,48 +220,38 @@ static void print_tables(yyjson_val *root)
 
 int sl_cli_status(const struct sl_config *cfg, const char *url, bool json)
 {
-	char *u = url ? sl_printf("%s/status", url) : default_url(cfg), *body = NULL;
-	struct sl_buf b;
+	char *u = url ? sl_printf("%s/status", url) : default_url(cfg);
+	struct sl_fetch_req q = { .max_bytes = STATUS_MAX_BYTES, .timeout_ms = STATUS_TIMEOUT_MS };
+	struct answer a = { 0 };
+	struct sl_fetcher *f = NULL;
 	struct sl_err err;
-	long code = 0;
-	size_t len;
 	yyjson_doc *doc = NULL;
-	CURL *e = NULL;
-	CURLcode cr;
 	int rc = 1;
 
-	sl_buf_init(&b, STATUS_MAX_BYTES);
 	if (!u) {
 		fprintf(stderr, "sluice status: the config has no sluice.http.listen (the gateway "
 			"serves stdio, which has no status): give --url http://HOST:PORT\n");
 		goto out;
 	}
-	if (!sl_curl_load("sluice status", &err)) {
+	/* The one HTTP client path (event/fetch.h), on a loop of its own run
+	 * until the answer is in: the request is bounded in time and size. */
+	if (sl_fetcher_new(uv_default_loop(), "sluice status", &f, &err) < 0) {
 		fprintf(stderr, "sluice status: %s\n", err.msg);
 		goto out;
 	}
-	e = sl_curl.easy_init();
-	if (!e)
-		sl_oom();
-	sl_curl.easy_setopt(e, CURLOPT_URL, u);
-	sl_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	sl_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)STATUS_TIMEOUT_MS);
-	sl_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	sl_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
-	sl_curl.easy_setopt(e, CURLOPT_WRITEDATA, &b);
-	cr = sl_curl.easy_perform(e);
-	if (cr != CURLE_OK) {
-		fprintf(stderr, "sluice status: %s: %s%s\n", u, sl_curl.easy_strerror(cr),
-			cr == CURLE_WRITE_ERROR ? " (the answer is over 16 MiB)" : "");
+	q.url = u;
+	sl_fetch_start(f, &q, on_answer, &a);
+	while (!a.done && uv_run(uv_default_loop(), UV_RUN_ONCE))
+		;
+	if (!a.done || a.error) {
+		fprintf(stderr, "sluice status: %s: %s\n", u, a.error ? a.error : "no answer");
 		goto out;
 	}
-	sl_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
-	body = sl_buf_take(&b, &len);
-	doc = sl_json_read(body, len, SL_JSON_READ_FLAGS, NULL);
-	if (code != 200) {
+	doc = sl_json_read(a.body, a.len, SL_JSON_READ_FLAGS, NULL);
+	if (a.status != 200) {
 		const char *msg = doc ? sl_json_str(sl_json_obj(yyjson_doc_get_root(doc), "error"),
 						    "message") : NULL;
-		fprintf(stderr, "sluice status: %s answered %ld%s%s\n", u, code, msg ? ": " : "",
+		fprintf(stderr, "sluice status: %s answered %ld%s%s\n", u, a.status, msg ? ": " : "",
 			msg ? msg : "");
 		goto out;
 	}
@@ -254,16 +260,16 @@ int sl_cli_status(const struct sl_config *cfg, const char *url, bool json)
 		goto out;
 	}
 	if (json)
-		printf("%.*s\n", (int)len, body);
+		printf("%.*s\n", (int)a.len, a.body);
 	else
 		print_tables(yyjson_doc_get_root(doc));
 	rc = 0;
 out:
-	if (e)
-		sl_curl.easy_cleanup(e);
+	if (f)
+		sl_fetcher_free(f);
 	yyjson_doc_free(doc);
-	sl_buf_dispose(&b);
-	free(body);
+	free(a.body);
+	free(a.error);
 	free(u);
 	return rc;
 }

@@ -18,7 +18,7 @@
 
 /* Every libcurl function sluice calls, without its curl_ prefix. */
 #define SL_CURL_FUNCTIONS(X)                                                       \
-	X(easy_cleanup) X(easy_getinfo) X(easy_init) X(easy_perform) X(easy_setopt) X(easy_strerror) \
+	X(easy_cleanup) X(easy_getinfo) X(easy_init) X(easy_setopt) X(easy_strerror) \
 	X(global_init) X(multi_add_handle) X(multi_assign) X(multi_cleanup)         \
 	X(multi_info_read) X(multi_init) X(multi_remove_handle) X(multi_setopt)     \
 	X(multi_socket_action) X(slist_append) X(slist_free_all) X(url)             \
