@@ -10,8 +10,31 @@
 #
 # Prints one line per violation and ends with "layers: N passed, N failed"
 # (two checks: includes, sizes); exits non-zero on any violation.
+#
+#   tests/layers.sh            checks this repository
+#   tests/layers.sh ROOT       checks the tree at ROOT (docs/ and src/ under it)
+#   tests/layers.sh --self     first checks that a made-up tree with an upward
+#                              include and an oversized file fails, then this one
 set -uo pipefail
-cd "$(dirname "$0")/.."
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = --self ]; then
+	t=$(mktemp -d)
+	trap 'rm -rf "$t"' EXIT
+	mkdir -p "$t/docs" "$t/src/low" "$t/src/high"
+	printf '## Layers\n\n| 1 | low | |\n| 2 | high | |\n' > "$t/docs/ARCHITECTURE.md"
+	printf '#include "high/h.h"\n' > "$t/src/low/l.c"
+	seq 2001 > "$t/src/high/h.h"
+	if bash "$here/layers.sh" "$t" > "$t/out" 2>&1 ||
+		! grep -q 'low (layer 1) includes high (layer 2)' "$t/out" ||
+		! grep -q 'h.h has 2001 lines' "$t/out"; then
+		echo "layers: the check passed a tree it must refuse:"
+		cat "$t/out"
+		echo "layers: 0 passed, 1 failed"
+		exit 1
+	fi
+	shift
+fi
+cd "${1:-$here/..}"
 max_lines=2000
 
 declare -A rank
@@ -41,7 +64,7 @@ for dir in src/*/; do
 			echo "layers: $file:$line: $from (layer ${rank[$from]}) includes $to (layer ${rank[$to]}), which is above it"
 			bad_inc=$((bad_inc + 1))
 		fi
-	done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/' "$dir"*.[ch] 2>/dev/null |
+	done < <(grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/' "$dir"*.[ch] 2>/dev/null |
 		sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]+"([a-z_]+)\/.*/\1:\2:\3/')
 done
 

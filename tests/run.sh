@@ -22,6 +22,15 @@ if [ -n "${SAN:-}" ]; then
 	export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 fi
 
+# The layers (tests/layers.sh): every include points down the folder order of
+# docs/ARCHITECTURE.md, and no source file is over 2,000 lines.
+echo "== layers"
+bash tests/layers.sh --self | tee "$out"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+read -r p f < <(sed -n 's/^layers: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -n1)
+if [ -z "${p:-}" ]; then echo "the layer check printed no summary"; status=1; p=0; f=1; fi
+passed=$((passed + p)) failed=$((failed + f))
+
 # C unit tests: the binary's last line is "unit: N passed, N failed".
 echo "== unit tests"
 "$UNIT" | tee "$out"
