@@ -186,14 +186,14 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_doc *d = sl_session_doc(&r);
 	struct sl_view v;
 
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, m->who, &v);
 	arr = yyjson_mut_arr(d);
 	if (v.exposure != SL_EXPOSE_ROUTER && v.exposure != SL_EXPOSE_CODE) {
 		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			const char *name = sl_view_exposed(&v, e);
 			yyjson_mut_val *t;
-			if (!name || !sl_stages_visible(s->gw->gen, s->caller, e->up, e->def))
+			if (!name || !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
 			sl_stages_present(s->gw->gen, d, t);
@@ -734,7 +734,7 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 		return;
 	/* The session's profile decides which tools exist for it: one outside
 	 * it is unknown, whatever its name. */
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	if (!v.gone && sl_router_handles(&v, name)) {
 		sl_router_call(s, m, modern, name, args);
 		return;

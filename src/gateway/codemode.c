@@ -140,12 +140,14 @@ struct sl_sandbox_call {
 /* The host's handle for the namespace tools.skills: never an upstream. */
 static char skills_ns;
 
-/* The view the program's session has now (a reload may change its
- * profile while it runs); the whole catalog for a program of no session. */
+/* The view the program's caller has now (a reload may change its
+ * profile while it runs): the caller of its execute_code request, not
+ * whoever opened the session; the whole catalog for a program of no
+ * session. */
 static void run_view(const struct run *r, struct sl_view *v)
 {
 	if (r->s)
-		sl_view_of(r->gw, r->s->caller, v);
+		sl_view_of(r->gw, r->who, v);
 	else
 		sl_view_all(r->gw, v);
 }

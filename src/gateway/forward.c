@@ -183,7 +183,7 @@ static void resources_list(struct sl_session *s, struct sl_msg *m, bool modern, 
 	const char *field = templates ? "uriTemplate" : "uri";
 	struct sl_view v;
 
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, m->who, &v);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
@@ -366,7 +366,7 @@ void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern
 	yyjson_mut_doc *d = sl_session_doc(&r);
 	struct sl_view v;
 
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, m->who, &v);
 	arr = yyjson_mut_arr(d);
 	for (size_t i = 0; i < gw->catalog.prompts.n; i++) {
 		const struct sl_entry *e = &gw->catalog.prompts.v[i];

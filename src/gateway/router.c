@@ -188,7 +188,7 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	}
 	if (sl_json_int(args, "k", &k) && (k < 1 || k > SEARCH_MAX_K))
 		k = k < 1 ? 1 : SEARCH_MAX_K;
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	if (v.code && server && strcmp(server, SL_SKILLS_SERVER) == 0) {
 		text = sl_skills_search(q, (size_t)k);
 		if (!text)
@@ -233,7 +233,7 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 	names = sl_alloc((n + 1) * sizeof(*names));
 	yyjson_arr_foreach(tools, i, n, t)
 		names[i] = yyjson_get_str(t);
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	if (v.code && strcmp(server, SL_SKILLS_SERVER) == 0) {
 		text = sl_skills_describe(names, n, &msg);
 	} else {
@@ -254,7 +254,7 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_val *arr = yyjson_mut_arr(d);
 	struct sl_view v;
 
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, m->who, &v);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
 		yyjson_mut_val *o;
@@ -266,7 +266,7 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 		for (size_t j = 0; j < gw->catalog.tools.n; j++) {
 			const struct sl_entry *e = &gw->catalog.tools.v[j];
 			ntools += e->up == u && sl_view_local(&v, e) &&
-				  sl_stages_visible(gw->gen, s->caller, u, e->def);
+				  sl_stages_visible(gw->gen, m->who, u, e->def);
 		}
 		o = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, o, "name", u->name);

@@ -70,7 +70,7 @@ describe('identities from static tokens', () => {
 	// one the session was opened with. Two tokens name the same identity
 	// (alice, as after a rotation) with other groups: the session answers
 	// both, and the policy (only group sre merges) sees each request's own.
-	test('each request is decided with its own token\'s caller, not the session opener\'s', async () => {
+	test('each request is decided and listed with its own token\'s caller, not the session opener\'s', async () => {
 		const OLD = 'alice-old-4d0c', NEW = 'alice-new-e81b';
 		const gw = await startHttp({
 			servers: { github: catalog('github') },
@@ -100,6 +100,12 @@ describe('identities from static tokens', () => {
 		const allowed = await merge(3, NEW);
 		assert.equal(allowed.status, 200);
 		assert.notEqual(allowed.json.result.isError, true, JSON.stringify(allowed.json));
+		// What each request lists is its own caller's too: the deny hides the tool from
+		// the opener's token and shows it to the sre token, in the same session.
+		const names = async (id, token) => (await post(gw, token, { jsonrpc: '2.0', id, method: 'tools/list' },
+			headers)).json.result.tools.map((t) => t.name);
+		assert.ok(!(await names(4, OLD)).includes('github__merge_pull_request'));
+		assert.ok((await names(5, NEW)).includes('github__merge_pull_request'));
 		await gw.close();
 	});
 
