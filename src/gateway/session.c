@@ -119,6 +119,7 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_map_init(&s->relays);
 	sl_map_init(&s->subs);
 	s->deferred_tail = &s->deferred;
+	sl_list_init(&s->listens);
 	sl_session_set_caller(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
@@ -823,7 +824,7 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	if (s->era != SL_ERA_LEGACY) {
 		/* 2026-07-28: only resource updates, and only on listens that
 		 * watch the URI; log messages belong to a request's stream. */
-		if (s->listens && strcmp(m->method, "notifications/resources/updated") == 0 &&
+		if (!sl_list_empty(&s->listens) && strcmp(m->method, "notifications/resources/updated") == 0 &&
 		    (value = sl_json_str(m->params, "uri"))) {
 			ours = sl_catalog_expose_uri(&s->gw->catalog, u, value);
 			sl_listen_updated(s, u, m->params, ours);
