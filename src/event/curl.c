@@ -61,7 +61,7 @@ bool sl_curl_header(const char *line, size_t len, const char *name, const char *
 
 struct sl_curl_sock {
 	uv_poll_t poll;
-	struct sl_curl_sock *next, *prev;
+	struct sl_list link;     /* in cl->socks */
 	struct sl_curl_loop *cl;
 	curl_socket_t fd;
 };
@@ -90,12 +90,7 @@ static void on_poll(uv_poll_t *h, int status, int events)
 static void sock_close(struct sl_curl_sock *s)
 {
 	struct sl_curl_loop *cl = s->cl;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		cl->socks = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	sl_list_remove(&s->link);
 	uv_poll_stop(&s->poll);
 	sl_handles_close_one(cl->handles, &s->poll, s);
 }
@@ -125,10 +120,7 @@ static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void
 		if (cl->unref)
 			uv_unref((uv_handle_t *)&s->poll);
 		sl_handles_add(cl->handles, &s->poll);
-		s->next = cl->socks;
-		if (cl->socks)
-			cl->socks->prev = s;
-		cl->socks = s;
+		sl_list_push_front(&cl->socks, &s->link);
 		sl_curl.multi_assign(cl->multi, fd, s);
 	}
 	if (what & CURL_POLL_IN)
@@ -160,6 +152,7 @@ bool sl_curl_loop_init(struct sl_curl_loop *cl, uv_loop_t *loop, struct sl_handl
 	uv_timer_t *t;
 
 	memset(cl, 0, sizeof(*cl));
+	sl_list_init(&cl->socks);
 	if (!(cl->multi = sl_curl.multi_init()))
 		return false;
 	cl->loop = loop;
@@ -181,20 +174,25 @@ bool sl_curl_loop_init(struct sl_curl_loop *cl, uv_loop_t *loop, struct sl_handl
 
 void sl_curl_loop_unref(struct sl_curl_loop *cl)
 {
+	struct sl_list *n;
+
 	cl->unref = true;
 	uv_unref(cl->timer);
-	for (struct sl_curl_sock *s = cl->socks; s; s = s->next)
-		uv_unref((uv_handle_t *)&s->poll);
+	sl_list_each(n, &cl->socks)
+		uv_unref((uv_handle_t *)&sl_list_entry(n, struct sl_curl_sock, link)->poll);
 }
 
 void sl_curl_loop_dispose(struct sl_curl_loop *cl)
 {
+	struct sl_list *n;
+
 	if (!cl->multi)
 		return;
 	/* Stop watching curl's sockets before curl closes them. */
-	while (cl->socks) {
-		sl_curl.multi_assign(cl->multi, cl->socks->fd, NULL);
-		sock_close(cl->socks);
+	while ((n = sl_list_first(&cl->socks))) {
+		struct sl_curl_sock *s = sl_list_entry(n, struct sl_curl_sock, link);
+		sl_curl.multi_assign(cl->multi, s->fd, NULL);
+		sock_close(s);
 	}
 	uv_timer_stop(cl->timer);
 	sl_handles_close_one(cl->handles, cl->timer, cl->timer);

@@ -12,6 +12,7 @@
 #define SL_EVENT_CURL_H
 
 #include "core/common.h"
+#include "core/list.h"
 
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
@@ -66,7 +67,7 @@ struct sl_curl_loop {
 	struct uv_loop_s *loop;
 	struct sl_handles *handles;
 	void *timer;                     /* a uv_timer_t in handles */
-	struct sl_curl_sock *socks;
+	struct sl_list socks;            /* the sockets watched, newest first */
 	void (*after)(void *arg);
 	void *arg;
 	bool unref;                      /* the timer and polls keep no loop running */

@@ -43,7 +43,7 @@ struct listen_uri {
 };
 
 struct sl_listen {
-	struct sl_listen *next;
+	struct sl_list link;       /* in its session's listens */
 	yyjson_doc *id_doc;        /* a copy of the request's id: the subscription id */
 	char key[80];              /* sl_session_id_key of it */
 	unsigned what;             /* LISTEN_* */
@@ -94,13 +94,16 @@ static bool wanted(struct sl_gateway *gw, const struct sl_listen *skip, struct s
 		   const char *orig, const char *uri)
 {
 	for (struct sl_session *o = gw->sessions; o; o = o->next) {
+		struct sl_list *n;
 		if (o->closing)
 			continue;
 		if (sl_map_get(&o->subs, uri))
 			return true;
-		for (struct sl_listen *l = o->listens; l; l = l->next)
+		sl_list_each(n, &o->listens) {
+			const struct sl_listen *l = sl_list_entry(n, struct sl_listen, link);
 			if (l != skip && listen_has(l, u, orig))
 				return true;
+		}
 	}
 	return false;
 }
@@ -143,11 +146,7 @@ static void watch(struct sl_gateway *gw, struct sl_upstream *u, const char *orig
  * what nobody else wants; frees it. Sends nothing. */
 static void listen_drop(struct sl_session *s, struct sl_listen *l)
 {
-	for (struct sl_listen **p = &s->listens; *p; p = &(*p)->next)
-		if (*p == l) {
-			*p = l->next;
-			break;
-		}
+	sl_list_remove(&l->link);
 	s->nlistens--;
 	s->gw->listens--;
 	for (size_t i = 0; i < l->nuris; i++) {
@@ -164,9 +163,13 @@ static void listen_drop(struct sl_session *s, struct sl_listen *l)
 
 static struct sl_listen *listen_find(struct sl_session *s, const char *key)
 {
-	for (struct sl_listen *l = s->listens; l; l = l->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &s->listens) {
+		struct sl_listen *l = sl_list_entry(n, struct sl_listen, link);
 		if (!strcmp(l->key, key))
 			return l;
+	}
 	return NULL;
 }
 
@@ -290,8 +293,7 @@ void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_obj_add_val(d, params, "notifications", honored);
 	yyjson_mut_obj_add_val(d, sl_rpc_envelope(d, NULL, SL_MCP_SUBSCRIPTIONS_ACK), "params", params);
 
-	l->next = s->listens;
-	s->listens = l;
+	sl_list_push_front(&s->listens, &l->link);
 	s->nlistens++;
 	s->gw->listens++;
 	send_tagged(s, l, d);
@@ -300,10 +302,16 @@ void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 	 * is harmless; a 2026-07-28 server's listen is reopened once. */
 	for (size_t k = 0; k < l->nuris; k++) {
 		bool first = true;
-		for (struct sl_session *o = s->gw->sessions; o && first; o = o->next)
-			for (struct sl_listen *x = o->listens; x && first; x = x->next)
-				if (x != l && !o->closing && listen_has(x, l->uris[k].up, l->uris[k].orig))
+		for (struct sl_session *o = s->gw->sessions; o && first; o = o->next) {
+			struct sl_list *ln;
+			sl_list_each(ln, &o->listens) {
+				const struct sl_listen *x = sl_list_entry(ln, struct sl_listen, link);
+				if (x != l && !o->closing && listen_has(x, l->uris[k].up, l->uris[k].orig)) {
 					first = false;
+					break;
+				}
+			}
+		}
 		if (first)
 			watch(s->gw, l->uris[k].up, l->uris[k].orig, true);
 	}
@@ -332,8 +340,10 @@ void sl_listen_end(struct sl_session *s, struct sl_listen *l)
 
 void sl_session_end_listens(struct sl_session *s)
 {
-	while (s->listens)
-		sl_listen_end(s, s->listens);
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&s->listens)))
+		sl_listen_end(s, sl_list_entry(n, struct sl_listen, link));
 }
 
 bool sl_listen_cancel(struct sl_session *s, const char *key)
@@ -347,16 +357,22 @@ bool sl_listen_cancel(struct sl_session *s, const char *key)
 
 void sl_listen_close_all(struct sl_session *s)
 {
-	while (s->listens)
-		listen_drop(s, s->listens);
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&s->listens)))
+		listen_drop(s, sl_list_entry(n, struct sl_listen, link));
 }
 
 bool sl_listen_wants(const struct sl_session *s, const char *uri)
 {
-	for (const struct sl_listen *l = s->listens; l; l = l->next)
+	const struct sl_list *n;
+
+	sl_list_each(n, &s->listens) {
+		const struct sl_listen *l = sl_list_entry(n, const struct sl_listen, link);
 		for (size_t i = 0; i < l->nuris; i++)
 			if (!strcmp(l->uris[i].uri, uri))
 				return true;
+	}
 	return false;
 }
 
@@ -368,8 +384,11 @@ void sl_listen_list_changed(struct sl_session *s, const char *what)
 		       !strcmp(what, "prompts") ? LISTEN_PROMPTS : LISTEN_RESOURCES;
 	char method[64];
 
+	struct sl_list *n;
+
 	snprintf(method, sizeof(method), "notifications/%s/list_changed", what);
-	for (struct sl_listen *l = s->listens; l; l = l->next) {
+	sl_list_each(n, &s->listens) {
+		struct sl_listen *l = sl_list_entry(n, struct sl_listen, link);
 		yyjson_mut_doc *d;
 		if (!(l->what & bit))
 			continue;
@@ -382,7 +401,10 @@ void sl_listen_list_changed(struct sl_session *s, const char *what)
 void sl_listen_updated(struct sl_session *s, struct sl_upstream *u, yyjson_val *params,
 		       const char *uri)
 {
-	for (struct sl_listen *l = s->listens; l; l = l->next) {
+	struct sl_list *n;
+
+	sl_list_each(n, &s->listens) {
+		struct sl_listen *l = sl_list_entry(n, struct sl_listen, link);
 		yyjson_mut_doc *d;
 		yyjson_mut_val *p;
 		bool match = false;

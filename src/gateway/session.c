@@ -23,7 +23,7 @@
 #include <string.h>
 
 struct sl_deferred {
-	struct sl_deferred *next;
+	struct sl_list link;     /* in s->deferred */
 	struct sl_caller *who;   /* its sender (a reference), or NULL */
 	char *line;              /* a line not read yet (sl_session_input_from), or NULL */
 	size_t len;
@@ -118,7 +118,8 @@ struct sl_session *sl_session_new(struct sl_gateway *gw, const struct sl_session
 	sl_map_init(&s->calls);
 	sl_map_init(&s->relays);
 	sl_map_init(&s->subs);
-	s->deferred_tail = &s->deferred;
+	sl_list_init(&s->deferred);
+	sl_list_init(&s->listens);
 	sl_session_set_caller(s, NULL);
 	sl_gateway_add_session(gw, s);
 	return s;
@@ -206,7 +207,7 @@ void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *cap
 
 bool sl_session_idle(const struct sl_session *s)
 {
-	return s->calls.live == 0 && !s->deferred;
+	return s->calls.live == 0 && sl_list_empty(&s->deferred);
 }
 
 static void cancel_pending(const char *key, void *value, void *ctx)
@@ -229,19 +230,24 @@ void sl_session_close(struct sl_session *s)
 	sl_gateway_remove_session(s->gw, s);
 }
 
+static void deferred_free(struct sl_deferred *d)
+{
+	sl_list_remove(&d->link);
+	sl_caller_unref(d->who);
+	free(d->line);
+	yyjson_doc_free(d->doc);
+	free(d);
+}
+
 void sl_session_free(struct sl_session *s)
 {
+	struct sl_list *n;
+
 	sl_relay_dispose(s);
 	sl_map_dispose(&s->subs);
 	sl_map_dispose(&s->calls);
-	while (s->deferred) {
-		struct sl_deferred *d = s->deferred;
-		s->deferred = d->next;
-		sl_caller_unref(d->who);
-		free(d->line);
-		yyjson_doc_free(d->doc);
-		free(d);
-	}
+	while ((n = sl_list_first(&s->deferred)))
+		deferred_free(sl_list_entry(n, struct sl_deferred, link));
 	sl_results_free(s->results);
 	yyjson_doc_free(s->caps_doc);
 	sl_caller_unref(s->caller);
@@ -698,26 +704,25 @@ static void process_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc 
 static void on_settled(void *ctx)
 {
 	struct sl_session *s = ctx;
-	while (s->deferred && !s->closing) {
-		struct sl_deferred *d = s->deferred;
-		s->deferred = d->next;
-		if (!s->deferred)
-			s->deferred_tail = &s->deferred;
-		if (d->doc)
+	struct sl_list *n;
+
+	while (!s->closing && (n = sl_list_first(&s->deferred))) {
+		struct sl_deferred *d = sl_list_entry(n, struct sl_deferred, link);
+		sl_list_remove(n);
+		if (d->doc) {
 			process_doc(s, d->who, d->doc);
-		else
+			d->doc = NULL; /* taken */
+		} else {
 			process(s, d->who, d->line, d->len);
-		sl_caller_unref(d->who);
-		free(d->line);
-		free(d);
+		}
+		deferred_free(d);
 	}
 }
 
 static void defer_entry(struct sl_session *s, struct sl_deferred *d)
 {
-	bool first = s->deferred == NULL;
-	*s->deferred_tail = d;
-	s->deferred_tail = &d->next;
+	bool first = sl_list_empty(&s->deferred);
+	sl_list_push_back(&s->deferred, &d->link);
 	if (first)
 		sl_gateway_when_settled(s->gw, on_settled, s);
 }
@@ -745,7 +750,7 @@ void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const ch
 	if (s->closing)
 		return;
 	/* Keep order: once something waits, everything after it waits too. */
-	if (s->deferred) {
+	if (!sl_list_empty(&s->deferred)) {
 		defer(s, who, line, len);
 		return;
 	}
@@ -758,7 +763,7 @@ void sl_session_input_doc(struct sl_session *s, struct sl_caller *who, yyjson_do
 		yyjson_doc_free(doc);
 		return;
 	}
-	if (s->deferred) {
+	if (!sl_list_empty(&s->deferred)) {
 		defer_doc(s, who, doc);
 		return;
 	}
@@ -823,7 +828,7 @@ void sl_session_notify(struct sl_session *s, struct sl_upstream *u, struct sl_ms
 	if (s->era != SL_ERA_LEGACY) {
 		/* 2026-07-28: only resource updates, and only on listens that
 		 * watch the URI; log messages belong to a request's stream. */
-		if (s->listens && strcmp(m->method, "notifications/resources/updated") == 0 &&
+		if (!sl_list_empty(&s->listens) && strcmp(m->method, "notifications/resources/updated") == 0 &&
 		    (value = sl_json_str(m->params, "uri"))) {
 			ours = sl_catalog_expose_uri(&s->gw->catalog, u, value);
 			sl_listen_updated(s, u, m->params, ours);

@@ -12,6 +12,7 @@
 #ifndef SL_GATEWAY_SESSION_H
 #define SL_GATEWAY_SESSION_H
 
+#include "core/list.h"
 #include "core/map.h"
 #include "gateway/gateway.h"
 #include "pipeline/call.h"
@@ -79,10 +80,9 @@ struct sl_session {
 	struct sl_map relays;        /* our request id -> struct relay */
 	struct sl_map subs;          /* resource URIs subscribed to, as the client names them */
 	int64_t next_out_id;
-	struct sl_deferred *deferred;/* requests waiting for upstreams to settle */
+	struct sl_list deferred;     /* requests waiting for upstreams to settle, oldest first */
 	struct sl_results *results;  /* full results for read_result (the governor's) */
-	struct sl_deferred **deferred_tail;
-	struct sl_listen *listens;   /* 2026-07-28 subscriptions/listen open (listen.c) */
+	struct sl_list listens;      /* 2026-07-28 subscriptions/listen open, newest first (listen.c) */
 	uint32_t nlistens;
 	uint32_t ntasks;             /* tasks held, and creations in flight (tasks.c) */
 };

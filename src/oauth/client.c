@@ -19,6 +19,7 @@
 #include "oauth/client.h"
 #include "config/config.h"
 #include "core/digest.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "event/fetch.h"
 #include "oauth/subject.h"
@@ -41,7 +42,7 @@ enum how {
 };
 
 struct waiter {
-	struct waiter *next;
+	struct sl_list link;     /* in c->waiting or c->answering, oldest first */
 	sl_oauth_ready_fn *cb;
 	void *arg;
 };
@@ -62,7 +63,7 @@ struct sl_oauth_client {
 	bool needs_login;
 	uint64_t failed_at;                   /* the last transient failure; 0: none */
 	char failed_why[WHY_MAX];             /* and what it was */
-	struct waiter *waiting, *answering;   /* answering: taken by the timer, being called */
+	struct sl_list waiting, answering;    /* answering: taken by the timer, being called */
 	unsigned nwaiting;
 	bool answer_ok;
 	char answer_why[WHY_MAX];
@@ -196,13 +197,16 @@ static void save(struct sl_oauth_client *c)
 static void on_answer(uv_timer_t *t)
 {
 	struct sl_oauth_client *c = t->data;
+	struct sl_list *n;
 
-	c->answering = c->waiting;
-	c->waiting = NULL;
+	while ((n = sl_list_first(&c->waiting))) {
+		sl_list_remove(n);
+		sl_list_push_back(&c->answering, n);
+	}
 	c->nwaiting = 0;
-	while (c->answering) {
-		struct waiter *w = c->answering;
-		c->answering = w->next;
+	while ((n = sl_list_first(&c->answering))) {
+		struct waiter *w = sl_list_entry(n, struct waiter, link);
+		sl_list_remove(n);
 		memcpy(c->why, c->answer_why, sizeof(c->why));
 		w->cb(w->arg, c->answer_ok);
 		free(w);
@@ -219,7 +223,7 @@ static void answer(struct sl_oauth_client *c, bool ok)
 
 static enum sl_oauth_verdict wait_add(struct sl_oauth_client *c, sl_oauth_ready_fn *cb, void *arg)
 {
-	struct waiter *w, **p = &c->waiting;
+	struct waiter *w;
 
 	if (c->nwaiting >= c->gcfg->oauth.max_held) {
 		set_why(c, "too many requests waiting for a token (sluice.oauth.maxHeldRequests, %u)",
@@ -229,25 +233,21 @@ static enum sl_oauth_verdict wait_add(struct sl_oauth_client *c, sl_oauth_ready_
 	w = sl_alloc(sizeof(*w));
 	w->cb = cb;
 	w->arg = arg;
-	while (*p)
-		p = &(*p)->next;
-	*p = w;
+	sl_list_push_back(&c->waiting, &w->link);
 	c->nwaiting++;
 	return SL_OAUTH_RETRY;
 }
 
 void sl_oauth_client_forget(struct sl_oauth_client *c, void *arg)
 {
-	struct waiter **lists[] = { &c->waiting, &c->answering };
+	struct sl_list *lists[] = { &c->waiting, &c->answering }, *n, *next;
 
 	for (size_t i = 0; i < SL_COUNT(lists); i++)
-		for (struct waiter **p = lists[i]; *p;) {
-			struct waiter *w = *p;
-			if (w->arg != arg) {
-				p = &w->next;
+		sl_list_each_safe(n, next, lists[i]) {
+			struct waiter *w = sl_list_entry(n, struct waiter, link);
+			if (w->arg != arg)
 				continue;
-			}
-			*p = w->next;
+			sl_list_remove(n);
 			if (i == 0)
 				c->nwaiting--;
 			free(w);
@@ -574,6 +574,8 @@ struct sl_oauth_client *sl_oauth_client_new(uv_loop_t *loop, const struct sl_con
 	c->gcfg = gcfg;
 	c->cfg = cfg;
 	c->user = sl_strdup(user);
+	sl_list_init(&c->waiting);
+	sl_list_init(&c->answering);
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;
 	if (sl_oauth_store_open(gcfg, &c->store, &err) < 0) {
@@ -609,17 +611,16 @@ static void on_client_closed(uv_handle_t *h)
 
 void sl_oauth_client_free(struct sl_oauth_client *c)
 {
-	struct waiter *lists[2];
+	struct sl_list *lists[2], *n;
 
 	if (!c)
 		return;
-	lists[0] = c->waiting;
-	lists[1] = c->answering;
+	lists[0] = &c->waiting;
+	lists[1] = &c->answering;
 	for (size_t i = 0; i < SL_COUNT(lists); i++)
-		while (lists[i]) {
-			struct waiter *w = lists[i];
-			lists[i] = w->next;
-			free(w);
+		while ((n = sl_list_first(lists[i]))) {
+			sl_list_remove(n);
+			free(sl_list_entry(n, struct waiter, link));
 		}
 	if (c->fetcher)
 		sl_fetcher_free(c->fetcher);

@@ -5,6 +5,7 @@
 #define SL_SANDBOX_INTERNAL_H
 
 #include "sandbox/sandbox.h"
+#include "core/list.h"
 
 #define SL_POOL_MAX 16
 
@@ -34,22 +35,22 @@ struct sl_sandbox {
 	 * first come first served, at most max_queued of them. */
 	unsigned max_running, max_queued;
 	unsigned nslots, nqueued;    /* slots held; programs in queued */
-	struct sl_program *queued;   /* programs waiting for a slot, oldest first */
-	struct sl_program **queued_tail; /* where the next one goes, while queued is set */
-	struct sl_program *waiting;  /* programs with a slot, waiting for a worker */
-	struct sl_program *running;  /* programs with a worker */
+	/* A program is in at most one of these. */
+	struct sl_list queued;       /* programs waiting for a slot, oldest first */
+	struct sl_list waiting;      /* programs with a slot, waiting for a worker, oldest first */
+	struct sl_list running;      /* programs with a worker, newest first */
 	uint64_t next_id;
 	uint64_t started_ms;      /* when the zygote was last started */
 	char error[512];
 };
 
 /* program.c */
+/* p leaves sb->waiting (if it was there) for sb->running. */
 void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w);
 void sl_program_exited(struct sl_program *p, int status);
-struct sl_program *sl_program_next(struct sl_program *p);
+/* The program linked by n in sb->queued, waiting or running; NULL for NULL. */
+struct sl_program *sl_program_of(struct sl_list *n);
 pid_t sl_program_pid(const struct sl_program *p);
-/* Removes p from the list at *head (sb->waiting or sb->running). */
-void sl_program_unqueue(struct sl_sandbox *sb, struct sl_program **head, struct sl_program *p);
 
 /* sandbox.c */
 /* Pops a prepared worker, or returns false; either way asks for more. */

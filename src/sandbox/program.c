@@ -49,7 +49,7 @@ struct pcall {
 };
 
 struct sl_program {
-	struct sl_program *next;
+	struct sl_list link;      /* in sb->queued, sb->waiting or sb->running */
 	struct sl_sandbox *sb;
 	struct sl_sandbox_host host;
 	uint64_t id;
@@ -85,9 +85,9 @@ struct sl_program {
 	uint64_t clock_ms;
 };
 
-struct sl_program *sl_program_next(struct sl_program *p)
+struct sl_program *sl_program_of(struct sl_list *n)
 {
-	return p->next;
+	return n ? sl_list_entry(n, struct sl_program, link) : NULL;
 }
 
 pid_t sl_program_pid(const struct sl_program *p)
@@ -103,16 +103,6 @@ uint64_t sl_program_id(const struct sl_program *p)
 const struct sl_program_result *sl_program_result(const struct sl_program *p)
 {
 	return &p->res;
-}
-
-void sl_program_unqueue(struct sl_sandbox *sb, struct sl_program **head, struct sl_program *p)
-{
-	for (struct sl_program **q = head; *q; q = &(*q)->next)
-		if (*q == p) {
-			*q = p->next;
-			p->next = NULL;
-			return;
-		}
 }
 
 /* ---- ending ----------------------------------------------------------------- */
@@ -148,30 +138,21 @@ static void admit(struct sl_program *p);
  * from its head (a cancelled one from where it is). */
 static void enqueue(struct sl_sandbox *sb, struct sl_program *p)
 {
-	if (!sb->queued)
-		sb->queued_tail = &sb->queued;
-	*sb->queued_tail = p;
-	sb->queued_tail = &p->next;
+	sl_list_push_back(&sb->queued, &p->link);
 	sb->nqueued++;
 	p->state = P_QUEUED;
 }
 
 static void dequeue(struct sl_sandbox *sb, struct sl_program *p)
 {
-	struct sl_program **q = &sb->queued;
-	while (*q != p)
-		q = &(*q)->next;
-	*q = p->next;
-	if (sb->queued_tail == &p->next)
-		sb->queued_tail = q;
-	p->next = NULL;
+	sl_list_remove(&p->link);
 	sb->nqueued--;
 }
 
 /* A slot came free: the oldest queued program takes it. */
 static void admit_next(struct sl_sandbox *sb)
 {
-	struct sl_program *p = sb->queued;
+	struct sl_program *p = sl_program_of(sl_list_first(&sb->queued));
 	if (!p || sb->nslots >= sb->max_running)
 		return;
 	dequeue(sb, p);
@@ -198,8 +179,7 @@ static void finish(struct sl_program *p)
 		close(p->w.pidfd);
 		p->w.pidfd = -1;
 	}
-	sl_program_unqueue(p->sb, &p->sb->running, p);
-	sl_program_unqueue(p->sb, &p->sb->waiting, p);
+	sl_list_remove(&p->link); /* from sb->running or sb->waiting */
 	/* Calls still in flight are the host's to stop; it reports nothing
 	 * more of them. */
 	for (uint32_t i = 0; i < p->ncalls; i++) {
@@ -676,8 +656,8 @@ void sl_program_take_worker(struct sl_program *p, struct sl_wslot *w)
 	p->w = *w;
 	p->have_worker = true;
 	p->state = P_WAIT_READY;
-	p->next = sb->running;
-	sb->running = p;
+	sl_list_remove(&p->link);
+	sl_list_push_front(&sb->running, &p->link);
 	uv_pipe_init(sb->loop, &p->sock, 0);
 	p->sock.data = p;
 	p->handles++;
@@ -709,10 +689,7 @@ static void admit(struct sl_program *p)
 		uv_timer_start(&p->timer, on_timer, 0, 0);
 	} else {
 		uv_timer_start(&p->timer, on_timer, sb->lim.timeout_ms + KILL_GRACE_MS, 0);
-		struct sl_program **q = &sb->waiting;
-		while (*q)
-			q = &(*q)->next;
-		*q = p;
+		sl_list_push_back(&sb->waiting, &p->link);
 	}
 }
 

@@ -18,8 +18,9 @@
 static void request_workers(struct sl_sandbox *sb)
 {
 	struct sl_zmsg m = { 'F', 0, 0 };
+	struct sl_list *n;
 	int waiting = 0;
-	for (struct sl_program *p = sb->waiting; p; p = sl_program_next(p))
+	sl_list_each(n, &sb->waiting)
 		waiting++;
 	while (sb->ctl_open && sb->nready + sb->requested < sb->pool + waiting &&
 	       sb->requested < SL_POOL_MAX) {
@@ -109,10 +110,8 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 	if (m.type == 'W' && w.fd >= 0) {
 		w.pid = m.pid;
 		sb->requested--;
-		if (sb->waiting) {
-			struct sl_program *p = sb->waiting;
-			sl_program_unqueue(sb, &sb->waiting, p);
-			sl_program_take_worker(p, &w);
+		if (!sl_list_empty(&sb->waiting)) {
+			sl_program_take_worker(sl_program_of(sl_list_first(&sb->waiting)), &w);
 		} else if (sb->nready < SL_POOL_MAX) {
 			sb->ready[sb->nready++] = w;
 		} else {
@@ -120,9 +119,10 @@ static void on_ctl(uv_poll_t *h, int status, int events)
 		}
 		request_workers(sb);
 	} else if (m.type == 'X') {
-		for (struct sl_program *p = sb->running; p; p = sl_program_next(p))
-			if (sl_program_pid(p) == m.pid) {
-				sl_program_exited(p, m.status);
+		struct sl_list *l;
+		sl_list_each(l, &sb->running)
+			if (sl_program_pid(sl_program_of(l)) == m.pid) {
+				sl_program_exited(sl_program_of(l), m.status);
 				break;
 			}
 		request_workers(sb); /* its replacement (sl_sandbox_pop) */
@@ -141,6 +141,9 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, 
 						   : 2 * uv_available_parallelism();
 	sb->max_queued = cfg->code_max_queued;
 	sb->next_id = 1;
+	sl_list_init(&sb->queued);
+	sl_list_init(&sb->waiting);
+	sl_list_init(&sb->running);
 	if (!zygote_start(sb, err)) {
 		free(sb);
 		return NULL;
@@ -153,12 +156,14 @@ void sl_sandbox_free(struct sl_sandbox *sb)
 	/* Programs still here end first (their owners hear about it; the
 	 * queue first, so that no ending program admits one), then the zygote,
 	 * and with it every worker (it is pid 1 of their namespace). */
-	while (sb->queued)
-		sl_program_cancel(sb->queued);
-	while (sb->running)
-		sl_program_cancel(sb->running);
-	while (sb->waiting)
-		sl_program_cancel(sb->waiting);
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&sb->queued)))
+		sl_program_cancel(sl_program_of(n));
+	while ((n = sl_list_first(&sb->running)))
+		sl_program_cancel(sl_program_of(n));
+	while ((n = sl_list_first(&sb->waiting)))
+		sl_program_cancel(sl_program_of(n));
 	if (sb->ctl_open)
 		zygote_lost(sb);
 	free(sb);

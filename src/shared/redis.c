@@ -15,6 +15,7 @@
  */
 #include "shared/redis.h"
 #include "shared/url.h"
+#include "core/list.h"
 #include "core/log.h"
 
 #include <hiredis/async.h>
@@ -48,7 +49,7 @@ struct cmd {
 	sl_redis_reply_fn *fn;
 	void *ctx;
 	uint64_t deadline;
-	struct cmd *prev, *next;
+	struct sl_list link;    /* in r->cmds */
 };
 
 struct sl_redis_listener {
@@ -58,7 +59,7 @@ struct sl_redis_listener {
 	sl_redis_up_fn *on_up;
 	void *ctx;
 	bool subscribed;        /* SUBSCRIBE sent on the current subscriber connection */
-	struct sl_redis_listener *next;
+	struct sl_list link;    /* in r->listeners */
 };
 
 struct sl_redis {
@@ -67,7 +68,7 @@ struct sl_redis {
 	struct sl_redis_addr addr;
 	struct conn cmd, sub;
 	uv_timer_t tick;
-	struct cmd *head, *tail;      /* in flight, oldest first (Redis answers in order) */
+	struct sl_list cmds;          /* in flight, oldest first (Redis answers in order) */
 	size_t npending;
 	enum sl_redis_state state;
 	time_t since;                 /* wall clock, for `sluice status` */
@@ -78,7 +79,7 @@ struct sl_redis {
 	bool ever_up;
 	bool closing;
 	unsigned handles;             /* open libuv handles: free at 0 once closing */
-	struct sl_redis_listener *listeners;
+	struct sl_list listeners;     /* newest first */
 };
 
 static void conn_start(struct conn *c);
@@ -141,7 +142,7 @@ static void del_write(void *d) { poll_update(d, 0, UV_WRITABLE); }
  * (a stage's state may be freed after the gateway). */
 static void release(struct sl_redis *r)
 {
-	if (r->handles > 0 || !r->closing || r->listeners)
+	if (r->handles > 0 || !r->closing || !sl_list_empty(&r->listeners))
 		return;
 	sl_redis_addr_dispose(&r->addr);
 	free(r->cfg.url);
@@ -210,6 +211,8 @@ static void set_state(struct sl_redis *r, enum sl_redis_state s)
 
 static void went_up(struct sl_redis *r)
 {
+	struct sl_list *n;
+
 	if (!r->cmd.ready || !r->sub.ready || r->state == SL_REDIS_CONNECTED)
 		return;
 	set_state(r, SL_REDIS_CONNECTED);
@@ -223,22 +226,25 @@ static void went_up(struct sl_redis *r)
 	r->up_at = sl_now_ms();
 	r->ever_up = true;
 	r->last_error[0] = '\0';
-	for (struct sl_redis_listener *l = r->listeners; l; l = l->next)
+	sl_list_each(n, &r->listeners) {
+		struct sl_redis_listener *l = sl_list_entry(n, struct sl_redis_listener, link);
 		if (l->on_up)
 			l->on_up(l->ctx);
+	}
 }
 
 /* c is down (r->last_error says why): degraded, warned once, retried. */
 static void went_down(struct conn *c)
 {
 	struct sl_redis *r = c->r;
+	struct sl_list *n;
 
 	c->ac = NULL;
 	c->open = false;
 	c->ready = false;
 	if (c->sub)
-		for (struct sl_redis_listener *l = r->listeners; l; l = l->next)
-			l->subscribed = false;
+		sl_list_each(n, &r->listeners)
+			sl_list_entry(n, struct sl_redis_listener, link)->subscribed = false;
 	if (r->closing)
 		return;
 	if (!r->last_error[0])
@@ -275,14 +281,7 @@ static void drop(struct conn *c, const char *why)
 
 static void unlink_cmd(struct sl_redis *r, struct cmd *k)
 {
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		r->head = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
-	else
-		r->tail = k->prev;
+	sl_list_remove(&k->link);
 	r->npending--;
 }
 
@@ -348,17 +347,13 @@ int sl_redis_command(struct sl_redis *r, sl_redis_reply_fn *fn, void *ctx, int a
 	}
 	k = sl_alloc(sizeof(*k));
 	*k = (struct cmd){ .r = r, .fn = fn, .ctx = ctx,
-			   .deadline = sl_now_ms() + r->cfg.command_timeout_ms, .prev = r->tail };
+			   .deadline = sl_now_ms() + r->cfg.command_timeout_ms };
 	if (redisAsyncCommandArgv(r->cmd.ac, on_reply, k, argc, argv, lens) != REDIS_OK) {
 		sl_err_set(err, "Redis at %s: %s", where(r), r->cmd.ac->errstr);
 		free(k);
 		return SL_ERR_IO;
 	}
-	if (r->tail)
-		r->tail->next = k;
-	else
-		r->head = k;
-	r->tail = k;
+	sl_list_push_back(&r->cmds, &k->link);
 	r->npending++;
 	return SL_OK;
 }
@@ -404,6 +399,7 @@ static void on_sub(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct sl_redis *r = priv;
 	redisReply *rep = reply, *kind, *chan, *msg;
+	struct sl_list *n;
 
 	if (!rep || r->closing || too_big(r, ac, rep))
 		return;
@@ -421,9 +417,11 @@ static void on_sub(redisAsyncContext *ac, void *reply, void *priv)
 	}
 	if (strcmp(kind->str, "message") != 0 || msg->type != REDIS_REPLY_STRING)
 		return;
-	for (struct sl_redis_listener *x = r->listeners; x; x = x->next)
+	sl_list_each(n, &r->listeners) {
+		struct sl_redis_listener *x = sl_list_entry(n, struct sl_redis_listener, link);
 		if (strcmp(x->channel, chan->str) == 0)
 			x->on_message(x->ctx, msg->str, msg->len);
+	}
 }
 
 /* One SUBSCRIBE per channel; its callback (given r, never a listener, which
@@ -432,12 +430,15 @@ static void subscribe(struct sl_redis_listener *l)
 {
 	struct sl_redis *r = l->r;
 	const char *argv[2] = { "SUBSCRIBE", l->channel };
+	struct sl_list *n;
 
-	for (struct sl_redis_listener *x = r->listeners; x; x = x->next)
+	sl_list_each(n, &r->listeners) {
+		const struct sl_redis_listener *x = sl_list_entry(n, struct sl_redis_listener, link);
 		if (x != l && x->subscribed && strcmp(x->channel, l->channel) == 0) {
 			l->subscribed = true;
 			return;
 		}
+	}
 	if (redisAsyncCommandArgv(r->sub.ac, on_sub, r, 2, argv, NULL) == REDIS_OK)
 		l->subscribed = true;
 }
@@ -471,8 +472,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		/* The first "subscribe" confirmation stands for the PING: a
 		 * subscriber has nothing else to say. */
 		bool any = false;
-		for (struct sl_redis_listener *l = r->listeners; l; l = l->next) {
-			subscribe(l);
+		struct sl_list *n;
+		sl_list_each(n, &r->listeners) {
+			subscribe(sl_list_entry(n, struct sl_redis_listener, link));
 			any = true;
 		}
 		if (any)
@@ -530,6 +532,7 @@ static void on_tick(uv_timer_t *t)
 {
 	struct sl_redis *r = t->data;
 	uint64_t now = sl_now_ms();
+	struct sl_list *oldest;
 	char why[128];
 
 	if (r->state == SL_REDIS_CONNECTED && now - r->up_at >= STABLE_MS) {
@@ -543,7 +546,8 @@ static void on_tick(uv_timer_t *t)
 		drop(&r->cmd, why);
 	if (r->sub.ac && !r->sub.ready && now > r->sub.deadline)
 		drop(&r->sub, why);
-	if (r->head && r->cmd.ac && now > r->head->deadline) {
+	if ((oldest = sl_list_first(&r->cmds)) && r->cmd.ac &&
+	    now > sl_list_entry(oldest, struct cmd, link)->deadline) {
 		snprintf(why, sizeof(why), "a command had no reply within %u ms "
 			 "(sluice.shared.redis.commandTimeoutMs)", r->cfg.command_timeout_ms);
 		drop(&r->cmd, why);
@@ -566,6 +570,8 @@ struct sl_redis *sl_redis_new(uv_loop_t *loop, const struct sl_redis_config *cfg
 
 	*r = (struct sl_redis){ .loop = loop, .cfg = *cfg, .state = SL_REDIS_DEGRADED,
 				.since = time(NULL) };
+	sl_list_init(&r->cmds);
+	sl_list_init(&r->listeners);
 	r->cfg.url = sl_strdup(cfg->url);
 	r->cfg.password = cfg->password ? sl_strdup(cfg->password) : NULL;
 	r->cfg.key_prefix = sl_strdup(cfg->key_prefix ? cfg->key_prefix : "sluice:");
@@ -608,9 +614,8 @@ struct sl_redis_listener *sl_redis_listen(struct sl_redis *r, const char *channe
 {
 	struct sl_redis_listener *l = sl_alloc(sizeof(*l));
 	*l = (struct sl_redis_listener){ .r = r, .channel = sl_strdup(channel),
-					 .on_message = on_message, .on_up = on_up, .ctx = ctx,
-					 .next = r->listeners };
-	r->listeners = l;
+					 .on_message = on_message, .on_up = on_up, .ctx = ctx };
+	sl_list_push_front(&r->listeners, &l->link);
 	if (r->sub.open)
 		subscribe(l);
 	if (r->state == SL_REDIS_CONNECTED && on_up)
@@ -624,11 +629,7 @@ void sl_redis_unlisten(struct sl_redis_listener *l)
 	if (!l)
 		return;
 	r = l->r;
-	for (struct sl_redis_listener **p = &r->listeners; *p; p = &(*p)->next)
-		if (*p == l) {
-			*p = l->next;
-			break;
-		}
+	sl_list_remove(&l->link);
 	free(l->channel);
 	free(l);
 	release(r);

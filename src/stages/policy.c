@@ -37,6 +37,7 @@
 #include "core/escape.h"
 #include "core/glob.h"
 #include "core/json.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "pipeline/call.h"
 
@@ -52,13 +53,11 @@
 #define SUMMARY_VALUE_MAX 80 /* bytes of a string value shown, before escaping */
 #define SUMMARY_HASH_HEX 16  /* the arguments' SHA-256, shortened */
 
-struct wait;
-
 struct sl_policy_state {
 	struct sl_policy policy;
 	/* Signs the requestState of 2026-07-28 confirmations; made with the
 	 * state, so it lives as long as this policy does. */
-	struct wait *waits;      /* confirmations whose call is not resumed yet */
+	struct sl_list waits;    /* confirmations whose call is not resumed yet, newest first */
 };
 
 /* What sl_policy_current answers without a state: allow everything. */
@@ -535,6 +534,7 @@ static int policy_init(const struct sl_config *cfg, const struct sl_services *sv
 		return rc;
 	ps = sl_alloc(sizeof(*ps));
 	ps->policy = p;
+	sl_list_init(&ps->waits);
 	*state = ps;
 	return SL_OK;
 }
@@ -571,8 +571,7 @@ static void rule_reason(const struct sl_policy *p, int rule, char *out, size_t n
 /* A confirmation in progress. */
 struct wait {
 	struct sl_call *c;       /* NULL once resumed */
-	struct sl_policy_state *ps; /* while c is set: the list w is on */
-	struct wait *next;
+	struct sl_list link;     /* while c is set: in its state's waits */
 	uv_timer_t timer;
 	char reason[600];
 	bool answered;           /* the elicitation callback ran */
@@ -598,15 +597,9 @@ static void settle(struct wait *w, bool allow, const char *why)
 	struct sl_call *c = w->c;
 	if (!c)
 		return;
-	for (struct wait **p = &w->ps->waits; *p; p = &(*p)->next)
-		if (*p == w) {
-			*p = w->next;
-			break;
-		}
+	sl_list_remove(&w->link);
 	sl_call_set_ctx(c, &sl_stage_policy, NULL);
 	w->c = NULL;
-	w->ps = NULL;
-	w->next = NULL;
 	uv_timer_stop(&w->timer);
 	uv_close((uv_handle_t *)&w->timer, on_timer_closed);
 	sl_call_human_wait(c, false);
@@ -652,9 +645,15 @@ static void policy_cancel(void *state, struct sl_call *c)
 
 void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn, void *ctx)
 {
-	for (const struct wait *w = ps ? ps->waits : NULL; w; w = w->next)
+	const struct sl_list *n;
+
+	if (!ps)
+		return;
+	sl_list_each(n, &ps->waits) {
+		const struct wait *w = sl_list_entry(n, const struct wait, link);
 		if (w->c)
 			fn(ctx, w->c, w->reason);
+	}
 }
 
 /* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
@@ -779,9 +778,7 @@ static enum sl_stage_rc confirm(struct sl_policy_state *ps, struct sl_call *c,
 				  c->tool, reason);
 		return SL_STAGE_DONE;
 	}
-	w->ps = ps;
-	w->next = ps->waits;
-	ps->waits = w;
+	sl_list_push_front(&ps->waits, &w->link);
 	sl_call_set_ctx(c, &sl_stage_policy, w);
 	uv_timer_start(&w->timer, on_deadline, ps->policy.confirm_timeout_ms, 0);
 	sl_call_human_wait(c, true);

@@ -31,6 +31,7 @@
 #include "upstream/link.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "event/curl.h"
 #include "event/fetch.h"
@@ -63,7 +64,7 @@ enum xfer_kind {
 struct sl_remote;
 
 struct xfer {
-	struct xfer *next, *prev;
+	struct sl_list link;      /* in r->xfers, newest first */
 	struct sl_remote *r;
 	enum xfer_kind kind;
 	CURL *easy;
@@ -88,7 +89,7 @@ struct xfer {
 enum note_kind { N_MESSAGE, N_OVERSIZE, N_LOST };
 
 struct note {
-	struct note *next;
+	struct sl_list link;      /* in r->notes, oldest first */
 	enum note_kind kind;
 	size_t total;            /* N_OVERSIZE */
 	size_t alen, blen;
@@ -100,9 +101,9 @@ struct sl_remote {
 	uv_loop_t *loop;
 	struct sl_curl_loop cl;  /* curl's multi handle on the loop */
 	uv_timer_t kick;         /* delivers notes; reopens streams after their delay */
-	struct xfer *xfers;
+	struct sl_list xfers;
 	unsigned nxfers;
-	struct note *notes, **notes_tail;
+	struct sl_list notes;
 	struct sl_handles handles; /* the kick timer, and curl's timer and polls */
 	bool sse_transport;      /* "type": "sse" */
 	bool delivering;         /* inside deliver(): a detach waits for it */
@@ -119,16 +120,16 @@ struct sl_remote {
 	char last_event_id[256]; /* of the GET stream */
 	long retry_ms;
 	uint64_t stream_due;     /* when to reopen the GET stream (0: not scheduled) */
-	struct resume *resumes;  /* answers to fetch with GET and Last-Event-ID */
+	struct sl_list resumes;  /* answers to fetch with GET and Last-Event-ID, newest first */
 
 	struct sl_oauth_client *oauth; /* the upstream's, or NULL: no token to send */
-	struct held *held;       /* lines waiting for a token (the client bounds them) */
+	struct sl_list held;     /* lines waiting for a token (the client bounds them), newest first */
 	bool stream_held;        /* the GET stream waits for a token */
 };
 
 /* A line waiting for a token (oauth/client.h: its callback's arg). */
 struct held {
-	struct held *next;
+	struct sl_list link;     /* in r->held */
 	struct sl_remote *r;
 	char *line;
 	size_t len;
@@ -136,7 +137,7 @@ struct held {
 };
 
 struct resume {
-	struct resume *next;
+	struct sl_list link;     /* in r->resumes */
 	uint64_t due;
 	int64_t req_id;
 	int count;
@@ -175,8 +176,7 @@ static void note_add(struct sl_remote *r, enum note_kind k, const char *a, size_
 		n->blen = bl;
 	}
 	n->total = total;
-	*r->notes_tail = n;
-	r->notes_tail = &n->next;
+	sl_list_push_back(&r->notes, &n->link);
 	if (k == N_LOST)
 		r->lost = true;
 	kick_at(r, 0);
@@ -210,16 +210,20 @@ static void note_failed(struct sl_remote *r, int64_t req_id, const char *why)
 	yyjson_mut_doc_free(d);
 }
 
+static void note_free(struct note *n)
+{
+	sl_list_remove(&n->link);
+	free(n->a);
+	free(n->b);
+	free(n);
+}
+
 static void notes_free(struct sl_remote *r)
 {
-	while (r->notes) {
-		struct note *n = r->notes;
-		r->notes = n->next;
-		free(n->a);
-		free(n->b);
-		free(n);
-	}
-	r->notes_tail = &r->notes;
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&r->notes)))
+		note_free(sl_list_entry(n, struct note, link));
 }
 
 /* ---- libuv and curl ----------------------------------------------------- */
@@ -377,10 +381,7 @@ static bool xfer_start(struct xfer *x)
 		xfer_free(x);
 		return false;
 	}
-	x->next = r->xfers;
-	if (r->xfers)
-		r->xfers->prev = x;
-	r->xfers = x;
+	sl_list_push_front(&r->xfers, &x->link);
 	r->nxfers++;
 	return true;
 }
@@ -389,13 +390,8 @@ static void xfer_free(struct xfer *x)
 {
 	struct sl_remote *r = x->r;
 
-	if (x->prev || r->xfers == x) {
-		if (x->prev)
-			x->prev->next = x->next;
-		else
-			r->xfers = x->next;
-		if (x->next)
-			x->next->prev = x->prev;
+	if (sl_list_linked(&x->link)) {
+		sl_list_remove(&x->link);
 		r->nxfers--;
 		sl_curl.multi_remove_handle(r->cl.multi, x->easy);
 	}
@@ -458,17 +454,9 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 
 static void held_free(struct held *h)
 {
+	sl_list_remove(&h->link);
 	free(h->line);
 	free(h);
-}
-
-static void held_unlink(struct held *h)
-{
-	for (struct held **p = &h->r->held; *p; p = &(*p)->next)
-		if (*p == h) {
-			*p = h->next;
-			return;
-		}
 }
 
 /* The client has no token for a line: its request fails with why (a
@@ -497,7 +485,7 @@ static void on_held_ready(void *arg, bool ok)
 	struct held *h = arg;
 	struct sl_remote *r = h->r;
 
-	held_unlink(h);
+	sl_list_remove(&h->link);
 	if (!ok) {
 		auth_failed(r, h->req_id);
 		held_free(h);
@@ -513,8 +501,7 @@ static bool hold(struct sl_remote *r, struct held *h, enum sl_oauth_verdict v)
 {
 	if (v != SL_OAUTH_RETRY)
 		return false;
-	h->next = r->held;
-	r->held = h;
+	sl_list_push_front(&r->held, &h->link);
 	return true;
 }
 
@@ -585,14 +572,16 @@ static bool post_refused(struct xfer *x)
 /* Forgets the held request id (it was cancelled). */
 static void held_cancel(struct sl_remote *r, int64_t id)
 {
-	for (struct held **p = &r->held; *p; p = &(*p)->next)
-		if ((*p)->req_id == id) {
-			struct held *h = *p;
-			*p = h->next;
+	struct sl_list *n;
+
+	sl_list_each(n, &r->held) {
+		struct held *h = sl_list_entry(n, struct held, link);
+		if (h->req_id == id) {
 			sl_oauth_client_forget(r->oauth, h);
 			held_free(h);
 			return;
 		}
+	}
 }
 
 static bool post(struct sl_remote *r, char *line, size_t len, bool retried)
@@ -620,12 +609,16 @@ static bool post(struct sl_remote *r, char *line, size_t len, bool retried)
 	/* MCP 2026-07-28 HTTP: closing a request's stream cancels it (a
 	 * listen's is how it ends); the notification goes too, for servers
 	 * that wait for it. */
-	if (cancels >= 0 && r->version && !sl_mcp_legacy_version(r->version))
-		for (struct xfer *o = r->xfers; o; o = o->next)
+	if (cancels >= 0 && r->version && !sl_mcp_legacy_version(r->version)) {
+		struct sl_list *n;
+		sl_list_each(n, &r->xfers) {
+			struct xfer *o = sl_list_entry(n, struct xfer, link);
 			if (o->kind == X_POST && o->req_id == cancels && !o->answered) {
 				xfer_free(o);
 				break;
 			}
+		}
+	}
 	add_header(x, "Content-Type", "application/json");
 	add_header(x, "Accept", "application/json, text/event-stream");
 	sl_curl.easy_setopt(x->easy, CURLOPT_POSTFIELDS, line);
@@ -690,8 +683,7 @@ static void answer_lost(struct xfer *x, const char *why)
 		rs->count = x->resumes + 1;
 		snprintf(rs->last_id, sizeof(rs->last_id), "%s", x->sse.last_id);
 		rs->due = sl_now_ms() + (uint64_t)retry_delay(r, &x->sse);
-		rs->next = r->resumes;
-		r->resumes = rs;
+		sl_list_push_front(&r->resumes, &rs->link);
 		kick_at(r, rs->due);
 		return;
 	}
@@ -915,22 +907,20 @@ static void flush_queued(struct sl_remote *r)
 static void deliver(struct sl_remote *r)
 {
 	uint64_t now = sl_now_ms();
+	struct sl_list *l, *next;
 
 	r->delivering = true;
-	while (r->notes && !r->dead) {
-		struct note *n = r->notes;
+	while (!r->dead && (l = sl_list_first(&r->notes))) {
+		struct note *n = sl_list_entry(l, struct note, link);
 		struct sl_upstream *u = r->link.up;
-		if (!(r->notes = n->next))
-			r->notes_tail = &r->notes;
+		sl_list_remove(&n->link);
 		if (n->kind == N_MESSAGE)
 			sl_upstream_link_message(u, n->a, n->alen);
 		else if (n->kind == N_OVERSIZE)
 			sl_upstream_link_oversize(u, n->a, n->alen, n->b, n->blen, n->total);
 		else
 			sl_upstream_link_lost(u, n->a);
-		free(n->a);
-		free(n->b);
-		free(n);
+		note_free(n);
 	}
 	r->delivering = false;
 	if (r->dead) {
@@ -943,13 +933,11 @@ static void deliver(struct sl_remote *r)
 		flush_queued(r);
 	if (r->stream_due && r->stream_due <= now)
 		open_stream(r);
-	for (struct resume **p = &r->resumes; *p;) {
-		struct resume *rs = *p;
-		if (rs->due > now) {
-			p = &rs->next;
+	sl_list_each_safe(l, next, &r->resumes) {
+		struct resume *rs = sl_list_entry(l, struct resume, link);
+		if (rs->due > now)
 			continue;
-		}
-		*p = rs->next;
+		sl_list_remove(&rs->link);
 		open_resume(r, rs);
 		free(rs);
 	}
@@ -977,18 +965,21 @@ static void kick_at(struct sl_remote *r, uint64_t due)
 static void schedule(struct sl_remote *r)
 {
 	uint64_t next = 0;
+	struct sl_list *n;
 
 	if (r->dead)
 		return;
-	if (r->notes) {
+	if (!sl_list_empty(&r->notes)) {
 		kick_at(r, 0);
 		return;
 	}
 	if (r->stream_due)
 		next = r->stream_due;
-	for (struct resume *rs = r->resumes; rs; rs = rs->next)
+	sl_list_each(n, &r->resumes) {
+		const struct resume *rs = sl_list_entry(n, struct resume, link);
 		if (!next || rs->due < next)
 			next = rs->due;
+	}
 	if (next)
 		kick_at(r, next);
 }
@@ -1072,14 +1063,15 @@ static void remote_stop(struct sl_link *l)
 
 static void teardown(struct sl_remote *r)
 {
-	while (r->xfers)
-		xfer_free(r->xfers);
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&r->xfers)))
+		xfer_free(sl_list_entry(n, struct xfer, link));
 	sl_curl_loop_dispose(&r->cl);
 	notes_free(r);
-	while (r->resumes) {
-		struct resume *rs = r->resumes;
-		r->resumes = rs->next;
-		free(rs);
+	while ((n = sl_list_first(&r->resumes))) {
+		sl_list_remove(n);
+		free(sl_list_entry(n, struct resume, link));
 	}
 	sl_buf_dispose(&r->queued);
 	free(r->session_id);
@@ -1091,14 +1083,14 @@ static void teardown(struct sl_remote *r)
 static void remote_detach(struct sl_link *l)
 {
 	struct sl_remote *r = (struct sl_remote *)l;
+	struct sl_list *n;
 
 	r->link.up = NULL;
 	r->dead = true;
 	/* The client outlives the link: what waits on it here is forgotten
 	 * now, before the upstream (and its client) may be freed. */
-	while (r->held) {
-		struct held *h = r->held;
-		r->held = h->next;
+	while ((n = sl_list_first(&r->held))) {
+		struct held *h = sl_list_entry(n, struct held, link);
 		sl_oauth_client_forget(r->oauth, h);
 		held_free(h);
 	}
@@ -1133,7 +1125,10 @@ struct sl_link *sl_remote_link_start(struct sl_upstream *u, struct sl_err *err)
 	r->sse_transport = u->cfg->transport == SL_TRANSPORT_SSE;
 	r->oauth = u->oauth;
 	r->retry_ms = -1;
-	r->notes_tail = &r->notes;
+	sl_list_init(&r->xfers);
+	sl_list_init(&r->notes);
+	sl_list_init(&r->resumes);
+	sl_list_init(&r->held);
 	sl_buf_init(&r->queued, 2 * u->gcfg->max_upstream_message_bytes);
 	uv_timer_init(u->loop, &r->kick);
 	r->kick.data = r;

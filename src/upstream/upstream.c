@@ -26,7 +26,7 @@
 #define LOGIN_POLL_MS 2000     /* waiting for a login: how often the record's file is looked at */
 
 struct sl_ureq {
-	struct sl_ureq *next, *prev;
+	struct sl_list link;    /* in u->requests */
 	struct sl_upstream *u;
 	int64_t id;
 	const char *method;     /* static string, for messages */
@@ -166,20 +166,20 @@ static void ureq_free(struct sl_ureq *r)
 	mrtr_free(r->mrtr);
 	yyjson_mut_doc_free(r->sent);
 	yyjson_mut_doc_free(r->held);
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		u->pending = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
+	sl_list_remove(&r->link);
+	u->pending--;
 	uv_close((uv_handle_t *)&r->timer, on_ureq_closed);
 }
 
 static struct sl_ureq *ureq_find(struct sl_upstream *u, int64_t id)
 {
-	for (struct sl_ureq *r = u->pending; r; r = r->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &u->requests) {
+		struct sl_ureq *r = sl_list_entry(n, struct sl_ureq, link);
 		if (r->id == id)
 			return r;
+	}
 	return NULL;
 }
 
@@ -299,10 +299,8 @@ static struct sl_ureq *ureq_new(struct sl_upstream *u, const char *method, uint6
 	r->cb = cb;
 	r->progress = progress;
 	r->ctx = ctx;
-	r->next = u->pending;
-	if (u->pending)
-		u->pending->prev = r;
-	u->pending = r;
+	sl_list_push_front(&u->requests, &r->link);
+	u->pending++;
 	uv_timer_init(u->loop, &r->timer);
 	r->timer.data = r;
 	/* 0: no deadline (a listen lives as long as its stream). */
@@ -353,6 +351,7 @@ static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mu
 			    struct sl_err *err)
 {
 	struct sl_ureq *r;
+	struct sl_list *l;
 	size_t n = 0;
 
 	if (u->state == SL_UP_IDLE)
@@ -363,8 +362,8 @@ static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mu
 		unavailable(u, err);
 		return NULL;
 	}
-	for (r = u->pending; r; r = r->next)
-		n += r->held != NULL;
+	sl_list_each(l, &u->requests)
+		n += sl_list_entry(l, struct sl_ureq, link)->held != NULL;
 	if (n >= u->gcfg->oauth.max_held) {
 		sl_err_set(err, "server '%s': too many requests (%zu) waiting for %s's link to it",
 			   u->name, n, u->user_name);
@@ -379,33 +378,31 @@ static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mu
 /* A user link is up: what it held goes out, in the order it came. */
 static void send_held(struct sl_upstream *u)
 {
-	struct sl_ureq *r, *last = NULL;
+	struct sl_list *n, *prev;
 	struct sl_err err;
 
-	for (r = u->pending; r; r = r->next)
-		last = r;
-	while (last) {
-		struct sl_ureq *prev = last->prev;
-		if (last->held) {
-			yyjson_mut_doc *d = last->held;
-			last->held = NULL;
-			if (!transmit(u, last, d, yyjson_mut_doc_get_root(d), &err))
-				ureq_fail(last, err.msg);
+	/* From the last (the oldest) back to the first. */
+	for (n = u->requests.prev; n != &u->requests; n = prev) {
+		struct sl_ureq *r = sl_list_entry(n, struct sl_ureq, link);
+		prev = n->prev;
+		if (r->held) {
+			yyjson_mut_doc *d = r->held;
+			r->held = NULL;
+			if (!transmit(u, r, d, yyjson_mut_doc_get_root(d), &err))
+				ureq_fail(r, err.msg);
 			yyjson_mut_doc_free(d);
 		}
-		last = prev;
 	}
 }
 
 static void fail_held(struct sl_upstream *u, const char *why)
 {
-	struct sl_ureq *r = u->pending;
+	struct sl_list *n, *next;
 
-	while (r) {
-		struct sl_ureq *next = r->next;
+	sl_list_each_safe(n, next, &u->requests) {
+		struct sl_ureq *r = sl_list_entry(n, struct sl_ureq, link);
 		if (r->held)
 			ureq_fail(r, why);
-		r = next;
 	}
 }
 
@@ -517,8 +514,10 @@ static void report_down(struct sl_upstream *u)
 static void fail_all(struct sl_upstream *u, const char *why)
 {
 	char *msg = sl_printf("server '%s' %s", u->name, why);
-	while (u->pending)
-		ureq_fail(u->pending, msg);
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&u->requests)))
+		ureq_fail(sl_list_entry(n, struct sl_ureq, link), msg);
 	free(msg);
 }
 
@@ -1080,6 +1079,7 @@ struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_con
 	u->ctx = ctx;
 	u->loop = loop;
 	u->next_id = 1;
+	sl_list_init(&u->requests);
 	u->backoff_ms = BACKOFF_MIN_MS;
 	uv_timer_init(loop, &u->timer);
 	u->timer.data = u;
@@ -1206,12 +1206,14 @@ void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_confi
 
 void sl_upstream_free(struct sl_upstream *u)
 {
+	struct sl_list *n;
+
 	sl_upstream_users_free(u);
 	if (u->link)
 		u->link->ops->detach(u->link);
 	u->link = NULL;
-	while (u->pending)
-		ureq_free(u->pending);
+	while ((n = sl_list_first(&u->requests)))
+		ureq_free(sl_list_entry(n, struct sl_ureq, link));
 	u->listen = NULL;
 	/* After the link: it forgets what it had waiting on the client. */
 	sl_oauth_client_free(u->oauth);

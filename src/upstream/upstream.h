@@ -23,6 +23,7 @@
 #define SL_UPSTREAM_UPSTREAM_H
 
 #include "config/config.h"
+#include "core/list.h"
 #include "core/lru.h"
 #include "core/map.h"
 #include "proto/jsonrpc.h"
@@ -108,7 +109,8 @@ struct sl_upstream {
 	struct sl_link *link;    /* the current incarnation, NULL in BACKOFF */
 	uv_timer_t timer;        /* handshake deadline, or restart backoff */
 	int64_t next_id;
-	struct sl_ureq *pending; /* requests awaiting an answer */
+	struct sl_list requests; /* requests awaiting an answer, newest first */
+	unsigned pending;        /* how many */
 	yyjson_mut_doc *caps_doc;/* client capabilities declared upstream */
 
 	/* From the handshake. */

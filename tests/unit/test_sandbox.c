@@ -229,6 +229,12 @@ static void limits(struct sl_code_limits *l, uint64_t timeout_ms)
 }
 
 /* Starts a program with one forged worker slot; l may be NULL (defaults, 2 s). */
+/* The first program of one of the sandbox's lists, or NULL. */
+static struct sl_program *first(struct sl_list *l)
+{
+	return sl_program_of(sl_list_first(l));
+}
+
 static struct harness *h_start(const struct sl_code_limits *l)
 {
 	struct harness *h = calloc(1, sizeof(*h));
@@ -243,6 +249,9 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	fcntl(h->peer, F_SETFL, fcntl(h->peer, F_GETFL) | O_NONBLOCK);
 
 	h->sb.loop = &h->loop;
+	sl_list_init(&h->sb.queued);
+	sl_list_init(&h->sb.waiting);
+	sl_list_init(&h->sb.running);
 	if (l)
 		h->sb.lim = *l;
 	else
@@ -269,8 +278,8 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	/* The slot was handed out, nothing was asked of the (absent) zygote. */
 	CHECK_INT(h->sb.nready, 0);
 	CHECK_INT(h->sb.requested, SL_POOL_MAX);
-	CHECK(h->sb.running == h->p);
-	CHECK(h->sb.waiting == NULL);
+	CHECK(first(&h->sb.running) == h->p);
+	CHECK(sl_list_empty(&h->sb.waiting));
 	return h;
 }
 
@@ -427,7 +436,7 @@ static void h_end(struct harness *h)
 	CHECK(h->done_p == h->p);
 	if (!h->done_runs)
 		sl_program_cancel(h->p);
-	CHECK(h->sb.running == NULL);
+	CHECK(sl_list_empty(&h->sb.running));
 	sl_program_free(h->p);
 	end = sl_now_us() + 2000000;
 	while (uv_loop_alive(&h->loop) && sl_now_us() < end)
@@ -953,7 +962,7 @@ TEST(sandbox_admission_queue)
 	other_start(h, &a);
 	other_start(h, &b);
 	other_start(h, &c);
-	CHECK(h->sb.queued == a.p);
+	CHECK(first(&h->sb.queued) == a.p);
 	CHECK_INT(h->sb.nqueued, 3);
 	CHECK_INT(h->sb.nslots, 1);
 	other_start(h, &busy);
@@ -976,15 +985,17 @@ TEST(sandbox_admission_queue)
 	CHECK(sl_program_result(b.p)->cancelled && sl_program_result(c.p)->cancelled);
 	CHECK_INT(h->sb.nqueued, 1);
 	other_start(h, &e);
-	CHECK(h->sb.queued == a.p && sl_program_next(a.p) == e.p && sl_program_next(e.p) == NULL);
+	CHECK(first(&h->sb.queued) == a.p &&
+	      sl_list_first(&h->sb.queued)->next == sl_list_last(&h->sb.queued) &&
+	      sl_program_of(sl_list_last(&h->sb.queued)) == e.p);
 	CHECK_INT(h->sb.nqueued, 2);
 
 	/* the running one times out; a gets the slot (no worker is ready: it
 	 * waits for the zygote's) and its clock starts only now */
 	wait_done(h, 3000);
 	CHECK(kind_is(h, "timeout"));
-	CHECK(h->sb.queued == e.p);
-	CHECK(h->sb.waiting == a.p);
+	CHECK(first(&h->sb.queued) == e.p);
+	CHECK(first(&h->sb.waiting) == a.p);
 	CHECK_INT(h->sb.nslots, 1);
 	CHECK_INT(a.done_runs, 0);
 	while ((a.done_runs == 0 || e.done_runs == 0) && sl_now_us() - t0 < 5000000)
@@ -998,7 +1009,7 @@ TEST(sandbox_admission_queue)
 	CHECK(e.done_at - a.done_at >= 300000);
 	CHECK_INT(h->sb.nslots, 0);
 	CHECK_INT(h->sb.nqueued, 0);
-	CHECK(h->sb.waiting == NULL && h->sb.queued == NULL);
+	CHECK(sl_list_empty(&h->sb.waiting) && sl_list_empty(&h->sb.queued));
 
 	sl_program_free(a.p);
 	sl_program_free(b.p);
