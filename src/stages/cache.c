@@ -56,7 +56,7 @@ struct cache {
 	size_t max_bytes;
 	struct sl_lru lru;         /* key -> struct entry, within max_bytes */
 	size_t shared_bytes;
-	struct wait *waits;        /* calls suspended on a Redis GET */
+	struct sl_list waits;      /* calls suspended on a Redis GET, newest first */
 	const struct sl_services *svc; /* the process's: its Redis link, when there is one */
 	bool bad_logged;           /* a hostile entry in Redis was logged */
 };
@@ -64,7 +64,7 @@ struct cache {
 /* A call whose lookup waits for Redis. Unlinked and c NULL once
  * cancelled: the reply then frees it and touches nothing else. */
 struct wait {
-	struct wait *next, **pprev;
+	struct sl_list link;       /* in waits */
 	struct cache *C;
 	struct sl_call *c;
 	bool store;                /* a SET the answer waits for, not a GET */
@@ -134,11 +134,7 @@ static void put_local(struct cache *C, const char *key, char *json, size_t len);
 
 static void unlink_wait(struct wait *w)
 {
-	*w->pprev = w->next;
-	if (w->next)
-		w->next->pprev = w->pprev;
-	w->next = NULL;
-	w->pprev = &w->next;
+	sl_list_remove(&w->link);
 }
 
 /* c is answered by the stored result doc (taken). */
@@ -226,24 +222,24 @@ static enum sl_stage_rc ask_shared(struct cache *C, struct sl_call *c, const cha
 		free(w);
 		return SL_STAGE_NEXT;
 	}
-	w->next = C->waits;
-	if (w->next)
-		w->next->pprev = &w->next;
-	w->pprev = &C->waits;
-	C->waits = w;
+	sl_list_push_front(&C->waits, &w->link);
 	return SL_STAGE_AGAIN;
 }
 
 static void cache_cancel(void *state, struct sl_call *c)
 {
 	struct cache *C = state;
-	for (struct wait *w = C->waits; w; w = w->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &C->waits) {
+		struct wait *w = sl_list_entry(n, struct wait, link);
 		if (w->c == c) {
 			unlink_wait(w);
 			w->c = NULL; /* freed by on_got, which always runs */
 			sl_call_resume(c);
 			return;
 		}
+	}
 }
 
 /* ---- hooks --------------------------------------------------------------------- */
@@ -387,6 +383,7 @@ static int cache_init(const struct sl_config *cfg, const struct sl_services *svc
 		return SL_OK;
 	C = sl_alloc(sizeof(*C));
 	C->svc = svc;
+	sl_list_init(&C->waits);
 	sl_lru_init(&C->lru, 0, 0, entry_free, NULL);
 	if ((rc = sl_conf_load(&cache_conf, section, C, err)) < 0) {
 		cache_fini(C);

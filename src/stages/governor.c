@@ -10,6 +10,7 @@
 #include "config/conf.h"
 #include "pipeline/call.h"
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -28,12 +29,12 @@ struct sl_governor {
 	 * session of its own, so results outlive it here, bound to the
 	 * caller; within store_bytes and CALLERS_RESULTS_MAX entries. */
 	struct sl_results *callers;
-	struct gwait *waits;       /* calls waiting for Redis to hold their result */
+	struct sl_list waits;      /* calls waiting for Redis to hold their result, newest first */
 	const struct sl_services *svc; /* the process's: its result keeper, if any */
 };
 
 struct gwait {
-	struct gwait *next, **pprev;
+	struct sl_list link;       /* in the governor's waits */
 	struct sl_call *c;
 	const struct sl_governor *gov;
 	struct sl_kept_wait *kw;
@@ -107,7 +108,10 @@ static int governor_init(const struct sl_config *cfg, const struct sl_services *
 			 yyjson_val *sec, void **state, struct sl_err *err)
 {
 	struct sl_governor *gov = sl_alloc(sizeof(*gov));
-	int rc = sl_conf_load(&governor_conf, sec, gov, err);
+	int rc;
+
+	sl_list_init(&gov->waits);
+	rc = sl_conf_load(&governor_conf, sec, gov, err);
 
 	if (rc < 0) {
 		free(gov);
@@ -392,9 +396,7 @@ static void cut_result(const struct sl_governor *gov, struct sl_call *c, const c
  * at once (the write goes on; its callback is abandoned). */
 static void unlink_wait(struct gwait *w)
 {
-	*w->pprev = w->next;
-	if (w->next)
-		w->next->pprev = w->pprev;
+	sl_list_remove(&w->link);
 }
 
 static void on_kept(void *ctx, bool ok)
@@ -417,7 +419,10 @@ static const struct sl_keeper *keeper(const struct sl_governor *gov)
 static void governor_cancel(void *state, struct sl_call *c)
 {
 	struct sl_governor *gov = state;
-	for (struct gwait *w = gov->waits; w; w = w->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &gov->waits) {
+		struct gwait *w = sl_list_entry(n, struct gwait, link);
 		if (w->c == c) {
 			unlink_wait(w);
 			keeper(gov)->abandon(w->kw);
@@ -425,6 +430,7 @@ static void governor_cancel(void *state, struct sl_call *c)
 			sl_call_resume(c);
 			return;
 		}
+	}
 }
 
 static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
@@ -475,11 +481,7 @@ static enum sl_stage_rc governor_response(void *state, struct sl_call *c)
 		w->gov = gov;
 		w->len = len;
 		snprintf(w->id, sizeof(w->id), "%s", kid);
-		w->next = gov->waits;
-		if (w->next)
-			w->next->pprev = &w->next;
-		w->pprev = &gov->waits;
-		gov->waits = w;
+		sl_list_push_front(&gov->waits, &w->link);
 		return SL_STAGE_AGAIN;
 	}
 	cut_result(gov, c, id, len);

@@ -44,7 +44,7 @@ struct sl_quota {
 	uint32_t max_identities;
 	struct sl_map by_subject, by_profile; /* name -> struct sl_quota_limits in the lists */
 	struct sl_quota_store *store;
-	struct sl_quota_wait *waits;          /* calls waiting for Redis (quota_shared.c) */
+	struct sl_list waits;                 /* calls waiting for Redis (quota_shared.c) */
 	uint64_t (*clock)(void);
 	struct sl_rate full_warned;           /* the cap's warning: once a minute */
 	const struct sl_services *svc;        /* the process's: its Redis link, when there is one */
@@ -174,6 +174,7 @@ static int quota_init(const struct sl_config *cfg, const struct sl_services *svc
 	if (!sec)
 		return SL_OK;
 	q = sl_alloc(sizeof(*q));
+	sl_list_init(&q->waits);
 	q->svc = svc;
 	sl_map_init(&q->by_subject);
 	sl_map_init(&q->by_profile);

@@ -49,7 +49,7 @@ const char sl_quota_script[] =
 	"return {0}\n";
 
 struct sl_quota_wait {
-	struct sl_quota_wait *next, **pprev;
+	struct sl_list link;             /* in the stage's waits */
 	struct sl_call *c;               /* NULL once cancelled */
 	sl_quota_shared_fn *done;
 	void *ctx;
@@ -71,11 +71,7 @@ static void wait_free(struct sl_quota_wait *w)
 
 static void unlink_wait(struct sl_quota_wait *w)
 {
-	*w->pprev = w->next;
-	if (w->next)
-		w->next->pprev = w->pprev;
-	w->next = NULL;
-	w->pprev = &w->next;
+	sl_list_remove(&w->link);
 }
 
 static bool integer(const redisReply *r, long long lo, long long hi, long long *v)
@@ -139,7 +135,7 @@ static void on_reply(void *ctx, redisReply *reply, const char *error)
 	wait_free(w);
 }
 
-bool sl_quota_shared_ask(struct sl_redis *r, struct sl_quota_wait **waits, struct sl_call *c,
+bool sl_quota_shared_ask(struct sl_redis *r, struct sl_list *waits, struct sl_call *c,
 			 const struct sl_quota_ask *asks, size_t n, sl_quota_shared_fn *done,
 			 void *ctx)
 {
@@ -187,21 +183,21 @@ bool sl_quota_shared_ask(struct sl_redis *r, struct sl_quota_wait **waits, struc
 		wait_free(w);
 		return false;
 	}
-	w->next = *waits;
-	if (w->next)
-		w->next->pprev = &w->next;
-	w->pprev = waits;
-	*waits = w;
+	sl_list_push_front(waits, &w->link);
 	return true;
 }
 
-void sl_quota_shared_cancel(struct sl_quota_wait **waits, struct sl_call *c)
+void sl_quota_shared_cancel(struct sl_list *waits, struct sl_call *c)
 {
-	for (struct sl_quota_wait *w = *waits; w; w = w->next)
+	struct sl_list *n;
+
+	sl_list_each(n, waits) {
+		struct sl_quota_wait *w = sl_list_entry(n, struct sl_quota_wait, link);
 		if (w->c == c) {
 			unlink_wait(w);
 			w->c = NULL; /* freed by on_reply, which always runs */
 			sl_call_resume(c);
 			return;
 		}
+	}
 }

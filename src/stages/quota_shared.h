@@ -20,6 +20,7 @@
 #ifndef SL_STAGES_QUOTA_SHARED_H
 #define SL_STAGES_QUOTA_SHARED_H
 
+#include "core/list.h"
 #include "stages/quota.h"
 
 #include <hiredis/hiredis.h>
@@ -35,11 +36,11 @@ typedef void sl_quota_shared_fn(void *ctx, struct sl_call *c, const struct sl_qu
 
 /* Sends the script for c's asks (n at most 2). False (nothing sent, done
  * never runs) when r is not connected or the command cannot go. */
-bool sl_quota_shared_ask(struct sl_redis *r, struct sl_quota_wait **waits, struct sl_call *c,
+bool sl_quota_shared_ask(struct sl_redis *r, struct sl_list *waits, struct sl_call *c,
 			 const struct sl_quota_ask *asks, size_t n, sl_quota_shared_fn *done,
 			 void *ctx);
 /* c was cancelled while waiting: done never runs for it; c resumes now. */
-void sl_quota_shared_cancel(struct sl_quota_wait **waits, struct sl_call *c);
+void sl_quota_shared_cancel(struct sl_list *waits, struct sl_call *c);
 /* The script's reply for n asks: {0} admitted; {1, ask (1..n), window (1
  * minute, 2 day), retry ms (>= 1)} refused. Returns 0 (with *admitted,
  * and *why when refused, its limit from asks), or -1 for anything else
