@@ -6,13 +6,14 @@
 #include "event/fetch.h"
 #include "event/curl.h"
 #include "event/handles.h"
+#include "core/list.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 struct fetch {
-	struct fetch *next, *prev;
+	struct sl_list link;     /* in the fetcher's running or done list */
 	struct sl_fetcher *f;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -34,9 +35,8 @@ struct sl_fetcher {
 	struct sl_curl_loop cl;
 	struct sl_handles handles;
 	uv_timer_t deliver;      /* answers the done list from the loop */
-	struct fetch *running;   /* in curl */
-	struct fetch *done;      /* answered next, in order */
-	struct fetch **done_tail;
+	struct sl_list running;  /* in curl, newest first */
+	struct sl_list done;     /* answered next, oldest first */
 	unsigned n;              /* running and done */
 };
 
@@ -53,24 +53,16 @@ static void fetch_free(struct fetch *x)
 	free(x);
 }
 
-static void unlink_running(struct sl_fetcher *f, struct fetch *x)
+static struct fetch *fetch_of(struct sl_list *n)
 {
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		f->running = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	x->next = x->prev = NULL;
+	return n ? sl_list_entry(n, struct fetch, link) : NULL;
 }
 
 static void on_deliver(uv_timer_t *t);
 
 static void queue_done(struct sl_fetcher *f, struct fetch *x)
 {
-	x->next = NULL;
-	*f->done_tail = x;
-	f->done_tail = &x->next;
+	sl_list_push_back(&f->done, &x->link);
 	uv_timer_start(&f->deliver, on_deliver, 0, 0);
 }
 
@@ -80,12 +72,12 @@ static void on_deliver(uv_timer_t *t)
 
 	/* One at a time: a callback may free the fetcher, which ends the rest
 	 * unanswered (fetch.h). */
-	while (f->done) {
-		struct fetch *x = f->done;
+	struct fetch *x;
+
+	while ((x = fetch_of(sl_list_first(&f->done)))) {
 		struct sl_fetch_result res = { 0 };
 
-		if (!(f->done = x->next))
-			f->done_tail = &f->done;
+		sl_list_remove(&x->link);
 		f->n--;
 		res.status = x->status;
 		res.body = x->body ? x->body : "";
@@ -161,7 +153,7 @@ static void on_curl_after(void *arg)
 		if (x->error[0])
 			x->status = 0;
 		sl_curl.multi_remove_handle(f->cl.multi, x->easy);
-		unlink_running(f, x);
+		sl_list_remove(&x->link);
 		queue_done(f, x);
 	}
 }
@@ -174,7 +166,8 @@ int sl_fetcher_new(uv_loop_t *loop, const char *who, struct sl_fetcher **out, st
 		return SL_ERR_INVALID;
 	f = sl_alloc(sizeof(*f));
 	f->loop = loop;
-	f->done_tail = &f->done;
+	sl_list_init(&f->running);
+	sl_list_init(&f->done);
 	sl_handles_init(&f->handles);
 	if (!sl_curl_loop_init(&f->cl, loop, &f->handles, on_curl_after, f)) {
 		free(f);
@@ -190,22 +183,21 @@ int sl_fetcher_new(uv_loop_t *loop, const char *who, struct sl_fetcher **out, st
 
 void sl_fetcher_free(struct sl_fetcher *f)
 {
-	while (f->running) {
-		struct fetch *x = f->running;
-		unlink_running(f, x);
+	struct fetch *x;
+
+	while ((x = fetch_of(sl_list_first(&f->running)))) {
+		sl_list_remove(&x->link);
 		sl_curl.multi_remove_handle(f->cl.multi, x->easy);
 		if (x->dispose)
 			x->dispose(x->arg);
 		fetch_free(x);
 	}
-	while (f->done) {
-		struct fetch *x = f->done;
-		f->done = x->next;
+	while ((x = fetch_of(sl_list_first(&f->done)))) {
+		sl_list_remove(&x->link);
 		if (x->dispose)
 			x->dispose(x->arg);
 		fetch_free(x);
 	}
-	f->done_tail = &f->done;
 	f->n = 0;
 	sl_curl_loop_dispose(&f->cl);
 	sl_handles_close(&f->handles, free, f);
@@ -293,8 +285,5 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 		queue_done(f, x);
 		return;
 	}
-	x->next = f->running;
-	if (f->running)
-		f->running->prev = x;
-	f->running = x;
+	sl_list_push_front(&f->running, &x->link);
 }
