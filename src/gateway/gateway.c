@@ -67,6 +67,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
+	sl_list_init(&gw->waiters);
 	/* What the stages hear from and hand to the gateway, through the
 	 * services every generation of this process shares. */
 	gen->services->tools_changed = on_tools_changed;
@@ -136,6 +137,8 @@ static void on_gw_closed(void *arg)
 
 void sl_gateway_free(struct sl_gateway *gw)
 {
+	struct sl_list *n;
+
 	sl_oauth_subjects_configure(NULL);
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_free(gw->ups[i]);
@@ -150,10 +153,9 @@ void sl_gateway_free(struct sl_gateway *gw)
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
-	while (gw->waiters) {
-		struct sl_waiter *w = gw->waiters;
-		gw->waiters = w->next;
-		free(w);
+	while ((n = sl_list_first(&gw->waiters))) {
+		sl_list_remove(n);
+		free(sl_list_entry(n, struct sl_waiter, link));
 	}
 	sl_handles_close(&gw->handles, on_gw_closed, gw);
 }
@@ -201,15 +203,20 @@ void sl_gateway_remove_session(struct sl_gateway *gw, struct sl_session *s)
 
 /* ---- settling: every upstream has had its first go -------------------- */
 
+/* Runs the waiters there are now; those added meanwhile wait for the next
+ * round. */
 static void run_waiters(struct sl_gateway *gw)
 {
-	struct sl_waiter *w = gw->waiters;
-	gw->waiters = NULL;
-	while (w) {
-		struct sl_waiter *next = w->next;
+	struct sl_list now, *n;
+
+	/* now takes the place of the gateway's head: it holds them all. */
+	sl_list_push_front(&gw->waiters, &now);
+	sl_list_remove(&gw->waiters);
+	while ((n = sl_list_first(&now))) {
+		struct sl_waiter *w = sl_list_entry(n, struct sl_waiter, link);
+		sl_list_remove(n);
 		w->fn(w->ctx);
 		free(w);
-		w = next;
 	}
 }
 
@@ -245,12 +252,10 @@ static void on_settled_idle(uv_timer_t *t)
 
 void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 {
-	struct sl_waiter *w = sl_alloc(sizeof(*w)), **p = &gw->waiters;
+	struct sl_waiter *w = sl_alloc(sizeof(*w));
 	w->fn = fn;
 	w->ctx = ctx;
-	while (*p)
-		p = &(*p)->next;
-	*p = w;
+	sl_list_push_back(&gw->waiters, &w->link);
 	if (gw->settled)
 		uv_timer_start(&gw->wake, on_settled_idle, 0, 0);
 }
