@@ -79,7 +79,7 @@ struct sl_gateway {
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
-	struct sl_session *sessions;
+	struct sl_list sessions;       /* struct sl_session, newest first */
 	/* Client requests in flight (struct sl_pending), all sessions, both
 	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
 	uint32_t requests;
