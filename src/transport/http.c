@@ -560,6 +560,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	sl_list_init(&h->retired);
 	if (http_sharing(h))
 		h->ends = sl_session_store_listen(gw->redis, http_on_ended_elsewhere, h);
 	h->cfg = &cfg->http;

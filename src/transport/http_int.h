@@ -49,6 +49,7 @@
 #include "transport/http.h"
 #include "auth/auth.h"
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/map.h"
 #include "event/handles.h"
 #include "shared/sessions.h"
@@ -155,7 +156,7 @@ struct conn {
  * the reload is open: its handshake may have taken them (http_on_cert), and
  * GnuTLS keeps what the retrieve callback gave it for the session's life. */
 struct retired {
-	struct retired *next;
+	struct sl_list link;         /* in h->retired */
 	struct sl_tls *tls;
 	uint64_t epoch;              /* h->tls_epoch before the swap: conns with epoch <= it hold it */
 	uint32_t holders;            /* such connections still open */
@@ -200,7 +201,7 @@ struct sl_http {
 	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now (http_tls.c) is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
-	struct retired *retired;
+	struct sl_list retired;      /* struct retired, newest first */
 };
 
 enum {
