@@ -560,6 +560,7 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	sl_list_init(&h->adoptions);
 	sl_list_init(&h->retired);
 	if (http_sharing(h))
 		h->ends = sl_session_store_listen(gw->redis, http_on_ended_elsewhere, h);
@@ -666,6 +667,8 @@ void sl_http_stop(struct sl_http *h)
 
 void sl_http_free(struct sl_http *h)
 {
+	struct sl_list *n;
+
 	http_web_stop(h); /* a page still suspended would outlive the daemon */
 	http_reap(h);
 	sl_handles_close_one(&h->handles, &h->poll, NULL);
@@ -675,8 +678,9 @@ void sl_http_free(struct sl_http *h)
 	h->freeing = true;
 	http_reap(h);
 	sl_map_dispose(&h->by_id);
-	while (h->adoptions)
-		http_adoption_unlink(h->adoptions); /* freed when their reply comes */
+	/* Adoptions still reading are freed when their reply comes. */
+	while ((n = sl_list_first(&h->adoptions)))
+		http_adoption_unlink(sl_list_entry(n, struct adoption, link));
 	sl_session_store_unlisten(h->ends);
 	sl_auth_free(h->auth);
 	h->auth = NULL;

@@ -195,7 +195,8 @@ struct sl_http {
 	struct req *held;            /* suspended until auth has what it fetches */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
 	struct req *webs;            /* web login pages waiting (suspended) */
-	struct adoption *adoptions;  /* sessions being read from Redis (at most ADOPT_MAX) */
+	struct sl_list adoptions;    /* sessions being read from Redis (at most ADOPT_MAX),
+				      * newest first */
 	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
 	struct sl_admin *admin;      /* the admin page's CSRF token and CSP (gateway/admin.h) */
 	uint32_t nadoptions;
@@ -248,7 +249,7 @@ struct req {
 
 /* One session being adopted from its record in Redis. */
 struct adoption {
-	struct adoption *next, *prev; /* in h->adoptions */
+	struct sl_list link;         /* in h->adoptions */
 	struct sl_http *h;           /* NULL once the transport is freed */
 	struct req *r;               /* the request waiting, NULL once it ended */
 	struct sl_caller *who;       /* a reference */

@@ -475,14 +475,8 @@ enum MHD_Result http_del(struct sl_http *h, struct MHD_Connection *c,
 
 void http_adoption_unlink(struct adoption *ad)
 {
-	struct sl_http *h = ad->h;
-	if (ad->prev)
-		ad->prev->next = ad->next;
-	else
-		h->adoptions = ad->next;
-	if (ad->next)
-		ad->next->prev = ad->prev;
-	h->nadoptions--;
+	sl_list_remove(&ad->link);
+	ad->h->nadoptions--;
 	ad->h = NULL;
 }
 
@@ -586,10 +580,7 @@ bool http_adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r
 	}
 	ad->h = h;
 	ad->r = r;
-	ad->next = h->adoptions;
-	if (h->adoptions)
-		h->adoptions->prev = ad;
-	h->adoptions = ad;
+	sl_list_push_front(&h->adoptions, &ad->link);
 	h->nadoptions++;
 	r->adopt = ad;
 	MHD_suspend_connection(c);
@@ -599,10 +590,14 @@ bool http_adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r
 /* Stopping: requests waiting for a record go on (and get 503). */
 void http_adoptions_release(struct sl_http *h)
 {
-	for (struct adoption *ad = h->adoptions; ad; ad = ad->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &h->adoptions) {
+		struct adoption *ad = sl_list_entry(n, struct adoption, link);
 		if (ad->r) {
 			ad->r->adopt = NULL;
 			MHD_resume_connection(ad->r->conn);
 			ad->r = NULL;
 		}
+	}
 }
