@@ -560,6 +560,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	sl_list_init(&h->pending.list);
+	sl_list_init(&h->idle.list);
 	sl_list_init(&h->adoptions);
 	sl_list_init(&h->retired);
 	if (http_sharing(h))

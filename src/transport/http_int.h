@@ -143,7 +143,7 @@ enum conn_state {
 };
 
 struct conn {
-	struct conn *prev, *next;
+	struct sl_list link;         /* in h->pending or h->idle, by its state */
 	enum conn_state state;
 	bool seen;                   /* pending at the last http_enforce_pending() */
 	int fd;
@@ -163,7 +163,7 @@ struct retired {
 };
 
 struct conns {
-	struct conn *head, *tail;    /* oldest first */
+	struct sl_list list;         /* struct conn, oldest first */
 	uint32_t n;
 };
 
