@@ -439,10 +439,10 @@ static void on_sweep(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
 	uint64_t now = sl_now_ms();
-	struct hsess *hs = h->sessions, *next;
-	for (; hs; hs = next) {
+	struct sl_list *n, *next;
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
 		bool open = false;
-		next = hs->next;
 		for (struct stream *st = hs->streams; st; st = st->next)
 			open |= !st->detached;
 		if (!hs->ephemeral && !open && now - hs->last_ms > h->cfg->idle_timeout_ms) {
@@ -470,12 +470,15 @@ static void on_sweep(uv_timer_t *t)
 static void on_beat(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
+	struct sl_list *n, *next;
 	/* An SSE comment keeps proxies and clients from timing the stream
 	 * out, and lets a suspended connection notice a vanished peer. */
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
 		for (struct stream *st = hs->streams; st; st = st->next)
 			if (st->sse && !st->head && !st->done && !st->detached && !st->killed)
 				http_stream_push(st, http_line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)), true);
+	}
 }
 
 /* ---- start and stop ---------------------------------------------------------------------- */
@@ -560,6 +563,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	sl_list_init(&h->sessions);
+	sl_list_init(&h->reap);
 	sl_list_init(&h->pending.list);
 	sl_list_init(&h->idle.list);
 	sl_list_init(&h->adoptions);
@@ -650,6 +655,8 @@ out:
 
 void sl_http_stop(struct sl_http *h)
 {
+	struct sl_list *n, *next;
+
 	if (h->stopping)
 		return;
 	h->stopping = true;
@@ -659,10 +666,10 @@ void sl_http_stop(struct sl_http *h)
 	http_web_stop(h);
 	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
 	 * completion response, before their streams close. */
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
-		sl_session_end_listens(hs->s);
-	while (h->sessions)
-		http_session_end(h->sessions);
+	sl_list_each_safe(n, next, &h->sessions)
+		sl_session_end_listens(sl_list_entry(n, struct hsess, link)->s);
+	while ((n = sl_list_first(&h->sessions)))
+		http_session_end(sl_list_entry(n, struct hsess, link));
 	/* Let the ended streams finish before the daemon goes. */
 	run_mhd(h);
 }

@@ -162,10 +162,13 @@ static bool can_give(const struct hsess *hs, const struct stream *keep)
 static bool make_room(struct sl_http *h, struct hsess *hs, const struct stream *keep)
 {
 	struct stream *d;
+	struct sl_list *n;
 	if (!hs)
-		for (struct hsess *x = h->sessions; x; x = x->next)
+		sl_list_each(n, &h->sessions) {
+			struct hsess *x = sl_list_entry(n, struct hsess, link);
 			if (can_give(x, keep) && (!hs || x->bytes > hs->bytes))
 				hs = x;
+		}
 	if (!hs)
 		return false;
 	d = hs->detached;

@@ -103,7 +103,7 @@ struct stream {
 
 struct hsess {
 	struct sl_http *h;
-	struct hsess *next;          /* in h->sessions or h->reap */
+	struct sl_list link;         /* in h->sessions or h->reap */
 	struct sl_session *s;
 	char id[SL_SESSION_ID_MAX];  /* 128 random bits in hex, sealed with
 				      * sluice.shared.secret (shared/sessions.h);
@@ -182,7 +182,8 @@ struct sl_http {
 	bool wildcard;               /* bound to 0.0.0.0 or :: */
 	bool loopback;
 	uint16_t port;
-	struct hsess *sessions, *reap;
+	struct sl_list sessions;     /* struct hsess, newest first */
+	struct sl_list reap;         /* ended sessions, freed from the loop; newest first */
 	struct sl_map by_id;
 	uint32_t nsessions;          /* session era */
 	uint32_t nephemeral;         /* 2026-07-28 requests in flight, listens aside */

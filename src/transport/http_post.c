@@ -114,7 +114,9 @@ static void on_wait(uv_timer_t *t)
 	struct sl_http *h = t->data;
 	uint64_t now = sl_now_ms();
 	bool more = false;
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+	struct sl_list *n, *next;
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
 		for (struct stream *st = hs->streams; st; st = st->next)
 			if (!st->sse && st->req && st->req->waiting) {
 				if (now - st->req->since_ms >= WAIT_MS)
@@ -122,6 +124,7 @@ static void on_wait(uv_timer_t *t)
 				else
 					more = true;
 			}
+	}
 	if (!more)
 		uv_timer_stop(t);
 }
@@ -131,8 +134,11 @@ static void on_wait(uv_timer_t *t)
 static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
-	for (const struct hsess *x = h->sessions; x; x = x->next)
+	const struct sl_list *ln;
+	sl_list_each(ln, &h->sessions) {
+		const struct hsess *x = sl_list_entry(ln, struct hsess, link);
 		n += x->ephemeral && !x->listen && sl_caller_same(x->who, who);
+	}
 	return n;
 }
 
@@ -140,8 +146,11 @@ static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *
 static uint32_t listens_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
-	for (const struct hsess *x = h->sessions; x; x = x->next)
+	const struct sl_list *ln;
+	sl_list_each(ln, &h->sessions) {
+		const struct hsess *x = sl_list_entry(ln, struct hsess, link);
 		n += x->listen && sl_caller_same(x->who, who);
+	}
 	return n;
 }
 

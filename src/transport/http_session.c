@@ -225,8 +225,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	} else {
 		h->nephemeral++;
 	}
-	hs->next = h->sessions;
-	h->sessions = hs;
+	sl_list_push_front(&h->sessions, &hs->link);
 	hs->s = sl_session_new(h->gw, &io, hs);
 	sl_session_set_caller(hs->s, who);
 	return hs;
@@ -240,11 +239,7 @@ void http_session_end(struct hsess *hs)
 	if (hs->ended)
 		return;
 	hs->ended = true;
-	for (struct hsess **p = &h->sessions; *p; p = &(*p)->next)
-		if (*p == hs) {
-			*p = hs->next;
-			break;
-		}
+	sl_list_remove(&hs->link);
 	if (!hs->ephemeral) {
 		sl_map_del(&h->by_id, hs->id);
 		h->nsessions--;
@@ -264,16 +259,17 @@ void http_session_end(struct hsess *hs)
 		http_stream_unlink(st);
 		http_stream_end(st);
 	}
-	hs->next = h->reap;
-	h->reap = hs;
+	sl_list_push_front(&h->reap, &hs->link);
 	http_kick(h);
 }
 
 void http_reap(struct sl_http *h)
 {
-	while (h->reap) {
-		struct hsess *hs = h->reap;
-		h->reap = hs->next;
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&h->reap))) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		sl_list_remove(n);
 		sl_session_free(hs->s);
 		while (hs->backlog)
 			http_backlog_drop_oldest(hs);
@@ -414,8 +410,7 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 	snprintf(hs->id, sizeof(hs->id), "%s", id);
 	sl_map_put(&h->by_id, hs->id, hs);
 	h->nsessions++;
-	hs->next = h->sessions;
-	h->sessions = hs;
+	sl_list_push_front(&h->sessions, &hs->link);
 	hs->s = sl_session_new(h->gw, &io, hs);
 	sl_session_set_caller(hs->s, who);
 	if (rec->client_info)
