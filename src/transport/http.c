@@ -442,9 +442,10 @@ static void on_sweep(uv_timer_t *t)
 	struct sl_list *n, *next;
 	sl_list_each_safe(n, next, &h->sessions) {
 		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		struct sl_list *sn;
 		bool open = false;
-		for (struct stream *st = hs->streams; st; st = st->next)
-			open |= !st->detached;
+		sl_list_each(sn, &hs->streams)
+			open |= !sl_list_entry(sn, struct stream, link)->detached;
 		if (!hs->ephemeral && !open && now - hs->last_ms > h->cfg->idle_timeout_ms) {
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
 			http_session_end(hs);
@@ -475,9 +476,13 @@ static void on_beat(uv_timer_t *t)
 	 * out, and lets a suspended connection notice a vanished peer. */
 	sl_list_each_safe(n, next, &h->sessions) {
 		struct hsess *hs = sl_list_entry(n, struct hsess, link);
-		for (struct stream *st = hs->streams; st; st = st->next)
+		struct sl_list *sn;
+		/* Not _safe: making room may free another (detached) stream. */
+		sl_list_each(sn, &hs->streams) {
+			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (st->sse && !st->head && !st->done && !st->detached && !st->killed)
 				http_stream_push(st, http_line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)), true);
+		}
 	}
 }
 

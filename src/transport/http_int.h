@@ -72,7 +72,7 @@ struct adoption;
 struct stream {
 	struct sl_http *h;
 	struct hsess *hs;            /* NULL once the session ended */
-	struct stream *next;         /* in hs->streams */
+	struct sl_list link;         /* in hs->streams, while hs is set */
 	struct stream *dprev, *dnext; /* in hs's detached list, oldest first */
 	struct MHD_Connection *conn;
 	char *key;                   /* POST: the request's id as JSON */
@@ -113,7 +113,7 @@ struct hsess {
 	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
-	struct stream *streams;
+	struct sl_list streams;      /* struct stream, newest first */
 	struct stream *get;
 	struct stream *detached, *detached_tail; /* streams to give up first, oldest first */
 	struct line *backlog, **backlog_tail;
