@@ -73,7 +73,7 @@ struct stream {
 	struct sl_http *h;
 	struct hsess *hs;            /* NULL once the session ended */
 	struct sl_list link;         /* in hs->streams, while hs is set */
-	struct stream *dprev, *dnext; /* in hs's detached list, oldest first */
+	struct sl_list dlink;        /* in hs->detached, while detached and not given up */
 	struct MHD_Connection *conn;
 	char *key;                   /* POST: the request's id as JSON */
 	char *token;                 /* POST: its progressToken as JSON, or NULL */
@@ -115,7 +115,7 @@ struct hsess {
 				      * it answers only that identity */
 	struct sl_list streams;      /* struct stream, newest first */
 	struct stream *get;
-	struct stream *detached, *detached_tail; /* streams to give up first, oldest first */
+	struct sl_list detached;     /* streams to give up first, oldest first */
 	struct line *backlog, **backlog_tail;
 	size_t nbacklog;
 	size_t bytes;                /* charged: its streams and its backlog */

@@ -211,6 +211,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	hs->h = h;
 	hs->ephemeral = ephemeral;
 	sl_list_init(&hs->streams);
+	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
 	hs->last_ms = sl_now_ms();
@@ -413,6 +414,7 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 	struct hsess *hs = sl_alloc(sizeof(*hs));
 	hs->h = h;
 	sl_list_init(&hs->streams);
+	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
 	hs->last_ms = sl_now_ms();
