@@ -572,6 +572,8 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	sl_list_init(&h->reap);
 	sl_list_init(&h->pending.list);
 	sl_list_init(&h->idle.list);
+	sl_list_init(&h->held);
+	sl_list_init(&h->webs);
 	sl_list_init(&h->adoptions);
 	sl_list_init(&h->retired);
 	if (http_sharing(h))

@@ -448,15 +448,9 @@ bool http_admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 
 void http_held_remove(struct sl_http *h, struct req *r)
 {
-	if (!r->held_prev && h->held != r)
+	if (!sl_list_linked(&r->held_link))
 		return;
-	if (r->held_prev)
-		r->held_prev->held_next = r->held_next;
-	else
-		h->held = r->held_next;
-	if (r->held_next)
-		r->held_next->held_prev = r->held_prev;
-	r->held_next = r->held_prev = NULL;
+	sl_list_remove(&r->held_link);
 	h->nheld--;
 }
 
@@ -464,11 +458,14 @@ void http_held_remove(struct sl_http *h, struct req *r)
 void http_on_auth_ready(void *arg)
 {
 	struct sl_http *h = arg;
-	for (struct req *r = h->held; r; r = r->held_next)
+	struct sl_list *n;
+	sl_list_each(n, &h->held) {
+		struct req *r = sl_list_entry(n, struct req, held_link);
 		if (r->held_suspended) {
 			r->held_suspended = false;
 			MHD_resume_connection(r->conn);
 		}
+	}
 	http_kick(h);
 }
 
@@ -497,7 +494,7 @@ enum check http_check_credential(struct sl_http *h, struct MHD_Connection *c, st
 	}
 	v = sl_auth_check(h->auth, http_header(c, "Authorization"), &who, why);
 	if (v == SL_AUTH_PENDING) {
-		if (!r->held_prev && h->held != r) {
+		if (!sl_list_linked(&r->held_link)) {
 			if (h->nheld >= h->cfg->auth.max_waiting) {
 				memset(why, 0, sizeof(*why));
 				why->status = MHD_HTTP_SERVICE_UNAVAILABLE;
@@ -506,10 +503,7 @@ enum check http_check_credential(struct sl_http *h, struct MHD_Connection *c, st
 					 "(sluice.http.auth.maxWaiting)");
 				return REFUSED;
 			}
-			r->held_next = h->held;
-			if (h->held)
-				h->held->held_prev = r;
-			h->held = r;
+			sl_list_push_front(&h->held, &r->held_link);
 			h->nheld++;
 		}
 		return HELD;

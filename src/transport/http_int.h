@@ -193,9 +193,11 @@ struct sl_http {
 	struct conns pending, idle;
 	uint32_t nconns;             /* open, from accept to close */
 	unsigned warned;             /* bounds already logged (WARNED_*) */
-	struct req *held;            /* suspended until auth has what it fetches */
+	struct sl_list held;         /* struct req suspended until auth has what it fetches,
+				      * newest first */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
-	struct req *webs;            /* web login pages waiting (suspended) */
+	struct sl_list webs;         /* struct req: web login pages waiting (suspended),
+				      * newest first */
 	struct sl_list adoptions;    /* sessions being read from Redis (at most ADOPT_MAX),
 				      * newest first */
 	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
@@ -227,7 +229,7 @@ struct req {
 	 * the connection is suspended and listed in h->held until it ends. */
 	bool unchecked;              /* no verdict on its credential yet */
 	bool held_suspended;
-	struct req *held_next, *held_prev;
+	struct sl_list held_link;    /* in h->held */
 	struct MHD_Connection *conn;
 	/* A web login page (oauth/weblogin.h): wq while it waits, suspended
 	 * and listed in h->webs; then its page, queued on the next call. */
@@ -236,7 +238,7 @@ struct req {
 	struct sl_weblogin_req *wq;
 	unsigned web_status;
 	char *web_html;
-	struct req *web_next, *web_prev;
+	struct sl_list web_link;     /* in h->webs */
 	/* A POST to /admin: its form, read under SL_ADMIN_BODY_MAX. */
 	bool admin;
 	struct sl_admin_form *form;
