@@ -208,6 +208,7 @@ static void sessions(struct page *p, struct sl_gateway *gw, yyjson_mut_val *stat
 {
 	yyjson_mut_val *prog = yyjson_mut_obj_get(status, "programs");
 	size_t rows = 0, more = 0;
+	const struct sl_list *n;
 
 	rawf(p, "<h2 id=sessions>Sessions and programs</h2>\n<p>%llu sessions over HTTP, %llu "
 	     "requests in flight. ", (unsigned long long)yyjson_mut_get_uint(
@@ -221,7 +222,8 @@ static void sessions(struct page *p, struct sl_gateway *gw, yyjson_mut_val *stat
 		raw(p, "Code mode is off.</p>\n");
 	raw(p, "<table><tr><th>Session</th><th>Protocol</th><th>Caller</th><th>Profile</th>"
 	    "<th>Requests</th></tr>\n");
-	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+	sl_list_each(n, &gw->sessions) {
+		const struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		if (rows++ >= SL_ADMIN_ROWS) {
 			more++;
 			continue;

@@ -255,13 +255,19 @@ void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool mode
 
 static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
 {
-	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &s->gw->sessions) {
+		struct sl_session *o = sl_list_entry(n, struct sl_session, link);
 		if (o != s && !o->closing && sl_map_get(&o->subs, uri))
 			return true;
+	}
 	/* A 2026-07-28 listen (listen.c) watches it too. */
-	for (struct sl_session *o = s->gw->sessions; o; o = o->next)
+	sl_list_each(n, &s->gw->sessions) {
+		struct sl_session *o = sl_list_entry(n, struct sl_session, link);
 		if (!o->closing && sl_listen_wants(o, uri))
 			return true;
+	}
 	return false;
 }
 

@@ -67,6 +67,8 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
 	gw->cfg = cfg;
+	sl_list_init(&gw->waiters);
+	sl_list_init(&gw->sessions);
 	/* What the stages hear from and hand to the gateway, through the
 	 * services every generation of this process shares. */
 	gen->services->tools_changed = on_tools_changed;
@@ -136,6 +138,8 @@ static void on_gw_closed(void *arg)
 
 void sl_gateway_free(struct sl_gateway *gw)
 {
+	struct sl_list *n;
+
 	sl_oauth_subjects_configure(NULL);
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_free(gw->ups[i]);
@@ -150,10 +154,9 @@ void sl_gateway_free(struct sl_gateway *gw)
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
-	while (gw->waiters) {
-		struct sl_waiter *w = gw->waiters;
-		gw->waiters = w->next;
-		free(w);
+	while ((n = sl_list_first(&gw->waiters))) {
+		sl_list_remove(n);
+		free(sl_list_entry(n, struct sl_waiter, link));
 	}
 	sl_handles_close(&gw->handles, on_gw_closed, gw);
 }
@@ -186,30 +189,31 @@ struct sl_upstream *sl_gateway_upstream(struct sl_gateway *gw, const char *name)
 
 void sl_gateway_add_session(struct sl_gateway *gw, struct sl_session *s)
 {
-	s->next = gw->sessions;
-	gw->sessions = s;
+	sl_list_push_front(&gw->sessions, &s->link);
 }
 
 void sl_gateway_remove_session(struct sl_gateway *gw, struct sl_session *s)
 {
-	for (struct sl_session **p = &gw->sessions; *p; p = &(*p)->next)
-		if (*p == s) {
-			*p = s->next;
-			return;
-		}
+	(void)gw;
+	sl_list_remove(&s->link);
 }
 
 /* ---- settling: every upstream has had its first go -------------------- */
 
+/* Runs the waiters there are now; those added meanwhile wait for the next
+ * round. */
 static void run_waiters(struct sl_gateway *gw)
 {
-	struct sl_waiter *w = gw->waiters;
-	gw->waiters = NULL;
-	while (w) {
-		struct sl_waiter *next = w->next;
+	struct sl_list now, *n;
+
+	/* now takes the place of the gateway's head: it holds them all. */
+	sl_list_push_front(&gw->waiters, &now);
+	sl_list_remove(&gw->waiters);
+	while ((n = sl_list_first(&now))) {
+		struct sl_waiter *w = sl_list_entry(n, struct sl_waiter, link);
+		sl_list_remove(n);
 		w->fn(w->ctx);
 		free(w);
-		w = next;
 	}
 }
 
@@ -245,12 +249,10 @@ static void on_settled_idle(uv_timer_t *t)
 
 void sl_gateway_when_settled(struct sl_gateway *gw, sl_gateway_fn fn, void *ctx)
 {
-	struct sl_waiter *w = sl_alloc(sizeof(*w)), **p = &gw->waiters;
+	struct sl_waiter *w = sl_alloc(sizeof(*w));
 	w->fn = fn;
 	w->ctx = ctx;
-	while (*p)
-		p = &(*p)->next;
-	*p = w;
+	sl_list_push_back(&gw->waiters, &w->link);
 	if (gw->settled)
 		uv_timer_start(&gw->wake, on_settled_idle, 0, 0);
 }
@@ -327,6 +329,7 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 	bool tools = sl_catalog_rebuild(&gw->catalog, gw->ups, gw->nups) || tools_maybe;
 	uint64_t rh = lists_hash(gw, false), ph = lists_hash(gw, true);
 	bool resources = rh != gw->resources_hash, prompts = ph != gw->prompts_hash;
+	struct sl_list *n, *next;
 
 	gw->resources_hash = rh;
 	gw->prompts_hash = ph;
@@ -334,7 +337,8 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 		sl_view_warn(gw);
 	if (!gw->settled)
 		return; /* nobody has seen a list yet */
-	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		/* The router's own tools do not change with the catalog. Every
 		 * session of a profile hears a change of the catalog, whether or
 		 * not its part changed: a client asks once more, nothing worse. */
@@ -349,11 +353,15 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 
 void sl_gateway_tools_changed(struct sl_gateway *gw)
 {
+	struct sl_list *n, *next;
+
 	if (!gw->settled)
 		return;
-	for (struct sl_session *s = gw->sessions; s; s = s->next)
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		if (!router_view(s))
 			sl_session_list_changed(s, "tools");
+	}
 }
 
 static void on_up_ready(void *ctx, struct sl_upstream *u)
@@ -406,6 +414,7 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	struct sl_msg f = *m;
 	yyjson_doc *doc = NULL;
 	char *withheld = NULL;
+	struct sl_list *n, *next;
 
 	/* A log message is the server's text (notifications/resources/updated
 	 * carries only a URI, which subscriptions are matched on). */
@@ -416,7 +425,8 @@ static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		return;
 	}
 	/* A user link speaks for its server, to its user's sessions alone. */
-	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		char key[65];
 		if (u->user && (!sl_caller_user_key(s->caller, key) || strcmp(key, u->user)))
 			continue;
@@ -449,6 +459,7 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	unsigned waiting = 0;
 	yyjson_doc *doc = NULL;
 	int code = SL_RPC_METHOD_NOT_FOUND;
+	struct sl_list *n, *next;
 
 	/* An elicitation's message, a sampling request's messages and system
 	 * prompt: the server's text, for a person or the person's model. */
@@ -462,7 +473,8 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	 * server's input request names its call (asker); a legacy server's
 	 * does not, so when several sessions could be meant, none is. */
 	asker = sl_upstream_asker(u, m->id);
-	for (struct sl_session *s = gw->sessions; s; s = s->next) {
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		switch (sl_session_answers(s, u, &f, asker, &why)) {
 		case SL_ANSWER_YES:
 			to = s;
@@ -476,9 +488,10 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 	}
 	/* Outside any call (roots/list right after initialize, say) only a
 	 * lone stdio client is surely the one meant; over HTTP nobody is. */
-	if (!waiting && !gw->shared && gw->sessions && !gw->sessions->next &&
-	    gw->sessions->era == SL_ERA_LEGACY)
-		to = gw->sessions, waiting = 1;
+	n = sl_list_first(&gw->sessions);
+	if (!waiting && !gw->shared && n && n == sl_list_last(&gw->sessions) &&
+	    sl_list_entry(n, struct sl_session, link)->era == SL_ERA_LEGACY)
+		to = sl_list_entry(n, struct sl_session, link), waiting = 1;
 	/* Several sessions waiting: the question may be any one's, also one
 	 * that cannot answer it, so the one that can is not asked either. */
 	if (waiting == 1 && to && sl_session_relay(to, u, &f, asker)) {

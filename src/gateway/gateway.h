@@ -18,6 +18,7 @@
 #define SL_GATEWAY_GATEWAY_H
 
 #include "config/config.h"
+#include "core/list.h"
 #include "core/map.h"
 #include "pipeline/gen.h"
 #include "event/handles.h"
@@ -35,7 +36,7 @@ struct sl_fleet;
 typedef void (*sl_gateway_fn)(void *ctx);
 
 struct sl_waiter {
-	struct sl_waiter *next;
+	struct sl_list link;       /* in the gateway's waiters */
 	sl_gateway_fn fn;
 	void *ctx;
 };
@@ -78,7 +79,7 @@ struct sl_gateway {
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
-	struct sl_session *sessions;
+	struct sl_list sessions;       /* struct sl_session, newest first */
 	/* Client requests in flight (struct sl_pending), all sessions, both
 	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
 	uint32_t requests;
@@ -99,7 +100,7 @@ struct sl_gateway {
 	uv_timer_t timer;          /* startup deadline, then stop polling */
 	uv_timer_t wake;           /* runs waiters from the loop */
 	struct sl_handles handles; /* the timers */
-	struct sl_waiter *waiters;
+	struct sl_list waiters;    /* struct sl_waiter, oldest first */
 	struct sl_sandbox *sandbox;/* code mode, once started */
 	char code_error[512];      /* why code mode could not start */
 	sl_gateway_fn on_stopped;

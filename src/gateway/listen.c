@@ -93,7 +93,10 @@ static bool listen_has(const struct sl_listen *l, const struct sl_upstream *u, c
 static bool wanted(struct sl_gateway *gw, const struct sl_listen *skip, struct sl_upstream *u,
 		   const char *orig, const char *uri)
 {
-	for (struct sl_session *o = gw->sessions; o; o = o->next) {
+	struct sl_list *on;
+
+	sl_list_each(on, &gw->sessions) {
+		struct sl_session *o = sl_list_entry(on, struct sl_session, link);
 		struct sl_list *n;
 		if (o->closing)
 			continue;
@@ -302,7 +305,9 @@ void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 	 * is harmless; a 2026-07-28 server's listen is reopened once. */
 	for (size_t k = 0; k < l->nuris; k++) {
 		bool first = true;
-		for (struct sl_session *o = s->gw->sessions; o && first; o = o->next) {
+		struct sl_list *on;
+		sl_list_each(on, &s->gw->sessions) {
+			struct sl_session *o = sl_list_entry(on, struct sl_session, link);
 			struct sl_list *ln;
 			sl_list_each(ln, &o->listens) {
 				const struct sl_listen *x = sl_list_entry(ln, struct sl_listen, link);
@@ -311,6 +316,8 @@ void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 					break;
 				}
 			}
+			if (!first)
+				break;
 		}
 		if (first)
 			watch(s->gw, l->uris[k].up, l->uris[k].orig, true);

@@ -170,10 +170,14 @@ static void resubscribe_one(const char *key, void *value, void *ctx)
 static void on_adopted_settled(void *ctx)
 {
 	struct adopted *a = ctx;
-	struct sl_session *s = a->gw->sessions;
+	struct sl_session *s = NULL;
+	struct sl_list *n;
 
-	while (s && s->id != a->id)
-		s = s->next;
+	sl_list_each(n, &a->gw->sessions)
+		if (sl_list_entry(n, struct sl_session, link)->id == a->id) {
+			s = sl_list_entry(n, struct sl_session, link);
+			break;
+		}
 	if (s && !s->closing) {
 		sl_map_each(&s->subs, resubscribe_one, s);
 		if (s->log_level[0])

@@ -58,7 +58,7 @@ struct sl_listen;
 struct sl_caller;
 
 struct sl_session {
-	struct sl_session *next;     /* in the gateway's list */
+	struct sl_list link;         /* in the gateway's sessions */
 	uint64_t id;                 /* unique in this process, from 1 (audit, telemetry) */
 	struct sl_gateway *gw;
 	const struct sl_session_io *io;

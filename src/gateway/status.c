@@ -88,10 +88,11 @@ void sl_gateway_fleet_load(void *ctx, struct sl_fleet_load *out)
 {
 	const struct sl_gateway *gw = ctx;
 	unsigned running = 0, queued = 0;
+	const struct sl_list *n;
 
 	*out = (struct sl_fleet_load){ .ups_total = gw->nups };
-	for (const struct sl_session *s = gw->sessions; s; s = s->next)
-		out->sessions += s->era == SL_ERA_LEGACY;
+	sl_list_each(n, &gw->sessions)
+		out->sessions += sl_list_entry(n, struct sl_session, link)->era == SL_ERA_LEGACY;
 	for (size_t i = 0; i < gw->nups; i++)
 		out->ups_up += gw->ups[i]->state == SL_UP_READY;
 	if (gw->sandbox)

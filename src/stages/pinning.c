@@ -21,6 +21,7 @@
 #include "core/buf.h"
 #include "core/digest.h"
 #include "core/escape.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "shared/pins.h"
@@ -87,7 +88,7 @@ struct sl_pinning {
 	char *cfg_path;         /* for the commands the warning names */
 	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
 	struct sl_map changes;  /* server key -> struct change (owned) */
-	struct ask *asks;       /* elicitations in flight, detached at fini */
+	struct sl_list asks;    /* elicitations in flight, newest first; detached at fini */
 	struct sl_shared_pins *shared; /* pins across replicas (src/shared/pins.c), once the
 					* services have a Redis link (sl_pinning_share) */
 	const struct sl_services *svc; /* the process's (pipeline/gen.h): its Redis link, and
@@ -1429,20 +1430,11 @@ size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up)
 /* An elicitation in flight: "trust the new definitions of server s?" */
 struct ask {
 	struct sl_pinning *pg;  /* NULL once the stage's state is gone */
-	struct ask *next;
+	struct sl_list link;    /* in pg->asks */
 	struct sl_upstream *up; /* lives as long as the gateway */
 	char *key;
 	char sig[SL_PIN_HEX];   /* the change asked about */
 };
-
-static void ask_unlink(struct ask *a)
-{
-	for (struct ask **p = &a->pg->asks; *p; p = &(*p)->next)
-		if (*p == a) {
-			*p = a->next;
-			break;
-		}
-}
 
 /* What the person reads: the server's name as configured, quoted and
  * escaped, and counts. Nothing the server wrote (tool names, descriptions)
@@ -1500,7 +1492,7 @@ static void on_ask_answer(void *ctx, const char *action, yyjson_val *content)
 
 	if (!pg)
 		goto out; /* the stage's state is gone (a reload): nothing to do */
-	ask_unlink(a);
+	sl_list_remove(&a->link);
 	ch = change_of(pg, a->key);
 	ch->asking = false;
 	if (!action) {
@@ -1549,8 +1541,7 @@ static bool ask_person(struct sl_pinning *pg, const struct sl_asker *ask, struct
 	if (asked) {
 		snprintf(ch->asked, sizeof(ch->asked), "%s", r->sig);
 		ch->asking = true;
-		a->next = pg->asks;
-		pg->asks = a;
+		sl_list_push_front(&pg->asks, &a->link);
 	} else {
 		free(a->key);
 		free(a);
@@ -1771,6 +1762,7 @@ static int pinning_init(const struct sl_config *cfg, const struct sl_services *s
 	pg->fresh = pc.fresh;
 	pg->ask = pc.ask;
 	pg->cfg_path = sl_strdup(cfg && cfg->path ? cfg->path : "FILE");
+	sl_list_init(&pg->asks);
 	sl_map_init(&pg->warned);
 	sl_map_init(&pg->changes);
 	*state = pg;
@@ -1787,11 +1779,16 @@ static void free_change(const char *key, void *value, void *ctx)
 static void pinning_fini(void *state)
 {
 	struct sl_pinning *pg = state;
+	struct sl_list *n, *next;
+
 	if (!pg)
 		return;
 	/* An answer that comes after this finds its ask detached. */
-	for (struct ask *a = pg->asks; a; a = a->next)
+	sl_list_each_safe(n, next, &pg->asks) {
+		struct ask *a = sl_list_entry(n, struct ask, link);
+		sl_list_remove(n);
 		a->pg = NULL;
+	}
 	sl_shared_pins_detach(pg->shared);
 	sl_pinning_close(pg->pins);
 	sl_map_dispose(&pg->warned);

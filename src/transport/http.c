@@ -439,12 +439,13 @@ static void on_sweep(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
 	uint64_t now = sl_now_ms();
-	struct hsess *hs = h->sessions, *next;
-	for (; hs; hs = next) {
+	struct sl_list *n, *next;
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		struct sl_list *sn;
 		bool open = false;
-		next = hs->next;
-		for (struct stream *st = hs->streams; st; st = st->next)
-			open |= !st->detached;
+		sl_list_each(sn, &hs->streams)
+			open |= !sl_list_entry(sn, struct stream, link)->detached;
 		if (!hs->ephemeral && !open && now - hs->last_ms > h->cfg->idle_timeout_ms) {
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
 			http_session_end(hs);
@@ -470,12 +471,19 @@ static void on_sweep(uv_timer_t *t)
 static void on_beat(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
+	struct sl_list *n, *next;
 	/* An SSE comment keeps proxies and clients from timing the stream
 	 * out, and lets a suspended connection notice a vanished peer. */
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
-		for (struct stream *st = hs->streams; st; st = st->next)
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		struct sl_list *sn;
+		/* Not _safe: making room may free another (detached) stream. */
+		sl_list_each(sn, &hs->streams) {
+			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (st->sse && !st->head && !st->done && !st->detached && !st->killed)
 				http_stream_push(st, http_line_new(sl_strdup(HEARTBEAT), strlen(HEARTBEAT)), true);
+		}
+	}
 }
 
 /* ---- start and stop ---------------------------------------------------------------------- */
@@ -560,6 +568,14 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 
 	h->loop = loop;
 	h->gw = gw;
+	sl_list_init(&h->sessions);
+	sl_list_init(&h->reap);
+	sl_list_init(&h->pending.list);
+	sl_list_init(&h->idle.list);
+	sl_list_init(&h->held);
+	sl_list_init(&h->webs);
+	sl_list_init(&h->adoptions);
+	sl_list_init(&h->retired);
 	if (http_sharing(h))
 		h->ends = sl_session_store_listen(gw->redis, http_on_ended_elsewhere, h);
 	h->cfg = &cfg->http;
@@ -646,6 +662,8 @@ out:
 
 void sl_http_stop(struct sl_http *h)
 {
+	struct sl_list *n, *next;
+
 	if (h->stopping)
 		return;
 	h->stopping = true;
@@ -655,16 +673,18 @@ void sl_http_stop(struct sl_http *h)
 	http_web_stop(h);
 	/* MCP 2026-07-28 subscriptions: listens end gracefully, with their
 	 * completion response, before their streams close. */
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
-		sl_session_end_listens(hs->s);
-	while (h->sessions)
-		http_session_end(h->sessions);
+	sl_list_each_safe(n, next, &h->sessions)
+		sl_session_end_listens(sl_list_entry(n, struct hsess, link)->s);
+	while ((n = sl_list_first(&h->sessions)))
+		http_session_end(sl_list_entry(n, struct hsess, link));
 	/* Let the ended streams finish before the daemon goes. */
 	run_mhd(h);
 }
 
 void sl_http_free(struct sl_http *h)
 {
+	struct sl_list *n;
+
 	http_web_stop(h); /* a page still suspended would outlive the daemon */
 	http_reap(h);
 	sl_handles_close_one(&h->handles, &h->poll, NULL);
@@ -674,8 +694,9 @@ void sl_http_free(struct sl_http *h)
 	h->freeing = true;
 	http_reap(h);
 	sl_map_dispose(&h->by_id);
-	while (h->adoptions)
-		http_adoption_unlink(h->adoptions); /* freed when their reply comes */
+	/* Adoptions still reading are freed when their reply comes. */
+	while ((n = sl_list_first(&h->adoptions)))
+		http_adoption_unlink(sl_list_entry(n, struct adoption, link));
 	sl_session_store_unlisten(h->ends);
 	sl_auth_free(h->auth);
 	h->auth = NULL;

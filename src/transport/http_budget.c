@@ -82,30 +82,13 @@ void http_detached_add(struct stream *st)
 {
 	struct hsess *hs = st->hs;
 	st->detached = true;
-	st->dnext = NULL;
-	st->dprev = hs->detached_tail;
-	if (hs->detached_tail)
-		hs->detached_tail->dnext = st;
-	else
-		hs->detached = st;
-	hs->detached_tail = st;
+	sl_list_push_back(&hs->detached, &st->dlink);
 }
 
 /* Takes st off its session's list of streams to give up first. */
 void http_detached_del(struct stream *st)
 {
-	struct hsess *hs = st->hs;
-	if (!hs || !(st->dprev || hs->detached == st))
-		return;
-	if (st->dprev)
-		st->dprev->dnext = st->dnext;
-	else
-		hs->detached = st->dnext;
-	if (st->dnext)
-		st->dnext->dprev = st->dprev;
-	else
-		hs->detached_tail = st->dprev;
-	st->dprev = st->dnext = NULL;
+	sl_list_remove(&st->dlink);
 }
 
 void http_hist_drop_oldest(struct stream *st)
@@ -150,9 +133,18 @@ void http_backlog_drop_oldest(struct hsess *hs)
 	free(l);
 }
 
+/* The oldest detached stream of hs other than keep, or NULL. */
+static struct stream *to_give(const struct hsess *hs, const struct stream *keep)
+{
+	struct sl_list *n = sl_list_first(&hs->detached);
+	if (n && sl_list_entry(n, struct stream, dlink) == keep)
+		n = n->next != &hs->detached ? n->next : NULL;
+	return n ? sl_list_entry(n, struct stream, dlink) : NULL;
+}
+
 static bool can_give(const struct hsess *hs, const struct stream *keep)
 {
-	return (hs->detached && (hs->detached != keep || hs->detached->dnext)) || hs->backlog;
+	return to_give(hs, keep) || hs->backlog;
 }
 
 /* The order at a bound (docs/internals/HTTP.md, "Bounds"): the oldest
@@ -162,15 +154,16 @@ static bool can_give(const struct hsess *hs, const struct stream *keep)
 static bool make_room(struct sl_http *h, struct hsess *hs, const struct stream *keep)
 {
 	struct stream *d;
+	struct sl_list *n;
 	if (!hs)
-		for (struct hsess *x = h->sessions; x; x = x->next)
+		sl_list_each(n, &h->sessions) {
+			struct hsess *x = sl_list_entry(n, struct hsess, link);
 			if (can_give(x, keep) && (!hs || x->bytes > hs->bytes))
 				hs = x;
+		}
 	if (!hs)
 		return false;
-	d = hs->detached;
-	if (d && d == keep)
-		d = d->dnext;
+	d = to_give(hs, keep);
 	if (d) {
 		forget(d);
 		return true;

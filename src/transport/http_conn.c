@@ -110,28 +110,21 @@ static bool host_allowed(struct sl_http *h, const char *host)
 
 static void conns_add(struct conns *l, struct conn *x)
 {
-	x->next = NULL;
-	x->prev = l->tail;
-	if (l->tail)
-		l->tail->next = x;
-	else
-		l->head = x;
-	l->tail = x;
+	sl_list_push_back(&l->list, &x->link);
 	l->n++;
 }
 
 static void conns_del(struct conns *l, struct conn *x)
 {
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		l->head = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	else
-		l->tail = x->prev;
-	x->prev = x->next = NULL;
+	sl_list_remove(&x->link);
 	l->n--;
+}
+
+/* The oldest connection of l, or NULL. */
+static struct conn *conns_first(const struct conns *l)
+{
+	struct sl_list *n = sl_list_first(&l->list);
+	return n ? sl_list_entry(n, struct conn, link) : NULL;
 }
 
 /* Takes x out of the list of its state; it is then busy (or closing). */
@@ -192,10 +185,11 @@ static void on_deadline(uv_timer_t *t);
 static void arm_deadline(struct sl_http *h)
 {
 	uint64_t next = UINT64_MAX, now = sl_now_ms();
-	if (h->pending.head)
-		next = deadline_of(h, h->pending.head);
-	if (h->idle.head && deadline_of(h, h->idle.head) < next)
-		next = deadline_of(h, h->idle.head);
+	const struct conn *p = conns_first(&h->pending), *i = conns_first(&h->idle);
+	if (p)
+		next = deadline_of(h, p);
+	if (i && deadline_of(h, i) < next)
+		next = deadline_of(h, i);
 	if (next == UINT64_MAX)
 		uv_timer_stop(&h->deadline);
 	else
@@ -209,13 +203,14 @@ static void on_deadline(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
 	uint64_t now = sl_now_ms();
-	while (h->pending.head && deadline_of(h, h->pending.head) <= now) {
+	struct conn *x;
+	while ((x = conns_first(&h->pending)) && deadline_of(h, x) <= now) {
 		http_warn_once(h, WARNED_HEADERS, "a connection did not send its request's headers within "
 			       "sluice.limits.headerTimeoutMs: closed");
-		conn_close(h, h->pending.head);
+		conn_close(h, x);
 	}
-	while (h->idle.head && deadline_of(h, h->idle.head) <= now)
-		conn_close(h, h->idle.head);
+	while ((x = conns_first(&h->idle)) && deadline_of(h, x) <= now)
+		conn_close(h, x);
 	arm_deadline(h);
 }
 
@@ -230,26 +225,30 @@ static void on_deadline(uv_timer_t *t)
  * previous pass (it had one run to be read). */
 void http_enforce_pending(struct sl_http *h)
 {
-	struct conn *x, *next;
+	struct sl_list *ln, *lnext;
 	uint64_t now = sl_now_ms();
-	for (x = h->pending.head; x && now - x->since_ms >= PENDING_GRACE_MS; x = next) {
+	sl_list_each_safe(ln, lnext, &h->pending.list) {
+		struct conn *x = sl_list_entry(ln, struct conn, link);
 		uint32_t n = 0;
-		next = x->next;
-		for (struct conn *y = x; y && n <= h->lim->max_pending_per_ip; y = y->next)
-			n += same_address(&x->addr, &y->addr);
+		if (now - x->since_ms < PENDING_GRACE_MS)
+			break;
+		/* x and those younger than it */
+		for (struct sl_list *ly = ln; ly != &h->pending.list && n <= h->lim->max_pending_per_ip;
+		     ly = ly->next)
+			n += same_address(&x->addr, &sl_list_entry(ly, struct conn, link)->addr);
 		if (n > h->lim->max_pending_per_ip) {
 			http_warn_once(h, WARNED_PER_ADDRESS, "connections not yet admitted from one address "
 				       "over sluice.limits.maxPendingPerAddress: closing the oldest");
 			conn_close(h, x);
 		}
 	}
-	while (h->pending.n > h->lim->max_pending && h->pending.head->seen) {
+	while (h->pending.n > h->lim->max_pending && conns_first(&h->pending)->seen) {
 		http_warn_once(h, WARNED_PENDING, "connections not yet admitted over "
 			       "sluice.limits.maxPendingConnections: closing the oldest");
-		conn_close(h, h->pending.head);
+		conn_close(h, conns_first(&h->pending));
 	}
-	for (x = h->pending.head; x; x = x->next)
-		x->seen = true;
+	sl_list_each(ln, &h->pending.list)
+		sl_list_entry(ln, struct conn, link)->seen = true;
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: a connection accepted, or closed. A new
@@ -449,15 +448,9 @@ bool http_admit(struct sl_http *h, struct MHD_Connection *c, const char *url,
 
 void http_held_remove(struct sl_http *h, struct req *r)
 {
-	if (!r->held_prev && h->held != r)
+	if (!sl_list_linked(&r->held_link))
 		return;
-	if (r->held_prev)
-		r->held_prev->held_next = r->held_next;
-	else
-		h->held = r->held_next;
-	if (r->held_next)
-		r->held_next->held_prev = r->held_prev;
-	r->held_next = r->held_prev = NULL;
+	sl_list_remove(&r->held_link);
 	h->nheld--;
 }
 
@@ -465,11 +458,14 @@ void http_held_remove(struct sl_http *h, struct req *r)
 void http_on_auth_ready(void *arg)
 {
 	struct sl_http *h = arg;
-	for (struct req *r = h->held; r; r = r->held_next)
+	struct sl_list *n;
+	sl_list_each(n, &h->held) {
+		struct req *r = sl_list_entry(n, struct req, held_link);
 		if (r->held_suspended) {
 			r->held_suspended = false;
 			MHD_resume_connection(r->conn);
 		}
+	}
 	http_kick(h);
 }
 
@@ -498,7 +494,7 @@ enum check http_check_credential(struct sl_http *h, struct MHD_Connection *c, st
 	}
 	v = sl_auth_check(h->auth, http_header(c, "Authorization"), &who, why);
 	if (v == SL_AUTH_PENDING) {
-		if (!r->held_prev && h->held != r) {
+		if (!sl_list_linked(&r->held_link)) {
 			if (h->nheld >= h->cfg->auth.max_waiting) {
 				memset(why, 0, sizeof(*why));
 				why->status = MHD_HTTP_SERVICE_UNAVAILABLE;
@@ -507,10 +503,7 @@ enum check http_check_credential(struct sl_http *h, struct MHD_Connection *c, st
 					 "(sluice.http.auth.maxWaiting)");
 				return REFUSED;
 			}
-			r->held_next = h->held;
-			if (h->held)
-				h->held->held_prev = r;
-			h->held = r;
+			sl_list_push_front(&h->held, &r->held_link);
 			h->nheld++;
 		}
 		return HELD;

@@ -49,6 +49,7 @@
 #include "transport/http.h"
 #include "auth/auth.h"
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/map.h"
 #include "event/handles.h"
 #include "shared/sessions.h"
@@ -71,8 +72,8 @@ struct adoption;
 struct stream {
 	struct sl_http *h;
 	struct hsess *hs;            /* NULL once the session ended */
-	struct stream *next;         /* in hs->streams */
-	struct stream *dprev, *dnext; /* in hs's detached list, oldest first */
+	struct sl_list link;         /* in hs->streams, while hs is set */
+	struct sl_list dlink;        /* in hs->detached, while detached and not given up */
 	struct MHD_Connection *conn;
 	char *key;                   /* POST: the request's id as JSON */
 	char *token;                 /* POST: its progressToken as JSON, or NULL */
@@ -102,7 +103,7 @@ struct stream {
 
 struct hsess {
 	struct sl_http *h;
-	struct hsess *next;          /* in h->sessions or h->reap */
+	struct sl_list link;         /* in h->sessions or h->reap */
 	struct sl_session *s;
 	char id[SL_SESSION_ID_MAX];  /* 128 random bits in hex, sealed with
 				      * sluice.shared.secret (shared/sessions.h);
@@ -112,9 +113,9 @@ struct hsess {
 	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
-	struct stream *streams;
+	struct sl_list streams;      /* struct stream, newest first */
 	struct stream *get;
-	struct stream *detached, *detached_tail; /* streams to give up first, oldest first */
+	struct sl_list detached;     /* streams to give up first, oldest first */
 	struct line *backlog, **backlog_tail;
 	size_t nbacklog;
 	size_t bytes;                /* charged: its streams and its backlog */
@@ -142,7 +143,7 @@ enum conn_state {
 };
 
 struct conn {
-	struct conn *prev, *next;
+	struct sl_list link;         /* in h->pending or h->idle, by its state */
 	enum conn_state state;
 	bool seen;                   /* pending at the last http_enforce_pending() */
 	int fd;
@@ -155,14 +156,14 @@ struct conn {
  * the reload is open: its handshake may have taken them (http_on_cert), and
  * GnuTLS keeps what the retrieve callback gave it for the session's life. */
 struct retired {
-	struct retired *next;
+	struct sl_list link;         /* in h->retired */
 	struct sl_tls *tls;
 	uint64_t epoch;              /* h->tls_epoch before the swap: conns with epoch <= it hold it */
 	uint32_t holders;            /* such connections still open */
 };
 
 struct conns {
-	struct conn *head, *tail;    /* oldest first */
+	struct sl_list list;         /* struct conn, oldest first */
 	uint32_t n;
 };
 
@@ -181,7 +182,8 @@ struct sl_http {
 	bool wildcard;               /* bound to 0.0.0.0 or :: */
 	bool loopback;
 	uint16_t port;
-	struct hsess *sessions, *reap;
+	struct sl_list sessions;     /* struct hsess, newest first */
+	struct sl_list reap;         /* ended sessions, freed from the loop; newest first */
 	struct sl_map by_id;
 	uint32_t nsessions;          /* session era */
 	uint32_t nephemeral;         /* 2026-07-28 requests in flight, listens aside */
@@ -191,16 +193,19 @@ struct sl_http {
 	struct conns pending, idle;
 	uint32_t nconns;             /* open, from accept to close */
 	unsigned warned;             /* bounds already logged (WARNED_*) */
-	struct req *held;            /* suspended until auth has what it fetches */
+	struct sl_list held;         /* struct req suspended until auth has what it fetches,
+				      * newest first */
 	uint32_t nheld;              /* at most sluice.http.auth.maxWaiting */
-	struct req *webs;            /* web login pages waiting (suspended) */
-	struct adoption *adoptions;  /* sessions being read from Redis (at most ADOPT_MAX) */
+	struct sl_list webs;         /* struct req: web login pages waiting (suspended),
+				      * newest first */
+	struct sl_list adoptions;    /* sessions being read from Redis (at most ADOPT_MAX),
+				      * newest first */
 	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
 	struct sl_admin *admin;      /* the admin page's CSRF token and CSP (gateway/admin.h) */
 	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now (http_tls.c) is ours */
 	uint64_t tls_epoch;          /* credentials swapped this many times */
-	struct retired *retired;
+	struct sl_list retired;      /* struct retired, newest first */
 };
 
 enum {
@@ -224,7 +229,7 @@ struct req {
 	 * the connection is suspended and listed in h->held until it ends. */
 	bool unchecked;              /* no verdict on its credential yet */
 	bool held_suspended;
-	struct req *held_next, *held_prev;
+	struct sl_list held_link;    /* in h->held */
 	struct MHD_Connection *conn;
 	/* A web login page (oauth/weblogin.h): wq while it waits, suspended
 	 * and listed in h->webs; then its page, queued on the next call. */
@@ -233,7 +238,7 @@ struct req {
 	struct sl_weblogin_req *wq;
 	unsigned web_status;
 	char *web_html;
-	struct req *web_next, *web_prev;
+	struct sl_list web_link;     /* in h->webs */
 	/* A POST to /admin: its form, read under SL_ADMIN_BODY_MAX. */
 	bool admin;
 	struct sl_admin_form *form;
@@ -247,7 +252,7 @@ struct req {
 
 /* One session being adopted from its record in Redis. */
 struct adoption {
-	struct adoption *next, *prev; /* in h->adoptions */
+	struct sl_list link;         /* in h->adoptions */
 	struct sl_http *h;           /* NULL once the transport is freed */
 	struct req *r;               /* the request waiting, NULL once it ended */
 	struct sl_caller *who;       /* a reference */

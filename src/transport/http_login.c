@@ -15,15 +15,8 @@
 
 void http_web_unlist(struct sl_http *h, struct req *r)
 {
-	if (!r->web_prev && h->webs != r)
-		return;
-	if (r->web_prev)
-		r->web_prev->web_next = r->web_next;
-	else
-		h->webs = r->web_next;
-	if (r->web_next)
-		r->web_next->web_prev = r->web_prev;
-	r->web_next = r->web_prev = NULL;
+	(void)h;
+	sl_list_remove(&r->web_link);
 }
 
 /* The page is known: kept for the connection's next call; a suspended
@@ -37,7 +30,7 @@ static void on_web_page(void *arg, unsigned status, const char *html)
 	r->web_status = status;
 	free(r->web_html);
 	r->web_html = sl_strdup(html);
-	if (r->web_prev || h->webs == r) {
+	if (sl_list_linked(&r->web_link)) {
 		http_web_unlist(h, r);
 		MHD_resume_connection(r->conn);
 		http_kick(h);
@@ -94,10 +87,7 @@ enum MHD_Result http_web_start(struct sl_http *h, struct MHD_Connection *c, cons
 	r->wq = sl_weblogin_serve(h->gw->weblogin, url, &a, on_web_page, r);
 	if (!r->wq)
 		return http_web_answer(c, r);
-	r->web_next = h->webs;
-	if (h->webs)
-		h->webs->web_prev = r;
-	h->webs = r;
+	sl_list_push_front(&h->webs, &r->web_link);
 	MHD_suspend_connection(c);
 	return MHD_YES;
 }
@@ -105,8 +95,10 @@ enum MHD_Result http_web_start(struct sl_http *h, struct MHD_Connection *c, cons
 /* Shutting down: pages still waiting get 503 now, before the daemon goes. */
 void http_web_stop(struct sl_http *h)
 {
-	while (h->webs) {
-		struct req *r = h->webs;
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&h->webs))) {
+		struct req *r = sl_list_entry(n, struct req, web_link);
 		sl_weblogin_cancel(r->wq);
 		r->wq = NULL;
 		on_web_page(r, MHD_HTTP_SERVICE_UNAVAILABLE,

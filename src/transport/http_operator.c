@@ -95,6 +95,7 @@ enum MHD_Result http_metrics_page(struct sl_http *h, struct MHD_Connection *c,
 	struct sl_front_stats f = { .stateless = h->nephemeral, .listens = h->nlistens,
 				    .connections = h->nconns, .buffered = h->bytes,
 				    .buffered_limit = h->lim->max_buffered_bytes };
+	const struct sl_list *n;
 	size_t len;
 	char *body;
 
@@ -103,9 +104,11 @@ enum MHD_Result http_metrics_page(struct sl_http *h, struct MHD_Connection *c,
 				   "and sluice.http.adminToken only");
 	if (strcmp(method, "GET") != 0)
 		return http_refuse_method(c, "GET");
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
+	sl_list_each(n, &h->sessions) {
+		const struct hsess *hs = sl_list_entry(n, struct hsess, link);
 		if (!hs->ephemeral && !hs->ended)
 			hs->sse ? f.sse_sessions++ : f.sessions++;
+	}
 	body = sl_gateway_metrics(h->gw, &f, &len);
 	return operator_answer(c, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }

@@ -53,12 +53,15 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
  * JSON (taken), or NULL. */
 static void end_cancelled(struct hsess *hs, char *key)
 {
-	for (struct stream *st = hs->streams; st && key; st = st->next)
-		if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
+	struct sl_list *sn;
+	sl_list_each(sn, &hs->streams) {
+		struct stream *st = sl_list_entry(sn, struct stream, link);
+		if (key && !st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
 			st->answered = true;
 			http_stream_end(st);
 			break;
 		}
+	}
 	free(key);
 }
 
@@ -114,14 +117,20 @@ static void on_wait(uv_timer_t *t)
 	struct sl_http *h = t->data;
 	uint64_t now = sl_now_ms();
 	bool more = false;
-	for (struct hsess *hs = h->sessions; hs; hs = hs->next)
-		for (struct stream *st = hs->streams; st; st = st->next)
+	struct sl_list *n, *next;
+	sl_list_each_safe(n, next, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		struct sl_list *sn;
+		sl_list_each(sn, &hs->streams) {
+			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (!st->sse && st->req && st->req->waiting) {
 				if (now - st->req->since_ms >= WAIT_MS)
 					http_wake(st);
 				else
 					more = true;
 			}
+		}
+	}
 	if (!more)
 		uv_timer_stop(t);
 }
@@ -131,8 +140,11 @@ static void on_wait(uv_timer_t *t)
 static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
-	for (const struct hsess *x = h->sessions; x; x = x->next)
+	const struct sl_list *ln;
+	sl_list_each(ln, &h->sessions) {
+		const struct hsess *x = sl_list_entry(ln, struct hsess, link);
 		n += x->ephemeral && !x->listen && sl_caller_same(x->who, who);
+	}
 	return n;
 }
 
@@ -140,8 +152,11 @@ static uint32_t ephemeral_with(const struct sl_http *h, const struct sl_caller *
 static uint32_t listens_with(const struct sl_http *h, const struct sl_caller *who)
 {
 	uint32_t n = 0;
-	for (const struct hsess *x = h->sessions; x; x = x->next)
+	const struct sl_list *ln;
+	sl_list_each(ln, &h->sessions) {
+		const struct hsess *x = sl_list_entry(ln, struct hsess, link);
 		n += x->listen && sl_caller_same(x->who, who);
+	}
 	return n;
 }
 
@@ -295,8 +310,9 @@ opened:
 
 	if (method && id && !hs->ephemeral) {
 		uint32_t n = 0;
-		for (struct stream *x = hs->streams; x; x = x->next)
-			n += !x->is_get && !x->answered;
+		struct sl_list *sn;
+		sl_list_each(sn, &hs->streams)
+			n += !sl_list_entry(sn, struct stream, link)->is_get && !sl_list_entry(sn, struct stream, link)->answered;
 		if (n >= h->cfg->max_requests) {
 			ret = http_fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
 					"too many requests in flight in this session "

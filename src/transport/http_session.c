@@ -114,6 +114,21 @@ static void deliver(struct stream *st, const struct sl_out *o)
  * carries its token; a server-to-client request to the only POST still
  * waiting in the session (with several, to the GET stream); anything else
  * to the GET stream. */
+/* The stream of hs waiting for the answer to the request whose id (or,
+ * by_token, whose progressToken) is key as JSON; NULL when none is, or
+ * key is NULL. */
+static struct stream *find_stream(struct hsess *hs, const char *key, bool by_token)
+{
+	struct sl_list *sn;
+	sl_list_each(sn, &hs->streams) {
+		struct stream *st = sl_list_entry(sn, struct stream, link);
+		const char *k = by_token ? st->token : st->key;
+		if (key && !st->is_get && !st->answered && k && !strcmp(k, key))
+			return st;
+	}
+	return NULL;
+}
+
 static void send_out(void *ctx, struct sl_out *o)
 {
 	struct hsess *hs = ctx;
@@ -131,11 +146,7 @@ static void send_out(void *ctx, struct sl_out *o)
 	switch (o->kind) {
 	case SL_OUT_RESPONSE:
 		key = http_json_key(o->id);
-		for (struct stream *st = hs->streams; st && key; st = st->next)
-			if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
-				target = st;
-				break;
-			}
+		target = find_stream(hs, key, false);
 		free(key);
 		if (!target) {
 			sl_log(SL_LOG_DEBUG, "http: an answer whose request is gone: dropped");
@@ -156,11 +167,7 @@ static void send_out(void *ctx, struct sl_out *o)
 			/* A listen's: the stream of the POST that opened it, or
 			 * nowhere once that is gone (MCP 2026-07-28 subscriptions). */
 			key = http_json_key(o->sub);
-			for (struct stream *st = hs->streams; st && key; st = st->next)
-				if (!st->is_get && !st->answered && st->key && !strcmp(st->key, key)) {
-					target = st;
-					break;
-				}
+			target = find_stream(hs, key, false);
 			free(key);
 			if (target)
 				deliver(target, o);
@@ -169,20 +176,19 @@ static void send_out(void *ctx, struct sl_out *o)
 			return;
 		}
 		key = http_json_key(o->token);
-		for (struct stream *st = hs->streams; st && key; st = st->next)
-			if (!st->is_get && !st->answered && st->token && !strcmp(st->token, key)) {
-				target = st;
-				break;
-			}
+		target = find_stream(hs, key, true);
 		free(key);
 		break;
 	case SL_OUT_REQUEST: {
+		struct sl_list *sn;
 		int waiting = 0;
-		for (struct stream *st = hs->streams; st; st = st->next)
+		sl_list_each(sn, &hs->streams) {
+			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (!st->is_get && !st->answered) {
 				waiting++;
 				target = st;
 			}
+		}
 		if (waiting != 1)
 			target = NULL;
 		break;
@@ -204,6 +210,8 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	struct hsess *hs = sl_alloc(sizeof(*hs));
 	hs->h = h;
 	hs->ephemeral = ephemeral;
+	sl_list_init(&hs->streams);
+	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
 	hs->last_ms = sl_now_ms();
@@ -225,8 +233,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	} else {
 		h->nephemeral++;
 	}
-	hs->next = h->sessions;
-	h->sessions = hs;
+	sl_list_push_front(&h->sessions, &hs->link);
 	hs->s = sl_session_new(h->gw, &io, hs);
 	sl_session_set_caller(hs->s, who);
 	return hs;
@@ -237,14 +244,11 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 void http_session_end(struct hsess *hs)
 {
 	struct sl_http *h = hs->h;
+	struct sl_list *n;
 	if (hs->ended)
 		return;
 	hs->ended = true;
-	for (struct hsess **p = &h->sessions; *p; p = &(*p)->next)
-		if (*p == hs) {
-			*p = hs->next;
-			break;
-		}
+	sl_list_remove(&hs->link);
 	if (!hs->ephemeral) {
 		sl_map_del(&h->by_id, hs->id);
 		h->nsessions--;
@@ -255,8 +259,8 @@ void http_session_end(struct hsess *hs)
 	}
 	sl_session_close(hs->s);
 	http_inflight_clear(hs);
-	while (hs->streams) {
-		struct stream *st = hs->streams;
+	while ((n = sl_list_first(&hs->streams))) {
+		struct stream *st = sl_list_entry(n, struct stream, link);
 		if (st->detached) {
 			http_stream_free(st); /* no response holds it */
 			continue;
@@ -264,16 +268,17 @@ void http_session_end(struct hsess *hs)
 		http_stream_unlink(st);
 		http_stream_end(st);
 	}
-	hs->next = h->reap;
-	h->reap = hs;
+	sl_list_push_front(&h->reap, &hs->link);
 	http_kick(h);
 }
 
 void http_reap(struct sl_http *h)
 {
-	while (h->reap) {
-		struct hsess *hs = h->reap;
-		h->reap = hs->next;
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&h->reap))) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		sl_list_remove(n);
 		sl_session_free(hs->s);
 		while (hs->backlog)
 			http_backlog_drop_oldest(hs);
@@ -408,14 +413,15 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 {
 	struct hsess *hs = sl_alloc(sizeof(*hs));
 	hs->h = h;
+	sl_list_init(&hs->streams);
+	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
 	hs->last_ms = sl_now_ms();
 	snprintf(hs->id, sizeof(hs->id), "%s", id);
 	sl_map_put(&h->by_id, hs->id, hs);
 	h->nsessions++;
-	hs->next = h->sessions;
-	h->sessions = hs;
+	sl_list_push_front(&h->sessions, &hs->link);
 	hs->s = sl_session_new(h->gw, &io, hs);
 	sl_session_set_caller(hs->s, who);
 	if (rec->client_info)
@@ -475,14 +481,8 @@ enum MHD_Result http_del(struct sl_http *h, struct MHD_Connection *c,
 
 void http_adoption_unlink(struct adoption *ad)
 {
-	struct sl_http *h = ad->h;
-	if (ad->prev)
-		ad->prev->next = ad->next;
-	else
-		h->adoptions = ad->next;
-	if (ad->next)
-		ad->next->prev = ad->prev;
-	h->nadoptions--;
+	sl_list_remove(&ad->link);
+	ad->h->nadoptions--;
 	ad->h = NULL;
 }
 
@@ -586,10 +586,7 @@ bool http_adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r
 	}
 	ad->h = h;
 	ad->r = r;
-	ad->next = h->adoptions;
-	if (h->adoptions)
-		h->adoptions->prev = ad;
-	h->adoptions = ad;
+	sl_list_push_front(&h->adoptions, &ad->link);
 	h->nadoptions++;
 	r->adopt = ad;
 	MHD_suspend_connection(c);
@@ -599,10 +596,14 @@ bool http_adopt_start(struct sl_http *h, struct MHD_Connection *c, struct req *r
 /* Stopping: requests waiting for a record go on (and get 503). */
 void http_adoptions_release(struct sl_http *h)
 {
-	for (struct adoption *ad = h->adoptions; ad; ad = ad->next)
+	struct sl_list *n;
+
+	sl_list_each(n, &h->adoptions) {
+		struct adoption *ad = sl_list_entry(n, struct adoption, link);
 		if (ad->r) {
 			ad->r->adopt = NULL;
 			MHD_resume_connection(ad->r->conn);
 			ad->r = NULL;
 		}
+	}
 }

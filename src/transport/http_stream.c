@@ -50,11 +50,7 @@ void http_stream_unlink(struct stream *st)
 	if (!hs)
 		return;
 	http_detached_del(st);
-	for (struct stream **p = &hs->streams; *p; p = &(*p)->next)
-		if (*p == st) {
-			*p = st->next;
-			break;
-		}
+	sl_list_remove(&st->link);
 	if (hs->get == st)
 		hs->get = NULL;
 	hs->bytes -= st->bytes; /* from now on counted in all only */
@@ -325,8 +321,7 @@ struct stream *http_stream_new(struct sl_http *h, struct hsess *hs, struct MHD_C
 	st->hs = hs;
 	st->hist_tail = &st->hist;
 	st->no = ++hs->nstreams;
-	st->next = hs->streams;
-	hs->streams = st;
+	sl_list_push_front(&hs->streams, &st->link);
 	st->bytes = n; /* charged above, to hs and in all */
 	return st;
 }
@@ -374,14 +369,18 @@ static enum MHD_Result resume(struct sl_http *h, struct MHD_Connection *c, struc
 	unsigned no, n;
 	char end;
 	struct stream *st;
+	struct sl_list *sn;
 	size_t total = 0;
 	enum bound b;
 
 	if (sscanf(last, "%u-%u%c", &no, &n, &end) != 2)
 		return http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, NULL, "Bad Request: unknown Last-Event-ID");
-	for (st = hs->streams; st; st = st->next)
-		if (st->no == no)
+	st = NULL;
+	sl_list_each(sn, &hs->streams)
+		if (sl_list_entry(sn, struct stream, link)->no == no) {
+			st = sl_list_entry(sn, struct stream, link);
 			break;
+		}
 	if (!st || !st->detached)
 		return http_fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL,
 				 "Not Found: no stream to resume with that Last-Event-ID");

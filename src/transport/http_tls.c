@@ -36,17 +36,17 @@ int http_on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca, int nre
  * then has one holder fewer, and goes with its last. */
 void http_tls_release(struct sl_http *h, uint64_t epoch)
 {
-	struct retired **pp = &h->retired, *r;
-	while ((r = *pp)) {
+	struct sl_list *n, *next;
+
+	sl_list_each_safe(n, next, &h->retired) {
+		struct retired *r = sl_list_entry(n, struct retired, link);
 		if (r->epoch >= epoch && --r->holders == 0) {
-			*pp = r->next;
+			sl_list_remove(n);
 			sl_log(SL_LOG_DEBUG, "http: TLS certificate serial %s released: the last "
 			       "connection that could use it closed", r->tls->serial);
 			sl_tls_unref(r->tls);
 			free(r);
-			continue;
 		}
-		pp = &r->next;
 	}
 }
 
@@ -106,8 +106,7 @@ void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_
 		r->tls = tls_now;
 		r->epoch = h->tls_epoch;
 		r->holders = h->nconns;
-		r->next = h->retired;
-		h->retired = r;
+		sl_list_push_front(&h->retired, &r->link);
 	} else {
 		sl_tls_unref(tls_now);
 	}
@@ -120,9 +119,11 @@ void sl_http_tls_swap(struct sl_http *h, const struct sl_config *cfg, struct sl_
  * current ones and those reloads retired (every connection is closed). */
 void http_tls_free(struct sl_http *h)
 {
-	while (h->retired) {
-		struct retired *r = h->retired;
-		h->retired = r->next;
+	struct sl_list *n;
+
+	while ((n = sl_list_first(&h->retired))) {
+		struct retired *r = sl_list_entry(n, struct retired, link);
+		sl_list_remove(n);
 		sl_tls_unref(r->tls);
 		free(r);
 	}
