@@ -58,6 +58,11 @@
 #include <microhttpd.h>
 #include <sys/socket.h>
 
+/* One SSE event queued for a stream. The one place a list is not a
+ * core/list.h list: lines are a singly linked chain (queue, history) that
+ * is only ever appended and taken whole or from its head, and each line's
+ * node is charged to the memory budget (http_cost): a second pointer would
+ * charge every queued event 16 bytes more for an unlink it never does. */
 struct line {
 	struct line *next;
 	char *data;
