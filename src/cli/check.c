@@ -157,7 +157,7 @@ static void on_settled(void *ctx)
 {
 	struct check *ck = ctx;
 	struct sl_gateway *gw = ck->gw;
-	const struct sl_config *cfg = gw->cfg;
+	const struct sl_config *cfg = gw->gen->cfg;
 	struct sl_pinning *pg = sl_gen_state(gw->gen, &sl_stage_pinning);
 	size_t held = 0;
 

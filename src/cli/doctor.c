@@ -37,12 +37,12 @@ static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 	}
 	printf("\nboundaries in force for each program:\n");
 	printf("  engine: QuickJS heap limit %zu MiB, stack %zu KiB, interrupt at the deadline\n",
-	       dr->gw->cfg->code.heap_bytes >> 20, dr->gw->cfg->code.stack_bytes >> 10);
+	       dr->gw->gen->cfg->code.heap_bytes >> 20, dr->gw->gen->cfg->code.stack_bytes >> 10);
 	for (unsigned bit = 1; bit < SL_B_ALL; bit <<= 1)
 		printf("  %-13s %s\n", sl_boundary_name(bit), have & bit ? "yes" : "NO");
-	if (dr->gw->cfg->code_require & ~have) {
+	if (dr->gw->gen->cfg->code_require & ~have) {
 		printf("\nmissing boundaries required by sluice.codeMode.require: %s\n",
-		       sl_sandbox_describe(dr->gw->cfg->code_require & ~have, buf, sizeof(buf)));
+		       sl_sandbox_describe(dr->gw->gen->cfg->code_require & ~have, buf, sizeof(buf)));
 		dr->rc = 1;
 	}
 	fflush(stdout);

@@ -194,7 +194,7 @@ int sl_cli_serve(struct sl_gen *gen, const char *http, const struct sl_cli_opts 
 		struct sl_fleet *f;
 		if (sv.http)
 			sl_http_address(sv.http, where, sizeof(where));
-		f = sl_fleet_start(sv.gw->loop, sv.gw->redis, sv.gw->cfg->replica_id,
+		f = sl_fleet_start(sv.gw->loop, sv.gw->redis, sv.gw->gen->cfg->replica_id,
 				   sv.http ? where : NULL, sl_gateway_fleet_load, sv.gw);
 		sl_gateway_set_fleet(sv.gw, f);
 	}

@@ -556,7 +556,7 @@ unsigned sl_admin_act(struct sl_admin *a, const struct sl_admin_form *f, const c
 		}
 		snprintf(msg, n, "approved %s.%s (sha256:%.12s)", server, tool, hex);
 	} else {
-		if (sl_pinning_reset(sl_pinning_store(pg), gw->cfg, server, tool, &count, &err) < 0) {
+		if (sl_pinning_reset(sl_pinning_store(pg), gw->gen->cfg, server, tool, &count, &err) < 0) {
 			snprintf(msg, n, "%s", err.msg);
 			status = 500;
 			goto out;

@@ -112,7 +112,7 @@ bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_
 	p->up = u;
 	p->u.ureq = link ? sl_upstream_request(link, p->msg.method, d, params,
 					       u->cfg->timeout_ms ? u->cfg->timeout_ms :
-					       p->s->gw->cfg->call_timeout_ms, cb, NULL, p, err) :
+					       p->s->gw->gen->cfg->call_timeout_ms, cb, NULL, p, err) :
 			   NULL;
 	return p->u.ureq != NULL;
 }
@@ -129,7 +129,7 @@ static bool waits_on(const void *value, const void *ctx)
  * for the server whichever of its links asks. */
 bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, struct sl_msg *m)
 {
-	const struct sl_limits *l = &s->gw->cfg->limits;
+	const struct sl_limits *l = &s->gw->gen->cfg->limits;
 	struct sl_pending *p;
 	char why[300];
 
@@ -493,7 +493,7 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 	struct sl_call *c;
 	yyjson_mut_doc *ad = yyjson_mut_doc_new(NULL);
 	yyjson_val *meta = sl_session_meta(m);
-	uint64_t timeout = up->cfg->timeout_ms ? up->cfg->timeout_ms : s->gw->cfg->call_timeout_ms;
+	uint64_t timeout = up->cfg->timeout_ms ? up->cfg->timeout_ms : s->gw->gen->cfg->call_timeout_ms;
 
 	yyjson_mut_doc_set_root(ad, args ? yyjson_val_mut_copy(ad, args) : yyjson_mut_obj(ad));
 	p = sl_pending_new(s, m, modern, SL_PENDING_CALL);
@@ -682,9 +682,9 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	} else if (lang && !code_language(lang)) {
 		snprintf(msg, sizeof(msg), "execute_code runs language \"js\" (JavaScript) or \"ts\" "
 			 "(TypeScript, its types stripped); omit language for either");
-	} else if (yyjson_get_len(code) > gw->cfg->code.max_source) {
+	} else if (yyjson_get_len(code) > gw->gen->cfg->code.max_source) {
 		snprintf(msg, sizeof(msg), "the program is %zu bytes, over the limit of %zu",
-			 yyjson_get_len(code), gw->cfg->code.max_source);
+			 yyjson_get_len(code), gw->gen->cfg->code.max_source);
 	} else if (!gw->sandbox) {
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {

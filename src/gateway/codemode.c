@@ -622,7 +622,7 @@ struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, 
 yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *d)
 {
 	const struct sl_gateway *gw = v->gw;
-	const struct sl_code_limits *l = &gw->cfg->code;
+	const struct sl_code_limits *l = &gw->gen->cfg->code;
 	size_t k = 0;
 	yyjson_mut_val *t = yyjson_mut_obj(d), *schema, *props, *p, *req, *ann;
 	struct sl_buf b;

@@ -359,7 +359,7 @@ void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 	params = yyjson_mut_obj(d);
 	yyjson_mut_doc_set_root(d, params);
 	yyjson_mut_obj_add_strcpy(d, params, "uri", orig);
-	if (!sl_upstream_request(u, "resources/subscribe", d, params, s->gw->cfg->call_timeout_ms,
+	if (!sl_upstream_request(u, "resources/subscribe", d, params, s->gw->gen->cfg->call_timeout_ms,
 				 on_resubscribed, NULL, u, &err))
 		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s: %s", uri, err.msg);
 	yyjson_mut_doc_free(d);

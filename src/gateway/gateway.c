@@ -66,7 +66,6 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gw->loop = loop;
 	gw->started_ms = sl_now_ms();
 	gw->gen = sl_gen_ref(gen);
-	gw->cfg = cfg;
 	sl_list_init(&gw->waiters);
 	sl_list_init(&gw->sessions);
 	/* What the stages hear from and hand to the gateway, through the
@@ -234,7 +233,7 @@ static void on_startup_deadline(uv_timer_t *t)
 	struct sl_gateway *gw = t->data;
 	if (!gw->settled) {
 		sl_log(SL_LOG_WARN, "some servers are still starting after %llu ms; serving the others",
-		       (unsigned long long)gw->cfg->startup_timeout_ms);
+		       (unsigned long long)gw->gen->cfg->startup_timeout_ms);
 		gw->settled = true;
 		run_waiters(gw);
 	}
@@ -281,9 +280,9 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 		gw->caps = yyjson_mut_doc_imut_copy(m, NULL);
 		yyjson_mut_doc_free(m);
 	}
-	if (gw->cfg->code_enabled) {
+	if (gw->gen->cfg->code_enabled) {
 		struct sl_err err;
-		gw->sandbox = sl_sandbox_new(gw->loop, gw->cfg, &err);
+		gw->sandbox = sl_sandbox_new(gw->loop, gw->gen->cfg, &err);
 		if (gw->sandbox)
 			sl_codemode_run(gw, NULL, "return 1", 8, on_probe_done, NULL, gw);
 		else
@@ -293,7 +292,7 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 	}
 	for (size_t i = 0; i < gw->nups; i++)
 		sl_upstream_start(gw->ups[i], caps);
-	uv_timer_start(&gw->timer, on_startup_deadline, gw->cfg->startup_timeout_ms, 0);
+	uv_timer_start(&gw->timer, on_startup_deadline, gw->gen->cfg->startup_timeout_ms, 0);
 	check_settled(gw);
 }
 
@@ -611,9 +610,9 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	gw->retired = sl_realloc(gw->retired, (gw->nretired + 1) * sizeof(*gw->retired));
 	gw->retire_by = sl_realloc(gw->retire_by, (gw->nretired + 1) * sizeof(*gw->retire_by));
 	gw->retired[gw->nretired] = u;
-	gw->retire_by[gw->nretired++] = sl_now_ms() + gw->cfg->call_timeout_ms +
-					(u->cfg->timeout_ms > gw->cfg->call_timeout_ms ?
-					 u->cfg->timeout_ms - gw->cfg->call_timeout_ms : 0);
+	gw->retire_by[gw->nretired++] = sl_now_ms() + gw->gen->cfg->call_timeout_ms +
+					(u->cfg->timeout_ms > gw->gen->cfg->call_timeout_ms ?
+					 u->cfg->timeout_ms - gw->gen->cfg->call_timeout_ms : 0);
 	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
 }
 
@@ -646,7 +645,7 @@ static bool section_changed(const struct sl_config *a, const struct sl_config *b
 
 int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err *err)
 {
-	const struct sl_config *old = gw->cfg, *cfg = next->cfg;
+	const struct sl_config *old = gw->gen->cfg, *cfg = next->cfg;
 	struct sl_upstream **ups;
 	size_t added = 0, replaced = 0, removed = 0;
 	char later[128] = "";
@@ -713,7 +712,6 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	 * stays with the calls and programs that hold it. */
 	sl_gen_unref(gw->gen);
 	gw->gen = sl_gen_ref(next);
-	gw->cfg = cfg;
 	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning));
 	/* Pending logins to a server the reload removed fail. */
 	if (gw->weblogin)

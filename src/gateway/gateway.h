@@ -46,9 +46,9 @@ struct sl_gateway {
 	uint64_t started_ms;           /* sl_now_ms() when made: the uptime sluice status shows */
 	/* The current generation (a reference): new calls and programs take
 	 * theirs from here; a reload replaces it, and the old one goes with
-	 * the last call that holds it. cfg is gen->cfg. */
+	 * the last call that holds it. The config is gen->cfg: there is no
+	 * second way to reach it. */
 	struct sl_gen *gen;
-	const struct sl_config *cfg;
 	/* Servers a reload removed or replaced: stopped once their requests in
 	 * flight have answered (at most callTimeoutMs), kept until
 	 * sl_gateway_free since calls may still hold them (each keeps a

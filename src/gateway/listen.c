@@ -138,7 +138,7 @@ static void watch(struct sl_gateway *gw, struct sl_upstream *u, const char *orig
 	yyjson_mut_doc_set_root(d, params);
 	yyjson_mut_obj_add_strcpy(d, params, "uri", orig);
 	if (!sl_upstream_request(u, on ? "resources/subscribe" : "resources/unsubscribe", d, params,
-				 gw->cfg->call_timeout_ms, on_watch_reply, NULL, u, &err))
+				 gw->gen->cfg->call_timeout_ms, on_watch_reply, NULL, u, &err))
 		sl_log(SL_LOG_INFO, "a listen's resource subscription: %s", err.msg);
 	yyjson_mut_doc_free(d);
 }
@@ -215,7 +215,7 @@ static void take_uris(struct sl_session *s, struct sl_listen *l, yyjson_val *arr
 
 void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 {
-	const struct sl_limits *lim = &s->gw->cfg->limits;
+	const struct sl_limits *lim = &s->gw->gen->cfg->limits;
 	yyjson_val *filter = m->params ? yyjson_obj_get(m->params, "notifications") : NULL;
 	yyjson_val *uris = yyjson_obj_get(filter, "resourceSubscriptions"), *v;
 	yyjson_mut_val *params, *honored, *arr;

@@ -116,7 +116,7 @@ static void on_deadline(uv_timer_t *t)
 	char why[200];
 
 	snprintf(why, sizeof(why), "the client did not retry its tool call within %llu ms "
-		 "(sluice.limits.parkTimeoutMs)", (unsigned long long)k->gw->cfg->limits.park_timeout_ms);
+		 "(sluice.limits.parkTimeoutMs)", (unsigned long long)k->gw->gen->cfg->limits.park_timeout_ms);
 	sl_log(SL_LOG_INFO, "server '%s': a parked call of %s is cancelled: %s", k->up->name, k->name,
 	       why);
 	refuse_asks(k, why);
@@ -195,7 +195,7 @@ static void on_gather(uv_timer_t *t)
 	for (size_t i = 0; i < k->nasks; i++)
 		yyjson_mut_obj_add(reqs, yyjson_mut_strcpy(d, k->asks[i].key),
 				       yyjson_val_mut_copy(d, yyjson_doc_get_root(k->asks[i].req)));
-	expiry = sl_seal_now() + (gw->cfg->limits.park_timeout_ms + 999) / 1000;
+	expiry = sl_seal_now() + (gw->gen->cfg->limits.park_timeout_ms + 999) / 1000;
 	what = state_what(k, k->round);
 	sealed = sl_seal(gw->gen->key, sizeof(gw->gen->key), expiry, what);
 	state = sl_printf(PARK_PREFIX "%llx.%u.%s", (unsigned long long)k->id, k->round, sealed);
@@ -223,7 +223,7 @@ static void on_gather(uv_timer_t *t)
 	else
 		yyjson_mut_doc_free(d);
 	sl_pending_free(p);
-	uv_timer_start(t, on_deadline, gw->cfg->limits.park_timeout_ms, 0);
+	uv_timer_start(t, on_deadline, gw->gen->cfg->limits.park_timeout_ms, 0);
 }
 
 struct count_ctx {
@@ -249,7 +249,7 @@ void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_session *s = p->s;
 	struct sl_gateway *gw = s->gw;
-	const struct sl_limits *l = &gw->cfg->limits;
+	const struct sl_limits *l = &gw->gen->cfg->limits;
 	struct sl_park *k = p->park;
 	struct ask *a;
 	yyjson_mut_doc *d;

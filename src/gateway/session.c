@@ -500,7 +500,7 @@ static void pass_level(struct sl_session *s, const char *level)
 			struct sl_err err;
 			yyjson_mut_obj_add_strcpy(fd, params, "level", level);
 			if (!sl_upstream_request(u, "logging/setLevel", fd, params,
-						 s->gw->cfg->call_timeout_ms, NULL, NULL, NULL, &err))
+						 s->gw->gen->cfg->call_timeout_ms, NULL, NULL, NULL, &err))
 				sl_log(SL_LOG_DEBUG, "%s", err.msg);
 			yyjson_mut_doc_free(fd);
 		}
@@ -582,7 +582,7 @@ static void handle_request(struct sl_session *s, struct sl_msg *m, const struct 
 	if (!request_era(s, m, &modern))
 		return;
 	if (e && (e->eras & (modern ? ERA_MODERN : ERA_LEGACY))) {
-		if (e->waits && s->gw->requests >= s->gw->cfg->limits.max_requests) {
+		if (e->waits && s->gw->requests >= s->gw->gen->cfg->limits.max_requests) {
 			/* Every request of every session passes here, whatever its
 			 * transport or era: the gateway's one count. */
 			snprintf(msg, sizeof(msg), "Server busy: %u requests are in flight, the limit "

@@ -315,10 +315,10 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		free(msg);
 		return;
 	}
-	if (c->sk.code_len > s->gw->cfg->code.max_source) {
+	if (c->sk.code_len > s->gw->gen->cfg->code.max_source) {
 		/* It runs as a program: the programs' own bound holds. */
 		msg = sl_printf("save_skill: the code is %zu bytes, over codeMode.maxSourceBytes (%zu)",
-				c->sk.code_len, s->gw->cfg->code.max_source);
+				c->sk.code_len, s->gw->gen->cfg->code.max_source);
 	} else if (full(c->sk.name)) {
 		msg = sl_printf("save_skill: there are %d skills already, the limit; the person can "
 				"remove one (sluice skills rm NAME)", SL_SKILLS_MAX);

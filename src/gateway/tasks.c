@@ -98,7 +98,7 @@ static void find_oldest(const char *key, void *value, void *ctx)
 static bool reserve(struct sl_session *s, char *why, size_t n)
 {
 	struct sl_gateway *gw = s->gw;
-	const struct sl_limits *l = &gw->cfg->limits;
+	const struct sl_limits *l = &gw->gen->cfg->limits;
 
 	sl_map_each(&gw->tasks, expire_one, gw);
 	if (s->ntasks >= l->tasks_per_session) {
@@ -466,7 +466,7 @@ yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, str
 	t->tool = sl_strdup(c->tool);
 	t->args = yyjson_mut_val_imut_copy(c->args, NULL);
 	t->created_ms = sl_now_ms();
-	t->expires_ms = t->created_ms + gw->cfg->limits.task_ttl_ms;
+	t->expires_ms = t->created_ms + gw->gen->cfg->limits.task_ttl_ms;
 	if (!t->args)
 		sl_oom();
 	sl_map_put(&gw->tasks, t->id, t);
@@ -755,7 +755,7 @@ static void end_one(const char *key, void *value, void *ctx)
 	/* Nobody can fetch it now: the server may stop working on it. */
 	link = sl_upstream_for(t->up, s->caller, &err);
 	if (!t->terminal && link && link->state == SL_UP_READY)
-		sl_tasks_cancel_upstream(link, t->up_id, s->gw->cfg->call_timeout_ms);
+		sl_tasks_cancel_upstream(link, t->up_id, s->gw->gen->cfg->call_timeout_ms);
 	task_free(s->gw, t);
 }
 

@@ -10,7 +10,7 @@
 void sl_view_of(const struct sl_gateway *gw, const struct sl_caller *who, struct sl_view *v)
 {
 	const char *name = who ? who->profile : NULL;
-	const struct sl_profile *p = sl_config_profile(gw->cfg, name);
+	const struct sl_profile *p = sl_config_profile(gw->gen->cfg, name);
 
 	memset(v, 0, sizeof(*v));
 	v->gw = gw;
@@ -18,16 +18,16 @@ void sl_view_of(const struct sl_gateway *gw, const struct sl_caller *who, struct
 	v->profile = p;
 	/* Named but not configured: a reload removed it under the session. */
 	v->gone = name && !p;
-	v->exposure = p && p->exposure_set ? p->exposure : gw->cfg->exposure;
-	v->code = !v->gone && (gw->cfg->code_offered || v->exposure == SL_EXPOSE_CODE);
+	v->exposure = p && p->exposure_set ? p->exposure : gw->gen->cfg->exposure;
+	v->code = !v->gone && (gw->gen->cfg->code_offered || v->exposure == SL_EXPOSE_CODE);
 }
 
 void sl_view_all(const struct sl_gateway *gw, struct sl_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->gw = gw;
-	v->exposure = gw->cfg->exposure;
-	v->code = gw->cfg->code_enabled;
+	v->exposure = gw->gen->cfg->exposure;
+	v->code = gw->gen->cfg->code_enabled;
 }
 
 static bool server_named(const struct sl_view *v, const char *server)
@@ -180,8 +180,8 @@ const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_ups
 
 void sl_view_warn(const struct sl_gateway *gw)
 {
-	for (size_t i = 0; i < gw->cfg->nprofiles; i++) {
-		const struct sl_profile *p = &gw->cfg->profiles[i];
+	for (size_t i = 0; i < gw->gen->cfg->nprofiles; i++) {
+		const struct sl_profile *p = &gw->gen->cfg->profiles[i];
 		struct sl_view v = { .gw = gw, .profile = p };
 		for (size_t j = 0; j < p->nrename; j++) {
 			const struct sl_entry *e = by_key(&v, p->rename[j].key), *o;

@@ -450,7 +450,7 @@ static void on_sweep(uv_timer_t *t)
 			sl_log(SL_LOG_INFO, "http: session %.8s… idle, ended", hs->id);
 			http_session_end(hs);
 		} else if (hs->who && hs->who->profile &&
-			   !sl_config_profile(h->gw->cfg, hs->who->profile)) {
+			   !sl_config_profile(h->gw->gen->cfg, hs->who->profile)) {
 			/* A reload removed its profile: its streams end, and its
 			 * next request is 404 like any to that profile. */
 			sl_log(SL_LOG_INFO, "http: session %.8s… of profile '%s' ended: the profile "

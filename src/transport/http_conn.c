@@ -329,7 +329,7 @@ bool http_over_body_cap(struct sl_http *h, struct MHD_Connection *c, enum MHD_Re
 static bool profile_route(struct sl_http *h, struct MHD_Connection *c, const char *name,
 			  enum MHD_Result *ret)
 {
-	if (!strcmp(name, "default") || !sl_config_profile(h->gw->cfg, name)) {
+	if (!strcmp(name, "default") || !sl_config_profile(h->gw->gen->cfg, name)) {
 		char *msg = sl_printf("Not Found: no profile is served at /mcp/%.100s%s", name,
 				      strcmp(name, "default") ? " (sluice.profiles)" :
 				      ": the default profile is /mcp");
