@@ -119,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sb.max_running = 1; /* admitted at once: the program runs on the ready worker */
 	sb.requested = SL_POOL_MAX; /* nothing is asked of the absent zygote */
 	sb.next_id = 1;
+	sl_list_init(&sb.queued);
+	sl_list_init(&sb.waiting);
+	sl_list_init(&sb.running);
 	sb.nready = 1;
 	sb.ready[0] = (struct sl_wslot){ .fd = sv[0], .pidfd = -1, .pid = 0 };
 
@@ -137,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		known |= r->kind && strcmp(r->kind, kinds[i]) == 0;
 	ASSERT(r->ok || known);
 	ASSERT(r->calls <= 16);
-	ASSERT(sb.running == NULL);
+	ASSERT(sl_list_empty(&sb.running));
 
 	sl_program_free(p);
 	run_until(&loop, is_idle);
