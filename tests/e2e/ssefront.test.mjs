@@ -118,17 +118,29 @@ describe('HTTP+SSE clients', () => {
 		const client = new Client({ name: 'sse-1x', version: '1.0.0' }, { capabilities: { elicitation: {} } });
 		client.setRequestHandler(ElicitRequestSchema, (req) => (asked.push(req.params.message), { action: 'accept', content: { answer: 'over-sse' } }));
 		await withTimeout(client.connect(transport), 15000, 'the SDK 1.x client to connect');
-		assert.equal(seen.find((m) => m.result?.protocolVersion).result.protocolVersion, LEGACY);
-		const r = await client.callTool({ name: 'github__ask_user', arguments: { question: 'Which transport?' } });
-		assert.deepEqual(JSON.parse(textOf(r)), { action: 'accept', content: { answer: 'over-sse' } });
-		assert.deepEqual(asked, ['Which transport?']);
-		assert.ok(seen.some((m) => m.method === 'elicitation/create'), 'the request came on the stream');
+		// Closed whatever happens: an open SSE client would keep the file from ending.
+		try {
+			assert.equal(seen.find((m) => m.result?.protocolVersion).result.protocolVersion, LEGACY);
+			const r = await client.callTool({ name: 'github__ask_user', arguments: { question: 'Which transport?' } });
+			assert.deepEqual(JSON.parse(textOf(r)), { action: 'accept', content: { answer: 'over-sse' } });
+			assert.deepEqual(asked, ['Which transport?']);
+			assert.ok(seen.some((m) => m.method === 'elicitation/create'), 'the request came on the stream');
 
-		const progress = [];
-		const p = await client.callTool({ name: 'github__progress', arguments: { steps: 3, interval_ms: 10 } }, undefined, { onprogress: (e) => progress.push(e.progress) });
-		assert.match(textOf(p), /done 3/);
-		assert.deepEqual(progress, [1, 2, 3]);
-		await client.close();
+			const progress = [];
+			const p = await client.callTool({ name: 'github__progress', arguments: { steps: 3, interval_ms: 10 } }, undefined, { onprogress: (e) => progress.push(e.progress) });
+			assert.match(textOf(p), /done 3/);
+			// Every progress went out on the stream, in order (the spy sees the
+			// wire). The SDK 1.x client itself drops a last progress that reaches
+			// it in the same read as the response (tests/servers/catalog/
+			// testtools.c), which a loaded machine can make happen: its handler
+			// sees the first two at least, in order.
+			const wire = seen.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress);
+			assert.deepEqual(wire.slice(-3), [1, 2, 3]);
+			assert.deepEqual(progress.slice(0, 2), [1, 2]);
+			assert.ok(progress.length <= 3 && progress.every((v, i) => v === i + 1), JSON.stringify(progress));
+		} finally {
+			await client.close();
+		}
 	});
 
 	test('with a bearer token: GET /sse and POST /messages need it', async () => {
