@@ -6,8 +6,7 @@
  * environment (an unset ${VAR}) fail only that server: it shows up as failed
  * in list_servers while the others serve. Unknown keys are warnings.
  */
-#include "config/config.h"
-#include "config/conf.h"
+#include "config/internal.h"
 #include "core/glob.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -40,7 +39,7 @@ static void on_warn(struct sl_conf_ctx *cx, char *msg)
 	add_warning(((struct parser *)cx)->c, msg);
 }
 
-static const char *env_getenv(const char *name)
+const char *cfg_getenv(const char *name)
 {
 	return getenv(name);
 }
@@ -95,285 +94,6 @@ fail:
 	return NULL;
 }
 
-/* Expands one server string; on failure marks the server failed. */
-static char *expand_for(struct sl_server_config *s, const char *what, const char *v)
-{
-	struct sl_err e;
-	char *r = sl_config_expand(v, env_getenv, &e);
-	if (!r && !s->error)
-		s->error = sl_printf("%s (in %s)", e.msg, what);
-	return r;
-}
-
-static bool valid_server_name(const char *n)
-{
-	size_t len = strlen(n);
-	if (len == 0 || len > SL_SERVER_NAME_MAX)
-		return false;
-	for (const char *p = n; *p; p++)
-		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-		      ('0' <= *p && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
-			return false;
-	return true;
-}
-
-/* A header name is an RFC 9110 token; no value may break a line. */
-static bool valid_header(const char *name, const char *value)
-{
-	if (!*name || strpbrk(value, "\r\n"))
-		return false;
-	for (const char *c = name; *c; c++)
-		if (!isalnum((unsigned char)*c) && !strchr("!#$%&'*+-.^_`|~", *c))
-			return false;
-	return true;
-}
-
-
-/* command, cwd, url: a string with ${VAR} expanded for this server. */
-static int parse_expanded(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			  void *target)
-{
-	if (!yyjson_is_str(v) || yyjson_get_len(v) < k->min)
-		return sl_conf_bad(cx, k);
-	*(char **)sl_conf_field(target, k) = expand_for(target, k->key, yyjson_get_str(v));
-	return SL_OK;
-}
-
-static int parse_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		     void *target)
-{
-	const char *u = yyjson_get_str(v);
-	if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
-		return sl_conf_bad(cx, k);
-	return parse_expanded(cx, k, v, target);
-}
-
-static int parse_args(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		      void *target)
-{
-	struct sl_server_config *s = target;
-	size_t i, n;
-	yyjson_val *a;
-
-	if (!yyjson_is_arr(v))
-		return sl_conf_bad(cx, k);
-	s->args = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
-	yyjson_arr_foreach(v, i, n, a) {
-		char what[32];
-		if (!yyjson_is_str(a))
-			return sl_conf_bad(cx, k);
-		snprintf(what, sizeof(what), "args[%zu]", i);
-		s->args[s->nargs] = expand_for(s, what, yyjson_get_str(a));
-		if (s->args[s->nargs])
-			s->nargs++;
-	}
-	return SL_OK;
-}
-
-/* What one entry of env or headers must be: NULL if it is fine, else
- * why not. value is NULL when it is not a string. */
-typedef const char *(*kv_check_fn)(const char *name, const char *value);
-
-static const char *env_check(const char *name, const char *value)
-{
-	if (!value)
-		return "values must be strings";
-	if (strchr(name, '=') || !*name)
-		return "names must be non-empty and without '='";
-	return NULL;
-}
-
-static const char *header_check(const char *name, const char *value)
-{
-	return value && valid_header(name, value) ? NULL :
-	       "must map header names to single-line string values";
-}
-
-/* An object of strings, each ${VAR}-expanded, into *out (checked before and
- * after the expansion: a variable may bring a newline into a header). */
-static int parse_kv(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		    struct sl_server_config *s, kv_check_fn check, struct sl_kv **out, size_t *n)
-{
-	yyjson_obj_iter it;
-	yyjson_val *name;
-
-	if (!yyjson_is_obj(v))
-		return sl_conf_bad(cx, k);
-	*out = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(**out));
-	yyjson_obj_iter_init(v, &it);
-	while ((name = yyjson_obj_iter_next(&it))) {
-		const char *nm = yyjson_get_str(name);
-		const char *raw = yyjson_get_str(yyjson_obj_iter_get_val(name)), *why;
-		char what[300];
-		char *val;
-		if ((why = check(nm, raw)))
-			return sl_conf_fail_key(cx, k, "%s", why);
-		snprintf(what, sizeof(what), "%s.%s", k->key, nm);
-		if (!(val = expand_for(s, what, raw)))
-			continue;
-		if (check(nm, val)) {
-			free(val);
-			return sl_conf_fail(cx, NULL, "%s expands to more than one line", what);
-		}
-		(*out)[*n].key = sl_strdup(nm);
-		(*out)[(*n)++].value = val;
-	}
-	return SL_OK;
-}
-
-static int parse_env(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		     void *target)
-{
-	struct sl_server_config *s = target;
-	return parse_kv(cx, k, v, s, env_check, &s->env, &s->nenv);
-}
-
-static int parse_headers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			 void *target)
-{
-	struct sl_server_config *s = target;
-	return parse_kv(cx, k, v, s, header_check, &s->headers, &s->nheaders);
-}
-
-/* "prefix": false is stored the other way round: unprefixed is the exception. */
-static int parse_prefix(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			void *target)
-{
-	if (!yyjson_is_bool(v))
-		return sl_conf_bad(cx, k);
-	((struct sl_server_config *)target)->unprefixed = !yyjson_get_bool(v);
-	return SL_OK;
-}
-
-static const struct sl_conf_name transports[] = {
-	{ "stdio", SL_TRANSPORT_STDIO },
-	{ "http", SL_TRANSPORT_HTTP },
-	{ "streamable-http", SL_TRANSPORT_HTTP },
-	{ "streamableHttp", SL_TRANSPORT_HTTP },
-	{ "sse", SL_TRANSPORT_SSE },
-	{ NULL, 0 },
-};
-
-static const struct sl_conf_section server_oauth_section;
-
-#define SRV(field) SL_CONF_AT(struct sl_server_config, field)
-static const struct sl_conf_key server_keys[] = {
-	{ "command", SL_CONF_CUSTOM, SRV(command), .min = 1, .parse = parse_expanded,
-	  .shape = "a non-empty string",
-	  .doc = "The program to run, searched in the entry's `PATH`; `${VAR}` expanded." },
-	{ "args", SL_CONF_CUSTOM, SRV(args), .parse = parse_args, .shape = "an array of strings",
-	  .dflt_doc = "`[]`", .doc = "Its arguments; `${VAR}` expanded." },
-	{ "env", SL_CONF_CUSTOM, SRV(env), .parse = parse_env, .shape = "an object of strings",
-	  .dflt_doc = "`{}`",
-	  .doc = "Variables added to the child's least-privilege environment; `${VAR}` expanded." },
-	{ "cwd", SL_CONF_CUSTOM, SRV(cwd), .parse = parse_expanded, .shape = "a string",
-	  .dflt_doc = "the gateway's", .doc = "The child's working directory; `${VAR}` expanded." },
-	{ "disabled", SL_CONF_BOOL, SRV(disabled), .doc = "`true`: the server is not started." },
-	{ "prefix", SL_CONF_CUSTOM, SRV(unprefixed), .parse = parse_prefix, .shape = "true or false",
-	  .dflt_doc = "`true`",
-	  .doc = "`false`: its tools, prompts and resource URIs keep their own names instead of "
-		 "`server__tool` and `sluice://server/uri` (a name already taken falls back to the "
-		 "prefixed form, with a warning)." },
-	{ "timeout", SL_CONF_UINT, SRV(timeout_ms), .min = 1, .max = UINT64_MAX,
-	  .shape = "a positive number of milliseconds", .dflt_doc = "`sluice.callTimeoutMs`",
-	  .doc = "How long one call to this server may take." },
-	{ "type", SL_CONF_ENUM, SRV(transport), .names = transports,
-	  .shape = "\"stdio\", \"http\" or \"sse\"", .dflt_doc = "`\"stdio\"`; `\"http\"` with a `url`",
-	  .doc = "`\"http\"` (also `\"streamable-http\"`): Streamable HTTP; `\"sse\"`: the "
-		 "2024-11-05 HTTP+SSE transport." },
-	{ "url", SL_CONF_CUSTOM, SRV(url), .parse = parse_url, .shape = "an http:// or https:// URL",
-	  .doc = "A remote server, instead of `command`; `${VAR}` expanded." },
-	{ "headers", SL_CONF_CUSTOM, SRV(headers), .parse = parse_headers,
-	  .shape = "an object of strings", .dflt_doc = "`{}`",
-	  .doc = "Remote servers: sent on every request (where tokens go); `${VAR}` expanded." },
-	{ "oauth", SL_CONF_OBJECT, SRV(oauth), .sub = &server_oauth_section,
-	  .dflt_doc = "discovered from a 401",
-	  .doc = "Remote servers: how sluice gets its tokens (`mcpServers.<name>.oauth` below; "
-		 "`sluice auth login NAME`). Not needed for a server that asks: a 401 with a Bearer "
-		 "challenge is enough." },
-};
-#undef SRV
-
-static const struct sl_conf_section server_section = {
-	"mcpServers.<name>",
-	"One server entry (VS Code's `servers.<name>` is the same). Names are 1-64 characters of "
-	"`A-Z a-z 0-9 _ - .`. An unset `${VAR}` fails that server alone, with a message naming the "
-	"variable.",
-	server_keys, SL_COUNT(server_keys), SL_CONF_KEY_FIRST, NULL,
-};
-
-/* oauth.privateKeyFile with what it goes with. The key itself is read by
- * the OAuth module (sl_oauth_keys_load) where the config is loaded. */
-static int server_key(struct sl_conf_ctx *cx, const char *where, struct sl_server_oauth *o)
-{
-	if (!o->private_key_file) {
-		if (o->signing_alg != SL_OAUTH_ALG_AUTO)
-			return sl_conf_fail(cx, where, "\"oauth\": \"signingAlg\" needs \"privateKeyFile\"");
-		return SL_OK;
-	}
-	if (!o->client_id)
-		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" needs \"clientId\" (the "
-					       "client the authorization server holds the public key for)");
-	if (o->client_secret)
-		return sl_conf_fail(cx, where, "\"oauth\": \"privateKeyFile\" and \"clientSecret\" are "
-					       "two ways to authenticate the client: set one");
-	return SL_OK;
-}
-
-static int parse_server(struct sl_conf_ctx *cx, const char *group, const char *name,
-			yyjson_val *o, struct sl_server_config *s)
-{
-	char where[160];
-	int rc;
-
-	if (!name) /* object keys are strings; this keeps the compiler sure of it */
-		name = "";
-	snprintf(where, sizeof(where), "%s.%s", group, name);
-	s->name = sl_strdup(name);
-	if (!valid_server_name(name))
-		return sl_conf_fail(cx, where, "server names are 1-64 characters of A-Z a-z 0-9 _ - .");
-	if (!yyjson_is_obj(o))
-		return sl_conf_fail(cx, where, "a server entry must be an object");
-	if ((rc = sl_conf_apply(cx, &server_section, where, o, s)) < 0)
-		return rc;
-	if (s->url && !yyjson_obj_get(o, "type"))
-		s->transport = SL_TRANSPORT_HTTP;
-	if ((s->oauth.given = yyjson_obj_get(o, "oauth") != NULL) && !yyjson_obj_get(o, "url"))
-		return sl_conf_fail(cx, where, "\"oauth\" is for remote servers (with a \"url\")");
-	if ((rc = server_key(cx, where, &s->oauth)) < 0)
-		return rc;
-	if (s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS &&
-	    (!s->oauth.client_id || (!s->oauth.client_secret && !s->oauth.private_key_file)))
-		return sl_conf_fail(cx, where, "\"oauth\": \"grant\": \"client_credentials\" needs "
-					       "\"clientId\" and \"clientSecret\" (or \"privateKeyFile\")");
-	if (s->oauth.per_user && s->oauth.grant == SL_GRANT_CLIENT_CREDENTIALS)
-		return sl_conf_fail(cx, where, "\"oauth\": \"perUser\" needs a person's login: it "
-					       "does not go with \"grant\": \"client_credentials\"");
-	if (s->oauth.token_exchange && !s->oauth.per_user)
-		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"perUser\": true "
-					       "(it exchanges each caller's own token)");
-	if (s->oauth.token_exchange && (!s->oauth.client_id ||
-					(!s->oauth.client_secret && !s->oauth.private_key_file)))
-		return sl_conf_fail(cx, where, "\"oauth\": \"tokenExchange\" needs \"clientId\" and "
-					       "\"clientSecret\" (or \"privateKeyFile\"): a client "
-					       "registered beforehand");
-	if (s->transport == SL_TRANSPORT_STDIO) {
-		if (yyjson_obj_get(o, "url"))
-			return sl_conf_fail(cx, where, "a \"url\" needs \"type\": \"http\" or \"sse\", not \"stdio\"");
-		if (!s->command && !s->error)
-			return sl_conf_fail(cx, where, "missing \"command\" (or \"url\" for a remote server)");
-	} else {
-		if (s->command)
-			return sl_conf_fail(cx, where, "a server has either \"command\" or \"url\", not both");
-		if (!yyjson_obj_get(o, "url"))
-			return sl_conf_fail(cx, where, "missing \"url\"");
-	}
-	if (!s->args)
-		s->args = sl_alloc(sizeof(char *));
-	if (!s->env)
-		s->env = sl_alloc(sizeof(*s->env));
-	return SL_OK;
-}
 
 static int parse_require(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 			 void *target)
@@ -454,696 +174,6 @@ void sl_code_limits_default(struct sl_code_limits *l)
 	sl_conf_defaults(&code_section, &c);
 	*l = c.code;
 }
-
-static int parse_listen(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			void *target)
-{
-	struct sl_http_config *h = target;
-	if (!yyjson_is_str(v) || !strchr(yyjson_get_str(v), ':'))
-		return sl_conf_bad(cx, k);
-	free(h->listen);
-	h->listen = sl_strdup(yyjson_get_str(v));
-	return SL_OK;
-}
-
-static int parse_bearer(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			void *target)
-{
-	struct sl_http_config *h = target;
-	struct sl_err e;
-
-	if (!yyjson_is_str(v) || !yyjson_get_len(v))
-		return sl_conf_bad(cx, k);
-	free(h->bearer_token);
-	h->bearer_token = sl_config_expand(yyjson_get_str(v), env_getenv, &e);
-	if (!h->bearer_token)
-		return sl_conf_fail_key(cx, k, "%s", e.msg);
-	return SL_OK;
-}
-
-char *sl_config_path(const char *config_path, const char *value, struct sl_err *err)
-{
-	const char *home = getenv("HOME"), *slash;
-	char *p = sl_config_expand(value, env_getenv, err), *abs;
-
-	if (!p)
-		return NULL;
-	if (p[0] == '~' && (p[1] == '/' || p[1] == '\0') && home) {
-		abs = sl_printf("%s%s", home, p + 1);
-		free(p);
-		p = abs;
-	}
-	if (p[0] == '/')
-		return p;
-	slash = config_path ? strrchr(config_path, '/') : NULL;
-	if (slash) {
-		abs = sl_printf("%.*s/%s", (int)(slash - config_path), config_path, p);
-	} else {
-		char cwd[PATH_MAX];
-		abs = sl_printf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", p);
-	}
-	free(p);
-	return abs;
-}
-
-/* certFile, keyFile: a non-empty path, relative to the config file. */
-static int parse_file(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		      void *target)
-{
-	char **out = sl_conf_field(target, k);
-	struct sl_err e;
-
-	if (!yyjson_is_str(v) || !yyjson_get_len(v))
-		return sl_conf_bad(cx, k);
-	free(*out);
-	if (!(*out = sl_config_path(cx->file, yyjson_get_str(v), &e)))
-		return sl_conf_fail_key(cx, k, "%s", e.msg);
-	return SL_OK;
-}
-
-#define TLS(field) SL_CONF_AT(struct sl_tls_config, field)
-static const struct sl_conf_key tls_keys[] = {
-	{ "certFile", SL_CONF_CUSTOM, TLS(cert_file), .parse = parse_file, .shape = "a path",
-	  .dflt_doc = "required",
-	  .doc = "PEM: the server's certificate first, then any intermediates (at most 16 "
-		 "certificates, 1 MiB). `${VAR}` and a leading `~/` are expanded; a relative path "
-		 "is taken from the config file's directory." },
-	{ "keyFile", SL_CONF_CUSTOM, TLS(key_file), .parse = parse_file, .shape = "a path",
-	  .dflt_doc = "required",
-	  .doc = "PEM: the certificate's private key, unencrypted (at most 1 MiB); paths as "
-		 "`certFile`. Both files are read again on SIGHUP: a renewed certificate is served "
-		 "to new connections, and one that does not load is refused with the old one kept." },
-};
-#undef TLS
-
-static const struct sl_conf_section tls_section = {
-	"sluice.http.tls",
-	"HTTPS on the front end (docs/internals/HTTP.md, \"TLS\"). Present, `serve --http` "
-	"serves `https://HOST:PORT/mcp` and plain HTTP is not answered on that port.",
-	tls_keys, SL_COUNT(tls_keys), SL_CONF_STRICT, NULL,
-};
-
-static int parse_tls(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		     void *target)
-{
-	struct sl_tls_config *t = sl_conf_field(target, k);
-	int rc;
-
-	if (!yyjson_is_obj(v))
-		return sl_conf_bad(cx, k);
-	if ((rc = sl_conf_apply(cx, &tls_section, NULL, v, t)) < 0)
-		return rc;
-	if (!t->cert_file || !t->key_file)
-		return sl_conf_fail(cx, "sluice.http.tls", "needs \"certFile\" and \"keyFile\"");
-	return SL_OK;
-}
-
-static void strings_free(char **l)
-{
-	for (size_t i = 0; l && l[i]; i++)
-		free(l[i]);
-	free(l);
-}
-
-void sl_auth_config_dispose(struct sl_auth_config *a)
-{
-	for (size_t i = 0; i < a->ntokens; i++) {
-		free(a->tokens[i].token);
-		free(a->tokens[i].subject);
-		strings_free(a->tokens[i].groups);
-		strings_free(a->tokens[i].scopes);
-	}
-	free(a->tokens);
-	free(a->resource);
-	free(a->resource_name);
-	strings_free(a->authorization_servers);
-	free(a->jwks_uri);
-	strings_free(a->audiences);
-	strings_free(a->algorithms);
-	strings_free(a->token_types);
-	strings_free(a->scopes_supported);
-	strings_free(a->required_scopes);
-	strings_free(a->groups_claims);
-	free(a->introspection.endpoint);
-	free(a->introspection.client_id);
-	free(a->introspection.client_secret);
-	memset(a, 0, sizeof(*a));
-}
-
-static int parse_origins(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			 void *target)
-{
-	struct sl_http_config *h = target;
-	yyjson_val *s;
-	size_t i, max;
-
-	if (!yyjson_is_arr(v))
-		return sl_conf_bad(cx, k);
-	h->allowed_origins = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
-	yyjson_arr_foreach(v, i, max, s) {
-		if (!yyjson_is_str(s))
-			return sl_conf_bad(cx, k);
-		h->allowed_origins[h->norigins++] = sl_strdup(yyjson_get_str(s));
-	}
-	return SL_OK;
-}
-
-/* A non-empty array of non-empty strings, NULL-terminated, into target. */
-static int parse_strings(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			 void *target)
-{
-	char ***out = sl_conf_field(target, k);
-	yyjson_val *s;
-	size_t i, max;
-
-	if (!yyjson_is_arr(v))
-		return sl_conf_bad(cx, k);
-	*out = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
-	yyjson_arr_foreach(v, i, max, s) {
-		if (!yyjson_is_str(s) || !yyjson_get_len(s))
-			return sl_conf_bad(cx, k);
-		(*out)[i] = sl_strdup(yyjson_get_str(s));
-	}
-	return SL_OK;
-}
-
-static int parse_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			void *target)
-{
-	char **out = sl_conf_field(target, k);
-	struct sl_err e;
-
-	if (!yyjson_is_str(v) || !yyjson_get_len(v))
-		return sl_conf_bad(cx, k);
-	free(*out);
-	if (!(*out = sl_config_expand(yyjson_get_str(v), env_getenv, &e)))
-		return sl_conf_fail_key(cx, k, "%s", e.msg);
-	if (!**out)
-		return sl_conf_fail_key(cx, k, "is empty once expanded");
-	return SL_OK;
-}
-
-/* sluice.shared.secret and sluice.http.adminToken: long enough to key an
- * HMAC with (RFC 2104 wants at least the hash's length) or to resist
- * guessing; never echoed in an error. */
-#define SECRET_MIN 32
-static int parse_long_secret(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			     void *target)
-{
-	char **out = sl_conf_field(target, k);
-	int rc = parse_secret(cx, k, v, target);
-
-	if (rc < 0)
-		return rc;
-	if (strlen(*out) < SECRET_MIN) {
-		free(*out);
-		*out = NULL;
-		return sl_conf_fail_key(cx, k, "is shorter than %d characters once expanded",
-					SECRET_MIN);
-	}
-	return SL_OK;
-}
-
-#define TOK(field) SL_CONF_AT(struct sl_auth_token, field)
-static const struct sl_conf_key token_keys[] = {
-	{ "token", SL_CONF_CUSTOM, TOK(token), .parse = parse_secret, .shape = "a non-empty string",
-	  .dflt_doc = "required",
-	  .doc = "The secret, sent as `Authorization: Bearer <token>`; `${VAR}` expanded (keep "
-		 "secrets in the environment, not in the file)." },
-	{ "subject", SL_CONF_STRING, TOK(subject), .min = 1, .dflt_doc = "required",
-	  .doc = "Who holds it: the subject policy rules match and the audit names." },
-	{ "groups", SL_CONF_CUSTOM, TOK(groups), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "`[]`",
-	  .doc = "Its groups, as policy rules' `groups` match them." },
-	{ "scopes", SL_CONF_CUSTOM, TOK(scopes), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "`[]`",
-	  .doc = "Its scopes, as policy rules' `scopes` match them." },
-};
-#undef TOK
-
-static const struct sl_conf_section token_section = {
-	"sluice.http.auth.tokens[]",
-	"One static token and the identity it stands for.",
-	token_keys, SL_COUNT(token_keys), SL_CONF_STRICT, NULL,
-};
-
-static int parse_tokens(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			void *target)
-{
-	struct sl_auth_config *a = target;
-	yyjson_val *o;
-	size_t i, n;
-	int rc;
-
-	if (!yyjson_is_arr(v))
-		return sl_conf_bad(cx, k);
-	a->tokens = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*a->tokens));
-	yyjson_arr_foreach(v, i, n, o) {
-		struct sl_auth_token *t = &a->tokens[a->ntokens++];
-		char where[64];
-
-		snprintf(where, sizeof(where), "sluice.http.auth.tokens[%zu]", i);
-		if ((rc = sl_conf_apply(cx, &token_section, where, o, t)) < 0)
-			return rc;
-		if (!t->token || !t->subject)
-			return sl_conf_fail(cx, where, "needs \"token\" and \"subject\"");
-		for (size_t j = 0; j + 1 < a->ntokens; j++)
-			if (!strcmp(a->tokens[j].token, t->token))
-				return sl_conf_fail(cx, where, "has the same token as tokens[%zu]", j);
-	}
-	return SL_OK;
-}
-
-/* The JWS algorithms sluice can verify (libcjose 0.6): asymmetric only.
- * HS* would let anyone holding the key set sign (a public key used as an
- * HMAC secret), and "none" signs nothing: both are refused by name. */
-static const char *const jws_algorithms[] = {
-	"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512",
-};
-
-static int parse_algorithms(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			    void *target)
-{
-	char ***out = sl_conf_field(target, k);
-	int rc;
-
-	if ((rc = parse_strings(cx, k, v, target)) < 0)
-		return rc;
-	if (!**out)
-		return sl_conf_fail_key(cx, k, "is empty: no token could be accepted");
-	for (size_t i = 0; (*out)[i]; i++) {
-		const char *a = (*out)[i];
-		bool known = false;
-		if (!strcasecmp(a, "none") || !strncasecmp(a, "HS", 2))
-			return sl_conf_fail_key(cx, k, "\"%s\" is never accepted: an access token must "
-						"be signed with the authorization server's private key", a);
-		if (!strcmp(a, "EdDSA"))
-			return sl_conf_fail_key(cx, k, "\"EdDSA\" is not supported by the JOSE library "
-						"sluice uses (libcjose 0.6)");
-		for (size_t j = 0; j < SL_COUNT(jws_algorithms); j++)
-			known |= !strcmp(a, jws_algorithms[j]);
-		if (!known)
-			return sl_conf_fail_key(cx, k, "\"%s\" is not one of RS256, RS384, RS512, "
-						"PS256, PS384, PS512, ES256, ES384, ES512", a);
-	}
-	return SL_OK;
-}
-
-/* An absolute http(s) URL without a fragment; plain http only to a
- * loopback host (OAuth 2.1 §1.5: every endpoint but loopback is HTTPS). */
-static const char *url_problem(const char *u)
-{
-	const char *host;
-	size_t hl;
-
-	if (!strncmp(u, "https://", 8))
-		host = u + 8;
-	else if (!strncmp(u, "http://", 7))
-		host = u + 7;
-	else
-		return "must be an absolute https:// URL";
-	if (strchr(u, '#'))
-		return "must not have a fragment";
-	hl = strcspn(host, "/:?");
-	if (!hl)
-		return "has no host";
-	if (u[4] == ':' && !((hl == 9 && !strncmp(host, "127.0.0.1", 9)) ||
-			     (hl == 9 && !strncmp(host, "localhost", 9)) ||
-			     !strncmp(host, "[::1]", 5)))
-		return "must be https:// (plain http only to a loopback host)";
-	return NULL;
-}
-
-static int parse_oauth_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		     void *target)
-{
-	char **out = sl_conf_field(target, k);
-	const char *why;
-
-	if (!yyjson_is_str(v))
-		return sl_conf_bad(cx, k);
-	if ((why = url_problem(yyjson_get_str(v))))
-		return sl_conf_fail_key(cx, k, "%s", why);
-	free(*out);
-	*out = sl_strdup(yyjson_get_str(v));
-	return SL_OK;
-}
-
-/* sluice.http.publicUrl: an absolute URL without query or fragment; its
- * trailing slashes go, so "<publicUrl>/oauth/callback" has one. */
-static int parse_public_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			    void *target)
-{
-	char **out = sl_conf_field(target, k);
-	const char *why, *u;
-	size_t n;
-
-	if (!yyjson_is_str(v))
-		return sl_conf_bad(cx, k);
-	u = yyjson_get_str(v);
-	if ((why = url_problem(u)))
-		return sl_conf_fail_key(cx, k, "%s", why);
-	if (strchr(u, '?'))
-		return sl_conf_fail_key(cx, k, "must not have a query");
-	n = strlen(u);
-	while (n && u[n - 1] == '/')
-		n--;
-	free(*out);
-	*out = sl_strndup(u, n);
-	return SL_OK;
-}
-
-/* The origin of an absolute URL (scheme://authority), malloc'd. */
-static char *url_origin(const char *u)
-{
-	const char *host = strstr(u, "://");
-
-	host = host ? host + 3 : u;
-	return sl_strndup(u, (size_t)(host - u) + strcspn(host, "/?#"));
-}
-
-static int parse_oauth_urls(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-		      void *target)
-{
-	char ***out = sl_conf_field(target, k);
-	const char *why;
-	int rc;
-
-	if ((rc = parse_strings(cx, k, v, target)) < 0)
-		return rc;
-	for (size_t i = 0; (*out)[i]; i++)
-		if ((why = url_problem((*out)[i])))
-			return sl_conf_fail_key(cx, k, "\"%s\" %s", (*out)[i], why);
-	return SL_OK;
-}
-
-static const struct sl_conf_name grants[] = {
-	{ "authorization_code", SL_GRANT_AUTHORIZATION_CODE },
-	{ "client_credentials", SL_GRANT_CLIENT_CREDENTIALS },
-	{ NULL, 0 },
-};
-
-static const struct sl_conf_name sign_algs[] = {
-	{ "ES256", SL_OAUTH_ALG_ES256 },
-	{ "RS256", SL_OAUTH_ALG_RS256 },
-	{ NULL, 0 },
-};
-
-#define SOA(field) SL_CONF_AT(struct sl_server_oauth, field)
-static const struct sl_conf_key server_oauth_keys[] = {
-	{ "grant", SL_CONF_ENUM, SOA(grant), .names = grants,
-	  .shape = "\"authorization_code\" or \"client_credentials\"",
-	  .dflt_doc = "`\"authorization_code\"`",
-	  .doc = "`\"authorization_code\"`: a person logs in (`sluice auth login NAME`); "
-		 "`\"client_credentials\"`: sluice gets its own tokens with `clientId` and "
-		 "`clientSecret` (or `privateKeyFile`), no person involved." },
-	{ "clientId", SL_CONF_STRING, SOA(client_id), .min = 1, .dflt_doc = "registered by sluice",
-	  .doc = "A client registered beforehand at the server's authorization server. Without it "
-		 "sluice uses its Client ID Metadata Document where the authorization server accepts "
-		 "them, else registers itself (RFC 7591)." },
-	{ "clientSecret", SL_CONF_CUSTOM, SOA(client_secret), .parse = parse_secret,
-	  .shape = "a non-empty string", .dflt_doc = "none: a public client",
-	  .doc = "Its secret; `${VAR}` expanded." },
-	{ "clientMetadataUrl", SL_CONF_CUSTOM, SOA(client_metadata_url), .parse = parse_oauth_url,
-	  .shape = "an https:// URL", .dflt_doc = "`sluice.oauth.clientMetadataUrl`",
-	  .doc = "A Client ID Metadata Document to use as the client id at this server." },
-	{ "scope", SL_CONF_STRING, SOA(scope), .min = 1, .dflt_doc = "what the server asks for",
-	  .doc = "Scopes asked for besides those the server's challenge or metadata name "
-		 "(space-separated)." },
-	{ "privateKeyFile", SL_CONF_CUSTOM, SOA(private_key_file), .parse = parse_file,
-	  .shape = "a path", .dflt_doc = "none",
-	  .doc = "`private_key_jwt` (RFC 7523): instead of `clientSecret`, sluice signs a short-lived "
-		 "assertion with this PEM private key (unencrypted; EC P-256 or RSA of 2048 bits or "
-		 "more) for every token request, the authorization server holding the public key "
-		 "for `clientId`. Read at load and on reload; a file that does not load, or that "
-		 "every user may read, fails the config. `${VAR}` and `~/` are expanded; a relative "
-		 "path is taken from the config file's directory." },
-	{ "signingAlg", SL_CONF_ENUM, SOA(signing_alg), .names = sign_algs,
-	  .shape = "\"ES256\" or \"RS256\"", .dflt_doc = "from the key",
-	  .doc = "The assertion's algorithm: `ES256` for an EC P-256 key, `RS256` for an RSA key." },
-	{ "perUser", SL_CONF_BOOL, SOA(per_user), .dflt_doc = "`false`: every caller is served "
-	  "with the gateway's own login",
-	  .doc = "On a shared gateway (`sluice.http.auth`), each authenticated caller reaches this "
-		 "server with tokens of its own, from its own login through the gateway (the link "
-		 "to it arrives as a URL-mode elicitation, or in the error), on a link of its own. "
-		 "A caller with no identity (stdio, or an HTTP face without authentication) uses "
-		 "the gateway's own login. docs/internals/AUTH.md, \"Per-user delegation\"." },
-	{ "tokenExchange", SL_CONF_BOOL, SOA(token_exchange), .dflt_doc = "`false`",
-	  .doc = "With `perUser`: a caller authenticated by a JWT or by introspection gets its "
-		 "token for this server by OAuth 2.0 Token Exchange (RFC 8693) of the access token "
-		 "it presented to sluice, with no login. Needs `clientId` and `clientSecret` (or "
-		 "`privateKeyFile`). Where the authorization server refuses, or the caller used a "
-		 "static token, the caller logs in through the gateway as without it. "
-		 "docs/internals/AUTH.md, \"Token exchange\"." },
-};
-#undef SOA
-
-static const struct sl_conf_section server_oauth_section = {
-	"mcpServers.<name>.oauth",
-	"How sluice gets tokens for a remote server that requires OAuth (docs/internals/AUTH.md, "
-	"\"Toward upstreams\"). Tokens are kept per server URL under the XDG state directory "
-	"(`sluice auth status`).",
-	server_oauth_keys, SL_COUNT(server_oauth_keys), SL_CONF_STRICT, NULL,
-};
-
-#define OAC(field) SL_CONF_AT(struct sl_oauth_config, field)
-static const struct sl_conf_key oauth_client_keys[] = {
-	{ "clientMetadataUrl", SL_CONF_CUSTOM, OAC(client_metadata_url), .parse = parse_oauth_url,
-	  .shape = "an https:// URL", .dflt_doc = "none",
-	  .doc = "Where sluice's Client ID Metadata Document is served (a URL you host): used as "
-		 "the client id at authorization servers that support them, instead of registering." },
-	{ "clientName", SL_CONF_STRING, OAC(client_name), .min = 1, .dflt_doc = "`\"sluice\"`",
-	  .doc = "The name sluice registers under (shown on consent screens)." },
-	{ "keyFile", SL_CONF_CUSTOM, OAC(key_file), .parse = parse_expanded, .shape = "a path",
-	  .dflt_doc = "`SLUICE_TOKEN_KEY`, else none",
-	  .doc = "Encrypts the stored tokens (AES-256-GCM) with a key read from this file; the "
-		 "environment variable `SLUICE_TOKEN_KEY` does the same. Without either, tokens are "
-		 "kept in files only their owner can read (0600)." },
-	{ "refreshBeforeSeconds", SL_CONF_UINT, OAC(refresh_before_s), .min = 0, .max = 86400,
-	  .dflt = 60, .doc = "A token this close to its expiry is refreshed before it is sent." },
-	{ "maxHeldRequests", SL_CONF_UINT, OAC(max_held), .min = 1, .max = 100000, .dflt = 256,
-	  .doc = "Requests to one server held while its token is refreshed; one more fails." },
-	{ "maxUsers", SL_CONF_UINT, OAC(max_users), .min = 1, .max = 100000, .dflt = 1000,
-	  .doc = "Callers with a link of their own to one `perUser` server; one more is refused "
-		 "until the next config reload or restart. Each costs about 6 KiB while its link "
-		 "is closed." },
-	{ "userIdleSeconds", SL_CONF_UINT, OAC(user_idle_s), .min = 10, .max = 86400, .dflt = 300,
-	  .doc = "A caller's own link to a `perUser` server unused this long is closed; the next "
-		 "call opens it again." },
-};
-#undef OAC
-
-static const struct sl_conf_section oauth_client_section = {
-	"sluice.oauth",
-	"sluice as an OAuth 2.1 client of the remote servers it calls (docs/internals/AUTH.md, "
-	"\"Toward upstreams\").",
-	oauth_client_keys, SL_COUNT(oauth_client_keys), SL_CONF_STRICT, NULL,
-};
-
-#define JWKS(field) SL_CONF_AT(struct sl_jwks_config, field)
-static const struct sl_conf_key jwks_keys[] = {
-	{ "minRefreshSeconds", SL_CONF_UINT, JWKS(min_refresh_s), .min = 1, .max = 3600, .dflt = 30,
-	  .doc = "One issuer's key set is fetched at most once this often: a token naming an "
-		 "unknown key (`kid`) fetches it again only then, so a flood of made-up key ids "
-		 "costs one request to the authorization server per interval, and each such token "
-		 "gets 401." },
-	{ "maxAgeSeconds", SL_CONF_UINT, JWKS(max_age_s), .min = 60, .max = 7 * 86400, .dflt = 3600,
-	  .doc = "Keys older than this are fetched again on their next use (removed keys stop "
-		 "being accepted); the old set serves until the new one arrives." },
-	{ "maxKeys", SL_CONF_UINT, JWKS(max_keys), .min = 1, .max = 256, .dflt = 32,
-	  .doc = "Signing keys kept per issuer; a key set with more keeps its first ones." },
-};
-#undef JWKS
-
-static const struct sl_conf_section jwks_section = {
-	"sluice.http.auth.jwks",
-	"The authorization servers' signing keys (JWKS), fetched from `jwksUri` or from the "
-	"`jwks_uri` of the issuer's metadata.",
-	jwks_keys, SL_COUNT(jwks_keys), SL_CONF_STRICT, NULL,
-};
-
-#define INTRO(field) SL_CONF_AT(struct sl_introspection_config, field)
-static const struct sl_conf_key introspection_keys[] = {
-	{ "endpoint", SL_CONF_CUSTOM, INTRO(endpoint), .parse = parse_oauth_url, .shape = "a URL",
-	  .dflt_doc = "none: opaque tokens are refused",
-	  .doc = "The authorization server's RFC 7662 introspection endpoint, asked about every "
-		 "token that is not a JWT." },
-	{ "clientId", SL_CONF_STRING, INTRO(client_id), .min = 1, .dflt_doc = "required with `endpoint`",
-	  .doc = "sluice's client id at the authorization server (HTTP Basic authentication)." },
-	{ "clientSecret", SL_CONF_CUSTOM, INTRO(client_secret), .parse = parse_secret,
-	  .shape = "a non-empty string", .dflt_doc = "required with `endpoint`",
-	  .doc = "Its secret; `${VAR}` expanded." },
-	{ "cacheSeconds", SL_CONF_UINT, INTRO(cache_s), .min = 1, .max = 3600, .dflt = 60,
-	  .doc = "An answer (active or not) is reused this long at most, never past the token's "
-		 "`exp`: a token revoked meanwhile passes until then." },
-	{ "maxEntries", SL_CONF_UINT, INTRO(max_entries), .min = 1, .max = 1000000, .dflt = 4096,
-	  .doc = "Answers remembered (by the token's SHA-256, never the token); the oldest goes." },
-	{ "maxInFlight", SL_CONF_UINT, INTRO(max_in_flight), .min = 1, .max = 10000, .dflt = 32,
-	  .doc = "Introspection requests at once; a token that would need one more gets 503." },
-};
-#undef INTRO
-
-static const struct sl_conf_section introspection_section = {
-	"sluice.http.auth.introspection",
-	"Opaque access tokens, checked with the authorization server (RFC 7662).",
-	introspection_keys, SL_COUNT(introspection_keys), SL_CONF_STRICT, NULL,
-};
-
-#define AUTH(field) SL_CONF_AT(struct sl_auth_config, field)
-static const struct sl_conf_key auth_keys[] = {
-	{ "tokens", SL_CONF_CUSTOM, AUTH(tokens), .parse = parse_tokens, .sub = &token_section,
-	  .shape = "an array of tokens", .dflt_doc = "`[]`",
-	  .doc = "Static tokens, one per person or agent, each with the identity policy sees "
-		 "(`sluice.http.auth.tokens[]` below): a team's keys without an identity provider." },
-	{ "resource", SL_CONF_CUSTOM, AUTH(resource), .parse = parse_oauth_url, .shape = "a URL",
-	  .dflt_doc = "none: no OAuth",
-	  .doc = "This gateway's canonical URI as clients reach it (`https://mcp.example.com/mcp`): "
-		 "set, sluice is an OAuth 2.1 resource server. Tokens must name it in `aud` (RFC "
-		 "8707); the Protected Resource Metadata URL is built from it, never from a "
-		 "request's Host." },
-	{ "resourceName", SL_CONF_STRING, AUTH(resource_name), .min = 1, .dflt_doc = "`\"sluice\"`",
-	  .doc = "`resource_name` in the Protected Resource Metadata." },
-	{ "authorizationServers", SL_CONF_CUSTOM, AUTH(authorization_servers), .parse = parse_oauth_urls,
-	  .shape = "an array of issuer URLs", .dflt_doc = "required with `resource`",
-	  .doc = "The issuers whose tokens are accepted (`iss`, compared exactly), as advertised "
-		 "in the Protected Resource Metadata." },
-	{ "jwksUri", SL_CONF_CUSTOM, AUTH(jwks_uri), .parse = parse_oauth_url, .shape = "a URL",
-	  .dflt_doc = "from the issuer's metadata",
-	  .doc = "Where the one authorization server publishes its keys; without it, `jwks_uri` "
-		 "from its RFC 8414 metadata, else its OpenID configuration." },
-	{ "audiences", SL_CONF_CUSTOM, AUTH(audiences), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "`[resource]`",
-	  .doc = "A token's `aud` must contain one of these." },
-	{ "algorithms", SL_CONF_CUSTOM, AUTH(algorithms), .parse = parse_algorithms,
-	  .shape = "an array of JWS algorithms", .dflt_doc = "`[\"RS256\", \"ES256\", \"PS256\"]`",
-	  .doc = "JWS algorithms accepted (the key's type must match too); `none` and `HS*` are "
-		 "refused here." },
-	{ "tokenTypes", SL_CONF_CUSTOM, AUTH(token_types), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "`[\"at+jwt\", \"application/at+jwt\"]`",
-	  .doc = "A JWT's `typ` header must be one of these (RFC 9068; compared without case). Add "
-		 "`\"JWT\"` for a provider that marks its access tokens so; a token without `typ` is "
-		 "refused." },
-	{ "clockSkewSeconds", SL_CONF_UINT, AUTH(clock_skew_s), .max = 600, .dflt = 60,
-	  .doc = "Leeway for `exp`, `nbf` and `iat` against this machine's clock." },
-	{ "scopesSupported", SL_CONF_CUSTOM, AUTH(scopes_supported), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "none",
-	  .doc = "`scopes_supported` in the Protected Resource Metadata." },
-	{ "requiredScopes", SL_CONF_CUSTOM, AUTH(required_scopes), .parse = parse_strings,
-	  .shape = "an array of non-empty strings", .dflt_doc = "none",
-	  .doc = "Every one must be granted (`scope` or `scp`): else 403 `insufficient_scope`, with "
-		 "them in the challenge's `scope`, which every 401 also carries." },
-	{ "groupsClaims", SL_CONF_CUSTOM, AUTH(groups_claims), .parse = parse_strings,
-	  .shape = "an array of claim names", .dflt_doc = "`[\"groups\", \"roles\"]`",
-	  .doc = "Claims (a string or an array of strings) whose values are the caller's groups." },
-	{ "cacheEntries", SL_CONF_UINT, AUTH(cache_entries), .max = 1000000, .dflt = 4096,
-	  .doc = "Validated JWTs remembered by their SHA-256 until they expire, so that a client's "
-		 "next request skips the signature check; the oldest goes. 0: none." },
-	{ "maxWaiting", SL_CONF_UINT, AUTH(max_waiting), .min = 1, .max = 100000, .dflt = 256,
-	  .doc = "Requests held while keys or an introspection answer are fetched; one more gets "
-		 "503." },
-	{ "fetchTimeoutMs", SL_CONF_UINT, AUTH(fetch_timeout_ms), .min = 100, .max = 60000,
-	  .dflt = 5000,
-	  .doc = "One request to an authorization server (metadata, keys, introspection); a "
-		 "request waiting for keys waits at most twice this (metadata, then keys), then "
-		 "gets 503." },
-	{ "maxDocumentBytes", SL_CONF_UINT, AUTH(max_document_bytes), .min = 1024, .max = 4u << 20,
-	  .dflt = 256u << 10,
-	  .doc = "One answer from an authorization server; a longer one fails that request." },
-	{ "jwks", SL_CONF_OBJECT, AUTH(jwks), .sub = &jwks_section,
-	  .doc = "See `sluice.http.auth.jwks` below." },
-	{ "introspection", SL_CONF_OBJECT, AUTH(introspection), .sub = &introspection_section,
-	  .doc = "See `sluice.http.auth.introspection` below." },
-};
-#undef AUTH
-
-static const struct sl_conf_section auth_section = {
-	"sluice.http.auth",
-	"Who may use the HTTP front end, and as whom (docs/internals/AUTH.md). With any method "
-	"here or `bearerToken`, a request without a valid credential gets 401. With `resource`, "
-	"sluice is an OAuth 2.1 resource server: it serves Protected Resource Metadata (RFC 9728) "
-	"and accepts the access tokens of `authorizationServers`: JWTs checked here against the "
-	"issuer's keys, opaque tokens through `introspection`.",
-	auth_keys, SL_COUNT(auth_keys), SL_CONF_STRICT, NULL,
-};
-
-/* What one key cannot check alone: OAuth needs its issuers, and the parts
- * that only make sense with it are not given without it. */
-static int check_oauth(struct sl_conf_ctx *cx, const struct sl_auth_config *a)
-{
-	const struct sl_introspection_config *in = &a->introspection;
-	size_t nas = 0;
-
-	while (a->authorization_servers && a->authorization_servers[nas])
-		nas++;
-	if (!a->resource) {
-		if (nas || a->jwks_uri || a->audiences || a->algorithms || a->required_scopes ||
-		    a->scopes_supported || in->endpoint)
-			return sl_conf_fail(cx, "sluice.http.auth", "OAuth keys are set without "
-					    "\"resource\", this gateway's canonical URI");
-		return SL_OK;
-	}
-	if (!nas)
-		return sl_conf_fail(cx, "sluice.http.auth", "\"resource\" needs "
-				    "\"authorizationServers\": the issuers whose tokens are accepted");
-	if (a->jwks_uri && nas != 1)
-		return sl_conf_fail(cx, "sluice.http.auth.jwksUri", "names one key set, but %zu "
-				    "authorization servers are configured: leave it out (each "
-				    "issuer's metadata names its own)", nas);
-	if (in->endpoint && (!in->client_id || !in->client_secret))
-		return sl_conf_fail(cx, "sluice.http.auth.introspection", "needs \"clientId\" and "
-				    "\"clientSecret\" with \"endpoint\"");
-	if (!in->endpoint && (in->client_id || in->client_secret))
-		return sl_conf_fail(cx, "sluice.http.auth.introspection", "has credentials but no "
-				    "\"endpoint\"");
-	return SL_OK;
-}
-
-#define HTTP(field) SL_CONF_AT(struct sl_http_config, field)
-static const struct sl_conf_key http_keys[] = {
-	{ "listen", SL_CONF_CUSTOM, HTTP(listen), .parse = parse_listen, .shape = "\"host:port\"",
-	  .dflt_doc = "none: stdio unless `--http`",
-	  .doc = "Where `serve` listens; set, it serves HTTP at `/mcp`." },
-	{ "bearerToken", SL_CONF_CUSTOM, HTTP(bearer_token), .parse = parse_bearer,
-	  .shape = "a non-empty string", .dflt_doc = "none (loopback only)",
-	  .doc = "Every request must carry `Authorization: Bearer <token>`; `${VAR}` expanded." },
-	{ "allowedOrigins", SL_CONF_CUSTOM, HTTP(allowed_origins), .parse = parse_origins,
-	  .shape = "an array of origins",
-	  .dflt_doc = "`http://` on `localhost`, `127.0.0.1` and `[::1]`, any port (and `https://` "
-		      "with `tls`)",
-	  .doc = "Browser origins accepted in `Origin` (DNS rebinding protection)." },
-	{ "maxBodyBytes", SL_CONF_UINT, HTTP(max_body_bytes), .min = 1024, .max = 1u << 30,
-	  .dflt = 4u << 20, .doc = "One POST body; over it the answer is 413." },
-	{ "maxSessions", SL_CONF_UINT, HTTP(max_sessions), .min = 1, .max = 100000, .dflt = 64,
-	  .doc = "Live sessions, a 2026-07-28 request in flight counting as one; one more gets "
-		 "503." },
-	{ "maxRequestsPerSession", SL_CONF_UINT, HTTP(max_requests), .min = 1, .max = 100000,
-	  .dflt = 32, .doc = "Requests in flight in one session, or 2026-07-28 requests in flight "
-			     "with one credential (the bearer token; without one, all of them); one "
-			     "more gets 429." },
-	{ "idleSessionTimeoutMs", SL_CONF_UINT, HTTP(idle_timeout_ms), .min = 100,
-	  .max = 7ull * 86400000, .dflt = 30ull * 60 * 1000,
-	  .doc = "A session with no request and no open stream ends after this." },
-	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
-	  .doc = "An SSE comment on every open stream this often." },
-	{ "adminToken", SL_CONF_CUSTOM, HTTP(admin_token), .parse = parse_long_secret,
-	  .shape = "a string of at least 32 characters", .dflt_doc = "none: loopback peers only",
-	  .doc = "The operator's pages (`/status`, `/metrics`, `/admin`) answer a loopback peer, "
-		 "or any peer sending `Authorization: Bearer <adminToken>`; `${VAR}` expanded. "
-		 "It is not an MCP credential, and an MCP credential does not open these pages." },
-	{ "publicUrl", SL_CONF_CUSTOM, HTTP(public_url), .parse = parse_public_url,
-	  .shape = "an absolute URL", .dflt_doc = "the origin of `auth.resource`, else none",
-	  .doc = "How a browser reaches this gateway (`https://mcp.example.com`; plain `http://` "
-		 "only to a loopback host; no query; a trailing `/` is dropped). Set, a caller logs "
-		 "in to a per-user upstream at `<publicUrl>/oauth/login/<id>`, and the "
-		 "authorization server redirects back to `<publicUrl>/oauth/callback` "
-		 "(docs/internals/AUTH.md, \"Logging in through the gateway\")." },
-	{ "auth", SL_CONF_OBJECT, HTTP(auth), .sub = &auth_section,
-	  .doc = "See `sluice.http.auth` below." },
-	{ "tls", SL_CONF_CUSTOM, HTTP(tls), .parse = parse_tls, .sub = &tls_section,
-	  .shape = "an object", .dflt_doc = "none: plain HTTP",
-	  .doc = "HTTPS: `certFile` and `keyFile` (`sluice.http.tls` below)." },
-};
-#undef HTTP
 
 #define LIM(field) SL_CONF_AT(struct sl_limits, field)
 static const struct sl_conf_key limits_keys[] = {
@@ -1258,12 +288,6 @@ static const struct sl_conf_section limits_section = {
 	limits_keys, SL_COUNT(limits_keys), 0, NULL,
 };
 
-static const struct sl_conf_section http_section = {
-	"sluice.http",
-	"The Streamable HTTP front end (`serve --http`; docs/internals/HTTP.md).",
-	http_keys, SL_COUNT(http_keys), 0, NULL,
-};
-
 /* sluice.shared.redis.url: checked here, so `sluice check` refuses a bad one. */
 static int parse_redis_url(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 			   void *target)
@@ -1286,7 +310,7 @@ static const struct sl_conf_key redis_keys[] = {
 	  .shape = "\"redis://host[:port][/db]\" or \"unix:/path[?db=N]\"", .dflt_doc = "required",
 	  .doc = "The Redis server (or any server of the Redis protocol) the replicas share. A "
 		 "password in the URL is refused: use `password`." },
-	{ "password", SL_CONF_CUSTOM, RDS(password), .parse = parse_secret,
+	{ "password", SL_CONF_CUSTOM, RDS(password), .parse = cfg_parse_secret,
 	  .shape = "a non-empty string", .dflt_doc = "none (no `AUTH`)",
 	  .doc = "Sent with `AUTH` on every connection; `${VAR}` expanded." },
 	{ "keyPrefix", SL_CONF_STRING, RDS(key_prefix), .min = 1, .dflt_doc = "`\"sluice:\"`",
@@ -1356,7 +380,7 @@ static int parse_replica_id(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
 
 #define SHR(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key shared_keys[] = {
-	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = parse_long_secret,
+	{ "secret", SL_CONF_CUSTOM, SHR(shared_secret), .parse = cfg_parse_long_secret,
 	  .shape = "a string of at least 32 characters", .dflt_doc = "none: seals are per process",
 	  .doc = "The replicas' shared sealing key, `${VAR}` expanded (keep it in the environment); "
 		 "never logged nor shown in `/status`. Everything a client carries back (session "
@@ -1466,7 +490,7 @@ static int parse_globs(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 {
 	if (yyjson_is_arr(v) && (yyjson_arr_size(v) == 0 || yyjson_arr_size(v) > SL_PROFILE_GLOBS_MAX))
 		return sl_conf_bad(cx, k);
-	return parse_strings(cx, k, v, target);
+	return cfg_parse_strings(cx, k, v, target);
 }
 
 static int parse_profile_exposure(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
@@ -1626,8 +650,8 @@ static const struct sl_conf_key gateway_keys[] = {
 	  .doc = "Tools taken from one server's list." },
 	{ "codeMode", SL_CONF_OBJECT, .offset = 0, .size = sizeof(struct sl_config),
 	  .sub = &code_section, .doc = "See `sluice.codeMode` below." },
-	{ "http", SL_CONF_OBJECT, GW(http), .sub = &http_section, .doc = "See `sluice.http` below." },
-	{ "oauth", SL_CONF_OBJECT, GW(oauth), .sub = &oauth_client_section,
+	{ "http", SL_CONF_OBJECT, GW(http), .sub = &cfg_http_section, .doc = "See `sluice.http` below." },
+	{ "oauth", SL_CONF_OBJECT, GW(oauth), .sub = &cfg_oauth_client_section,
 	  .doc = "See `sluice.oauth` below." },
 	{ "limits", SL_CONF_OBJECT, GW(limits), .sub = &limits_section,
 	  .doc = "See `sluice.limits` below." },
@@ -1663,7 +687,7 @@ static int parse_servers(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 	c->servers = sl_alloc((yyjson_obj_size(v) + 1) * sizeof(*c->servers));
 	yyjson_obj_iter_init(v, &it);
 	while (rc == SL_OK && (sk = yyjson_obj_iter_next(&it))) {
-		rc = parse_server(cx, k->key, yyjson_get_str(sk), yyjson_obj_iter_get_val(sk),
+		rc = cfg_parse_server(cx, k->key, yyjson_get_str(sk), yyjson_obj_iter_get_val(sk),
 				  &c->servers[c->nservers]);
 		c->nservers++;
 	}
@@ -1692,16 +716,16 @@ static const struct sl_conf_section root_section = {
 void sl_config_reference(FILE *f)
 {
 	static const struct sl_conf_section *const sections[] = {
-		&root_section, &server_section, &server_oauth_section, &gateway_section, &code_section,
-		&oauth_client_section, &http_section,
-		&auth_section, &token_section, &jwks_section, &introspection_section, &tls_section,
+		&root_section, &cfg_server_section, &cfg_server_oauth_section, &gateway_section, &code_section,
+		&cfg_oauth_client_section, &cfg_http_section,
+		&cfg_auth_section, &cfg_token_section, &cfg_jwks_section, &cfg_introspection_section, &cfg_tls_section,
 		&limits_section, &shared_section, &redis_section, &profile_section,
 	};
 	const struct sl_conf_section *s;
 	const char *name;
 
 	fprintf(f, "# Configuration reference\n\n"
-		"Generated by `sluice config-reference` from the key tables in src/config/config.c "
+		"Generated by `sluice config-reference` from the key tables in src/config/ "
 		"and in the stages (src/stages/, in the order of the stage table) (`make docs`); a "
 		"unit test fails when this file and the tables differ.\n\n");
 	for (size_t i = 0; i < SL_COUNT(sections); i++)
@@ -1756,9 +780,9 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	if (rc == SL_OK && !c->servers)
 		rc = sl_conf_fail(&p.cx, "top level", "no \"mcpServers\" object: nothing to serve");
 	if (rc == SL_OK)
-		rc = check_oauth(&p.cx, &c->http.auth);
+		rc = cfg_check_oauth(&p.cx, &c->http.auth);
 	if (rc == SL_OK && !c->http.public_url && c->http.auth.resource)
-		c->http.public_url = url_origin(c->http.auth.resource);
+		c->http.public_url = cfg_url_origin(c->http.auth.resource);
 	for (size_t i = 0; rc == SL_OK && i < c->nservers; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
@@ -1878,8 +902,8 @@ void sl_config_unref(const struct sl_config *cc)
 	for (size_t i = 0; i < c->nprofiles; i++) {
 		struct sl_profile *p = &c->profiles[i];
 		free(p->name);
-		strings_free(p->servers);
-		strings_free(p->tools);
+		cfg_strings_free(p->servers);
+		cfg_strings_free(p->tools);
 		for (size_t j = 0; j < p->nrename; j++) {
 			free(p->rename[j].key);
 			free(p->rename[j].value);
@@ -1967,3 +991,4 @@ void sl_config_env_free(char **env)
 		free(*e);
 	free(env);
 }
+

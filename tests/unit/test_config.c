@@ -820,6 +820,30 @@ TEST(config_http_tls)
 		    "must be an object");
 }
 
+/* sluice.oauth.keyFile is a path like the TLS files: from the config file's
+ * directory, ${VAR} expanded, and an unset variable fails the key (it once
+ * went through the server-entry parser and wrote a server's error field
+ * into the OAuth section). */
+TEST(config_oauth_key_file)
+{
+	struct sl_config *c;
+	char cwd[4096];
+
+	c = parse("{\"mcpServers\":{},\"sluice\":{\"oauth\":{\"keyFile\":\"keys/t.key\"}}}");
+	CHECK(c != NULL);
+	if (c && getcwd(cwd, sizeof(cwd))) {
+		char want[4200];
+		snprintf(want, sizeof(want), "%s/keys/t.key", cwd);
+		CHECK_STR(c->oauth.key_file, want);
+	}
+	sl_config_unref(c);
+	unsetenv("SLUICE_TEST_UNSET_KEY");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"oauth\":{\"keyFile\":"
+		    "\"${SLUICE_TEST_UNSET_KEY}\"}}}", "sluice.oauth.keyFile", "SLUICE_TEST_UNSET_KEY");
+	parse_fails("{\"mcpServers\":{},\"sluice\":{\"oauth\":{\"keyFile\":\"\"}}}",
+		    "sluice.oauth.keyFile", "must be a path");
+}
+
 TEST(config_path_resolution)
 {
 	struct sl_err e;
