@@ -21,13 +21,13 @@
 #include <string.h>
 
 #define STOP_POLL_MS 20
-#define RETIRE_POLL_MS 100
 
 static void on_up_ready(void *ctx, struct sl_upstream *u);
 static void on_up_down(void *ctx, struct sl_upstream *u);
 static void on_up_notify(void *ctx, struct sl_upstream *u, struct sl_msg *m);
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m);
 static char *on_up_login_url(void *ctx, struct sl_upstream *link);
+static void on_up_idle(void *ctx, struct sl_upstream *u);
 
 static const struct sl_upstream_ops up_ops = {
 	.ready = on_up_ready,
@@ -35,6 +35,7 @@ static const struct sl_upstream_ops up_ops = {
 	.notify = on_up_notify,
 	.request = on_up_request,
 	.login_url = on_up_login_url,
+	.idle = on_up_idle,
 };
 
 /* A caller's web login saved its record: that caller's link to the
@@ -584,25 +585,43 @@ static bool server_same(const struct sl_server_config *a, const struct sl_server
 	return true;
 }
 
-static void on_retire_poll(uv_timer_t *t)
+/* Stops the retired servers with nothing in flight or past their deadline,
+ * then sleeps until the next deadline: a server's last answer wakes it
+ * earlier (on_up_idle), so a reload's old process goes as soon as it is
+ * idle, with no polling. */
+static void on_retire(uv_timer_t *t)
 {
 	struct sl_gateway *gw = t->data;
-	uint64_t now = sl_now_ms();
-	bool waiting = false;
+	uint64_t now = sl_now_ms(), next = UINT64_MAX;
 
 	for (size_t i = 0; i < gw->nretired; i++) {
 		struct sl_upstream *u = gw->retired[i];
 		if (u->state == SL_UP_STOPPING || u->state == SL_UP_STOPPED)
 			continue;
 		if (u->pending && now < gw->retire_by[i]) {
-			waiting = true;
+			next = gw->retire_by[i] < next ? gw->retire_by[i] : next;
 			continue;
 		}
 		sl_log(SL_LOG_INFO, "server %s: stopping the process the config reload replaced", u->name);
 		sl_upstream_stop(u);
 	}
-	if (!waiting)
-		uv_timer_stop(t);
+	if (next != UINT64_MAX)
+		uv_timer_start(t, on_retire, next - now, 0);
+}
+
+/* A server answered its last request: if a reload retired it, it may go
+ * now (from the loop: u is inside its answer's handling). */
+static void on_up_idle(void *ctx, struct sl_upstream *u)
+{
+	struct sl_gateway *gw = ctx;
+
+	if (gw->stopping)
+		return;
+	for (size_t i = 0; i < gw->nretired; i++)
+		if (gw->retired[i] == u) {
+			uv_timer_start(&gw->retire, on_retire, 0, 0);
+			return;
+		}
 }
 
 static void retire(struct sl_gateway *gw, struct sl_upstream *u)
@@ -613,7 +632,7 @@ static void retire(struct sl_gateway *gw, struct sl_upstream *u)
 	gw->retire_by[gw->nretired++] = sl_now_ms() + gw->gen->cfg->call_timeout_ms +
 					(u->cfg->timeout_ms > gw->gen->cfg->call_timeout_ms ?
 					 u->cfg->timeout_ms - gw->gen->cfg->call_timeout_ms : 0);
-	uv_timer_start(&gw->retire, on_retire_poll, 0, RETIRE_POLL_MS);
+	uv_timer_start(&gw->retire, on_retire, 0, 0);
 }
 
 /* Whether a sluice.<key> section differs, its key skip aside (NULL: none). */

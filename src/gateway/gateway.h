@@ -56,7 +56,7 @@ struct sl_gateway {
 	struct sl_upstream **retired;
 	uint64_t *retire_by;           /* deadline (ms) per retired server */
 	size_t nretired;
-	uv_timer_t retire;
+	uv_timer_t retire;             /* the next deadline, or at once when one goes idle */
 	yyjson_doc *caps;              /* declared upstream, for servers a reload adds */
 	/* Many clients at once (the HTTP front): upstreams are declared what
 	 * sluice can relay, not the first client's capabilities, and a

@@ -167,8 +167,9 @@ static void ureq_free(struct sl_ureq *r)
 	yyjson_mut_doc_free(r->sent);
 	yyjson_mut_doc_free(r->held);
 	sl_list_remove(&r->link);
-	u->pending--;
 	uv_close((uv_handle_t *)&r->timer, on_ureq_closed);
+	if (--u->pending == 0 && u->ops->idle)
+		u->ops->idle(u->ctx, u);
 }
 
 static struct sl_ureq *ureq_find(struct sl_upstream *u, int64_t id)

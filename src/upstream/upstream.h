@@ -67,6 +67,10 @@ struct sl_upstream_ops {
 	 * that user logs in (malloc'd), or NULL when nowhere (the gateway has no
 	 * public URL). May be NULL. */
 	char *(*login_url)(void *ctx, struct sl_upstream *link);
+	/* Its last request in flight has answered (pending is back to 0); called
+	 * from inside the answer's handling, so the owner defers anything that
+	 * would free or stop u. May be NULL. */
+	void (*idle)(void *ctx, struct sl_upstream *u);
 };
 
 enum sl_reply_kind {
