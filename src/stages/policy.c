@@ -557,7 +557,7 @@ static bool policy_visible(void *state, const struct sl_caller *who,
 	return !sl_policy_hides(&ps->policy, who, up->name, tool);
 }
 
-static void rule_reason(const struct sl_policy *p, int rule, char *out, size_t n)
+void sl_policy_reason(const struct sl_policy *p, int rule, char *out, size_t n)
 {
 	char text[500];
 	if (rule < 0) {
@@ -805,7 +805,7 @@ static enum sl_stage_rc decide(struct sl_policy_state *ps, struct sl_call *c, yy
 	enum sl_policy_action a = sl_policy_decide(&ps->policy, who, c->up->name, c->tool,
 						   sl_json_obj(def, "annotations"), false, &rule);
 
-	rule_reason(&ps->policy, rule, reason, sizeof(reason));
+	sl_policy_reason(&ps->policy, rule, reason, sizeof(reason));
 	switch (a) {
 	case SL_POLICY_ALLOW:
 		return SL_STAGE_NEXT;

@@ -106,6 +106,9 @@ bool sl_policy_hides(const struct sl_policy *p, const struct sl_caller *who, con
 bool sl_policy_rule_for(const struct sl_policy_rule *r, const struct sl_caller *who);
 
 const char *sl_policy_action_name(enum sl_policy_action a);
+/* What decided (rule, as sl_policy_decide set it): "rule 2 (match
+ * \"github.merge_*\")" or "the default action (deny)", into out. */
+void sl_policy_reason(const struct sl_policy *p, int rule, char *out, size_t n);
 /* What the rule matches on: "match \"github.merge_*\"", "annotation
  * destructiveHint", "who group:sre|sub:alice", "notWho ...", joined by ", ". */
 void sl_policy_rule_text(const struct sl_policy_rule *r, char *out, size_t n);
