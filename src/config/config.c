@@ -114,11 +114,32 @@ static int parse_require(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 	return SL_OK;
 }
 
+/* codeMode.saveSkills: its default depends on the HTTP face, read after
+ * the whole file (sl_config_parse). */
+static int parse_save_skills(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			     void *target)
+{
+	struct sl_config *c = target;
+
+	if (!yyjson_is_bool(v))
+		return sl_conf_bad(cx, k);
+	c->code_save_skills = yyjson_get_bool(v);
+	c->code_save_skills_set = true;
+	return SL_OK;
+}
+
 #define CODE(field) SL_CONF_AT(struct sl_config, field)
 static const struct sl_conf_key code_keys[] = {
 	{ "enabled", SL_CONF_BOOL, CODE(code_offered),
 	  .doc = "Offers `execute_code` in every exposure mode and profile (always on in "
 		 "`\"code\"`)." },
+	{ "saveSkills", SL_CONF_CUSTOM, CODE(code_save_skills), .parse = parse_save_skills,
+	  .shape = "true or false",
+	  .dflt_doc = "`true`, but `false` when `sluice.http` authenticates callers (`bearerToken`, "
+		      "`auth.tokens` or `auth.resource`)",
+	  .doc = "Offers `save_skill` where `execute_code` is. A skill belongs to the caller who "
+		 "saved it (docs/internals/SANDBOX.md, \"Skills\"); policy rules govern it as "
+		 "`skills.save_skill`." },
 	{ "timeoutMs", SL_CONF_UINT, CODE(code.timeout_ms), .min = 1, .max = 3600000, .dflt = 30000,
 	  .doc = "A program's wall clock, its tool calls included." },
 	{ "cpuMs", SL_CONF_UINT, CODE(code.cpu_ms), .min = 1, .max = 3600000, .dflt = 5000,
@@ -774,6 +795,11 @@ int sl_config_parse(const char *path, const char *text, size_t len,
 	rc = sl_conf_apply(&p.cx, &root_section, NULL, root, c);
 	c->sluice = yyjson_obj_get(root, "sluice");
 	c->code_enabled = c->code_offered || c->exposure == SL_EXPOSE_CODE;
+	/* A gateway whose callers authenticate is shared: saving skills there
+	 * is the operator's choice. */
+	if (!c->code_save_skills_set)
+		c->code_save_skills = !c->http.bearer_token && !c->http.auth.ntokens &&
+				      !c->http.auth.resource;
 	for (size_t i = 0; i < c->nprofiles; i++)
 		c->code_enabled = c->code_enabled || (c->profiles[i].exposure_set &&
 						      c->profiles[i].exposure == SL_EXPOSE_CODE);

@@ -278,6 +278,10 @@ struct sl_config {
 	bool code_enabled;                 /* code mode runs: a sandbox is started (execute_code
 					    * is offered somewhere) */
 	bool code_offered;                 /* sluice.codeMode.enabled: offered in every mode */
+	bool code_save_skills;             /* sluice.codeMode.saveSkills, resolved: save_skill
+					    * is offered (given, else true unless the HTTP
+					    * face authenticates its callers) */
+	bool code_save_skills_set;         /* the key was given */
 	struct sl_profile *profiles;       /* sluice.profiles, in file order */
 	size_t nprofiles;
 	struct sl_code_limits code;
