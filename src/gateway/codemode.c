@@ -118,7 +118,8 @@ struct run {
 	unsigned live;               /* its pipeline calls in flight */
 	uv_timer_t *end;             /* ends the program from the loop */
 	unsigned depth;              /* 0: execute_code or a skill called directly; +1 per skill */
-	bool skills;                 /* tools.skills is listed: there are skill files */
+	bool skills;                 /* tools.skills is listed: there are skill files on the
+				      * operator's shelf or who's */
 };
 
 /* A program's tool call: a pipeline call, and whom to tell. A tool whose
@@ -172,7 +173,7 @@ static int host_resolve(void *ctx, const char *server, const char *tool,
 	struct sl_view v;
 	if (strcmp(server, SL_SKILLS_SERVER) == 0) {
 		struct sl_skill sk;
-		int rc = sl_codemode_skill(tool, &sk, err);
+		int rc = sl_codemode_skill(r->gw, r->who, tool, &sk, err);
 		if (rc < 0)
 			return rc;
 		sl_skill_dispose(&sk);
@@ -435,7 +436,7 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 		 * callers, it would wait for itself. */
 		sl_err_set(&err, "skill '%s' was not run: every code-mode slot is taken "
 			   "(codeMode.maxConcurrent), and a skill needs one of its own", name);
-	} else if (sl_codemode_skill(name, &sk, &err) == 0) {
+	} else if (sl_codemode_skill(r->gw, r->who, name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
 		code = sl_codemode_skill_code(&sk, json, len, true, &len);
 		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, on_skill_done, NULL, h,
@@ -581,7 +582,6 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	struct run *r = sl_alloc(sizeof(*r));
 	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel };
 	struct sl_program *p;
-	char *dir = sl_skills_dir();
 
 	r->gw = gw;
 	r->gen = sl_gen_ref(gw->gen);
@@ -592,8 +592,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	r->ctx = ctx;
 	r->rp = rp;
 	r->depth = depth;
-	r->skills = sl_skills_exist(dir);
-	free(dir);
+	r->skills = sl_codemode_skills_exist(who);
 	p = sl_program_start(gw->sandbox, &host, code, len, on_run_done,
 			     step ? on_run_step : NULL, r);
 	if (rp)
@@ -763,33 +762,86 @@ int sl_codemode_check(const struct sl_config *c, struct sl_err *err)
 
 /* ---- skills ------------------------------------------------------------------------- */
 
-int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err)
+bool sl_codemode_skill_denied(const struct sl_gateway *gw, const struct sl_caller *who,
+			      const char *name)
+{
+	const struct sl_policy *p =
+		sl_policy_current(gw->gen ? sl_gen_state(gw->gen, &sl_stage_policy) : NULL);
+	int rule;
+
+	/* No annotations: a skill is a program, its calls are decided each. */
+	return sl_policy_decide(p, who, SL_SKILLS_SERVER, name, NULL, false, &rule) ==
+	       SL_POLICY_DENY;
+}
+
+/* name on the shelf of owner (NULL: the operator's), as sl_codemode_skill
+ * answers, but SL_ERR_NOT_FOUND with err untouched when it has no such
+ * file, and SL_ERR_STATE when the file is there but hidden. */
+static int shelf_skill(const char *owner, const char *name, struct sl_skill *out,
+		       struct sl_err *err)
 {
 	/* A model may call a hidden skill in a loop: its warnings are a few a
 	 * minute, not one a call. */
 	static struct sl_rate warned;
-	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file();
+	struct sl_skill_shelf sh;
 	struct sl_err e = { 0 };
-	int rc = sl_skill_read(dir, name, out, &e);
+	int rc;
 
-	if (rc == SL_ERR_NOT_FOUND) {
-		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
-	} else if (rc < 0) {
+	sl_skills_shelf(owner, &sh);
+	rc = sl_skill_read(sh.dir, name, out, &e);
+	if (rc < 0 && rc != SL_ERR_NOT_FOUND) {
 		if (sl_rate_admit(&warned, 60000, 5))
 			sl_log(SL_LOG_WARN, "skills: %s", e.msg);
 		sl_err_set(err, "skill '%.100s' cannot be read (sluice's log says why)", name);
-	} else if (!sl_skill_approved(pins, out)) {
+	} else if (rc == 0 && !sl_skill_approved(sh.pins, out)) {
 		/* Changed outside save_skill (or never confirmed): hidden. */
 		if (sl_rate_admit(&warned, 60000, 5))
 			sl_log(SL_LOG_WARN, "skills: %s/%s.json differs from what was approved: it is "
-			       "hidden until `sluice skills approve %s`", dir, name, name);
+			       "hidden until `sluice skills approve %s%s%s`", sh.dir, name,
+			       owner ? owner : "", owner ? "/" : "", name);
 		sl_skill_dispose(out);
+		rc = SL_ERR_STATE;
+	}
+	sl_skills_shelf_dispose(&sh);
+	return rc;
+}
+
+int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, const char *name,
+		      struct sl_skill *out, struct sl_err *err)
+{
+	char owner[SL_SHA256_HEX];
+	int rc = SL_ERR_NOT_FOUND;
+
+	/* The caller's own shelf, then the operator's: nobody else's exists
+	 * for it, and a denied name is as absent. */
+	if (!sl_codemode_skill_denied(gw, who, name)) {
+		if (sl_skills_owner(who, owner))
+			rc = shelf_skill(owner, name, out, err);
+		if (rc == SL_ERR_NOT_FOUND)
+			rc = shelf_skill(NULL, name, out, err);
+	}
+	if (rc == SL_ERR_NOT_FOUND || rc == SL_ERR_STATE) {
 		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
 		rc = SL_ERR_NOT_FOUND;
 	}
-	free(dir);
-	free(pins);
 	return rc;
+}
+
+bool sl_codemode_skills_exist(const struct sl_caller *who)
+{
+	char owner[SL_SHA256_HEX];
+	struct sl_skill_shelf sh;
+	bool any;
+
+	sl_skills_shelf(NULL, &sh);
+	any = sl_skills_exist(sh.dir);
+	sl_skills_shelf_dispose(&sh);
+	if (!any && sl_skills_owner(who, owner)) {
+		sl_skills_shelf(owner, &sh);
+		any = sl_skills_exist(sh.dir);
+		sl_skills_shelf_dispose(&sh);
+	}
+	return any;
 }
 
 char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,

@@ -76,11 +76,21 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
  * and the answer as text blocks, isError when the program failed. */
 yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d);
 struct sl_skill;
-/* The saved skill name as it may run now: 0 with *out set (dispose it),
- * or SL_ERR_NOT_FOUND with the program's message in err when there is
- * none, its file is bad (the log says why) or it is not approved (changed
- * on disk since save_skill or `sluice skills approve`: hidden). */
-int sl_codemode_skill(const char *name, struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
+/* The saved skill name as it may run now for who (gateway/skills.h,
+ * shelves): who's own, else the operator's; never another caller's. 0 with
+ * *out set (dispose it), or SL_ERR_NOT_FOUND with the program's message in
+ * err when there is none, policy denies who skills.<name>, or it is not
+ * approved (changed on disk since save_skill or `sluice skills approve`:
+ * hidden); another error when its file is bad (the log says why). */
+int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, const char *name,
+		      struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
+/* Policy denies who the skill name (the rule's glob on skills.<name>):
+ * to who it does not exist. */
+bool sl_codemode_skill_denied(const struct sl_gateway *gw, const struct sl_caller *who,
+			      const char *name);
+/* There is a file named like a skill on the operator's shelf or who's
+ * (tools.skills is in who's programs). */
+bool sl_codemode_skills_exist(const struct sl_caller *who);
 /* The program a call of sk runs (malloc'd, *len set): args (JSON text of
  * the arguments object) as the constant `args`, then sk's code. nested
  * (tools.skills.x from a program): it returns the JSON text of the code's

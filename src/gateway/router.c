@@ -190,7 +190,7 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		k = k < 1 ? 1 : SEARCH_MAX_K;
 	sl_view_of(s->gw, m->who, &v);
 	if (v.code && server && strcmp(server, SL_SKILLS_SERVER) == 0) {
-		text = sl_skills_search(q, (size_t)k);
+		text = sl_skills_search(&v, q, (size_t)k);
 		if (!text)
 			text = sl_strdup("no skills match");
 	} else {
@@ -200,7 +200,7 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 					   detail && strcmp(detail, "full") == 0 ? SL_DETAIL_FULL :
 					   SL_DETAIL_SIGNATURE, &msg);
 		/* Saved skills rank apart, after the servers' tools. */
-		if (text && v.code && !server && (skills = sl_skills_search(q, (size_t)k))) {
+		if (text && v.code && !server && (skills = sl_skills_search(&v, q, (size_t)k))) {
 			char *both = strncmp(text, "no tools match", 14) == 0 ? sl_strdup(skills) :
 				     sl_printf("%s%s", text, skills);
 			free(text);
@@ -235,7 +235,7 @@ static void describe(struct sl_session *s, struct sl_msg *m, bool modern, yyjson
 		names[i] = yyjson_get_str(t);
 	sl_view_of(s->gw, m->who, &v);
 	if (v.code && strcmp(server, SL_SKILLS_SERVER) == 0) {
-		text = sl_skills_describe(names, n, &msg);
+		text = sl_skills_describe(&v, names, n, &msg);
 	} else {
 		struct sl_discovery_view of;
 		discovery_view(&v, &of);

@@ -124,20 +124,22 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 /* ---- skilltools.c ---- */
 
 struct sl_view;
-/* Appends save_skill, and in passthrough and hybrid exposure each visible
- * skill as skills__<name>, to tools/list's arr (v offers execute_code). */
+/* Appends save_skill (when v's caller may save skills), and in passthrough
+ * and hybrid exposure each skill visible to v's caller as skills__<name>,
+ * to tools/list's arr (v offers execute_code). */
 void sl_skills_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr);
 /* True if name is save_skill or skills__<name> and v offers code mode. */
 bool sl_skills_handles(const struct sl_view *v, const char *name);
-/* Runs save_skill (asking the person first) or a skill; takes m. */
+/* Runs save_skill (asking the person first) or a skill, for m's caller;
+ * takes m. */
 void sl_skills_call(struct sl_session *s, struct sl_msg *m, bool modern, const char *name,
 		    yyjson_val *args);
-/* search_tools' lines for the visible skills that match query (at most
- * k), or NULL when none does. */
-char *sl_skills_search(const char *query, size_t k);
-/* describe_tools for server "skills": a .d.ts module of the visible
- * skills (all, or the n named), or NULL with *msg set. */
-char *sl_skills_describe(const char **names, size_t n, char **msg);
+/* search_tools' lines for the skills visible to v's caller that match
+ * query (at most k), or NULL when none does. */
+char *sl_skills_search(const struct sl_view *v, const char *query, size_t k);
+/* describe_tools for server "skills": a .d.ts module of the skills
+ * visible to v's caller (all, or the n named), or NULL with *msg set. */
+char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, char **msg);
 
 /* Sets up a tools/call of m (taken) as sl_session_start_call does, without
  * running it: the caller adjusts the call and runs it. */

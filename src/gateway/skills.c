@@ -1,6 +1,8 @@
 /* The skill store: files, checks and pins; see skills.h. */
 #include "gateway/skills.h"
+#include "auth/caller.h"
 #include "core/buf.h"
+#include "core/lru.h"
 #include "stages/pinning.h"
 
 #include <dirent.h>
@@ -16,7 +18,8 @@
 bool sl_skill_name_ok(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
-	if (n == 0 || n > SL_SKILL_NAME_MAX || name[0] < 'a' || name[0] > 'z')
+	if (n == 0 || n > SL_SKILL_NAME_MAX || name[0] < 'a' || name[0] > 'z' ||
+	    strcmp(name, SL_SAVE_SKILL) == 0)
 		return false;
 	for (size_t i = 1; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
@@ -114,6 +117,7 @@ int sl_skill_parse(const char *json, size_t len, const char *name, struct sl_ski
 {
 	yyjson_doc *doc = len <= SL_SKILL_FILE_MAX ? sl_json_read(json, len, 0, NULL) : NULL;
 	yyjson_val *root = yyjson_doc_get_root(doc), *code = yyjson_obj_get(root, "code");
+	yyjson_val *owner = yyjson_obj_get(root, "owner");
 	const char *n = sl_json_str(root, "name"), *desc = sl_json_str(root, "description");
 	int rc;
 
@@ -131,8 +135,15 @@ int sl_skill_parse(const char *json, size_t len, const char *name, struct sl_ski
 		sl_err_set(err, "needs \"name\" (its file's name) and \"code\" strings");
 		return SL_ERR_INVALID;
 	}
+	if (owner && (!yyjson_is_str(owner) || yyjson_get_len(owner) > SL_SKILL_OWNER_LABEL_MAX)) {
+		yyjson_doc_free(doc);
+		sl_err_set(err, "\"owner\" is a string of at most %d bytes", SL_SKILL_OWNER_LABEL_MAX);
+		return SL_ERR_INVALID;
+	}
 	rc = sl_skill_make(n, desc ? desc : "", yyjson_get_str(code), yyjson_get_len(code),
 			   yyjson_obj_get(root, "inputSchema"), out, err);
+	if (rc == 0 && owner)
+		out->owner = sl_strndup(yyjson_get_str(owner), yyjson_get_len(owner));
 	yyjson_doc_free(doc);
 	return rc;
 }
@@ -149,6 +160,8 @@ char *sl_skill_json(const struct sl_skill *sk, size_t *len)
 	yyjson_mut_obj_add_strncpy(d, o, "code", sk->code, sk->code_len);
 	if (sd)
 		yyjson_mut_obj_add_val(d, o, "inputSchema", yyjson_val_mut_copy(d, yyjson_doc_get_root(sd)));
+	if (sk->owner)
+		yyjson_mut_obj_add_strcpy(d, o, "owner", sk->owner);
 	out = sl_json_write_mut_val(o, len);
 	yyjson_doc_free(sd);
 	yyjson_mut_doc_free(d);
@@ -161,6 +174,7 @@ void sl_skill_dispose(struct sl_skill *sk)
 	free(sk->description);
 	free(sk->code);
 	free(sk->schema);
+	free(sk->owner);
 	memset(sk, 0, sizeof(*sk));
 }
 
@@ -182,6 +196,71 @@ char *sl_skills_pins_file(void)
 	f = sl_printf("%s/skill-pins.json", state);
 	free(state);
 	return f;
+}
+
+bool sl_skills_owner_ok(const char *owner)
+{
+	size_t n = owner ? strlen(owner) : 0;
+	if (n != SL_SHA256_HEX - 1)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((owner[i] >= '0' && owner[i] <= '9') || (owner[i] >= 'a' && owner[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void sl_skills_shelf(const char *owner, struct sl_skill_shelf *out)
+{
+	char *dir = sl_skills_dir(), *state;
+
+	memset(out, 0, sizeof(*out));
+	if (!owner) {
+		out->dir = dir;
+		out->pins = sl_skills_pins_file();
+		return;
+	}
+	/* Not a key: no shelf at all (nothing is read or written). */
+	if (sl_skills_owner_ok(owner)) {
+		memcpy(out->owner, owner, SL_SHA256_HEX);
+		state = sl_state_dir();
+		out->dir = dir ? sl_printf("%s/%s", dir, owner) : NULL;
+		out->pins = state ? sl_printf("%s/skill-pins/%s.json", state, owner) : NULL;
+		free(state);
+	}
+	free(dir);
+}
+
+void sl_skills_shelf_dispose(struct sl_skill_shelf *sh)
+{
+	free(sh->dir);
+	free(sh->pins);
+	memset(sh, 0, sizeof(*sh));
+}
+
+bool sl_skills_owner(const struct sl_caller *who, char out[SL_SHA256_HEX])
+{
+	if (!who)
+		return false;
+	memcpy(out, who->key, SL_SHA256_HEX);
+	return true;
+}
+
+char *sl_skills_owner_label(const struct sl_caller *who)
+{
+	struct sl_buf b;
+
+	if (!who)
+		return NULL;
+	/* Cut at the bound a file's "owner" may have: a label, not a key. */
+	sl_buf_init(&b, SL_SKILL_OWNER_LABEL_MAX);
+	(void)!sl_buf_printf(&b, "%.200s (%s", who->subject ? who->subject : "no subject",
+			     who->method);
+	if (who->issuer)
+		(void)!sl_buf_printf(&b, ", issuer %.200s", who->issuer);
+	if (who->profile)
+		(void)!sl_buf_printf(&b, ", profile %.64s", who->profile);
+	(void)!sl_buf_appends(&b, ")");
+	return sl_buf_take(&b, NULL);
 }
 
 /* Reads path (a regular file, not a link: O_NOFOLLOW) of at most max
@@ -238,7 +317,10 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more, struct sl_err *err)
+/* The entries of dir that pick keeps (its name for them into out), sorted,
+ * at most max (*more when there were more). No directory: none. */
+static int scan(const char *dir, bool (*pick)(const char *dir, const char *file, char *out),
+		size_t max, char ***names, size_t *n, bool *more, struct sl_err *err)
 {
 	DIR *d = dir ? opendir(dir) : NULL;
 	struct dirent *de;
@@ -254,12 +336,12 @@ int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more, struc
 		sl_err_set(err, "%s: cannot read the directory (%s)", dir, strerror(errno));
 		return SL_ERR_IO;
 	}
-	v = sl_alloc(SL_SKILLS_MAX * sizeof(*v));
+	v = sl_alloc(max * sizeof(*v));
 	while ((de = readdir(d))) {
-		char name[SL_SKILL_NAME_MAX + 1];
-		if (!skill_file(de->d_name, name))
+		char name[SL_SHA256_HEX + SL_SKILL_NAME_MAX];
+		if (!pick(dir, de->d_name, name))
 			continue;
-		if (k == SL_SKILLS_MAX) {
+		if (k == max) {
 			*more = true;
 			break;
 		}
@@ -270,6 +352,41 @@ int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more, struc
 	*names = v;
 	*n = k;
 	return SL_OK;
+}
+
+static bool pick_skill(const char *dir, const char *file, char *out)
+{
+	return skill_file(file, out);
+}
+
+int sl_skills_names(const char *dir, char ***names, size_t *n, bool *more, struct sl_err *err)
+{
+	return scan(dir, pick_skill, SL_SKILLS_MAX, names, n, more, err);
+}
+
+/* A caller's shelf: a directory (not a link) named like a key. */
+static bool pick_owner(const char *dir, const char *file, char *out)
+{
+	char *path;
+	struct stat st;
+	bool ok;
+
+	if (!sl_skills_owner_ok(file))
+		return false;
+	path = sl_printf("%s/%s", dir, file);
+	ok = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	free(path);
+	if (ok)
+		memcpy(out, file, SL_SHA256_HEX);
+	return ok;
+}
+
+int sl_skills_owners(char ***owners, size_t *n, bool *more, struct sl_err *err)
+{
+	char *dir = sl_skills_dir();
+	int rc = scan(dir, pick_owner, SL_SKILL_OWNERS_MAX, owners, n, more, err);
+	free(dir);
+	return rc;
 }
 
 /* name is <skill name>.json; its skill name goes to out. */
@@ -284,30 +401,51 @@ static bool skill_file(const char *file, char out[SL_SKILL_NAME_MAX + 1])
 }
 
 /*
- * What sl_skills_exist last found, for one directory: every program's
- * start asks, and reading a directory of 256 files for each would cost more
- * than the program. Adding, removing or renaming a file over another
- * changes the directory's mtime, so a stat tells whether the answer still
- * holds, whoever made the change (another process's `sluice skills rm`
- * too); this process's own writes forget it at once (forget_seen). An
- * mtime within SETTLE_NS of the read is not trusted: mtimes have the
- * kernel's tick granularity, so a change in the same tick as the read
- * would leave it unchanged. One entry, the directory's name its only
- * allocation.
+ * What sl_skills_exist found, for each of the last SL_SKILLS_SEEN_MAX
+ * directories asked (the operator's shelf and the callers' who ran
+ * programs lately): every program's start asks, and reading a directory of
+ * 256 files for each would cost more than the program. Adding, removing or
+ * renaming a file over another changes the directory's mtime, so a stat
+ * tells whether the answer still holds, whoever made the change (another
+ * process's `sluice skills rm` too); this process's own writes forget it
+ * at once (forget_seen). An mtime within SETTLE_NS of the read is not
+ * trusted: mtimes have the kernel's tick granularity, so a change in the
+ * same tick as the read would leave it unchanged.
  */
 #define SETTLE_NS 1000000000ll
-static struct {
-	char *dir;
+struct seen {
+	struct sl_lru_entry e;  /* keyed by the directory's path */
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
 	bool any;
-} seen;
+};
+static struct sl_lru seen;
+static bool seen_ready;
 
-static void forget_seen(void)
+static void seen_free(struct sl_lru_entry *e, void *arg)
 {
-	free(seen.dir);
-	seen.dir = NULL;
+	free(sl_lru_item(e, struct seen, e));
+}
+
+static struct sl_lru *seen_map(void)
+{
+	if (!seen_ready) {
+		sl_lru_init(&seen, SL_SKILLS_SEEN_MAX, 0, seen_free, NULL);
+		seen_ready = true;
+	}
+	return &seen;
+}
+
+/* dir's answer (NULL: every one) is read again at the next ask. */
+static void forget_seen(const char *dir)
+{
+	if (!dir) {
+		sl_lru_dispose(seen_map());
+		seen_ready = false;
+	} else {
+		sl_lru_del(seen_map(), dir);
+	}
 }
 
 static bool same_time(const struct timespec *a, const struct timespec *b)
@@ -318,20 +456,28 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
 bool sl_skills_exist(const char *dir)
 {
 	char name[SL_SKILL_NAME_MAX + 1];
+	struct sl_lru_entry *e;
 	struct timespec now;
 	struct dirent *de;
 	struct stat st;
+	struct seen *kept;
 	bool any = false;
 	DIR *d;
 
-	if (!dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		forget_seen();
+	if (!dir)
+		return false;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		forget_seen(dir);
 		return false;
 	}
-	if (seen.dir && strcmp(seen.dir, dir) == 0 && seen.dev == st.st_dev &&
-	    seen.ino == st.st_ino && same_time(&seen.mtime, &st.st_mtim))
-		return seen.any;
-	forget_seen();
+	if ((e = sl_lru_get(seen_map(), dir, 0))) {
+		kept = sl_lru_item(e, struct seen, e);
+		if (kept->dev == st.st_dev && kept->ino == st.st_ino && same_time(&kept->mtime, &st.st_mtim)) {
+			sl_lru_touch(&seen, e);
+			return kept->any;
+		}
+		forget_seen(dir);
+	}
 	d = opendir(dir);
 	while (d && !any && (de = readdir(d)))
 		any = skill_file(de->d_name, name);
@@ -340,11 +486,12 @@ bool sl_skills_exist(const char *dir)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if ((now.tv_sec - st.st_mtim.tv_sec) * 1000000000ll + (now.tv_nsec - st.st_mtim.tv_nsec) >=
 	    SETTLE_NS) {
-		seen.dir = sl_strdup(dir);
-		seen.dev = st.st_dev;
-		seen.ino = st.st_ino;
-		seen.mtime = st.st_mtim;
-		seen.any = any;
+		kept = sl_alloc(sizeof(*kept));
+		kept->dev = st.st_dev;
+		kept->ino = st.st_ino;
+		kept->mtime = st.st_mtim;
+		kept->any = any;
+		(void)sl_lru_put(&seen, dir, &kept->e, 0, 0);
 	}
 	return any;
 }
@@ -384,7 +531,7 @@ int sl_skill_write(const char *dir, const struct sl_skill *sk, struct sl_err *er
 	}
 	text = sl_skill_json(sk, &len);
 	rc = sl_write_file_atomic(path, text, len, 0600, err);
-	forget_seen();
+	forget_seen(dir);
 out:
 	free(text);
 	free(path);
@@ -400,7 +547,7 @@ int sl_skill_remove(const char *dir, const char *name, struct sl_err *err)
 	if (!dir || !sl_skill_name_ok(name))
 		return SL_ERR_NOT_FOUND;
 	path = sl_printf("%s/%s.json", dir, name);
-	forget_seen();
+	forget_seen(dir);
 	if (unlink(path) < 0) {
 		rc = errno == ENOENT ? SL_ERR_NOT_FOUND : SL_ERR_IO;
 		sl_err_set(err, "%s: %s", path, strerror(errno));
@@ -497,8 +644,63 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 	} else {
 		rc = sl_write_file_atomic(pins, next, len, 0600, err);
 	}
-	forget_seen();
+	forget_seen(NULL);
 	free(dir);
 	free(next);
 	return rc;
+}
+
+/* True when a caller's shelf that does not exist yet would be one too
+ * many. */
+static bool owners_full(const struct sl_skill_shelf *sh)
+{
+	struct sl_err err = { 0 };
+	char **owners;
+	size_t n;
+	bool more;
+
+	if (!*sh->owner || access(sh->dir, F_OK) == 0)
+		return false;
+	if (sl_skills_owners(&owners, &n, &more, &err) < 0)
+		n = 0, more = false;
+	sl_skills_names_free(owners, n);
+	return more || n >= SL_SKILL_OWNERS_MAX;
+}
+
+bool sl_skill_save_full(const struct sl_skill_shelf *sh, const char *name)
+{
+	struct sl_err err = { 0 };
+	char **names;
+	size_t n = 0;
+	bool more, there = false;
+
+	if (!sh->dir)
+		return false;
+	if (owners_full(sh))
+		return true;
+	if (sl_skills_names(sh->dir, &names, &n, &more, &err) < 0)
+		n = 0, more = false;
+	for (size_t i = 0; i < n; i++)
+		there = there || strcmp(names[i], name) == 0;
+	sl_skills_names_free(names, n);
+	return !there && (n >= SL_SKILLS_MAX || more);
+}
+
+int sl_skill_save(const struct sl_skill_shelf *sh, const struct sl_skill *sk, struct sl_err *err)
+{
+	int rc;
+
+	if (!sh->dir) {
+		sl_err_set(err, "no data directory for skills (set XDG_DATA_HOME or HOME)");
+		return SL_ERR_STATE;
+	}
+	if (owners_full(sh)) {
+		sl_err_set(err, "%d callers have skills of their own already, the limit: the "
+			   "operator can remove some (sluice skills list, sluice skills rm)",
+			   SL_SKILL_OWNERS_MAX);
+		return SL_ERR_TOO_LARGE;
+	}
+	if ((rc = sl_skill_write(sh->dir, sk, err)) < 0)
+		return rc;
+	return sl_skill_pin(sh->pins, sk->name, sk->sha, err);
 }

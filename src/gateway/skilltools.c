@@ -5,6 +5,13 @@
  * hybrid); the skills' lines in search_tools and their .d.ts in
  * describe_tools. Skills exist only where execute_code is offered: each
  * runs as a program.
+ *
+ * Whose: every listing, search, description and call is for the request's
+ * caller (m->who, v->who), who sees the operator's published shelf and
+ * their own, never another caller's (gateway/skills.h, shelves); a save
+ * goes to the saver's shelf. save_skill is offered where
+ * codeMode.saveSkills holds, and policy decides it as skills.save_skill and
+ * each skill as skills.<name> (deny: it does not exist for that caller).
  */
 #include "gateway/session_int.h"
 #include "core/buf.h"
@@ -24,38 +31,66 @@
 
 #define SKILLS_ANSWER_MAX (4u << 20) /* one search or describe answer */
 
-/* The skills that may run now (readable, approved), sorted by name, at
- * most SL_SKILLS_MAX. Files that are bad or changed are left out quietly
- * here (a listing happens often); calling one logs why. */
-static struct sl_skill *load_visible(size_t *n)
+static int by_name(const void *a, const void *b)
 {
-	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file(), **names;
-	struct sl_skill *v;
+	return strcmp(((const struct sl_skill *)a)->name, ((const struct sl_skill *)b)->name);
+}
+
+/* Appends to v (room for SL_SKILLS_MAX more) the skills of owner's shelf
+ * (NULL: the operator's) that v's caller may run now (readable, approved,
+ * not denied), leaving out the names in skip[0..nskip) (the caller's own
+ * files, which decide for their names). Files that are bad or changed are
+ * left out quietly here (a listing happens often); calling one logs why.
+ * The shelf's names go to *names (free them). */
+static void load_shelf(const struct sl_view *vw, const char *owner, char **skip, size_t nskip,
+		       struct sl_skill *v, size_t *n, char ***names, size_t *k)
+{
+	struct sl_skill_shelf sh;
 	struct sl_err err = { 0 };
-	size_t k;
 	bool more;
 
-	*n = 0;
-	if (sl_skills_names(dir, &names, &k, &more, &err) < 0) {
+	sl_skills_shelf(owner, &sh);
+	if (sl_skills_names(sh.dir, names, k, &more, &err) < 0) {
 		sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
-		k = 0;
-		names = NULL;
+		*k = 0;
+		*names = NULL;
 	}
-	v = sl_alloc((k + 1) * sizeof(*v));
-	for (size_t i = 0; i < k; i++) {
-		if (sl_skill_read(dir, names[i], &v[*n], &err) < 0) {
+	for (size_t i = 0; i < *k; i++) {
+		const char *name = (*names)[i];
+		bool shadowed = false;
+		for (size_t j = 0; j < nskip && !shadowed; j++)
+			shadowed = strcmp(skip[j], name) == 0;
+		if (shadowed || sl_codemode_skill_denied(vw->gw, vw->who, name))
+			continue;
+		if (sl_skill_read(sh.dir, name, &v[*n], &err) < 0) {
 			sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
 			continue;
 		}
-		if (!sl_skill_approved(pins, &v[*n])) {
+		if (!sl_skill_approved(sh.pins, &v[*n])) {
 			sl_skill_dispose(&v[*n]);
 			continue;
 		}
 		(*n)++;
 	}
-	sl_skills_names_free(names, k);
-	free(dir);
-	free(pins);
+	sl_skills_shelf_dispose(&sh);
+}
+
+/* The skills v's caller may run now: its own, then the operator's that it
+ * has no file of the same name of, sorted by name, at most twice
+ * SL_SKILLS_MAX. */
+static struct sl_skill *load_visible(const struct sl_view *vw, size_t *n)
+{
+	char owner[SL_SHA256_HEX], **own = NULL, **pub;
+	struct sl_skill *v = sl_alloc(2 * SL_SKILLS_MAX * sizeof(*v));
+	size_t nown = 0, npub;
+
+	*n = 0;
+	if (sl_skills_owner(vw->who, owner))
+		load_shelf(vw, owner, NULL, 0, v, n, &own, &nown);
+	load_shelf(vw, NULL, own, nown, v, n, &pub, &npub);
+	sl_skills_names_free(own, nown);
+	sl_skills_names_free(pub, npub);
+	qsort(v, *n, sizeof(*v), by_name);
 	return v;
 }
 
@@ -106,17 +141,44 @@ static yyjson_mut_val *skill_def(yyjson_mut_doc *d, const struct sl_skill *sk)
 	return t;
 }
 
+/* Why v's caller may not save skills (allocated), or NULL: saving is off
+ * on this gateway (codeMode.saveSkills), or policy denies skills.save_skill. */
+static char *save_refusal(const struct sl_view *v)
+{
+	const struct sl_gateway *gw = v->gw;
+	const struct sl_policy *p =
+		sl_policy_current(gw->gen ? sl_gen_state(gw->gen, &sl_stage_policy) : NULL);
+	char reason[600];
+	int rule;
+
+	if (!gw->gen->cfg->code_save_skills)
+		return sl_strdup("save_skill: saving skills is off on this gateway "
+				 "(sluice.codeMode.saveSkills; off by default where callers "
+				 "authenticate)");
+	/* As any tool's: a rule's glob on skills.save_skill, for this caller.
+	 * No annotations: a save always asks the person. */
+	if (sl_policy_decide(p, v->who, SL_SKILLS_SERVER, SL_SAVE_SKILL, NULL, false, &rule) !=
+	    SL_POLICY_DENY)
+		return NULL;
+	sl_policy_reason(p, rule, reason, sizeof(reason));
+	return sl_printf("policy: %s.%s is denied by %s", SL_SKILLS_SERVER, SL_SAVE_SKILL, reason);
+}
+
 void sl_skills_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
 {
-	yyjson_doc *def = sl_json_read(save_skill_def, sizeof(save_skill_def) - 1, 0, NULL);
+	char *refused = save_refusal(v);
 	struct sl_skill *sk;
 	size_t n;
 
-	yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, yyjson_doc_get_root(def)));
-	yyjson_doc_free(def);
+	if (!refused) {
+		yyjson_doc *def = sl_json_read(save_skill_def, sizeof(save_skill_def) - 1, 0, NULL);
+		yyjson_mut_arr_append(arr, yyjson_val_mut_copy(d, yyjson_doc_get_root(def)));
+		yyjson_doc_free(def);
+	}
+	free(refused);
 	if (v->exposure != SL_EXPOSE_PASSTHROUGH && v->exposure != SL_EXPOSE_HYBRID)
 		return; /* router and code mode: search_tools finds them */
-	sk = load_visible(&n);
+	sk = load_visible(v, &n);
 	for (size_t i = 0; i < n; i++)
 		yyjson_mut_arr_append(arr, skill_def(d, &sk[i]));
 	free_visible(sk, n);
@@ -142,6 +204,7 @@ struct confirm {
 	bool heard;        /* the elicitation's callback ran */
 	uv_timer_t timer;
 	struct sl_skill sk;
+	struct sl_skill_shelf shelf; /* the saver's */
 };
 
 static void answer_text(struct sl_session *s, struct sl_msg *m, bool modern, const char *text,
@@ -162,26 +225,26 @@ static void answer_text(struct sl_session *s, struct sl_msg *m, bool modern, con
 	sl_session_answer(s, m, modern, false, d, r);
 }
 
-/* Writes and pins what the person confirmed: the text is the answer. */
-static char *store(const struct sl_skill *sk, bool *ok)
+/* Writes and pins what the person confirmed on the saver's shelf: the
+ * text is the answer. */
+static char *store(const struct confirm *c, bool *ok)
 {
-	char *dir = sl_skills_dir(), *pins = sl_skills_pins_file(), *text;
 	struct sl_err err = { 0 };
+	char *text;
 
 	*ok = false;
-	if (!dir)
+	if (!c->shelf.dir)
 		text = sl_strdup("skills cannot be saved: no data directory (set XDG_DATA_HOME or HOME)");
-	else if (sl_skill_write(dir, sk, &err) < 0 || sl_skill_pin(pins, sk->name, sk->sha, &err) < 0)
+	else if (sl_skill_save(&c->shelf, &c->sk, &err) < 0)
 		text = sl_printf("the skill was not saved: %s", err.msg);
 	else {
 		*ok = true;
-		sl_log(SL_LOG_INFO, "skills: saved '%s' (%zu bytes of code, sha256 %.12s)", sk->name,
-		       sk->code_len, sk->sha);
+		sl_log(SL_LOG_INFO, "skills: saved '%s' (%zu bytes of code, sha256 %.12s) for %s",
+		       c->sk.name, c->sk.code_len, c->sk.sha,
+		       c->sk.owner ? c->sk.owner : "the operator (published)");
 		text = sl_printf("saved skill '%s': programs call it as await tools.skills.%s(args)",
-				 sk->name, sk->name);
+				 c->sk.name, c->sk.name);
 	}
-	free(dir);
-	free(pins);
 	return text;
 }
 
@@ -190,6 +253,7 @@ static void on_timer_closed(uv_handle_t *h)
 	struct confirm *c = h->data;
 	sl_msg_dispose(&c->msg);
 	sl_skill_dispose(&c->sk);
+	sl_skills_shelf_dispose(&c->shelf);
 	free(c);
 }
 
@@ -229,7 +293,7 @@ static void on_confirm(void *ctx, const char *action, yyjson_val *content)
 	else if (strcmp(action, "accept") != 0 || !sl_json_true(content, "approve"))
 		text = sl_strdup("save_skill: the person declined; the skill was not saved");
 	else
-		text = store(&c->sk, &ok);
+		text = store(c, &ok);
 	settle(c, text, !ok);
 	if (ok)
 		sl_gateway_tools_changed(s->gw);
@@ -265,24 +329,6 @@ static char *confirm_message(const struct sl_skill *sk)
 	return sl_buf_take(&b, NULL);
 }
 
-/* True when saving name would go over SL_SKILLS_MAX (checked again when
- * the file is written). */
-static bool full(const char *name)
-{
-	char *dir = sl_skills_dir(), **names;
-	struct sl_err err = { 0 };
-	size_t n = 0;
-	bool more, there = false;
-
-	if (sl_skills_names(dir, &names, &n, &more, &err) < 0)
-		n = 0;
-	for (size_t i = 0; i < n; i++)
-		there = there || strcmp(names[i], name) == 0;
-	sl_skills_names_free(names, n);
-	free(dir);
-	return !there && (n >= SL_SKILLS_MAX || more);
-}
-
 /* The generation's policy.confirmTimeoutMs: a save waits as long as a
  * confirmed call does. */
 static uint64_t confirm_timeout(struct sl_gateway *gw)
@@ -295,12 +341,20 @@ static uint64_t confirm_timeout(struct sl_gateway *gw)
 static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	yyjson_val *code = yyjson_obj_get(args, "code");
+	char owner[SL_SHA256_HEX];
 	struct sl_err err = { 0 };
 	struct confirm *c;
+	struct sl_view v;
 	yyjson_mut_doc *d;
 	char *msg;
 	bool asked;
 
+	sl_view_of(s->gw, m->who, &v);
+	if ((msg = save_refusal(&v))) {
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		return;
+	}
 	if (!yyjson_is_str(code)) {
 		answer_text(s, m, modern, "save_skill needs name, description and code strings", true);
 		return;
@@ -315,13 +369,17 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		free(msg);
 		return;
 	}
+	/* The request's caller owns it (none: the operator's own gateway). */
+	sl_skills_shelf(sl_skills_owner(m->who, owner) ? owner : NULL, &c->shelf);
+	c->sk.owner = sl_skills_owner_label(m->who);
 	if (c->sk.code_len > s->gw->gen->cfg->code.max_source) {
 		/* It runs as a program: the programs' own bound holds. */
 		msg = sl_printf("save_skill: the code is %zu bytes, over codeMode.maxSourceBytes (%zu)",
 				c->sk.code_len, s->gw->gen->cfg->code.max_source);
-	} else if (full(c->sk.name)) {
-		msg = sl_printf("save_skill: there are %d skills already, the limit; the person can "
-				"remove one (sluice skills rm NAME)", SL_SKILLS_MAX);
+	} else if (sl_skill_save_full(&c->shelf, c->sk.name)) {
+		msg = sl_printf("save_skill: there are %d skills already, the limit (or too many "
+				"callers have skills); the person can remove one (sluice skills rm "
+				"NAME)", SL_SKILLS_MAX);
 	} else if (!sl_session_can_elicit(s)) {
 		/* Policy confirm, always: a skill is code that will run later. */
 		msg = sl_strdup("save_skill needs the person's confirmation, and this client cannot "
@@ -333,6 +391,7 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		answer_text(s, m, modern, msg, true);
 		free(msg);
 		sl_skill_dispose(&c->sk);
+		sl_skills_shelf_dispose(&c->shelf);
 		free(c);
 		return;
 	}
@@ -352,6 +411,7 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 			    "was not saved", true);
 		sl_msg_dispose(&c->msg);
 		sl_skill_dispose(&c->sk);
+		sl_skills_shelf_dispose(&c->shelf);
 		free(c);
 		return;
 	}
@@ -370,7 +430,7 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	char *json, *code;
 	size_t len;
 
-	if (sl_codemode_skill(name, &sk, &err) < 0) {
+	if (sl_codemode_skill(s->gw, m->who, name, &sk, &err) < 0) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "Unknown tool: %s%.100s", SL_SKILL_PREFIX, name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
@@ -433,7 +493,7 @@ static void first_line(struct sl_buf *b, const char *desc)
 	(void)!sl_escape(b, desc, n > 200 ? 200 : n, SL_ESCAPE_LOG);
 }
 
-char *sl_skills_search(const char *query, size_t k)
+char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 {
 	struct sl_bm25 *ix = sl_bm25_new();
 	struct sl_skill *sk;
@@ -443,7 +503,7 @@ char *sl_skills_search(const char *query, size_t k)
 	struct sl_ts *ts;
 	struct sl_buf b;
 
-	sk = load_visible(&n);
+	sk = load_visible(v, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t doc = sl_bm25_doc(ix);
 		sl_bm25_add(ix, doc, SL_BM25_SERVER, SL_SKILLS_SERVER);
@@ -483,14 +543,14 @@ char *sl_skills_search(const char *query, size_t k)
 	return sl_buf_take(&b, NULL);
 }
 
-char *sl_skills_describe(const char **names, size_t n, char **msg)
+char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, char **msg)
 {
 	struct sl_skill *sk;
 	struct sl_ts *ts = sl_ts_new(true);
 	struct sl_buf members, b;
 	size_t count = 0, nsk;
 
-	sk = load_visible(&nsk);
+	sk = load_visible(v, &nsk);
 	for (size_t j = 0; j < n; j++) {
 		bool found = false;
 		for (size_t i = 0; i < nsk && !found; i++)

@@ -1,6 +1,7 @@
 /* Unit tests of src/gateway/skills.c: names, save_skill's checks, skill
  * files (untrusted: malformed, huge, links, wrong names) and pins. */
 #include "unit.h"
+#include "auth/caller.h"
 #include "gateway/skills.h"
 
 #include <fcntl.h>
@@ -43,6 +44,9 @@ TEST(skills_names)
 	CHECK(!sl_skill_name_ok("a.b"));
 	CHECK(!sl_skill_name_ok("../x"));
 	CHECK(!sl_skill_name_ok("a\xc3\xa9"));
+	/* The gateway tool's name (policy matches it as skills.save_skill). */
+	CHECK(!sl_skill_name_ok("save_skill"));
+	CHECK(sl_skill_name_ok("save_skills"));
 }
 
 TEST(skills_make_checks_and_pins)
@@ -358,4 +362,176 @@ TEST(skills_pins_text)
 	CHECK_STR(text, "{\"a\":\"x\"}");
 	CHECK_INT(len, 9);
 	free(text);
+}
+
+/* Runs fn with XDG_DATA_HOME and XDG_STATE_HOME under a fresh directory
+ * (removed after), whose path goes to root. */
+static void with_xdg(void (*fn)(const char *root))
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	char *data, *st, *cmd;
+	const char *old_data = getenv("XDG_DATA_HOME"), *old_state = getenv("XDG_STATE_HOME");
+	char *keep_data = old_data ? sl_strdup(old_data) : NULL;
+	char *keep_state = old_state ? sl_strdup(old_state) : NULL;
+
+	CHECK(mkdtemp(dir) != NULL);
+	data = sl_printf("%s/data", dir);
+	st = sl_printf("%s/state", dir);
+	setenv("XDG_DATA_HOME", data, 1);
+	setenv("XDG_STATE_HOME", st, 1);
+	fn(dir);
+	if (keep_data)
+		setenv("XDG_DATA_HOME", keep_data, 1);
+	else
+		unsetenv("XDG_DATA_HOME");
+	if (keep_state)
+		setenv("XDG_STATE_HOME", keep_state, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	cmd = sl_printf("rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+	free(cmd);
+	free(data);
+	free(st);
+	free(keep_data);
+	free(keep_state);
+}
+
+static void shelves(const char *root)
+{
+	struct sl_caller *alice = sl_caller_new("token"), *bob = sl_caller_new("jwt");
+	struct sl_caller *alice_ops;
+	char ka[SL_SHA256_HEX], kb[SL_SHA256_HEX], kops[SL_SHA256_HEX], *path, *label, **owners;
+	struct sl_skill_shelf pub, sa, sb;
+	struct sl_skill sk, got;
+	struct sl_err err = { 0 };
+	size_t n;
+	bool more;
+
+	sl_caller_set_subject(alice, NULL, "alice");
+	sl_caller_set_subject(bob, "https://idp.example", "alice"); /* the same subject, another method */
+	alice_ops = sl_caller_with_profile(alice, "ops");
+	/* No caller: the operator's shelf, the published one. */
+	CHECK(!sl_skills_owner(NULL, ka));
+	CHECK(sl_skills_owner(alice, ka) && sl_skills_owner(bob, kb) && sl_skills_owner(alice_ops, kops));
+	CHECK(strcmp(ka, kb) != 0);
+	CHECK(strcmp(ka, kops) != 0); /* a shelf per profile */
+	CHECK(sl_skills_owner_ok(ka));
+	CHECK(!sl_skills_owner_ok("../x"));
+	CHECK(!sl_skills_owner_ok(NULL));
+	label = sl_skills_owner_label(bob);
+	CHECK_STR(label, "alice (jwt, issuer https://idp.example)");
+	free(label);
+	label = sl_skills_owner_label(alice_ops);
+	CHECK_STR(label, "alice (token, profile ops)");
+	free(label);
+	CHECK(sl_skills_owner_label(NULL) == NULL);
+
+	sl_skills_shelf(NULL, &pub);
+	sl_skills_shelf(ka, &sa);
+	sl_skills_shelf(kb, &sb);
+	path = sl_printf("%s/data/sluice/skills", root);
+	CHECK_STR(pub.dir, path);
+	free(path);
+	path = sl_printf("%s/data/sluice/skills/%s", root, ka);
+	CHECK_STR(sa.dir, path);
+	free(path);
+	path = sl_printf("%s/state/sluice/skill-pins/%s.json", root, ka);
+	CHECK_STR(sa.pins, path);
+	free(path);
+	CHECK_STR(pub.owner, "");
+	CHECK_STR(sa.owner, ka);
+	{
+		/* Not a key: no shelf. */
+		struct sl_skill_shelf bad;
+		sl_skills_shelf("../../etc", &bad);
+		CHECK(bad.dir == NULL && bad.pins == NULL);
+		sl_skills_shelf_dispose(&bad);
+	}
+
+	/* The same name on two shelves: each its own file and pin. */
+	CHECK_INT(sl_skill_make("same", "a", "return 'a'", 10, NULL, &sk, &err), SL_OK);
+	sk.owner = sl_strdup("alice (token)");
+	CHECK_INT(sl_skill_save(&sa, &sk, &err), SL_OK);
+	sl_skill_dispose(&sk);
+	CHECK_INT(sl_skill_make("same", "b", "return 'b'", 10, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_save(&sb, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_read(sa.dir, "same", &got, &err), SL_OK);
+	CHECK_STR(got.code, "return 'a'");
+	CHECK_STR(got.owner, "alice (token)");
+	CHECK(sl_skill_approved(sa.pins, &got));
+	CHECK(!sl_skill_approved(sb.pins, &got)); /* pinned on its own shelf only */
+	CHECK(!sl_skill_approved(pub.pins, &got));
+	sl_skill_dispose(&got);
+	CHECK(sl_skill_approved(sb.pins, &sk));
+	CHECK_INT(sl_skill_read(pub.dir, "same", &got, &err), SL_ERR_NOT_FOUND);
+	/* The published shelf lists its own files only, not the callers' directories. */
+	CHECK(!sl_skills_exist(pub.dir));
+	CHECK(sl_skills_exist(sa.dir) && sl_skills_exist(sb.dir));
+	CHECK_INT(sl_skills_owners(&owners, &n, &more, &err), SL_OK);
+	CHECK_INT(n, 2);
+	CHECK(!more);
+	if (n == 2)
+		CHECK(strcmp(owners[0], owners[1]) < 0 && (!strcmp(owners[0], ka) || !strcmp(owners[1], ka)));
+	sl_skills_names_free(owners, n);
+	sl_skill_dispose(&sk);
+
+	/* An "owner" that is not a short string: a bad file. */
+	{
+		static const char bad[] = "{\"name\":\"x\",\"code\":\"1\",\"owner\":7}";
+		CHECK_INT(sl_skill_parse(bad, sizeof(bad) - 1, "x", &got, &err), SL_ERR_INVALID);
+		CHECK(strstr(err.msg, "owner") != NULL);
+	}
+	sl_skills_shelf_dispose(&pub);
+	sl_skills_shelf_dispose(&sa);
+	sl_skills_shelf_dispose(&sb);
+	sl_caller_unref(alice);
+	sl_caller_unref(alice_ops);
+	sl_caller_unref(bob);
+}
+
+TEST(skills_shelves_per_caller)
+{
+	with_xdg(shelves);
+}
+
+static void owners_bound(const char *root)
+{
+	char *base = sl_printf("%s/data/sluice/skills", root), key[SL_SHA256_HEX];
+	struct sl_skill_shelf sh;
+	struct sl_skill sk;
+	struct sl_err err = { 0 };
+
+	CHECK_INT(sl_make_dirs(base), 0);
+	for (int i = 0; i < SL_SKILL_OWNERS_MAX; i++) {
+		char *dir;
+		snprintf(key, sizeof(key), "%064x", i);
+		dir = sl_printf("%s/%s", base, key);
+		CHECK_INT(mkdir(dir, 0700), 0);
+		free(dir);
+	}
+	CHECK_INT(sl_skill_make("one", "d", "1", 1, NULL, &sk, &err), SL_OK);
+	/* A new caller's shelf would be one too many. */
+	snprintf(key, sizeof(key), "%064x", SL_SKILL_OWNERS_MAX);
+	sl_skills_shelf(key, &sh);
+	CHECK(sl_skill_save_full(&sh, "one"));
+	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_ERR_TOO_LARGE);
+	CHECK(strstr(err.msg, "1024 callers") != NULL);
+	sl_skills_shelf_dispose(&sh);
+	/* A caller who has a shelf, and the operator, still save. */
+	snprintf(key, sizeof(key), "%064x", 5);
+	sl_skills_shelf(key, &sh);
+	CHECK(!sl_skill_save_full(&sh, "one"));
+	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_OK);
+	sl_skills_shelf_dispose(&sh);
+	sl_skills_shelf(NULL, &sh);
+	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_OK);
+	sl_skills_shelf_dispose(&sh);
+	sl_skill_dispose(&sk);
+	free(base);
+}
+
+TEST(skills_owners_bound)
+{
+	with_xdg(owners_bound);
 }
