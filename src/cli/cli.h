@@ -45,9 +45,10 @@ int sl_cli_policy(struct sl_gen *gen, int argc, const char *const *argv);
 int sl_cli_status(const struct sl_config *cfg, const char *url, bool json);
 /* sub: list, diff, approve or reset; target: "server.tool", "server" or NULL (all). */
 int sl_cli_pins(const struct sl_config *cfg, const char *sub, const char *target);
-/* sub: list, show, rm or approve; name: the skill (not for list). Exit
- * codes: 0 done, 1 a failure (no such skill, a bad file), 2 usage. */
-int sl_cli_skills(const char *sub, const char *name);
+/* sub: list, show, rm, approve or publish; ref: the skill, NAME or
+ * OWNER/NAME (not for list). Exit codes: 0 done, 1 a failure (no such
+ * skill, a bad file), 2 usage. */
+int sl_cli_skills(const char *sub, const char *ref);
 /* argv: the words after "auth" (the subcommand, a server, its options).
  * Exit codes: 0 done; 1 a failure (a revocation or a removal that failed);
  * 2 a usage error, an unknown server (the remote ones are listed) or a

@@ -52,7 +52,7 @@ test('the bash completion completes commands, subcommands, option values and opt
 				.stdout.split('\n').filter(Boolean).sort();
 		assert.deepEqual(await complete(''), [...commands].sort());
 		assert.deepEqual(await complete('pins', ''), ['approve', 'diff', 'list', 'reset']);
-		assert.deepEqual(await complete('skills', ''), ['approve', 'list', 'rm', 'show']);
+		assert.deepEqual(await complete('skills', ''), ['approve', 'list', 'publish', 'rm', 'show']);
 		assert.deepEqual(await complete('--exposure', ''), ['code', 'hybrid', 'passthrough', 'router']);
 		assert.deepEqual(await complete('--log-level', 'd'), ['debug']);
 		// A value after --config is not the command: "sk" is.
