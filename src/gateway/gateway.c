@@ -351,7 +351,7 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 	}
 }
 
-void sl_gateway_tools_changed(struct sl_gateway *gw)
+void sl_gateway_tools_changed_for(struct sl_gateway *gw, const char *key)
 {
 	struct sl_list *n, *next;
 
@@ -359,9 +359,16 @@ void sl_gateway_tools_changed(struct sl_gateway *gw)
 		return;
 	sl_list_each_safe(n, next, &gw->sessions) {
 		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
+		if (key && (!s->caller || strcmp(s->caller->key, key) != 0))
+			continue;
 		if (!router_view(s))
 			sl_session_list_changed(s, "tools");
 	}
+}
+
+void sl_gateway_tools_changed(struct sl_gateway *gw)
+{
+	sl_gateway_tools_changed_for(gw, NULL);
 }
 
 static void on_up_ready(void *ctx, struct sl_upstream *u)

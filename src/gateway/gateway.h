@@ -159,6 +159,11 @@ struct sl_weblogin *sl_gateway_weblogin(struct sl_gateway *gw);
  * definitions; heard through gen->services): every session hears
  * notifications/tools/list_changed. */
 void sl_gateway_tools_changed(struct sl_gateway *gw);
+/* As sl_gateway_tools_changed, for the sessions of one caller identity
+ * alone (key: its sl_caller key; NULL: every session): a skill saved on a
+ * caller's shelf changes nobody else's list, and telling them would say
+ * that a colleague saved one. */
+void sl_gateway_tools_changed_for(struct sl_gateway *gw, const char *key);
 
 /* GET /status (transport/http_operator.c, `sluice status`): version, uptime,
  * upstreams (name, state, tools), sessions (the transport's count), code

@@ -296,7 +296,7 @@ static void on_confirm(void *ctx, const char *action, yyjson_val *content)
 		text = store(c, &ok);
 	settle(c, text, !ok);
 	if (ok)
-		sl_gateway_tools_changed(s->gw);
+		sl_gateway_tools_changed_for(s->gw, *c->shelf.owner ? c->shelf.owner : NULL);
 	free(text);
 	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
 }
