@@ -650,57 +650,49 @@ int sl_skill_pin(const char *pins, const char *name, const char *sha, struct sl_
 	return rc;
 }
 
-/* True when a caller's shelf that does not exist yet would be one too
- * many. */
-static bool owners_full(const struct sl_skill_shelf *sh)
+int sl_skill_save_room(const struct sl_skill_shelf *sh, const char *name, struct sl_err *err)
 {
-	struct sl_err err = { 0 };
-	char **owners;
-	size_t n;
-	bool more;
-
-	if (!*sh->owner || access(sh->dir, F_OK) == 0)
-		return false;
-	if (sl_skills_owners(&owners, &n, &more, &err) < 0)
-		n = 0, more = false;
-	sl_skills_names_free(owners, n);
-	return more || n >= SL_SKILL_OWNERS_MAX;
-}
-
-bool sl_skill_save_full(const struct sl_skill_shelf *sh, const char *name)
-{
-	struct sl_err err = { 0 };
+	struct sl_err e = { 0 };
 	char **names;
 	size_t n = 0;
-	bool more, there = false;
+	bool more = false, there = false;
 
-	if (!sh->dir)
-		return false;
-	if (owners_full(sh))
-		return true;
-	if (sl_skills_names(sh->dir, &names, &n, &more, &err) < 0)
+	if (!sh->dir) {
+		sl_err_set(err, "no data directory for skills (set XDG_DATA_HOME or HOME)");
+		return SL_ERR_STATE;
+	}
+	if (*sh->owner && access(sh->dir, F_OK) != 0) {
+		/* A caller's first skill: a shelf more. */
+		if (sl_skills_owners(&names, &n, &more, &e) < 0)
+			n = 0, more = false;
+		sl_skills_names_free(names, n);
+		if (more || n >= SL_SKILL_OWNERS_MAX) {
+			sl_err_set(err, "%d callers have skills of their own already, the limit: the "
+				   "operator can remove some (sluice skills list, sluice skills rm)",
+				   SL_SKILL_OWNERS_MAX);
+			return SL_ERR_TOO_LARGE;
+		}
+		return SL_OK;
+	}
+	if (sl_skills_names(sh->dir, &names, &n, &more, &e) < 0)
 		n = 0, more = false;
 	for (size_t i = 0; i < n; i++)
 		there = there || strcmp(names[i], name) == 0;
 	sl_skills_names_free(names, n);
-	return !there && (n >= SL_SKILLS_MAX || more);
+	if (!there && (n >= SL_SKILLS_MAX || more)) {
+		sl_err_set(err, "there are %d skills already, the limit: one must be removed first "
+			   "(sluice skills rm, on the gateway's host)", SL_SKILLS_MAX);
+		return SL_ERR_TOO_LARGE;
+	}
+	return SL_OK;
 }
 
 int sl_skill_save(const struct sl_skill_shelf *sh, const struct sl_skill *sk, struct sl_err *err)
 {
 	int rc;
 
-	if (!sh->dir) {
-		sl_err_set(err, "no data directory for skills (set XDG_DATA_HOME or HOME)");
-		return SL_ERR_STATE;
-	}
-	if (owners_full(sh)) {
-		sl_err_set(err, "%d callers have skills of their own already, the limit: the "
-			   "operator can remove some (sluice skills list, sluice skills rm)",
-			   SL_SKILL_OWNERS_MAX);
-		return SL_ERR_TOO_LARGE;
-	}
-	if ((rc = sl_skill_write(sh->dir, sk, err)) < 0)
+	if ((rc = sl_skill_save_room(sh, sk->name, err)) < 0 ||
+	    (rc = sl_skill_write(sh->dir, sk, err)) < 0)
 		return rc;
 	return sl_skill_pin(sh->pins, sk->name, sk->sha, err);
 }

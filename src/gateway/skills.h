@@ -121,15 +121,17 @@ char *sl_skills_owner_label(const struct sl_caller *who);
  * like a key), sorted, at most SL_SKILL_OWNERS_MAX (*more set when there
  * were more). Free with sl_skills_names_free. */
 int sl_skills_owners(char ***owners, size_t *n, bool *more, struct sl_err *err) SL_MUST_USE;
-/* Writes sk on sh (as sl_skill_write) and pins it: refused when sh has
- * SL_SKILLS_MAX skills and sk is new there, or when sh is a caller's that
- * has no directory yet and there are SL_SKILL_OWNERS_MAX callers' shelves
- * already. */
+/* Whether name may be saved on sh: SL_ERR_TOO_LARGE (err says which bound)
+ * when sh has SL_SKILLS_MAX skills and name is not one of them, or when sh
+ * is a caller's that has no directory yet and there are
+ * SL_SKILL_OWNERS_MAX callers' shelves already; SL_ERR_STATE without a
+ * data directory. The check before the person is asked. */
+int sl_skill_save_room(const struct sl_skill_shelf *sh, const char *name,
+		       struct sl_err *err) SL_MUST_USE;
+/* Checks room (as sl_skill_save_room), writes sk on sh (sl_skill_write,
+ * which checks the count again) and pins it. */
 int sl_skill_save(const struct sl_skill_shelf *sh, const struct sl_skill *sk,
 		  struct sl_err *err) SL_MUST_USE;
-/* True when saving name on sh would pass one of those bounds (the check
- * before the person is asked; sl_skill_save checks again). */
-bool sl_skill_save_full(const struct sl_skill_shelf *sh, const char *name);
 
 /* Reads dir/<name>.json (a regular file, at most SL_SKILL_FILE_MAX bytes):
  * SL_ERR_NOT_FOUND when there is none (or name is not a skill name), else

@@ -233,9 +233,7 @@ static char *store(const struct confirm *c, bool *ok)
 	char *text;
 
 	*ok = false;
-	if (!c->shelf.dir)
-		text = sl_strdup("skills cannot be saved: no data directory (set XDG_DATA_HOME or HOME)");
-	else if (sl_skill_save(&c->shelf, &c->sk, &err) < 0)
+	if (sl_skill_save(&c->shelf, &c->sk, &err) < 0)
 		text = sl_printf("the skill was not saved: %s", err.msg);
 	else {
 		*ok = true;
@@ -376,10 +374,8 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		/* It runs as a program: the programs' own bound holds. */
 		msg = sl_printf("save_skill: the code is %zu bytes, over codeMode.maxSourceBytes (%zu)",
 				c->sk.code_len, s->gw->gen->cfg->code.max_source);
-	} else if (sl_skill_save_full(&c->shelf, c->sk.name)) {
-		msg = sl_printf("save_skill: there are %d skills already, the limit (or too many "
-				"callers have skills); the person can remove one (sluice skills rm "
-				"NAME)", SL_SKILLS_MAX);
+	} else if (sl_skill_save_room(&c->shelf, c->sk.name, &err) < 0) {
+		msg = sl_printf("save_skill: %s", err.msg);
 	} else if (!sl_session_can_elicit(s)) {
 		/* Policy confirm, always: a skill is code that will run later. */
 		msg = sl_strdup("save_skill needs the person's confirmation, and this client cannot "

@@ -514,14 +514,14 @@ static void owners_bound(const char *root)
 	/* A new caller's shelf would be one too many. */
 	snprintf(key, sizeof(key), "%064x", SL_SKILL_OWNERS_MAX);
 	sl_skills_shelf(key, &sh);
-	CHECK(sl_skill_save_full(&sh, "one"));
+	CHECK_INT(sl_skill_save_room(&sh, "one", &err), SL_ERR_TOO_LARGE);
 	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_ERR_TOO_LARGE);
 	CHECK(strstr(err.msg, "1024 callers") != NULL);
 	sl_skills_shelf_dispose(&sh);
 	/* A caller who has a shelf, and the operator, still save. */
 	snprintf(key, sizeof(key), "%064x", 5);
 	sl_skills_shelf(key, &sh);
-	CHECK(!sl_skill_save_full(&sh, "one"));
+	CHECK_INT(sl_skill_save_room(&sh, "one", &err), SL_OK);
 	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_OK);
 	sl_skills_shelf_dispose(&sh);
 	sl_skills_shelf(NULL, &sh);
