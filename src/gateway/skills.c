@@ -135,7 +135,8 @@ int sl_skill_parse(const char *json, size_t len, const char *name, struct sl_ski
 		sl_err_set(err, "needs \"name\" (its file's name) and \"code\" strings");
 		return SL_ERR_INVALID;
 	}
-	if (owner && (!yyjson_is_str(owner) || yyjson_get_len(owner) > SL_SKILL_OWNER_LABEL_MAX)) {
+	if (owner && (!yyjson_is_str(owner) || yyjson_get_len(owner) > SL_SKILL_OWNER_LABEL_MAX ||
+		      memchr(yyjson_get_str(owner), '\0', yyjson_get_len(owner)))) {
 		yyjson_doc_free(doc);
 		sl_err_set(err, "\"owner\" is a string of at most %d bytes", SL_SKILL_OWNER_LABEL_MAX);
 		return SL_ERR_INVALID;

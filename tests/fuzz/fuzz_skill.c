@@ -12,7 +12,8 @@
  *     SL_SKILL_CODE_MAX bytes without NUL, a description and an inputSchema
  *     (if any, a JSON object) within their bounds, and a 64-hex-digit pin;
  *     written back (sl_skill_json) and parsed again it is the same skill
- *     (same pin), and it is never taken for a file of another name;
+ *     (same pin, same owner label), and it is never taken for a file of
+ *     another name;
  *   - a refusal says why;
  *   - pins text either parses to an object or pins nothing; rewritten with
  *     a pin set it holds exactly that pin for the name and every other
@@ -69,6 +70,7 @@ static void check_skill(const char *data, size_t size)
 	ASSERT(memcmp(again.code, sk.code, sk.code_len) == 0);
 	ASSERT(strcmp(again.description, sk.description) == 0);
 	ASSERT(!again.schema == !sk.schema);
+	ASSERT(!again.owner == !sk.owner && (!sk.owner || strcmp(again.owner, sk.owner) == 0));
 	sl_skill_dispose(&again);
 	free(json);
 	sl_skill_dispose(&sk);
