@@ -337,6 +337,43 @@ TEST(skills_exist_is_kept_until_the_directory_changes)
 	}
 }
 
+TEST(skills_exist_keeps_the_last_directories_asked)
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	time_t old = time(NULL) - 100;
+	char *sub[SL_SKILLS_SEEN_MAX + 1];
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i <= SL_SKILLS_SEEN_MAX; i++) {
+		sub[i] = sl_printf("%s/%02d", dir, i);
+		CHECK_INT(mkdir(sub[i], 0700), 0);
+		set_mtime(sub[i], old);
+	}
+	/* Two shelves asked in turn (the operator's and a caller's, at each
+	 * program's start): each answer is kept. */
+	CHECK(!sl_skills_exist(sub[0]));
+	CHECK(!sl_skills_exist(sub[1]));
+	put_file(sub[0], "alpha.json", "{}", 2);
+	set_mtime(sub[0], old);
+	put_file(sub[1], "beta.json", "{}", 2);
+	set_mtime(sub[1], old);
+	CHECK(!sl_skills_exist(sub[0]));
+	CHECK(!sl_skills_exist(sub[1]));
+	/* SL_SKILLS_SEEN_MAX other directories later, the least recently asked
+	 * answer is gone: read again. */
+	CHECK(!sl_skills_exist(sub[1]));
+	for (int i = 2; i <= SL_SKILLS_SEEN_MAX; i++)
+		CHECK(!sl_skills_exist(sub[i]));
+	CHECK(sl_skills_exist(sub[0]));
+	for (int i = 0; i <= SL_SKILLS_SEEN_MAX; i++)
+		free(sub[i]);
+	{
+		char *cmd = sl_printf("rm -rf '%s'", dir);
+		CHECK_INT(system(cmd), 0);
+		free(cmd);
+	}
+}
+
 TEST(skills_pins_text)
 {
 	static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
