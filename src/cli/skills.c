@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OWNER_PREFIX_MIN 8
 #define OWNER_SHOWN 12
@@ -175,6 +176,14 @@ static bool resolve(const char *ref, struct sl_skill_shelf *sh, const char **nam
 	return hits == 1;
 }
 
+/* A caller's shelf left empty goes, its pins with it: it no longer counts
+ * among the SL_SKILL_OWNERS_MAX. */
+static void drop_if_empty(const struct sl_skill_shelf *sh)
+{
+	if (*sh->owner && sh->dir && rmdir(sh->dir) == 0 && sh->pins)
+		(void)unlink(sh->pins);
+}
+
 /* The skill NAME of sh, or a line on stderr saying why not. */
 static int read_skill(const struct sl_skill_shelf *sh, const char *name, struct sl_skill *sk)
 {
@@ -228,6 +237,7 @@ static int do_rm(const struct sl_skill_shelf *sh, const char *name, const char *
 	/* Its pin goes too: a file put back later is not trusted by it. */
 	if (sh->pins && sl_skill_pin(sh->pins, name, NULL, &err) < 0)
 		fprintf(stderr, "sluice skills: the pin stays: %s\n", err.msg);
+	drop_if_empty(sh);
 	printf("removed skill '%s'\n", ref);
 	return 0;
 }
@@ -275,6 +285,7 @@ static int do_publish(const struct sl_skill_shelf *sh, const char *name, const c
 	} else {
 		if (sl_skill_remove(sh->dir, name, &err) < 0 || sl_skill_pin(sh->pins, name, NULL, &err) < 0)
 			fprintf(stderr, "sluice skills: the caller's copy stays: %s\n", err.msg);
+		drop_if_empty(sh);
 		printf("published skill '%s' as '%s' (sha256 %.12s) to every caller: read it first "
 		       "with `sluice skills show %s`\n", ref, name, sk.sha, name);
 	}

@@ -229,6 +229,11 @@ describe('the operator and callers\' shelves', () => {
 		const pub = await runSluice(['skills', 'publish', `${aliceRef}/tagged_echo`], 10000, ENV);
 		assert.equal(pub.code, 0, pub.stderr);
 		assert.match(pub.stdout, /published skill/);
+		// Her shelf, left empty, went with its pins: it no longer counts among the callers'.
+		const aliceKey = owners.find((o) => o.startsWith(aliceRef));
+		assert.ok(!existsSync(path.join(DIR, aliceKey)));
+		assert.ok(!existsSync(path.join(state, 'sluice', 'skill-pins', `${aliceKey}.json`)));
+		assert.ok(existsSync(path.join(DIR, 'tagged_echo.json')));
 		// bob's own skill of that name still decides for him; carol now has alice's.
 		await eventually(async () => (await names(as.carol)).includes('skills__tagged_echo'), 5000, 100, 'published to carol');
 		assert.equal(textOf(await as.carol.callTool({ name: 'skills__tagged_echo', arguments: { word: 'c' } })), 'alice:c');
