@@ -8,6 +8,8 @@
  */
 #include "pipeline/metrics.h"
 #include "pipeline/call.h"
+#include "core/json.h"
+#include "upstream/upstream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,13 +117,17 @@ static struct sl_metrics_pair *pair_add(struct sl_metrics *m, char *server, char
 	return p;
 }
 
-/* The pair a call of server's tool counts under (see metrics.h, Bounds). */
-static struct sl_metrics_pair *pair_of(struct sl_metrics *m, const char *server, const char *tool)
+/* The pair a call of server's tool counts under (see metrics.h, Bounds). A
+ * name the server does not advertise (advertised false) never takes a
+ * series of its own: callers choose such names, so they would fill the
+ * bound and push the real tools into _other. */
+static struct sl_metrics_pair *pair_of(struct sl_metrics *m, const char *server, const char *tool,
+				       bool advertised)
 {
-	char *s = cut(server), *t = cut(tool);
-	struct sl_metrics_pair *p = pair_find(m, s, t);
+	char *s = cut(server), *t = advertised ? cut(tool) : NULL;
+	struct sl_metrics_pair *p = t ? pair_find(m, s, t) : NULL;
 
-	if (!p && m->npairs - m->nother < m->max_series)
+	if (t && !p && m->npairs - m->nother < m->max_series)
 		return pair_add(m, s, t, false);
 	free(t);
 	if (p || (p = pair_find(m, s, OTHER))) {
@@ -173,6 +179,19 @@ void sl_metrics_observe(struct sl_metrics_hist *h, double secs)
 	h->sum += secs;
 }
 
+/* The server's list as the gateway holds it has the tool. */
+static bool advertised(const struct sl_upstream *up, const char *tool)
+{
+	if (!up || !tool)
+		return false;
+	for (size_t i = 0; i < up->tools.n; i++) {
+		const char *name = sl_json_str(up->tools.items[i], "name");
+		if (name && strcmp(name, tool) == 0)
+			return true;
+	}
+	return false;
+}
+
 void sl_metrics_call(struct sl_metrics *m, const struct sl_call *c)
 {
 	const char *server = c->up ? c->up->name : "";
@@ -180,7 +199,8 @@ void sl_metrics_call(struct sl_metrics *m, const struct sl_call *c)
 
 	if (!m)
 		return;
-	pair_of(m, server, c->tool ? c->tool : "")->calls[c->origin][c->outcome]++;
+	pair_of(m, server, c->tool ? c->tool : "", advertised(c->up, c->tool))
+		->calls[c->origin][c->outcome]++;
 	sl_metrics_observe(&server_of(m, server)->latency, secs);
 	if (c->cache_hit)
 		m->cache_hits++;

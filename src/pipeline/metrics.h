@@ -11,7 +11,9 @@
  * Prometheus text format (gateway/metrics.c adds the gauges the gateway
  * owns), and the telemetry stage exports the same counters over OTLP.
  *
- * Bounds (docs/METRICS.md): at most max_series (sluice.limits.
+ * Bounds (docs/METRICS.md): a tool the server does not advertise (not in
+ * the list the gateway holds: a name a caller made up) counts under
+ * (server, "_other") from the start; at most max_series (sluice.limits.
  * maxMetricSeries) distinct (server, tool) pairs; a new pair past it counts
  * under (server, "_other"), at most SL_METRICS_OTHER_MAX such servers, and
  * past those under ("_other", "_other"). At most SL_METRICS_SERVERS_MAX
@@ -95,7 +97,8 @@ struct sl_metrics *sl_metrics_new(size_t max_series);
 struct sl_metrics *sl_metrics_ref(struct sl_metrics *m);
 void sl_metrics_unref(struct sl_metrics *m);
 
-/* A call that finished (any outcome): its pair's counter, its server's
+/* A call that finished (any outcome): its pair's counter (by c->up's
+ * advertised tools, see Bounds), its server's
  * latency (started_us to finished_us), a cache hit or miss (c->cache_lookup).
  * m may be NULL (nothing counted), here and below. */
 void sl_metrics_call(struct sl_metrics *m, const struct sl_call *c);

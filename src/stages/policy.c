@@ -39,7 +39,9 @@
 #include "core/json.h"
 #include "core/list.h"
 #include "core/log.h"
+#include "core/map.h"
 #include "pipeline/call.h"
+#include "upstream/upstream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,11 @@
 
 #define CONFIRM_TIMEOUT_DEFAULT_MS 120000
 #define REFRESH_MAX_PAGES 50
+/* A server's list is refreshed for names it did not advertise at most this
+ * often: callers choose those names, and each refresh costs the server a
+ * whole tools/list (docs/stages/policy.md, "A tool the server has not
+ * advertised"). */
+#define REFRESH_INTERVAL_MS 30000
 #define SUMMARY_MAX 1000     /* the arguments' part of a confirmation */
 #define SUMMARY_KEY_MAX 64   /* bytes of a key shown, before escaping */
 #define SUMMARY_VALUE_MAX 80 /* bytes of a string value shown, before escaping */
@@ -58,6 +65,9 @@ struct sl_policy_state {
 	/* Signs the requestState of 2026-07-28 confirmations; made with the
 	 * state, so it lives as long as this policy does. */
 	struct sl_list waits;    /* confirmations whose call is not resumed yet, newest first */
+	/* server name -> uint64_t *: when a refresh for an unadvertised name
+	 * last started (sl_now_ms); as many as the config names servers */
+	struct sl_map refreshed;
 };
 
 /* What sl_policy_current answers without a state: allow everything. */
@@ -535,8 +545,14 @@ static int policy_init(const struct sl_config *cfg, const struct sl_services *sv
 	ps = sl_alloc(sizeof(*ps));
 	ps->policy = p;
 	sl_list_init(&ps->waits);
+	sl_map_init(&ps->refreshed);
 	*state = ps;
 	return SL_OK;
+}
+
+static void free_when(const char *key, void *value, void *ctx)
+{
+	free(value);
 }
 
 static void policy_fini(void *state)
@@ -547,6 +563,8 @@ static void policy_fini(void *state)
 	/* Every wait still listed holds its call, and the call holds this
 	 * state: none is left here. */
 	sl_policy_dispose(&ps->policy);
+	sl_map_each(&ps->refreshed, free_when, NULL);
+	sl_map_dispose(&ps->refreshed);
 	free(ps);
 }
 
@@ -881,9 +899,12 @@ static void on_refresh(void *ctx, struct sl_reply *rep)
 		    strcmp(sl_json_str(it, "name"), c->tool) == 0)
 			hit = it;
 	if (hit) {
-		/* def is borrowed from the reply: decide before it goes. */
+		/* def is borrowed from the reply: decide before it goes. The
+		 * gateway's list lacks it: fetched again, as on list_changed, so
+		 * that the next call finds it without a refresh of its own. */
 		sl_log(SL_LOG_INFO, "policy: server '%s' advertises '%s' after a refresh of its list",
 		       c->up->name, c->tool);
+		sl_upstream_relist_tools(c->up);
 		refresh_end(r, decide(r->ps, c, hit));
 		return;
 	}
@@ -921,13 +942,26 @@ static enum sl_stage_rc policy_request(void *state, struct sl_call *c)
 {
 	struct sl_policy_state *ps = state;
 	yyjson_val *def = find_tool(c->up->tools.items, c->up->tools.n, c->tool);
+	uint64_t now = sl_now_ms(), *last;
 	struct refresh *r;
 	struct sl_err err;
 
 	if (def)
 		return decide(ps, c, def);
 	/* Not in the list we hold: the server may have added it without telling
-	 * (no list_changed). Ask once; only what it advertises may run. */
+	 * (no list_changed). Ask once; only what it advertises may run. Not
+	 * again within REFRESH_INTERVAL_MS of the last such refresh of this
+	 * server (one in flight included): a caller inventing names would
+	 * otherwise make the server list its tools for each one. */
+	if (!(last = sl_map_get(&ps->refreshed, c->up->name))) {
+		last = sl_alloc(sizeof(*last));
+		*last = 0;
+		sl_map_put(&ps->refreshed, c->up->name, last);
+	} else if (now - *last < REFRESH_INTERVAL_MS) {
+		unadvertised(c, NOT_LISTED);
+		return SL_STAGE_DONE;
+	}
+	*last = now;
 	r = sl_alloc(sizeof(*r));
 	r->ps = ps;
 	r->c = c;

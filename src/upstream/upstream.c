@@ -881,6 +881,25 @@ static void fetch_lists(struct sl_upstream *u)
 		become_ready(u);
 }
 
+/* The lists a list_changed notification names (changed) are fetched again,
+ * then reported as after the handshake; a fetch under way is redone when it
+ * ends. */
+static void relist(struct sl_upstream *u, const char *changed)
+{
+	if (u->state != SL_UP_READY && u->state != SL_UP_STARTING)
+		return;
+	if (u->lists_loading) {
+		u->lists_dirty = true;
+		return;
+	}
+	u->lists_loading++;
+	for (int j = 0; j < LIST_N; j++)
+		if (strcmp(changed, lists[j].changed) == 0 && sl_upstream_has_cap(u, lists[j].cap))
+			fetch_list(u, (enum list_kind)j);
+	if (--u->lists_loading == 0)
+		become_ready(u);
+}
+
 bool sl_upstream_tools_await_login(const struct sl_upstream *u)
 {
 	return u->error && (u->state == SL_UP_NEEDS_LOGIN ||
@@ -1401,24 +1420,17 @@ static void handle_notification(struct sl_upstream *u, struct sl_msg *m)
 		return;
 	}
 	for (int k = 0; k < LIST_N; k++) {
-		if (strcmp(m->method, lists[k].changed) != 0)
-			continue;
-		if (u->state != SL_UP_READY && u->state != SL_UP_STARTING)
-			return;
-		if (u->lists_loading) {
-			u->lists_dirty = true;
+		if (strcmp(m->method, lists[k].changed) == 0) {
+			relist(u, m->method);
 			return;
 		}
-		/* Refresh each list this notification covers, then report. */
-		u->lists_loading++;
-		for (int j = k; j < LIST_N; j++)
-			if (strcmp(m->method, lists[j].changed) == 0 && sl_upstream_has_cap(u, lists[j].cap))
-				fetch_list(u, (enum list_kind)j);
-		if (--u->lists_loading == 0)
-			become_ready(u);
-		return;
 	}
 	u->ops->notify(u->ctx, u, m);
+}
+
+void sl_upstream_relist_tools(struct sl_upstream *u)
+{
+	relist(u, lists[LIST_TOOLS].changed);
 }
 
 /* ---- multi-round-trip requests (MCP 2026-07-28) ------------------------- */

@@ -249,6 +249,10 @@ const char *sl_upstream_state_name(enum sl_upstream_state s);
  * new set. The caller counts listeners: on once for the first, off once
  * for the last. */
 void sl_upstream_watch(struct sl_upstream *u, const char *uri, bool on);
+/* Fetches the server's tools list again, as its notifications/tools/
+ * list_changed would (the owner hears ready when it is in): for a tool a
+ * refresh found that the list the gateway holds lacks. */
+void sl_upstream_relist_tools(struct sl_upstream *u);
 /* True if the server declared this capability (e.g. "tools") in its handshake. */
 bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap);
 

@@ -8,7 +8,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { catalog, closeAll, eventually, execCode, httpClient, httpRequest, runSluice, startHttp, textOf, tinyServer } from './helpers.mjs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { catalog, closeAll, eventually, execCode, httpClient, httpRequest, modernMeta, runSluice, startHttp, textOf, tinyServer, MODERN } from './helpers.mjs';
 
 after(closeAll);
 
@@ -216,3 +220,49 @@ describe('GET /metrics', () => {
 	});
 });
 
+
+describe('names no server advertised', () => {
+	const COUNTER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'counter', 'server.cjs');
+
+	test('200 invented names through invoke_tool: no series of their own, one list refresh; a real tool keeps its series', async () => {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-metrics-names-'));
+		const lists = path.join(dir, 'lists.log');
+		const gw = await startHttp({
+			servers: { counter: { command: 'node', args: [COUNTER],
+				env: { COUNTER_LOG: path.join(dir, 'calls.log'), COUNTER_LIST_LOG: lists } } },
+			sluice: { exposure: 'router', limits: { maxMetricSeries: 10 } },
+		});
+		let id = 1;
+		const invoke = (tool) => httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'invoke_tool' } },
+		{ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'invoke_tool',
+			arguments: { server: 'counter', tool, arguments: { id: 1 } }, _meta: modernMeta() } });
+		const listed = () => (fs.existsSync(lists) ? fs.readFileSync(lists, 'utf8').split('\n').filter(Boolean).length : 0);
+
+		// The first answer waits for the server's handshake and its list.
+		let r = await invoke('read_item');
+		assert.equal(r.json?.result?.isError, undefined, r.text);
+		const before = listed();
+		assert.ok(before >= 1, 'the server listed its tools at start');
+		for (let i = 0; i < 200; i++) {
+			r = await invoke(`made_up_${i}`);
+			assert.equal(r.json.result.isError, true, r.text);
+			assert.match(textOf(r.json.result), /has no tool 'made_up_\d+' \(not in its tools list/);
+		}
+		assert.equal(listed() - before, 1, 'one refresh for 200 unknown names');
+		r = await invoke('bump');
+		assert.equal(r.json?.result?.isError, undefined, r.text);
+
+		const m = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/metrics', method: 'GET' });
+		assert.equal(m.status, 200);
+		const samples = parse(m.text);
+		const calls = (tool, outcome) => value(samples, 'sluice_tool_calls_total',
+			{ server: 'counter', tool, origin: 'router', outcome });
+		assert.equal(calls('read_item', 'ok'), 1);
+		assert.equal(calls('bump', 'ok'), 1, 'the real tool has its own series');
+		assert.equal(calls('_other', 'denied'), 200);
+		assert.ok(!m.text.includes('made_up'), 'no invented name is a label');
+		await gw.close();
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+});

@@ -408,9 +408,28 @@ describe('tools a server does not advertise', () => {
 	test('a tool the server added silently is found by the refresh and runs', async () => {
 		const r = await invoke('silent', 'late');
 		assert.ok(!r.isError, textOf(r));
-		assert.match(textOf(r), /^ran late after 2 lists$/);
+		// The refresh (the 2nd list) found it; the gateway then lists again
+		// (the 3rd, sent before the call) so that its catalog holds it.
+		assert.match(textOf(r), /^ran late after 3 lists$/);
 		const e = await invoke('silent', 'early');
 		assert.match(textOf(e), /^ran early/);
+		// Called again, it is in the catalog: no refresh of its own (which
+		// the server's once-per-interval bound would refuse).
+		const again = await invoke('silent', 'late');
+		assert.match(textOf(again), /^ran late after 3 lists$/);
+		await eventually(async () => (await g.client.callTool({ name: 'list_tools', arguments: { server: 'silent' } }))
+			.content.some((c) => /late/.test(c.text)), 5000, 100, 'late in list_tools');
+	});
+
+	test('invented names cost the server one refresh per interval, not one each', async () => {
+		// The refresh above was for silent; github's happened in the first test.
+		for (let i = 0; i < 20; i++) {
+			const r = await invoke('silent', `invented_${i}`);
+			assert.equal(r.isError, true);
+			assert.match(textOf(r), new RegExp(`has no tool 'invented_${i}' \\(not in its tools list, also after a refresh\\)`));
+		}
+		const r = await invoke('silent', 'late');
+		assert.match(textOf(r), /^ran late after 3 lists$/, 'no list since');
 	});
 });
 

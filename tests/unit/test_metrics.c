@@ -27,13 +27,33 @@ static char *label(const char *v, size_t n)
 	return sl_buf_take(&b, &len);
 }
 
-/* A finished call of server's tool, secs long. */
-static void call(struct sl_metrics *m, struct sl_upstream *up, const char *tool,
-		 enum sl_origin origin, enum sl_outcome outcome, double secs)
+/* A finished call of server's tool, secs long; the server advertises the
+ * tool (its list holds it for the call) unless listed is false. */
+static void call_of(struct sl_metrics *m, struct sl_upstream *up, const char *tool,
+		    enum sl_origin origin, enum sl_outcome outcome, double secs, bool listed)
 {
 	struct sl_call c = { .up = up, .tool = (char *)tool, .origin = origin, .outcome = outcome,
 			     .started_us = 1000, .finished_us = 1000 + (uint64_t)(secs * 1e6) };
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *def = yyjson_mut_obj(d);
+	yyjson_doc *doc;
+	yyjson_val *item;
+
+	yyjson_mut_obj_add_str(d, def, "name", tool);
+	yyjson_mut_doc_set_root(d, def);
+	doc = yyjson_mut_doc_imut_copy(d, NULL);
+	item = yyjson_doc_get_root(doc);
+	up->tools = (struct sl_item_list){ .items = listed ? &item : NULL, .n = listed };
 	sl_metrics_call(m, &c);
+	up->tools = (struct sl_item_list){ 0 };
+	yyjson_doc_free(doc);
+	yyjson_mut_doc_free(d);
+}
+
+static void call(struct sl_metrics *m, struct sl_upstream *up, const char *tool,
+		 enum sl_origin origin, enum sl_outcome outcome, double secs)
+{
+	call_of(m, up, tool, origin, outcome, secs, true);
 }
 
 TEST(metrics_label_escapes_what_the_text_format_asks)
@@ -127,6 +147,33 @@ TEST(metrics_series_bound_folds_into_other)
 	CHECK(strstr(strstr(s, "{server=\"_other\",tool=\"_other\""), name) != NULL);
 	CHECK(strstr(s, "{server=\"srv62\",tool=\"_other\",origin=\"direct\",outcome=\"ok\"} 2\n") != NULL);
 	CHECK(strstr(s, "sluice_tool_calls_total{server=\"srv63\"") == NULL);
+	free(s);
+	sl_metrics_unref(m);
+}
+
+TEST(metrics_names_no_server_advertised_take_no_series)
+{
+	struct sl_metrics *m = sl_metrics_new(10);
+	struct sl_upstream up = { .name = "s" };
+	char tool[32];
+	char *s;
+
+	/* 200 made-up names, as invoke_tool or a program may send: all under
+	 * s/_other, and the bound is still free for the real tools. */
+	for (int i = 0; i < 200; i++) {
+		snprintf(tool, sizeof(tool), "made_up_%d", i);
+		call_of(m, &up, tool, SL_ORIGIN_ROUTER, SL_OUTCOME_DENIED, 0.001, false);
+	}
+	CHECK_INT(m->npairs, 1);
+	for (int i = 0; i < 10; i++) {
+		snprintf(tool, sizeof(tool), "t%d", i);
+		call(m, &up, tool, SL_ORIGIN_ROUTER, SL_OUTCOME_OK, 0.001);
+	}
+	CHECK_INT(m->npairs, 11);
+	s = render(m);
+	CHECK(strstr(s, "{server=\"s\",tool=\"_other\",origin=\"router\",outcome=\"denied\"} 200\n") != NULL);
+	CHECK(strstr(s, "{server=\"s\",tool=\"t9\",origin=\"router\",outcome=\"ok\"} 1\n") != NULL);
+	CHECK(strstr(s, "made_up") == NULL);
 	free(s);
 	sl_metrics_unref(m);
 }

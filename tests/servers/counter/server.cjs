@@ -4,7 +4,8 @@
 // reached the server and how often. read_item is read-only, write_item
 // destructive (a confirm rule catches it), slow answers after args.ms,
 // bump has a side effect no rule confirms: it answers how many bumps this
-// server has made so far.
+// server has made so far. With COUNTER_LIST_LOG set, every tools/list
+// appends a line "tools/list" to that file (tests/e2e/metrics.test.mjs).
 const fs = require('fs');
 const rl = require('readline').createInterface({ input: process.stdin });
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
@@ -28,7 +29,10 @@ rl.on('line', (line) => {
   if (m.method === 'initialize')
     send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
       capabilities: { tools: {} }, serverInfo: { name: 'counter', version: '1.0.0' } } });
-  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools } });
+  else if (m.method === 'tools/list') {
+    if (process.env.COUNTER_LIST_LOG) fs.appendFileSync(process.env.COUNTER_LIST_LOG, 'tools/list\n');
+    send({ jsonrpc: '2.0', id: m.id, result: { tools } });
+  }
   else if (m.method === 'tools/call') {
     const a = m.params.arguments || {};
     fs.appendFileSync(process.env.COUNTER_LOG, m.params.name + ' ' + JSON.stringify(a) + '\n');
