@@ -1,6 +1,7 @@
 /*
  * The quota stage (quota.h, docs/stages/quota.md): right after policy, it
- * counts every tool call against its caller's subject and its profile, and
+ * counts every tool call against its caller (the person, whatever endpoint
+ * they come through) and its profile, and
  * refuses one over a limit with the time to wait. A refused call never
  * reaches its server; its answer is a JSON-RPC error that says when to
  * retry (calls.c), over HTTP a 429 with Retry-After where the status is
@@ -123,7 +124,8 @@ static const struct sl_conf_key quota_keys[] = {
 	{ "subjects", SL_CONF_CUSTOM, Q(subjects), .parse = parse_named,
 	  .shape = "an object of subject names to limits", .dflt_doc = "`{}`",
 	  .doc = "Limits per subject (a static token's `subject`, a JWT's `sub`), by exact name, "
-		 "instead of `default`; `{}` exempts that subject." },
+		 "instead of `default`; `{}` exempts that subject. A person is counted once across "
+		 "every profile and replica." },
 	{ "profiles", SL_CONF_CUSTOM, Q(profiles), .parse = parse_named,
 	  .shape = "an object of profile names to limits", .dflt_doc = "`{}`",
 	  .doc = "Limits per profile, shared by every caller of it (`default`: callers of `/mcp` "
@@ -268,17 +270,23 @@ static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 	const struct sl_quota_limits *lim;
 	struct sl_quota_ask asks[2];
 	struct sl_quota_refusal why;
+	char person[SL_SHA256_HEX];
 	size_t n = 0;
 
 	if (!q)
 		return SL_STAGE_DECLINED;
 	/* Callers without a subject (no authentication, stdio, the shared
-	 * bearerToken) are one identity: anonymous. */
+	 * bearerToken) are one identity: anonymous. A subject is counted as
+	 * the person (sl_caller_user_key: method, issuer and subject, never the
+	 * profile), so every endpoint draws on one bucket: who->key, which
+	 * holds the profile, would give a person a bucket per profile. */
+	if (!sl_caller_user_key(who, person))
+		subject = NULL;
 	lim = subject ? sl_map_get(&q->by_subject, subject) : NULL;
 	if (!lim)
 		lim = &q->def;
 	if (limited(lim))
-		asks[n++] = (struct sl_quota_ask){ SL_QUOTA_SUBJECT, subject ? who->key : ANONYMOUS,
+		asks[n++] = (struct sl_quota_ask){ SL_QUOTA_SUBJECT, subject ? person : ANONYMOUS,
 						    subject ? subject : ANONYMOUS, lim };
 	lim = sl_map_get(&q->by_profile, profile);
 	if (lim && limited(lim))

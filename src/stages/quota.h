@@ -77,7 +77,7 @@ bool sl_bucket_idle(const struct sl_bucket *b, const struct sl_quota_limits *l, 
 /* One identity a call is counted against. */
 struct sl_quota_ask {
 	enum sl_quota_scope scope;
-	const char *key;                  /* the identity: the caller's key, or the profile */
+	const char *key;                  /* the identity: the person (sl_caller_user_key), or the profile */
 	const char *name;                 /* what status shows: subject, "anonymous", profile */
 	const struct sl_quota_limits *lim;
 };

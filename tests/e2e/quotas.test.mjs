@@ -7,9 +7,14 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { catalog, closeAll, httpRequest, modernMeta, runSluice, startHttp, LEGACY, MODERN } from './helpers.mjs';
+import { catalog, closeAll, eventually, httpRequest, modernMeta, runSluice, startHttp, writeConfig, LEGACY, MODERN } from './helpers.mjs';
+import { startRedis, redisCli } from './redis.mjs';
 
-after(closeAll);
+let redis;
+after(async () => {
+	await closeAll();
+	await redis?.stop();
+});
 
 const TOKENS = {
 	alice: 'alice-token-5c1d',
@@ -17,6 +22,9 @@ const TOKENS = {
 	carol: 'carol-token-93bb',
 	dave: 'dave-token-2f48',
 	erin: 'erin-token-71aa',
+	frank: 'frank-token-08d3',
+	gina: 'gina-token-6e25',
+	hank: 'hank-token-c4f9',
 };
 const RATE_LIMITED = -31429;
 const TOOL = 'github__echo';
@@ -218,6 +226,76 @@ describe('per-identity limits', () => {
 		const st = JSON.parse((await runSluice(['status', '--url', `http://127.0.0.1:${gw.port}`, '--json'])).stdout);
 		assert.equal(st.configGeneration, 2);
 		assertLimited(await erin.call(TOOL, { text: 'three' }), { window: 'minute', limit: 6 });
+	});
+});
+
+// One 2026-07-28 tools/call as who through path (/mcp or /mcp/<profile>) of gw.
+let modernId = 100;
+function modernCall(gw, path, who) {
+	return httpRequest({ host: '127.0.0.1', port: gw.port, path, method: 'POST',
+		headers: { authorization: `Bearer ${TOKENS[who]}`, 'mcp-protocol-version': MODERN,
+			'mcp-method': 'tools/call', 'mcp-name': TOOL } },
+	{ jsonrpc: '2.0', id: modernId++, method: 'tools/call',
+		params: { name: TOOL, arguments: { text: path }, _meta: modernMeta() } });
+}
+
+// Six endpoints onto the same server: /mcp and five profiles, one of them
+// with a day quota of its own, stricter than the gateway-wide one.
+const ENDPOINTS = ['/mcp', '/mcp/a', '/mcp/b', '/mcp/c', '/mcp/d', '/mcp/tight'];
+function acrossProfiles(extra = {}) {
+	const profiles = Object.fromEntries(['a', 'b', 'c', 'd', 'tight'].map((p) => [p, { servers: ['github'] }]));
+	return sluiceSection({ default: { callsPerDay: 3 }, profiles: { tight: { callsPerDay: 1 } } }, { profiles, ...extra });
+}
+
+describe("a person's quota across profiles", () => {
+	test('callsPerDay 3 is 3 calls for the person, whatever the endpoint; a profile limit applies on top', async () => {
+		const gw = await startHttp({ servers: { github: catalog('github') }, sluice: acrossProfiles() });
+		// frank: one call through each of three endpoints, then every endpoint refuses.
+		for (const path of ENDPOINTS.slice(0, 3)) {
+			const r = await modernCall(gw, path, 'frank');
+			assert.equal(r.status, 200, `${path}: ${r.text}`);
+			assert.equal(r.json.result?.isError, undefined, r.text);
+		}
+		for (const path of ENDPOINTS) {
+			const r = await modernCall(gw, path, 'frank');
+			assert.equal(r.status, 429, `${path}: ${r.text}`);
+			const err = assertLimited(r, { window: 'day', limit: 3 });
+			assert.match(err.message, /subject 'frank' has made its 3 calls for today/);
+		}
+		// gina: the profile's own day quota of 1 refuses her second call through
+		// it (costing her nothing); elsewhere her own 3 go on.
+		assert.equal((await modernCall(gw, '/mcp/tight', 'gina')).status, 200);
+		assertLimited(await modernCall(gw, '/mcp/tight', 'gina'), { window: 'day', scope: 'profile', limit: 1 });
+		assert.equal((await modernCall(gw, '/mcp/a', 'gina')).status, 200);
+		assert.equal((await modernCall(gw, '/mcp/d', 'gina')).status, 200);
+		assertLimited(await modernCall(gw, '/mcp/b', 'gina'), { window: 'day', limit: 3 });
+		// One counter per person in /status, not one per endpoint.
+		const st = (await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status', method: 'GET' })).json;
+		const rows = (name) => st.quotas.counters.filter((c) => c.scope === 'subject' && c.name === name);
+		assert.deepEqual(rows('frank').map((c) => c.callsToday), [3]);
+		assert.deepEqual(rows('gina').map((c) => c.callsToday), [3]);
+		await gw.close();
+	});
+
+	test('the same across two replicas sharing Redis: one bucket per person', async () => {
+		redis = await startRedis();
+		const shared = { shared: { redis: { url: redis.url, keyPrefix: 'q32:', commandTimeoutMs: 2000 } } };
+		const [a, b] = await Promise.all([0, 1].map(() => startHttp({
+			configPath: writeConfig({ github: catalog('github') }, acrossProfiles(shared)) })));
+		for (const gw of [a, b]) {
+			await eventually(async () => (await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status',
+				method: 'GET' })).json?.shared?.state === 'connected', 5000, 50, 'connected');
+		}
+		assert.equal((await modernCall(a, '/mcp', 'hank')).status, 200);
+		assert.equal((await modernCall(b, '/mcp/a', 'hank')).status, 200);
+		assert.equal((await modernCall(a, '/mcp/b', 'hank')).status, 200);
+		for (const [gw, path] of [[b, '/mcp/c'], [a, '/mcp/d'], [b, '/mcp']]) {
+			assertLimited(await modernCall(gw, path, 'hank'), { window: 'day', limit: 3 });
+		}
+		const keys = (await redisCli(redis, ['KEYS', 'q32:quota:subject:*'])).trim().split('\n');
+		assert.equal(keys.length, 1, `one bucket: ${keys}`);
+		assert.equal((await redisCli(redis, ['HGET', keys[0], 'n'])).trim(), '3');
+		await Promise.all([a.close(), b.close()]);
 	});
 });
 
