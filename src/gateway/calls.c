@@ -163,9 +163,10 @@ bool sl_pending_server_request(struct sl_session *s, struct sl_upstream *u, stru
 /* ---- tools/list ----------------------------------------------------------- */
 
 /* With pinning's askOnChange, s's client (if it can elicit) is asked about
- * the held-back tools of each server of its profile's view only: the
- * others are not its to see, nor to trust for everyone. */
-static void offer_pins(struct sl_gateway *gw, struct sl_session *s)
+ * the held-back tools of each server of the listing caller's view only
+ * (and, by pinning, only where it may see every held tool): the others
+ * are not its to see, nor to trust for everyone. */
+static void offer_pins(struct sl_gateway *gw, struct sl_session *s, const struct sl_caller *who)
 {
 	struct sl_pinning *pg = sl_gen_state(gw->gen, &sl_stage_pinning);
 	struct sl_asker ask = sl_session_asker(s);
@@ -173,10 +174,10 @@ static void offer_pins(struct sl_gateway *gw, struct sl_session *s)
 
 	if (!sl_pinning_asks(pg) || !sl_session_can_elicit(s))
 		return;
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, who, &v);
 	for (size_t i = 0; i < gw->nups; i++)
 		if (sl_view_server(&v, gw->ups[i]))
-			sl_pinning_offer(pg, &ask, gw->ups[i]);
+			sl_pinning_offer(pg, &ask, who, gw->ups[i]);
 }
 
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -211,7 +212,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */
-	offer_pins(gw, s);
+	offer_pins(gw, s, m->who);
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */

@@ -5,7 +5,10 @@
  * Our ids towards the client are strings no client would reuse.
  */
 #include "gateway/session_int.h"
+#include "gateway/view.h"
 #include "auth/caller.h"
+#include "core/json.h"
+#include "stages/pinning.h"
 #include "proto/mcp.h"
 
 #include <stdio.h>
@@ -81,9 +84,21 @@ static bool asker_elicit(void *ctx, const char *message, yyjson_mut_doc *d, yyjs
 	return sl_session_elicit(ctx, message, d, schema, cb, arg);
 }
 
+static bool asker_sees(void *ctx, const struct sl_caller *who, const struct sl_upstream *up,
+		       yyjson_val *def)
+{
+	struct sl_session *s = ctx;
+	const char *name = sl_json_str(def, "name");
+	struct sl_view v;
+
+	sl_view_of(s->gw, who, &v);
+	return name && sl_view_admits(&v, up->name, name) &&
+	       sl_stages_visible_but(s->gw->gen, who, up, def, &sl_stage_pinning);
+}
+
 struct sl_asker sl_session_asker(struct sl_session *s)
 {
-	return (struct sl_asker){ asker_can_elicit, asker_elicit, s };
+	return (struct sl_asker){ asker_can_elicit, asker_elicit, asker_sees, s };
 }
 
 bool sl_relay_allowed(yyjson_val *caps, struct sl_msg *m)

@@ -89,6 +89,12 @@ struct sl_asker {
 	 * from the loop. */
 	bool (*elicit)(void *ctx, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
 		       sl_answer_fn cb, void *arg);
+	/* True if who (the caller of the request that asks) may see up's tool
+	 * def through this person's endpoint: its profile's view and every
+	 * stage but pinning (which hides what it would ask about). A person
+	 * is never asked about a tool hidden from them. NULL: sees nothing. */
+	bool (*sees)(void *ctx, const struct sl_caller *who, const struct sl_upstream *up,
+		     yyjson_val *def);
 	void *ctx;
 };
 
@@ -367,6 +373,10 @@ extern const struct sl_stage sl_stage_policy, sl_stage_quota, sl_stage_pinning, 
 /* True unless a stage of g hides the tool. */
 bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
 		       const struct sl_upstream *up, yyjson_val *tool);
+/* The same, asking every stage but skip. */
+bool sl_stages_visible_but(const struct sl_gen *g, const struct sl_caller *who,
+			   const struct sl_upstream *up, yyjson_val *tool,
+			   const struct sl_stage *skip);
 /* Lets every stage of g rewrite a copy of a tool definition shown to a client. */
 void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool);
 /* Runs every output hook of g, in table order, on a program's answer. */

@@ -27,14 +27,21 @@ const struct sl_stage *const sl_stages[] = {
 
 const size_t sl_nstages = SL_COUNT(sl_stages);
 
-bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
-		       const struct sl_upstream *up, yyjson_val *tool)
+bool sl_stages_visible_but(const struct sl_gen *g, const struct sl_caller *who,
+			   const struct sl_upstream *up, yyjson_val *tool,
+			   const struct sl_stage *skip)
 {
 	for (size_t i = 0; i < g->nstages; i++)
-		if (g->stages[i]->visible &&
+		if (g->stages[i] != skip && g->stages[i]->visible &&
 		    !g->stages[i]->visible(sl_gen_state_at(g, i), who, up, tool))
 			return false;
 	return true;
+}
+
+bool sl_stages_visible(const struct sl_gen *g, const struct sl_caller *who,
+		       const struct sl_upstream *up, yyjson_val *tool)
+{
+	return sl_stages_visible_but(g, who, up, tool, NULL);
 }
 
 void sl_stages_present(const struct sl_gen *g, yyjson_mut_doc *d, yyjson_mut_val *tool)

@@ -1071,7 +1071,10 @@ static const struct sl_conf_key pinning_keys[] = {
 		 "held-back tools, whether to trust the new definitions (accept: pinned as "
 		 "`sluice pins approve SERVER` would, and clients hear `tools/list_changed`; "
 		 "decline: they stay hidden, and that change is not asked about again). Clients "
-		 "that cannot elicit are never asked." },
+		 "that cannot elicit are never asked, nor is one to whom any of the held-back tools "
+		 "is hidden (its profile, policy). Only without authenticated callers (stdio, or "
+		 "HTTP without `bearerToken` and `auth`): with them nobody is asked, and trusting "
+		 "a change is the operator's (`sluice pins approve`, the admin page)." },
 	{ "stateDir", SL_CONF_CUSTOM, PC(dir), .parse = parse_state_dir,
 	  .shape = "a non-empty string",
 	  .dflt_doc = "`$XDG_STATE_HOME/sluice`, else `~/.local/state/sluice`",
@@ -1556,7 +1559,23 @@ bool sl_pinning_asks(const struct sl_pinning *pg)
 	return pg && pg->ask;
 }
 
-void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_upstream *up)
+/* Every held-back tool of up may be seen by who through ask's endpoint: a
+ * question about the set would otherwise tell them a hidden tool exists,
+ * and their yes would trust it for those who see it. */
+static bool sees_held(struct sl_pinning *pg, const struct sl_asker *ask,
+		      const struct sl_caller *who, const struct sl_upstream *up)
+{
+	for (size_t i = 0; i < up->tools.n; i++) {
+		yyjson_val *def = up->tools.items[i];
+		if (sl_pinning_hold(pg, up, def) != SL_PIN_SHOWN &&
+		    (!ask->sees || !ask->sees(ask->ctx, who, up, def)))
+			return false;
+	}
+	return true;
+}
+
+void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask,
+		      const struct sl_caller *who, struct sl_upstream *up)
 {
 	struct sl_pin_review r;
 	char *key;
@@ -1564,7 +1583,7 @@ void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask, struct 
 	if (!sl_pinning_asks(pg) || !ask->can_elicit || !ask->can_elicit(ask->ctx))
 		return;
 	sl_pinning_review(pg, up, &r);
-	if (r.changed + r.fresh == 0)
+	if (r.changed + r.fresh == 0 || !sees_held(pg, ask, who, up))
 		return;
 	key = up_key(up);
 	(void)ask_person(pg, ask, up, key, &r);
@@ -1668,8 +1687,8 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 	char *key;
 
 	sl_pinning_review(pg, c->up, &r);
-	if (r.changed + r.fresh == 0)
-		return SL_STAGE_DECLINED;
+	if (r.changed + r.fresh == 0 || !sees_held(pg, &c->ask, c->who, c->up))
+		return SL_STAGE_DECLINED; /* refused as usual: the operator trusts it */
 	key = up_key(c->up);
 	ch = change_of(pg, key);
 	if (c->mrtr && resp && c->request_state) {
@@ -1742,6 +1761,13 @@ static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 	return SL_STAGE_DONE;
 }
 
+/* Callers present a credential: static tokens, OAuth, or the shared
+ * bearerToken (as src/auth/auth.c decides whether to ask for one). */
+static bool authenticated(const struct sl_config *cfg)
+{
+	return cfg && (cfg->http.bearer_token || cfg->http.auth.ntokens || cfg->http.auth.resource);
+}
+
 static int pinning_init(const struct sl_config *cfg, const struct sl_services *svc,
 			yyjson_val *section, void **state, struct sl_err *err)
 {
@@ -1760,7 +1786,14 @@ static int pinning_init(const struct sl_config *cfg, const struct sl_services *s
 	pg->svc = svc;
 	pg->changed = pc.changed;
 	pg->fresh = pc.fresh;
-	pg->ask = pc.ask;
+	/* A gateway whose callers carry credentials serves a team: one
+	 * caller's yes would trust a definition for all of them, so nobody is
+	 * asked and trusting is the operator's act (sluice pins, /admin). */
+	pg->ask = pc.ask && !authenticated(cfg);
+	if (pc.ask && !pg->ask)
+		sl_log(SL_LOG_WARN, "pinning: askOnChange asks nobody on a gateway with authenticated "
+		       "callers (sluice.http.auth, bearerToken): a changed definition is trusted by "
+		       "the operator, with `sluice pins approve` or the admin page");
 	pg->cfg_path = sl_strdup(cfg && cfg->path ? cfg->path : "FILE");
 	sl_list_init(&pg->asks);
 	sl_map_init(&pg->warned);

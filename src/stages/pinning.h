@@ -164,13 +164,17 @@ size_t sl_pinning_announce(struct sl_pinning *pg, const struct sl_upstream *up);
  * tools_changed observer. Called when the gateway gets its Redis link or
  * takes a new generation, and at each announce; once is enough. */
 void sl_pinning_share(struct sl_pinning *pg);
-/* Whether pg (NULL: none) asks people about held-back tools (askOnChange). */
+/* Whether pg (NULL: none) asks people about held-back tools (askOnChange,
+ * on a gateway without authenticated callers: with them, trusting a change
+ * is the operator's act, docs/stages/pinning.md). */
 bool sl_pinning_asks(const struct sl_pinning *pg);
 /* With askOnChange, asks through ask (a client that can elicit; the gateway
- * calls this for each server a session may see) about up's held-back set,
- * unless a client was asked about that set already: accept pins it and the
+ * calls this for each server the listing caller who may see) about up's
+ * held-back set, unless a client was asked about that set already or one
+ * of its tools is hidden from who (ask->sees): accept pins it and the
  * services' tools_changed observer hears it. Never suspends. */
-void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask, struct sl_upstream *up);
+void sl_pinning_offer(struct sl_pinning *pg, const struct sl_asker *ask,
+		      const struct sl_caller *who, struct sl_upstream *up);
 
 extern const struct sl_stage sl_stage_pinning;
 

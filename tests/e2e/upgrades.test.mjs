@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { REPO, connect, closeAll, runSluice, eventually, startRaw, modernMeta, textOf } from './helpers.mjs';
+import { REPO, connect, closeAll, runSluice, eventually, startRaw, modernMeta, textOf, httpClient, httpRequest,
+	startHttp, MODERN } from './helpers.mjs';
 
 after(closeAll);
 
@@ -29,7 +30,7 @@ const V2 = [tool('issues', 'Lists issues (v2).'), tool('pulls', 'Lists pull requ
 let n = 0;
 // A fresh setup: a tools file, a state dir and a config with one server
 // called `name` running the fixture on that file.
-function setup({ name = 'github', tools = V1, pinning = {}, state, toolsFile } = {}) {
+function setup({ name = 'github', tools = V1, pinning = {}, state, toolsFile, sluice = {} } = {}) {
 	const dir = path.join(work, `s${n++}`);
 	toolsFile ??= path.join(dir, 'tools.json');
 	state ??= path.join(dir, 'state');
@@ -40,7 +41,7 @@ function setup({ name = 'github', tools = V1, pinning = {}, state, toolsFile } =
 		configPath,
 		JSON.stringify({
 			mcpServers: { [name]: { command: process.execPath, args: [FIXTURE, toolsFile] } },
-			sluice: { pinning: { stateDir: state, ...pinning } },
+			sluice: { pinning: { stateDir: state, ...pinning }, ...sluice },
 		}),
 	);
 	return { dir, toolsFile, state, configPath, upgrade: (t = V2) => writeFileSync(toolsFile, JSON.stringify(t)) };
@@ -256,6 +257,110 @@ test('askOnChange off (the default): nobody is asked', async () => {
 	assert.deepEqual(await upstreamTools(gw.client), ['github__repo']);
 	await new Promise((r) => setTimeout(r, 300));
 	assert.equal(asked.length, 0);
+	await gw.close();
+});
+
+// One 2026-07-28 tools/call over HTTP through path, as the holder of token
+// (none: no Authorization), from a client that can be asked (elicitation).
+let httpId = 1;
+async function httpCall(gw, { path: p = '/mcp', token, name, extra = {} }) {
+	const r = await httpRequest({ host: '127.0.0.1', port: gw.port, path: p, method: 'POST',
+		headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'mcp-protocol-version': MODERN,
+			'mcp-method': 'tools/call', 'mcp-name': name } },
+	{ jsonrpc: '2.0', id: httpId++, method: 'tools/call',
+		params: { _meta: modernMeta({ elicitation: {} }), name, arguments: {}, ...extra } });
+	assert.ok(r.json?.result, r.text);
+	return r.json.result;
+}
+const HELD = /definition changed since it was pinned/;
+
+test('askOnChange with authenticated callers: nobody is asked, no answer trusts; the operator approves', async () => {
+	const TOKENS = { alice: 'alice-token-pin-51c2', bob: 'bob-token-pin-0d9e' };
+	const s = setup({ pinning: { askOnChange: true }, sluice: {
+		http: { auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ token, subject })) } },
+		// Policy hides issues from bob.
+		policy: { rules: [{ match: 'github.issues', who: ['sub:bob'], action: 'deny' }] },
+	} });
+	await pinFirst(s);
+	s.upgrade();
+	const gw = await startHttp({ configPath: s.configPath });
+	const call = (who, name, extra) => httpCall(gw, { token: TOKENS[who], name, extra });
+
+	// A 2026-07-28 call to a held tool gets the refusal, not a question;
+	// bob, to whom issues is hidden, learns nothing of it from pulls' refusal.
+	for (const [who, name] of [['alice', 'github__issues'], ['bob', 'github__pulls'], ['alice', 'github__pulls']]) {
+		const r = await call(who, name);
+		assert.equal(r.isError, true, JSON.stringify(r));
+		assert.equal(r.resultType ?? 'complete', 'complete');
+		assert.match(r.content[0].text, HELD);
+		assert.doesNotMatch(JSON.stringify(r), /input_required|asking the user|issues.*pulls|2 tools/);
+	}
+	// An answer nobody asked for (a state sealed for another purpose, or
+	// forged) trusts nothing.
+	const accept = { pinning: { action: 'accept', content: { trust: true } } };
+	const forged = (await call('alice', 'github__issues', { inputResponses: accept, requestState: 'f'.repeat(8) + '.' + '0'.repeat(64) }));
+	assert.equal(forged.isError, true);
+	assert.match((await call('bob', 'github__pulls')).content[0].text, HELD);
+
+	// A session-era client that can elicit: its call is refused without a
+	// question (the refusal would say "sluice is asking the user").
+	const asked = [];
+	const sdk = await httpClient(gw.url, { headers: { authorization: `Bearer ${TOKENS.bob}` },
+		capabilities: { elicitation: {} }, handlers: [[ElicitRequestSchema, async (req) => {
+			asked.push(req.params);
+			return { action: 'accept', content: { trust: true } };
+		}]] });
+	assert.deepEqual((await sdk.client.listTools()).tools.map((t) => t.name).filter((x) => x.startsWith('github__')), ['github__repo']);
+	const r = await sdk.client.callTool({ name: 'github__pulls', arguments: {} });
+	assert.equal(r.isError, true);
+	assert.match(textOf(r), HELD);
+	assert.doesNotMatch(textOf(r), /asking the user/);
+	await sdk.client.close();
+	assert.equal(asked.length, 0);
+
+	// The operator trusts the change: the running gateway takes it.
+	const ok = await runSluice(['pins', 'approve', 'github', '--config', s.configPath]);
+	assert.equal(ok.code, 0, ok.stderr);
+	assert.equal((await call('alice', 'github__issues')).content[0].text, 'issues called');
+	assert.equal((await call('bob', 'github__pulls')).content[0].text, 'pulls called');
+	assert.match((await call('bob', 'github__issues')).content[0].text, /denied/);
+	assert.match(gw.stderr(), /pinning: askOnChange asks nobody on a gateway with authenticated callers/);
+	await gw.close();
+});
+
+test('askOnChange without authentication: a caller is never asked about a tool hidden from it', async () => {
+	// Two endpoints onto the same server; policy hides issues on /mcp/dev.
+	const s = setup({ pinning: { askOnChange: true }, sluice: {
+		profiles: { ops: { servers: ['github'] }, dev: { servers: ['github'] } },
+		policy: { rules: [{ match: 'github.issues', who: ['profile:dev'], action: 'deny' }] },
+	} });
+	await pinFirst(s);
+	s.upgrade();
+	const gw = await startHttp({ configPath: s.configPath });
+	// dev sees pulls, not issues: the held set is not all its to see, so it
+	// is refused plainly, however often.
+	for (let i = 0; i < 2; i++) {
+		const r = await httpCall(gw, { path: '/mcp/dev', name: 'github__pulls' });
+		assert.equal(r.isError, true, JSON.stringify(r));
+		assert.match(r.content[0].text, HELD);
+		assert.doesNotMatch(JSON.stringify(r), /input_required|2 tools|issues/);
+	}
+	// ops sees both: asked (the question was not used up by dev's calls).
+	const first = await httpCall(gw, { path: '/mcp/ops', name: 'github__pulls' });
+	assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+	assert.match(first.inputRequests.pinning.params.message, /offers 2 tools whose definitions changed/);
+	// dev cannot use ops's question: the answer with its state is refused.
+	const accept = { pinning: { action: 'accept', content: { trust: true } } };
+	const stolen = await httpCall(gw, { path: '/mcp/dev', name: 'github__pulls',
+		extra: { inputResponses: accept, requestState: first.requestState } });
+	assert.equal(stolen.isError, true);
+	assert.match(stolen.content[0].text, HELD);
+	assert.match((await httpCall(gw, { path: '/mcp/ops', name: 'github__issues' })).content[0].text, HELD);
+	// ops's yes (the one person this gateway serves) trusts the change.
+	const ok = await httpCall(gw, { path: '/mcp/ops', name: 'github__pulls',
+		extra: { inputResponses: accept, requestState: first.requestState } });
+	assert.equal(ok.content[0].text, 'pulls called', JSON.stringify(ok));
+	assert.equal((await httpCall(gw, { path: '/mcp/dev', name: 'github__pulls' })).content[0].text, 'pulls called');
 	await gw.close();
 });
 
