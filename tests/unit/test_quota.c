@@ -4,6 +4,7 @@
  * would reset a day quota); the stage's section and its refusal. */
 #include "unit.h"
 
+#include "auth/caller.h"
 #include "core/json.h"
 #include "pipeline/call.h"
 #include "stages/quota.h"
@@ -245,6 +246,49 @@ TEST(quota_stage_refuses_with_retry_and_data)
 	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(data, "scope")), "subject");
 	CHECK_STR(yyjson_mut_get_str(yyjson_mut_obj_get(data, "window")), "minute");
 	sl_call_free(c);
+	sl_stage_quota.fini(st);
+}
+
+/* One call as method/issuer/subject through profile (NULL: /mcp): the stage's answer. */
+static enum sl_stage_rc call_as(void *st, const char *method, const char *issuer,
+				const char *subject, const char *profile)
+{
+	struct sl_upstream u = { .name = (char *)"gh" };
+	struct sl_call *c = sl_call_new(t_gen_bare(), SL_ORIGIN_DIRECT, &u, "t", NULL, 1000, NULL,
+					NULL, NULL);
+	struct sl_caller *who = sl_caller_new(method);
+	enum sl_stage_rc rc;
+
+	sl_caller_set_subject(who, issuer, subject);
+	sl_caller_set_profile(who, profile);
+	c->who = who;
+	rc = sl_stage_quota.request(st, c);
+	sl_call_free(c);
+	return rc;
+}
+
+TEST(quota_counts_a_person_once_across_profiles)
+{
+	struct sl_err err = { 0 };
+	void *st = quota_state("{\"default\":{\"callsPerDay\":3},"
+			       "\"profiles\":{\"tight\":{\"callsPerDay\":1}}}", &err);
+	const char *iss = "https://idp.example";
+
+	CHECK(st != NULL);
+	/* alice's three calls, through three endpoints; the fourth is refused on each. */
+	CHECK_INT(call_as(st, "jwt", iss, "alice", NULL), SL_STAGE_NEXT);
+	CHECK_INT(call_as(st, "jwt", iss, "alice", "a"), SL_STAGE_NEXT);
+	/* An introspected token of the same issuer is the same person. */
+	CHECK_INT(call_as(st, "introspection", iss, "alice", "b"), SL_STAGE_NEXT);
+	CHECK_INT(call_as(st, "jwt", iss, "alice", "c"), SL_STAGE_DONE);
+	CHECK_INT(call_as(st, "jwt", iss, "alice", NULL), SL_STAGE_DONE);
+	/* Another issuer's alice, or a static token named alice, is another person. */
+	CHECK_INT(call_as(st, "jwt", "https://other.example", "alice", "a"), SL_STAGE_NEXT);
+	CHECK_INT(call_as(st, "token", NULL, "alice", "a"), SL_STAGE_NEXT);
+	/* A profile's own limit applies on top, counted for the profile. */
+	CHECK_INT(call_as(st, "token", NULL, "bob", "tight"), SL_STAGE_NEXT);
+	CHECK_INT(call_as(st, "token", NULL, "bob", "tight"), SL_STAGE_DONE);
+	CHECK_INT(call_as(st, "token", NULL, "bob", NULL), SL_STAGE_NEXT);
 	sl_stage_quota.fini(st);
 }
 
