@@ -1072,9 +1072,10 @@ static const struct sl_conf_key pinning_keys[] = {
 		 "`sluice pins approve SERVER` would, and clients hear `tools/list_changed`; "
 		 "decline: they stay hidden, and that change is not asked about again). Clients "
 		 "that cannot elicit are never asked, nor is one to whom any of the held-back tools "
-		 "is hidden (its profile, policy). Only without authenticated callers (stdio, or "
-		 "HTTP without `bearerToken` and `auth`): with them nobody is asked, and trusting "
-		 "a change is the operator's (`sluice pins approve`, the admin page)." },
+		 "is hidden (its profile, policy). Only in a config without authenticated callers "
+		 "(no `sluice.http.bearerToken` nor `sluice.http.auth`): with them nobody is asked, "
+		 "whatever the transport, and trusting a change is the operator's (`sluice pins "
+		 "approve`, the admin page)." },
 	{ "stateDir", SL_CONF_CUSTOM, PC(dir), .parse = parse_state_dir,
 	  .shape = "a non-empty string",
 	  .dflt_doc = "`$XDG_STATE_HOME/sluice`, else `~/.local/state/sluice`",
