@@ -493,6 +493,106 @@ TEST(pinning_stage_state_pins_and_hides)
 	free(dir);
 }
 
+/* A person the tests ask: counts questions, keeps the last answer's
+ * callback (answered with none, to free it), and sees every tool but one. */
+struct fake_person {
+	int asked;
+	const char *hidden; /* a tool name it may not see, or NULL */
+	sl_answer_fn cb;
+	void *arg;
+};
+
+static bool person_can_elicit(void *ctx)
+{
+	return true;
+}
+
+static bool person_elicit(void *ctx, const char *message, yyjson_mut_doc *d,
+			  yyjson_mut_val *schema, sl_answer_fn cb, void *arg)
+{
+	struct fake_person *p = ctx;
+	p->asked++;
+	p->cb = cb;
+	p->arg = arg;
+	return true;
+}
+
+static bool person_sees(void *ctx, const struct sl_caller *who, const struct sl_upstream *up,
+			yyjson_val *def)
+{
+	struct fake_person *p = ctx;
+	return !p->hidden || strcmp(sl_json_str(def, "name"), p->hidden) != 0;
+}
+
+/* askOnChange asks a person only about a set whose every tool they see, and
+ * nobody where the config has authenticated callers. */
+TEST(pinning_asks_only_what_the_caller_sees)
+{
+	char *dir = temp_dir();
+	struct sl_config *cfg = config_with_server(dir, ",\"askOnChange\":true", "\"a\"");
+	yyjson_doc *v1 = parse("[{\"name\":\"t\",\"description\":\"one\"},{\"name\":\"u\"}]");
+	yyjson_doc *v2 = parse("[{\"name\":\"t\",\"description\":\"two\"},"
+			       "{\"name\":\"u\",\"description\":\"two\"}]");
+	yyjson_val *first[2] = { yyjson_arr_get(yyjson_doc_get_root(v1), 0),
+				 yyjson_arr_get(yyjson_doc_get_root(v1), 1) };
+	yyjson_val *later[2] = { yyjson_arr_get(yyjson_doc_get_root(v2), 0),
+				 yyjson_arr_get(yyjson_doc_get_root(v2), 1) };
+	struct fake_person person = { .hidden = "u" };
+	struct sl_asker ask = { person_can_elicit, person_elicit, person_sees, &person };
+	struct sl_upstream up = { 0 };
+	struct sl_config *team;
+	struct sl_err err;
+	void *st = NULL, *team_st = NULL;
+	char *text;
+
+	CHECK(cfg != NULL);
+	CHECK_INT(sl_stage_pinning.init(cfg, NULL, section_of(cfg), &st, &err), 0);
+	CHECK(sl_pinning_asks(st));
+	up.name = "s";
+	up.cfg = &cfg->servers[0];
+	up.state = SL_UP_READY;
+	up.tools.items = first;
+	up.tools.n = 2;
+	CHECK(sl_stage_pinning.visible(st, NULL, &up, first[0])); /* first sight: pinned */
+	up.tools.items = later;
+	/* u is hidden from this caller: no question, however often. */
+	sl_pinning_offer(st, &ask, NULL, &up);
+	sl_pinning_offer(st, &ask, NULL, &up);
+	CHECK_INT(person.asked, 0);
+	/* A caller who sees both is asked, once. */
+	person.hidden = NULL;
+	sl_pinning_offer(st, &ask, NULL, &up);
+	sl_pinning_offer(st, &ask, NULL, &up);
+	CHECK_INT(person.asked, 1);
+	person.cb(person.arg, NULL, NULL); /* no answer: frees the question */
+	/* An asker that cannot tell what its caller sees asks nobody. */
+	ask.sees = NULL;
+	sl_pinning_offer(st, &ask, NULL, &up);
+	CHECK_INT(person.asked, 1);
+	sl_stage_pinning.fini(st);
+
+	/* A config with authenticated callers: askOnChange asks nobody. */
+	text = sl_printf("{\"mcpServers\":{\"s\":{\"command\":\"srv\",\"args\":[\"a\"]}},"
+			 "\"sluice\":{\"http\":{\"auth\":{\"tokens\":[{\"token\":"
+			 "\"a-token-of-thirty-two-characters\",\"subject\":\"alice\"}]}},"
+			 "\"pinning\":{\"stateDir\":\"%s\",\"askOnChange\":true}}}", dir);
+	CHECK_INT(sl_config_parse("team.json", text, strlen(text), &team, &err), 0);
+	CHECK_INT(sl_stage_pinning.init(team, NULL, section_of(team), &team_st, &err), 0);
+	CHECK(!sl_pinning_asks(team_st));
+	ask.sees = person_sees;
+	up.cfg = &team->servers[0];
+	sl_pinning_offer(team_st, &ask, NULL, &up);
+	CHECK_INT(person.asked, 1);
+	sl_stage_pinning.fini(team_st);
+	sl_config_unref(team);
+	free(text);
+	sl_config_unref(cfg);
+	yyjson_doc_free(v1);
+	yyjson_doc_free(v2);
+	remove_tree(dir);
+	free(dir);
+}
+
 /* A pins file written before scheme 2: one entry without "scheme", for
  * server s, tool greet, whose hash covers six fields. */
 static void write_scheme1(const char *dir, const char *sha)
