@@ -242,14 +242,16 @@ describe('names no server advertised', () => {
 		// The first answer waits for the server's handshake and its list.
 		let r = await invoke('read_item');
 		assert.equal(r.json?.result?.isError, undefined, r.text);
-		const before = listed();
+		const before = listed(), t0 = Date.now();
 		assert.ok(before >= 1, 'the server listed its tools at start');
 		for (let i = 0; i < 200; i++) {
 			r = await invoke(`made_up_${i}`);
 			assert.equal(r.json.result.isError, true, r.text);
 			assert.match(textOf(r.json.result), /has no tool 'made_up_\d+' \(not in its tools list/);
 		}
-		assert.equal(listed() - before, 1, 'one refresh for 200 unknown names');
+		// One refresh, and one more per 30 s interval a slow machine took.
+		const refreshes = listed() - before, allowed = 1 + Math.floor((Date.now() - t0) / 30000);
+		assert.ok(refreshes >= 1 && refreshes <= allowed, `${refreshes} refreshes for 200 unknown names (at most ${allowed})`);
 		r = await invoke('bump');
 		assert.equal(r.json?.result?.isError, undefined, r.text);
 

@@ -405,7 +405,9 @@ describe('tools a server does not advertise', () => {
 		assert.match(textOf(r), /policy: server 'github' has no tool 'drop_database' \(not in its tools list, also after a refresh\)/);
 	});
 
+	let refreshedAt;
 	test('a tool the server added silently is found by the refresh and runs', async () => {
+		refreshedAt = Date.now();
 		const r = await invoke('silent', 'late');
 		assert.ok(!r.isError, textOf(r));
 		// The refresh (the 2nd list) found it; the gateway then lists again
@@ -428,8 +430,9 @@ describe('tools a server does not advertise', () => {
 			assert.equal(r.isError, true);
 			assert.match(textOf(r), new RegExp(`has no tool 'invented_${i}' \\(not in its tools list, also after a refresh\\)`));
 		}
-		const r = await invoke('silent', 'late');
-		assert.match(textOf(r), /^ran late after 3 lists$/, 'no list since');
+		// No list since (one more per 30 s interval a slow machine took).
+		const lists = Number(/^ran late after (\d+) lists$/.exec(textOf(await invoke('silent', 'late')))?.[1]);
+		assert.ok(lists >= 3 && lists <= 3 + Math.floor((Date.now() - refreshedAt) / 30000), `${lists} lists`);
 	});
 });
 
