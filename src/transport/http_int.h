@@ -243,6 +243,7 @@ struct req {
 	struct sl_weblogin_req *wq;
 	unsigned web_status;
 	char *web_html;
+	char *web_cookie;            /* its Set-Cookie (the login's binder), or NULL */
 	struct sl_list web_link;     /* in h->webs */
 	/* A POST to /admin: its form, read under SL_ADMIN_BODY_MAX. */
 	bool admin;
