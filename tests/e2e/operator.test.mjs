@@ -1,0 +1,163 @@
+// The operator's surface (/status, /metrics, /admin; docs/ADMIN.md "Who can
+// open it") against a hostile network, issue 32 findings 3 and 14:
+// - Behind a proxy on the same host every peer is loopback. A request a
+//   proxy relayed is never local: one carrying Forwarded, X-Forwarded-For,
+//   X-Real-IP, Via..., or from a peer listed in sluice.http.proxies, wants
+//   sluice.http.adminToken. Through a real HAProxy running the shipped
+//   deploy/haproxy.cfg, the pages are refused from outside (HAProxy's deny,
+//   /%61dmin included) while /mcp and the health check work; with that deny
+//   taken out of the file, sluice itself still refuses them (the file's
+//   `option forwardfor`), GET and POST.
+// - DNS rebinding: a wildcard listener (0.0.0.0) answers only Host names of
+//   this gateway (localhost, *.localhost, IP literals, publicUrl's host,
+//   sluice.http.allowedHosts); `Host: evil.example` is 403 on every path.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+
+import { catalog, closeAll, startHttp, httpRequest, writeConfig } from './helpers.mjs';
+import { fleetPorts, renderHaproxy, startHaproxy, removeDir } from './fleet.mjs';
+
+const servers = { github: catalog('github') };
+const ADMIN = 'operator-admin-token-0123456789abcdef';
+const started = [];
+const cleanups = [];
+
+after(async () => {
+	for (const f of cleanups.reverse()) await f();
+	await closeAll();
+	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
+});
+
+const get = (port, p, headers = {}, method = 'GET', body) =>
+	httpRequest({ host: '127.0.0.1', port, path: p, method, headers: { accept: '*/*', ...headers } }, body);
+
+const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'operator-e2e', version: '1' } } };
+
+describe('a request a proxy relayed is never local', () => {
+	test('a loopback peer with a forwarding header gets no operator page without the admin token', async () => {
+		const gw = await startHttp({ servers, sluice: { http: { adminToken: ADMIN } } });
+		started.push(gw);
+		for (const p of ['/status', '/metrics', '/admin'])
+			assert.equal((await get(gw.port, p)).status, 200, `${p} from this host`);
+		const relayed = [
+			{ 'x-forwarded-for': '203.0.113.9' },
+			{ 'x-forwarded-for': '127.0.0.1' },
+			{ forwarded: 'for=203.0.113.9;proto=https' },
+			{ 'x-real-ip': '203.0.113.9' },
+			{ 'x-forwarded-host': 'mcp.example.com' },
+			{ 'x-forwarded-proto': 'https' },
+			{ via: '1.1 proxy' },
+		];
+		for (const h of relayed)
+			for (const p of ['/status', '/metrics', '/admin']) {
+				const r = await get(gw.port, p, h);
+				assert.equal(r.status, 403, `${p} with ${JSON.stringify(h)}: ${r.text}`);
+				assert.match(r.text, /not through a proxy/);
+			}
+		// An admin POST relayed: refused before its form is read.
+		const post = await get(gw.port, '/admin', { 'x-forwarded-for': '203.0.113.9', origin: `http://127.0.0.1:${gw.port}`, 'content-type': 'application/x-www-form-urlencoded' }, 'POST', 'action=reset&csrf=x');
+		assert.equal(post.status, 403, post.text);
+		// The operator's token opens them whatever the path was.
+		const tok = await get(gw.port, '/status', { 'x-forwarded-for': '203.0.113.9', authorization: `Bearer ${ADMIN}` });
+		assert.equal(tok.status, 200, tok.text);
+		assert.ok(tok.json?.upstreams, tok.text);
+		// /mcp does not care: the forwarding headers are for the operator's gate only.
+		assert.equal((await get(gw.port, '/mcp', { 'x-forwarded-for': '203.0.113.9', accept: 'application/json, text/event-stream' }, 'POST', init)).status, 200);
+	});
+
+	test('a peer listed in sluice.http.proxies is never local, headers or not', async () => {
+		const gw = await startHttp({ servers, sluice: { http: { adminToken: ADMIN, proxies: ['127.0.0.0/8'] } } });
+		started.push(gw);
+		for (const p of ['/status', '/metrics', '/admin']) {
+			const r = await get(gw.port, p);
+			assert.equal(r.status, 403, `${p}: ${r.text}`);
+		}
+		assert.equal((await get(gw.port, '/status', { authorization: `Bearer ${ADMIN}` })).status, 200);
+		assert.equal((await get(gw.port, '/mcp', {}, 'POST', init)).status, 200);
+	});
+});
+
+describe('through HAProxy running deploy/haproxy.cfg', () => {
+	// One replica behind the shipped file (its three server lines name it).
+	async function behindHaproxy({ stripDeny = false } = {}) {
+		const ports = await fleetPorts(1);
+		cleanups.push(() => removeDir(ports.dir));
+		const gw = await startHttp({ servers, listen: `127.0.0.1:${ports.replicas[0]}`, sluice: { exposure: 'passthrough' } });
+		started.push(gw);
+		let cfg = renderHaproxy({
+			listen: `127.0.0.1:${ports.front}`,
+			replicas: [1, 2, 3].map(() => `127.0.0.1:${gw.port}`),
+			statsSocket: path.join(ports.dir, 'haproxy.sock'),
+		});
+		if (stripDeny) {
+			const before = cfg;
+			cfg = cfg.split('\n').filter((l) => !/^\s*http-request deny .*\/admin/.test(l)).join('\n');
+			assert.notEqual(cfg, before, 'deploy/haproxy.cfg has the deny line this test takes out');
+		}
+		const haproxy = await startHaproxy(cfg, ports.dir, ports.front);
+		cleanups.push(() => haproxy.stop());
+		// The health check (GET /status from HAProxy itself) passes: /mcp is served.
+		const deadline = Date.now() + 10000;
+		let r;
+		do {
+			r = await get(ports.front, '/mcp', { accept: 'application/json, text/event-stream' }, 'POST', init);
+			if (r.status === 200) break;
+			await new Promise((res) => setTimeout(res, 100));
+		} while (Date.now() < deadline);
+		assert.equal(r.status, 200, `initialize through HAProxy: ${r.status} ${r.text}\n${haproxy.log()}`);
+		return { front: ports.front, gw, haproxy };
+	}
+
+	test('the shipped file refuses /admin, /status and /metrics from outside; /mcp and the health check work', async () => {
+		const { front, gw } = await behindHaproxy();
+		for (const p of ['/admin', '/status', '/metrics', '/%61dmin', '/Admin', '/status?x=1']) {
+			const r = await get(front, p);
+			assert.equal(r.status, 403, `${p} through HAProxy: ${r.text}`);
+		}
+		const post = await get(front, '/admin', { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' }, 'POST', 'action=reset');
+		assert.equal(post.status, 403);
+		// A path HAProxy does not match is not the page at sluice either.
+		for (const p of ['//admin', '/./status', '/admin/'])
+			assert.notEqual((await get(front, p)).status, 200, p);
+		// On the replica's own port, from this host: still the operator's.
+		assert.equal((await get(gw.port, '/status')).status, 200);
+	});
+
+	test("without the file's deny, sluice refuses what HAProxy relays (option forwardfor)", async () => {
+		const { front } = await behindHaproxy({ stripDeny: true });
+		for (const p of ['/admin', '/status', '/metrics']) {
+			const r = await get(front, p);
+			assert.equal(r.status, 403, `${p} through HAProxy without its deny: ${r.text}`);
+			assert.match(r.text, /not through a proxy/);
+		}
+		const post = await get(front, '/admin', { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' }, 'POST', 'action=reset');
+		assert.equal(post.status, 403);
+	});
+});
+
+describe('a wildcard listener checks Host (DNS rebinding)', () => {
+	test('Host evil.example is refused on every path; names of this gateway pass', async () => {
+		const configPath = writeConfig(servers, {
+			http: { bearerToken: 'wildcard-token', allowedHosts: ['gw.internal'], publicUrl: 'https://mcp.example.com/base' },
+		});
+		const gw = await startHttp({ configPath, listen: '0.0.0.0:0' });
+		started.push(gw);
+		const port = gw.port;
+		for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1.evil.example:${port}`, 'localhost.evil.example',
+			'mcp.example.com.evil.example', 'gw.internal.evil.example', `evil.example:${port}x`, 'a:b:c'])
+			for (const p of ['/status', '/metrics', '/admin', '/mcp', '/oauth/login/AAAAAAAAAAAAAAAAAAAAAA']) {
+				const r = await get(port, p, { host });
+				assert.equal(r.status, 403, `${p} with Host ${host}: ${r.status} ${r.text}`);
+				assert.match(r.text, /Host not allowed/);
+			}
+		for (const host of [`localhost:${port}`, 'localhost', `app.localhost:${port}`, `127.0.0.1:${port}`, '127.0.0.1',
+			'10.20.30.40', `[::1]:${port}`, 'mcp.example.com', 'MCP.example.com:443', 'gw.internal', 'GW.Internal:8443']) {
+			const r = await get(port, '/status', { host });
+			assert.equal(r.status, 200, `/status with Host ${host}: ${r.text}`);
+		}
+		// Another port with a loopback name is another service.
+		assert.equal((await get(port, '/status', { host: 'localhost:1' })).status, 403);
+	});
+});
