@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 
-import { catalog, closeAll, startHttp, httpRequest, writeConfig } from './helpers.mjs';
+import { catalog, closeAll, freePort, runSluice, startHttp, httpRequest, writeConfig } from './helpers.mjs';
 import { fleetPorts, renderHaproxy, startHaproxy, removeDir } from './fleet.mjs';
 
 const servers = { github: catalog('github') };
@@ -67,8 +67,10 @@ describe('a request a proxy relayed is never local', () => {
 		assert.equal((await get(gw.port, '/mcp', { 'x-forwarded-for': '203.0.113.9', accept: 'application/json, text/event-stream' }, 'POST', init)).status, 200);
 	});
 
-	test('a peer listed in sluice.http.proxies is never local, headers or not', async () => {
-		const gw = await startHttp({ servers, sluice: { http: { adminToken: ADMIN, proxies: ['127.0.0.0/8'] } } });
+	test('a peer listed in sluice.http.proxies is never local, headers or not; sluice status sends the token', async () => {
+		const listen = `127.0.0.1:${await freePort()}`;
+		const configPath = writeConfig(servers, { http: { listen, adminToken: ADMIN, proxies: ['127.0.0.0/8'] } });
+		const gw = await startHttp({ configPath, listen });
 		started.push(gw);
 		for (const p of ['/status', '/metrics', '/admin']) {
 			const r = await get(gw.port, p);
@@ -76,6 +78,14 @@ describe('a request a proxy relayed is never local', () => {
 		}
 		assert.equal((await get(gw.port, '/status', { authorization: `Bearer ${ADMIN}` })).status, 200);
 		assert.equal((await get(gw.port, '/mcp', {}, 'POST', init)).status, 200);
+		// `sluice status` of this config asks its own listen address with
+		// the config's adminToken; with --url it sends none.
+		const st = await runSluice(['status', '--json', '--config', configPath]);
+		assert.equal(st.code, 0, st.stderr);
+		assert.ok(JSON.parse(st.stdout).upstreams, st.stdout);
+		const other = await runSluice(['status', '--url', `http://${listen}`]);
+		assert.notEqual(other.code, 0);
+		assert.match(other.stderr, /403/);
 	});
 });
 
