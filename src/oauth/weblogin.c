@@ -500,11 +500,11 @@ static void callback(struct sl_weblogin *w, const struct sl_weblogin_args *a,
 		 * spent, so the code this browser carries is never exchanged. */
 		const char *paras[] = {
 			"This login was for <strong>%s</strong> (server <strong>%s</strong>), and "
-			"this browser did not open its page on the gateway. Nothing was saved, and "
-			"this login has ended.",
+			"this browser did not open its page on the gateway (or did not keep its "
+			"cookie). Nothing was saved, and this login has ended.",
 			"A login through the gateway must be completed in the browser that opened "
 			"the link the caller was given. If this login is yours, ask again (retry the "
-			"tool call) and open the new link in this browser.",
+			"tool call) and open the new link in this browser, the one where you log in.",
 			NULL,
 		};
 		const char *vals[] = { e->who, e->srv->name };

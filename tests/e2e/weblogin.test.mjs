@@ -143,7 +143,7 @@ describe('a whole web login for a perUser server', () => {
 		assert.equal(callback.status, 403, callback.html);
 		assert.match(page.headers.get('set-cookie') ?? '', /^sluice_login_[A-Za-z0-9_-]{22}=[A-Za-z0-9_-]{22}; Path=\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
 		assert.match(callback.html, /This login was for <strong>carol \(token/);
-		assert.match(callback.html, /this browser did not open its page on the gateway\. Nothing was saved/);
+		assert.match(callback.html, /this browser did not open its page on the gateway \(or did not keep its cookie\)\. Nothing was saved/);
 		assert.equal(callback.headers.get('referrer-policy'), 'no-referrer');
 		// Nothing saved: carol's next call still needs a login (a new link:
 		// the refused one ended), and reaches nobody.
