@@ -428,6 +428,12 @@ bool http_admit_origin(struct sl_http *h, struct MHD_Connection *c, const char *
 		return false;
 	}
 	if (!host_allowed(h, http_header(c, "Host"))) {
+		/* Once: a client that connects by a name of ours not listed
+		 * would otherwise fail with nothing in the log. The name
+		 * itself is the peer's, and not worth a line each. */
+		http_warn_once(h, WARNED_HOST, "refused a request whose Host is not a name of this "
+			       "gateway (DNS rebinding): clients that reach it by another name need "
+			       "it in sluice.http.allowedHosts");
 		*ret = http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed (not a name "
 				   "of this gateway: localhost, an IP address, the host of "
 				   "sluice.http.publicUrl or of sluice.http.allowedHosts)");

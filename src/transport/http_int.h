@@ -218,6 +218,7 @@ enum {
 	WARNED_PER_ADDRESS = 2,
 	WARNED_HEADERS = 4,
 	WARNED_CONNECTIONS = 8,
+	WARNED_HOST = 16,
 };
 
 struct req {

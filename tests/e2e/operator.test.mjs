@@ -169,5 +169,8 @@ describe('a wildcard listener checks Host (DNS rebinding)', () => {
 		}
 		// Another port with a loopback name is another service.
 		assert.equal((await get(port, '/status', { host: 'localhost:1' })).status, 403);
+		// The operator hears of it once, with what to do (not once a request).
+		assert.equal(gw.stderr().match(/Host is not a name of this gateway/g)?.length, 1, gw.stderr());
+		assert.match(gw.stderr(), /sluice\.http\.allowedHosts \(logged once\)/);
 	});
 });
