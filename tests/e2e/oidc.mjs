@@ -154,15 +154,16 @@ export async function openLoginPage(pageUrl, browser = gatewayBrowser()) {
 // authorization server, logs in as user and consents, and follows the
 // redirect back to <publicUrl>/oauth/callback, in the same browser (its
 // cookies for the gateway kept), or in callbackBrowser (another person's,
-// to whom the authorization URL was handed). Resolves { page, callback }:
-// each { status, headers, html } (page: the login page, which names whose
-// login it is; callback: the gateway's last answer).
+// to whom the authorization URL was handed). Resolves { page, callback, back }:
+// page and callback each { status, headers, html } (page: the login page,
+// which names whose login it is; callback: the gateway's last answer), back
+// the callback's URL (its code and state).
 export async function webLogin(pageUrl, { user = 'alice', callbackBrowser } = {}) {
 	const browser = gatewayBrowser();
 	const { page, authUrl } = await openLoginPage(pageUrl, browser);
 	const back = await browserLogin(authUrl, user, '/oauth/callback');
 	assert.equal(new URL(back).origin, new URL(pageUrl).origin, 'back to the gateway');
-	return { page, callback: await (callbackBrowser ?? browser).get(back) };
+	return { page, callback: await (callbackBrowser ?? browser).get(back), back };
 }
 
 // `sluice auth login NAME` for cfg ({ config, env }: the config file and the

@@ -139,8 +139,10 @@ describe('a whole web login for a perUser server', () => {
 		// Carol's browser opens the gateway's page (its binder cookie set);
 		// the "Continue" link goes to a colleague signed in at the
 		// authorization server (consent given), whose browser comes back.
-		const { page, callback } = await webLogin(link, { user: 'colleague-at-the-as', callbackBrowser: gatewayBrowser() });
+		const { page, callback, back } = await webLogin(link, { user: 'colleague-at-the-as', callbackBrowser: gatewayBrowser() });
 		assert.equal(callback.status, 403, callback.html);
+		for (const [k, v] of new URL(back).searchParams)
+			assert.ok(!callback.html.includes(v), `the page shows nothing of the query (${k})`);
 		assert.match(page.headers.get('set-cookie') ?? '', /^sluice_login_[A-Za-z0-9_-]{22}=[A-Za-z0-9_-]{22}; Path=\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
 		assert.match(callback.html, /This login was for <strong>carol \(token/);
 		assert.match(callback.html, /this browser did not open its page on the gateway \(or did not keep its cookie\)\. Nothing was saved/);
