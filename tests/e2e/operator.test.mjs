@@ -16,8 +16,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 
-import { catalog, closeAll, freePort, runSluice, startHttp, httpRequest, writeConfig } from './helpers.mjs';
-import { fleetPorts, renderHaproxy, startHaproxy, removeDir } from './fleet.mjs';
+import { catalog, closeAll, eventually, freePort, runSluice, startHttp, httpRequest, writeConfig } from './helpers.mjs';
+import { fleetPorts, haproxyCmd, renderHaproxy, startHaproxy, removeDir } from './fleet.mjs';
 
 const servers = { github: catalog('github') };
 const ADMIN = 'operator-admin-token-0123456789abcdef';
@@ -91,16 +91,25 @@ describe('a request a proxy relayed is never local', () => {
 
 describe('through HAProxy running deploy/haproxy.cfg', () => {
 	// One replica behind the shipped file (its three server lines name it).
-	async function behindHaproxy({ stripDeny = false } = {}) {
+	// stripDeny: without the frontend's deny; proxies: the replica lists
+	// HAProxy's address in sluice.http.proxies, and the health check sends
+	// the admin token as the file's comment says.
+	async function behindHaproxy({ stripDeny = false, proxies = false } = {}) {
 		const ports = await fleetPorts(1);
 		cleanups.push(() => removeDir(ports.dir));
-		const gw = await startHttp({ servers, listen: `127.0.0.1:${ports.replicas[0]}`, sluice: { exposure: 'passthrough' } });
+		const http = proxies ? { adminToken: ADMIN, proxies: ['127.0.0.1'] } : {};
+		const gw = await startHttp({ servers, listen: `127.0.0.1:${ports.replicas[0]}`, sluice: { exposure: 'passthrough', http } });
 		started.push(gw);
 		let cfg = renderHaproxy({
 			listen: `127.0.0.1:${ports.front}`,
 			replicas: [1, 2, 3].map(() => `127.0.0.1:${gw.port}`),
 			statsSocket: path.join(ports.dir, 'haproxy.sock'),
 		});
+		if (proxies) {
+			const check = /^(\s*http-check send .*hdr Host localhost)$/m;
+			assert.match(cfg, check);
+			cfg = cfg.replace(check, `$1 hdr Authorization "Bearer ${ADMIN}"`);
+		}
 		if (stripDeny) {
 			const before = cfg;
 			cfg = cfg.split('\n').filter((l) => !/^\s*http-request deny .*\/admin/.test(l)).join('\n');
@@ -117,7 +126,7 @@ describe('through HAProxy running deploy/haproxy.cfg', () => {
 			await new Promise((res) => setTimeout(res, 100));
 		} while (Date.now() < deadline);
 		assert.equal(r.status, 200, `initialize through HAProxy: ${r.status} ${r.text}\n${haproxy.log()}`);
-		return { front: ports.front, gw, haproxy };
+		return { front: ports.front, gw, haproxy, dir: ports.dir };
 	}
 
 	test('the shipped file refuses /admin, /status and /metrics from outside; /mcp and the health check work', async () => {
@@ -144,6 +153,17 @@ describe('through HAProxy running deploy/haproxy.cfg', () => {
 		}
 		const post = await get(front, '/admin', { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' }, 'POST', 'action=reset');
 		assert.equal(post.status, 403);
+	});
+
+	test('with sluice.http.proxies naming HAProxy and no deny: refused without the token, and the health check sends it', async () => {
+		const { front, gw, dir } = await behindHaproxy({ stripDeny: true, proxies: true });
+		// HAProxy's own check of /status, with the token, passed (L7OK).
+		await eventually(async () => /^sluice,r1,(?:[^,]*,){34}L7OK,/m.test(await haproxyCmd(dir, 'show stat')), 10000, 100, 'the health check L7OK');
+		for (const p of ['/admin', '/status', '/metrics'])
+			assert.equal((await get(front, p)).status, 403, p);
+		// Its own host is a proxy's address now: the token is the way in.
+		assert.equal((await get(gw.port, '/status')).status, 403);
+		assert.equal((await get(gw.port, '/status', { authorization: `Bearer ${ADMIN}` })).status, 200);
 	});
 });
 
