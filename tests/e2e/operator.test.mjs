@@ -10,7 +10,8 @@
 //   `option forwardfor`), GET and POST.
 // - DNS rebinding: a wildcard listener (0.0.0.0) answers only Host names of
 //   this gateway (localhost, *.localhost, IP literals, publicUrl's host,
-//   sluice.http.allowedHosts); `Host: evil.example` is 403 on every path.
+//   sluice.http.allowedHosts); `Host: evil.example` is 403 on every path, on
+//   0.0.0.0 and on [::].
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -193,4 +194,15 @@ describe('a wildcard listener checks Host (DNS rebinding)', () => {
 		assert.equal(gw.stderr().match(/Host is not a name of this gateway/g)?.length, 1, gw.stderr());
 		assert.match(gw.stderr(), /sluice\.http\.allowedHosts \(logged once\)/);
 	});
+});
+
+test('an IPv6 wildcard listener ([::]) checks Host the same way', async () => {
+	const configPath = writeConfig(servers, { http: { bearerToken: 'wildcard-token' } });
+	const gw = await startHttp({ configPath, listen: '[::]:0' });
+	started.push(gw);
+	const get6 = (host) => httpRequest({ host: '::1', port: gw.port, path: '/status', method: 'GET', headers: { accept: '*/*', host } });
+	assert.equal((await get6('evil.example')).status, 403);
+	assert.equal((await get6(`evil.example:${gw.port}`)).status, 403);
+	for (const host of [`[::1]:${gw.port}`, '[fd00::2]', `localhost:${gw.port}`, '127.0.0.1'])
+		assert.equal((await get6(host)).status, 200, host);
 });
