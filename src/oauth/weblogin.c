@@ -146,30 +146,55 @@ static void page_error(struct sl_weblogin_req *q, unsigned status, const char *w
 	page(q, status, "login failed", paras, vals, NULL);
 }
 
+/* Under an https public URL the binder is a __Host- cookie (RFC 6265bis
+ * 4.1.3.2): only this host over TLS can set one, so a sibling subdomain
+ * cannot toss its own binder into a colleague's browser (Domain=.parent)
+ * to pass the check. That prefix wants Path=/; a plain http public URL
+ * (loopback only) keeps the callback's path. */
+static bool host_cookie(const struct entry *e)
+{
+	return !strncasecmp(e->cfg->http.public_url, "https:", 6);
+}
+
+/* The binder's name: [__Host-]SL_WEBLOGIN_COOKIE<id>, into out. */
+static size_t binder_name(const struct entry *e, char *out, size_t size)
+{
+	return (size_t)snprintf(out, size, "%s%s%s", host_cookie(e) ? "__Host-" : "",
+				SL_WEBLOGIN_COOKIE, e->id);
+}
+
+#define BINDER_NAME_SIZE (sizeof("__Host-") + sizeof(SL_WEBLOGIN_COOKIE) + \
+			  SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES))
+
 /* The Set-Cookie that binds e to a browser (clear: the one that forgets
- * it): sent only back to the callback (Path: the public URL's path, then
- * the callback's), never to script (HttpOnly), sent on the authorization
- * server's redirect, a top-level GET, but not on another site's
- * subrequests or POSTs (SameSite=Lax), over TLS only when the public URL
- * is https. The path is cut at a character that would end the attribute. */
+ * it): never to script (HttpOnly), sent on the authorization server's
+ * redirect, a top-level GET, but not on another site's subrequests or
+ * POSTs (SameSite=Lax); under https Secure and __Host- (above), else only
+ * to the callback (Path: the public URL's path, cut at a character that
+ * would end the attribute, then the callback's). */
 static char *binder_cookie(const struct entry *e, bool clear)
 {
 	const char *pub = e->cfg->http.public_url, *auth = strstr(pub, "://");
-	const char *path = auth ? auth + 3 + strcspn(auth + 3, "/") : "";
+	const char *path = "", *tail = "/";
+	char name[BINDER_NAME_SIZE];
 
-	return sl_printf("%s%s=%s; Path=%.*s%s; Max-Age=%llu; HttpOnly; SameSite=Lax%s",
-			 SL_WEBLOGIN_COOKIE, e->id, clear ? "" : e->binder,
-			 (int)strcspn(path, "; \t\r\n,"), path, SL_WEBLOGIN_CALLBACK_PATH,
+	binder_name(e, name, sizeof(name));
+	if (!host_cookie(e)) {
+		path = auth ? auth + 3 + strcspn(auth + 3, "/") : "";
+		tail = SL_WEBLOGIN_CALLBACK_PATH;
+	}
+	return sl_printf("%s=%s; Path=%.*s%s; Max-Age=%llu; HttpOnly; SameSite=Lax%s", name,
+			 clear ? "" : e->binder, (int)strcspn(path, "; \t\r\n,"), path, tail,
 			 clear ? 0ull : (unsigned long long)(SL_WEBLOGIN_TTL_MS / 1000),
-			 strncasecmp(pub, "https:", 6) ? "" : "; Secure");
+			 host_cookie(e) ? "; Secure" : "");
 }
 
 /* Whether the Cookie header holds e's binder (RFC 6265 5.4: "a=b; c=d"),
  * compared in constant time. */
 static bool bound(const struct entry *e, const char *header)
 {
-	char name[sizeof(SL_WEBLOGIN_COOKIE) + sizeof(e->id)];
-	size_t nl = (size_t)snprintf(name, sizeof(name), "%s%s", SL_WEBLOGIN_COOKIE, e->id);
+	char name[BINDER_NAME_SIZE];
+	size_t nl = binder_name(e, name, sizeof(name));
 	size_t want = strlen(e->binder);
 	const char *p = header;
 

@@ -19,7 +19,8 @@
  *
  * Bound to the browser (RFC 9700 4.7, login CSRF): the login page sets a
  * cookie, SL_WEBLOGIN_COOKIE<id> = the login's own random binder
- * (HttpOnly, SameSite=Lax, Path the callback's, Secure under https), and
+ * (HttpOnly, SameSite=Lax; Path the callback's, or under https __Host-
+ * prefixed, Secure and Path=/), and
  * the callback exchanges the code only when the request carries it: a
  * callback from a browser that never opened the gateway's page (someone
  * handed the authorization URL) saves nothing and ends the login.

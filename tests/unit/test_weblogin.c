@@ -423,16 +423,18 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	unsetenv("XDG_STATE_HOME");
 }
 
-/* Under an https public URL with a path, the binder is Secure and its Path
- * the callback's as the browser sees it. */
+/* Under an https public URL (here with a path), the binder is a __Host-
+ * cookie: Secure, Path=/, no Domain, so no sibling subdomain can set one;
+ * the callback wants it under that name, not the plain one. */
 TEST(weblogin_binder_cookie_https)
 {
 	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
 	struct canned as = { .list_status = 0 };
+	struct sl_weblogin_args a = { 0 };
 	struct sl_config *cfg;
 	struct sl_weblogin *w;
 	struct seen s = { 0 };
-	char *id, *text, want[128];
+	char *id, *text, *state, want[128], jar[512];
 	uv_loop_t loop;
 
 	CHECK(mkdtemp(dir) != NULL);
@@ -446,11 +448,21 @@ TEST(weblogin_binder_cookie_https)
 	free(text);
 	w = sl_weblogin_new(&loop, cfg);
 	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice", &id));
-	free(open_page(&loop, w, id, &s));
-	snprintf(want, sizeof(want), "sluice_login_%s=", id);
+	state = open_page(&loop, w, id, &s);
+	snprintf(want, sizeof(want), "__Host-sluice_login_%s=", id);
 	CHECK(!strncmp(s.cookie, want, strlen(want)));
-	CHECK_STR(strchr(s.cookie, ';'), "; Path=/gw/oauth/callback; Max-Age=600; HttpOnly; "
-		  "SameSite=Lax; Secure");
+	CHECK_STR(strchr(s.cookie, ';'), "; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure");
+	/* The same value without the prefix (set by a subdomain) is not it. */
+	a.state = state;
+	a.code = "c0de";
+	snprintf(jar, sizeof(jar), "%s", s.cookie + strlen("__Host-"));
+	jar[strcspn(jar, ";")] = '\0';
+	a.cookie = jar;
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s) == NULL);
+	CHECK_INT(s.status, 403);
+	snprintf(want, sizeof(want), "__Host-sluice_login_%s=; Path=/; Max-Age=0", id);
+	CHECK(!strncmp(s.cookie, want, strlen(want)));
+	free(state);
 	free(s.html);
 	free(id);
 	uv_close((uv_handle_t *)&as.tcp, NULL);
