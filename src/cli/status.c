@@ -240,6 +240,11 @@ int sl_cli_status(const struct sl_config *cfg, const char *url, bool json)
 		goto out;
 	}
 	q.url = u;
+	/* The gateway of this config, at its own listen address: its
+	 * operator's token, for a gateway where this host is not local
+	 * (sluice.http.proxies names it; docs/ADMIN.md, "Behind a proxy").
+	 * Never to a --url, which may be anyone's. */
+	q.bearer = url || !cfg ? NULL : cfg->http.admin_token;
 	sl_fetch_start(f, &q, on_answer, &a);
 	while (!a.done && uv_run(uv_default_loop(), UV_RUN_ONCE))
 		;

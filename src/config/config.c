@@ -924,6 +924,8 @@ void sl_config_unref(const struct sl_config *cc)
 	for (size_t i = 0; i < c->http.norigins; i++)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);
+	cfg_strings_free(c->http.allowed_hosts);
+	free(c->http.proxies);
 	sl_auth_config_dispose(&c->http.auth);
 	for (size_t i = 0; i < c->nprofiles; i++) {
 		struct sl_profile *p = &c->profiles[i];

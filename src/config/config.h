@@ -176,6 +176,15 @@ struct sl_tls_config {
 	char *key_file;            /* PEM: its private key, unencrypted; absolute */
 };
 
+/* An address range of sluice.http.proxies: an IPv6 address (IPv4 as
+ * ::ffff:a.b.c.d) and how many of its leading bits a peer must share. */
+struct sl_net {
+	uint8_t addr[16];
+	unsigned bits;
+};
+
+#define SL_HTTP_NAMES_MAX 64 /* entries of sluice.http.proxies, of allowedHosts */
+
 /* sluice.http: the Streamable HTTP front end (src/transport/http.c). */
 struct sl_http_config {
 	char *listen;              /* "host:port"; NULL: serve on stdio unless --http */
@@ -185,6 +194,10 @@ struct sl_http_config {
 				    * loopback peers only */
 	char **allowed_origins;    /* NULL-terminated; NULL: loopback origins (https too with tls) */
 	size_t norigins;
+	char **allowed_hosts;      /* NULL-terminated host names, lower case, besides loopback
+				    * names, IP literals and publicUrl's host; NULL: none */
+	struct sl_net *proxies;    /* peers that relay others' requests (never "local") */
+	size_t nproxies;
 	size_t max_body_bytes;     /* one POST body (4 MiB) */
 	uint32_t max_sessions;     /* live session-era sessions (64) */
 	uint32_t max_requests;     /* requests in flight in one session (32) */

@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "core/log.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -163,6 +164,93 @@ static int parse_origins(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yy
 		if (!yyjson_is_str(s))
 			return sl_conf_bad(cx, k);
 		h->allowed_origins[h->norigins++] = sl_strdup(yyjson_get_str(s));
+	}
+	return SL_OK;
+}
+
+/* sluice.http.allowedHosts: host names (no port, no IP literal: those
+ * pass anyway), kept in lower case, at most SL_HTTP_NAMES_MAX. */
+static int parse_hosts(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+		       void *target)
+{
+	struct sl_http_config *h = target;
+	yyjson_val *s;
+	size_t i, max, n = 0;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	if (yyjson_arr_size(v) > SL_HTTP_NAMES_MAX)
+		return sl_conf_fail_key(cx, k, "at most %d names", SL_HTTP_NAMES_MAX);
+	cfg_strings_free(h->allowed_hosts);
+	h->allowed_hosts = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(char *));
+	yyjson_arr_foreach(v, i, max, s) {
+		const char *name = yyjson_is_str(s) ? yyjson_get_str(s) : NULL;
+		size_t len = name ? strlen(name) : 0;
+		if (!len || len > 253 || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+						"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != len ||
+		    name[0] == '.' || name[0] == '-')
+			return sl_conf_fail_key(cx, k, "entry %zu is not a host name (letters, digits, "
+						"'.' and '-'; no port, no scheme)", i);
+		h->allowed_hosts[n] = sl_strdup(name);
+		for (char *p = h->allowed_hosts[n]; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		n++;
+	}
+	return SL_OK;
+}
+
+/* sluice.http.proxies: "address" or "address/bits", IPv4 or IPv6, at
+ * most SL_HTTP_NAMES_MAX. */
+static int parse_proxies(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			 void *target)
+{
+	struct sl_http_config *h = target;
+	yyjson_val *s;
+	size_t i, max;
+
+	if (!yyjson_is_arr(v))
+		return sl_conf_bad(cx, k);
+	if (yyjson_arr_size(v) > SL_HTTP_NAMES_MAX)
+		return sl_conf_fail_key(cx, k, "at most %d addresses", SL_HTTP_NAMES_MAX);
+	free(h->proxies);
+	h->proxies = sl_alloc((yyjson_arr_size(v) + 1) * sizeof(*h->proxies));
+	h->nproxies = 0;
+	yyjson_arr_foreach(v, i, max, s) {
+		struct sl_net *n = &h->proxies[h->nproxies];
+		const char *text = yyjson_is_str(s) ? yyjson_get_str(s) : "";
+		const char *slash = strchr(text, '/');
+		char ip[INET6_ADDRSTRLEN];
+		size_t len = slash ? (size_t)(slash - text) : strlen(text);
+		unsigned long bits = 128;
+		bool v4;
+
+		if (len >= sizeof(ip))
+			goto bad;
+		memcpy(ip, text, len);
+		ip[len] = '\0';
+		memset(n, 0, sizeof(*n));
+		v4 = inet_pton(AF_INET, ip, n->addr + 12) == 1;
+		if (v4) {
+			n->addr[10] = n->addr[11] = 0xff;
+		} else if (inet_pton(AF_INET6, ip, n->addr) != 1) {
+			goto bad;
+		}
+		if (slash) {
+			char *end;
+			if (!isdigit((unsigned char)slash[1]))
+				goto bad;
+			bits = strtoul(slash + 1, &end, 10);
+			if (*end || bits > (v4 ? 32u : 128u))
+				goto bad;
+			if (v4)
+				bits += 96;
+		}
+		n->bits = (unsigned)bits;
+		h->nproxies++;
+		continue;
+bad:
+		return sl_conf_fail_key(cx, k, "entry %zu is not an IP address or a CIDR range "
+					"(\"127.0.0.1\", \"10.0.0.0/8\", \"::1\")", i);
 	}
 	return SL_OK;
 }
@@ -620,6 +708,22 @@ static const struct sl_conf_key http_keys[] = {
 	  .doc = "The operator's pages (`/status`, `/metrics`, `/admin`) answer a loopback peer, "
 		 "or any peer sending `Authorization: Bearer <adminToken>`; `${VAR}` expanded. "
 		 "It is not an MCP credential, and an MCP credential does not open these pages." },
+	{ "proxies", SL_CONF_CUSTOM, HTTP(proxies), .parse = parse_proxies,
+	  .shape = "an array of IP addresses or CIDR ranges (at most 64)",
+	  .dflt_doc = "none",
+	  .doc = "The reverse proxies in front of this gateway (`[\"127.0.0.1\"]` for HAProxy on "
+		 "the same host): a request from one of them came from elsewhere, so it is never a "
+		 "local peer for the operator's pages, which then want `adminToken`. Without this, "
+		 "a loopback peer's request that carries `Forwarded`, `X-Forwarded-For`, "
+		 "`X-Forwarded-Host`, `X-Forwarded-Proto`, `X-Real-IP` or `Via` is not local either (docs/ADMIN.md, "
+		 "\"Behind a proxy\")." },
+	{ "allowedHosts", SL_CONF_CUSTOM, HTTP(allowed_hosts), .parse = parse_hosts,
+	  .shape = "an array of host names (at most 64)",
+	  .dflt_doc = "none: loopback names, IP literals and `publicUrl`'s host",
+	  .doc = "Names accepted in `Host` besides `localhost`, `*.localhost`, IP literals and "
+		 "the host of `publicUrl` (DNS rebinding protection): on a wildcard listener "
+		 "(`0.0.0.0`, `[::]`) any other name is refused with 403; on a listener bound to "
+		 "one address, that address is accepted too (with its port)." },
 	{ "publicUrl", SL_CONF_CUSTOM, HTTP(public_url), .parse = parse_public_url,
 	  .shape = "an absolute URL", .dflt_doc = "the origin of `auth.resource`, else none",
 	  .doc = "How a browser reaches this gateway (`https://mcp.example.com`; plain `http://` "

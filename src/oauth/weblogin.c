@@ -19,8 +19,10 @@
 #include "core/lru.h"
 #include "oauth/login.h"
 
+#include <nettle/memops.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PAGE_MAX (64 * 1024)
 
@@ -45,6 +47,7 @@ struct entry {
 	struct sl_lru_entry le;      /* key: the id; until_ms: its expiry */
 	struct sl_weblogin *w;
 	char id[SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES)];
+	char binder[SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES)]; /* the cookie's value */
 	const struct sl_config *cfg; /* a reference: the config the login began with */
 	const struct sl_server_config *srv;
 	char *user, *who;
@@ -106,9 +109,9 @@ static void put(struct sl_buf *b, const char *s)
 }
 
 /* A whole page: a title, then paragraphs; each %s of a paragraph is a
- * value, escaped (vals in order). */
+ * value, escaped (vals in order); cookie, a Set-Cookie to send with it. */
 static void page(struct sl_weblogin_req *q, unsigned status, const char *title,
-		 const char *const *paras, const char *const *vals)
+		 const char *const *paras, const char *const *vals, const char *cookie)
 {
 	struct sl_buf b;
 
@@ -132,7 +135,7 @@ static void page(struct sl_weblogin_req *q, unsigned status, const char *title,
 	}
 	(void)!sl_buf_appends(&b, "</body></html>\n");
 	q->answered = true;
-	q->page(q->arg, status, b.data ? b.data : "");
+	q->page(q->arg, status, b.data ? b.data : "", cookie);
 	sl_buf_dispose(&b);
 }
 
@@ -140,7 +143,78 @@ static void page_error(struct sl_weblogin_req *q, unsigned status, const char *w
 {
 	const char *paras[] = { "%s", NULL };
 	const char *vals[] = { why };
-	page(q, status, "login failed", paras, vals);
+	page(q, status, "login failed", paras, vals, NULL);
+}
+
+/* Under an https public URL the binder is a __Host- cookie (RFC 6265bis
+ * 4.1.3.2): only this host over TLS can set one, so a sibling subdomain
+ * cannot toss its own binder into a colleague's browser (Domain=.parent)
+ * to pass the check. That prefix wants Path=/; a plain http public URL
+ * (loopback only) keeps the callback's path. */
+static bool host_cookie(const struct entry *e)
+{
+	return !strncasecmp(e->cfg->http.public_url, "https:", 6);
+}
+
+/* The binder's name: [__Host-]SL_WEBLOGIN_COOKIE<id>, into out. */
+static size_t binder_name(const struct entry *e, char *out, size_t size)
+{
+	return (size_t)snprintf(out, size, "%s%s%s", host_cookie(e) ? "__Host-" : "",
+				SL_WEBLOGIN_COOKIE, e->id);
+}
+
+#define BINDER_NAME_SIZE (sizeof("__Host-") + sizeof(SL_WEBLOGIN_COOKIE) + \
+			  SL_BASE64URL_SIZE(SL_WEBLOGIN_ID_BYTES))
+
+/* The Set-Cookie that binds e to a browser (clear: the one that forgets
+ * it): never to script (HttpOnly), sent on the authorization server's
+ * redirect, a top-level GET, but not on another site's subrequests or
+ * POSTs (SameSite=Lax); under https Secure and __Host- (above), else only
+ * to the callback (Path: the public URL's path, cut at a character that
+ * would end the attribute, then the callback's). */
+static char *binder_cookie(const struct entry *e, bool clear)
+{
+	const char *pub = e->cfg->http.public_url, *auth = strstr(pub, "://");
+	const char *path = "", *tail = "/";
+	char name[BINDER_NAME_SIZE];
+
+	binder_name(e, name, sizeof(name));
+	if (!host_cookie(e)) {
+		path = auth ? auth + 3 + strcspn(auth + 3, "/") : "";
+		tail = SL_WEBLOGIN_CALLBACK_PATH;
+	}
+	return sl_printf("%s=%s; Path=%.*s%s; Max-Age=%llu; HttpOnly; SameSite=Lax%s", name,
+			 clear ? "" : e->binder, (int)strcspn(path, "; \t\r\n,"), path, tail,
+			 clear ? 0ull : (unsigned long long)(SL_WEBLOGIN_TTL_MS / 1000),
+			 host_cookie(e) ? "; Secure" : "");
+}
+
+/* Whether the Cookie header holds e's binder (RFC 6265 5.4: "a=b; c=d"),
+ * compared in constant time. */
+static bool bound(const struct entry *e, const char *header)
+{
+	char name[BINDER_NAME_SIZE];
+	size_t nl = binder_name(e, name, sizeof(name));
+	size_t want = strlen(e->binder);
+	const char *p = header;
+
+	while (p && *p) {
+		size_t n;
+		p += strspn(p, " \t");
+		n = strcspn(p, ";");
+		if (n > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+			const char *v = p + nl + 1;
+			size_t vl = n - nl - 1;
+			while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			if (vl == want && memeql_sec(v, e->binder, want))
+				return true;
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
 }
 
 static void page_login(struct sl_weblogin_req *q, const struct entry *e)
@@ -157,10 +231,11 @@ static void page_login(struct sl_weblogin_req *q, const struct entry *e)
 	};
 	const char *vals[] = { e->who, e->srv->name, e->srv->url, issuer, e->authorize_url,
 			       issuer, e->who, e->srv->name };
-	char title[128];
+	char title[128], *cookie = binder_cookie(e, false);
 
 	snprintf(title, sizeof(title), "log in to %s", e->srv->name);
-	page(q, 200, title, paras, vals);
+	page(q, 200, title, paras, vals, cookie);
+	free(cookie);
 }
 
 /* ---- the map ---------------------------------------------------------------------------- */
@@ -278,6 +353,8 @@ char *sl_weblogin_url_at(struct sl_weblogin *w, const struct sl_server_config *s
 		e->w = w;
 		sl_random(raw, sizeof(raw));
 		sl_base64url(raw, sizeof(raw), e->id);
+		sl_random(raw, sizeof(raw));
+		sl_base64url(raw, sizeof(raw), e->binder);
 		e->cfg = sl_config_ref(w->cfg);
 		e->srv = srv;
 		e->user = sl_strdup(user);
@@ -333,7 +410,9 @@ static void on_done(void *arg, const struct sl_oauth_record *rec, const char *wh
 		const char *paras[] = { "Logged in to <strong>%s</strong> as <strong>%s</strong>. "
 					"You can close this tab and retry.", NULL };
 		const char *vals[] = { e->srv->name, e->who };
-		page(q, 200, "logged in", paras, vals);
+		char *clear = binder_cookie(e, true);
+		page(q, 200, "logged in", paras, vals, clear);
+		free(clear);
 		if (!q->in_serve)
 			free(q);
 	}
@@ -437,6 +516,30 @@ static void callback(struct sl_weblogin *w, const struct sl_weblogin_args *a,
 					     "state does not match a pending login). Ask again for "
 					     "a new link." :
 					     "The authorization server's answer has no state.");
+		return;
+	}
+	if (!bound(e, a->cookie)) {
+		/* RFC 9700 4.7: whoever got the authorization URL (or its
+		 * state) cannot complete the login from another browser, into
+		 * the account of the caller who asked for it. The state is
+		 * spent, so the code this browser carries is never exchanged. */
+		const char *paras[] = {
+			"This login was for <strong>%s</strong> (server <strong>%s</strong>), and "
+			"this browser did not open its page on the gateway (or did not keep its "
+			"cookie). Nothing was saved, and this login has ended.",
+			"A login through the gateway must be completed in the browser that opened "
+			"the link the caller was given. If this login is yours, ask again (retry the "
+			"tool call) and open the new link in this browser, the one where you log in.",
+			NULL,
+		};
+		const char *vals[] = { e->who, e->srv->name };
+		char *clear = binder_cookie(e, true);
+		sl_log(SL_LOG_WARN, "web login of %s for %s: the callback came from a browser that "
+		       "did not open the login page; nothing saved, the login ended", e->srv->name,
+		       e->who);
+		page(q, 403, "login refused", paras, vals, clear);
+		free(clear);
+		drop(e, 0, NULL);
 		return;
 	}
 	if (!wait_on(e, q)) /* cannot be: a READY login has no page waiting */

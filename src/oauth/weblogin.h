@@ -17,6 +17,14 @@
  * base64url: it cannot be guessed, and the state the authorization server
  * returns is the login's own random value.
  *
+ * Bound to the browser (RFC 9700 4.7, login CSRF): the login page sets a
+ * cookie, SL_WEBLOGIN_COOKIE<id> = the login's own random binder
+ * (HttpOnly, SameSite=Lax; Path the callback's, or under https __Host-
+ * prefixed, Secure and Path=/), and
+ * the callback exchanges the code only when the request carries it: a
+ * callback from a browser that never opened the gateway's page (someone
+ * handed the authorization URL) saves nothing and ends the login.
+ *
  * API:
  *   struct sl_weblogin *w = sl_weblogin_new(loop, cfg);
  *   sl_weblogin_set_done(w, on_logged_in, ctx);
@@ -45,6 +53,7 @@ struct sl_weblogin_req;
 #define SL_WEBLOGIN_WAITING_MAX 8              /* pages waiting on one login; one more: 503 */
 #define SL_WEBLOGIN_LOGIN_PATH "/oauth/login/"
 #define SL_WEBLOGIN_CALLBACK_PATH "/oauth/callback"
+#define SL_WEBLOGIN_COOKIE "sluice_login_"    /* the binder's name: this, then the login's id */
 
 /* A login's record was saved: the caller's link may start again. */
 typedef void sl_weblogin_done_fn(void *ctx, const char *server_name, const char *user);
@@ -79,19 +88,25 @@ size_t sl_weblogin_pending(struct sl_weblogin *w, uint64_t now_ms);
 /* True when path (without its query) is one of the web login's. */
 bool sl_weblogin_path(const char *path);
 
-/* The query parameters the callback reads (each NULL when absent). */
+/* The query parameters the callback reads (each NULL when absent), and
+ * the request's Cookie header (NULL: none), where the binder is looked for. */
 struct sl_weblogin_args {
 	const char *code, *state, *iss, *error, *error_description;
+	const char *cookie;
 };
 
-/* A page: status and a whole HTML document (borrowed for the call). The
+/* A page: status and a whole HTML document, and the value of a Set-Cookie
+ * header to send with it (NULL: none), all borrowed for the call. The
  * transport adds the headers (docs/internals/AUTH.md): text/html,
  * Cache-Control: no-store, Content-Security-Policy: default-src 'none',
  * X-Frame-Options: DENY, Referrer-Policy: no-referrer. */
-typedef void sl_weblogin_page_fn(void *arg, unsigned status, const char *html);
+typedef void sl_weblogin_page_fn(void *arg, unsigned status, const char *html,
+				 const char *set_cookie);
 
 /* Answers GET path: the login page (starting the login: discovery and
- * registration, async), or the callback (the exchange, async), or 404.
+ * registration, async; it sets the binder cookie), or the callback (the
+ * exchange, async, only with the binder; else 403 and the login ends), or
+ * 404.
  * Returns NULL when page already ran, before the call returns; else a
  * handle: page runs later, once, from the loop, unless the handle is
  * cancelled first. Every value shown is HTML-escaped; no raw query value

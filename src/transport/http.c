@@ -375,6 +375,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		sl_weblogin_cancel(r->wq);
 		http_web_unlist(h, r);
 		free(r->web_html);
+		free(r->web_cookie);
 	}
 	if (r->admin) {
 		if (r->pp)

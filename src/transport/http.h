@@ -49,9 +49,14 @@ void sl_http_stop(struct sl_http *h);
  * 127.x (the peer's own address, never a header). */
 struct sockaddr;
 bool sl_http_peer_loopback(const struct sockaddr *sa);
+/* Whether the peer is one of sluice.http.proxies (cfg): a reverse proxy
+ * whose requests come from elsewhere. Pure. */
+struct sl_http_config;
+bool sl_http_peer_proxy(const struct sl_http_config *cfg, const struct sockaddr *sa);
 /* Whether a request may see the operator's pages (/status, /metrics,
- * /admin): from a loopback peer, or carrying `Authorization: Bearer
- * <sluice.http.adminToken>`. */
+ * /admin): from a local peer (loopback, not one of sluice.http.proxies,
+ * and carrying no header a proxy adds: never relayed), or carrying
+ * `Authorization: Bearer <sluice.http.adminToken>`. */
 struct MHD_Connection;
 bool sl_http_operator_allowed(struct sl_http *h, struct MHD_Connection *c);
 /* Whether an Authorization header value is "Bearer <token>" (scheme in any

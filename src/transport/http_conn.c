@@ -13,6 +13,7 @@
 #include "oauth/subject.h"
 #include "proto/mcp.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +65,64 @@ static bool origin_allowed(struct sl_http *h, const char *origin)
 	return false;
 }
 
-/* DNS rebinding: the Host header must name the address we listen on (or
- * localhost when that is a loopback address), with our port if any. */
+/* Whether name (a Host's, without its port) is a public name of this
+ * gateway: sluice.http.allowedHosts, the host of sluice.http.publicUrl
+ * (an IP literal there is left to the other rules). */
+static bool public_name(struct sl_http *h, const char *name)
+{
+	const char *pub = h->cfg->public_url, *auth;
+	size_t n;
+
+	for (char **a = h->cfg->allowed_hosts; a && *a; a++)
+		if (!strcasecmp(name, *a))
+			return true;
+	if (!pub || !(auth = strstr(pub, "://")) || auth[3] == '[')
+		return false;
+	auth += 3;
+	n = strcspn(auth, ":/");
+	return strlen(name) == n && !strncasecmp(name, auth, n);
+}
+
+/* localhost and *.localhost: this host, whatever DNS says (RFC 6761 6.3). */
+static bool loopback_name(const char *name)
+{
+	size_t n = strlen(name);
+	return !strcasecmp(name, "localhost") || (n > 10 && !strcasecmp(name + n - 10, ".localhost"));
+}
+
+/* Whether name is an IP literal: "a.b.c.d" or "[v6]". No DNS answer can
+ * make one name another address, so a rebinding page never has one. */
+static bool ip_literal(const char *name)
+{
+	unsigned char a[16];
+	char v6[INET6_ADDRSTRLEN];
+	size_t n = strlen(name);
+
+	if (inet_pton(AF_INET, name, a) == 1)
+		return true;
+	if (n < 3 || name[0] != '[' || name[n - 1] != ']' || n - 2 >= sizeof(v6))
+		return false;
+	memcpy(v6, name + 1, n - 2);
+	v6[n - 2] = '\0';
+	return inet_pton(AF_INET6, v6, a) == 1;
+}
+
+/* DNS rebinding (MCP 2025-11-25 transports, security): the Host header
+ * must name this gateway. With any port (a proxy's): allowedHosts and
+ * publicUrl's host; on a wildcard listener (0.0.0.0, [::]), which does not
+ * know its own addresses, any IP literal. With our port or none:
+ * localhost, *.localhost, the address the listener is bound to, and a
+ * loopback literal when that is loopback. Anything else is a name an
+ * attacker's DNS may point here. */
 static bool host_allowed(struct sl_http *h, const char *host)
 {
 	char name[256];
 	const char *port = NULL;
+	bool ours = true;
 	size_t n;
 
 	if (!host)
 		return false;
-	if (h->wildcard)
-		return true;
 	if (host[0] == '[') {
 		const char *e = strchr(host, ']');
 		if (!e)
@@ -91,19 +138,27 @@ static bool host_allowed(struct sl_http *h, const char *host)
 		if (c)
 			port = c + 1;
 	}
-	if (n >= sizeof(name))
+	if (!n || n >= sizeof(name))
 		return false;
 	memcpy(name, host, n);
 	name[n] = '\0';
 	if (port) {
 		char *end;
-		if (!*port || strtoul(port, &end, 10) != h->port || *end)
+		unsigned long p;
+		if (*port < '0' || *port > '9')
 			return false;
+		p = strtoul(port, &end, 10);
+		if (*end || p > 65535)
+			return false;
+		ours = p == h->port;
 	}
-	if (!strcasecmp(name, h->host))
+	if (public_name(h, name) || (h->wildcard && ip_literal(name)))
 		return true;
-	return h->loopback && (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
-			       !strcmp(name, "[::1]"));
+	if (!ours)
+		return false;
+	if (loopback_name(name) || !strcasecmp(name, h->host))
+		return true;
+	return h->loopback && (!strcmp(name, "127.0.0.1") || !strcmp(name, "[::1]"));
 }
 
 /* ---- connections: admission before work ---------------------------------------------- */
@@ -373,7 +428,15 @@ bool http_admit_origin(struct sl_http *h, struct MHD_Connection *c, const char *
 		return false;
 	}
 	if (!host_allowed(h, http_header(c, "Host"))) {
-		*ret = http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
+		/* Once: a client that connects by a name of ours not listed
+		 * would otherwise fail with nothing in the log. The name
+		 * itself is the peer's, and not worth a line each. */
+		http_warn_once(h, WARNED_HOST, "refused a request whose Host is not a name of this "
+			       "gateway (DNS rebinding): clients that reach it by another name need "
+			       "it in sluice.http.allowedHosts");
+		*ret = http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed (not a name "
+				   "of this gateway: localhost, an IP address, the host of "
+				   "sluice.http.publicUrl or of sluice.http.allowedHosts)");
 		return false;
 	}
 	if (!origin_allowed(h, http_header(c, "Origin"))) {

@@ -218,6 +218,7 @@ enum {
 	WARNED_PER_ADDRESS = 2,
 	WARNED_HEADERS = 4,
 	WARNED_CONNECTIONS = 8,
+	WARNED_HOST = 16,
 };
 
 struct req {
@@ -243,6 +244,7 @@ struct req {
 	struct sl_weblogin_req *wq;
 	unsigned web_status;
 	char *web_html;
+	char *web_cookie;            /* its Set-Cookie (the login's binder), or NULL */
 	struct sl_list web_link;     /* in h->webs */
 	/* A POST to /admin: its form, read under SL_ADMIN_BODY_MAX. */
 	bool admin;

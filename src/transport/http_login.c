@@ -21,7 +21,7 @@ void http_web_unlist(struct sl_http *h, struct req *r)
 
 /* The page is known: kept for the connection's next call; a suspended
  * one resumes (libmicrohttpd then calls on_request again). */
-static void on_web_page(void *arg, unsigned status, const char *html)
+static void on_web_page(void *arg, unsigned status, const char *html, const char *set_cookie)
 {
 	struct req *r = arg;
 	struct sl_http *h = r->h;
@@ -30,6 +30,8 @@ static void on_web_page(void *arg, unsigned status, const char *html)
 	r->web_status = status;
 	free(r->web_html);
 	r->web_html = sl_strdup(html);
+	free(r->web_cookie);
+	r->web_cookie = set_cookie ? sl_strdup(set_cookie) : NULL;
 	if (sl_list_linked(&r->web_link)) {
 		http_web_unlist(h, r);
 		MHD_resume_connection(r->conn);
@@ -55,6 +57,9 @@ enum MHD_Result http_web_answer(struct MHD_Connection *c, struct req *r)
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "Connection", "close");
+	/* The login's binder (oauth/weblogin.h): the callback wants it back. */
+	if (r->web_cookie)
+		MHD_add_response_header(resp, "Set-Cookie", r->web_cookie);
 	ret = MHD_queue_response(c, r->web_status ? r->web_status : MHD_HTTP_INTERNAL_SERVER_ERROR,
 				 resp);
 	MHD_destroy_response(resp);
@@ -73,7 +78,8 @@ enum MHD_Result http_web_start(struct sl_http *h, struct MHD_Connection *c, cons
 {
 	struct sl_weblogin_args a = { .code = arg_of(c, "code"), .state = arg_of(c, "state"),
 				      .iss = arg_of(c, "iss"), .error = arg_of(c, "error"),
-				      .error_description = arg_of(c, "error_description") };
+				      .error_description = arg_of(c, "error_description"),
+				      .cookie = http_header(c, "Cookie") };
 	struct req *r;
 
 	if (strcmp(method, "GET") != 0)
@@ -102,6 +108,7 @@ void http_web_stop(struct sl_http *h)
 		sl_weblogin_cancel(r->wq);
 		r->wq = NULL;
 		on_web_page(r, MHD_HTTP_SERVICE_UNAVAILABLE,
-			    "<!doctype html>\n<title>sluice</title><p>The gateway is shutting down.</p>\n");
+			    "<!doctype html>\n<title>sluice</title><p>The gateway is shutting down.</p>\n",
+			    NULL);
 	}
 }

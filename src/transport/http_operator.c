@@ -2,9 +2,12 @@
  * The operator's pages, beside the protocol (the model: nginx's
  * stub_status, h2o's status handler): GET /status, GET /metrics and the
  * /admin page with its forms. Each is a small handler behind one gate
- * (sl_http_operator_allowed: a loopback peer or sluice.http.adminToken),
+ * (sl_http_operator_allowed: a local peer or sluice.http.adminToken),
  * never an MCP credential, answered never cached and with the connection
- * closed.
+ * closed. A local peer is on this host and speaks for itself: behind a
+ * proxy on the same host every peer is loopback, so a request a proxy
+ * relayed (its peer one of sluice.http.proxies, or carrying a header
+ * proxies add) is never local, whatever else it says.
  */
 #include "transport/http_int.h"
 #include "core/digest.h"
@@ -30,8 +33,53 @@ bool sl_http_peer_loopback(const struct sockaddr *sa)
 	return false;
 }
 
+bool sl_http_peer_proxy(const struct sl_http_config *cfg, const struct sockaddr *sa)
+{
+	uint8_t a[16] = { 0 };
+
+	if (sa && sa->sa_family == AF_INET) {
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < cfg->nproxies; i++) {
+		const struct sl_net *n = &cfg->proxies[i];
+		unsigned whole = n->bits / 8, rest = n->bits % 8;
+		if (memcmp(a, n->addr, whole))
+			continue;
+		if (!rest || !((a[whole] ^ n->addr[whole]) & (uint8_t)(0xff << (8 - rest))))
+			return true;
+	}
+	return false;
+}
+
+/* What proxies add to a request they relay (RFC 7239 Forwarded, RFC 9110
+ * Via, and the de facto ones): a loopback peer sending one is a proxy on
+ * this host, speaking for someone elsewhere. A client adding one to its
+ * own request only loses the local pass. */
+static const char *const relayed_by[] = { "Forwarded", "X-Forwarded-For", "X-Forwarded-Host",
+					  "X-Forwarded-Proto", "X-Real-IP", "Via" };
+
+/* A peer on this host speaking for itself (the file's header). */
+static bool local_peer(struct sl_http *h, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	if (!ci || !sl_http_peer_loopback(ci->client_addr) ||
+	    sl_http_peer_proxy(h->cfg, ci->client_addr))
+		return false;
+	for (size_t i = 0; i < SL_COUNT(relayed_by); i++)
+		if (http_header(c, relayed_by[i]))
+			return false;
+	return true;
+}
+
 /* The operator's pages (/status, and those of transport/operator.h): a
- * peer on this host, whatever its Host header says, or any peer sending
+ * local peer, whatever its Host header says, or any peer sending
  * sluice.http.adminToken as a bearer token (compared as SHA-256 digests,
  * in constant time). An MCP credential opens none of them. */
 bool sl_http_admin_token_ok(const char *token, const char *authorization)
@@ -47,12 +95,11 @@ bool sl_http_admin_token_ok(const char *token, const char *authorization)
 
 bool sl_http_operator_allowed(struct sl_http *h, struct MHD_Connection *c)
 {
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-
-	return (ci && sl_http_peer_loopback(ci->client_addr)) ||
+	return local_peer(h, c) ||
 	       sl_http_admin_token_ok(h->cfg->admin_token, http_header(c, "Authorization"));
 }
+
+#define GATE "peers on this host (not through a proxy) and sluice.http.adminToken only"
 
 /* A 200 of an operator's page: body (malloc'd, taken), never cached, the
  * connection closed after it. */
@@ -79,8 +126,7 @@ enum MHD_Result http_status_page(struct sl_http *h, struct MHD_Connection *c,
 	char *body;
 
 	if (!sl_http_operator_allowed(h, c))
-		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers loopback peers "
-				   "and sluice.http.adminToken only");
+		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /status answers " GATE);
 	if (strcmp(method, "GET") != 0)
 		return http_refuse_method(c, "GET");
 	body = sl_gateway_status(h->gw, h->nsessions, &len);
@@ -100,8 +146,7 @@ enum MHD_Result http_metrics_page(struct sl_http *h, struct MHD_Connection *c,
 	char *body;
 
 	if (!sl_http_operator_allowed(h, c))
-		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /metrics answers loopback peers "
-				   "and sluice.http.adminToken only");
+		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /metrics answers " GATE);
 	if (strcmp(method, "GET") != 0)
 		return http_refuse_method(c, "GET");
 	sl_list_each(n, &h->sessions) {
@@ -156,8 +201,7 @@ enum MHD_Result http_admin_start(struct sl_http *h, struct MHD_Connection *c, co
 	struct req *r;
 
 	if (!sl_http_operator_allowed(h, c))
-		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /admin answers loopback peers "
-				   "and sluice.http.adminToken only");
+		return http_refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: /admin answers " GATE);
 	if (!strcmp(method, "GET"))
 		return admin_answer(h, c, MHD_HTTP_OK, NULL);
 	if (strcmp(method, "POST") != 0)

@@ -118,25 +118,52 @@ export async function browserLogin(authUrl, user, callbackPath = '/callback') {
 
 const unescapeHtml = (s) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]);
 
+// A browser's cookies for the gateway: what its pages set (name=value; a
+// cookie whose Max-Age is 0 is forgotten), sent back to the paths they name.
+export function gatewayBrowser() {
+	const jar = new Map(); // name -> { value, path }
+	const get = async (url) => {
+		const u = new URL(url);
+		const cookie = [...jar].filter(([, c]) => u.pathname.startsWith(c.path)).map(([k, c]) => `${k}=${c.value}`).join('; ');
+		const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {}, signal: AbortSignal.timeout(15000) });
+		for (const c of res.headers.getSetCookie()) {
+			const [kv, ...attrs] = c.split(';').map((x) => x.trim());
+			const i = kv.indexOf('=');
+			const path = attrs.find((a) => /^path=/i.test(a))?.slice(5) ?? '/';
+			if (attrs.some((a) => /^max-age=0$/i.test(a))) jar.delete(kv.slice(0, i));
+			else jar.set(kv.slice(0, i), { value: kv.slice(i + 1), path });
+		}
+		return { status: res.status, headers: res.headers, html: await res.text() };
+	};
+	return { jar, get };
+}
+
+// The gateway's login page in browser (gatewayBrowser()): { page, authUrl },
+// authUrl the page's "Continue to" link.
+export async function openLoginPage(pageUrl, browser = gatewayBrowser()) {
+	const page = await browser.get(pageUrl);
+	assert.equal(page.status, 200, `the login page: ${page.html.slice(0, 500)}`);
+	const href = /<a href="([^"]+)">Continue to /.exec(page.html)?.[1];
+	assert.ok(href, `a "Continue to" link: ${page.html.slice(0, 500)}`);
+	return { page, authUrl: unescapeHtml(href) };
+}
+
 // The whole web login through the gateway (docs/internals/AUTH.md, "Logging
 // in through the gateway"), as a person at a browser: opens the login page
 // (<publicUrl>/oauth/login/<id>), follows its "Continue to" link to the
 // authorization server, logs in as user and consents, and follows the
-// redirect back to <publicUrl>/oauth/callback. Resolves { page, callback }:
-// each { status, headers, html } (page: the login page, which names whose
-// login it is; callback: the gateway's last answer).
-export async function webLogin(pageUrl, { user = 'alice' } = {}) {
-	const get = async (url) => {
-		const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(15000) });
-		return { status: res.status, headers: res.headers, html: await res.text() };
-	};
-	const page = await get(pageUrl);
-	assert.equal(page.status, 200, `the login page: ${page.html.slice(0, 500)}`);
-	const href = /<a href="([^"]+)">Continue to /.exec(page.html)?.[1];
-	assert.ok(href, `a "Continue to" link: ${page.html.slice(0, 500)}`);
-	const back = await browserLogin(unescapeHtml(href), user, '/oauth/callback');
+// redirect back to <publicUrl>/oauth/callback, in the same browser (its
+// cookies for the gateway kept), or in callbackBrowser (another person's,
+// to whom the authorization URL was handed). Resolves { page, callback, back }:
+// page and callback each { status, headers, html } (page: the login page,
+// which names whose login it is; callback: the gateway's last answer), back
+// the callback's URL (its code and state).
+export async function webLogin(pageUrl, { user = 'alice', callbackBrowser } = {}) {
+	const browser = gatewayBrowser();
+	const { page, authUrl } = await openLoginPage(pageUrl, browser);
+	const back = await browserLogin(authUrl, user, '/oauth/callback');
 	assert.equal(new URL(back).origin, new URL(pageUrl).origin, 'back to the gateway');
-	return { page, callback: await get(back) };
+	return { page, callback: await (callbackBrowser ?? browser).get(back), back };
 }
 
 // `sluice auth login NAME` for cfg ({ config, env }: the config file and the

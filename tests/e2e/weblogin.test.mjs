@@ -7,14 +7,17 @@
 // nothing of the query is reflected. And a whole login: a caller of an
 // oauth.perUser server is told where to log in, a person does (oidc-provider,
 // tests/servers/oidc), and that caller's next call reaches the server as
-// that person, another caller still being asked for its own.
+// that person, another caller still being asked for its own. Bound to the
+// browser (issue 32, finding 1): the authorization URL handed to another
+// browser completes nothing (its callback saves nothing, the caller still
+// needs a login), and the browser that opened the gateway's page does.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { catalog, closeAll, startHttp, httpClient, httpRequest, freePort, textOf, writeConfig } from './helpers.mjs';
-import { cliLoggedIn, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
+import { cliLoggedIn, gatewayBrowser, startAS, startProtected, stopFixtures, webLogin } from './oidc.mjs';
 
 const servers = { github: catalog('github') };
 const started = [];
@@ -101,6 +104,7 @@ test('without a publicUrl there are no web login pages: /oauth/... is an MCP pat
 
 describe('a whole web login for a perUser server', () => {
 	const ALICE = 'static-token-of-alice-0123456789', BOB = 'static-token-of-bob-0123456789';
+	const CAROL = 'static-token-of-carol-0123456789';
 	let gw, cfg, port;
 	before(async () => {
 		const as = await startAS({});
@@ -109,7 +113,7 @@ describe('a whole web login for a perUser server', () => {
 		const config = writeConfig({ up: { url: prot.url, oauth: { perUser: true } } }, {
 			exposure: 'passthrough',
 			startupTimeoutMs: 5000,
-			http: { publicUrl: `http://127.0.0.1:${port}`, auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } },
+			http: { publicUrl: `http://127.0.0.1:${port}`, auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }, { token: CAROL, subject: 'carol' }] } },
 		});
 		const state = path.join(path.dirname(config), 'xdg');
 		cfg = { config, dir: path.join(state, 'sluice', 'oauth'), env: { XDG_STATE_HOME: state } };
@@ -122,6 +126,43 @@ describe('a whole web login for a perUser server', () => {
 		const r = await c.client.callTool({ name: 'up__whoami', arguments: {} });
 		return { ok: !r.isError, text: textOf(r) };
 	};
+
+	const linkOf = (text) => new RegExp(`open (http://127\\.0\\.0\\.1:${port}/oauth/login/[A-Za-z0-9_-]{22}) `).exec(text)?.[1];
+	const perUserRecords = () => fs.readdirSync(cfg.dir).filter((f) => f.endsWith('.json'))
+		.map((f) => JSON.parse(fs.readFileSync(path.join(cfg.dir, f), 'utf8'))).filter((x) => x.user !== '');
+
+	test("the authorization URL completed in another browser saves nothing; the caller's own browser logs in", async () => {
+		const carol = await httpClient(`http://127.0.0.1:${port}/mcp`, { headers: { authorization: `Bearer ${CAROL}` } });
+		const first = await whoami(carol);
+		const link = linkOf(first.text);
+		assert.ok(!first.ok && link, first.text);
+		// Carol's browser opens the gateway's page (its binder cookie set);
+		// the "Continue" link goes to a colleague signed in at the
+		// authorization server (consent given), whose browser comes back.
+		const { page, callback, back } = await webLogin(link, { user: 'colleague-at-the-as', callbackBrowser: gatewayBrowser() });
+		assert.equal(callback.status, 403, callback.html);
+		for (const [k, v] of new URL(back).searchParams)
+			assert.ok(!callback.html.includes(v), `the page shows nothing of the query (${k})`);
+		assert.match(page.headers.get('set-cookie') ?? '', /^sluice_login_[A-Za-z0-9_-]{22}=[A-Za-z0-9_-]{22}; Path=\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+		assert.match(callback.html, /This login was for <strong>carol \(token/);
+		assert.match(callback.html, /this browser did not open its page on the gateway \(or did not keep its cookie\)\. Nothing was saved/);
+		assert.equal(callback.headers.get('referrer-policy'), 'no-referrer');
+		// Nothing saved: carol's next call still needs a login (a new link:
+		// the refused one ended), and reaches nobody.
+		assert.deepEqual(perUserRecords(), []);
+		const again = await whoami(carol);
+		const link2 = linkOf(again.text);
+		assert.ok(!again.ok && link2 && link2 !== link, again.text);
+		assert.doesNotMatch(again.text, /colleague-at-the-as/);
+		assert.equal((await fetch(link)).status, 404);
+		// The browser that opened the page completes it.
+		const own = await webLogin(link2, { user: 'carol-at-the-as' });
+		assert.equal(own.callback.status, 200, own.callback.html);
+		assert.match(own.callback.headers.get('set-cookie'), /^sluice_login_[A-Za-z0-9_-]{22}=; Path=\/oauth\/callback; Max-Age=0;/);
+		const r = await whoami(carol);
+		assert.ok(r.ok, r.text);
+		assert.equal(JSON.parse(r.text).sub, 'carol-at-the-as');
+	});
 
 	test("the caller gets a link, the person logs in there, the caller's next call is theirs", async () => {
 		const alice = await httpClient(`http://127.0.0.1:${port}/mcp`, { headers: { authorization: `Bearer ${ALICE}` } });
@@ -148,8 +189,9 @@ describe('a whole web login for a perUser server', () => {
 		// gateway's own record keeps the CLI's loopback one.
 		const recs = fs.readdirSync(cfg.dir).filter((f) => f.endsWith('.json'))
 			.map((f) => JSON.parse(fs.readFileSync(path.join(cfg.dir, f), 'utf8')));
-		const mine = recs.find((x) => x.user !== '');
-		assert.equal(mine.reg.redirect_uri, `http://127.0.0.1:${port}/oauth/callback`);
+		const mine = recs.filter((x) => x.user !== ''); // carol's (the test before) and alice's
+		assert.equal(mine.length, 2);
+		for (const x of mine) assert.equal(x.reg.redirect_uri, `http://127.0.0.1:${port}/oauth/callback`);
 		assert.match(recs.find((x) => x.user === '').reg.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
 		// Used: the link is gone.
 		assert.equal((await fetch(link)).status, 404);

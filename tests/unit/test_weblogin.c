@@ -21,15 +21,23 @@ struct seen {
 	int calls;
 	unsigned status;
 	char *html;
+	char cookie[512];            /* the last Set-Cookie, "" when none */
 };
 
-static void on_page(void *arg, unsigned status, const char *html)
+static void on_page(void *arg, unsigned status, const char *html, const char *set_cookie)
 {
 	struct seen *s = arg;
 	s->calls++;
 	s->status = status;
 	free(s->html);
 	s->html = strdup(html);
+	snprintf(s->cookie, sizeof(s->cookie), "%s", set_cookie ? set_cookie : "");
+}
+
+/* What a browser sends back of a Set-Cookie: its name=value. */
+static char *cookie_pair(const char *set_cookie)
+{
+	return strndup(set_cookie, strcspn(set_cookie, ";"));
 }
 
 static struct sl_config *load(const char *text)
@@ -253,7 +261,9 @@ static char *open_page(uv_loop_t *loop, struct sl_weblogin *w, const char *id, s
 
 /* Page, authorization server, callback, exchange, record saved under the
  * user, the gateway told; then the callback again (single use), and an
- * authorization server's refusal shown escaped. */
+ * authorization server's refusal shown escaped. Before that, callbacks
+ * from a browser that did not open the page (no binder, another value, a
+ * binder of another login) are 403 and save nothing (finding 1 of issue 32). */
 TEST(weblogin_whole_login_against_a_canned_server)
 {
 	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
@@ -267,7 +277,7 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	struct sl_config *cfg;
 	struct sl_weblogin *w;
 	struct sl_err err;
-	char *text, *id, *state, mcp[64];
+	char *text, *id, *state, *pair, mcp[64], want[256], jar[1024];
 	uv_loop_t loop;
 
 	CHECK(mkdtemp(dir) != NULL);
@@ -281,8 +291,68 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	free(text);
 	w = sl_weblogin_new(&loop, cfg);
 	sl_weblogin_set_done(w, on_logged_in, &g);
+	/* Refused: the authorization URL opened elsewhere. Each refusal ends
+	 * its login (the code that browser carries is never exchanged). */
+	{
+		char *other_id, *other_pair;
+		free(sl_weblogin_url(w, &cfg->servers[0], "u2", "bob (jwt)", &other_id));
+		free(open_page(&loop, w, other_id, &s));
+		other_pair = cookie_pair(s.cookie);
+		for (int i = 0; i < 6; i++) {
+			free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice (jwt)", &id));
+			state = open_page(&loop, w, id, &s);
+			pair = cookie_pair(s.cookie);
+			/* No Cookie header, an empty one, another value,
+			 * another login's binder under this login's name,
+			 * this one's cut short, this one under another name. */
+			const char *mine = strchr(pair, '=') + 1;
+			if (i == 1)
+				jar[0] = '\0';
+			else if (i == 2)
+				snprintf(jar, sizeof(jar), "sluice_login_%s=AAAAAAAAAAAAAAAAAAAAAA", id);
+			else if (i == 3)
+				snprintf(jar, sizeof(jar), "sluice_login_%s=%s; x=1", id,
+					 strchr(other_pair, '=') + 1);
+			else if (i == 4)
+				snprintf(jar, sizeof(jar), "sluice_login_%s=%.21s", id, mine);
+			else
+				snprintf(jar, sizeof(jar), "sluice_login_%sx=%s", id, mine);
+			a.state = state;
+			a.cookie = i ? jar : NULL;
+			s2.calls = 0;
+			CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) == NULL);
+			CHECK_INT(s2.status, 403);
+			CHECK(s2.html && strstr(s2.html, "this browser did not open its page"));
+			CHECK(s2.html && strstr(s2.html, "Nothing was saved"));
+			CHECK(s2.html && strstr(s2.html, "for <strong>alice (jwt)</strong>"));
+			snprintf(want, sizeof(want), "sluice_login_%s=; Path=/oauth/callback; Max-Age=0",
+				 id);
+			CHECK(!strncmp(s2.cookie, want, strlen(want)));
+			CHECK(strstr(as.token_body, "c0de") == NULL); /* no token request */
+			CHECK_INT(g.calls, 0);
+			free(pair);
+			free(state);
+			free(id);
+		}
+		free(other_pair);
+		free(other_id);
+		CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 1); /* bob's */
+		CHECK_INT(sl_oauth_store_open(cfg, &st, &err), SL_OK);
+		CHECK_INT(sl_oauth_store_load(st, mcp, "u1", &rec, &err), SL_ERR_NOT_FOUND);
+		sl_oauth_store_free(st);
+	}
+
 	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice (jwt)", &id));
 	state = open_page(&loop, w, id, &s);
+	/* The binder: HttpOnly, SameSite=Lax, only to the callback, no Secure
+	 * over http (the https case: weblogin_binder_cookie_https). */
+	snprintf(want, sizeof(want), "sluice_login_%s=", id);
+	CHECK(!strncmp(s.cookie, want, strlen(want)));
+	CHECK_INT(strcspn(s.cookie + strlen(want), ";"), 22);
+	CHECK_STR(strchr(s.cookie, ';'), "; Path=/oauth/callback; Max-Age=600; HttpOnly; SameSite=Lax");
+	pair = cookie_pair(s.cookie);
+	snprintf(jar, sizeof(jar), "theme=dark;%s ; other=1", pair);
+	a.cookie = jar;
 	CHECK(strstr(s.html, "This login is for <strong>alice (jwt)</strong>") != NULL);
 	CHECK(strstr(s.html, "If you are not <strong>alice (jwt)</strong>, close this page") != NULL);
 	CHECK(strstr(s.html, "redirect_uri=http%3A%2F%2F127.0.0.1%3A8080%2Foauth%2Fcallback") != NULL);
@@ -294,6 +364,7 @@ TEST(weblogin_whole_login_against_a_canned_server)
 		CHECK(sl_weblogin_serve(w, path, NULL, on_page, &s2) == NULL);
 		CHECK_INT(s2.status, 200);
 		CHECK(s2.html && strstr(s2.html, state));
+		CHECK(!strncmp(s2.cookie, pair, strlen(pair))); /* the same binder */
 	}
 	a.state = state;
 	s2.calls = 0;
@@ -303,6 +374,9 @@ TEST(weblogin_whole_login_against_a_canned_server)
 		;
 	CHECK_INT(s2.status, 200);
 	CHECK(s2.html && strstr(s2.html, "Logged in to <strong>up</strong> as <strong>alice (jwt)"));
+	snprintf(want, sizeof(want), "sluice_login_%s=; Path=/oauth/callback; Max-Age=0", id);
+	CHECK(!strncmp(s2.cookie, want, strlen(want))); /* forgotten */
+	free(pair);
 	CHECK_INT(g.calls, 1);
 	CHECK_STR(g.server, "up");
 	CHECK_STR(g.user, "u1");
@@ -316,13 +390,15 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	/* Used: the same callback again is refused, the link is gone. */
 	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s2) == NULL);
 	CHECK_INT(s2.status, 400);
-	CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 0);
+	CHECK_INT(sl_weblogin_pending(w, sl_now_ms()), 1); /* only bob's */
 	free(state);
 	free(id);
 
 	/* The authorization server refuses: 400, its words escaped. */
 	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice (jwt)", &id));
 	state = open_page(&loop, w, id, &s);
+	pair = cookie_pair(s.cookie);
+	a.cookie = pair;
 	a.state = state;
 	a.code = NULL;
 	a.error = "access_denied";
@@ -332,10 +408,63 @@ TEST(weblogin_whole_login_against_a_canned_server)
 	CHECK(s2.html && strstr(s2.html, "access_denied: &lt;img src=x onerror=alert(1)&gt;"));
 	CHECK(s2.html && !strstr(s2.html, "<img"));
 	CHECK_INT(g.calls, 1);
+	free(pair);
 	free(state);
 	free(id);
 	free(s.html);
 	free(s2.html);
+	uv_close((uv_handle_t *)&as.tcp, NULL);
+	finish(&loop, w, cfg);
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
+
+/* Under an https public URL (here with a path), the binder is a __Host-
+ * cookie: Secure, Path=/, no Domain, so no sibling subdomain can set one;
+ * the callback wants it under that name, not the plain one. */
+TEST(weblogin_binder_cookie_https)
+{
+	char dir[] = "/tmp/sluice-unit-weblogin-XXXXXX";
+	struct canned as = { .list_status = 0 };
+	struct sl_weblogin_args a = { 0 };
+	struct sl_config *cfg;
+	struct sl_weblogin *w;
+	struct seen s = { 0 };
+	char *id, *text, *state, want[128], jar[512];
+	uv_loop_t loop;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_STATE_HOME", dir, 1);
+	uv_loop_init(&loop);
+	t_canned_listen(&loop, &as);
+	text = sl_printf("{\"mcpServers\":{\"up\":{\"url\":\"http://127.0.0.1:%d/mcp\","
+			 "\"oauth\":{\"clientId\":\"c1\"}}},\"sluice\":{\"http\":{\"publicUrl\":"
+			 "\"https://mcp.example.com/gw/\"}}}", as.port);
+	cfg = load(text);
+	free(text);
+	w = sl_weblogin_new(&loop, cfg);
+	free(sl_weblogin_url(w, &cfg->servers[0], "u1", "alice", &id));
+	state = open_page(&loop, w, id, &s);
+	snprintf(want, sizeof(want), "__Host-sluice_login_%s=", id);
+	CHECK(!strncmp(s.cookie, want, strlen(want)));
+	CHECK_STR(strchr(s.cookie, ';'), "; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure");
+	/* The same value without the prefix (set by a subdomain) is not it. */
+	a.state = state;
+	a.code = "c0de";
+	snprintf(jar, sizeof(jar), "%s", s.cookie + strlen("__Host-"));
+	jar[strcspn(jar, ";")] = '\0';
+	a.cookie = jar;
+	CHECK(sl_weblogin_serve(w, "/oauth/callback", &a, on_page, &s) == NULL);
+	CHECK_INT(s.status, 403);
+	snprintf(want, sizeof(want), "__Host-sluice_login_%s=; Path=/; Max-Age=0", id);
+	CHECK(!strncmp(s.cookie, want, strlen(want)));
+	free(state);
+	free(s.html);
+	free(id);
 	uv_close((uv_handle_t *)&as.tcp, NULL);
 	finish(&loop, w, cfg);
 	{
