@@ -198,12 +198,14 @@ describe('per-identity limits', () => {
 			assert.ok(!json.stdout.includes(t) && !table.stdout.includes(t), 'no token in the status');
 		}
 
-		// The peer address decides, not a header a proxy or a client sets
-		// (a non-loopback peer: tests/unit/test_http.c); no credential needed.
+		// A loopback peer needs no credential, unless the request says a
+		// proxy relayed it: then it is not local (tests/e2e/operator.test.mjs).
+		const plain = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status', method: 'GET' });
+		assert.equal(plain.status, 200);
+		assert.equal(plain.headers['cache-control'], 'no-store');
 		const fwd = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status', method: 'GET',
 			headers: { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.9' } });
-		assert.equal(fwd.status, 200);
-		assert.equal(fwd.headers['cache-control'], 'no-store');
+		assert.equal(fwd.status, 403);
 		const wrong = await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status', method: 'POST' }, {});
 		assert.equal(wrong.status, 405);
 		assert.equal(wrong.headers.allow, 'GET');
