@@ -1,7 +1,10 @@
-/* SHA-256 through Nettle; see digest.h. */
+/* SHA-256, HMAC and AES-256-GCM through Nettle; see digest.h. */
 #include "core/digest.h"
+#include "core/escape.h"
 
+#include <nettle/gcm.h>
 #include <nettle/hmac.h>
+#include <nettle/memops.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,4 +113,126 @@ enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state
 	if (diff)
 		return SL_SEAL_FORGED;
 	return expiry < sl_seal_now() ? SL_SEAL_EXPIRED : SL_SEAL_OK;
+}
+
+/* ---- the AEAD ---------------------------------------------------------------- */
+
+void sl_aead_seal(const uint8_t key[SL_AEAD_KEY], const void *ad, size_t adlen,
+		  const void *plain, size_t n, uint8_t *out)
+{
+	struct gcm_aes256_ctx gcm;
+
+	sl_random(out, SL_AEAD_NONCE);
+	gcm_aes256_set_key(&gcm, key);
+	gcm_aes256_set_iv(&gcm, SL_AEAD_NONCE, out);
+	gcm_aes256_update(&gcm, adlen, ad);
+	gcm_aes256_encrypt(&gcm, n, out + SL_AEAD_NONCE, plain);
+	gcm_aes256_digest(&gcm, SL_AEAD_TAG, out + SL_AEAD_NONCE + n);
+	explicit_bzero(&gcm, sizeof(gcm));
+}
+
+bool sl_aead_open(const uint8_t key[SL_AEAD_KEY], const void *ad, size_t adlen,
+		  const uint8_t *blob, size_t blen, void *plain)
+{
+	struct gcm_aes256_ctx gcm;
+	uint8_t tag[SL_AEAD_TAG];
+	size_t n;
+	bool ok;
+
+	if (blen < SL_AEAD_OVERHEAD)
+		return false;
+	n = blen - SL_AEAD_OVERHEAD;
+	gcm_aes256_set_key(&gcm, key);
+	gcm_aes256_set_iv(&gcm, SL_AEAD_NONCE, blob);
+	gcm_aes256_update(&gcm, adlen, ad);
+	gcm_aes256_decrypt(&gcm, n, plain, blob + SL_AEAD_NONCE);
+	gcm_aes256_digest(&gcm, SL_AEAD_TAG, tag);
+	explicit_bzero(&gcm, sizeof(gcm));
+	ok = memeql_sec(tag, blob + SL_AEAD_NONCE + n, SL_AEAD_TAG);
+	if (!ok)
+		explicit_bzero(plain, n);
+	return ok;
+}
+
+/* The key private seals are made with: one key, one algorithm. */
+static void private_key(const void *key, size_t klen, uint8_t out[SL_AEAD_KEY])
+{
+	static const char label[] = "sluice private seal key v1";
+	sl_hmac_sha256(key, klen, label, sizeof(label) - 1, out);
+}
+
+char *sl_seal_private(const void *key, size_t klen, unsigned long long expiry, const char *what,
+		      const void *plain, size_t n)
+{
+	uint8_t k[SL_AEAD_KEY], *blob = sl_alloc(n + SL_AEAD_OVERHEAD);
+	char *ad = sl_printf("%llx\n%s", expiry, what);
+	char *b64 = sl_alloc(SL_BASE64URL_SIZE(n + SL_AEAD_OVERHEAD)), *out;
+
+	private_key(key, klen, k);
+	sl_aead_seal(k, ad, strlen(ad), plain, n, blob);
+	explicit_bzero(k, sizeof(k));
+	sl_base64url(blob, n + SL_AEAD_OVERHEAD, b64);
+	out = sl_printf("%llx.%s", expiry, b64);
+	free(b64);
+	free(blob);
+	free(ad);
+	return out;
+}
+
+enum sl_seal_check sl_seal_open(const void *key, size_t klen, const char *state, const char *what,
+				char **plain, size_t *n, char id[SL_SEAL_ID_HEX + 1])
+{
+	unsigned long long expiry;
+	int used = 0;
+	size_t blen = 0;
+	uint8_t k[SL_AEAD_KEY], *blob;
+	char *ad, *out;
+	bool ok;
+
+	*plain = NULL;
+	*n = 0;
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	    !(blob = sl_unbase64url(state + used, strlen(state + used), &blen)))
+		return SL_SEAL_FORGED;
+	if (blen < SL_AEAD_OVERHEAD) {
+		free(blob);
+		return SL_SEAL_FORGED;
+	}
+	if (id) {
+		static const char hex[] = "0123456789abcdef";
+		for (size_t i = 0; i < SL_AEAD_NONCE; i++) {
+			id[2 * i] = hex[blob[i] >> 4];
+			id[2 * i + 1] = hex[blob[i] & 15];
+		}
+		id[SL_SEAL_ID_HEX] = '\0';
+	}
+	ad = sl_printf("%llx\n%s", expiry, what);
+	out = sl_alloc(blen - SL_AEAD_OVERHEAD + 1);
+	private_key(key, klen, k);
+	ok = sl_aead_open(k, ad, strlen(ad), blob, blen, out);
+	explicit_bzero(k, sizeof(k));
+	free(ad);
+	free(blob);
+	if (!ok) {
+		free(out);
+		return SL_SEAL_FORGED;
+	}
+	if (expiry < sl_seal_now()) {
+		explicit_bzero(out, blen - SL_AEAD_OVERHEAD);
+		free(out);
+		return SL_SEAL_EXPIRED;
+	}
+	out[blen - SL_AEAD_OVERHEAD] = '\0';
+	*plain = out;
+	*n = blen - SL_AEAD_OVERHEAD;
+	return SL_SEAL_OK;
+}
+
+unsigned long long sl_seal_expiry(const char *state)
+{
+	unsigned long long expiry;
+	int used = 0;
+	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0)
+		return 0;
+	return expiry;
 }

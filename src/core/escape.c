@@ -3,6 +3,7 @@
 
 #include <nettle/base64.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The length of the valid UTF-8 sequence at s and its code point in *cp;
@@ -107,4 +108,33 @@ size_t sl_base64url(const void *p, size_t n, char *out)
 		k--;
 	out[k] = '\0';
 	return k;
+}
+
+void *sl_unbase64url(const char *s, size_t n, size_t *len)
+{
+	struct base64_decode_ctx ctx;
+	size_t padded, got = 0;
+	char *in;
+	uint8_t *out;
+	int ok;
+
+	while (n && s[n - 1] == '=')
+		n--;
+	if (n % 4 == 1)
+		return NULL;
+	padded = (n + 3) / 4 * 4;
+	in = sl_alloc(padded + 1);
+	out = sl_alloc(BASE64_DECODE_LENGTH(padded) + 1);
+	memcpy(in, s, n);
+	memset(in + n, '=', padded - n);
+	base64url_decode_init(&ctx);
+	ok = base64_decode_update(&ctx, &got, out, padded, in) && base64_decode_final(&ctx);
+	free(in);
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
+	out[got] = 0;
+	*len = got;
+	return out;
 }

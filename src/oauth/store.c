@@ -25,12 +25,9 @@
 #include <unistd.h>
 
 #include <nettle/base64.h>
-#include <nettle/gcm.h>
-#include <nettle/memops.h>
 #include <nettle/sha2.h>
 
 #define SEALED_PREFIX "sluice-sealed-v1:"
-#define NONCE_LEN 12                 /* GCM's natural IV size */
 #define KEY_FILE_MAX 4096            /* bytes of sluice.oauth.keyFile */
 #define EACH_MAX 10000               /* record files sl_oauth_store_each reads */
 #define NAME_LEN (2 * SHA256_DIGEST_SIZE + 5) /* hex + ".json" */
@@ -198,21 +195,16 @@ static char *to_json(const struct sl_oauth_record *r, size_t *len)
 	return text; /* NULL: a string is not UTF-8 */
 }
 
-/* nonce || ciphertext || tag under key, as base64url after the prefix. */
+/* nonce || ciphertext || tag under key (core/digest.h's AEAD, no
+ * associated data), as base64url after the prefix. */
 static char *seal(const uint8_t *key, const char *plain, size_t n, size_t *len)
 {
-	size_t blen = NONCE_LEN + n + GCM_DIGEST_SIZE, hdr = strlen(SEALED_PREFIX), done;
+	size_t blen = n + SL_AEAD_OVERHEAD, hdr = strlen(SEALED_PREFIX), done;
 	uint8_t *blob = sl_alloc(blen);
-	struct gcm_aes256_ctx gcm;
 	struct base64_encode_ctx b64;
 	char *out;
 
-	sl_random(blob, NONCE_LEN);
-	gcm_aes256_set_key(&gcm, key);
-	gcm_aes256_set_iv(&gcm, NONCE_LEN, blob);
-	gcm_aes256_encrypt(&gcm, n, blob + NONCE_LEN, (const uint8_t *)plain);
-	gcm_aes256_digest(&gcm, GCM_DIGEST_SIZE, blob + NONCE_LEN + n);
-
+	sl_aead_seal(key, NULL, 0, plain, n, blob);
 	out = sl_alloc(hdr + BASE64_ENCODE_LENGTH(blen) + BASE64_ENCODE_FINAL_LENGTH + 1);
 	memcpy(out, SEALED_PREFIX, hdr);
 	base64url_encode_init(&b64);
@@ -220,7 +212,6 @@ static char *seal(const uint8_t *key, const char *plain, size_t n, size_t *len)
 	done += base64_encode_final(&b64, out + done);
 	out[done] = '\0';
 	*len = done;
-	memset(&gcm, 0, sizeof(gcm));
 	free(blob);
 	return out;
 }
@@ -430,8 +421,7 @@ static int unseal(struct rd *rd, const uint8_t *key, const char *s, size_t n, ch
 		  size_t *plen)
 {
 	struct base64_decode_ctx b64;
-	struct gcm_aes256_ctx gcm;
-	uint8_t *blob = sl_alloc(BASE64_DECODE_LENGTH(n) + 1), tag[GCM_DIGEST_SIZE];
+	uint8_t *blob = sl_alloc(BASE64_DECODE_LENGTH(n) + 1);
 	size_t blen = 0, clen;
 	int rc = SL_ERR_INVALID;
 
@@ -442,20 +432,14 @@ static int unseal(struct rd *rd, const uint8_t *key, const char *s, size_t n, ch
 	}
 	base64url_decode_init(&b64);
 	if (!base64_decode_update(&b64, &blen, blob, n, s) || !base64_decode_final(&b64) ||
-	    blen < NONCE_LEN + GCM_DIGEST_SIZE) {
+	    blen < SL_AEAD_OVERHEAD) {
 		sl_err_set(rd->err, "%s: a damaged encrypted record (not base64url of a nonce, "
 			   "ciphertext and tag)", rd->name);
 		goto out;
 	}
-	clen = blen - NONCE_LEN - GCM_DIGEST_SIZE;
+	clen = blen - SL_AEAD_OVERHEAD;
 	*plain = sl_alloc(clen + 1);
-	gcm_aes256_set_key(&gcm, key);
-	gcm_aes256_set_iv(&gcm, NONCE_LEN, blob);
-	gcm_aes256_decrypt(&gcm, clen, (uint8_t *)*plain, blob + NONCE_LEN);
-	gcm_aes256_digest(&gcm, sizeof(tag), tag);
-	memset(&gcm, 0, sizeof(gcm));
-	if (!memeql_sec(tag, blob + NONCE_LEN + clen, sizeof(tag))) {
-		explicit_bzero(*plain, clen);
+	if (!sl_aead_open(key, NULL, 0, blob, blen, *plain)) {
 		free(*plain);
 		*plain = NULL;
 		sl_err_set(rd->err, "%s: does not open with this key: encrypted with another key "
