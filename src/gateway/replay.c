@@ -2,17 +2,18 @@
 #include "gateway/replay.h"
 #include "core/escape.h"
 
-#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
-#define REPLAY_VERSION 1
+#define REPLAY_VERSION 2 /* 1: signed, readable (before the state was encrypted) */
 
 struct sl_replay {
 	char code[SL_SHA256_HEX];
+	char id[SL_SEAL_ID_HEX + 1]; /* the retry's state's seal (sl_seal_open), else "" */
+	unsigned long long expiry;   /* the retry's state's */
 	uint32_t seed[4];
 	uint64_t clock_ms;
 	unsigned round;              /* answers given before this run */
@@ -89,33 +90,11 @@ void sl_replay_args_hash(yyjson_mut_val *args, char out[SL_SHA256_HEX])
 
 /* ---- decoding a retry's state ---------------------------------------------------- */
 
-static char *seal_what(const char *cred, const char *payload, size_t n)
+/* What a state stands for: a program's state, for this caller, for
+ * this code (its hash); the associated data of its seal. */
+static char *seal_what(const char *cred, const char *code_hash)
 {
-	char h[SL_SHA256_HEX];
-	sl_sha256_hex(payload, n, h);
-	return sl_printf("sluice-code\n%s\n%s", cred, h);
-}
-
-/* Unpadded base64url to bytes (malloc'd), or NULL. */
-static char *unbase64url(const char *s, size_t n, size_t *out_len)
-{
-	struct base64_decode_ctx ctx;
-	size_t padded = (n + 3) / 4 * 4, len = 0;
-	char *in = sl_alloc(padded + 1), *out = sl_alloc(BASE64_DECODE_LENGTH(padded) + 1);
-	int ok;
-
-	memcpy(in, s, n);
-	memset(in + n, '=', padded - n);
-	base64url_decode_init(&ctx);
-	ok = base64_decode_update(&ctx, &len, (uint8_t *)out, padded, in) &&
-	     base64_decode_final(&ctx);
-	free(in);
-	if (!ok || n % 4 == 1) {
-		free(out);
-		return NULL;
-	}
-	*out_len = len;
-	return out;
+	return sl_printf("sluice-code\n%s\n%s", cred, code_hash);
 }
 
 /* Whether the decoded state's parts have their types and bounds. */
@@ -162,8 +141,7 @@ struct sl_replay *sl_replay_open(const void *key, size_t klen, const char *cred,
 				 size_t len, const char *state, yyjson_val *responses,
 				 struct sl_err *err)
 {
-	size_t slen = strlen(state), plen = 0, jlen = 0;
-	const char *payload = state + strlen(SL_REPLAY_PREFIX), *dot;
+	size_t slen = strlen(state), jlen = 0;
 	struct sl_replay *rp;
 	char *what, *json;
 	enum sl_seal_check chk;
@@ -173,35 +151,32 @@ struct sl_replay *sl_replay_open(const void *key, size_t klen, const char *cred,
 		return NULL;
 	}
 	if (strncmp(state, SL_REPLAY_PREFIX, strlen(SL_REPLAY_PREFIX)) != 0 ||
-	    !(dot = strchr(payload, '.'))) {
+	    !strchr(state + strlen(SL_REPLAY_PREFIX), '.')) {
 		sl_err_set(err, "malformed; it is not one sluice issued");
 		return NULL;
 	}
-	plen = (size_t)(dot - payload);
-	what = seal_what(cred, payload, plen);
-	chk = sl_seal_check(key, klen, dot + 1, what);
+	rp = alloc_replay(code, len);
+	what = seal_what(cred, rp->code);
+	chk = sl_seal_open(key, klen, state + strlen(SL_REPLAY_PREFIX), what, &json, &jlen, rp->id);
 	free(what);
 	if (chk == SL_SEAL_FORGED) {
-		sl_err_set(err, "forged, tampered with, or issued to another client (its seal does "
-			   "not verify)");
+		sl_err_set(err, "forged, tampered with, issued to another client, or issued for "
+			   "another program (its seal does not verify); a retry sends the same "
+			   "code, unchanged, with the requestState it was given");
+		sl_replay_free(rp);
 		return NULL;
 	}
 	if (chk == SL_SEAL_EXPIRED) {
 		sl_err_set(err, "expired; run the program again");
-		return NULL;
-	}
-	rp = alloc_replay(code, len);
-	if (!(json = unbase64url(payload, plen, &jlen)) ||
-	    !(rp->in = sl_json_read(json, jlen, 0, NULL))) {
-		free(json);
-		sl_err_set(err, "malformed (its payload is not JSON)");
 		sl_replay_free(rp);
 		return NULL;
 	}
+	rp->expiry = sl_seal_expiry(state + strlen(SL_REPLAY_PREFIX));
+	rp->in = sl_json_read(json, jlen, 0, NULL);
+	explicit_bzero(json, jlen);
 	free(json);
-	if (!sl_json_str(yyjson_doc_get_root(rp->in), "code") ||
-	    strcmp(sl_json_str(yyjson_doc_get_root(rp->in), "code"), rp->code) != 0) {
-		sl_err_set(err, "issued for another program: a retry sends the same code, unchanged");
+	if (!rp->in) {
+		sl_err_set(err, "malformed (its payload is not JSON)");
 		sl_replay_free(rp);
 		return NULL;
 	}
@@ -216,6 +191,16 @@ struct sl_replay *sl_replay_open(const void *key, size_t klen, const char *cred,
 		yyjson_mut_doc_free(d);
 	}
 	return rp;
+}
+
+const char *sl_replay_id(const struct sl_replay *rp)
+{
+	return rp->id;
+}
+
+unsigned long long sl_replay_expiry(const struct sl_replay *rp)
+{
+	return rp->expiry;
 }
 
 /* ---- the run --------------------------------------------------------------------- */
@@ -396,11 +381,10 @@ yyjson_mut_val *sl_replay_answer(struct sl_replay *rp, const void *key, size_t k
 {
 	yyjson_mut_doc *sd = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *o = yyjson_mut_obj(sd), *seed = yyjson_mut_arr(sd), *r;
-	size_t jlen, blen;
-	char *json, *b64, *what, *sealed, *state;
+	size_t jlen;
+	char *json, *what, *sealed, *state;
 
 	yyjson_mut_obj_add_int(sd, o, "v", REPLAY_VERSION);
-	yyjson_mut_obj_add_strcpy(sd, o, "code", rp->code);
 	for (int i = 0; i < 4; i++)
 		yyjson_mut_arr_add_uint(sd, seed, rp->seed[i]);
 	yyjson_mut_obj_add_val(sd, o, "seed", seed);
@@ -410,25 +394,27 @@ yyjson_mut_val *sl_replay_answer(struct sl_replay *rp, const void *key, size_t k
 	yyjson_mut_obj_add_val(sd, o, "pending", yyjson_mut_val_mut_copy(sd, rp->pending));
 	json = sl_json_write_mut_val(o, &jlen);
 	yyjson_mut_doc_free(sd);
-	/* The prefix, the payload and the seal (under 100 bytes) fit the bound. */
-	if (SL_BASE64URL_SIZE(jlen) + 100 > SL_REPLAY_MAX_STATE) {
+	/* The prefix, the expiry, the nonce and the tag (under 100 bytes) fit
+	 * the bound. */
+	if (SL_BASE64URL_SIZE(jlen + SL_AEAD_OVERHEAD) + 100 > SL_REPLAY_MAX_STATE) {
 		sl_err_set(err, "the program asked for confirmation after tool calls whose results "
 			   "come to %zu bytes; the state to resume it would exceed %u KiB. Make "
 			   "fewer or smaller calls before the call that needs confirmation (e.g. "
 			   "make it first), or return their results and confirm in a second program",
 			   jlen, SL_REPLAY_MAX_STATE >> 10);
+		explicit_bzero(json, jlen);
 		free(json);
 		return NULL;
 	}
-	b64 = sl_alloc(SL_BASE64URL_SIZE(jlen));
-	blen = sl_base64url(json, jlen, b64);
+	/* Encrypted, not only signed: it holds the recorded results, personal
+	 * data included, which the client must not read (nor change). */
+	what = seal_what(cred, rp->code);
+	sealed = sl_seal_private(key, klen, expiry, what, json, jlen);
+	state = sl_printf(SL_REPLAY_PREFIX "%s", sealed);
+	explicit_bzero(json, jlen);
 	free(json);
-	what = seal_what(cred, b64, blen);
-	sealed = sl_seal(key, klen, expiry, what);
-	state = sl_printf(SL_REPLAY_PREFIX "%s.%s", b64, sealed);
 	free(what);
 	free(sealed);
-	free(b64);
 
 	r = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, r, "resultType", "input_required");

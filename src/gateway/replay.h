@@ -20,12 +20,15 @@
  * the pending call is made with the answers (the stage decides again from
  * them), and the program goes on live. No call is made twice.
  *
- * The requestState: "sluice-code.PAYLOAD.EXPIRY.MAC", PAYLOAD the state as
- * JSON in base64url, EXPIRY.MAC sl_seal (core/digest.h) under the
- * generation's key of "sluice-code\nCRED\nSHA256(PAYLOAD)": good only for
- * the client it was issued to, until its expiry, unchanged. At most
- * SL_REPLAY_MAX_STATE bytes; at most SL_REPLAY_MAX_ROUNDS answers per
- * program.
+ * The requestState: "sluice-code.EXPIRY.BLOB", sl_seal_private
+ * (core/digest.h) under the generation's key: the state as JSON, encrypted
+ * with AES-256-GCM (the recorded results are private: personal data a
+ * tokenised client must not read), with "sluice-code\nCRED\nSHA256(code)"
+ * as associated data: good only for the caller it was issued to (CRED, the
+ * caller's identity digest), for this program, until its expiry,
+ * unchanged. At most SL_REPLAY_MAX_STATE bytes; at most
+ * SL_REPLAY_MAX_ROUNDS answers per program. A state is good for one retry:
+ * its owner marks sl_replay_id used (shared/once.h) before running it.
  */
 #ifndef SL_GATEWAY_REPLAY_H
 #define SL_GATEWAY_REPLAY_H
@@ -50,6 +53,10 @@ struct sl_replay *sl_replay_open(const void *key, size_t klen, const char *cred,
 				 size_t len, const char *state, yyjson_val *responses,
 				 struct sl_err *err);
 void sl_replay_free(struct sl_replay *rp);
+/* A retry's state: its seal's id (the nonce, sl_seal_open), which names it
+ * for its single use, and its expiry (sl_seal_now's clock). */
+const char *sl_replay_id(const struct sl_replay *rp);
+unsigned long long sl_replay_expiry(const struct sl_replay *rp);
 
 /* Math.random's seed and the fixed clock (ms since the epoch) of the run. */
 const uint32_t *sl_replay_seed(const struct sl_replay *rp);

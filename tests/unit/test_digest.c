@@ -2,8 +2,10 @@
 #include "unit.h"
 
 #include "core/digest.h"
+#include "core/escape.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const unsigned char key[32] = { 1, 2, 3 };
 static const unsigned char other[32] = { 9 };
@@ -48,4 +50,59 @@ TEST(seal_tag_binds_what_and_key)
 	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:a", mac, strlen(mac)));
 	tag[5] = tag[5] == '0' ? '1' : '0';
 	CHECK(!sl_seal_tag_check(key, sizeof(key), "sluice-task:a", tag, strlen(tag)));
+}
+
+TEST(seal_private_hides_and_binds)
+{
+	static const char secret[] = "alice@example.com wrote 42";
+	unsigned long long later = sl_seal_now() + 60;
+	char *s = sl_seal_private(key, sizeof(key), later, "sluice-code\ncred\ncode", secret,
+				  sizeof(secret) - 1);
+	char *plain, *again, id[SL_SEAL_ID_HEX + 1], id2[SL_SEAL_ID_HEX + 1];
+	size_t n;
+
+	/* Nothing of the content shows, in the text or in its decoded bytes. */
+	CHECK(strstr(s, "alice") == NULL);
+	{
+		const char *dot = strchr(s, '.');
+		size_t blen = 0;
+		char *blob = dot ? sl_unbase64url(dot + 1, strlen(dot + 1), &blen) : NULL;
+		CHECK(blob != NULL && blen == sizeof(secret) - 1 + SL_AEAD_OVERHEAD);
+		CHECK(blob && memmem(blob, blen, "alice", 5) == NULL);
+		free(blob);
+	}
+	CHECK_INT(sl_seal_open(key, sizeof(key), s, "sluice-code\ncred\ncode", &plain, &n, id),
+		  SL_SEAL_OK);
+	CHECK(plain && n == sizeof(secret) - 1 && memcmp(plain, secret, n) == 0);
+	CHECK_INT(strlen(id), SL_SEAL_ID_HEX);
+	free(plain);
+	/* Another caller, key, or a changed byte: forged, and nothing opened. */
+	CHECK_INT(sl_seal_open(key, sizeof(key), s, "sluice-code\nother\ncode", &plain, &n, NULL),
+		  SL_SEAL_FORGED);
+	CHECK(plain == NULL);
+	CHECK_INT(sl_seal_open(other, sizeof(other), s, "sluice-code\ncred\ncode", &plain, &n, NULL),
+		  SL_SEAL_FORGED);
+	s[strlen(s) - 3] = s[strlen(s) - 3] == 'A' ? 'B' : 'A';
+	CHECK_INT(sl_seal_open(key, sizeof(key), s, "sluice-code\ncred\ncode", &plain, &n, NULL),
+		  SL_SEAL_FORGED);
+	CHECK_INT(sl_seal_open(key, sizeof(key), "12", "x", &plain, &n, NULL), SL_SEAL_FORGED);
+	CHECK_INT(sl_seal_open(key, sizeof(key), "12.!!", "x", &plain, &n, NULL), SL_SEAL_FORGED);
+	free(s);
+	/* Two seals of the same content differ (a fresh nonce each), and so
+	 * do their ids; an expired one is told apart from a forged one. */
+	s = sl_seal_private(key, sizeof(key), later, "w", "x", 1);
+	again = sl_seal_private(key, sizeof(key), later, "w", "x", 1);
+	CHECK(strcmp(s, again) != 0);
+	CHECK_INT(sl_seal_open(key, sizeof(key), s, "w", &plain, &n, id), SL_SEAL_OK);
+	free(plain);
+	CHECK_INT(sl_seal_open(key, sizeof(key), again, "w", &plain, &n, id2), SL_SEAL_OK);
+	free(plain);
+	CHECK(strcmp(id, id2) != 0);
+	CHECK_INT(sl_seal_expiry(s), later);
+	free(s);
+	free(again);
+	s = sl_seal_private(key, sizeof(key), 1, "w", "x", 1);
+	CHECK_INT(sl_seal_open(key, sizeof(key), s, "w", &plain, &n, NULL), SL_SEAL_EXPIRED);
+	CHECK(plain == NULL);
+	free(s);
 }
