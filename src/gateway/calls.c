@@ -7,6 +7,7 @@
 #include "auth/caller.h"
 #include "gateway/codemode.h"
 #include "gateway/replay.h"
+#include "shared/once.h"
 #include "gateway/kept.h"
 #include "gateway/router.h"
 #include "gateway/skills.h"
@@ -50,6 +51,8 @@ void sl_pending_free(struct sl_pending *p)
 	yyjson_doc_free(p->task_state);
 	if (p->kind == SL_PENDING_CALL)
 		sl_call_free(p->u.call.call);
+	if (p->kind == SL_PENDING_PROGRAM)
+		free(p->u.program.code);
 	sl_msg_dispose(&p->msg);
 	sl_caller_unref(p->who);
 	free(p);
@@ -89,6 +92,13 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 		}
 		break;
 	case SL_PENDING_PROGRAM:
+		if (p->u.program.claim) {
+			/* Not started: its state's claim is dropped. */
+			sl_once_cancel(p->u.program.claim);
+			sl_replay_free(p->u.program.replay);
+			sl_pending_free(p);
+			break;
+		}
 		/* on_program_done frees p. */
 		sl_program_cancel(p->u.program.program);
 		break;
@@ -612,16 +622,60 @@ static void on_program_step(void *ctx, struct sl_program *prog, const char *serv
 	progress_send(p, d);
 }
 
+static void start_program(struct sl_pending *p, const char *code, size_t len)
+{
+	p->u.program.program = sl_codemode_run_replay(p->s->gw, p->s, p->who, code, len,
+						      p->u.program.replay, on_program_done,
+						      on_program_step, p);
+	sl_program_set_language(p->u.program.program, p->u.program.lang);
+}
+
+/* A retry's state used already, or not shown unused: p is answered so and
+ * freed. */
+static void refuse_replay(struct sl_pending *p, enum sl_once_verdict v, const char *why)
+{
+	char msg[400];
+
+	if (v == SL_ONCE_USED)
+		snprintf(msg, sizeof(msg), "Invalid params: requestState: already used (a retry "
+			 "carries each requestState once; the program's approved calls are never "
+			 "made twice); run the program again to be asked again");
+	else
+		snprintf(msg, sizeof(msg), "Invalid params: requestState: not used: %s; run the "
+			 "program again to be asked again", why);
+	sl_session_error(p->s, p->msg.id, SL_RPC_INVALID_PARAMS, msg);
+	sl_replay_free(p->u.program.replay);
+	p->u.program.replay = NULL;
+	sl_pending_free(p);
+}
+
+static void on_replay_claimed(void *ctx, enum sl_once_verdict v, const char *why)
+{
+	struct sl_pending *p = ctx;
+
+	p->u.program.claim = NULL;
+	if (v == SL_ONCE_FIRST) {
+		start_program(p, p->u.program.code, p->u.program.len);
+		free(p->u.program.code);
+		p->u.program.code = NULL;
+	} else
+		refuse_replay(p, v, why);
+}
+
 /* MCP 2026-07-28: a program whose request lets sluice ask (elicitation in
  * its capabilities) runs so that it can end to ask and be replayed
- * (replay.h); a retry's requestState is checked here. False when p was
- * answered (a refused state) and freed. */
+ * (replay.h); a retry's requestState is checked here, and marked used
+ * (shared/once.h): sent again, it is refused, and nothing of the program
+ * runs again. False when p was answered (a refused state) and freed, or
+ * waits for the shared store (on_replay_claimed goes on). */
 static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 {
 	struct sl_session *s = p->s;
+	const struct sl_services *svc = s->gw->gen->services;
 	yyjson_val *caps = sl_session_caps(s, &p->msg, true), *params = p->msg.params;
-	const char *state = params ? sl_json_str(params, "requestState") : NULL;
+	const char *state = params ? sl_json_str(params, "requestState") : NULL, *why = NULL;
 	struct sl_err err = { 0 };
+	enum sl_once_verdict v;
 
 	/* A retry is replayed whatever it declares: running it afresh would
 	 * make its recorded calls again. */
@@ -641,7 +695,19 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 		sl_pending_free(p);
 		return false;
 	}
-	return true;
+	v = sl_once_claim(svc->once, svc->redis, "code", sl_replay_id(p->u.program.replay),
+			  sl_replay_expiry(p->u.program.replay), on_replay_claimed, p,
+			  &p->u.program.claim, &why);
+	if (v == SL_ONCE_FIRST)
+		return true;
+	if (v == SL_ONCE_WAIT) {
+		p->u.program.code = sl_alloc(len + 1);
+		memcpy(p->u.program.code, code, len);
+		p->u.program.len = len;
+	} else {
+		refuse_replay(p, v, why);
+	}
+	return false;
 }
 
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
@@ -650,12 +716,10 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 	/* code may point into m's document, which p now owns; the program
 	 * copies it. */
 	struct sl_pending *p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
+	p->u.program.lang = lang;
 	if (modern && !replay_prepare(p, code, len))
 		return;
-	p->u.program.program = sl_codemode_run_replay(s->gw, s, p->who, code, len,
-						      p->u.program.replay, on_program_done,
-						      on_program_step, p);
-	sl_program_set_language(p->u.program.program, lang);
+	start_program(p, code, len);
 }
 
 /* execute_code's language argument: "js" or "ts" (the long names too);

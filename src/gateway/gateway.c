@@ -14,6 +14,7 @@
 #include "pipeline/call.h"
 #include "stages/pinning.h"
 #include "shared/fleet.h"
+#include "shared/once.h"
 #include "shared/redis.h"
 
 #include <stdio.h>
@@ -74,6 +75,8 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	gen->services->tools_changed = on_tools_changed;
 	gen->services->tools_changed_ctx = gw;
 	gen->services->keeper = &sl_kept_keeper;
+	if (!gen->services->once)
+		gen->services->once = sl_once_new(SL_ONCE_MAX);
 	sl_oauth_subjects_configure(cfg);
 	gw->nups = cfg->nservers;
 	gw->ups = sl_alloc((gw->nups + 1) * sizeof(*gw->ups));
@@ -130,6 +133,8 @@ static void on_gw_closed(void *arg)
 	svc->fleet = NULL;
 	svc->tools_changed = NULL;
 	svc->tools_changed_ctx = NULL;
+	sl_once_free(svc->once);
+	svc->once = NULL;
 	sl_gen_unref(gw->gen);
 	sl_fleet_free(gw->fleet);
 	sl_redis_free(gw->redis); /* after the stages that listen to it */

@@ -58,6 +58,13 @@ struct sl_pending {
 			struct sl_program *program;
 			unsigned steps;      /* tool calls finished, for progress */
 			struct sl_replay *replay; /* a 2026-07-28 run that may ask (replay.h) */
+			/* A retry whose state is being marked used on the shared
+			 * store (shared/once.h): the program starts once it is,
+			 * from code (owned, len bytes) and lang. */
+			struct sl_once_wait *claim;
+			char *code;
+			size_t len;
+			const char *lang;
 		} program;
 		struct sl_ureq *ureq;        /* forwarded */
 		struct sl_kept_wait *lookup; /* read_result (gateway/kept.h) */

@@ -37,6 +37,7 @@ struct sl_stage_slot;
 struct sl_redis;
 struct sl_fleet;
 struct sl_keeper;
+struct sl_once;
 
 /*
  * What every generation of a process shares, handed to each stage's init
@@ -61,6 +62,10 @@ struct sl_services {
 	/* Keeps the whole of a result the governor shortens, for the session
 	 * it belongs to (stages/governor.h); NULL: nothing is kept. */
 	const struct sl_keeper *keeper;
+	/* The approvals used (shared/once.h): a state that authorises an
+	 * effect is claimed here, and in redis when set, before it is
+	 * honoured; NULL: no gateway, nothing is ever approved by a state. */
+	struct sl_once *once;
 };
 
 /* Tells the observer that which tools clients may see changed (svc, or

@@ -60,6 +60,11 @@ char *sl_shared_quota_key(const char *prefix, const char *scope, const char *key
 	return sl_printf("%squota:%s:%s", prefix, scope, key);
 }
 
+char *sl_shared_once_key(const char *prefix, const char *purpose, const char *id)
+{
+	return sl_printf("%sonce:%s:%s", prefix, purpose, id);
+}
+
 yyjson_doc *sl_shared_object(const char *text, size_t len, size_t max, const char **why)
 {
 	yyjson_doc *d;

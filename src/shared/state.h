@@ -13,6 +13,8 @@
  *   <prefix>cache:<sha256>         a cached result, PX the cache's ttlMs
  *   <prefix>quota:<scope>:<key>    a token bucket (hash u, t, d, n), PEXPIRE
  *                                  when it would be full and the day over
+ *   <prefix>once:<purpose>:<id>    a used approval (shared/once.h), PX until
+ *                                  its state expires
  *
  * API:
  *   sl_shared_result_id(id, true);           "s" + 24 hex digits (96 random bits)
@@ -46,6 +48,9 @@ char *sl_shared_cache_key(const char *prefix, const char *sha);
 /* <prefix>quota:<scope>:<key>, owned. The scope is a fixed word, so the
  * key (a caller's hash or a profile's name) cannot make two the same. */
 char *sl_shared_quota_key(const char *prefix, const char *scope, const char *key);
+/* <prefix>once:<purpose>:<id>, owned. purpose is a fixed word and id a
+ * seal's hex id: neither holds a separator. */
+char *sl_shared_once_key(const char *prefix, const char *purpose, const char *id);
 /* A value read back from Redis that should be a JSON object (a cached
  * result): at most max bytes, valid JSON, an object. Returns the document
  * (the caller frees it), or NULL with *why (static text) saying which. */

@@ -40,7 +40,9 @@
 #include "core/list.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "auth/caller.h"
 #include "pipeline/call.h"
+#include "shared/once.h"
 #include "upstream/upstream.h"
 
 #include <stdio.h>
@@ -68,6 +70,7 @@ struct sl_policy_state {
 	/* server name -> uint64_t *: when a refresh for an unadvertised name
 	 * last started (sl_now_ms); as many as the config names servers */
 	struct sl_map refreshed;
+	const struct sl_services *svc; /* where approvals are marked used (services->once) */
 };
 
 /* What sl_policy_current answers without a state: allow everything. */
@@ -544,6 +547,7 @@ static int policy_init(const struct sl_config *cfg, const struct sl_services *sv
 		return rc;
 	ps = sl_alloc(sizeof(*ps));
 	ps->policy = p;
+	ps->svc = svc;
 	sl_list_init(&ps->waits);
 	sl_map_init(&ps->refreshed);
 	*state = ps;
@@ -586,8 +590,10 @@ void sl_policy_reason(const struct sl_policy *p, int rule, char *out, size_t n)
 	snprintf(out, n, "rule %d (%s)", rule + 1, text);
 }
 
-/* A confirmation in progress. */
+/* A confirmation in progress, or (once set) the claim of an approval
+ * waiting for the shared store's verdict. */
 struct wait {
+	struct sl_once_wait *once; /* the claim's, while it waits (no timer, no link) */
 	struct sl_call *c;       /* NULL once resumed */
 	struct sl_list link;     /* while c is set: in its state's waits */
 	uv_timer_t timer;
@@ -654,10 +660,14 @@ static void on_deadline(uv_timer_t *t)
 /* A call cancelled meanwhile finishes now, not when the human answers (the
  * answer that comes later is dropped). A call cancelled during a refresh
  * has no wait: the refresh's callback resumes it. */
+static void claim_settle(struct wait *w, enum sl_once_verdict v, const char *why);
+
 static void policy_cancel(void *state, struct sl_call *c)
 {
 	struct wait *w = sl_call_ctx(c, &sl_stage_policy);
-	if (w)
+	if (w && w->once)
+		claim_settle(w, SL_ONCE_UNSURE, "the call was cancelled");
+	else if (w)
 		settle(w, false, "the call was cancelled"); /* c and perhaps state are gone now */
 }
 
@@ -676,29 +686,115 @@ void sl_policy_each_wait(const struct sl_policy_state *ps, sl_policy_wait_fn *fn
 
 /* ---- confirmation on 2026-07-28: input_required with a protected state ---- */
 
-/* The requestState binds the answer to this exact call: server, tool, the
+/* The requestState, "sluice-confirm.NONCE.EXPIRY.MAC", binds the answer to
+ * this exact call of this caller: a fresh nonce (the approval's id, for
+ * its single use), the caller's identity digest, server, tool, the
  * canonical arguments, and an expiry, sealed (core/digest.h) under the
  * generation's key, which never leaves this process and survives reloads
  * (a confirmation asked before one still verifies after it; the rules in
- * force decide again). */
-static char *state_what(struct sl_call *c)
+ * force decide again). An approval is used once (shared/once.h): a retry
+ * sent again is refused, here and on every replica sharing the store. */
+#define CONFIRM_PREFIX "sluice-confirm."
+
+static char *state_what(struct sl_call *c, const char *nonce)
 {
 	size_t alen;
-	char *args = sl_json_canonical(c->args, &alen), ahash[SL_SHA256_HEX];
+	char *args = sl_json_canonical(c->args, &alen), ahash[SL_SHA256_HEX], anon[SL_SHA256_HEX];
 
 	sl_sha256_hex(args, alen, ahash);
 	free(args);
-	return sl_printf("sluice-confirm\n%s\n%s\n%s", c->up->name, c->tool, ahash);
+	if (!c->who)
+		sl_caller_identity_digest(NULL, NULL, NULL, NULL, anon);
+	return sl_printf("sluice-confirm\n%s\n%s\n%s\n%s\n%s", nonce, c->who ? c->who->key : anon,
+			 c->up->name, c->tool, ahash);
 }
 
-static bool state_valid(const struct sl_policy_state *ps, struct sl_call *c, const char *state)
+/* Whether state is one of c's, unexpired: its nonce in nonce and its
+ * expiry in *expiry. */
+static bool state_valid(struct sl_call *c, const char *state, char nonce[SL_SEAL_ID_HEX + 1],
+			unsigned long long *expiry)
 {
-	char *what = state_what(c);
-	bool ok = sl_seal_check(c->gen->key, sizeof(c->gen->key), state, what) == SL_SEAL_OK;
+	const char *seal = state + strlen(CONFIRM_PREFIX) + SL_SEAL_ID_HEX + 1;
+	char *what;
+	bool ok;
+
+	if (strncmp(state, CONFIRM_PREFIX, strlen(CONFIRM_PREFIX)) != 0 ||
+	    strlen(state) < strlen(CONFIRM_PREFIX) + SL_SEAL_ID_HEX + 1 ||
+	    seal[-1] != '.')
+		return false;
+	memcpy(nonce, state + strlen(CONFIRM_PREFIX), SL_SEAL_ID_HEX);
+	nonce[SL_SEAL_ID_HEX] = '\0';
+	for (size_t i = 0; i < SL_SEAL_ID_HEX; i++)
+		if (!strchr("0123456789abcdef", nonce[i]) || !nonce[i])
+			return false;
+	what = state_what(c, nonce);
+	ok = sl_seal_check(c->gen->key, sizeof(c->gen->key), seal, what) == SL_SEAL_OK;
 	free(what);
+	*expiry = sl_seal_expiry(seal);
 	return ok;
 }
 
+/* The approval's verdict: the call goes on once, or is refused saying why. */
+static bool claim_apply(struct sl_call *c, enum sl_once_verdict v, const char *why)
+{
+	if (v == SL_ONCE_FIRST)
+		return true;
+	if (c->outcome != SL_OUTCOME_PENDING)
+		return false; /* cancelled meanwhile */
+	if (v == SL_ONCE_USED)
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: the approval of %s.%s was used "
+				  "already: an approval (its requestState) runs its call once, and this "
+				  "retry did not run it again; call the tool again to be asked again",
+				  c->up->name, c->tool);
+	else
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: the approval of %s.%s was not used: "
+				  "%s; the call was not made; call the tool again to be asked again",
+				  c->up->name, c->tool, why);
+	return false;
+}
+
+static void claim_settle(struct wait *w, enum sl_once_verdict v, const char *why)
+{
+	struct sl_call *c = w->c;
+
+	if (w->once) {
+		sl_once_cancel(w->once);
+		w->once = NULL;
+	}
+	sl_call_set_ctx(c, &sl_stage_policy, NULL);
+	free(w);
+	claim_apply(c, v, why);
+	sl_call_resume(c);
+}
+
+static void on_claimed(void *ctx, enum sl_once_verdict v, const char *why)
+{
+	struct wait *w = ctx;
+	w->once = NULL; /* answered: nothing to cancel */
+	claim_settle(w, v, why);
+}
+
+/* An approval that verified: marked used, then the call goes on (NEXT),
+ * is refused (DONE), or waits for the shared store (AGAIN). */
+static enum sl_stage_rc claim(struct sl_policy_state *ps, struct sl_call *c, const char *nonce,
+			      unsigned long long expiry)
+{
+	struct sl_once *once = ps->svc ? ps->svc->once : NULL;
+	struct sl_once_wait *ow = NULL;
+	struct wait *w = sl_alloc(sizeof(*w));
+	const char *why = "no gateway keeps the approvals used (only a serving gateway does)";
+	enum sl_once_verdict v = once ? sl_once_claim(once, ps->svc->redis, "confirm", nonce, expiry,
+						      on_claimed, w, &ow, &why) : SL_ONCE_UNSURE;
+
+	if (v == SL_ONCE_WAIT) {
+		w->c = c;
+		w->once = ow;
+		sl_call_set_ctx(c, &sl_stage_policy, w);
+		return SL_STAGE_AGAIN;
+	}
+	free(w);
+	return claim_apply(c, v, why) ? SL_STAGE_NEXT : SL_STAGE_DONE;
+}
 
 static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call *c,
 				     const char *reason)
@@ -706,20 +802,22 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	yyjson_mut_val *resp = c->input_responses ? yyjson_mut_obj_get(c->input_responses, "confirm") : NULL;
 	yyjson_mut_val *r, *reqs, *q, *params;
 	unsigned long long expiry;
-	char *msg, *state, *what;
+	uint8_t raw[SL_SEAL_ID_HEX / 2];
+	char *msg, *state, *what, *sealed, nonce[SL_SEAL_ID_HEX + 1];
 
 	if (resp && c->request_state) {
 		const char *action = yyjson_mut_get_str(yyjson_mut_obj_get(resp, "action"));
 		yyjson_mut_val *content = yyjson_mut_obj_get(resp, "content");
-		if (!state_valid(ps, c, c->request_state)) {
+		if (!state_valid(c, c->request_state, nonce, &expiry)) {
 			sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: the confirmation for %s.%s came "
-					  "back with a requestState that is not ours, is for another call, "
-					  "or expired; the call is refused", c->up->name, c->tool);
+					  "back with a requestState that is not ours, is for another call "
+					  "or another caller, or expired; the call is refused", c->up->name,
+					  c->tool);
 			return SL_STAGE_DONE;
 		}
 		if (action && strcmp(action, "accept") == 0 &&
 		    yyjson_mut_is_true(yyjson_mut_obj_get(content, "approve")))
-			return SL_STAGE_NEXT;
+			return claim(ps, c, nonce, expiry);
 		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, and "
 				  "it was %s", c->up->name, c->tool, reason,
 				  action && strcmp(action, "accept") != 0 ? action : "not approved");
@@ -727,8 +825,13 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	}
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
 	expiry = sl_seal_now() + (ps->policy.confirm_timeout_ms + 999) / 1000;
-	what = state_what(c);
-	state = sl_seal(c->gen->key, sizeof(c->gen->key), expiry, what);
+	sl_random(raw, sizeof(raw));
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+	what = state_what(c, nonce);
+	sealed = sl_seal(c->gen->key, sizeof(c->gen->key), expiry, what);
+	state = sl_printf(CONFIRM_PREFIX "%s.%s", nonce, sealed);
+	free(sealed);
 	free(what);
 	msg = confirm_message(c, reason);
 	r = yyjson_mut_obj(c->doc);

@@ -85,7 +85,7 @@ describe('2026-07-28: a program asks through input_required and is replayed', ()
 		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
 		assert.equal(first.inputRequests.confirm.method, 'elicitation/create');
 		assert.match(first.inputRequests.confirm.params.message, /write_item/);
-		assert.match(first.requestState, /^sluice-code\.[A-Za-z0-9_-]+\.[0-9a-f]+\.[0-9a-f]{64}$/);
+		assert.match(first.requestState, /^sluice-code\.[0-9a-f]+\.[A-Za-z0-9_-]+$/);
 		assert.deepEqual([count('read_item'), count('write_item')], [1, 0]);
 
 		const done = (await exec(READ_THEN_WRITE, { requestState: first.requestState, inputResponses: APPROVE })).result;
@@ -179,7 +179,7 @@ return { s, w };`;
 		assert.equal(first.resultType, 'input_required');
 		resetCalls();
 		const other = await exec(READ_THEN_WRITE + '\n', { requestState: first.requestState, inputResponses: APPROVE });
-		assert.match(other.error.message, /requestState: issued for another program/);
+		assert.match(other.error.message, /requestState: forged, .*issued for another program/);
 		// One character of the payload changed (the seal no longer verifies).
 		const s = first.requestState;
 		const i = 'sluice-code.'.length + 5;
@@ -189,6 +189,56 @@ return { s, w };`;
 		const junk = await exec(READ_THEN_WRITE, { requestState: 'sluice-code.nodot', inputResponses: APPROVE });
 		assert.match(junk.error.message, /requestState: malformed/);
 		assert.deepEqual(calls(), []);
+	});
+
+	// Issue 32, finding 10: the state carries every recorded result; it is
+	// encrypted, so a client (and whoever it shows the state to) reads none
+	// of them, personal data included.
+	test('the requestState holds no recorded result in clear: every part of it, decoded, is ciphertext', async () => {
+		resetCalls();
+		const SECRET = 'personal-7f3a-result@example.com';
+		const code = `
+const s = await tools.store.slow({ ms: 0, tag: ${JSON.stringify(SECRET)} });
+const r = await tools.store.read_item({ id: 4 });
+return await tools.store.write_item({ id: r.id, value: s.tag.length });`;
+		const first = (await exec(code)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const state = first.requestState;
+		assert.ok(!state.includes(SECRET));
+		// Whatever the format, no part decodes (base64url or plain) to
+		// anything holding the recorded results.
+		for (const part of state.split('.')) {
+			const bytes = Buffer.from(part, 'base64url');
+			for (const text of [part, bytes.toString('utf8'), bytes.toString('latin1')]) {
+				assert.ok(!text.includes(SECRET), `a result in clear in the state: ${text.slice(0, 200)}`);
+				assert.ok(!text.includes('"value":40'), `a result in clear in the state: ${text.slice(0, 200)}`);
+				assert.ok(!text.includes('"calls"'), `the record in clear in the state: ${text.slice(0, 200)}`);
+			}
+		}
+		// It still replays: the retry gets the recorded results.
+		const done = (await exec(code, { requestState: state, inputResponses: APPROVE })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		assert.deepEqual(JSON.parse(done.content[0].text), { written: 4, value: SECRET.length });
+		assert.deepEqual([count('slow'), count('read_item'), count('write_item')], [1, 1, 1]);
+	});
+
+	// Issue 32, finding 11: an approval is good once. The same approved
+	// retry sent three times writes once; the others are refused, and
+	// nothing of the program (its reads included) runs again.
+	test('the same approved retry sent three times: the write is made once, the repeats are refused', async () => {
+		resetCalls();
+		const first = (await exec(READ_THEN_WRITE)).result;
+		assert.equal(first.resultType, 'input_required');
+		const retry = { requestState: first.requestState, inputResponses: APPROVE };
+		const once = (await exec(READ_THEN_WRITE, retry)).result;
+		assert.notEqual(once.isError, true, JSON.stringify(once));
+		assert.equal(JSON.parse(once.content[0].text).w.value, 21);
+		for (let i = 0; i < 2; i++) {
+			const again = await exec(READ_THEN_WRITE, retry);
+			assert.equal(again.error?.code, -32602, JSON.stringify(again));
+			assert.match(again.error.message, /requestState: already used \(a retry carries each requestState once/);
+		}
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1], calls().join('\n'));
 	});
 
 	test('results past the state bound (256 KiB) end the program with advice, and nothing is written', async () => {

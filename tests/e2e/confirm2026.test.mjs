@@ -3,7 +3,10 @@
 // requestState; the client retries with inputResponses and the state.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRaw, catalog, closeAll, modernMeta } from './helpers.mjs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startRaw, startHttp, catalog, closeAll, modernMeta, MODERN, REPO } from './helpers.mjs';
 
 let raw;
 const ELICIT = { elicitation: {} };
@@ -36,7 +39,7 @@ describe('confirm on 2026-07-28 (MRTR)', () => {
 		assert.equal(q.method, 'elicitation/create');
 		assert.match(q.params.message, /Allow the tool "merge_pull_request" of server "github"/);
 		assert.equal(q.params.requestedSchema.properties.approve.type, 'boolean');
-		assert.match(first.requestState, /^[0-9a-f]+\.[0-9a-f]{64}$/);
+		assert.match(first.requestState, /^sluice-confirm\.[0-9a-f]{24}\.[0-9a-f]+\.[0-9a-f]{64}$/);
 	});
 
 	test('the retry with approval and the same state runs the tool', async () => {
@@ -79,5 +82,93 @@ describe('confirm on 2026-07-28 (MRTR)', () => {
 		assert.equal(r.resultType, 'complete');
 		assert.equal(r.isError, true);
 		assert.match(r.content[0].text, /needs confirmation/);
+	});
+});
+
+// Issue 32, finding 11: an approval is good once. The counter server logs
+// every call it gets, so the test sees how often the confirmed write ran.
+describe('an approval runs its call once (MRTR)', () => {
+	const COUNTER = path.join(REPO, 'tests', 'servers', 'counter', 'server.cjs');
+	const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-confirm2026-'));
+	const LOG = path.join(dir, 'calls.log');
+	const writes = () => readFileSync(LOG, 'utf8').split('\n').filter((l) => l.startsWith('write_item ')).length;
+	let g;
+	before(() => {
+		writeFileSync(LOG, '');
+		g = startRaw({
+			servers: { store: { command: process.execPath, args: [COUNTER], env: { COUNTER_LOG: LOG } } },
+			sluice: { exposure: 'passthrough', policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] } },
+		});
+	});
+	after(async () => {
+		await g?.close();
+		rmSync(dir, { recursive: true, force: true });
+	});
+	const write = (extra = {}) =>
+		g.request('tools/call', { _meta: modernMeta(ELICIT), name: 'store__write_item', arguments: { id: 3, value: 7 }, ...extra }, { ms: 10000 });
+	const APPROVE = { confirm: { action: 'accept', content: { approve: true } } };
+
+	test('the same approved retry sent three times: one write; the repeats are refused and say why', async () => {
+		const first = (await write()).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const retry = { inputResponses: APPROVE, requestState: first.requestState };
+		const once = (await write(retry)).result;
+		assert.notEqual(once.isError, true, JSON.stringify(once));
+		assert.deepEqual(once.structuredContent, { written: 3, value: 7 });
+		for (let i = 0; i < 2; i++) {
+			const again = (await write(retry)).result;
+			assert.equal(again.isError, true, JSON.stringify(again));
+			assert.match(again.content[0].text, /the approval of store\.write_item was used already: an approval \(its requestState\) runs its call once/);
+		}
+		assert.equal(writes(), 1);
+		// A new question gets a new approval, which runs once more.
+		const next = (await write()).result;
+		assert.notEqual(next.requestState, first.requestState);
+		assert.notEqual((await write({ inputResponses: APPROVE, requestState: next.requestState })).result.isError, true);
+		assert.equal(writes(), 2);
+	});
+});
+
+// A confirmation is the caller's own: another caller presenting it (with
+// an approval of its own) is refused and nothing runs.
+describe('an approval belongs to the caller it was asked of (HTTP, two tokens)', () => {
+	const ALICE = 'alice-token-confirm-5b1e', BOB = 'bob-token-confirm-08fd';
+	let gw;
+	before(async () => {
+		gw = await startHttp({
+			servers: { github: catalog('github') },
+			sluice: {
+				exposure: 'passthrough',
+				http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } },
+				policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
+			},
+		});
+	});
+	after(() => gw?.close());
+	const post = async (token, extra = {}) => {
+		const name = 'github__merge_pull_request';
+		const res = await fetch(gw.url, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+				'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
+			body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+				params: { _meta: modernMeta(ELICIT), name, arguments: ARGS, ...extra } }),
+		});
+		const text = await res.text();
+		const data = text.split('\n').filter((l) => l.startsWith('data: ')).at(-1);
+		return JSON.parse(data ? data.slice(6) : text).result;
+	};
+	const APPROVE = { confirm: { action: 'accept', content: { approve: true } } };
+
+	test("alice's requestState, approved by bob, is refused; alice's own retry runs", async () => {
+		const first = await post(ALICE);
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const asBob = await post(BOB, { inputResponses: APPROVE, requestState: first.requestState });
+		assert.equal(asBob.isError, true, JSON.stringify(asBob));
+		assert.match(asBob.content[0].text, /requestState that is not ours, is for another call or another caller/);
+		const asAlice = await post(ALICE, { inputResponses: APPROVE, requestState: first.requestState });
+		// It reached the server (whose answer is about the pull request).
+		assert.doesNotMatch(asAlice.content[0].text, /policy:/);
+		assert.match(asAlice.content[0].text, /[Pp]ull request #401/);
 	});
 });

@@ -6,7 +6,9 @@
 #include "unit.h"
 
 #include "stages/results.h"
+#include "shared/once.h"
 #include "shared/state.h"
+#include "core/digest.h"
 #include "stages/quota_shared.h"
 
 #include <stdarg.h>
@@ -184,4 +186,26 @@ TEST(sharedstate_results_owners_and_count_cap)
 	CHECK(sl_results_get_for(r, "s1", "alice", &len) == NULL); /* the count cap took it */
 	CHECK(sl_results_get_for(r, "s3", "bob", &len) != NULL);
 	sl_results_free(r);
+}
+
+/* Single-use marks (shared/once.h), without Redis: the first claim of an
+ * id goes on, a second is refused; at the bound a new claim is refused
+ * rather than an old mark forgotten. */
+TEST(once_claims_each_id_once_and_never_forgets_a_live_one)
+{
+	struct sl_once *o = sl_once_new(2);
+	struct sl_once_wait *w = NULL;
+	const char *why;
+	unsigned long long later = sl_seal_now() + 60;
+
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	/* Another purpose is another mark. */
+	CHECK_INT(sl_once_claim(o, NULL, "code", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "bb", later, NULL, NULL, &w, &why), SL_ONCE_UNSURE);
+	CHECK(why && strstr(why, "too many approvals") != NULL);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_count(o), 2);
+	CHECK(w == NULL);
+	sl_once_free(o);
 }

@@ -1,0 +1,134 @@
+/* Single-use marks, here and in Redis; see once.h. */
+#include "shared/once.h"
+#include "core/digest.h"
+#include "core/log.h"
+#include "core/lru.h"
+#include "shared/redis.h"
+#include "shared/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mark {
+	struct sl_lru_entry e;
+};
+
+struct sl_once {
+	struct sl_lru marks;  /* "purpose:id" -> mark, until the state's expiry */
+	size_t max;
+	struct sl_rate full_logged;
+};
+
+struct sl_once_wait {
+	sl_once_fn *fn;       /* NULL once cancelled */
+	void *ctx;
+};
+
+static void mark_free(struct sl_lru_entry *e, void *arg)
+{
+	(void)arg;
+	free(sl_lru_item(e, struct mark, e));
+}
+
+struct sl_once *sl_once_new(size_t max)
+{
+	struct sl_once *o = sl_alloc(sizeof(*o));
+	/* The map's own bound is never reached: a claim at max is refused
+	 * before the put (an eviction would forget a live mark). */
+	sl_lru_init(&o->marks, max + 1, 0, mark_free, NULL);
+	o->max = max;
+	return o;
+}
+
+void sl_once_free(struct sl_once *o)
+{
+	if (!o)
+		return;
+	sl_lru_dispose(&o->marks);
+	free(o);
+}
+
+size_t sl_once_count(struct sl_once *o)
+{
+	sl_lru_expire(&o->marks, sl_now_ms());
+	return o->marks.count;
+}
+
+static void on_set(void *ctx, redisReply *reply, const char *error)
+{
+	struct sl_once_wait *w = ctx;
+
+	if (w->fn) {
+		if (reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0)
+			w->fn(w->ctx, SL_ONCE_FIRST, NULL);
+		else if (reply && reply->type == REDIS_REPLY_NIL)
+			w->fn(w->ctx, SL_ONCE_USED, NULL);
+		else
+			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) did not answer "
+			      "whether it was used on another replica");
+	}
+	(void)error;
+	free(w);
+}
+
+void sl_once_cancel(struct sl_once_wait *w)
+{
+	w->fn = NULL; /* on_set frees it */
+}
+
+enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, const char *purpose,
+				   const char *id, unsigned long long expiry, sl_once_fn *fn,
+				   void *ctx, struct sl_once_wait **wait, const char **why)
+{
+	uint64_t now = sl_now_ms(), wall = sl_seal_now(), ttl_ms;
+	char *key, *rkey, px[24];
+	const char *argv[6];
+	size_t lens[6];
+	struct sl_err err;
+	struct sl_once_wait *w;
+
+	*why = NULL;
+	/* Kept a second past the expiry: a state is refused as expired only
+	 * once its expiry second is over. */
+	ttl_ms = (expiry >= wall ? expiry - wall : 0) * 1000 + 2000;
+	key = sl_printf("%s:%s", purpose, id);
+	if (sl_lru_get(&o->marks, key, now)) {
+		free(key);
+		return SL_ONCE_USED;
+	}
+	if (o->marks.count >= o->max)
+		sl_lru_expire(&o->marks, now);
+	if (o->marks.count >= o->max) {
+		if (sl_rate_admit(&o->full_logged, 60000, 1))
+			sl_log(SL_LOG_WARN, "approvals: %zu approvals were used within their lifetime, "
+			       "the most one process remembers: more are refused until the oldest "
+			       "expire", o->max);
+		free(key);
+		*why = "too many approvals are in use on this gateway right now";
+		return SL_ONCE_UNSURE;
+	}
+	(void)sl_lru_put(&o->marks, key, &((struct mark *)sl_alloc(sizeof(struct mark)))->e, 0,
+			 now + ttl_ms);
+	free(key);
+	if (!redis)
+		return SL_ONCE_FIRST;
+	rkey = sl_shared_once_key(sl_redis_prefix(redis), purpose, id);
+	snprintf(px, sizeof(px), "%llu", (unsigned long long)ttl_ms);
+	argv[0] = "SET", argv[1] = rkey, argv[2] = "1", argv[3] = "NX", argv[4] = "PX", argv[5] = px;
+	for (int i = 0; i < 6; i++)
+		lens[i] = strlen(argv[i]);
+	w = sl_alloc(sizeof(*w));
+	w->fn = fn;
+	w->ctx = ctx;
+	if (sl_redis_command(redis, on_set, w, 6, argv, lens, &err) < 0) {
+		free(w);
+		free(rkey);
+		*why = "the shared store (Redis) is unreachable, so it cannot be shown unused on "
+		       "the other replicas";
+		return SL_ONCE_UNSURE;
+	}
+	free(rkey);
+	*wait = w;
+	return SL_ONCE_WAIT;
+}
