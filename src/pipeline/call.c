@@ -99,10 +99,47 @@ bool sl_call_can_ask(const struct sl_call *c)
 	return c->ask.can_elicit && c->ask.can_elicit(c->ask.ctx);
 }
 
+/* A question a stage puts to the call's person (a confirmation shows the
+ * arguments, which a program's call holds real) passes the peer hooks as a
+ * server's question does, in the map of the call's client: a value the
+ * tokenize stage replaces reaches the client as its placeholder, a secret
+ * is redacted. False when a hook withholds it. */
+static bool filter_question(struct sl_call *c, yyjson_mut_doc *d, yyjson_mut_val *q)
+{
+	struct sl_peer p;
+	bool ok;
+
+	if (!q)
+		return true;
+	sl_peer_init(&p, SL_PEER_REQUEST, "elicitation/create", c->up, d, q);
+	p.client_key = c->client_key;
+	sl_stages_peer(c->gen, &p);
+	ok = !p.withheld;
+	if (!ok)
+		sl_log(SL_LOG_WARN, "call %llu %s.%s: a question to its client was withheld: %s",
+		       (unsigned long long)c->id, c->up->name, c->tool, p.withheld);
+	sl_peer_dispose(&p);
+	return ok;
+}
+
 bool sl_call_ask(struct sl_call *c, const char *message, yyjson_mut_doc *d, yyjson_mut_val *schema,
 		 sl_answer_fn cb, void *arg)
 {
-	return c->ask.elicit && c->ask.elicit(c->ask.ctx, message, d, schema, cb, arg);
+	yyjson_mut_doc *qd;
+	yyjson_mut_val *q;
+	bool ok;
+
+	if (!c->ask.elicit)
+		return false;
+	if (!(qd = yyjson_mut_doc_new(NULL)))
+		sl_oom();
+	q = yyjson_mut_obj(qd);
+	yyjson_mut_obj_add_strcpy(qd, q, "message", message);
+	ok = filter_question(c, qd, q) &&
+	     c->ask.elicit(c->ask.ctx, yyjson_mut_get_str(yyjson_mut_obj_get(q, "message")) ?: "", d,
+			   schema, cb, arg);
+	yyjson_mut_doc_free(qd);
+	return ok;
 }
 
 void sl_call_human_wait(struct sl_call *c, bool waiting)
@@ -278,6 +315,15 @@ static void advance(struct sl_call *c)
 		case SL_STAGE_DECLINED:
 			break;
 		case SL_STAGE_DONE:
+			if (c->phase == PH_REQUEST && c->outcome == SL_OUTCOME_INPUT_REQUIRED &&
+			    c->input_required &&
+			    !filter_question(c, c->doc, yyjson_mut_obj_get(c->input_required,
+									  "inputRequests"))) {
+				c->input_required = NULL;
+				sl_call_set_error(c, SL_OUTCOME_FAILED, "%s.%s needs its client's answer, "
+						  "but the question could not be passed on (sluice's log "
+						  "says why)", c->up->name, c->tool);
+			}
 			if (c->phase == PH_REQUEST) {
 				c->phase = PH_RESPONSE;
 				c->pos = 0;

@@ -676,14 +676,32 @@ static int walk(struct sl_tokenize *t, text_fn fn, const char *key, yyjson_mut_d
 
 /* ---- the stage ------------------------------------------------------------------ */
 
+/* Toward a server restoreTo allows, placeholders become real values;
+ * toward any other, whatever tokenize finds personal is sent as its
+ * placeholder, whoever wrote it: a program holds real values (results
+ * into programs are not tokenised), and a value restored toward one
+ * server must not go on to another through it. */
 static enum sl_stage_rc tokenize_request(void *state, struct sl_call *c)
 {
 	struct sl_tokenize *t = state;
 	struct sl_err err;
 	size_t n = 0;
 
-	if (!t || !c->args || !sl_tokenize_restores_to(t, c->up->name, c->tool))
+	if (!t || !c->args)
 		return SL_STAGE_DECLINED;
+	if (!sl_tokenize_restores_to(t, c->up->name, c->tool)) {
+		if (walk(t, sl_tokenize_text, c->client_key, c->doc, c->args, &n, &err) < 0) {
+			sl_call_set_error(c, SL_OUTCOME_FAILED,
+					  "the arguments could not be scanned for personal data (%s); "
+					  "the call was not sent", err.msg);
+			return SL_STAGE_ERROR;
+		}
+		if (n > 0)
+			sl_log(SL_LOG_DEBUG, "call %llu %s.%s: %zu personal value(s) sent as "
+			       "placeholders (not in restoreTo)", (unsigned long long)c->id,
+			       c->up->name, c->tool, n);
+		return SL_STAGE_NEXT;
+	}
 	if (walk(t, sl_tokenize_restore, c->client_key, c->doc, c->args, &n, &err) < 0) {
 		sl_call_set_error(c, SL_OUTCOME_FAILED,
 				  "placeholders in the arguments could not be restored (%s); the call "

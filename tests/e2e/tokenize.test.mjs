@@ -107,6 +107,30 @@ describe('session era (SDK)', () => {
 		assert.deepEqual(JSON.parse(r.text), { count: 2, pick: '<EMAIL_2>' });
 	});
 
+	// Issue 32, finding 9: a program holds real values; what it sends a
+	// server outside restoreTo is tokenised as a result would be, so a
+	// value never reaches a server the operator did not trust with it.
+	test('a program passing real values on: a server outside restoreTo gets placeholders, an allowed one the values', async () => {
+		const r = await execCode(
+			gw.client,
+			`const v = await tools.crm.people({});
+			 await tools.other.record({ to: v.emails[1], note: 'cc ' + v.emails[0], [v.emails[2]]: 1 });
+			 await tools.allowed.record({ to: v.emails[1] });
+			 return { sent: v.emails[1] };`,
+		);
+		assert.ok(!r.isError, r.text);
+		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_2>', note: 'cc <EMAIL_1>', '<EMAIL_3>': 1 });
+		assert.deepEqual(JSON.parse(allowed.last()), { to: BOB });
+		noClear(r.text);
+		assert.deepEqual(JSON.parse(r.text), { sent: '<EMAIL_2>' });
+	});
+
+	test('a value the model writes itself reaches a server outside restoreTo as a placeholder too', async () => {
+		const r = await gw.client.callTool({ name: 'other__record', arguments: { to: CAROL, card: CARD } });
+		assert.ok(!r.isError, textOf(r));
+		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_3>', card: '<CARD_1>' });
+	});
+
 	test('the audit log holds no clear value', async () => {
 		await eventually(() => existsSync(auditFile) && readFileSync(auditFile, 'utf8').split('\n').length > 5, 5000, 50, 'audit lines');
 		const text = readFileSync(auditFile, 'utf8');
@@ -136,6 +160,41 @@ describe('2026-07-28 stateless requests', () => {
 		assert.deepEqual(JSON.parse(allowed.last()), { card: CARD, to: CAROL });
 		await call('other__record', { card: '<CARD_1>' });
 		assert.deepEqual(JSON.parse(other.last()), { card: '<CARD_1>' });
+	});
+});
+
+// A program's call that needs a confirmation shows its arguments in the
+// question: they are real values inside a program, and reach the client
+// as placeholders (and the requestState, encrypted, shows none).
+describe('a confirmation inside a program (2026-07-28)', () => {
+	let raw;
+	before(() => {
+		raw = startRaw({
+			servers: SERVERS,
+			sluice: { ...SLUICE, exposure: 'code', policy: { rules: [{ match: 'other.record', action: 'confirm' }] } },
+		});
+	});
+	after(async () => {
+		await raw?.close();
+	});
+
+	test('the question and the state hold no clear value; the approved call gets placeholders', async () => {
+		const code = `const v = await tools.crm.people({});
+			return await tools.other.record({ to: v.emails[0], card: '${CARD}' });`;
+		const run = (extra = {}) => raw.request('tools/call', { _meta: modernMeta({ elicitation: {} }), name: 'execute_code', arguments: { code }, ...extra }, { ms: 15000 });
+		const first = (await eventually(async () => {
+			const r = (await run()).result;
+			return r?.resultType === 'input_required' ? r : null;
+		}, 10000, 200, 'the question')) ;
+		const message = first.inputRequests.confirm.params.message;
+		assert.match(message, /record/);
+		noClear(JSON.stringify(first.inputRequests));
+		assert.match(message, /<EMAIL_1>/);
+		for (const part of first.requestState.split('.')) noClear(Buffer.from(part, 'base64url').toString('latin1'));
+		const done = (await run({ requestState: first.requestState, inputResponses: { confirm: { action: 'accept', content: { approve: true } } } })).result;
+		assert.notEqual(done.isError, true, JSON.stringify(done));
+		noClear(JSON.stringify(done));
+		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_1>', card: '<CARD_1>' });
 	});
 });
 
