@@ -800,7 +800,8 @@ static const struct sl_conf_key tokenize_keys[] = {
 	{ "restoreTo", SL_CONF_CUSTOM, OPT(restore), .parse = parse_array,
 	  .shape = "an array of \"server\", \"server.tool\" or globs", .dflt_doc = "`[]`",
 	  .doc = "Where placeholders in tool-call arguments are restored to real values; "
-		 "elsewhere they are sent as they are." },
+		 "elsewhere they are sent as they are, and personal values in the arguments "
+		 "(a program's, the model's own) are sent as placeholders." },
 	{ "maxValues", SL_CONF_UINT, OPT(max_values), .min = 1, .max = 1u << 20, .dflt = 4096,
 	  .doc = "Values one session's map holds; past it new values become `<KIND_REDACTED>`." },
 	{ "maxValueBytes", SL_CONF_UINT, OPT(max_value_bytes), .min = 8, .max = 4096, .dflt = 256,
