@@ -89,6 +89,10 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
 	struct sl_once_wait *w;
 
 	*why = NULL;
+	if (!o) {
+		*why = "nothing keeps the approvals used here (only a serving gateway does)";
+		return SL_ONCE_UNSURE;
+	}
 	/* Kept a second past the expiry: a state is refused as expired only
 	 * once its expiry second is over. */
 	ttl_ms = (expiry >= wall ? expiry - wall : 0) * 1000 + 2000;

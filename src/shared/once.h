@@ -51,7 +51,7 @@ struct sl_once *sl_once_new(size_t max);
 void sl_once_free(struct sl_once *o);
 /* Claims id (lowercase hex, the seal's id) for purpose (a fixed word) until
  * expiry (sl_seal_now's clock). redis: NULL, or the shared store. See the
- * API above; *wait is set only for WAIT. */
+ * API above; *wait is set only for WAIT. o NULL (no gateway): UNSURE. */
 enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, const char *purpose,
 				   const char *id, unsigned long long expiry, sl_once_fn *fn,
 				   void *ctx, struct sl_once_wait **wait, const char **why);

@@ -714,19 +714,20 @@ static char *state_what(struct sl_call *c, const char *nonce)
 static bool state_valid(struct sl_call *c, const char *state, char nonce[SL_SEAL_ID_HEX + 1],
 			unsigned long long *expiry)
 {
-	const char *seal = state + strlen(CONFIRM_PREFIX) + SL_SEAL_ID_HEX + 1;
+	size_t skip = strlen(CONFIRM_PREFIX) + SL_SEAL_ID_HEX + 1;
+	const char *seal;
 	char *what;
 	bool ok;
 
-	if (strncmp(state, CONFIRM_PREFIX, strlen(CONFIRM_PREFIX)) != 0 ||
-	    strlen(state) < strlen(CONFIRM_PREFIX) + SL_SEAL_ID_HEX + 1 ||
-	    seal[-1] != '.')
+	if (strncmp(state, CONFIRM_PREFIX, strlen(CONFIRM_PREFIX)) != 0 || strlen(state) < skip ||
+	    state[skip - 1] != '.')
 		return false;
+	seal = state + skip;
 	memcpy(nonce, state + strlen(CONFIRM_PREFIX), SL_SEAL_ID_HEX);
 	nonce[SL_SEAL_ID_HEX] = '\0';
-	for (size_t i = 0; i < SL_SEAL_ID_HEX; i++)
-		if (!strchr("0123456789abcdef", nonce[i]) || !nonce[i])
-			return false;
+	/* Lowercase hex only: the nonce is the approval's id, one spelling. */
+	if (strspn(nonce, "0123456789abcdef") != SL_SEAL_ID_HEX)
+		return false;
 	what = state_what(c, nonce);
 	ok = sl_seal_check(c->gen->key, sizeof(c->gen->key), seal, what) == SL_SEAL_OK;
 	free(what);
@@ -779,12 +780,12 @@ static void on_claimed(void *ctx, enum sl_once_verdict v, const char *why)
 static enum sl_stage_rc claim(struct sl_policy_state *ps, struct sl_call *c, const char *nonce,
 			      unsigned long long expiry)
 {
-	struct sl_once *once = ps->svc ? ps->svc->once : NULL;
 	struct sl_once_wait *ow = NULL;
 	struct wait *w = sl_alloc(sizeof(*w));
-	const char *why = "no gateway keeps the approvals used (only a serving gateway does)";
-	enum sl_once_verdict v = once ? sl_once_claim(once, ps->svc->redis, "confirm", nonce, expiry,
-						      on_claimed, w, &ow, &why) : SL_ONCE_UNSURE;
+	const char *why;
+	enum sl_once_verdict v = sl_once_claim(ps->svc ? ps->svc->once : NULL,
+					       ps->svc ? ps->svc->redis : NULL, "confirm", nonce,
+					       expiry, on_claimed, w, &ow, &why);
 
 	if (v == SL_ONCE_WAIT) {
 		w->c = c;

@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { connect, closeAll, execCode, startRaw, startHttp, httpClient, writeConfig, textOf, tinyServer, modernMeta, eventually, REPO } from './helpers.mjs';
 
 const ALICE = 'alice@example.com';
@@ -195,6 +197,32 @@ describe('a confirmation inside a program (2026-07-28)', () => {
 		assert.notEqual(done.isError, true, JSON.stringify(done));
 		noClear(JSON.stringify(done));
 		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_1>', card: '<CARD_1>' });
+	});
+});
+
+describe('a confirmation inside a program (session era, SDK: elicitation)', () => {
+	const asked = [];
+	let g;
+	before(async () => {
+		g = await connect({
+			servers: SERVERS,
+			sluice: { ...SLUICE, policy: { rules: [{ match: 'other.record', action: 'confirm' }] } },
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => (asked.push(req.params.message), { action: 'accept', content: { approve: true } })]],
+		});
+	});
+	after(() => g?.close());
+
+	test("the elicitation's message shows placeholders, never the program's real values", async () => {
+		const r = await execCode(g.client, `const v = await tools.crm.people({});
+			return await tools.other.record({ to: v.emails[1] });`);
+		assert.ok(!r.isError, r.text);
+		assert.equal(asked.length, 1);
+		// A new session: Bob is its first value, in the question and in what
+		// the server got alike.
+		assert.match(asked[0], /"to": "<EMAIL_1>"/);
+		noClear(asked[0]);
+		assert.deepEqual(JSON.parse(other.last()), { to: '<EMAIL_1>' });
 	});
 });
 

@@ -208,4 +208,8 @@ TEST(once_claims_each_id_once_and_never_forgets_a_live_one)
 	CHECK_INT(sl_once_count(o), 2);
 	CHECK(w == NULL);
 	sl_once_free(o);
+	/* Nothing to keep the marks (no gateway): nothing is approved. */
+	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", later, NULL, NULL, &w, &why),
+		  SL_ONCE_UNSURE);
+	CHECK(why != NULL);
 }
