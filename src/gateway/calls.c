@@ -589,6 +589,12 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
 	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who, &o);
+	if (p->u.program.replay && *sl_replay_id(p->u.program.replay) &&
+	    sl_program_result(prog)->kind && strcmp(sl_program_result(prog)->kind, "busy") == 0)
+		/* Refused admission: nothing of it ran, and the retry may come
+		 * again with the same state. */
+		sl_once_release(gen->services->once, gen->services->redis, "code",
+				sl_replay_id(p->u.program.replay));
 	if (!s->closing && p->u.program.replay && replay_answer(p, prog, gen))
 		; /* it ended to ask, or its replay failed */
 	else if (!s->closing && o.text) {

@@ -136,3 +136,28 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
 	*wait = w;
 	return SL_ONCE_WAIT;
 }
+
+void sl_once_release(struct sl_once *o, struct sl_redis *redis, const char *purpose,
+		     const char *id)
+{
+	char *key, *rkey;
+	const char *argv[2];
+	size_t lens[2];
+	struct sl_err err;
+
+	if (!o)
+		return;
+	key = sl_printf("%s:%s", purpose, id);
+	sl_lru_del(&o->marks, key);
+	free(key);
+	if (!redis)
+		return;
+	rkey = sl_shared_once_key(sl_redis_prefix(redis), purpose, id);
+	argv[0] = "DEL", argv[1] = rkey;
+	lens[0] = 3, lens[1] = strlen(rkey);
+	/* Not sent (Redis down): the mark expires with the state, and the
+	 * state is refused until then, as an approval not shown unused. */
+	if (sl_redis_command(redis, NULL, NULL, 2, argv, lens, &err) < 0)
+		sl_log(SL_LOG_DEBUG, "approvals: a claim could not be given back: %s", err.msg);
+	free(rkey);
+}

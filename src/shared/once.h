@@ -55,9 +55,14 @@ void sl_once_free(struct sl_once *o);
 enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, const char *purpose,
 				   const char *id, unsigned long long expiry, sl_once_fn *fn,
 				   void *ctx, struct sl_once_wait **wait, const char **why);
+/* Gives back a claim that came FIRST and whose effect never started (a
+ * program refused admission, "busy"): the same state may be used again.
+ * With redis the shared mark is deleted too (fire and forget). */
+void sl_once_release(struct sl_once *o, struct sl_redis *redis, const char *purpose,
+		     const char *id);
 /* The claim's owner no longer wants the verdict: fn never runs. */
 void sl_once_cancel(struct sl_once_wait *w);
-/* Live marks held here (for tests and /status). */
+/* Live marks held here (for tests). */
 size_t sl_once_count(struct sl_once *o);
 
 #endif

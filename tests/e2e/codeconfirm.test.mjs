@@ -264,6 +264,37 @@ return await tools.store.write_item({ id: 9, value: 9 });`;
 	});
 });
 
+// A retry refused admission (code mode full) never ran: its state is given
+// back, and the same retry is accepted once a slot is free.
+describe('2026-07-28: a retry refused as busy may come again', () => {
+	let g;
+	before(() => {
+		g = startRaw({ servers, sluice: { ...SLUICE, codeMode: { timeoutMs: 5000, maxConcurrent: 1, maxQueued: 0 } } });
+	});
+	after(() => g?.close());
+	const run = (code, extra = {}) =>
+		g.request('tools/call', { _meta: modernMeta(ELICIT), name: 'execute_code', arguments: { code }, ...extra }, { ms: 15000 });
+
+	test('busy, then run: the write is made once', async () => {
+		resetCalls();
+		const first = (await run(READ_THEN_WRITE)).result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const blocker = run('await tools.store.slow({ ms: 1500, tag: "block" }); return 1;');
+		await eventually(() => count('slow') === 1, 5000, 20, 'the blocker running');
+		const retry = { requestState: first.requestState, inputResponses: APPROVE };
+		const busy = (await run(READ_THEN_WRITE, retry)).result;
+		assert.equal(busy?.isError, true, JSON.stringify(busy));
+		assert.match(busy.content[0].text, /code mode is full/);
+		await blocker;
+		const done = (await run(READ_THEN_WRITE, retry)).result;
+		assert.notEqual(done?.isError, true, JSON.stringify(done));
+		assert.equal(JSON.parse(done.content[0].text).w.value, 21);
+		assert.deepEqual([count('read_item'), count('write_item')], [1, 1], calls().join('\n'));
+		const again = await run(READ_THEN_WRITE, retry);
+		assert.match(again.error?.message ?? '', /requestState: already used/);
+	});
+});
+
 describe('2026-07-28: a server that asks during a program\'s call', () => {
 	const PEER = path.join(REPO, 'tests', 'servers', 'peer', 'server.mjs');
 	const REC = path.join(dir, 'peer.jsonl');

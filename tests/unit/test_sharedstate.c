@@ -208,6 +208,13 @@ TEST(once_claims_each_id_once_and_never_forgets_a_live_one)
 	CHECK_INT(sl_once_count(o), 2);
 	CHECK(w == NULL);
 	sl_once_free(o);
+	/* A claim given back (its effect never started) may be claimed again. */
+	o = sl_once_new(4);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	sl_once_release(o, NULL, "code", "ee");
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	sl_once_free(o);
 	/* Nothing to keep the marks (no gateway): nothing is approved. */
 	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", later, NULL, NULL, &w, &why),
 		  SL_ONCE_UNSURE);
