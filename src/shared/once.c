@@ -93,9 +93,10 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
 		*why = "nothing keeps the approvals used here (only a serving gateway does)";
 		return SL_ONCE_UNSURE;
 	}
-	/* Kept a second past the expiry: a state is refused as expired only
-	 * once its expiry second is over. */
-	ttl_ms = (expiry >= wall ? expiry - wall : 0) * 1000 + 2000;
+	/* Kept past the expiry: a state is refused as expired only once its
+	 * expiry second is over, on each replica's own clock (which may lag
+	 * this one's by some seconds). */
+	ttl_ms = (expiry >= wall ? expiry - wall : 0) * 1000 + SL_ONCE_SLACK_MS;
 	key = sl_printf("%s:%s", purpose, id);
 	if (sl_lru_get(&o->marks, key, now)) {
 		free(key);

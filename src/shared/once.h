@@ -7,7 +7,8 @@
  * first, and goes on only if the claim is the first.
  *
  * Here: a bounded map (core/lru.h) of the ids used, each kept until its
- * state's own expiry (after which the state is refused as expired anyway).
+ * state's own expiry (after which the state is refused as expired anyway)
+ * and SL_ONCE_SLACK_MS more.
  * At SL_ONCE_MAX live ids a new claim is refused rather than an old mark
  * forgotten (forgetting one would let its approval run again).
  *
@@ -30,7 +31,9 @@
 
 #include "core/common.h"
 
-#define SL_ONCE_MAX 65536 /* live marks of one process (about 200 bytes each) */
+#define SL_ONCE_MAX 65536     /* live marks of one process (about 200 bytes each) */
+#define SL_ONCE_SLACK_MS 30000 /* a mark outlives its state's expiry by this much: replicas'
+				* clocks may differ by as much and still agree */
 
 struct sl_once;
 struct sl_once_wait;
