@@ -113,6 +113,7 @@ static bool filter_question(struct sl_call *c, yyjson_mut_doc *d, yyjson_mut_val
 		return true;
 	sl_peer_init(&p, SL_PEER_REQUEST, "elicitation/create", c->up, d, q);
 	p.client_key = c->client_key;
+	p.to_person = true;
 	sl_stages_peer(c->gen, &p);
 	ok = !p.withheld;
 	if (!ok)

@@ -155,6 +155,9 @@ struct sl_peer {
 	bool can_mark;                /* the caller can deliver a warning with it */
 	bool to_program;              /* an error for a program's call: the program's final
 				       * answer is what reaches the model */
+	bool to_person;               /* a question a stage asks the call's person (a
+				       * confirmation): for the person, not the model, and
+				       * sluice's own words around the arguments */
 	yyjson_mut_doc *doc;          /* the caller's: holds val */
 	yyjson_mut_val *val;          /* the text (an object); hooks edit it in place */
 	bool changed;                 /* a hook edited val */

@@ -1388,7 +1388,9 @@ static void guard_peer(void *state, struct sl_peer *p)
 	bool mark;
 	int score;
 
-	if (!sl_guard_enabled(g) || p->kind == SL_PEER_UPSTREAM)
+	/* A confirmation sluice asks is for the person, and its arguments
+	 * were the model's (or its program's) own: nothing to score. */
+	if (!sl_guard_enabled(g) || p->kind == SL_PEER_UPSTREAM || p->to_person)
 		return;
 	/* As for a program's results: in warn mode the program gets the
 	 * error as it is, and its answer is scored. */
