@@ -104,6 +104,11 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
 	}
 	if (o->marks.count >= o->max)
 		sl_lru_expire(&o->marks, now);
+	/* With the shared store, which decides, a mark here only saves a
+	 * round trip: the oldest may go. Alone, forgetting one would let its
+	 * approval run again. */
+	if (o->marks.count >= o->max && redis)
+		sl_lru_drop(&o->marks, sl_lru_oldest(&o->marks));
 	if (o->marks.count >= o->max) {
 		if (sl_rate_admit(&o->full_logged, 60000, 1))
 			sl_log(SL_LOG_WARN, "approvals: %zu approvals were used within their lifetime, "

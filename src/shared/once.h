@@ -10,7 +10,8 @@
  * state's own expiry (after which the state is refused as expired anyway)
  * and SL_ONCE_SLACK_MS more.
  * At SL_ONCE_MAX live ids a new claim is refused rather than an old mark
- * forgotten (forgetting one would let its approval run again).
+ * forgotten (forgetting one would let its approval run again), unless the
+ * shared store keeps the marks too (then the oldest one here goes).
  *
  * Across replicas (sluice.shared.redis): SET <prefix>once:<purpose>:<id> 1
  * NX PX <until the expiry>: the first replica to set it wins; a replica
