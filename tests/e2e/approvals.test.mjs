@@ -4,7 +4,8 @@
 // log file, so the test counts the writes both made). An approved retry of
 // a 2026-07-28 confirmation, and of a program that asked, runs once
 // whichever replica it reaches and however often it is sent; with Redis
-// down an approval cannot be shown unused and is refused, nothing runs.
+// down an approval cannot be shown unused and is refused, nothing runs. A
+// program's state presented by another caller is refused.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { startHttp, writeConfig, closeAll, MODERN, REPO, modernMeta } from './helpers.mjs';
 import { startRedis } from './redis.mjs';
 
-const ALICE = 'alice-token-approvals-3e9d1c';
+const ALICE = 'alice-token-approvals-3e9d1c', BOB = 'bob-token-approvals-7a20f4';
 const SECRET = 'e2e-approvals-secret-0123456789abcdef';
 const COUNTER = path.join(REPO, 'tests', 'servers', 'counter', 'server.cjs');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-approvals-'));
@@ -31,11 +32,11 @@ after(async () => {
 });
 
 // One 2026-07-28 tools/call; resolves its JSON-RPC answer.
-async function call(gw, name, args, extra = {}) {
+async function call(gw, name, args, extra = {}, token = ALICE) {
 	const res = await fetch(gw.url, {
 		method: 'POST',
 		headers: {
-			authorization: `Bearer ${ALICE}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+			authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
 			'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name,
 		},
 		body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { _meta: modernMeta({ elicitation: {} }), name, arguments: args, ...extra } }),
@@ -46,7 +47,7 @@ async function call(gw, name, args, extra = {}) {
 	return JSON.parse(data ? data.slice(6) : text);
 }
 const direct = (gw, extra) => call(gw, 'store__write_item', { id: 2, value: 9 }, extra);
-const program = (gw, extra) => call(gw, 'execute_code', { code: WRITE }, extra);
+const program = (gw, extra, token) => call(gw, 'execute_code', { code: WRITE }, extra, token);
 
 test('an approved retry runs once across two replicas; with Redis down it is refused', async () => {
 	writeFileSync(LOG, '');
@@ -54,7 +55,7 @@ test('an approved retry runs once across two replicas; with Redis down it is ref
 	const cfg = writeConfig({ store: { command: process.execPath, args: [COUNTER], env: { COUNTER_LOG: LOG } } }, {
 		exposure: 'passthrough',
 		codeMode: { enabled: true, timeoutMs: 10000 },
-		http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }] } },
+		http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }, { token: BOB, subject: 'bob' }] } },
 		policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
 		shared: { secret: '${E2E_SHARED_SECRET}', redis: { url: redis.url, keyPrefix: 'e2e-approvals:', commandTimeoutMs: 500 } },
 	});
@@ -79,6 +80,10 @@ test('an approved retry runs once across two replicas; with Redis down it is ref
 	const p = (await program(b)).result;
 	assert.equal(p.resultType, 'input_required', JSON.stringify(p));
 	const pretry = { requestState: p.requestState, inputResponses: APPROVE };
+	// Alice's state is hers: Bob's retry with it is refused, and burns nothing.
+	const asBob = await program(a, pretry, BOB);
+	assert.equal(asBob.error?.code, -32602, JSON.stringify(asBob));
+	assert.match(asBob.error.message, /requestState: forged, tampered with, issued to another client/);
 	const ran = (await program(a, pretry)).result;
 	assert.notEqual(ran?.isError, true, JSON.stringify(ran));
 	assert.deepEqual(JSON.parse(ran.content[0].text), { written: 1, value: 5 });
