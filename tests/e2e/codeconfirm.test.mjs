@@ -215,6 +215,12 @@ return await tools.store.write_item({ id: r.id, value: s.tag.length });`;
 				assert.ok(!text.includes('"calls"'), `the record in clear in the state: ${text.slice(0, 200)}`);
 			}
 		}
+		// One character of the ciphertext changed: refused, nothing runs.
+		const mid = state.length - 40;
+		const tampered = state.slice(0, mid) + (state[mid] === 'A' ? 'B' : 'A') + state.slice(mid + 1);
+		const t = await exec(code, { requestState: tampered, inputResponses: APPROVE });
+		assert.match(t.error?.message ?? '', /requestState: forged, tampered with/);
+		assert.deepEqual([count('slow'), count('read_item'), count('write_item')], [1, 1, 0]);
 		// It still replays: the retry gets the recorded results.
 		const done = (await exec(code, { requestState: state, inputResponses: APPROVE })).result;
 		assert.notEqual(done.isError, true, JSON.stringify(done));
