@@ -174,6 +174,19 @@ static const struct sl_conf_key code_keys[] = {
 	  .doc = "Programs waiting for a free slot, first come first served: a queued program's "
 		 "`timeoutMs` starts when it runs, and a cancelled one leaves the queue. One more is "
 		 "refused at once with a \"busy\" error naming this limit." },
+	{ "maxConcurrentPerCaller", SL_CONF_UINT, CODE(code_max_concurrent_caller), .min = 0,
+	  .max = 1000, .dflt = 0, .dflt_doc = "`0`: half of `maxConcurrent`, at least 1",
+	  .doc = "Of those, the programs one caller may run at once (a caller is an identity: "
+		 "authentication method, issuer and subject, whatever profile or session it comes "
+		 "through). A program over it waits in the queue; when a slot comes free, the caller "
+		 "holding the fewest slots (then the one served longest ago) goes first, so no "
+		 "caller's programs keep another's from running. Callers without a subject (stdio, "
+		 "HTTP without authentication, a shared `bearerToken`) cannot be told apart: only "
+		 "the global limits hold for them." },
+	{ "maxQueuedPerCaller", SL_CONF_UINT, CODE(code_max_queued_caller), .min = 0, .max = 100000,
+	  .dflt = 0, .dflt_doc = "`0`: half of `maxQueued`, at least 1",
+	  .doc = "Of the waiting programs, those of one caller; one more of theirs is refused at "
+		 "once as \"busy\", naming this limit." },
 	{ "require", SL_CONF_CUSTOM, CODE(code_require), .parse = parse_require,
 	  .shape = "an array of boundary names", .dflt_doc = "`[]`",
 	  .doc = "Sandbox boundaries code mode refuses to run without: `userns`, `pidns`, `netns`, "

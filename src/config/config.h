@@ -301,6 +301,8 @@ struct sl_config {
 	int code_pool;                     /* workers prepared in advance */
 	uint32_t code_max_concurrent;      /* programs running at once; 0: twice the cores */
 	uint32_t code_max_queued;          /* programs waiting for one of those */
+	uint32_t code_max_concurrent_caller; /* of those, one caller's; 0: half, at least 1 */
+	uint32_t code_max_queued_caller;   /* of the waiting, one caller's; 0: half, at least 1 */
 	struct sl_limits limits;
 	struct sl_redis_config redis;      /* sluice.shared.redis */
 	char *shared_secret;               /* sluice.shared.secret, ${VAR} expanded; NULL: none.

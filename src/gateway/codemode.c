@@ -409,11 +409,12 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 	free(h);
 }
 
-static bool slot_free(const struct sl_sandbox *sb)
+/* The key a caller's programs share the code-mode slots under: the person,
+ * whatever profile or session they come through; NULL for a caller
+ * without a subject, which cannot be told from another. */
+static const char *owner_of(const struct sl_caller *who, char key[SL_SHA256_HEX])
 {
-	unsigned admitted, queued;
-	sl_sandbox_load(sb, &admitted, &queued);
-	return queued == 0 && admitted < sl_sandbox_slots(sb);
+	return sl_caller_user_key(who, key) ? key : NULL;
 }
 
 /* tools.skills.<name>(args): the skill runs as a program of its own, in a
@@ -424,18 +425,19 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 {
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
-	char *json, *code;
+	char *json, *code, key[SL_SHA256_HEX];
 	size_t len;
 
 	h->skill_name = sl_strdup(name);
 	if (r->depth >= SL_SKILL_DEPTH_MAX) {
 		sl_err_set(&err, "skill '%s' was not run: skills may call skills %d levels deep at "
 			   "most", name, SL_SKILL_DEPTH_MAX);
-	} else if (!slot_free(r->gw->sandbox)) {
+	} else if (!sl_sandbox_can_run(r->gw->sandbox, owner_of(r->who, key))) {
 		/* Its caller holds a slot while it waits: queued behind the
 		 * callers, it would wait for itself. */
-		sl_err_set(&err, "skill '%s' was not run: every code-mode slot is taken "
-			   "(codeMode.maxConcurrent), and a skill needs one of its own", name);
+		sl_err_set(&err, "skill '%s' was not run: every code-mode slot is taken, or every "
+			   "one its caller may hold (codeMode.maxConcurrent, "
+			   "maxConcurrentPerCaller), and a skill needs one of its own", name);
 	} else if (sl_codemode_skill(r->gw, r->who, name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
 		code = sl_codemode_skill_code(&sk, json, len, true, &len);
@@ -580,7 +582,9 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    sl_program_step_fn step, void *ctx, unsigned depth)
 {
 	struct run *r = sl_alloc(sizeof(*r));
-	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel };
+	char key[SL_SHA256_HEX];
+	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel,
+					owner_of(who, key) };
 	struct sl_program *p;
 
 	r->gw = gw;

@@ -6,6 +6,7 @@
 
 #include "sandbox/sandbox.h"
 #include "core/list.h"
+#include "core/map.h"
 
 #define SL_POOL_MAX 16
 
@@ -35,6 +36,14 @@ struct sl_sandbox {
 	 * first come first served, at most max_queued of them. */
 	unsigned max_running, max_queued;
 	unsigned nslots, nqueued;    /* slots held; programs in queued */
+	/* Per caller (codeMode.maxConcurrentPerCaller, maxQueuedPerCaller): a
+	 * program whose host names an owner holds at most caller_running of
+	 * the slots and caller_queued of the queue with that owner's other
+	 * programs. owners: owner key -> struct sl_owner, one per owner with a
+	 * program here (so at most max_running + max_queued of them). */
+	unsigned caller_running, caller_queued;
+	struct sl_map owners;
+	uint64_t admits;             /* slots given so far: the order owners were last served in */
 	/* A program is in at most one of these. */
 	struct sl_list queued;       /* programs waiting for a slot, oldest first */
 	struct sl_list waiting;      /* programs with a slot, waiting for a worker, oldest first */
@@ -42,6 +51,12 @@ struct sl_sandbox {
 	uint64_t next_id;
 	uint64_t started_ms;      /* when the zygote was last started */
 	char error[512];
+};
+
+/* The programs of one caller, while it has any (program.c). */
+struct sl_owner {
+	unsigned running, queued;    /* slots held; programs in sb->queued */
+	uint64_t served;             /* sb->admits when one of its programs last got a slot */
 };
 
 /* program.c */

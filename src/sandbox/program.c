@@ -58,6 +58,8 @@ struct sl_program {
 	const char *lang;         /* "js", "ts" or NULL: static strings */
 	enum pstate state;
 	bool slot;                /* holds one of sb->max_running */
+	struct sl_owner *owner;   /* its caller's programs (in sb->owners), or NULL */
+	const char *owner_key;    /* sb->owners' copy of its key, while owner is set */
 	struct sl_wslot w;
 	bool have_worker;
 	uv_pipe_t sock;
@@ -134,12 +136,45 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void admit(struct sl_program *p);
 
+/* ---- admission: the global slots and queue, and each caller's share ---------------- */
+
+/* p counts against owner (a host's owner) from now on. */
+static void own(struct sl_sandbox *sb, struct sl_program *p, const char *owner)
+{
+	struct sl_owner *o;
+	if (!owner)
+		return;
+	if (!(o = sl_map_get(&sb->owners, owner))) {
+		o = sl_alloc(sizeof(*o));
+		sl_map_put(&sb->owners, owner, o);
+	}
+	p->owner = o;
+	p->owner_key = sl_map_key(&sb->owners, owner);
+}
+
+/* p no longer counts: its owner goes with its last program. */
+static void disown(struct sl_sandbox *sb, struct sl_program *p)
+{
+	struct sl_owner *o = p->owner;
+	if (!o || o->running || o->queued)
+		return;
+	sl_map_del(&sb->owners, p->owner_key);
+	free(o);
+}
+
+static bool may_run(const struct sl_sandbox *sb, const struct sl_program *p)
+{
+	return !p->owner || p->owner->running < sb->caller_running;
+}
+
 /* The queue of programs waiting for a slot: appended at its tail, taken
- * from its head (a cancelled one from where it is). */
+ * by admit_next (a cancelled one from where it is). */
 static void enqueue(struct sl_sandbox *sb, struct sl_program *p)
 {
 	sl_list_push_back(&sb->queued, &p->link);
 	sb->nqueued++;
+	if (p->owner)
+		p->owner->queued++;
 	p->state = P_QUEUED;
 }
 
@@ -147,16 +182,39 @@ static void dequeue(struct sl_sandbox *sb, struct sl_program *p)
 {
 	sl_list_remove(&p->link);
 	sb->nqueued--;
+	if (p->owner)
+		p->owner->queued--;
 }
 
-/* A slot came free: the oldest queued program takes it. */
+/* Of two queued programs, a goes before b: its caller holds fewer slots,
+ * or as many and was served longer ago. A program without a caller counts
+ * as one holding none, served never; programs of one caller go in the
+ * order they came. */
+static bool goes_before(const struct sl_program *a, const struct sl_program *b)
+{
+	unsigned ra = a->owner ? a->owner->running : 0, rb = b->owner ? b->owner->running : 0;
+	uint64_t sa = a->owner ? a->owner->served : 0, sb = b->owner ? b->owner->served : 0;
+	return ra < rb || (ra == rb && sa < sb);
+}
+
+/* Slots came free: they go to queued programs whose caller is under its
+ * share, the caller holding the fewest first (goes_before). A scan of the
+ * queue per slot given: at most maxQueued programs. */
 static void admit_next(struct sl_sandbox *sb)
 {
-	struct sl_program *p = sl_program_of(sl_list_first(&sb->queued));
-	if (!p || sb->nslots >= sb->max_running)
-		return;
-	dequeue(sb, p);
-	admit(p);
+	while (sb->nslots < sb->max_running) {
+		struct sl_program *best = NULL;
+		struct sl_list *n;
+		sl_list_each(n, &sb->queued) {
+			struct sl_program *p = sl_program_of(n);
+			if (may_run(sb, p) && (!best || goes_before(p, best)))
+				best = p;
+		}
+		if (!best)
+			return;
+		dequeue(sb, best);
+		admit(best);
+	}
 }
 
 /* Ends the program with res filled in; runs done exactly once. */
@@ -200,8 +258,11 @@ static void finish(struct sl_program *p)
 		 * may start. */
 		p->slot = false;
 		sb->nslots--;
+		if (p->owner)
+			p->owner->running--;
 		admit_next(sb);
 	}
+	disown(sb, p);
 	p->done(p->ctx, p);
 }
 
@@ -679,6 +740,10 @@ static void admit(struct sl_program *p)
 
 	sb->nslots++;
 	p->slot = true;
+	if (p->owner) {
+		p->owner->running++;
+		p->owner->served = ++sb->admits;
+	}
 	p->state = P_WAIT_WORKER;
 	p->deadline_ms = sl_now_ms() + sb->lim.timeout_ms + KILL_GRACE_MS;
 	if (sl_sandbox_pop(sb, &w)) {
@@ -701,6 +766,8 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 
 	p->sb = sb;
 	p->host = *host;
+	p->host.owner = NULL; /* borrowed: p->owner_key is the sandbox's copy */
+	own(sb, p, host->owner);
 	p->id = sb->next_id++;
 	p->started_us = sl_now_us();
 	p->code = sl_strndup(code, len);
@@ -713,19 +780,28 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 	uv_timer_init(sb->loop, &p->timer);
 	p->timer.data = p;
 	p->handles = 1;
-	if (sb->nslots < sb->max_running) {
+	if (sb->nslots < sb->max_running && may_run(sb, p)) {
 		admit(p);
-	} else if (sb->nqueued < sb->max_queued) {
+	} else if (sb->nqueued < sb->max_queued &&
+		   (!p->owner || p->owner->queued < sb->caller_queued)) {
 		enqueue(sb, p);
 	} else {
 		/* Refused at once, answered from the loop. */
 		p->state = P_BUSY;
 		p->res.kind = "busy";
-		p->res.text = sl_printf("code mode is full: %u programs running "
-					"(sluice.codeMode.maxConcurrent) and %u waiting "
-					"(sluice.codeMode.maxQueued); try again later",
-					sb->nslots, sb->nqueued);
+		if (sb->nqueued < sb->max_queued)
+			p->res.text = sl_printf("code mode is full for this caller: %u of its programs "
+						"running (sluice.codeMode.maxConcurrentPerCaller) and "
+						"%u waiting (sluice.codeMode.maxQueuedPerCaller); try "
+						"again later", p->owner->running, p->owner->queued);
+		else
+			p->res.text = sl_printf("code mode is full: %u programs running "
+						"(sluice.codeMode.maxConcurrent) and %u waiting "
+						"(sluice.codeMode.maxQueued); try again later",
+						sb->nslots, sb->nqueued);
 		p->res.text_len = strlen(p->res.text);
+		disown(sb, p);
+		p->owner = NULL;
 		uv_timer_start(&p->timer, on_timer, 0, 0);
 	}
 	return p;

@@ -140,6 +140,15 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, 
 	sb->max_running = cfg->code_max_concurrent ? cfg->code_max_concurrent
 						   : 2 * uv_available_parallelism();
 	sb->max_queued = cfg->code_max_queued;
+	sb->caller_running = cfg->code_max_concurrent_caller ? cfg->code_max_concurrent_caller
+							     : sb->max_running / 2;
+	if (sb->caller_running < 1)
+		sb->caller_running = 1;
+	sb->caller_queued = cfg->code_max_queued_caller ? cfg->code_max_queued_caller
+							: sb->max_queued / 2;
+	if (sb->caller_queued < 1)
+		sb->caller_queued = 1;
+	sl_map_init(&sb->owners);
 	sb->next_id = 1;
 	sl_list_init(&sb->queued);
 	sl_list_init(&sb->waiting);
@@ -166,6 +175,7 @@ void sl_sandbox_free(struct sl_sandbox *sb)
 		sl_program_cancel(sl_program_of(n));
 	if (sb->ctl_open)
 		zygote_lost(sb);
+	sl_map_dispose(&sb->owners); /* empty: each program's end let its owner go */
 	free(sb);
 }
 
@@ -180,9 +190,11 @@ void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *
 	*queued = sb->nqueued;
 }
 
-unsigned sl_sandbox_slots(const struct sl_sandbox *sb)
+bool sl_sandbox_can_run(const struct sl_sandbox *sb, const char *owner)
 {
-	return sb->max_running;
+	const struct sl_owner *o = owner ? sl_map_get(&sb->owners, owner) : NULL;
+	return sb->nqueued == 0 && sb->nslots < sb->max_running &&
+	       (!o || o->running < sb->caller_running);
 }
 
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n)

@@ -47,8 +47,10 @@ unsigned sl_sandbox_boundaries(const struct sl_sandbox *sb);
 /* Programs admitted (waiting for their worker or running: at most
  * maxConcurrent) and programs queued for a slot (sluice status). */
 void sl_sandbox_load(const struct sl_sandbox *sb, unsigned *admitted, unsigned *queued);
-/* codeMode.maxConcurrent as in force (its default resolved). */
-unsigned sl_sandbox_slots(const struct sl_sandbox *sb);
+/* Whether a program of owner (a host's owner, or NULL) would get a slot at
+ * once: one is free, nothing waits, and owner holds fewer than its share
+ * (codeMode.maxConcurrentPerCaller). */
+bool sl_sandbox_can_run(const struct sl_sandbox *sb, const char *owner);
 /* The boundaries in force, as names separated by spaces (in buf). */
 const char *sl_sandbox_describe(unsigned boundaries, char *buf, size_t n);
 
@@ -92,6 +94,10 @@ struct sl_sandbox_host {
 	/* The program ended and no longer wants call h: the host stops it and
 	 * reports nothing more of it (it frees h itself, now or later). */
 	void (*cancel)(void *ctx, struct sl_sandbox_call *h);
+	/* Whose program it is: a caller's identity (SL_SHA256_HEX at most,
+	 * copied), whose programs share codeMode.maxConcurrentPerCaller and
+	 * maxQueuedPerCaller; NULL: it counts only against the global limits. */
+	const char *owner;
 };
 
 /* The host's report that call id of program p ended: value (built in d) is

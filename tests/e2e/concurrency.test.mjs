@@ -221,3 +221,66 @@ describe('sluice.limits.maxRequestsInFlight', () => {
 		await gw.close();
 	});
 });
+
+// Issue 32, finding 12: one caller (its requests' identity) holds at most its
+// share of the slots and of the queue (codeMode.maxConcurrentPerCaller,
+// maxQueuedPerCaller: half of each by default); its flood of looping programs
+// leaves another caller's program a slot.
+describe('codeMode per-caller shares', () => {
+	const TOKENS = { alice: 'alice-token-3f1e', bob: 'bob-token-8c2d' };
+	const sluice = {
+		http: { auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ token, subject })) } },
+		codeMode: { enabled: true, maxConcurrent: 2, maxQueued: 4, timeoutMs: 20000 },
+		// Alice may make one tool call a minute: her programs make none.
+		quotas: { subjects: { alice: { callsPerMinute: 1 } } },
+	};
+	// One 2026-07-28 execute_code request as who: { text, kind, ms }.
+	const run = async (gw, who, id, program) => {
+		const t0 = Date.now();
+		const res = await fetch(gw.url, {
+			method: 'POST',
+			headers: {
+				authorization: `Bearer ${TOKENS[who]}`,
+				'content-type': 'application/json',
+				accept: 'application/json, text/event-stream',
+				'mcp-protocol-version': MODERN,
+				'mcp-method': 'tools/call',
+				'mcp-name': 'execute_code',
+			},
+			body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call',
+				params: { name: 'execute_code', arguments: { code: program }, _meta: modernMeta() } }),
+		});
+		const body = await res.text();
+		assert.equal(res.status, 200, body);
+		const line = body.startsWith('{') ? body : body.split('\n').filter((l) => l.startsWith('data: ')).pop()?.slice(6);
+		assert.ok(line, `no answer: ${body}`);
+		const text = textOf(JSON.parse(line).result);
+		return { text, kind: /^([a-z]+): /.exec(text)?.[1], ms: Date.now() - t0 };
+	};
+
+	test('a caller flooding with loops fills only its share: another caller\'s program is admitted and runs', async () => {
+		const gw = await startHttp({ servers, sluice });
+		started.push(gw);
+		assert.equal((await run(gw, 'bob', 0, 'return 1')).text, '1');
+		await probeDone(gw);
+		// Alice floods: 8 programs that loop until their timeout.
+		const busy = [];
+		const flood = Array.from({ length: 8 }, (_, i) =>
+			// Those still waiting end unanswered when the gateway stops.
+			run(gw, 'alice', i + 1, 'while (true) {}').then((o) => (o.kind === 'busy' && busy.push(o), o), () => null));
+		// Her share is 1 running and 2 waiting: 5 are refused at once (on a
+		// first-come gateway, 2 run, 4 wait and 2 are refused).
+		await eventually(() => busy.length >= 2, 10000, 25, 'alice\'s refusals');
+		await eventually(() => busy.length >= 5, 3000, 25, 'alice refused past her share').catch(() => {});
+		for (const o of busy)
+			assert.match(o.text, /^busy: code mode is full for this caller: 1 of its programs running \(sluice\.codeMode\.maxConcurrentPerCaller\) and 2 waiting \(sluice\.codeMode\.maxQueuedPerCaller\)/);
+		assert.equal(busy.length, 5);
+		// Bob's program gets the slot Alice may not take, and ends long
+		// before any of hers could.
+		const bob = await run(gw, 'bob', 100, 'return "bob ran"');
+		assert.equal(bob.text, 'bob ran', JSON.stringify(bob));
+		assert.ok(bob.ms < 10000, `bob waited ${bob.ms} ms`);
+		await gw.close();
+		await Promise.allSettled(flood);
+	});
+});

@@ -61,7 +61,8 @@ static void never_cancel(void *ctx, struct sl_sandbox_call *h)
 	ASSERT(false);
 }
 
-static const struct sl_sandbox_host host = { NULL, no_server, refuse, never_call, never_cancel };
+static const struct sl_sandbox_host host = { NULL, no_server, refuse, never_call, never_cancel,
+					     NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

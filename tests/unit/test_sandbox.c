@@ -252,6 +252,7 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	sl_list_init(&h->sb.queued);
 	sl_list_init(&h->sb.waiting);
 	sl_list_init(&h->sb.running);
+	sl_map_init(&h->sb.owners);
 	if (l)
 		h->sb.lim = *l;
 	else
@@ -271,7 +272,8 @@ static struct harness *h_start(const struct sl_code_limits *l)
 
 	h->servers[0] = "git-hub";
 	h->servers[1] = "1password";
-	h->host = (struct sl_sandbox_host){ h, fake_server, fake_resolve, fake_call, fake_cancel };
+	h->host = (struct sl_sandbox_host){ h, fake_server, fake_resolve, fake_call, fake_cancel,
+					    NULL };
 
 	h->p = sl_program_start(&h->sb, &h->host, "return 1", 8, on_done, on_step, h);
 	CHECK(h->p != NULL);
@@ -449,6 +451,8 @@ static void h_end(struct harness *h)
 		free(h->calls[i]);
 	}
 	CHECK_INT(uv_loop_close(&h->loop), 0);
+	CHECK_INT(h->sb.owners.live, 0); /* each program's end let its caller go */
+	sl_map_dispose(&h->sb.owners);
 	free(h->in);
 	free(h);
 }
@@ -939,6 +943,98 @@ static void other_start(struct harness *h, struct other *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->p = sl_program_start(&h->sb, &h->host, "return 2", 8, on_other_done, NULL, o);
+}
+
+/* A program of caller owner. */
+static void owned_start(struct harness *h, struct other *o, const char *owner)
+{
+	struct sl_sandbox_host host = h->host;
+	char copy[16];
+	memset(o, 0, sizeof(*o));
+	snprintf(copy, sizeof(copy), "%s", owner);
+	host.owner = copy; /* borrowed only by the start */
+	o->p = sl_program_start(&h->sb, &host, "return 2", 8, on_other_done, NULL, o);
+}
+
+static bool queued_is(struct harness *h, struct sl_program *const *want, size_t n)
+{
+	struct sl_list *l;
+	size_t i = 0;
+	sl_list_each(l, &h->sb.queued)
+		if (i >= n || sl_program_of(l) != want[i++])
+			return false;
+	return i == n;
+}
+
+/* Issue 32, finding 12: codeMode.maxConcurrentPerCaller 1 and
+ * maxQueuedPerCaller 2, 3 slots and 4 places in the queue. A caller at its
+ * share waits though a slot is free, one more of its programs is refused as
+ * busy naming the per-caller limit, another caller's program runs at once,
+ * and a freed slot goes to the caller holding the fewest. */
+TEST(sandbox_admission_per_caller)
+{
+	struct sl_code_limits l;
+	struct harness *h;
+	struct other a1, a2, a3, a4, b1, b2;
+	const struct sl_program_result *r;
+
+	limits(&l, 20000);
+	h = h_start(&l); /* its own program (no caller) holds a slot */
+	h->sb.max_running = 3;
+	h->sb.max_queued = 4;
+	h->sb.caller_running = 1;
+	h->sb.caller_queued = 2;
+	greet_only(h);
+
+	owned_start(h, &a1, "alice");
+	CHECK_INT(h->sb.nslots, 2);
+	owned_start(h, &a2, "alice");
+	owned_start(h, &a3, "alice");
+	CHECK_INT(h->sb.nslots, 2); /* a slot is free, but not for alice */
+	CHECK(queued_is(h, (struct sl_program *[]){ a2.p, a3.p }, 2));
+	owned_start(h, &a4, "alice");
+	pump(h, 20, false);
+	CHECK_INT(a4.done_runs, 1);
+	r = sl_program_result(a4.p);
+	CHECK_STR(r->kind, "busy");
+	CHECK(strstr(r->text, "full for this caller: 1 of its programs running "
+			      "(sluice.codeMode.maxConcurrentPerCaller) and 2 waiting "
+			      "(sluice.codeMode.maxQueuedPerCaller)") != NULL);
+
+	/* bob is under his share: the free slot is his at once */
+	owned_start(h, &b1, "bob");
+	CHECK_INT(h->sb.nslots, 3);
+	owned_start(h, &b2, "bob");
+	CHECK(queued_is(h, (struct sl_program *[]){ a2.p, a3.p, b2.p }, 3));
+
+	/* alice's slot comes free: her oldest waiter takes it */
+	sl_program_cancel(a1.p);
+	CHECK(queued_is(h, (struct sl_program *[]){ a3.p, b2.p }, 2));
+	CHECK_INT(h->sb.nslots, 3);
+	/* the caller-less program ends: both callers are at their share, the
+	 * slot stays free */
+	sl_program_cancel(h->p);
+	CHECK_INT(h->sb.nslots, 2);
+	CHECK(queued_is(h, (struct sl_program *[]){ a3.p, b2.p }, 2));
+	/* bob's ends: his waiter goes */
+	sl_program_cancel(b1.p);
+	CHECK(queued_is(h, (struct sl_program *[]){ a3.p }, 1));
+	CHECK_INT(h->sb.nslots, 2);
+
+	sl_program_cancel(a2.p);
+	sl_program_cancel(b2.p);
+	CHECK_INT(h->sb.nslots, 1); /* a3 */
+	sl_program_cancel(a3.p);
+	CHECK_INT(h->sb.nslots, 0);
+	CHECK_INT(h->sb.nqueued, 0);
+	CHECK_INT(h->sb.owners.live, 0);
+	sl_program_free(a1.p);
+	sl_program_free(a2.p);
+	sl_program_free(a3.p);
+	sl_program_free(a4.p);
+	sl_program_free(b1.p);
+	sl_program_free(b2.p);
+	h_end(h);
 }
 
 /* codeMode.maxConcurrent 1, maxQueued 3: one runs, three wait (without a
