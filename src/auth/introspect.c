@@ -20,10 +20,17 @@ struct asking {
 	char key[SL_SHA256_HEX];
 };
 
+/* Known tokens keep their capacity (issue 32, finding 13): an active
+ * answer lives in known, apart from the others, so that a flood of
+ * unknown tokens pushes none out; once it has aged out (cacheSeconds) it
+ * still serves its token for staleSeconds while one request asks again;
+ * and a part of maxInFlight (reserved_in_flight) is left to those
+ * re-checks, which unknown tokens cannot take. */
 struct sl_introspect {
 	struct sl_fetcher *f;
 	const struct sl_auth_config *cfg;
-	struct sl_verdicts answers;
+	struct sl_verdicts known;    /* active answers, fresh then stale */
+	struct sl_verdicts answers;  /* the others: inactive, refused, failed */
 	struct sl_map asking;        /* token hash -> struct asking, while its request runs */
 	void (*ready)(void *arg);
 	void *arg;
@@ -39,6 +46,7 @@ struct sl_introspect *sl_introspect_new(struct sl_fetcher *f, const struct sl_au
 	in->cfg = cfg;
 	in->ready = ready;
 	in->arg = arg;
+	sl_verdicts_init(&in->known, cfg->introspection.max_entries);
 	sl_verdicts_init(&in->answers, cfg->introspection.max_entries);
 	sl_map_init(&in->asking);
 	in->user = sl_url_encode(cfg->introspection.client_id);
@@ -57,6 +65,7 @@ void sl_introspect_free(struct sl_introspect *in)
 		return;
 	sl_map_each(&in->asking, free_asking, NULL);
 	sl_map_dispose(&in->asking);
+	sl_verdicts_dispose(&in->known);
 	sl_verdicts_dispose(&in->answers);
 	free(in->user);
 	free(in->password);
@@ -87,11 +96,14 @@ static bool audience_ok(const struct sl_auth_config *cfg, yyjson_val *aud)
 	return false;
 }
 
-/* The answer's verdict, kept in in->answers under key. */
+/* The answer's verdict, kept under key: in in->known when the token is
+ * active, else in in->answers. A failed request leaves an active answer
+ * the token had serving (its staleness runs on). */
 static void judge(struct sl_introspect *in, const char *key, const struct sl_fetch_result *res)
 {
 	const struct sl_auth_config *cfg = in->cfg;
 	uint64_t now = sl_now_ms(), until = now + (uint64_t)cfg->introspection.cache_s * 1000u;
+	uint64_t keep = until + (uint64_t)cfg->introspection.stale_s * 1000u;
 	int64_t wall_s = (int64_t)time(NULL);
 	yyjson_doc *doc = NULL;
 	yyjson_val *o;
@@ -111,6 +123,8 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 			snprintf(failed, sizeof(failed), "the introspection endpoint answered HTTP %ld%s",
 				 res->status, res->status == 200 ? " without JSON" : "");
 		sl_log(SL_LOG_WARN, "auth: %s", failed);
+		/* Beside a known token's stale answer, it keeps the next re-check
+		 * a second away. */
 		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_FAILED, failed, now + FAILED_KEEP_MS);
 		yyjson_doc_free(doc);
 		return;
@@ -133,6 +147,7 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 	else if (!sub || !*sub)
 		why = "the token names no subject (sub)";
 	if (why) {
+		sl_verdicts_del(&in->known, key); /* revoked: its last answer serves no more */
 		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_DENIED, why, until);
 		yyjson_doc_free(doc);
 		return;
@@ -143,6 +158,7 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 	if (sl_caller_from_claims("introspection", o, (const char *const *)cfg->groups_claims, &c,
 				  &err) < 0) {
 		snprintf(failed, sizeof(failed), "the introspection answer's %.120s", err.msg);
+		sl_verdicts_del(&in->known, key);
 		sl_verdicts_put(&in->answers, key, NULL, SL_VERDICT_DENIED, failed, until);
 		yyjson_doc_free(doc);
 		return;
@@ -151,11 +167,14 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 		iss = cfg->authorization_servers[0];
 	sl_caller_set_subject(c, iss, sub);
 	if (exp > 0) {
+		uint64_t end = (int64_t)exp > wall_s ? now + (uint64_t)((int64_t)exp - wall_s) * 1000u
+						     : now + 1;
 		c->expires_ms = (uint64_t)exp * 1000u;
-		if ((int64_t)exp > wall_s && now + (uint64_t)((int64_t)exp - wall_s) * 1000u < until)
-			until = now + (uint64_t)((int64_t)exp - wall_s) * 1000u;
+		until = end < until ? end : until;
+		keep = end < keep ? end : keep;
 	}
-	sl_verdicts_put(&in->answers, key, c, SL_VERDICT_OK, NULL, until);
+	sl_verdicts_del(&in->answers, key);
+	sl_verdicts_put_stale(&in->known, key, c, until, keep);
 	sl_caller_unref(c);
 	yyjson_doc_free(doc);
 }
@@ -171,10 +190,17 @@ static void on_answer(void *arg, const struct sl_fetch_result *res)
 	in->ready(in->arg);
 }
 
-enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *token,
-					 const char *hash, struct sl_caller **who, struct sl_err *err)
+/* Requests at once kept for re-checks of known tokens: a quarter of
+ * maxInFlight, at least 1 from 2 on. */
+static size_t reserved_in_flight(const struct sl_introspect *in)
 {
-	const struct sl_verdict *v = sl_verdicts_get(&in->answers, hash);
+	uint32_t max = in->cfg->introspection.max_in_flight;
+	return max >= 2 && max / 4 == 0 ? 1 : max / 4;
+}
+
+/* Starts the introspection request for token (under hash). */
+static void ask(struct sl_introspect *in, const char *token, const char *hash)
+{
 	struct sl_fetch_req q = { .url = in->cfg->introspection.endpoint,
 				  .user = in->user, .password = in->password,
 				  .max_bytes = in->cfg->max_document_bytes,
@@ -182,21 +208,6 @@ enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *t
 	struct asking *a;
 	char *tok;
 
-	if (v) {
-		if (v->kind == SL_VERDICT_OK) {
-			*who = sl_caller_ref(v->who);
-			return SL_AUTH_OK;
-		}
-		sl_err_set(err, "%s", v->why);
-		return v->kind == SL_VERDICT_DENIED ? SL_AUTH_DENIED : SL_AUTH_UNAVAILABLE;
-	}
-	if (sl_map_get(&in->asking, hash))
-		return SL_AUTH_PENDING;
-	if (in->asking.live >= in->cfg->introspection.max_in_flight) {
-		sl_err_set(err, "too many tokens are being introspected "
-			 "(sluice.http.auth.introspection.maxInFlight)");
-		return SL_AUTH_UNAVAILABLE;
-	}
 	a = sl_alloc(sizeof(*a));
 	a->in = in;
 	snprintf(a->key, sizeof(a->key), "%s", hash);
@@ -206,5 +217,38 @@ enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *t
 	sl_fetch_start(in->f, &q, on_answer, a);
 	free((char *)q.form);
 	free(tok);
+}
+
+enum sl_auth_verdict sl_introspect_check(struct sl_introspect *in, const char *token,
+					 const char *hash, struct sl_caller **who, struct sl_err *err)
+{
+	const struct sl_verdict *k = sl_verdicts_get(&in->known, hash);
+	const struct sl_verdict *v;
+
+	if (k) {
+		/* Stale: asked again, at most one request at a time and one a
+		 * second while they fail (the failed verdict beside it); the
+		 * last answer serves meanwhile. (k is not read after ask: an
+		 * answer may replace it.) */
+		bool stale = sl_now_ms() >= k->fresh_ms;
+		*who = sl_caller_ref(k->who);
+		if (stale && !sl_map_get(&in->asking, hash) && !sl_verdicts_get(&in->answers, hash) &&
+		    in->asking.live < in->cfg->introspection.max_in_flight)
+			ask(in, token, hash);
+		return SL_AUTH_OK;
+	}
+	if ((v = sl_verdicts_get(&in->answers, hash))) {
+		sl_err_set(err, "%s", v->why);
+		return v->kind == SL_VERDICT_DENIED ? SL_AUTH_DENIED : SL_AUTH_UNAVAILABLE;
+	}
+	if (sl_map_get(&in->asking, hash))
+		return SL_AUTH_PENDING;
+	if (in->asking.live + reserved_in_flight(in) >= in->cfg->introspection.max_in_flight) {
+		sl_err_set(err, "too many tokens are being introspected "
+			 "(sluice.http.auth.introspection.maxInFlight, of which %zu are kept for "
+			 "tokens known to be active)", reserved_in_flight(in));
+		return SL_AUTH_UNAVAILABLE;
+	}
+	ask(in, token, hash);
 	return SL_AUTH_PENDING;
 }

@@ -25,18 +25,36 @@ void sl_verdicts_dispose(struct sl_verdicts *v)
 	sl_lru_dispose(&v->lru);
 }
 
-void sl_verdicts_put(struct sl_verdicts *v, const char *key, struct sl_caller *who,
-		     enum sl_verdict_kind kind, const char *why, uint64_t until_ms)
+static void put(struct sl_verdicts *v, const char *key, struct sl_caller *who,
+		enum sl_verdict_kind kind, const char *why, uint64_t fresh_ms, uint64_t until_ms)
 {
 	struct sl_verdict *e;
 
 	if (!v->lru.max_count)
 		return;
 	e = sl_alloc(sizeof(*e));
+	e->fresh_ms = fresh_ms;
 	e->kind = kind;
 	e->who = sl_caller_ref(who);
 	snprintf(e->why, sizeof(e->why), "%s", why ? why : "");
 	(void)sl_lru_put(&v->lru, key, &e->e, 0, until_ms);
+}
+
+void sl_verdicts_put(struct sl_verdicts *v, const char *key, struct sl_caller *who,
+		     enum sl_verdict_kind kind, const char *why, uint64_t until_ms)
+{
+	put(v, key, who, kind, why, until_ms, until_ms);
+}
+
+void sl_verdicts_put_stale(struct sl_verdicts *v, const char *key, struct sl_caller *who,
+			   uint64_t fresh_ms, uint64_t until_ms)
+{
+	put(v, key, who, SL_VERDICT_OK, NULL, fresh_ms, until_ms);
+}
+
+void sl_verdicts_del(struct sl_verdicts *v, const char *key)
+{
+	(void)sl_lru_del(&v->lru, key);
 }
 
 const struct sl_verdict *sl_verdicts_get(struct sl_verdicts *v, const char *key)

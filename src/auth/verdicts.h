@@ -6,6 +6,7 @@
  *
  *   sl_verdicts_init(&v, 4096);
  *   sl_verdicts_put(&v, hash, who, SL_VERDICT_OK, "", until_ms);   who: a new reference is taken
+ *   sl_verdicts_put_stale(&v, hash, who, fresh_ms, until_ms);     OK; past fresh_ms it is stale
  *   const struct sl_verdict *e = sl_verdicts_get(&v, hash);       NULL: none, or past until_ms
  */
 #ifndef SL_AUTH_VERDICTS_H
@@ -19,6 +20,8 @@ enum sl_verdict_kind { SL_VERDICT_OK, SL_VERDICT_DENIED, SL_VERDICT_FAILED };
 
 struct sl_verdict {
 	struct sl_lru_entry e;           /* its key and deadline (until_ms) */
+	uint64_t fresh_ms;               /* past it, until until_ms, it is stale: it serves
+					  * while the token is asked about again */
 	enum sl_verdict_kind kind;
 	struct sl_caller *who;           /* OK: the caller */
 	char why[160];                   /* DENIED, FAILED: the reason */
@@ -34,7 +37,13 @@ void sl_verdicts_dispose(struct sl_verdicts *v);
  * never 0); nothing when max is 0. */
 void sl_verdicts_put(struct sl_verdicts *v, const char *key, struct sl_caller *who,
 		     enum sl_verdict_kind kind, const char *why, uint64_t until_ms);
+/* An OK verdict for who, fresh until fresh_ms (<= until_ms), then stale
+ * until until_ms. */
+void sl_verdicts_put_stale(struct sl_verdicts *v, const char *key, struct sl_caller *who,
+			   uint64_t fresh_ms, uint64_t until_ms);
 /* The live verdict under key (an expired one is dropped), or NULL. */
 const struct sl_verdict *sl_verdicts_get(struct sl_verdicts *v, const char *key);
+/* Forgets the verdict under key, if any. */
+void sl_verdicts_del(struct sl_verdicts *v, const char *key);
 
 #endif

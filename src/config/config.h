@@ -141,6 +141,8 @@ struct sl_introspection_config {
 	char *client_id;
 	char *client_secret;       /* ${VAR} expanded */
 	uint32_t cache_s;          /* an answer is reused this long at most (60) */
+	uint32_t stale_s;          /* then an active one serves this long more while it is
+				    * asked again (60) */
 	uint32_t max_entries;      /* answers remembered (4096) */
 	uint32_t max_in_flight;    /* introspection requests at once (32) */
 };

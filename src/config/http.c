@@ -554,10 +554,20 @@ static const struct sl_conf_key introspection_keys[] = {
 	{ "cacheSeconds", SL_CONF_UINT, INTRO(cache_s), .min = 1, .max = 3600, .dflt = 60,
 	  .doc = "An answer (active or not) is reused this long at most, never past the token's "
 		 "`exp`: a token revoked meanwhile passes until then." },
+	{ "staleSeconds", SL_CONF_UINT, INTRO(stale_s), .min = 0, .max = 3600, .dflt = 60,
+	  .doc = "After `cacheSeconds`, an active answer keeps serving its token at most this long "
+		 "more (never past `exp`) while one request asks about it again: a known token is "
+		 "not refused while the authorization server is slow or busy, and a revocation "
+		 "takes effect when that answer comes (or when this runs out). 0: an aged-out answer "
+		 "serves nothing, its token waits for the new one." },
 	{ "maxEntries", SL_CONF_UINT, INTRO(max_entries), .min = 1, .max = 1000000, .dflt = 4096,
-	  .doc = "Answers remembered (by the token's SHA-256, never the token); the oldest goes." },
+	  .doc = "Answers remembered (by the token's SHA-256, never the token), active ones and "
+		 "the others apart, up to this many of each: the oldest goes, and a flood of unknown "
+		 "tokens pushes out no active answer." },
 	{ "maxInFlight", SL_CONF_UINT, INTRO(max_in_flight), .min = 1, .max = 10000, .dflt = 32,
-	  .doc = "Introspection requests at once; a token that would need one more gets 503." },
+	  .doc = "Introspection requests at once. A quarter of them (at least 1 from 2 on) is kept "
+		 "for tokens with an active answer, asked again: an unknown token that would need "
+		 "one more than the rest gets 503." },
 };
 #undef INTRO
 
