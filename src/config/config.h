@@ -202,6 +202,7 @@ struct sl_http_config {
 	size_t nproxies;
 	size_t max_body_bytes;     /* one POST body (4 MiB) */
 	uint32_t max_sessions;     /* live session-era sessions (64) */
+	uint32_t max_sessions_caller; /* at that bound, one caller's share; 0: half, at least 1 */
 	uint32_t max_requests;     /* requests in flight in one session (32) */
 	uint64_t idle_timeout_ms;  /* a session with no request and no open stream (30 min) */
 	uint64_t heartbeat_ms;     /* SSE comment on every open stream (15 s) */

@@ -702,8 +702,16 @@ static const struct sl_conf_key http_keys[] = {
 	{ "maxBodyBytes", SL_CONF_UINT, HTTP(max_body_bytes), .min = 1024, .max = 1u << 30,
 	  .dflt = 4u << 20, .doc = "One POST body; over it the answer is 413." },
 	{ "maxSessions", SL_CONF_UINT, HTTP(max_sessions), .min = 1, .max = 100000, .dflt = 64,
-	  .doc = "Live sessions, a 2026-07-28 request in flight counting as one; one more gets "
-		 "503." },
+	  .doc = "Live sessions, a 2026-07-28 request in flight counting as one. At the bound a "
+		 "newcomer closes the least recently used idle session (no request in flight, no "
+		 "open stream; it ends as a DELETE would, and its client gets 404 and initializes "
+		 "anew); with none idle it gets 503." },
+	{ "maxSessionsPerCaller", SL_CONF_UINT, HTTP(max_sessions_caller), .min = 0, .max = 100000,
+	  .dflt = 0, .dflt_doc = "`0`: half of `maxSessions`, at least 1",
+	  .doc = "At the `maxSessions` bound, a caller (an identity: method, issuer and subject) "
+		 "holding this many sessions or more closes its own least recently used idle one, "
+		 "never another caller's, and gets 503 when all of its sessions are busy. Callers "
+		 "without a subject cannot be told apart and have no share." },
 	{ "maxRequestsPerSession", SL_CONF_UINT, HTTP(max_requests), .min = 1, .max = 100000,
 	  .dflt = 32, .doc = "Requests in flight in one session, or 2026-07-28 requests in flight "
 			     "with one credential (the bearer token; without one, all of them); one "

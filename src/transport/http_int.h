@@ -118,6 +118,8 @@ struct hsess {
 	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
+	char owner[SL_SHA256_HEX];   /* who's person (sl_caller_user_key), "" without a
+				      * subject: its share of maxSessions (http_session_room) */
 	struct sl_list streams;      /* struct stream, newest first */
 	struct stream *get;
 	struct sl_list detached;     /* streams to give up first, oldest first */
@@ -187,7 +189,7 @@ struct sl_http {
 	bool wildcard;               /* bound to 0.0.0.0 or :: */
 	bool loopback;
 	uint16_t port;
-	struct sl_list sessions;     /* struct hsess, newest first */
+	struct sl_list sessions;     /* struct hsess, the most recently used first (http_touch) */
 	struct sl_list reap;         /* ended sessions, freed from the loop; newest first */
 	struct sl_map by_id;
 	uint32_t nsessions;          /* session era */
@@ -355,6 +357,12 @@ void http_session_end(struct hsess *hs);
 void http_reap(struct sl_http *h);
 bool http_sharing(const struct sl_http *h);
 void http_touch(struct hsess *hs);
+/* Room for one more session (or 2026-07-28 request) of who under
+ * sluice.http.maxSessions: true when there is, or was made by closing an
+ * idle session (who's own when who holds its share, maxSessionsPerCaller;
+ * else the least recently used); false with *why (static) when none can
+ * be closed. */
+bool http_session_room(struct sl_http *h, const struct sl_caller *who, const char **why);
 char *http_client_info(const struct sl_http *h, yyjson_val *root);
 void http_remember_init(struct hsess *hs, char *client_info);
 void http_on_ended_elsewhere(void *ctx, const char *id);

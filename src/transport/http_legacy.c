@@ -113,10 +113,10 @@ enum MHD_Result http_sse_open(struct sl_http *h, struct MHD_Connection *c, struc
 	struct stream *st;
 	struct line *l;
 	enum bound b;
+	const char *full;
 
-	if (h->nsessions + h->nephemeral >= h->cfg->max_sessions)
-		return http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL,
-				 "too many sessions (sluice.http.maxSessions)");
+	if (!http_session_room(h, who, &full))
+		return http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, NULL, full);
 	hs = http_session_new(h, false, who);
 	hs->sse = true;
 	if (!(st = http_stream_new(h, hs, c, NULL, NULL, &b))) {

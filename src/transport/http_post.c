@@ -226,6 +226,7 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 	enum bound b;
 	bool is_init;
 	char *cancelled, *info;
+	const char *full;
 
 	if (!(doc = http_checked_body(h, c, r, &ret)))
 		return ret;
@@ -263,23 +264,20 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 		}
 		/* In flight, it is a live session (maxSessions), and the requests
 		 * of one credential are one session's (maxRequestsPerSession). */
-		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
-			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
-					"too many sessions (sluice.http.maxSessions; a 2026-07-28 request in "
-					"flight counts as one)");
-			goto out;
-		}
 		if (ephemeral_with(h, who) >= h->cfg->max_requests) {
 			ret = http_fail(c, MHD_HTTP_TOO_MANY_REQUESTS, SL_RPC_SERVER_ERROR, id,
 					"too many 2026-07-28 requests in flight with this credential "
 					"(sluice.http.maxRequestsPerSession)");
 			goto out;
 		}
+		if (!http_session_room(h, who, &full)) {
+			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, full);
+			goto out;
+		}
 		hs = http_session_new(h, true, who);
 	} else if (is_init) {
-		if (h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
-			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id,
-					"too many sessions (sluice.http.maxSessions)");
+		if (!http_session_room(h, who, &full)) {
+			ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, SL_RPC_SERVER_ERROR, id, full);
 			goto out;
 		}
 		hs = http_session_new(h, false, who);
@@ -303,7 +301,6 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 					"Bad Request: unsupported MCP-Protocol-Version");
 			goto out;
 		}
-		hs->last_ms = sl_now_ms();
 		http_touch(hs);
 	}
 opened:

@@ -214,6 +214,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
+	(void)sl_caller_user_key(who, hs->owner); /* "" without a subject */
 	hs->last_ms = sl_now_ms();
 	if (!ephemeral) {
 		unsigned char r[16];
@@ -342,13 +343,81 @@ static void on_changed(void *ctx)
 	store_record(ctx);
 }
 
-/* A session in use keeps its record: written again once a quarter of the
- * TTL has passed (one SET, not one per request). */
+/* A session in use: the most recently used of h->sessions (so the least
+ * recently used is found from the tail), and it keeps its record: written
+ * again once a quarter of the TTL has passed (one SET, not one per
+ * request). */
 void http_touch(struct hsess *hs)
 {
 	uint64_t now = sl_now_ms();
+	hs->last_ms = now;
+	sl_list_remove(&hs->link);
+	sl_list_push_front(&hs->h->sessions, &hs->link);
 	if (http_sharing(hs->h) && hs->stored_ms && now - hs->stored_ms >= hs->h->cfg->idle_timeout_ms / 4)
 		store_record(hs);
+}
+
+/* ---- room for a newcomer at maxSessions (issue 32, finding 16) ----------------------- */
+
+/* Idle: nothing a DELETE would take from its client: no request in flight
+ * (no call running, nothing deferred), no open stream (the idle timeout's
+ * rule: a detached stream kept for resumption does not count). An HTTP+SSE
+ * session lives as long as its stream: never idle. */
+static bool session_idle(const struct hsess *hs)
+{
+	const struct sl_list *sn;
+	if (hs->ephemeral || hs->sse || hs->ended || !sl_session_idle(hs->s))
+		return false;
+	sl_list_each(sn, &hs->streams)
+		if (!sl_list_entry(sn, struct stream, link)->detached)
+			return false;
+	return true;
+}
+
+bool http_session_room(struct sl_http *h, const struct sl_caller *who, const char **why)
+{
+	char owner[SL_SHA256_HEX] = "";
+	struct hsess *lru = NULL, *own = NULL, *victim;
+	uint32_t mine = 0, share;
+	struct sl_list *n;
+
+	if (h->nsessions + h->nephemeral < h->cfg->max_sessions)
+		return true;
+	(void)sl_caller_user_key(who, owner);
+	share = h->cfg->max_sessions_caller ? h->cfg->max_sessions_caller : h->cfg->max_sessions / 2;
+	share = share ? share : 1;
+	/* One pass from the least recently used: at most maxSessions (and the
+	 * requests in flight), only at the bound. */
+	for (n = sl_list_last(&h->sessions); n; n = n->prev != &h->sessions ? n->prev : NULL) {
+		struct hsess *x = sl_list_entry(n, struct hsess, link);
+		bool same = owner[0] && !strcmp(x->owner, owner);
+		mine += same && !x->ephemeral;
+		if (!session_idle(x))
+			continue;
+		lru = lru ? lru : x;
+		own = same && !own ? x : own;
+	}
+	if (owner[0] && mine >= share) {
+		/* Over its share, a caller makes room with its own sessions only. */
+		*why = "too many sessions (sluice.http.maxSessions), and every one this caller holds "
+		       "(at least its share, sluice.http.maxSessionsPerCaller) is busy";
+		victim = own;
+	} else {
+		*why = "too many sessions (sluice.http.maxSessions; a 2026-07-28 request in flight "
+		       "counts as one), and none of them is idle";
+		victim = lru;
+	}
+	if (!victim)
+		return false;
+	sl_log(SL_LOG_INFO, "http: session %.8s… of %s closed: idle and least recently used%s, to "
+	       "admit a new one (sluice.http.maxSessions)", victim->id, sl_caller_name(victim->who),
+	       victim == own && owner[0] && mine >= share ? " of its caller's" : "");
+	/* As a DELETE: it ends on every replica (none adopts it again), and
+	 * its client's next request gets 404 and initializes anew. */
+	if (http_sharing(h))
+		sl_session_store_end(h->gw->redis, victim->id);
+	http_session_end(victim);
+	return true;
 }
 
 /* What the record would keep of an initialize (root, its body): its
@@ -417,6 +486,7 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
+	(void)sl_caller_user_key(who, hs->owner);
 	hs->last_ms = sl_now_ms();
 	snprintf(hs->id, sizeof(hs->id), "%s", id);
 	sl_map_put(&h->by_id, hs->id, hs);
@@ -450,7 +520,6 @@ struct hsess *http_find_session(struct sl_http *h, struct MHD_Connection *c,
 		*ret = http_fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, NULL, "Session not found");
 		return NULL;
 	}
-	hs->last_ms = sl_now_ms();
 	http_touch(hs);
 	return hs;
 }
@@ -501,6 +570,7 @@ static void on_record(void *ctx, const char *json, size_t len, const char *error
 	struct sl_http *h = ad->h;
 	struct sl_session_record rec;
 	struct sl_err err;
+	const char *why;
 
 	if (!h) {
 		adoption_free(ad); /* the transport is gone */
@@ -521,10 +591,9 @@ static void on_record(void *ctx, const char *json, size_t len, const char *error
 	} else {
 		if (sl_map_get(&h->by_id, ad->id)) {
 			/* Another request adopted it first. */
-		} else if (h->stopping || h->nsessions + h->nephemeral >= h->cfg->max_sessions) {
+		} else if (h->stopping || !http_session_room(h, ad->who, &why)) {
 			sl_log(SL_LOG_INFO, "http: session %.8s… of another replica not adopted: %s",
-			       ad->id, h->stopping ? "shutting down" :
-			       "too many sessions (sluice.http.maxSessions)");
+			       ad->id, h->stopping ? "shutting down" : why);
 		} else {
 			session_adopted(h, ad->id, ad->who, &rec);
 			sl_log(SL_LOG_INFO, "http: session %.8s… adopted from another replica (%zu "

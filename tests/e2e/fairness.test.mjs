@@ -4,13 +4,17 @@
 //   known token whose answer aged out is still served (its last active
 //   answer serves while one re-check runs, and a part of maxInFlight is kept
 //   for those re-checks), and a revocation still takes effect.
+// - Finding 16: sessions left behind (no DELETE) at maxSessions no longer
+//   lock every new client out: the least recently used idle one is closed
+//   for the newcomer (and answers 404 after), and a caller over its share
+//   (maxSessionsPerCaller) closes its own, never another caller's.
 // (Finding 12, code-mode slots per caller, is in concurrency.test.mjs.)
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 
-import { catalog, closeAll, eventually, freePort, httpRequest, modernMeta, startHttp, MODERN } from './helpers.mjs';
+import { catalog, closeAll, eventually, freePort, httpRequest, modernMeta, startHttp, LEGACY, MODERN } from './helpers.mjs';
 
 const started = [];
 const fixtures = [];
@@ -107,6 +111,76 @@ describe('introspection: known tokens keep their capacity (finding 13)', () => {
 		// within cacheSeconds, the re-check takes delayMs).
 		as.active.delete(known);
 		await eventually(async () => (await list(gw, known)) === 401, 5000, 100, 'the revoked token refused');
+		await gw.close();
+	});
+});
+
+describe('sessions: abandoned ones do not lock new clients out (finding 16)', () => {
+	const TOKENS = { alice: 'alice-token-61c0', bob: 'bob-token-d94e' };
+	const sluice = {
+		http: { maxSessions: 4, auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ token, subject })) } },
+	};
+	const post = (gw, who, body, headers = {}) =>
+		httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+			headers: { authorization: `Bearer ${TOKENS[who]}`, ...headers } }, body);
+	// A session-era session of who, left open (never DELETEd): its id.
+	const open = async (gw, who) => {
+		const r = await post(gw, who, { jsonrpc: '2.0', id: 0, method: 'initialize', params: {
+			protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fair-e2e', version: '1' } } });
+		assert.equal(r.status, 200, r.text);
+		const sid = r.headers['mcp-session-id'];
+		assert.equal((await post(gw, who, { jsonrpc: '2.0', method: 'notifications/initialized' },
+			{ 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY })).status, 202);
+		return sid;
+	};
+	const ping = async (gw, who, sid) => (await post(gw, who, { jsonrpc: '2.0', id: 1, method: 'ping' },
+		{ 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY })).status;
+	const call = (gw, who, sid, ms) => post(gw, who, { jsonrpc: '2.0', id: 2, method: 'tools/call',
+		params: { name: 'github__slow', arguments: { ms } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY });
+
+	test('at maxSessions, a new client of another caller and of the same one initializes; the idle session closed for it answers 404', async () => {
+		const gw = await startHttp({ servers, sluice });
+		started.push(gw);
+		// Alice fills maxSessions and leaves them all behind.
+		const a = [];
+		for (let i = 0; i < 4; i++) a.push(await open(gw, 'alice'));
+		await ping(gw, 'alice', a[0]); // a[0] is now the most recently used
+		// Bob gets in: the least recently used idle session (a[1]) is closed.
+		const b = await open(gw, 'bob');
+		assert.equal(await ping(gw, 'alice', a[1]), 404);
+		for (const sid of [a[0], a[2], a[3]]) assert.equal(await ping(gw, 'alice', sid), 200);
+		assert.match(gw.stderr(), new RegExp(`session ${a[1].slice(0, 8)}… of alice .*closed: idle and least recently used`));
+		// Alice again: over her share (2 of 4), she closes her own oldest
+		// idle session (a[2]), never Bob's, though his is older.
+		assert.equal(await ping(gw, 'alice', a[0]), 200);
+		assert.equal(await ping(gw, 'alice', a[3]), 200);
+		const a4 = await open(gw, 'alice');
+		assert.equal(await ping(gw, 'alice', a[2]), 404);
+		assert.equal(await ping(gw, 'bob', b), 200);
+		assert.equal(await ping(gw, 'alice', a4), 200);
+		await gw.close();
+	});
+
+	test('a busy session is never closed: with every one of a caller\'s sessions busy it gets 503 naming its share', async () => {
+		const gw = await startHttp({ servers, sluice: { ...sluice, http: { ...sluice.http, maxSessions: 2 } } });
+		started.push(gw);
+		const a = [await open(gw, 'alice'), await open(gw, 'alice')];
+		// Both of Alice's sessions have a call in flight.
+		const slow = a.map((sid) => call(gw, 'alice', sid, 1500));
+		await eventually(async () => (await httpRequest({ host: '127.0.0.1', port: gw.port, path: '/status' })).json?.requestsInFlight >= 2,
+			5000, 25, 'both calls in flight');
+		const refused = await post(gw, 'alice', { jsonrpc: '2.0', id: 0, method: 'initialize', params: {
+			protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fair-e2e', version: '1' } } });
+		assert.equal(refused.status, 503, refused.text);
+		assert.match(refused.json.error.message, /too many sessions \(sluice\.http\.maxSessions\), and every one this caller holds .*sluice\.http\.maxSessionsPerCaller\) is busy/);
+		const bob = await post(gw, 'bob', { jsonrpc: '2.0', id: 0, method: 'initialize', params: {
+			protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fair-e2e', version: '1' } } });
+		assert.equal(bob.status, 503, bob.text);
+		assert.match(bob.json.error.message, /none of them is idle/);
+		for (const r of await Promise.all(slow)) assert.equal(r.status, 200, r.text);
+		// Done, they are idle: Bob gets in, one of hers closed for him.
+		await open(gw, 'bob');
+		assert.deepEqual((await Promise.all(a.map((sid) => ping(gw, 'alice', sid)))).sort(), [200, 404]);
 		await gw.close();
 	});
 });

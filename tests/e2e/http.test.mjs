@@ -355,10 +355,22 @@ describe('limits and credentials', () => {
 		await gw.close();
 	});
 
-	test('sluice.http.maxSessions: one more gets 503', async () => {
+	test('sluice.http.maxSessions: one more closes the idle one (404 after); with it busy, one more gets 503', async () => {
 		const gw = await startHttp({ http: { maxSessions: 1 } });
-		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
-		assert.equal((await raw(gw.url, { body: initBody() })).status, 503);
+		const first = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const second = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		assert.ok(second && second !== first);
+		const ping = (sid) => raw(gw.url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', id: 9, method: 'ping' } });
+		assert.equal((await ping(first)).status, 404);
+		const busy = raw(gw.url, {
+			headers: { 'mcp-session-id': second },
+			body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 1500 } } },
+		});
+		await eventually(async () => (await raw(gw.url.replace('/mcp', '/status'), { method: 'GET' })).json?.requestsInFlight === 1, 5000, 25, 'the call in flight');
+		const third = await raw(gw.url, { body: initBody() });
+		assert.equal(third.status, 503);
+		assert.match(third.json.error.message, /too many sessions \(sluice\.http\.maxSessions.*none of them is idle/);
+		assert.equal((await busy).status, 200);
 		await gw.close();
 	});
 
@@ -389,20 +401,26 @@ describe('limits and credentials', () => {
 			});
 		// Four at once with no credential configured: one credential, two
 		// in flight at most.
-		const first = [slow(1, 600), slow(2, 600)];
+		const first = [slow(1, 1500), slow(2, 1500)];
 		await new Promise((res) => setTimeout(res, 200));
 		const over = await Promise.all([slow(3, 0), slow(4, 0)]);
 		for (const r of over) {
 			assert.equal(r.status, 429, r.text);
 			assert.match(r.json.error.message, /sluice\.http\.maxRequestsPerSession/);
 		}
-		// Each in flight is a live session: with one session open too,
-		// there is no room for another.
-		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
+		// Each in flight is a live session: with one busy session open
+		// too, there is no room for another (an idle one would be closed).
+		const sid = (await raw(gw.url, { body: initBody() })).headers['mcp-session-id'];
+		const busy = raw(gw.url, {
+			headers: { 'mcp-session-id': sid },
+			body: { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 600 } } },
+		});
+		await eventually(async () => (await raw(gw.url.replace('/mcp', '/status'), { method: 'GET' })).json?.requestsInFlight === 3, 5000, 25, 'three in flight');
 		const init = await raw(gw.url, { body: initBody() });
 		assert.equal(init.status, 503);
 		assert.match(init.json.error.message, /sluice\.http\.maxSessions/);
-		for (const r of await Promise.all(first)) assert.equal(r.json.result.content[0].text, 'slept 600 ms');
+		assert.equal((await busy).status, 200);
+		for (const r of await Promise.all(first)) assert.equal(r.json.result.content[0].text, 'slept 1500 ms');
 		// Done, they count no more.
 		assert.equal((await slow(5, 0)).status, 200);
 		assert.equal((await raw(gw.url, { body: initBody() })).status, 200);
