@@ -157,7 +157,8 @@ bench: setup $(SLUICE) $(CATALOG)
 soak: setup $(SLUICE) $(CATALOG)
 	@SLUICE=$(abspath $(SLUICE)) CATALOG=$(abspath $(CATALOG)) node tests/soak/soak.mjs
 
-# Slowloris, body flood, detached streams, backlog, deep JSON, program flood
+# Slowloris, body flood, detached streams, backlog, deep JSON, program flood, token flood,
+# token churn, program slots
 # (tests/attack/attack.mjs); its 2,000 sockets need the open-file limit raised.
 attack: setup $(SLUICE) $(CATALOG)
 	@ulimit -n 20000 2>/dev/null || ulimit -n $$(ulimit -Hn); \

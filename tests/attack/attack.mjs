@@ -20,6 +20,18 @@
 //                     forged signature, garbage, oversize; the gateway is an OAuth
 //                     resource server whose issuer (a key set served here) counts
 //                     its fetches, which must stay at one per minRefreshSeconds
+//   token churn       64 connections sending random opaque tokens as fast as they
+//                     are answered, against an introspection endpoint that takes
+//                     200 ms (cacheSeconds 1, maxInFlight 4); a known token, whose
+//                     answer ages out every second, asks back to back and must be
+//                     served at least 90% of the time (issue 32, finding 13)
+//   program slots     one caller (a static token) keeps 40 looping execute_code
+//                     programs asked for; another caller's programs, one after
+//                     another, must each be admitted and run (issue 32, finding 12)
+//
+// The last two need a team's gateway (static tokens with subjects, and
+// introspection): each gets one of its own, started for the row and stopped
+// after it, with the same budget rules.
 //
 // Throughout each attack a client holding the token pings over its own MCP
 // session every 50 ms, each ping on a fresh connection (a client arriving
@@ -73,16 +85,37 @@ const LIMITS = { maxBufferedBytes: 64 * MIB, notificationsPerSecond: 1000000 };
 const CODE = { enabled: true, maxConcurrent: 4, heapBytes: 128 * MIB, poolSize: 2, timeoutMs: 30000, cpuMs: 5000 };
 const JWKS_REFRESH_S = 5; // sluice.http.auth.jwks.minRefreshSeconds of the gateway here
 
+const RESOURCE = 'https://attack.invalid/mcp';
+const INTROSPECTION_DELAY_MS = 200;
+// The team's callers (static tokens with subjects) on the rows' own gateway.
+const TEAM = { alice: `alice-${TOKEN}`, bob: `bob-${TOKEN}` };
+
 // The OAuth issuer the gateway trusts (the token flood's target): a key set
-// on a loopback port, counting the times it is fetched.
-const issuer = { fetches: 0 };
+// on a loopback port, counting the times it is fetched; and an RFC 7662
+// introspection endpoint (the token churn's), answering after
+// INTROSPECTION_DELAY_MS: active for the tokens in issuer.active.
+const issuer = { fetches: 0, active: new Set() };
 {
 	const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 	const jwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'attack-1', alg: 'RS256', use: 'sig' }] });
 	issuer.server = http.createServer((req, res) => {
-		issuer.fetches++;
 		res.setHeader('content-type', 'application/json');
-		res.end(jwks);
+		if (req.url !== '/introspect') {
+			issuer.fetches++;
+			res.end(jwks);
+			return;
+		}
+		let body = '';
+		req.on('data', (c) => {
+			if (body.length < 64 * 1024) body += c;
+		});
+		req.on('end', () => {
+			const token = new URLSearchParams(body).get('token') ?? '';
+			const answer = issuer.active.has(token)
+				? { active: true, sub: 'known-person', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 3600 }
+				: { active: false };
+			setTimeout(() => res.end(JSON.stringify(answer)), INTROSPECTION_DELAY_MS);
+		});
 	});
 }
 const mib = (b) => (b / MIB).toFixed(1);
@@ -140,7 +173,20 @@ function workersOf(gwPid) {
 const gateways = new Set(); // every gateway started and not yet reaped
 const TAIL = 64 * 1024;
 
-async function startGateway() {
+// team: the gateway of a team (the rows that need callers with subjects
+// and introspection), else the one the other rows share.
+async function startGateway(team = false) {
+	const auth = {
+		resource: RESOURCE,
+		authorizationServers: [issuer.url],
+		jwksUri: `${issuer.url}/jwks`,
+		jwks: { minRefreshSeconds: JWKS_REFRESH_S },
+	};
+	if (team) {
+		auth.tokens = Object.entries(TEAM).map(([subject, token]) => ({ token, subject }));
+		auth.introspection = { endpoint: `${issuer.url}/introspect`, clientId: 'sluice', clientSecret: 'attack-secret',
+			cacheSeconds: 1, maxInFlight: 4 };
+	}
 	const configPath = writeConfig(
 		{
 			github: catalog('github'),
@@ -148,12 +194,7 @@ async function startGateway() {
 		},
 		{
 			audit: { file: '/dev/null' },
-			http: { bearerToken: TOKEN, auth: {
-				resource: 'https://attack.invalid/mcp',
-				authorizationServers: [issuer.url],
-				jwksUri: `${issuer.url}/jwks`,
-				jwks: { minRefreshSeconds: JWKS_REFRESH_S },
-			} },
+			http: { bearerToken: TOKEN, auth },
 			codeMode: CODE,
 			limits: LIMITS,
 		},
@@ -661,6 +702,95 @@ async function tokenFlood(gw, until, ctx) {
 	return `${sent} forged tokens on ${CONNS} connections; answers: ${st}; key set fetched ${fetches} times (at most ${allowed})`;
 }
 
+// A 2026-07-28 request of a caller holding token: tools/list, or
+// execute_code of program.
+const asCaller = (gw, token, { id = 1, program, timeoutMs = 10000 } = {}) =>
+	request(gw, {
+		timeoutMs,
+		headers: { authorization: `Bearer ${token}`, 'mcp-protocol-version': MODERN,
+			...(program ? { 'mcp-method': 'tools/call', 'mcp-name': 'execute_code' } : { 'mcp-method': 'tools/list' }) },
+		body: program
+			? rpc(id, 'tools/call', { name: 'execute_code', arguments: { code: program }, _meta: modernMeta() })
+			: rpc(id, 'tools/list', { _meta: modernMeta() }),
+	});
+
+// Random opaque tokens on 64 connections, as fast as answered, each one an
+// introspection request if it can start one; a known token (its answer
+// aging out every second) asks back to back and must be served at least
+// 90% of the time.
+async function tokenChurn(gw, until, ctx) {
+	const CONNS = 64;
+	const known = `known-${randomBytes(24).toString('hex')}`;
+	issuer.active.add(known);
+	ctx.problems = [];
+	const first = await asCaller(gw, known);
+	if (first.status !== 200) ctx.problems.push(`the known token was refused before the flood: ${first.error ?? first.status}`);
+	const statuses = {};
+	let sent = 0;
+	const flood = Promise.all(Array.from({ length: CONNS }, async () => {
+		while (Date.now() < until) {
+			const r = await asCaller(gw, randomBytes(24).toString('base64url'), { timeoutMs: Math.max(1000, until - Date.now() + 2000) });
+			const key = r.status ?? r.error;
+			sent++;
+			statuses[key] = (statuses[key] ?? 0) + 1;
+		}
+	}));
+	const mine = { served: 0, asked: 0, other: {} };
+	while (Date.now() < until) {
+		const r = await asCaller(gw, known, { timeoutMs: 2000 });
+		mine.asked++;
+		if (r.status === 200) mine.served++;
+		else mine.other[r.status ?? r.error] = (mine.other[r.status ?? r.error] ?? 0) + 1;
+	}
+	await flood;
+	issuer.active.delete(known);
+	const st = Object.entries(statuses).map(([k, v]) => `${v}x ${k}`).join(', ');
+	if (Object.keys(statuses).some((k) => k !== '401' && k !== '503'))
+		ctx.problems.push(`random tokens got other answers than 401 or 503: ${st}`);
+	if (!statuses['503']) ctx.problems.push(`the flood never filled maxInFlight (answers: ${st})`);
+	const share = mine.asked ? mine.served / mine.asked : 0;
+	if (share < 0.9)
+		ctx.problems.push(`the known token was served ${mine.served} of ${mine.asked} times (${JSON.stringify(mine.other)}), under 90%`);
+	return `${sent} random tokens on ${CONNS} connections; answers: ${st}; the known token served ${mine.served} of ${mine.asked} times (${(100 * share).toFixed(1)}%)`;
+}
+
+// One caller keeps 40 looping programs asked for (more than maxConcurrent
+// and maxQueued together) (its refusals asked
+// again at once); the other's programs, one after another, must all run.
+async function programSlots(gw, until, ctx) {
+	const FLOOD = 40;
+	const answers = {};
+	let started = 0;
+	let id = 6000;
+	ctx.problems = [];
+	const flood = Promise.all(Array.from({ length: FLOOD }, async () => {
+		while (Date.now() < until) {
+			started++;
+			const r = await asCaller(gw, TEAM.alice, { id: ++id, program: 'while (true) {}', timeoutMs: Math.max(1000, until - Date.now()) });
+			const kind = r.json?.result ? (/^([a-z]+): /.exec(r.json.result.content?.[0]?.text ?? '')?.[1] ?? 'ok') : (r.status ?? 'cut');
+			answers[kind] = (answers[kind] ?? 0) + 1;
+			if (r.error) break; // cut at the row's end: still running
+		}
+	}));
+	// Bob starts once Alice holds all she can: refused as busy, or 429
+	// (maxRequestsPerSession: her requests in flight with one credential).
+	while (!answers.busy && !answers[429] && Date.now() < until) await sleep(20);
+	let ran = 0;
+	const failures = [];
+	while (Date.now() < until) {
+		const r = await asCaller(gw, TEAM.bob, { id: ++id, program: 'return "bob ran"', timeoutMs: Math.max(2000, until - Date.now() + 5000) });
+		const text = r.json?.result?.content?.[0]?.text;
+		if (text === 'bob ran') ran++;
+		else failures.push(text ?? r.error ?? `HTTP ${r.status}`);
+	}
+	await flood;
+	const st = Object.entries(answers).map(([k, v]) => `${v}x ${k}`).join(', ');
+	if (!answers.busy && !answers[429]) ctx.problems.push(`the flooding caller was never refused (answers: ${st})`);
+	if (!ran || failures.length)
+		ctx.problems.push(`the other caller's programs: ${ran} ran, ${failures.length} did not (first: ${failures[0]?.slice(0, 200)})`);
+	return `${started} looping programs asked for by one caller (answers: ${st}); the other caller's programs: ${ran} ran, ${failures.length} did not`;
+}
+
 const ATTACKS = [
 	['slowloris', 'slowloris', slowloris],
 	['body-flood', 'body flood', bodyFlood],
@@ -669,6 +799,8 @@ const ATTACKS = [
 	['deep-json', 'deep JSON', deepJson],
 	['program-flood', 'program flood', programFlood],
 	['token-flood', 'token flood', tokenFlood],
+	['token-churn', 'token churn', tokenChurn, { team: true }],
+	['program-slots', 'program slots', programSlots, { team: true }],
 ];
 for (const key of ONLY ?? [])
 	if (!ATTACKS.some(([k]) => k === key)) throw new Error(`ATTACK_ONLY: no attack "${key}" (${ATTACKS.map(([k]) => k).join(', ')})`);
@@ -747,8 +879,8 @@ async function runAttack(gw, sid, [, title, fn], budget) {
 
 // Starts a gateway, opens the pinging session, warms up (a tool call and a
 // program), and measures the idle RSS.
-async function freshGateway() {
-	const gw = await startGateway();
+async function freshGateway(team = false) {
+	const gw = await startGateway(team);
 	const sid = await openSession(gw, 'pinger');
 	const warm = await sessionPost(gw, sid, rpc(2, 'tools/call', { name: 'github__echo', arguments: { warm: 1 } }), { timeoutMs: 30000 });
 	if (warm.status !== 200 || warm.json?.result?.isError) throw new Error(`warm-up call failed: ${warm.error ?? warm.text?.slice(0, 300)}`);
@@ -853,6 +985,16 @@ async function main() {
 	console.error(`attack: gateway pid ${gw.pid} on ${gw.url}, idle RSS ${mib(idle)} MiB, budget ${mib(budget)} MiB, ${SECONDS} s per attack`);
 	try {
 		for (const attack of RUN) {
+			if (attack[3]?.team) {
+				// A gateway of its own, for this row only.
+				const t = await freshGateway(true);
+				const row = await runAttack(t.gw, t.sid, attack, LIMITS.maxBufferedBytes + t.idle + RSS_SLACK);
+				rows.push(row);
+				console.error(`attack: ${row.title}: peak ${mib(row.peak)} MiB, served ${row.served ? 'yes' : 'no'}, ` +
+					`p99 ${fmtMs(row.ping.p99)} ms, ${row.pass ? 'pass' : 'FAIL'} (${row.seconds.toFixed(1)} s)`);
+				await stopGateway(t.gw);
+				continue;
+			}
 			if (!gateways.has(gw) || !gw.alive()) {
 				await stopGateway(gw);
 				({ gw, sid } = await freshGateway());
