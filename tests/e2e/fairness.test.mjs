@@ -7,20 +7,24 @@
 // - Finding 16: sessions left behind (no DELETE) at maxSessions no longer
 //   lock every new client out: the least recently used idle one is closed
 //   for the newcomer (and answers 404 after), and a caller over its share
-//   (maxSessionsPerCaller) closes its own, never another caller's.
+//   (maxSessionsPerCaller) closes its own, never another caller's; with
+//   replicas, the closed session ends on every one (as a DELETE would).
 // (Finding 12, code-mode slots per caller, is in concurrency.test.mjs.)
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 
-import { catalog, closeAll, eventually, freePort, httpRequest, modernMeta, startHttp, LEGACY, MODERN } from './helpers.mjs';
+import { catalog, closeAll, eventually, freePort, httpRequest, modernMeta, startHttp, writeConfig, LEGACY, MODERN } from './helpers.mjs';
+import { startRedis } from './redis.mjs';
 
 const started = [];
 const fixtures = [];
+const redises = [];
 after(async () => {
 	await closeAll();
 	for (const f of fixtures) await new Promise((r) => f.close(r));
+	for (const r of redises) await r.stop();
 	// Under `make test SAN=...`, a sanitizer report fails the file.
 	for (const g of started) assert.doesNotMatch(g.stderr(), /Sanitizer|runtime error/, g.stderr().slice(-3000));
 });
@@ -159,6 +163,29 @@ describe('sessions: abandoned ones do not lock new clients out (finding 16)', ()
 		assert.equal(await ping(gw, 'bob', b), 200);
 		assert.equal(await ping(gw, 'alice', a4), 200);
 		await gw.close();
+	});
+
+	test('with replicas sharing sessions, the closed one ends everywhere: another replica does not adopt it (404)', async () => {
+		const redis = await startRedis();
+		redises.push(redis);
+		const configPath = writeConfig(servers, {
+			http: { maxSessions: 1, auth: sluice.http.auth },
+			shared: { secret: '${E2E_SHARED_SECRET}', redis: { url: redis.url, keyPrefix: 'e2e-fair:' } },
+		});
+		const env = { E2E_SHARED_SECRET: 'e2e-fair-secret-0123456789abcdef-xyz' };
+		const a = await startHttp({ configPath, env });
+		const b = await startHttp({ configPath, env });
+		started.push(a, b);
+		const sid = await open(a, 'alice');
+		// Replica B can take Alice's session over (its record is in Redis).
+		assert.equal(await ping(b, 'alice', sid), 200);
+		// B holds it now; Bob's session on B closes it there, as a DELETE.
+		await open(b, 'bob');
+		assert.match(b.stderr(), /closed: idle and least recently used/);
+		assert.equal(await ping(b, 'alice', sid), 404);
+		assert.equal(await ping(a, 'alice', sid), 404);
+		await a.close();
+		await b.close();
 	});
 
 	test('a busy session is never closed: with every one of a caller\'s sessions busy it gets 503 naming its share', async () => {
