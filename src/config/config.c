@@ -171,7 +171,8 @@ static const struct sl_conf_key code_keys[] = {
 	  .doc = "Programs running at once (a worker each), all sessions, stdio and both HTTP eras "
 		 "together; more wait in a queue (`maxQueued`). Each may use up to `heapBytes`." },
 	{ "maxQueued", SL_CONF_UINT, CODE(code_max_queued), .min = 0, .max = 100000, .dflt = 32,
-	  .doc = "Programs waiting for a free slot, first come first served: a queued program's "
+	  .doc = "Programs waiting for a free slot (one caller's in the order they came; between "
+		 "callers, see `maxConcurrentPerCaller`): a queued program's "
 		 "`timeoutMs` starts when it runs, and a cancelled one leaves the queue. One more is "
 		 "refused at once with a \"busy\" error naming this limit." },
 	{ "maxConcurrentPerCaller", SL_CONF_UINT, CODE(code_max_concurrent_caller), .min = 0,
