@@ -109,7 +109,7 @@ describe('introspection: known tokens keep their capacity (finding 13)', () => {
 			`the known token was served ${served} of ${statuses.length} times: ${JSON.stringify(statuses.filter((s) => s !== 200).slice(0, 10))}`);
 		// Its answer was asked again during the flood, not served stale
 		// all along.
-		assert.ok(as.asked.get(known) >= 3, `the known token was introspected ${as.asked.get(known)} times`);
+		assert.ok(as.asked.get(known) >= 2, `the known token was introspected ${as.asked.get(known)} times`);
 
 		// Revoked: refused once the re-check answers (its answer aged out
 		// within cacheSeconds, the re-check takes delayMs).

@@ -195,6 +195,35 @@ TEST(jwt_verdicts_are_bounded_and_expire)
 	sl_caller_unref(c);
 }
 
+/* Issue 32, finding 13: an active introspection answer past its freshness
+ * is still there (stale, fresh_ms passed) until its end; a plain verdict
+ * is fresh as long as it lives; a deleted one is gone. */
+TEST(verdicts_stale_answer_lives_until_its_end)
+{
+	struct sl_verdicts v;
+	struct sl_caller *c = sl_caller_new("introspection");
+	const struct sl_verdict *e;
+	uint64_t now = sl_now_ms();
+
+	sl_verdicts_init(&v, 4);
+	sl_verdicts_put_stale(&v, "stale", c, now, now + 60000);
+	e = sl_verdicts_get(&v, "stale");
+	CHECK(e != NULL && e->kind == SL_VERDICT_OK && e->who == c);
+	CHECK(e && sl_now_ms() >= e->fresh_ms && e->fresh_ms < e->e.until_ms);
+	sl_verdicts_put_stale(&v, "fresh", c, now + 30000, now + 60000);
+	e = sl_verdicts_get(&v, "fresh");
+	CHECK(e && sl_now_ms() < e->fresh_ms);
+	sl_verdicts_put(&v, "plain", c, SL_VERDICT_OK, NULL, now + 60000);
+	e = sl_verdicts_get(&v, "plain");
+	CHECK(e && e->fresh_ms == e->e.until_ms);
+	sl_verdicts_del(&v, "stale");
+	CHECK(sl_verdicts_get(&v, "stale") == NULL);
+	sl_verdicts_del(&v, "never there");
+	CHECK_INT(v.lru.count, 2);
+	sl_verdicts_dispose(&v);
+	sl_caller_unref(c);
+}
+
 /* Micro benchmark: a warm check, the keys at hand. First the signature
  * path (a token seen for the first time), then what every later request
  * with the same token costs (its SHA-256 and the remembered verdict),
