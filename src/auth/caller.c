@@ -91,6 +91,15 @@ bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX])
 	return true;
 }
 
+bool sl_caller_share_key(const struct sl_caller *c, char out[SL_SHA256_HEX])
+{
+	if (!c || !strcmp(c->method, "none"))
+		return false;
+	if (!sl_caller_user_key(c, out))
+		sl_caller_identity_digest(c->method, c->issuer, NULL, NULL, out);
+	return true;
+}
+
 /* The profile is part of the key: a session, a parked call or a count
  * bound to a caller is bound to the endpoint it came through as well, so
  * that /mcp/ops's session is nobody's through /mcp or /mcp/dev. */

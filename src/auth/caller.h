@@ -58,6 +58,13 @@ void sl_caller_identity_digest(const char *method, const char *issuer, const cha
  * tokens (oauth/store.h) and their subject tokens (oauth/subject.h) are
  * held under. False (out untouched) for a caller without a subject. */
 bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX]);
+/* The key c's fair shares are counted under (code-mode slots, sessions at
+ * maxSessions): its person (sl_caller_user_key); for an authenticated
+ * credential without a subject (the shared bearerToken), everyone holding
+ * it is one caller. False (out untouched) without authentication (NULL, or
+ * method "none"): every peer is the same anonymous caller there, and a
+ * share would only leave capacity idle. */
+bool sl_caller_share_key(const struct sl_caller *c, char out[SL_SHA256_HEX]);
 
 /* A caller with no subject, groups or scopes yet; method is a literal. */
 struct sl_caller *sl_caller_new(const char *method);

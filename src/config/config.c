@@ -181,9 +181,10 @@ static const struct sl_conf_key code_keys[] = {
 		 "authentication method, issuer and subject, whatever profile or session it comes "
 		 "through). A program over it waits in the queue; when a slot comes free, the caller "
 		 "holding the fewest slots (then the one served longest ago) goes first, so no "
-		 "caller's programs keep another's from running. Callers without a subject (stdio, "
-		 "HTTP without authentication, a shared `bearerToken`) cannot be told apart: only "
-		 "the global limits hold for them." },
+		 "caller's programs keep another's from running. The holders of the shared "
+		 "`bearerToken` are one caller. Without authentication (stdio, HTTP with no "
+		 "credential configured) every peer is the same caller: only the global limits "
+		 "hold." },
 	{ "maxQueuedPerCaller", SL_CONF_UINT, CODE(code_max_queued_caller), .min = 0, .max = 100000,
 	  .dflt = 0, .dflt_doc = "`0`: half of `maxQueued`, at least 1",
 	  .doc = "Of the waiting programs, those of one caller; one more of theirs is refused at "

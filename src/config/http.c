@@ -710,8 +710,9 @@ static const struct sl_conf_key http_keys[] = {
 	  .dflt = 0, .dflt_doc = "`0`: half of `maxSessions`, at least 1",
 	  .doc = "At the `maxSessions` bound, a caller (an identity: method, issuer and subject) "
 		 "holding this many sessions or more closes its own least recently used idle one, "
-		 "never another caller's, and gets 503 when all of its sessions are busy. Callers "
-		 "without a subject cannot be told apart and have no share." },
+		 "never another caller's, and gets 503 when all of its sessions are busy. The holders "
+		 "of the shared `bearerToken` are one caller; without authentication there is no "
+		 "share." },
 	{ "maxRequestsPerSession", SL_CONF_UINT, HTTP(max_requests), .min = 1, .max = 100000,
 	  .dflt = 32, .doc = "Requests in flight in one session, or 2026-07-28 requests in flight "
 			     "with one credential (the bearer token; without one, all of them); one "

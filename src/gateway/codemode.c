@@ -409,12 +409,11 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 	free(h);
 }
 
-/* The key a caller's programs share the code-mode slots under: the person,
- * whatever profile or session they come through; NULL for a caller
- * without a subject, which cannot be told from another. */
+/* The key a caller's programs share the code-mode slots under
+ * (sl_caller_share_key); NULL without authentication. */
 static const char *owner_of(const struct sl_caller *who, char key[SL_SHA256_HEX])
 {
-	return sl_caller_user_key(who, key) ? key : NULL;
+	return sl_caller_share_key(who, key) ? key : NULL;
 }
 
 /* tools.skills.<name>(args): the skill runs as a program of its own, in a

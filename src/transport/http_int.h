@@ -118,8 +118,8 @@ struct hsess {
 	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
-	char owner[SL_SHA256_HEX];   /* who's person (sl_caller_user_key), "" without a
-				      * subject: its share of maxSessions (http_session_room) */
+	char owner[SL_SHA256_HEX];   /* who's sl_caller_share_key, "" without
+				      * authentication: its share of maxSessions (http_session_room) */
 	struct sl_list streams;      /* struct stream, newest first */
 	struct stream *get;
 	struct sl_list detached;     /* streams to give up first, oldest first */

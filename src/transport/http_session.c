@@ -214,7 +214,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
-	(void)sl_caller_user_key(who, hs->owner); /* "" without a subject */
+	(void)sl_caller_share_key(who, hs->owner); /* "" without authentication */
 	hs->last_ms = sl_now_ms();
 	if (!ephemeral) {
 		unsigned char r[16];
@@ -383,7 +383,7 @@ bool http_session_room(struct sl_http *h, const struct sl_caller *who, const cha
 
 	if (h->nsessions + h->nephemeral < h->cfg->max_sessions)
 		return true;
-	(void)sl_caller_user_key(who, owner);
+	(void)sl_caller_share_key(who, owner);
 	share = h->cfg->max_sessions_caller ? h->cfg->max_sessions_caller : h->cfg->max_sessions / 2;
 	share = share ? share : 1;
 	/* One pass from the least recently used: at most maxSessions (and the
@@ -486,7 +486,7 @@ static struct hsess *session_adopted(struct sl_http *h, const char *id, struct s
 	sl_list_init(&hs->detached);
 	hs->backlog_tail = &hs->backlog;
 	hs->who = sl_caller_ref(who);
-	(void)sl_caller_user_key(who, hs->owner);
+	(void)sl_caller_share_key(who, hs->owner);
 	hs->last_ms = sl_now_ms();
 	snprintf(hs->id, sizeof(hs->id), "%s", id);
 	sl_map_put(&h->by_id, hs->id, hs);

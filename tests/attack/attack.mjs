@@ -195,7 +195,10 @@ async function startGateway(team = false) {
 		{
 			audit: { file: '/dev/null' },
 			http: { bearerToken: TOKEN, auth },
-			codeMode: CODE,
+			// The shared gateway's programs are all the bearer token's, one
+			// caller: given every slot, the program flood measures the global
+			// bound; the team's gateway keeps the per-caller shares.
+			codeMode: team ? CODE : { ...CODE, maxConcurrentPerCaller: CODE.maxConcurrent, maxQueuedPerCaller: 32 },
 			limits: LIMITS,
 		},
 	);

@@ -66,6 +66,32 @@ TEST(caller_identity_key_and_lists)
 	sl_caller_unref(b);
 }
 
+/* Issue 32, findings 12 and 16: the key fair shares are counted under. A
+ * person is one caller through every profile; the holders of the shared
+ * bearerToken are one caller, apart from any person; without
+ * authentication there is no share at all. */
+TEST(caller_share_key)
+{
+	struct sl_caller *alice = sl_caller_new("token"), *shared = sl_caller_new("token");
+	struct sl_caller *none = sl_caller_new("none"), *ops;
+	char a[SL_SHA256_HEX], b[SL_SHA256_HEX], s[SL_SHA256_HEX], n[SL_SHA256_HEX] = "untouched";
+
+	sl_caller_set_subject(alice, NULL, "alice");
+	ops = sl_caller_with_profile(alice, "ops");
+	CHECK(sl_caller_share_key(alice, a));
+	CHECK(sl_caller_share_key(ops, b));
+	CHECK_STR(a, b);
+	CHECK(sl_caller_share_key(shared, s));
+	CHECK(strcmp(s, a) != 0);
+	CHECK(!sl_caller_share_key(NULL, n));
+	CHECK(!sl_caller_share_key(none, n));
+	CHECK_STR(n, "untouched");
+	sl_caller_unref(alice);
+	sl_caller_unref(ops);
+	sl_caller_unref(shared);
+	sl_caller_unref(none);
+}
+
 TEST(caller_identity_digest_encoding)
 {
 	char a[SL_SHA256_HEX], b[SL_SHA256_HEX];
