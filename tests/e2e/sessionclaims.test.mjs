@@ -178,3 +178,48 @@ describe("a 2026-07-28 task is its creator's", () => {
 		assert.deepEqual(c.json?.result, { resultType: 'complete' }, c.text);
 	});
 });
+
+describe("a parked call goes on only with a credential allowed its tool", () => {
+	const TOOL = 'everything__trigger-elicitation-request';
+	const CAPS = { elicitation: { form: {} } };
+	let gw;
+	const call = (t, id, extra = {}) => httpRequest(
+		{
+			host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+			headers: { authorization: bearer(t), 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': TOOL },
+		},
+		{ jsonrpc: '2.0', id, method: 'tools/call', params: { name: TOOL, arguments: {}, ...extra, _meta: modernMeta(CAPS) } },
+		20000,
+	);
+
+	before(async () => {
+		gw = await startHttp({
+			servers: { everything: everything() },
+			sluice: {
+				policy: { rules: [
+					{ match: 'everything.trigger-elicitation-request', who: ['group:sre'], action: 'allow' },
+					{ match: 'everything.trigger-elicitation-request', action: 'deny' },
+				] },
+				http: { auth: { tokens: TOKENS } },
+			},
+		});
+		await eventually(async () => (await call(ALICE_SRE, 1)).json?.result?.resultType === 'input_required',
+			15000, 200, 'the elicitation tool to answer input_required');
+	});
+
+	test("alice's retry with her token without the group is refused; with it, the call completes", async () => {
+		const first = (await call(ALICE_SRE, 2)).json.result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		const key = Object.keys(first.inputRequests)[0];
+		const retry = {
+			requestState: first.requestState,
+			inputResponses: { [key]: { action: 'accept', content: { name: 'Grace Hopper', check: true, email: 'grace@example.com' } } },
+		};
+		const plain = (await call(ALICE_PLAIN, 3, retry)).json;
+		assert.equal(plain.error?.code, -32602, JSON.stringify(plain));
+		assert.match(plain.error.message, /credential is not allowed the tool/);
+		const sre = (await call(ALICE_SRE, 4, retry)).json;
+		assert.equal(sre.result?.resultType, 'complete', JSON.stringify(sre));
+		assert.match(textOf(sre.result), /Grace Hopper/);
+	});
+});
