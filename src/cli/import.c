@@ -192,10 +192,21 @@ static void known_sources(int k, bool user_only, struct source **v, size_t *n)
 	for (size_t i = 0; i < SL_COUNT(known); i++) {
 		const char *base = known[i].base == 0 ? home_dir() : known[i].base == 1 ? xdg :
 				   have_cwd ? cwd : NULL;
+		char *path;
+		bool dup = false;
+
 		if ((k >= 0 && (int)known[i].kind != k) || !base || (user_only && known[i].base == 2))
 			continue;
-		add_source(v, n, known[i].kind, sl_printf("%s/%s", base, known[i].rel),
-			   known[i].base == 2 ? sl_strdup(cwd) : NULL);
+		/* Run from $HOME, ~/.cursor/mcp.json is the user file, not a
+		 * project's: read once, as what it is. */
+		path = sl_printf("%s/%s", base, known[i].rel);
+		for (size_t j = 0; j < *n && !dup; j++)
+			dup = !strcmp((*v)[j].path, path);
+		if (dup) {
+			free(path);
+			continue;
+		}
+		add_source(v, n, known[i].kind, path, known[i].base == 2 ? sl_strdup(cwd) : NULL);
 	}
 	free(xdg);
 }

@@ -514,3 +514,14 @@ test("project servers: only those the client approved, into the project's config
 	const all = JSON.parse(readFileSync(target, 'utf8')).mcpServers;
 	assert.ok(!Object.values(all).some((e) => e.command === 'sh'), JSON.stringify(all));
 });
+
+test('run from HOME, ~/.cursor/mcp.json is the user file, read once and imported', async () => {
+	const m = machine(PLACES.filter((p) => p.client === 'cursor'));
+	const base = { ...process.env, HOME: m.home };
+	delete base.XDG_CONFIG_HOME;
+	delete base.SLUICE_CONFIG;
+	const out = execFileSync(SLUICE, ['import'], { cwd: m.home, env: base, timeout: 20000 }).toString();
+	assert.equal(out.split('\n').filter((l) => l.startsWith('notes ')).length, 1, out);
+	assert.ok(row(out, 'notes', 'cursor', 'added'), out);
+	assert.doesNotMatch(out, /not imported/);
+});
