@@ -477,15 +477,20 @@ test("project servers: only those the client approved, into the project's config
 	mkdirSync(path.join(m.proj, '.claude'));
 	mkdirSync(m.home, { recursive: true });
 	writeFileSync(path.join(m.proj, '.claude', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true }));
-	// What the person answered in Claude Code for this project (disabled wins).
+	// What the person answered in Claude Code for this project (disabled
+	// wins), and a server they added to it themselves (claude mcp add).
 	writeFileSync(path.join(m.home, '.claude.json'), JSON.stringify({
-		projects: { [dir]: { enabledMcpjsonServers: ['approved', 'rejected'], disabledMcpjsonServers: ['rejected'] } },
+		projects: { [dir]: {
+			enabledMcpjsonServers: ['approved', 'rejected'], disabledMcpjsonServers: ['rejected'],
+			mcpServers: { mine: { command: 'node', args: ['mine.js'] } },
+		} },
 	}));
 	const mcp = m.file('proj/.mcp.json');
 
 	let r = await run(m, ['import']);
 	assert.equal(r.code, 0, r.stdout + r.stderr);
 	assert.ok(row(r.stdout, 'approved', 'claude-code', "added to the project's config"), r.stdout);
+	assert.ok(row(r.stdout, 'mine', 'claude-code', "added to the project's config"), r.stdout);
 	assert.ok(row(r.stdout, 'rejected', 'claude-code', 'not imported: rejected in claude-code for this project (disabledMcpjsonServers)'), r.stdout);
 	assert.ok(row(r.stdout, 'unasked', 'claude-code',
 		`not imported: a project server not approved in claude-code (name the file to import it: sluice import ${mcp})`), r.stdout);
@@ -495,14 +500,14 @@ test("project servers: only those the client approved, into the project's config
 	const target = projectConfig(m);
 	assert.match(r.stdout, new RegExp(`the servers of ${dir} are in ${target}: serve them there with sluice serve --config ${target}`));
 	assert.equal(statSync(target).mode & 0o777, 0o600);
-	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['approved']);
+	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['mine', 'approved']);
 
 	// Naming the file is the person's approval, never of a rejected server.
 	r = await run(m, ['import', '.mcp.json']);
 	assert.equal(r.code, 0, r.stdout + r.stderr);
 	assert.ok(row(r.stdout, 'unasked', 'claude-code', "added to the project's config"), r.stdout);
 	assert.ok(row(r.stdout, 'rejected', 'claude-code', 'not imported: rejected in claude-code for this project (disabledMcpjsonServers)'), r.stdout);
-	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['approved', 'unasked']);
+	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['mine', 'approved', 'unasked']);
 	assert.equal(existsSync(m.config), false);
 
 	// Neither does install carry a rejected server over.
