@@ -84,10 +84,13 @@ void sl_caller_identity_digest(const char *method, const char *issuer, const cha
 
 bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX])
 {
+	const char *method = NULL;
+
 	if (!c || !c->subject)
 		return false;
-	sl_caller_identity_digest(strcmp(c->method, "token") ? NULL : "token", c->issuer,
-				  c->subject, NULL, out);
+	if (!strcmp(c->method, "token") || !c->issuer)
+		method = c->method;
+	sl_caller_identity_digest(method, c->issuer ? c->issuer : c->realm, c->subject, NULL, out);
 	return true;
 }
 
@@ -105,7 +108,8 @@ bool sl_caller_share_key(const struct sl_caller *c, char out[SL_SHA256_HEX])
  * that /mcp/ops's session is nobody's through /mcp or /mcp/dev. */
 static void rekey(struct sl_caller *c)
 {
-	sl_caller_identity_digest(c->method, c->issuer, c->subject, c->profile, c->key);
+	sl_caller_identity_digest(c->method, c->issuer ? c->issuer : c->realm, c->subject,
+				  c->profile, c->key);
 }
 
 struct sl_caller *sl_caller_new(const char *method)
@@ -133,6 +137,13 @@ void sl_caller_set_client(struct sl_caller *c, const char *client_id)
 	c->client_id = sl_strdup(client_id);
 }
 
+void sl_caller_set_realm(struct sl_caller *c, const char *realm)
+{
+	free(c->realm);
+	c->realm = realm ? sl_strdup(realm) : NULL;
+	rekey(c);
+}
+
 void sl_caller_add_group(struct sl_caller *c, const char *group)
 {
 	list_add(&c->groups, group);
@@ -155,6 +166,7 @@ struct sl_caller *sl_caller_with_profile(const struct sl_caller *c, const char *
 	struct sl_caller *n = sl_caller_new(c->method);
 	sl_caller_set_subject(n, c->issuer, c->subject);
 	n->client_id = c->client_id ? sl_strdup(c->client_id) : NULL;
+	n->realm = c->realm ? sl_strdup(c->realm) : NULL;
 	for (size_t i = 0; c->groups[i]; i++)
 		sl_caller_add_group(n, c->groups[i]);
 	for (size_t i = 0; c->scopes[i]; i++)
@@ -181,6 +193,7 @@ void sl_caller_unref(struct sl_caller *c)
 	}
 	free(c->subject);
 	free(c->issuer);
+	free(c->realm);
 	free(c->client_id);
 	free(c->profile);
 	list_free(c->groups);

@@ -27,6 +27,9 @@ struct sl_caller {
 				 * HTTP front end without authentication) */
 	char *subject;          /* "sub", or a static token's name; NULL: none (bearerToken) */
 	char *issuer;           /* the token's "iss"; NULL for static tokens */
+	char *realm;            /* NULL, or whose namespace subject is in when no issuer
+				 * names it: an introspection answer without "iss" (with
+				 * several issuers configured) is the endpoint's, its URL */
 	char *client_id;        /* the OAuth client ("client_id", else "azp"), or NULL */
 	char **groups;          /* NULL-terminated, never NULL: groups and roles claims */
 	char **scopes;          /* NULL-terminated, never NULL */
@@ -50,13 +53,20 @@ struct sl_caller {
  */
 void sl_caller_identity_digest(const char *method, const char *issuer, const char *subject,
 			       const char *profile, char out[SL_SHA256_HEX]);
-/* The person c is, whatever profile or verification they come through: the
- * identity digest of no profile, issuer and subject, with method "token"
- * for sluice's static tokens and none for an issued token (a JWT or an
- * introspected one: its issuer names the person's namespace). The key a
- * person's own upstream links (upstream/users.c), their stored OAuth
- * tokens (oauth/store.h) and their subject tokens (oauth/subject.h) are
- * held under. False (out untouched) for a caller without a subject. */
+/* The person c is, whatever profile they come through: the identity digest
+ * of no profile and, for subject:
+ *   a static token of sluice's       method "token", no issuer;
+ *   a token whose issuer is known    no method, the issuer: the issuer
+ *                                    names the person's namespace, however
+ *                                    it was verified (JWT or introspection);
+ *   a token no issuer names          its method, and its realm (the
+ *                                    introspection endpoint's URL): a
+ *                                    namespace of that endpoint's alone.
+ * So no two methods or issuers share a person unless an issuer vouches for
+ * both. The key a person's own upstream links (upstream/users.c), their
+ * stored OAuth tokens (oauth/store.h), cache entries of per-user servers
+ * and their subject tokens (oauth/subject.h) are held under. False (out
+ * untouched) for a caller without a subject. */
 bool sl_caller_user_key(const struct sl_caller *c, char out[SL_SHA256_HEX]);
 /* The key c's fair shares are counted under (code-mode slots, sessions at
  * maxSessions): its person (sl_caller_user_key); for an authenticated
@@ -71,6 +81,7 @@ struct sl_caller *sl_caller_new(const char *method);
 /* Fill in a new caller (before it is shared). Each copies its argument. */
 void sl_caller_set_subject(struct sl_caller *c, const char *issuer, const char *subject);
 void sl_caller_set_client(struct sl_caller *c, const char *client_id);
+void sl_caller_set_realm(struct sl_caller *c, const char *realm);
 void sl_caller_add_group(struct sl_caller *c, const char *group);
 void sl_caller_add_scope(struct sl_caller *c, const char *scope);
 void sl_caller_set_profile(struct sl_caller *c, const char *profile);

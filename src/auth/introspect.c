@@ -154,7 +154,9 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 	}
 	/* The claims as every method reads them (auth/claims.h); the subject
 	 * and issuer as introspection has them: without iss in the answer,
-	 * the issuer is the one server configured (several: unnamed). */
+	 * the issuer is the one server configured; with several none is, and
+	 * the subject is in the endpoint's own namespace (its realm), never
+	 * another method's or issuer's (auth/caller.h). */
 	if (sl_caller_from_claims("introspection", o, (const char *const *)cfg->groups_claims, &c,
 				  &err) < 0) {
 		snprintf(failed, sizeof(failed), "the introspection answer's %.120s", err.msg);
@@ -166,6 +168,8 @@ static void judge(struct sl_introspect *in, const char *key, const struct sl_fet
 	if (!iss && cfg->authorization_servers[0] && !cfg->authorization_servers[1])
 		iss = cfg->authorization_servers[0];
 	sl_caller_set_subject(c, iss, sub);
+	if (!iss)
+		sl_caller_set_realm(c, cfg->introspection.endpoint);
 	if (exp > 0) {
 		uint64_t end = (int64_t)exp > wall_s ? now + (uint64_t)((int64_t)exp - wall_s) * 1000u
 						     : now + 1;

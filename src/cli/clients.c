@@ -93,6 +93,7 @@ struct conv {
 	struct sl_client_server *s;
 	struct sl_buf notes;
 	char *problem; /* the first problem; the server is refused */
+	const char *project; /* the projects.<path> being read, or NULL */
 };
 
 static void note(struct conv *cv, const char *fmt, ...) SL_PRINTF(2, 3);
@@ -549,7 +550,10 @@ static void take(struct conv *cv, yyjson_val *k, yyjson_val *v, const char *scop
 	cv->problem = NULL;
 	sl_buf_init(&cv->notes, 4096);
 	s->shown = esc(raw, n, SHOWN_MAX);
+	s->raw = sl_alloc(n + 1);
+	memcpy(s->raw, raw, n);
 	s->scope = scope ? sl_strdup(scope) : NULL;
+	s->project = cv->project ? sl_strdup(cv->project) : NULL;
 	s->name = sluice_name(raw, n);
 	if (n == 0)
 		fail(cv, "an empty name");
@@ -667,9 +671,11 @@ int sl_client_parse(enum sl_client_kind k, const char *file, const char *text, s
 			char *p = esc(yyjson_get_str(pk), yyjson_get_len(pk), 4096);
 			char *scope = sl_printf("project %s", p);
 			rc = yyjson_is_obj(pv) ? get_once(pv, "mcpServers", file, &servers, err) : SL_OK;
+			cv.project = yyjson_get_str(pk);
 			if (rc == SL_OK && yyjson_is_obj(pv))
 				rc = take_all(&cv, servers, "projects.<path>.mcpServers", scope, file,
 					      err);
+			cv.project = NULL;
 			free(scope);
 			free(p);
 			if (rc < 0)
@@ -688,6 +694,8 @@ void sl_client_set_dispose(struct sl_client_set *set)
 		free(set->v[i].name);
 		free(set->v[i].shown);
 		free(set->v[i].scope);
+		free(set->v[i].raw);
+		free(set->v[i].project);
 		free(set->v[i].problem);
 		free(set->v[i].notes);
 	}
@@ -810,7 +818,7 @@ int sl_client_install_text(enum sl_client_kind k, const char *text, size_t len,
 {
 	yyjson_doc *doc = read_doc("the client file", text, len, err);
 	yyjson_mut_doc *d;
-	yyjson_mut_val *root, *servers, *old, *e, *projects, *pk, *pv;
+	yyjson_mut_val *root, *servers, *old, *e, *pk, *pv;
 	yyjson_mut_obj_iter it;
 	int rc = SL_ERR_INVALID;
 	char *s;
@@ -838,17 +846,6 @@ int sl_client_install_text(enum sl_client_kind k, const char *text, size_t len,
 		}
 	}
 	put(d, root, sl_client_key(k), servers);
-	/* Claude Code's per-project servers were imported too: they now come
-	 * through the user-wide entry. */
-	projects = k == SL_CLIENT_CLAUDE_CODE ? yyjson_mut_obj_get(root, "projects") : NULL;
-	if (yyjson_mut_is_obj(projects)) {
-		yyjson_mut_obj_iter_init(projects, &it);
-		while ((pk = yyjson_mut_obj_iter_next(&it))) {
-			pv = yyjson_mut_obj_iter_get_val(pk);
-			if (yyjson_mut_is_obj(pv) && yyjson_mut_obj_get(pv, "mcpServers"))
-				put(d, pv, "mcpServers", yyjson_mut_obj(d));
-		}
-	}
 	s = yyjson_mut_write(d, YYJSON_WRITE_PRETTY_TWO_SPACES | YYJSON_WRITE_NEWLINE_AT_END, outlen);
 	if (!s)
 		sl_oom();
@@ -857,4 +854,115 @@ int sl_client_install_text(enum sl_client_kind k, const char *text, size_t len,
 out:
 	yyjson_mut_doc_free(d);
 	return rc;
+}
+
+/* ---- Claude Code's approvals of a project's .mcp.json ------------------- */
+
+void sl_client_approvals_init(struct sl_client_approvals *a)
+{
+	a->all = false;
+	a->enabled = sl_alloc(sizeof(char *));
+	a->disabled = sl_alloc(sizeof(char *));
+}
+
+static void names_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Appends s (taken) to the NULL-terminated *v. */
+static void list_push(char ***v, char *s)
+{
+	size_t n = 0;
+	while ((*v)[n])
+		n++;
+	*v = sl_realloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = s;
+	(*v)[n + 1] = NULL;
+}
+
+/* The strings of obj[key] added to *v (NULL-terminated): at most
+ * SL_CLIENT_MAX_SERVERS in all; an entry that is not a string is skipped. */
+static int add_names(char ***v, yyjson_val *obj, const char *key, const char *file,
+		     struct sl_err *err)
+{
+	yyjson_val *arr = yyjson_obj_get(obj, key), *x;
+	size_t n = 0, i, max;
+
+	if (!arr)
+		return SL_OK;
+	if (!yyjson_is_arr(arr)) {
+		sl_err_set(err, "%s: %s must be an array", file, key);
+		return SL_ERR_INVALID;
+	}
+	while ((*v)[n])
+		n++;
+	if (n + yyjson_arr_size(arr) > SL_CLIENT_MAX_SERVERS) {
+		sl_err_set(err, "%s: %s: over %d names: not read", file, key, SL_CLIENT_MAX_SERVERS);
+		return SL_ERR_TOO_LARGE;
+	}
+	*v = sl_realloc(*v, (n + yyjson_arr_size(arr) + 1) * sizeof(char *));
+	yyjson_arr_foreach(arr, i, max, x)
+		if (yyjson_is_str(x))
+			(*v)[n++] = sl_strdup(yyjson_get_str(x));
+	(*v)[n] = NULL;
+	return SL_OK;
+}
+
+int sl_client_approvals_add(struct sl_client_approvals *a, const char *file, const char *text,
+			    size_t len, const char *project, struct sl_err *err)
+{
+	struct sl_client_approvals t;
+	yyjson_doc *doc = read_doc(file, text, len, err);
+	yyjson_val *o;
+	int rc;
+
+	if (!doc)
+		return len > SL_CLIENT_MAX_BYTES ? SL_ERR_TOO_LARGE : SL_ERR_INVALID;
+	o = yyjson_doc_get_root(doc);
+	if (project)
+		o = yyjson_obj_get(yyjson_obj_get(o, "projects"), project);
+	sl_client_approvals_init(&t);
+	if (yyjson_is_obj(o) &&
+	    ((rc = add_names(&t.enabled, o, "enabledMcpjsonServers", file, err)) < 0 ||
+	     (rc = add_names(&t.disabled, o, "disabledMcpjsonServers", file, err)) < 0)) {
+		sl_client_approvals_dispose(&t);
+		yyjson_doc_free(doc);
+		return rc;
+	}
+	t.all = yyjson_is_obj(o) && yyjson_is_true(yyjson_obj_get(o, "enableAllProjectMcpServers"));
+	/* Both sources hold: their lists are joined, and all from either. */
+	for (size_t i = 0; t.enabled[i]; i++)
+		list_push(&a->enabled, t.enabled[i]);
+	for (size_t i = 0; t.disabled[i]; i++)
+		list_push(&a->disabled, t.disabled[i]);
+	a->all = a->all || t.all;
+	free(t.enabled);
+	free(t.disabled);
+	yyjson_doc_free(doc);
+	return SL_OK;
+}
+
+static bool named(char *const *v, const char *raw)
+{
+	for (size_t i = 0; v[i]; i++)
+		if (!strcmp(v[i], raw))
+			return true;
+	return false;
+}
+
+enum sl_client_verdict sl_client_approval(const struct sl_client_approvals *a, const char *raw)
+{
+	if (named(a->disabled, raw))
+		return SL_CLIENT_REJECTED;
+	return a->all || named(a->enabled, raw) ? SL_CLIENT_APPROVED : SL_CLIENT_UNAPPROVED;
+}
+
+void sl_client_approvals_dispose(struct sl_client_approvals *a)
+{
+	names_free(a->enabled);
+	names_free(a->disabled);
+	a->enabled = a->disabled = NULL;
 }

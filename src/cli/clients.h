@@ -61,6 +61,10 @@ struct sl_client_server {
 	char *name;    /* the sluice name: 1-64 of A-Z a-z 0-9 _ - . (never NULL) */
 	char *shown;   /* the name as the file has it, escaped for a terminal */
 	char *scope;   /* NULL, or where in the file (Claude Code: "project /path"), escaped */
+	char *raw;     /* the name as the file has it, unescaped (NUL-free where entry is
+			* set): what a client's approval lists name */
+	char *project; /* NULL, or the project a user file scopes it to (Claude Code's
+			* projects.<path>.mcpServers: the path, unescaped) */
 	yyjson_mut_val *entry; /* the sluice entry, in the set's doc; NULL: refused */
 	char *problem; /* why refused (entry NULL), escaped */
 	bool client_only; /* Zed: an extension's server, run by Zed itself (entry
@@ -97,6 +101,34 @@ int sl_client_parse(enum sl_client_kind k, const char *file, const char *text, s
 void sl_client_set_dispose(struct sl_client_set *set);
 
 /*
+ * What Claude Code recorded about the servers of a project's .mcp.json, as
+ * the person decided in its approval prompt or settings: ~/.claude.json's
+ * projects.<dir> and the user's ~/.claude/settings.json (never a file of
+ * the project: a repository could approve its own servers). A server it
+ * disabled is rejected whatever else says; one it enabled (or every one,
+ * enableAllProjectMcpServers) is approved; any other is not.
+ */
+struct sl_client_approvals {
+	bool all;          /* enableAllProjectMcpServers */
+	char **enabled;    /* enabledMcpjsonServers, NULL-terminated, never NULL */
+	char **disabled;   /* disabledMcpjsonServers, NULL-terminated, never NULL */
+};
+enum sl_client_verdict { SL_CLIENT_UNAPPROVED, SL_CLIENT_APPROVED, SL_CLIENT_REJECTED };
+
+void sl_client_approvals_init(struct sl_client_approvals *a);
+/*
+ * Adds what one Claude Code file records for project (a directory, as
+ * Claude Code keys it): with project, the file's projects.<project> (the
+ * shape of ~/.claude.json), else its top level (a settings.json). Each
+ * list holds at most SL_CLIENT_MAX_SERVERS names. Returns 0, or
+ * SL_ERR_INVALID / SL_ERR_TOO_LARGE with err set and a unchanged.
+ */
+int sl_client_approvals_add(struct sl_client_approvals *a, const char *file, const char *text,
+			    size_t len, const char *project, struct sl_err *err) SL_MUST_USE;
+enum sl_client_verdict sl_client_approval(const struct sl_client_approvals *a, const char *raw);
+void sl_client_approvals_dispose(struct sl_client_approvals *a);
+
+/*
  * What identifies a server across files, as canonical JSON (caller frees):
  * command, args, env and cwd for a child; type, url and headers for a
  * remote server. entry is a sluice entry (mutable).
@@ -113,8 +145,9 @@ struct sl_client_install {
 
 /*
  * The client file's text with every server replaced by one "sluice" entry
- * (Claude Code: the per-project lists emptied too; Zed: its extensions'
- * servers kept, they are no command sluice could run), the rest of the file
+ * (Zed: its extensions' servers kept, they are no command sluice could
+ * run; Claude Code: its per-project lists kept, they are not the user-wide
+ * config's to take), the rest of the file
  * kept (re-serialised: comments are dropped). Returns 0 with *out
  * malloc'd, or SL_ERR_INVALID with err set (a file that does not parse, a
  * client without remote servers for url).

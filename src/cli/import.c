@@ -8,6 +8,8 @@
  *       (same identity, clients.h) is not added twice; a name taken by
  *       another server gets the client's name after it. The config is
  *       written atomically, 0600, the old one kept as PATH.bak (.bak.N).
+ *       A project's servers go only where the person approved them, into
+ *       that project's own config (below, "project servers").
  *   install --client NAME [--mode stdio|http] [--url URL] [--file FILE]
  *       imports that client's file, then rewrites it with one "sluice"
  *       entry; the original stays byte for byte in FILE.sluice-backup,
@@ -27,6 +29,7 @@
 #include "core/json.h"
 #include "oauth/oauth.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -189,10 +192,21 @@ static void known_sources(int k, bool user_only, struct source **v, size_t *n)
 	for (size_t i = 0; i < SL_COUNT(known); i++) {
 		const char *base = known[i].base == 0 ? home_dir() : known[i].base == 1 ? xdg :
 				   have_cwd ? cwd : NULL;
+		char *path;
+		bool dup = false;
+
 		if ((k >= 0 && (int)known[i].kind != k) || !base || (user_only && known[i].base == 2))
 			continue;
-		add_source(v, n, known[i].kind, sl_printf("%s/%s", base, known[i].rel),
-			   known[i].base == 2 ? sl_strdup(cwd) : NULL);
+		/* Run from $HOME, ~/.cursor/mcp.json is the user file, not a
+		 * project's: read once, as what it is. */
+		path = sl_printf("%s/%s", base, known[i].rel);
+		for (size_t j = 0; j < *n && !dup; j++)
+			dup = !strcmp((*v)[j].path, path);
+		if (dup) {
+			free(path);
+			continue;
+		}
+		add_source(v, n, known[i].kind, path, known[i].base == 2 ? sl_strdup(cwd) : NULL);
 	}
 	free(xdg);
 }
@@ -413,49 +427,48 @@ static char *free_name(const struct merge *m, const char *name, enum sl_client_k
 	return NULL;
 }
 
-static void merge_set(struct merge *m, const struct sl_client_set *set, enum sl_client_kind k,
-		      const char *file)
+/* s into the config of m (table: the merge whose rows are printed; where
+ * says in which config, "" for the user-wide one). */
+static void merge_one(struct merge *table, struct merge *m, const struct sl_client_server *s,
+		      enum sl_client_kind k, const char *file, const char *where)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		const struct sl_client_server *s = &set->v[i];
-		char *id, *name, *result = NULL;
-		size_t j;
+	char *id, *name, *result = NULL;
+	size_t j;
 
-		if (s->client_only) {
-			add_row(m, s, k, file, sl_printf("left to %s (an extension's server)",
-							 sl_client_name(k)));
-			continue;
-		}
-		if (!s->entry) {
-			add_row(m, s, k, file, sl_printf("refused: %s", s->problem));
-			m->refused++;
-			continue;
-		}
-		id = sl_client_identity(s->entry);
-		for (j = 0; j < m->n && strcmp(m->ids[j], id) != 0; j++)
-			;
-		if (j < m->n) {
-			add_row(m, s, k, file, sl_printf("same as %s", m->names[j]));
-			free(id);
-			continue;
-		}
-		free(id);
-		if (!(name = free_name(m, s->name, k))) {
-			add_row(m, s, k, file, sl_printf("refused: no free name near %s", s->name));
-			m->refused++;
-			continue;
-		}
-		if (strcmp(name, s->name) != 0)
-			result = sl_printf("added as %s (%s was taken)", name, s->name);
-		else
-			result = sl_strdup("added");
-		yyjson_mut_obj_add(m->servers, yyjson_mut_strcpy(m->doc, name),
-				   yyjson_mut_val_mut_copy(m->doc, s->entry));
-		merge_add_known(m, name, s->entry);
-		m->added++;
-		add_row(m, s, k, file, result);
-		free(name);
+	if (s->client_only) {
+		add_row(table, s, k, file, sl_printf("left to %s (an extension's server)",
+						     sl_client_name(k)));
+		return;
 	}
+	if (!s->entry) {
+		add_row(table, s, k, file, sl_printf("refused: %s", s->problem));
+		table->refused++;
+		return;
+	}
+	id = sl_client_identity(s->entry);
+	for (j = 0; j < m->n && strcmp(m->ids[j], id) != 0; j++)
+		;
+	if (j < m->n) {
+		add_row(table, s, k, file, sl_printf("same as %s%s", m->names[j], where));
+		free(id);
+		return;
+	}
+	free(id);
+	if (!(name = free_name(m, s->name, k))) {
+		add_row(table, s, k, file, sl_printf("refused: no free name near %s", s->name));
+		table->refused++;
+		return;
+	}
+	if (strcmp(name, s->name) != 0)
+		result = sl_printf("added as %s (%s was taken)%s", name, s->name, where);
+	else
+		result = sl_printf("added%s", where);
+	yyjson_mut_obj_add(m->servers, yyjson_mut_strcpy(m->doc, name),
+			   yyjson_mut_val_mut_copy(m->doc, s->entry));
+	merge_add_known(m, name, s->entry);
+	m->added++;
+	add_row(table, s, k, file, result);
+	free(name);
 }
 
 static void print_table(const struct merge *m)
@@ -546,9 +559,196 @@ out:
 	return rc;
 }
 
+/* ---- project servers ----------------------------------------------------- */
+
+/*
+ * A project's servers (its .mcp.json, .cursor/mcp.json, .vscode/mcp.json,
+ * .zed/settings.json, and Claude Code's projects.<path>.mcpServers) are the
+ * project's: a repository someone clones writes them. They are imported
+ * only where the person approved them for that project, and into that
+ * project's sluice config, never the user-wide one (which every session
+ * runs): see docs/IMPORT.md "Project servers".
+ */
+
+/* A project's sluice config and what goes into it. */
+struct project {
+	char *dir;     /* the project directory (resolved when it exists) */
+	char *target;  /* its sluice config */
+	struct merge m;
+	bool existed;
+};
+
+struct import {
+	struct merge main;       /* the user-wide config; its rows are the table */
+	struct project p[MAX_FILES + 1]; /* the current directory's, and a named file's each */
+	size_t np;
+	bool one_target;         /* --write: the person named where everything goes */
+	bool install;            /* install: a user file's per-project lists stay the client's */
+	char *cwd;               /* the current directory, resolved; NULL if unknown */
+};
+
+/* A directory as resolved as it can be (caller frees). */
+static char *resolved(const char *dir)
+{
+	char *r = realpath(dir, NULL);
+	return r ? r : sl_strdup(dir);
+}
+
+/* The sluice config of project dir: $XDG_CONFIG_HOME/sluice/projects/
+ * NAME-HASH.json, NAME its directory's name in sluice's name characters
+ * (at most 40), HASH the first 12 hex digits of the SHA-256 of its path:
+ * kept with the person's files, never in the repository. NULL: no HOME. */
+static char *project_target(const char *dir)
+{
+	char *xdg = config_home(), *a, *base, *t, h[SL_SHA256_HEX];
+	size_t n = 0;
+
+	if (!xdg)
+		return NULL;
+	a = sl_strdup(dir);
+	base = basename(a);
+	for (char *c = base; *c && n < 40; c++, n++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			*c = '-';
+	base[n] = 0;
+	sl_sha256_hex(dir, strlen(dir), h);
+	t = sl_printf("%s/sluice/projects/%s-%.12s.json", xdg, *base && strcmp(base, "/") ?
+		      base : "root", h);
+	free(xdg);
+	free(a);
+	return t;
+}
+
+/* The config of project dir, opened the first time (NULL: printed why). */
+static struct merge *project_merge(struct import *im, const char *dir)
+{
+	struct project *p;
+	struct sl_err err;
+	char *target;
+
+	for (size_t i = 0; i < im->np; i++)
+		if (!strcmp(im->p[i].dir, dir))
+			return &im->p[i].m;
+	if (im->np == SL_COUNT(im->p) || !(target = project_target(dir))) {
+		fprintf(stderr, "sluice import: no project config for %s\n", dir);
+		return NULL;
+	}
+	p = &im->p[im->np];
+	if (merge_open(&p->m, target, &p->existed, &err) < 0) {
+		fprintf(stderr, "sluice import: %s\n", err.msg);
+		merge_dispose(&p->m);
+		free(target);
+		return NULL;
+	}
+	p->dir = sl_strdup(dir);
+	p->target = target;
+	im->np++;
+	return &p->m;
+}
+
+/* What Claude Code recorded for project dir (as dir and as resolved):
+ * ~/.claude.json and ~/.claude/settings.json, the person's own files. */
+static void claude_approvals(const char *dir, struct sl_client_approvals *a)
+{
+	const char *home = home_dir();
+	char *real = resolved(dir);
+	const char *keys[2] = { dir, strcmp(real, dir) ? real : NULL };
+
+	sl_client_approvals_init(a);
+	for (int f = 0; home && f < 2; f++) {
+		char *path = sl_printf("%s/%s", home, f ? ".claude/settings.json" : ".claude.json");
+		char *text = NULL, *p = shown(path);
+		struct sl_err err;
+		size_t len;
+		int rc = read_file(path, SL_CLIENT_MAX_BYTES, &text, &len, &err);
+
+		/* ~/.claude.json under the project's key (both spellings), the
+		 * settings at their top level. */
+		for (int k = 0; rc == SL_OK && k < (f ? 1 : 2); k++)
+			if (f || keys[k])
+				rc = sl_client_approvals_add(a, p, text, len, f ? NULL : keys[k], &err);
+		if (rc < 0 && rc != SL_ERR_NOT_FOUND)
+			fprintf(stderr, "sluice import: %s (what it approves is not taken)\n", err.msg);
+		if (text) {
+			explicit_bzero(text, len);
+			free(text);
+		}
+		free(path);
+		free(p);
+	}
+	free(real);
+}
+
+/* The servers of one file, each where it belongs: a user-wide server into
+ * the user-wide config; a project's, if approved, into its project's. */
+static void route_set(struct import *im, const struct sl_client_set *set, const struct source *src,
+		      bool named)
+{
+	enum sl_client_kind k = src->kind;
+	struct sl_client_approvals cc = { 0 };
+	char *dir = src->project ? resolved(src->project) : NULL, *p = shown(src->path);
+	const char *cl = sl_client_name(k);
+
+	if (dir && k == SL_CLIENT_CLAUDE_CODE)
+		claude_approvals(src->project, &cc);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct sl_client_server *s = &set->v[i];
+		char *sdir = s->project ? resolved(s->project) : NULL;
+		const char *pdir = sdir ? sdir : dir;
+		enum sl_client_verdict v = SL_CLIENT_APPROVED;
+		struct merge *dest = &im->main;
+
+		if (!pdir || !s->entry) {
+			merge_one(&im->main, dest, s, k, src->path, "");
+			free(sdir);
+			continue;
+		}
+		if (sdir) {
+			/* Claude Code's list for a project, which the person made
+			 * there (claude mcp add): that project's alone. */
+			if (im->install || !im->cwd || strcmp(sdir, im->cwd)) {
+				add_row(&im->main, s, k, src->path, sl_printf(
+					"left to %s (%s's server: run sluice import there)", cl,
+					s->scope ? s->scope : "a project"));
+				free(sdir);
+				continue;
+			}
+		} else if (k == SL_CLIENT_CLAUDE_CODE) {
+			v = sl_client_approval(&cc, s->raw);
+			/* Naming the file approves it, never a server rejected. */
+			if (named && v == SL_CLIENT_UNAPPROVED)
+				v = SL_CLIENT_APPROVED;
+		} else if (!named) {
+			v = SL_CLIENT_UNAPPROVED;
+		}
+		if (v == SL_CLIENT_REJECTED) {
+			add_row(&im->main, s, k, src->path, sl_printf(
+				"not imported: rejected in %s for this project (disabledMcpjsonServers)",
+				cl));
+		} else if (v == SL_CLIENT_UNAPPROVED) {
+			add_row(&im->main, s, k, src->path, sl_printf(
+				"not imported: a project server not approved in %s%s (name the file "
+				"to import it: sluice import %s)", cl, k == SL_CLIENT_CLAUDE_CODE ? "" :
+				", which keeps its approvals where sluice cannot read them", p));
+		} else if (im->one_target) {
+			merge_one(&im->main, dest, s, k, src->path, "");
+		} else if ((dest = project_merge(im, pdir))) {
+			merge_one(&im->main, dest, s, k, src->path, " to the project's config");
+		} else {
+			add_row(&im->main, s, k, src->path, sl_strdup("refused: no project config"));
+			im->main.refused++;
+		}
+		free(sdir);
+	}
+	if (cc.enabled)
+		sl_client_approvals_dispose(&cc);
+	free(dir);
+	free(p);
+}
+
 /* Reads one source into the merge. Returns 0, SL_ERR_NOT_FOUND (absent,
  * and it was not asked for by name), or a failure already printed. */
-static int import_one(struct merge *m, const struct source *src, bool named)
+static int import_one(struct import *im, const struct source *src, bool named)
 {
 	struct sl_client_ctx cx = { .home = home_dir(), .project = src->project };
 	struct sl_client_set set;
@@ -575,7 +775,7 @@ static int import_one(struct merge *m, const struct source *src, bool named)
 		fprintf(stderr, "sluice: %s\n", err.msg);
 		return rc == SL_ERR_NOT_FOUND ? SL_ERR_INVALID : rc;
 	}
-	merge_set(m, &set, src->kind, src->path);
+	route_set(im, &set, src, named);
 	sl_client_set_dispose(&set);
 	return SL_OK;
 }
@@ -649,10 +849,11 @@ int sl_cli_import(const char *config, int argc, const char *const *argv)
 	struct args a;
 	struct source *src = NULL;
 	size_t nsrc = 0, failed = 0, read = 0;
-	struct merge m;
+	struct import *im;
+	struct merge *m;
 	struct sl_err err;
 	bool existed, tty = isatty(2);
-	char *target;
+	char *target, cwd[PATH_MAX];
 	int rc;
 
 	if (parse_args("import", argc, argv, &a) < 0)
@@ -680,41 +881,70 @@ int sl_cli_import(const char *config, int argc, const char *const *argv)
 	}
 	if (a.nfiles == 0)
 		known_sources(a.client ? sl_client_by_name(a.client) : -1, false, &src, &nsrc);
-	if (merge_open(&m, target, &existed, &err) < 0) {
+	im = sl_alloc(sizeof(*im));
+	im->one_target = a.write != NULL;
+	im->cwd = getcwd(cwd, sizeof(cwd)) ? resolved(cwd) : NULL;
+	m = &im->main;
+	if (merge_open(m, target, &existed, &err) < 0) {
 		fprintf(stderr, "sluice import: %s\n", err.msg);
-		merge_dispose(&m);
-		free_sources(src, nsrc);
-		free(target);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	for (size_t i = 0; i < nsrc; i++) {
 		progress(a.progress || tty, tty, i, nsrc, src[i].path);
-		rc = import_one(&m, &src[i], a.nfiles > 0);
+		rc = import_one(im, &src[i], a.nfiles > 0);
 		if (rc == SL_OK)
 			read++;
 		else if (rc != SL_ERR_NOT_FOUND)
 			failed++;
 	}
 	progress(a.progress || tty, tty, 0, 0, NULL);
-	print_table(&m);
-	rc = m.refused || failed ? 1 : 0;
-	if (a.dry_run) {
-		char *text = yyjson_mut_write(m.doc, YYJSON_WRITE_PRETTY_TWO_SPACES |
-					      YYJSON_WRITE_NEWLINE_AT_END, NULL);
-		printf("--dry-run: not written; the config would be:\n%s", text);
-		free(text);
-	} else if (m.added == 0) {
-		char *p = shown(target);
-		printf("nothing new: %s %s\n", p, existed ? "unchanged" : "not written");
+	print_table(m);
+	rc = m->refused || failed ? 1 : 0;
+	for (size_t i = 0; i <= im->np; i++) {
+		struct merge *t = i ? &im->p[i - 1].m : m;
+		const char *path = i ? im->p[i - 1].target : target;
+		bool had = i ? im->p[i - 1].existed : existed;
+		char *p = shown(path);
+
+		if (i && !t->added) {
+			free(p);
+			continue;
+		}
+		if (a.dry_run) {
+			char *text = yyjson_mut_write(t->doc, YYJSON_WRITE_PRETTY_TWO_SPACES |
+						      YYJSON_WRITE_NEWLINE_AT_END, NULL);
+			if (i)
+				printf("--dry-run: not written; the project config %s would be:\n%s",
+				       p, text);
+			else
+				printf("--dry-run: not written; the config would be:\n%s", text);
+			free(text);
+		} else if (!t->added) {
+			printf("nothing new: %s %s\n", p, had ? "unchanged" : "not written");
+		} else if (merge_write(t, path, had, &err) < 0) {
+			fprintf(stderr, "sluice import: %s\n", err.msg);
+			rc = 2;
+		} else if (i) {
+			char *d = shown(im->p[i - 1].dir);
+			printf("the servers of %s are in %s: serve them there with sluice serve "
+			       "--config %s\n", d, p, p);
+			free(d);
+		}
 		free(p);
-	} else if (merge_write(&m, target, existed, &err) < 0) {
-		fprintf(stderr, "sluice import: %s\n", err.msg);
-		rc = 2;
 	}
 	if (read == 0 && a.nfiles == 0)
 		fprintf(stderr, "sluice import: no client config found (looked under $HOME, "
 			"$XDG_CONFIG_HOME and the current directory)\n");
-	merge_dispose(&m);
+out:
+	merge_dispose(m);
+	for (size_t i = 0; i < im->np; i++) {
+		merge_dispose(&im->p[i].m);
+		free(im->p[i].dir);
+		free(im->p[i].target);
+	}
+	free(im->cwd);
+	free(im);
 	free_sources(src, nsrc);
 	free(target);
 	return rc;
@@ -763,12 +993,13 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 {
 	struct args a;
 	struct sl_client_set set = { 0 };
-	struct merge m = { 0 };
+	struct import *im = sl_alloc(sizeof(*im));
+	struct merge *m = &im->main;
 	struct sl_err err;
 	enum sl_client_kind k;
 	char *file = NULL, *project = NULL, *target = NULL, *backup = NULL, *meta = NULL;
 	char *abs_target = NULL, *text = NULL, *out = NULL, *metatext = NULL, *self = NULL;
-	char *pf = NULL, hb[SL_SHA256_HEX], hi[SL_SHA256_HEX];
+	char *pf = NULL, *dir = NULL, hb[SL_SHA256_HEX], hi[SL_SHA256_HEX];
 	size_t len = 0, outlen = 0;
 	bool existed;
 	struct stat st;
@@ -790,7 +1021,10 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 		fprintf(stderr, "sluice install: --url must start with http:// or https://\n");
 		return 2;
 	}
-	if (!(file = client_file(&a, k, &project)) || !(target = target_path(NULL, config))) {
+	/* A project's file goes into its project's config, never the
+	 * user-wide one: the entry install writes serves that project alone. */
+	if (!(file = client_file(&a, k, &project)) ||
+	    !(target = project ? project_target(dir = resolved(project)) : target_path(NULL, config))) {
 		fprintf(stderr, "sluice install: no HOME: name the files with --file and --config\n");
 		goto out;
 	}
@@ -815,7 +1049,7 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 	if (stat(file, &st) < 0)
 		st.st_mode = 0600;
 	/* First the servers go into the sluice config, then the client. */
-	if (merge_open(&m, target, &existed, &err) < 0) {
+	if (merge_open(m, target, &existed, &err) < 0) {
 		fprintf(stderr, "sluice install: %s\n", err.msg);
 		goto out;
 	}
@@ -827,16 +1061,22 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 			goto out;
 		}
 	}
-	merge_set(&m, &set, k, file);
-	print_table(&m);
-	if (m.refused) {
+	{
+		/* Named, so approved, but a server rejected in the client is
+		 * not carried over; a user file's per-project lists stay. */
+		struct source src = { k, file, project };
+		im->one_target = im->install = true;
+		route_set(im, &set, &src, true);
+	}
+	print_table(m);
+	if (m->refused) {
 		fprintf(stderr, "sluice install: %zu server%s of %s could not be carried over "
 			"(above): fix or remove them, then install again; nothing changed\n",
-			m.refused, m.refused == 1 ? "" : "s", pf);
+			m->refused, m->refused == 1 ? "" : "s", pf);
 		rc = 1;
 		goto out;
 	}
-	if ((m.added || !existed) && merge_write(&m, target, existed, &err) < 0) {
+	if ((m->added || !existed) && merge_write(m, target, existed, &err) < 0) {
 		fprintf(stderr, "sluice install: %s\n", err.msg);
 		goto out;
 	}
@@ -894,7 +1134,9 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 out:
 	if (set.doc)
 		sl_client_set_dispose(&set);
-	merge_dispose(&m);
+	merge_dispose(m);
+	free(im);
+	free(dir);
 	if (text) {
 		explicit_bzero(text, len);
 		free(text);

@@ -217,30 +217,33 @@ void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool mode
 	resources_list(s, m, modern, true);
 }
 
-/* The server a URI names, if the session's profile shows it. */
-static struct sl_upstream *upstream_of_uri(struct sl_session *s, const char *uri, const char **orig)
+/* The server a URI names, if who's profile shows it (who: the request's
+ * caller, or for what no request asks the session's latest). */
+static struct sl_upstream *upstream_of_uri(struct sl_session *s, const struct sl_caller *who,
+					   const char *uri, const char **orig)
 {
 	struct sl_upstream *u = uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
 	struct sl_view v;
 
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, who, &v);
 	return u && sl_view_server(&v, u) ? u : NULL;
 }
 
-/* A prompt of the catalog, if the session's profile shows its server. */
-static const struct sl_entry *prompt_of(struct sl_session *s, const char *name)
+/* A prompt of the catalog, if the profile of m's caller shows its server. */
+static const struct sl_entry *prompt_of(struct sl_session *s, const struct sl_msg *m,
+					const char *name)
 {
 	const struct sl_entry *e = name ? sl_catalog_prompt(&s->gw->catalog, name) : NULL;
 	struct sl_view v;
 
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	return e && sl_view_server(&v, e->up) ? e : NULL;
 }
 
 void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
-	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	struct sl_upstream *u = upstream_of_uri(s, m->who, uri, &orig);
 	if (!u) {
 		/* 2026-07-28 retired -32002 for "not found" in favour of -32602. */
 		sl_session_error(s, m->id, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
@@ -277,7 +280,7 @@ static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
 static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool on)
 {
 	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
-	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	struct sl_upstream *u = upstream_of_uri(s, m->who, uri, &orig);
 	yyjson_val *rc;
 	yyjson_mut_val *r;
 	char msg[300];
@@ -341,7 +344,7 @@ static void on_resubscribed(void *ctx, struct sl_reply *r)
 void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 {
 	const char *orig;
-	struct sl_upstream *u = upstream_of_uri(s, uri, &orig);
+	struct sl_upstream *u = upstream_of_uri(s, s->caller, uri, &orig);
 	yyjson_mut_doc *d;
 	yyjson_mut_val *params;
 	struct sl_err err;
@@ -391,7 +394,7 @@ void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern
 void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
-	const struct sl_entry *e = prompt_of(s, name);
+	const struct sl_entry *e = prompt_of(s, m, name);
 	if (!e) {
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: unknown prompt");
 		return;
@@ -408,12 +411,12 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
 	const char *orig;
 
 	if (type && strcmp(type, "ref/prompt") == 0 && sl_json_str(ref, "name") &&
-	    (e = prompt_of(s, sl_json_str(ref, "name")))) {
+	    (e = prompt_of(s, m, sl_json_str(ref, "name")))) {
 		forward(s, m, modern, e->up, "ref", "name", e->name);
 		return;
 	}
 	if (type && strcmp(type, "ref/resource") == 0 &&
-	    (u = upstream_of_uri(s, sl_json_str(ref, "uri"), &orig))) {
+	    (u = upstream_of_uri(s, m->who, sl_json_str(ref, "uri"), &orig))) {
 		forward(s, m, modern, u, "ref", "uri", orig);
 		return;
 	}

@@ -184,13 +184,14 @@ static bool flag(yyjson_val *filter, const char *name)
 /* The resourceSubscriptions the gateway can honor: URIs that name a
  * server offering resource subscriptions. The others are left out of the
  * acknowledgement (MCP 2026-07-28: the subset the server agreed to honor). */
-static void take_uris(struct sl_session *s, struct sl_listen *l, yyjson_val *arr)
+static void take_uris(struct sl_session *s, const struct sl_msg *m, struct sl_listen *l,
+		      yyjson_val *arr)
 {
 	yyjson_val *v;
 	size_t i, n;
 	struct sl_view view;
 
-	sl_view_of(s->gw, s->caller, &view);
+	sl_view_of(s->gw, m->who, &view);
 	l->uris = sl_alloc((yyjson_arr_size(arr) + 1) * sizeof(*l->uris));
 	yyjson_arr_foreach(arr, i, n, v) {
 		const char *uri = yyjson_get_str(v), *orig;
@@ -274,7 +275,7 @@ void sl_listen_open(struct sl_session *s, struct sl_msg *m, bool modern)
 	l->what = (flag(filter, "toolsListChanged") ? LISTEN_TOOLS : 0) |
 		  (flag(filter, "promptsListChanged") ? LISTEN_PROMPTS : 0) |
 		  (flag(filter, "resourcesListChanged") ? LISTEN_RESOURCES : 0);
-	take_uris(s, l, uris);
+	take_uris(s, m, l, uris);
 
 	/* MCP 2026-07-28: the acknowledgement first, with what is honored:
 	 * the gateway declares listChanged for all three lists. */

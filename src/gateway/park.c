@@ -18,7 +18,8 @@
  * policy stage's confirmations): "sluice-park.ID.ROUND.EXPIRY.MAC" over the
  * park's id, the round, the client's credential and the tool's name. A
  * state is good once (the round moves on), for one client, until its
- * expiry (sluice.limits.parkTimeoutMs), after which the park is gone.
+ * expiry (sluice.limits.parkTimeoutMs), after which the park is gone; a
+ * retry goes on only if its own credential is allowed the tool.
  *
  * Lifetime: a park is made by the first question of a call and lives
  * until the call's client request is freed while attached (the call ended,
@@ -345,6 +346,7 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	struct ask asks[PARK_MAX_ASKS];
 	size_t nasks;
 	enum sl_seal_check chk;
+	const struct sl_entry *e;
 
 	if (!state || strncmp(state, PARK_PREFIX, strlen(PARK_PREFIX)) != 0)
 		return false;
@@ -389,6 +391,16 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	}
 	if (!name || strcmp(name, k->name) != 0) {
 		resume_error(s, m, "issued for another tool; a retry calls the same tool");
+		return true;
+	}
+	/* The retry is decided with its own credential, never more rights
+	 * than the latest token: one whose claims a stage now hides the tool
+	 * from (a group removed, a down-scoped token of the same person) does
+	 * not carry on the call; the park waits for a retry that may. */
+	if (k->call && (e = sl_catalog_find(&gw->catalog, k->up->name, k->call->tool)) &&
+	    !sl_stages_visible(gw->gen, m->who, k->up, e->def)) {
+		resume_error(s, m, "this retry's credential is not allowed the tool (its claims "
+			     "differ from those the call was started with)");
 		return true;
 	}
 	for (size_t i = 0; i < k->nasks; i++) {

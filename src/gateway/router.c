@@ -293,7 +293,7 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	struct sl_view v;
 	char msg[300];
 
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	if (u && !sl_view_server(&v, u))
 		u = NULL; /* not this profile's: unknown here */
 	if (!u) {
@@ -307,7 +307,7 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	for (size_t i = 0; i < cat->tools.n; i++) {
 		const struct sl_entry *e = &cat->tools.v[i];
 		const char *name = e->up == u ? sl_view_local(&v, e) : NULL;
-		if (name && sl_stages_visible(s->gw->gen, s->caller, u, e->def))
+		if (name && sl_stages_visible(s->gw->gen, m->who, u, e->def))
 			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, e, name, true));
 	}
 	reply_json(s, m, modern, d, arr, false);
@@ -345,7 +345,7 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 	/* Raw names, or the identifiers search_tools' lines show (git_hub,
 	 * get_sum), resolved the way programs resolve them, in the session's
 	 * profile: a server or tool outside it is unknown here. */
-	sl_view_of(s->gw, s->caller, &v);
+	sl_view_of(s->gw, m->who, &v);
 	if (!(u = sl_codemode_server(&v, server))) {
 		snprintf(msg, sizeof(msg), "unknown server '%.100s': list_servers shows the servers", server);
 		reply_text(s, m, modern, msg, true);

@@ -374,15 +374,15 @@ static yyjson_mut_val *server_info(yyjson_mut_doc *d)
 	return i;
 }
 
-/* What the session's profile shows, in its mode. */
-static char *instructions(struct sl_session *s)
+/* What the profile of m's caller shows, in its mode. */
+static char *instructions(struct sl_session *s, const struct sl_msg *m)
 {
 	struct sl_gateway *gw = s->gw;
 	struct sl_view v;
 	struct sl_buf b;
 	size_t n = 0;
 
-	sl_view_of(gw, s->caller, &v);
+	sl_view_of(gw, m->who, &v);
 	sl_buf_init(&b, 1u << 16);
 	if (sl_buf_appends(&b, "sluice gateway over MCP servers:") < 0)
 		return sl_buf_take(&b, NULL);
@@ -441,7 +441,7 @@ static void do_initialize(struct sl_session *s, struct sl_msg *m, bool modern)
 	yyjson_mut_obj_add_strcpy(d, r, "protocolVersion", s->version);
 	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, false));
 	yyjson_mut_obj_add_val(d, r, "serverInfo", server_info(d));
-	ins = instructions(s);
+	ins = instructions(s, m);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
 	sl_session_answer(s, m, false, false, d, r);
@@ -456,7 +456,7 @@ static void do_discover(struct sl_session *s, struct sl_msg *m, bool modern)
 	sl_gateway_start(s->gw, sl_session_caps(s, m, modern));
 	yyjson_mut_obj_add_val(d, r, "supportedVersions", sl_mcp_versions(d));
 	yyjson_mut_obj_add_val(d, r, "capabilities", server_caps(s->gw, d, modern));
-	ins = instructions(s);
+	ins = instructions(s, m);
 	yyjson_mut_obj_add_strcpy(d, r, "instructions", ins);
 	free(ins);
 	meta = yyjson_mut_obj(d);
@@ -748,11 +748,25 @@ static void defer_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *d
 	defer_entry(s, d);
 }
 
+/* The session speaks with the rights of the latest credential it was sent
+ * with, never more: what no request asks for (a notification, a relayed
+ * question, the end of its tasks) is decided with the claims of the most
+ * recent request, so that a token down-scoped or stripped of a group at
+ * its identity provider takes effect at once. The transport admits a
+ * request into a session only for the identity that opened it (another is
+ * refused as an unknown session), so this changes claims, never who. */
+static void latest_caller(struct sl_session *s, struct sl_caller *who)
+{
+	if (who && who != s->caller && sl_caller_same(who, s->caller))
+		sl_session_set_caller(s, who);
+}
+
 void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const char *line,
 			   size_t len)
 {
 	if (s->closing)
 		return;
+	latest_caller(s, who);
 	/* Keep order: once something waits, everything after it waits too. */
 	if (!sl_list_empty(&s->deferred)) {
 		defer(s, who, line, len);
@@ -767,6 +781,7 @@ void sl_session_input_doc(struct sl_session *s, struct sl_caller *who, yyjson_do
 		yyjson_doc_free(doc);
 		return;
 	}
+	latest_caller(s, who);
 	if (!sl_list_empty(&s->deferred)) {
 		defer_doc(s, who, doc);
 		return;

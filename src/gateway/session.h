@@ -71,7 +71,10 @@ struct sl_session {
 	yyjson_val *caps;            /* legacy: its capabilities */
 	char log_level[16];          /* legacy: its last logging/setLevel, "" if none */
 	bool closing;
-	struct sl_caller *caller;    /* who it serves (a reference), NULL: anonymous */
+	struct sl_caller *caller;    /* who it serves (a reference), NULL: anonymous; the
+				      * caller of its latest request (same identity, the
+				      * claims of the latest credential): what no request
+				      * asks for is decided with it */
 	char cred[65];               /* the caller's key (sl_session_set_caller; the
 				      * identity digest of nothing if none): binds
 				      * the requestStates it is given */
@@ -102,7 +105,9 @@ void sl_session_adopt(struct sl_session *s, const char *version, yyjson_val *cap
 		      const char *log_level, const char *const *subs, size_t nsubs);
 /* Who the transport opened this session for (NULL: nobody in particular):
  * its profile's view, and a parked call's requestState is honoured only
- * for the same identity. */
+ * for the same identity. Each request given with a caller of the same
+ * identity replaces it (its claims are the latest credential's); a request
+ * is decided with its own caller (m->who, c->who) all the same. */
 void sl_session_set_caller(struct sl_session *s, struct sl_caller *who);
 /* One complete message (a line without its newline) from the session's own
  * caller (stdio: the anonymous one). */

@@ -203,7 +203,10 @@ static struct sl_task *lookup(struct sl_session *s, struct sl_msg *m)
  * for these tasks: the id is sealed, "t2.<hex server>.<hex server's
  * id>.<HMAC>", under the generation key (kept across reloads). It cannot
  * be forged: a 2026 client can name only a task sluice handed to a 2026
- * client, never a legacy session's (those are random ids in the map).
+ * client, never a legacy session's (those are random ids in the map). The
+ * seal covers the key of the caller the task was created for (identity and
+ * profile, auth/caller.h) without carrying it: the same id sent by another
+ * caller is an unknown task, as a legacy task is outside its session.
  */
 static char *hex(const char *v)
 {
@@ -214,20 +217,22 @@ static char *hex(const char *v)
 	return o;
 }
 
-/* The id's seal (core/digest.h): what it stands for is the payload. */
-static char *task_what(const char *payload)
+/* The id's seal (core/digest.h): what it stands for is the payload, for
+ * who (NULL: the anonymous caller). */
+static char *task_what(const char *payload, const struct sl_caller *who)
 {
-	return sl_printf("sluice-task:%s", payload);
+	return sl_printf("sluice-task:%s\x1f%s", who ? who->key : "", payload);
 }
 
 /* NULL if a part holds the separator (the id could not be read back). */
-static char *seal(const struct sl_gen *gen, const char *server, const char *tool, const char *up_id)
+static char *seal(const struct sl_gen *gen, const struct sl_caller *who, const char *server,
+		  const char *tool, const char *up_id)
 {
 	char m[SL_SEAL_TAG_HEX + 1], *payload, *hp, *id, *what;
 	if (strchr(tool, '\x1f') || strchr(up_id, '\x1f'))
 		return NULL;
 	payload = sl_printf("%s\x1f%s\x1f%s", server, tool, up_id);
-	what = task_what(payload);
+	what = task_what(payload, who);
 	sl_seal_tag(gen->key, sizeof(gen->key), what, m);
 	free(what);
 	hp = hex(payload);
@@ -259,7 +264,7 @@ static char *unhex(const char *p, size_t n)
 }
 
 /* The server of a sealed id, with its id and tool in p; NULL (having
- * answered m) if the id is not one of ours. */
+ * answered m) if the id is not one of ours, or not sealed for m's caller. */
 static struct sl_upstream *unseal(struct sl_session *s, struct sl_msg *m, char **up_id, char **tool)
 {
 	const char *id = m->params ? sl_json_str(m->params, "taskId") : NULL;
@@ -275,7 +280,7 @@ static struct sl_upstream *unseal(struct sl_session *s, struct sl_msg *m, char *
 	}
 	if (strncmp(id, "t2.", 3) == 0 && strlen(id) < SEALED_MAX && (dot = strchr(id + 3, '.')) &&
 	    (payload = unhex(id + 3, dot - id - 3))) {
-		what = task_what(payload);
+		what = task_what(payload, m->who);
 		ours = sl_seal_tag_check(s->gw->gen->key, sizeof(s->gw->gen->key), what, dot + 1,
 					 strlen(dot + 1));
 		free(what);
@@ -323,7 +328,7 @@ static yyjson_mut_val *created_modern(struct sl_session *s, struct sl_pending *p
 				      yyjson_mut_doc *d, yyjson_mut_val *r)
 {
 	yyjson_mut_val *task = yyjson_mut_obj_get(r, "task");
-	char *id = seal(c->gen, c->up->name, c->tool,
+	char *id = seal(c->gen, c->who, c->up->name, c->tool,
 			yyjson_mut_get_str(yyjson_mut_obj_get(task, "taskId")));
 
 	if (!id) {

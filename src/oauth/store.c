@@ -740,20 +740,16 @@ int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char
 	return rc;
 }
 
-int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
-			   const struct sl_caller *who, const char *user, struct sl_err *err)
+/* The record of url under old, if any, to user (unless one is there). */
+static int move_record(struct sl_oauth_store *st, const char *url, const char *old,
+		       const char *user, struct sl_err *err)
 {
 	struct sl_oauth_record r = { 0 };
-	char *id, *path, old[SL_SHA256_HEX];
+	char *path;
 	int rc;
 
-	/* The old key named an issued token without an issuer as a static
-	 * token of the same name: such a record is nobody's to take. */
-	if (!who || !who->subject || (!who->issuer && strcmp(who->method, "token")))
+	if (!strcmp(old, user))
 		return 0;
-	id = sl_printf("%s\n%s", who->issuer ? who->issuer : "sluice:token", who->subject);
-	sl_sha256_hex(id, strlen(id), old);
-	free(id);
 	rc = sl_oauth_store_load(st, url, old, &r, err);
 	if (rc < 0)
 		return rc == SL_ERR_NOT_FOUND ? 0 : rc;
@@ -767,6 +763,28 @@ int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
 	free(path);
 	sl_oauth_record_dispose(&r);
 	return rc;
+}
+
+int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
+			   const struct sl_caller *who, const char *user, struct sl_err *err)
+{
+	char *id, old[SL_SHA256_HEX];
+
+	if (!who || !who->subject)
+		return 0;
+	/* A token no issuer names: identity digest 1 keyed it by its subject
+	 * alone (no method, no issuer), a key no other kind of caller had
+	 * (a JWT always names its issuer, a static token is "token"); the
+	 * format before that named it as a static token of the same name:
+	 * such a record is nobody's to take. */
+	if (!who->issuer && strcmp(who->method, "token")) {
+		sl_caller_identity_digest(NULL, NULL, who->subject, NULL, old);
+		return move_record(st, url, old, user, err);
+	}
+	id = sl_printf("%s\n%s", who->issuer ? who->issuer : "sluice:token", who->subject);
+	sl_sha256_hex(id, strlen(id), old);
+	free(id);
+	return move_record(st, url, old, user, err);
 }
 
 /* A record's file name: 64 lowercase hex digits and ".json". */

@@ -64,13 +64,16 @@ int sl_oauth_store_save(struct sl_oauth_store *st, const struct sl_oauth_record 
 /* SL_ERR_NOT_FOUND: there was none. */
 int sl_oauth_store_remove(struct sl_oauth_store *st, const char *url, const char *user,
 			  struct sl_err *err) SL_MUST_USE;
-/* Per-user records saved before the identity digest (auth/caller.h) are
- * named by the user key of then, SHA-256 of "ISSUER\nSUBJECT" (ISSUER
- * "sluice:token" for a static token). Moves who's record for url, if there
- * is one, to user (who's user key now), removing the old file; a record
- * already under user is kept and the old one left alone. Called as a
- * person's link is made (upstream/users.c), so no login is lost. 0 (also
- * when there was nothing to move), or the store's error. */
+/* Per-user records saved under an older user key move to who's key now
+ * (user): those saved before the identity digest (auth/caller.h) are
+ * named SHA-256 of "ISSUER\nSUBJECT" (ISSUER "sluice:token" for a static
+ * token); those of a token no issuer names (an introspection answer
+ * without "iss") by the identity digest of its subject alone, before the
+ * key took its method and realm. Moves who's record for url, if there is
+ * one, removing the old file; a record already under user is kept and
+ * the old one left alone. Called as a person's link is made
+ * (upstream/users.c), so no login is lost. 0 (also when there was nothing
+ * to move), or the store's error. */
 int sl_oauth_store_migrate(struct sl_oauth_store *st, const char *url,
 			   const struct sl_caller *who, const char *user,
 			   struct sl_err *err) SL_MUST_USE;

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import {
 	mkdtempSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, existsSync, statSync, rmSync,
-	symlinkSync, lstatSync,
+	symlinkSync, lstatSync, realpathSync,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -65,10 +66,17 @@ function run(m, args, env = {}) {
 	});
 }
 
+// The sluice config of the project proj/ (docs/IMPORT.md "Project servers").
+const projectConfig = (m) => {
+	const dir = realpathSync(m.proj);
+	const hash = createHash('sha256').update(dir).digest('hex').slice(0, 12);
+	return path.join(m.home, '.config', 'sluice', 'projects', `${path.basename(dir)}-${hash}.json`);
+};
+
 const row = (out, server, client, result) =>
 	new RegExp(`^${server}\\s+${client}\\s+\\S+\\s+${result.replace(/[()]/g, '\\$&')}$`, 'm').test(out);
 
-test('import finds every client file under HOME, XDG and the project, merges them and writes 0600', async () => {
+test('import finds every client file under HOME, XDG and the project, merges the user-wide ones and writes 0600', async () => {
 	const m = machine();
 	const r = await run(m, ['import']);
 	assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -80,15 +88,15 @@ test('import finds every client file under HOME, XDG and the project, merges the
 		// Same name, other token: a clash, suffixed with the client.
 		['github', 'claude-code', 'added as github-claude-code (github was taken)'],
 		['linear', 'claude-code', 'added'],
-		['db', 'claude-code', 'added'],
-		['sentry', 'claude-code', 'added'],
+		// Project servers: another project's list, and a .mcp.json nobody approved.
+		['db', 'claude-code', "left to claude-code (project /home/me/web's server: run sluice import there)"],
+		['sentry', 'claude-code', `not imported: a project server not approved in claude-code (name the file to import it: sluice import ${m.file('proj/.mcp.json')})`],
 		// ${env:GITHUB_TOKEN} is Claude Code's ${GITHUB_TOKEN}: the same server.
 		['github', 'cursor', 'same as github-claude-code'],
 		['notes', 'cursor', 'added'],
 		['remote', 'cursor', 'added'],
-		['github', 'vscode', 'added as github-vscode (github was taken)'],
-		['fetch', 'vscode', 'added'],
-		['docs', 'vscode', 'added'],
+		...['github', 'fetch', 'docs'].map((s) => [s, 'vscode', 'not imported: a project server not approved in vscode, ' +
+			`which keeps its approvals where sluice cannot read them (name the file to import it: sluice import ${m.file('proj/.vscode/mcp.json')})`]),
 		['brave', 'windsurf', 'added'],
 		['remote', 'windsurf', 'same as remote'],
 		['off', 'windsurf', 'added'],
@@ -106,19 +114,17 @@ test('import finds every client file under HOME, XDG and the project, merges the
 	assert.match(out, /github \(claude-desktop\): env\.GITHUB_PERSONAL_ACCESS_TOKEN: a literal secret, kept as is/);
 	assert.match(out, /db \(claude-code, project \/home\/me\/web\): args\[1\]: the default of \$\{DATABASE_URL\} dropped/);
 	assert.doesNotMatch(out, /ghp_literalFixtureSecret0000|zed-literal-token/);
-	assert.match(out, /wrote .*config\.json \(16 servers\)/);
+	assert.match(out, /wrote .*config\.json \(11 servers\)/);
 
 	assert.equal(statSync(m.config).mode & 0o777, 0o600);
 	const cfg = JSON.parse(readFileSync(m.config, 'utf8'));
 	const s = cfg.mcpServers;
-	assert.equal(Object.keys(s).length, 16);
-	assert.deepEqual(s['github-vscode'].env, { GITHUB_PERSONAL_ACCESS_TOKEN: '${GH_PAT}' });
+	assert.equal(Object.keys(s).length, 11);
+	for (const n of ['github-vscode', 'db', 'sentry', 'fetch', 'docs']) assert.equal(s[n], undefined, n);
+	assert.equal(existsSync(projectConfig(m)), false);
 	assert.deepEqual(s['github-claude-code'].env, { GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_TOKEN}' });
-	assert.deepEqual(s.db.args, ['mcp-server-postgres', '${DATABASE_URL}']);
-	assert.deepEqual(s.sentry, { type: 'sse', url: 'https://mcp.sentry.dev/sse', headers: { Authorization: 'Bearer ${SENTRY_TOKEN}' } });
 	assert.deepEqual(s.remote, { url: 'https://example.com/mcp', headers: { 'X-Api-Key': '${EXAMPLE_KEY}' } });
 	assert.deepEqual(s.linear, { url: 'https://mcp.linear.app/mcp' });
-	assert.equal(s.fetch.cwd, m.proj);
 	assert.deepEqual(s.notes.args, [`${m.home}/notes/server.js`]);
 	assert.equal(s.off.disabled, true);
 	assert.deepEqual(s['old-style'], { command: '/usr/bin/mcp-old', args: ['--stdio'], env: { MODE: 'fast' } });
@@ -286,7 +292,9 @@ test('install then uninstall restores every client format byte for byte', async 
 		if (p.at.startsWith('proj/')) args.push('--file', file);
 		const r = await run(m, args);
 		assert.equal(r.code, 0, `${p.client}: ${r.stdout}${r.stderr}`);
-		assert.match(r.stdout, new RegExp(`installed: ${file} now runs sluice serve --config ${m.config}`));
+		// A project's file serves its project's config, never the user-wide one.
+		const target = p.at.startsWith('proj/') ? projectConfig(m) : m.config;
+		assert.match(r.stdout, new RegExp(`installed: ${file} now runs sluice serve --config ${target}`));
 		// The backup is the original, byte for byte, and private.
 		assert.deepEqual(readFileSync(`${file}.sluice-backup`), original);
 		assert.equal(statSync(`${file}.sluice-backup`).mode & 0o777, 0o600);
@@ -295,7 +303,7 @@ test('install then uninstall restores every client format byte for byte', async 
 		const names = Object.keys(servers).filter((n) => n !== 'an-extension');
 		assert.deepEqual(names, ['sluice'], p.client);
 		assert.equal(servers.sluice.command, SLUICE.startsWith('/') ? execFileSync('realpath', [SLUICE]).toString().trim() : SLUICE);
-		assert.deepEqual(servers.sluice.args, ['serve', '--config', m.config]);
+		assert.deepEqual(servers.sluice.args, ['serve', '--config', target]);
 		if (p.client === 'vscode') {
 			assert.equal(servers.sluice.type, 'stdio');
 			assert.deepEqual(servers.sluice.env, { GH_PAT: '${input:gh_pat}' });
@@ -303,9 +311,9 @@ test('install then uninstall restores every client format byte for byte', async 
 		}
 		if (p.client === 'zed') assert.deepEqual(servers['an-extension'], { source: 'extension', settings: { key: 1 } });
 		if (p.at === 'home/.claude.json') {
-			// Unrelated keys stay; per-project servers now come through sluice.
+			// Unrelated keys stay; a project's servers stay that project's.
 			assert.equal(installed.numStartups, 12);
-			assert.deepEqual(installed.projects['/home/me/web'], { allowedTools: [], mcpServers: {} });
+			assert.deepEqual(Object.keys(installed.projects['/home/me/web'].mcpServers), ['db']);
 			assert.deepEqual(servers.sluice.env, { GITHUB_TOKEN: '${GITHUB_TOKEN}', DATABASE_URL: '${DATABASE_URL}' });
 		}
 		if (p.client === 'zed') assert.equal(installed.theme, 'One Dark');
@@ -318,9 +326,13 @@ test('install then uninstall restores every client format byte for byte', async 
 		assert.equal(existsSync(`${file}.sluice-backup`), false);
 		assert.equal(existsSync(`${file}.sluice-install.json`), false);
 	}
-	// Every server went into the sluice config on the way.
+	// Every server went into a sluice config on the way: the project files'
+	// into the project's (install names the file: approved), the rest user-wide.
 	const cfg = JSON.parse(readFileSync(m.config, 'utf8'));
-	assert.equal(Object.keys(cfg.mcpServers).length, 16);
+	assert.deepEqual(Object.keys(cfg.mcpServers).sort(), ['brave', 'filesystem', 'github', 'github-claude-code', 'linear',
+		'local-mcp-server', 'notes', 'off', 'old-style', 'remote', 'remote-mcp-server']);
+	const proj = JSON.parse(readFileSync(projectConfig(m), 'utf8'));
+	assert.deepEqual(Object.keys(proj.mcpServers).sort(), ['docs', 'fetch', 'github', 'sentry']);
 });
 
 test('install --mode http writes each client its own URL entry, and uninstall undoes it', async () => {
@@ -448,4 +460,73 @@ test('an installed client config works: the SDK client runs what install wrote a
 	assert.match(c.out, /environment variable GH_PAT is not set/);
 	// Set (even empty, as a prompt may answer), it serves.
 	assert.equal(bare.code, 0, bare.stdout + bare.stderr);
+});
+
+test("project servers: only those the client approved, into the project's config; a rejected one never", async () => {
+	const m = machine([]);
+	const dir = realpathSync(m.proj);
+	// The repository's .mcp.json, and what it cannot decide: its own
+	// .claude/settings.json approving everything is not the person's word.
+	writeFileSync(path.join(m.proj, '.mcp.json'), JSON.stringify({
+		mcpServers: {
+			approved: { command: CATALOG, args: ['--backend', 'github'] },
+			rejected: { command: 'sh', args: ['-c', 'echo pwned > /tmp/sluice-import-pwned'] },
+			unasked: { command: 'node', args: ['tools/server.js'] },
+		},
+	}));
+	mkdirSync(path.join(m.proj, '.claude'));
+	mkdirSync(m.home, { recursive: true });
+	writeFileSync(path.join(m.proj, '.claude', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true }));
+	// What the person answered in Claude Code for this project (disabled
+	// wins), and a server they added to it themselves (claude mcp add).
+	writeFileSync(path.join(m.home, '.claude.json'), JSON.stringify({
+		projects: { [dir]: {
+			enabledMcpjsonServers: ['approved', 'rejected'], disabledMcpjsonServers: ['rejected'],
+			mcpServers: { mine: { command: 'node', args: ['mine.js'] } },
+		} },
+	}));
+	const mcp = m.file('proj/.mcp.json');
+
+	let r = await run(m, ['import']);
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.ok(row(r.stdout, 'approved', 'claude-code', "added to the project's config"), r.stdout);
+	assert.ok(row(r.stdout, 'mine', 'claude-code', "added to the project's config"), r.stdout);
+	assert.ok(row(r.stdout, 'rejected', 'claude-code', 'not imported: rejected in claude-code for this project (disabledMcpjsonServers)'), r.stdout);
+	assert.ok(row(r.stdout, 'unasked', 'claude-code',
+		`not imported: a project server not approved in claude-code (name the file to import it: sluice import ${mcp})`), r.stdout);
+	// Nothing reaches the user-wide config, which every session runs.
+	assert.equal(existsSync(m.config), false);
+	assert.match(r.stdout, /nothing new: .*config\.json not written/);
+	const target = projectConfig(m);
+	assert.match(r.stdout, new RegExp(`the servers of ${dir} are in ${target}: serve them there with sluice serve --config ${target}`));
+	assert.equal(statSync(target).mode & 0o777, 0o600);
+	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['mine', 'approved']);
+
+	// Naming the file is the person's approval, never of a rejected server.
+	r = await run(m, ['import', '.mcp.json']);
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.ok(row(r.stdout, 'unasked', 'claude-code', "added to the project's config"), r.stdout);
+	assert.ok(row(r.stdout, 'rejected', 'claude-code', 'not imported: rejected in claude-code for this project (disabledMcpjsonServers)'), r.stdout);
+	assert.deepEqual(Object.keys(JSON.parse(readFileSync(target, 'utf8')).mcpServers), ['mine', 'approved', 'unasked']);
+	assert.equal(existsSync(m.config), false);
+
+	// Neither does install carry a rejected server over.
+	r = await run(m, ['install', '--client', 'claude-code', '--file', mcp]);
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.ok(row(r.stdout, 'rejected', 'claude-code', 'not imported: rejected in claude-code for this project (disabledMcpjsonServers)'), r.stdout);
+	assert.equal(JSON.parse(readFileSync(mcp, 'utf8')).mcpServers.sluice.args[2], target);
+	assert.equal(existsSync(m.config), false);
+	const all = JSON.parse(readFileSync(target, 'utf8')).mcpServers;
+	assert.ok(!Object.values(all).some((e) => e.command === 'sh'), JSON.stringify(all));
+});
+
+test('run from HOME, ~/.cursor/mcp.json is the user file, read once and imported', async () => {
+	const m = machine(PLACES.filter((p) => p.client === 'cursor'));
+	const base = { ...process.env, HOME: m.home };
+	delete base.XDG_CONFIG_HOME;
+	delete base.SLUICE_CONFIG;
+	const out = execFileSync(SLUICE, ['import'], { cwd: m.home, env: base, timeout: 20000 }).toString();
+	assert.equal(out.split('\n').filter((l) => l.startsWith('notes ')).length, 1, out);
+	assert.ok(row(out, 'notes', 'cursor', 'added'), out);
+	assert.doesNotMatch(out, /not imported/);
 });

@@ -286,6 +286,21 @@ describe('OAuth resource server', () => {
 		const ok = await httpRequest({ host: '127.0.0.1', port: strict.port, path: '/mcp', method: 'POST',
 			headers: { authorization: `Bearer ${mint({ scope: `${SCOPE} mcp:admin` })}` } }, init);
 		assert.equal(ok.status, 200, ok.text);
+		// A session opened with the scope is no way around it: the same
+		// person's down-scoped token is refused in that session (issue 32,
+		// finding 4), a resource read as any request.
+		const sid = ok.headers['mcp-session-id'];
+		const inSession = (scope, method, params = {}) => httpRequest({ host: '127.0.0.1', port: strict.port, path: '/mcp',
+			method: 'POST', headers: { authorization: `Bearer ${mint({ scope })}`, 'mcp-session-id': sid, 'mcp-protocol-version': LEGACY } },
+		{ jsonrpc: '2.0', id: 2, method, params });
+		const admin = `${SCOPE} mcp:admin`;
+		const readme = await eventually(async () => (await inSession(admin, 'resources/list')).json?.result?.resources
+			?.find((x) => x.name === 'readme'), 10000, 100, 'the readme listed');
+		const down = await inSession(SCOPE, 'resources/read', { uri: readme.uri });
+		assert.equal(down.status, 403, down.text);
+		assert.match(down.headers['www-authenticate'], /error="insufficient_scope"/);
+		const full = await inSession(admin, 'resources/read', { uri: readme.uri });
+		assert.ok(full.json?.result?.contents?.length > 0, full.text);
 		await strict.close();
 	});
 

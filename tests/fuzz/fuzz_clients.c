@@ -92,8 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_set(&set);
+	/* Zed's extension servers and Claude Code's per-project lists stay
+	 * in the file install rewrites. */
 	for (size_t i = 0; i < set.n; i++) {
-		others += set.v[i].client_only;
+		others += set.v[i].client_only || set.v[i].project;
 		refused += set.v[i].problem != NULL;
 	}
 	{
@@ -107,14 +109,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (refused == 0) {
 		ASSERT(back.n == 1 + others);
 		for (size_t i = 0; i < back.n; i++) {
-			if (!strcmp(back.v[i].name, "sluice") && !back.v[i].client_only)
+			if (!strcmp(back.v[i].name, "sluice") && !back.v[i].client_only &&
+			    !back.v[i].project)
 				ASSERT(back.v[i].entry);
 			else
-				ASSERT(back.v[i].client_only);
+				ASSERT(back.v[i].client_only || back.v[i].project);
 		}
 	}
 	sl_client_set_dispose(&back);
 	free(out);
 	sl_client_set_dispose(&set);
+	/* The same bytes as Claude Code's record of a project's approvals:
+	 * refused whole or read within its bounds, never a crash. */
+	{
+		struct sl_client_approvals a;
+		sl_client_approvals_init(&a);
+		if (sl_client_approvals_add(&a, "fuzz.json", text, len, data[0] % 2 ? "/work/p" : NULL,
+					    &err) < 0)
+			ASSERT(err.msg[0]);
+		(void)sl_client_approval(&a, "x");
+		sl_client_approvals_dispose(&a);
+	}
 	return 0;
 }

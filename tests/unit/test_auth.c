@@ -125,6 +125,56 @@ TEST(caller_identity_digest_encoding)
 	sl_caller_unref(c);
 }
 
+/* Issue 32, finding 7: a subject string is not a person. A static token's
+ * alice, an introspected alice whose answer names no issuer, and that
+ * endpoint's alice against another endpoint's are three people; only an
+ * issuer vouching for both makes a JWT's and an introspection's alice one. */
+TEST(caller_user_keys_never_cross_methods_or_namespaces)
+{
+	struct sl_caller *st = sl_caller_new("token"), *in = sl_caller_new("introspection");
+	struct sl_caller *other = sl_caller_new("introspection"), *jwt = sl_caller_new("jwt");
+	struct sl_caller *ini = sl_caller_new("introspection");
+	char a[SL_SHA256_HEX], b[SL_SHA256_HEX], old[SL_SHA256_HEX];
+
+	sl_caller_set_subject(st, NULL, "alice");
+	sl_caller_set_subject(in, NULL, "alice");
+	sl_caller_set_realm(in, "https://idp-a/introspect");
+	sl_caller_set_subject(other, NULL, "alice");
+	sl_caller_set_realm(other, "https://idp-b/introspect");
+	sl_caller_set_subject(jwt, "https://idp-a", "alice");
+	sl_caller_set_subject(ini, "https://idp-a", "alice");
+	CHECK(sl_caller_user_key(st, a) && sl_caller_user_key(in, b));
+	CHECK(strcmp(a, b) != 0);
+	/* Pinned: the static token's key is the one stored logins are under. */
+	sl_caller_identity_digest("token", NULL, "alice", NULL, old);
+	CHECK_STR(a, old);
+	/* The introspected one: its method and its endpoint, not the subject
+	 * alone (the key identity digest 1 gave it, which migrates). */
+	sl_caller_identity_digest("introspection", "https://idp-a/introspect", "alice", NULL, old);
+	CHECK_STR(b, old);
+	sl_caller_identity_digest(NULL, NULL, "alice", NULL, old);
+	CHECK(strcmp(b, old) != 0);
+	CHECK(sl_caller_user_key(other, a));
+	CHECK(strcmp(a, b) != 0);
+	/* Nor the caller keys (sessions, parked calls, task ids). */
+	CHECK(!sl_caller_same(in, other) && !sl_caller_same(in, st));
+	/* A realm travels through a profile. */
+	{
+		struct sl_caller *p = sl_caller_with_profile(in, "ops");
+		CHECK(sl_caller_user_key(p, a));
+		CHECK_STR(a, b);
+		sl_caller_unref(p);
+	}
+	/* The same issuer's alice, however verified, is one person. */
+	CHECK(sl_caller_user_key(jwt, a) && sl_caller_user_key(ini, b));
+	CHECK_STR(a, b);
+	sl_caller_unref(st);
+	sl_caller_unref(in);
+	sl_caller_unref(other);
+	sl_caller_unref(jwt);
+	sl_caller_unref(ini);
+}
+
 TEST(auth_static_tokens_name_their_holder)
 {
 	struct sl_config *c;

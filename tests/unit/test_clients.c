@@ -309,7 +309,9 @@ TEST(clients_install_rewrite)
 	out = install(SL_CLIENT_CLAUDE_CODE,
 		      "{\"projects\": {\"/p\": {\"mcpServers\": {\"a\": {}}, \"k\": 2}}}",
 		      "http://h/mcp", NULL, &err);
-	CHECK_STR(out, "{\"projects\":{\"/p\":{\"mcpServers\":{},\"k\":2}},\"mcpServers\":"
+	/* A project's own list stays Claude Code's: it is not the user-wide
+	 * config's to take (docs/IMPORT.md, project servers). */
+	CHECK_STR(out, "{\"projects\":{\"/p\":{\"mcpServers\":{\"a\":{}},\"k\":2}},\"mcpServers\":"
 		       "{\"sluice\":{\"type\":\"http\",\"url\":\"http://h/mcp\"}}}");
 	free(out);
 	out = install(SL_CLIENT_ZED, "/* c */ {\"context_servers\": {\"e\": {\"settings\": {}},"
@@ -330,4 +332,50 @@ TEST(clients_names)
 	CHECK_INT(sl_client_by_name("emacs"), -1);
 	CHECK_STR(sl_client_key(SL_CLIENT_ZED), "context_servers");
 	CHECK_STR(sl_client_key(SL_CLIENT_VSCODE), "servers");
+}
+
+/* Claude Code's record of a project's .mcp.json servers: disabled wins,
+ * enabled or enableAllProjectMcpServers approves, anything else is not
+ * approved; only the project's own key counts in ~/.claude.json. */
+TEST(clients_claude_code_approvals)
+{
+	static const char claude[] =
+		"{\"projects\": {\"/p\": {\"enabledMcpjsonServers\": [\"a\", \"r\", 7],"
+		" \"disabledMcpjsonServers\": [\"r\"]},"
+		" \"/other\": {\"enableAllProjectMcpServers\": true}}}";
+	static const char all[] = "{\"enableAllProjectMcpServers\": true}";
+	static const char not_array[] = "{\"enabledMcpjsonServers\": \"a\"}";
+	struct sl_client_approvals a;
+	struct sl_err err;
+	char *big;
+	size_t n;
+
+	sl_client_approvals_init(&a);
+	CHECK_INT(sl_client_approvals_add(&a, "c", claude, strlen(claude), "/p", &err), 0);
+	CHECK_INT(sl_client_approval(&a, "a"), SL_CLIENT_APPROVED);
+	CHECK_INT(sl_client_approval(&a, "r"), SL_CLIENT_REJECTED);
+	CHECK_INT(sl_client_approval(&a, "u"), SL_CLIENT_UNAPPROVED);
+	/* A settings.json at its top level: enableAll approves the rest, never r. */
+	CHECK_INT(sl_client_approvals_add(&a, "s", all, strlen(all), NULL, &err), 0);
+	CHECK_INT(sl_client_approval(&a, "u"), SL_CLIENT_APPROVED);
+	CHECK_INT(sl_client_approval(&a, "r"), SL_CLIENT_REJECTED);
+	sl_client_approvals_dispose(&a);
+
+	/* Another project's record says nothing about this one. */
+	sl_client_approvals_init(&a);
+	CHECK_INT(sl_client_approvals_add(&a, "c", claude, strlen(claude), "/q", &err), 0);
+	CHECK_INT(sl_client_approval(&a, "a"), SL_CLIENT_UNAPPROVED);
+	/* Hostile records: a list that is no array, or over the bound, is
+	 * refused whole, leaving what was read. */
+	CHECK(sl_client_approvals_add(&a, "c", not_array, strlen(not_array), NULL, &err) < 0);
+	CHECK(strstr(err.msg, "must be an array"));
+	big = sl_alloc(16 + 4 * (SL_CLIENT_MAX_SERVERS + 1) + 4);
+	n = (size_t)sprintf(big, "{\"enabledMcpjsonServers\": [");
+	for (int i = 0; i <= SL_CLIENT_MAX_SERVERS; i++)
+		n += (size_t)sprintf(big + n, "%s\"\"", i ? "," : "");
+	n += (size_t)sprintf(big + n, "]}");
+	CHECK_INT(sl_client_approvals_add(&a, "c", big, n, NULL, &err), SL_ERR_TOO_LARGE);
+	CHECK_INT(sl_client_approval(&a, ""), SL_CLIENT_UNAPPROVED);
+	free(big);
+	sl_client_approvals_dispose(&a);
 }

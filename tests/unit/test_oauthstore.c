@@ -554,6 +554,29 @@ TEST(oauthstore_migrate_user_key)
 	CHECK_INT(sl_oauth_store_migrate(st, URL, sam, key, &err), 0);
 	CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), 0);
 	sl_oauth_record_dispose(&got);
+	/* An introspected sam without an issuer: identity digest 1 keyed him
+	 * by his subject alone; his record moves to his method and realm. The
+	 * static sam's record stays the static sam's. */
+	{
+		struct sl_caller *in = sl_caller_new("introspection");
+		char sams[SL_SHA256_HEX];
+		sl_caller_set_subject(in, NULL, "sam");
+		sl_caller_set_realm(in, "https://idp/introspect");
+		sl_caller_identity_digest(NULL, NULL, "sam", NULL, old);
+		r = sample(URL, old);
+		CHECK_INT(sl_oauth_store_save(st, &r, &err), 0);
+		CHECK(sl_caller_user_key(in, key));
+		CHECK(sl_caller_user_key(sam, sams));
+		CHECK(strcmp(key, sams) != 0);
+		CHECK_INT(sl_oauth_store_migrate(st, URL, in, key, &err), 0);
+		CHECK_INT(sl_oauth_store_load(st, URL, key, &got, &err), 0);
+		CHECK_STR(got.user, key);
+		sl_oauth_record_dispose(&got);
+		CHECK_INT(sl_oauth_store_load(st, URL, old, &got, &err), SL_ERR_NOT_FOUND);
+		CHECK_INT(sl_oauth_store_load(st, URL, sams, &got, &err), 0);
+		sl_oauth_record_dispose(&got);
+		sl_caller_unref(in);
+	}
 	sl_caller_unref(alice);
 	sl_caller_unref(sam);
 	sl_caller_unref(bare);

@@ -321,3 +321,37 @@ TEST(session_call_is_decided_with_the_requests_caller)
 	sl_caller_unref(bob);
 	rig_dispose(&r);
 }
+
+/* What no request asks (notifications, relayed questions) is decided with
+ * the session's caller: that is its latest request's, never more rights
+ * than the latest credential (issue 32, finding 4); a caller of another
+ * identity (which the transport refuses before) never replaces it. */
+TEST(session_caller_is_its_latest_requests)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+	struct sl_caller *sre = sl_caller_new("jwt"), *plain = sl_caller_new("jwt");
+	struct sl_caller *bob = sl_caller_new("jwt");
+	char cred[SL_SHA256_HEX];
+	struct rig r;
+
+	rig_init(&r);
+	sl_caller_set_subject(sre, "https://idp.example", "alice");
+	sl_caller_add_group(sre, "sre");
+	sl_caller_set_subject(plain, "https://idp.example", "alice");
+	sl_caller_set_subject(bob, "https://idp.example", "bob");
+	sl_caller_add_group(bob, "sre");
+	sl_session_set_caller(r.s, sre);
+	memcpy(cred, r.s->cred, sizeof(cred));
+	CHECK(sl_caller_in_group(r.s->caller, "sre"));
+	sl_session_input_from(r.s, plain, ping, strlen(ping));
+	CHECK(r.s->caller == plain && !sl_caller_in_group(r.s->caller, "sre"));
+	CHECK_STR(r.s->cred, cred);
+	sl_session_input_from(r.s, bob, ping, strlen(ping));
+	CHECK(r.s->caller == plain);
+	sl_session_input_from(r.s, sre, ping, strlen(ping));
+	CHECK(r.s->caller == sre);
+	sl_caller_unref(sre);
+	sl_caller_unref(plain);
+	sl_caller_unref(bob);
+	rig_dispose(&r);
+}
