@@ -4,6 +4,7 @@
  * directly on hand-built calls. */
 #include "unit.h"
 
+#include "auth/caller.h"
 #include "core/json.h"
 #include "pipeline/call.h"
 
@@ -69,12 +70,16 @@ static struct sl_call *mk(struct cup *u, const char *tool, const char *args)
 	return sl_call_new(t_gen_bare(), SL_ORIGIN_DIRECT, &u->u, tool, m, 1000, NULL, NULL, NULL);
 }
 
+/* The caller of the calls through() makes (a reference; NULL: anonymous). */
+static struct sl_caller *who;
+
 /* Runs the request hook; on a miss, "dispatches" with result and runs the
  * response hook. Returns whether it was a hit; *text gets the first text. */
 static bool through(struct cup *u, const char *tool, const char *args, const char *result,
 		    char *text, size_t tn)
 {
 	struct sl_call *c = mk(u, tool, args);
+	c->who = sl_caller_ref(who);
 	enum sl_stage_rc rc = sl_stage_cache.request(cst, c);
 	bool hit = rc == SL_STAGE_DONE;
 	CHECK(rc != SL_STAGE_ERROR && rc != SL_STAGE_AGAIN);
@@ -124,6 +129,55 @@ TEST(cache_hit_after_miss_and_key_parts)
 	cache_off();
 	yyjson_doc_free(gh.doc);
 	yyjson_doc_free(gl.doc);
+}
+
+static struct sl_caller *person(const char *issuer, const char *subject)
+{
+	struct sl_caller *c = sl_caller_new("jwt");
+	sl_caller_set_subject(c, issuer, subject);
+	return c;
+}
+
+/* A perUser server answers each person with that person's own rights: one
+ * person's cached answer is never another's, whatever profile or method
+ * (a subject string alone is not a person); a shared-credential server's
+ * answer is the same for every caller (policy decided before the cache). */
+TEST(cache_per_user_server_keys_by_person)
+{
+	struct cup gh, pub;
+	char text[64];
+	struct sl_caller *alice = person("https://as.example", "alice");
+	struct sl_caller *bob = person("https://as.example", "bob");
+	struct sl_caller *other = person("https://other.example", "alice");
+
+	cup_init(&gh, "github");
+	gh.cfg.oauth.per_user = true;
+	cup_init(&pub, "public");
+	CHECK_INT(cache_config("{\"tools\":[\"*.get_*\"]}"), 0);
+	who = alice;
+	CHECK(!through(&gh, "get_issue", "{\"n\":1}", R("alice's"), text, sizeof(text)));
+	CHECK(through(&gh, "get_issue", "{\"n\":1}", R("x"), text, sizeof(text)));
+	CHECK_STR(text, "alice's");
+	who = bob;
+	CHECK(!through(&gh, "get_issue", "{\"n\":1}", R("bob's"), text, sizeof(text)));
+	CHECK_STR(text, "bob's");
+	who = other;
+	CHECK(!through(&gh, "get_issue", "{\"n\":1}", R("other's"), text, sizeof(text)));
+	CHECK_STR(text, "other's");
+	who = alice;
+	CHECK(through(&gh, "get_issue", "{\"n\":1}", R("x"), text, sizeof(text)));
+	CHECK_STR(text, "alice's");
+	CHECK(!through(&pub, "get_issue", "{\"n\":1}", R("same"), text, sizeof(text)));
+	who = bob;
+	CHECK(through(&pub, "get_issue", "{\"n\":1}", R("x"), text, sizeof(text)));
+	CHECK_STR(text, "same");
+	who = NULL;
+	cache_off();
+	sl_caller_unref(alice);
+	sl_caller_unref(bob);
+	sl_caller_unref(other);
+	yyjson_doc_free(gh.doc);
+	yyjson_doc_free(pub.doc);
 }
 
 TEST(cache_selection_glob_and_read_only)
