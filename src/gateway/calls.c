@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "proto/mcp.h"
 #include "stages/pinning.h"
+#include "stages/quota.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -721,7 +722,19 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 {
 	/* code may point into m's document, which p now owns; the program
 	 * copies it. */
-	struct sl_pending *p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
+	struct sl_pending *p;
+	const char *state = modern && m->params ? sl_json_str(m->params, "requestState") : NULL;
+	char why[512];
+
+	/* A program is a call for its caller's quotas (a retry of one that
+	 * paused is the same program, counted once). */
+	if (!state && !sl_quota_admit_program(sl_gen_state(s->gw->gen, &sl_stage_quota), m->who,
+					      why, sizeof(why))) {
+		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+		sl_session_answer(s, m, modern, false, d, sl_calls_error_result(d, why));
+		return;
+	}
+	p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
 	p->u.program.lang = lang;
 	if (modern && !replay_prepare(p, code, len))
 		return;

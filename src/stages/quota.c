@@ -202,42 +202,59 @@ out:
 
 static const char *const scope_names[] = { "subject", "profile" };
 
-/* The refusal's answer: the outcome and message, and what the client
- * acts on (c->retry_after_s, c->limit). */
-static void refuse(struct sl_quota *q, struct sl_call *c, const struct sl_quota_ask *asks,
-		   const struct sl_quota_refusal *why)
+/* What a refusal says, into buf; *scope and *window name it for the
+ * client's data. */
+static void refusal_text(struct sl_quota *q, const struct sl_quota_ask *asks,
+			 const struct sl_quota_refusal *why, uint32_t secs, char *buf, size_t n,
+			 const char **scope, const char **window)
 {
-	uint32_t secs = (uint32_t)((why->retry_ms + 999) / 1000);
 	const struct sl_quota_ask *a = &asks[why->ask];
-	const char *scope = "gateway", *window = "identities";
-	yyjson_mut_val *data = yyjson_mut_obj(c->doc);
 
-	if (secs == 0)
-		secs = 1;
+	*scope = "gateway";
+	*window = "identities";
 	switch (why->window) {
 	case SL_QUOTA_MINUTE:
-		scope = scope_names[a->scope];
-		window = "minute";
-		sl_call_set_error(c, SL_OUTCOME_DENIED, "rate limit: %s '%.*s' is over its %u calls per "
-				  "minute (burst %u); retry after %u s", scope, NAME_SHOWN_MAX, a->name,
-				  a->lim->per_minute, sl_bucket_size(a->lim), secs);
+		*scope = scope_names[a->scope];
+		*window = "minute";
+		snprintf(buf, n, "rate limit: %s '%.*s' is over its %u calls per minute (burst %u); "
+			 "retry after %u s", *scope, NAME_SHOWN_MAX, a->name, a->lim->per_minute,
+			 sl_bucket_size(a->lim), secs);
 		break;
 	case SL_QUOTA_DAY:
-		scope = scope_names[a->scope];
-		window = "day";
-		sl_call_set_error(c, SL_OUTCOME_DENIED, "rate limit: %s '%.*s' has made its %u calls "
-				  "for today (the count starts again at 00:00 UTC); retry after %u s",
-				  scope, NAME_SHOWN_MAX, a->name, a->lim->per_day, secs);
+		*scope = scope_names[a->scope];
+		*window = "day";
+		snprintf(buf, n, "rate limit: %s '%.*s' has made its %u calls for today (the count "
+			 "starts again at 00:00 UTC); retry after %u s", *scope, NAME_SHOWN_MAX, a->name,
+			 a->lim->per_day, secs);
 		break;
 	default:
-		sl_call_set_error(c, SL_OUTCOME_DENIED, "rate limit: sluice.quotas.maxIdentities (%u) "
-				  "callers are counted already and none is idle; retry after %u s",
-				  why->limit, secs);
+		snprintf(buf, n, "rate limit: sluice.quotas.maxIdentities (%u) callers are counted "
+			 "already and none is idle; retry after %u s", why->limit, secs);
 		if (sl_rate_admit(&q->full_warned, 60000, 1))
 			sl_log(SL_LOG_WARN, "quotas: %u subjects are counted, none idle: a new one's "
 			       "calls are refused (sluice.quotas.maxIdentities)", why->limit);
 		break;
 	}
+}
+
+static uint32_t retry_seconds(const struct sl_quota_refusal *why)
+{
+	uint32_t secs = (uint32_t)((why->retry_ms + 999) / 1000);
+	return secs ? secs : 1;
+}
+
+/* The refusal's answer: the outcome and message, and what the client
+ * acts on (c->retry_after_s, c->limit). */
+static void refuse(struct sl_quota *q, struct sl_call *c, const struct sl_quota_ask *asks,
+		   const struct sl_quota_refusal *why)
+{
+	uint32_t secs = retry_seconds(why);
+	const char *scope, *window;
+	yyjson_mut_val *data = yyjson_mut_obj(c->doc);
+	char msg[512];
+
+	refusal_text(q, asks, why, secs, msg, sizeof(msg), &scope, &window);
+	sl_call_set_error(c, SL_OUTCOME_DENIED, "%s", msg);
 	yyjson_mut_obj_add_uint(c->doc, data, "retryAfterSeconds", secs);
 	yyjson_mut_obj_add_uint(c->doc, data, "limit", why->limit);
 	yyjson_mut_obj_add_str(c->doc, data, "scope", scope);
@@ -261,20 +278,16 @@ static void on_shared(void *ctx, struct sl_call *c, const struct sl_quota_ask *a
 	sl_call_resume(c);
 }
 
-static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
+/* The limits that apply to who: its person's (or the anonymous bucket's)
+ * and its profile's, into asks[2] (person is their storage); how many. */
+static size_t asks_for(struct sl_quota *q, const struct sl_caller *who, struct sl_quota_ask *asks,
+		       char person[SL_SHA256_HEX])
 {
-	struct sl_quota *q = state;
-	const struct sl_caller *who = c->who;
 	const char *subject = who ? who->subject : NULL;
 	const char *profile = who && who->profile ? who->profile : DEFAULT_PROFILE;
 	const struct sl_quota_limits *lim;
-	struct sl_quota_ask asks[2];
-	struct sl_quota_refusal why;
-	char person[SL_SHA256_HEX];
 	size_t n = 0;
 
-	if (!q)
-		return SL_STAGE_DECLINED;
 	/* Callers without a subject (no authentication, stdio, the shared
 	 * bearerToken) are one identity: anonymous. A subject is counted as
 	 * the person (sl_caller_user_key: method, issuer and subject, never the
@@ -291,7 +304,18 @@ static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 	lim = sl_map_get(&q->by_profile, profile);
 	if (lim && limited(lim))
 		asks[n++] = (struct sl_quota_ask){ SL_QUOTA_PROFILE, profile, profile, lim };
-	if (n == 0)
+	return n;
+}
+
+static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
+{
+	struct sl_quota *q = state;
+	struct sl_quota_ask asks[2];
+	struct sl_quota_refusal why;
+	char person[SL_SHA256_HEX];
+	size_t n;
+
+	if (!q || (n = asks_for(q, c->who, asks, person)) == 0)
 		return SL_STAGE_DECLINED;
 	/* Replicas: the fleet's bucket in Redis when it is there. */
 	if (sl_quota_shared_ask(q->svc ? q->svc->redis : NULL, &q->waits, c, asks, n, on_shared, q))
@@ -300,6 +324,22 @@ static enum sl_stage_rc quota_request(void *state, struct sl_call *c)
 		return SL_STAGE_NEXT;
 	refuse(q, c, asks, &why);
 	return SL_STAGE_DONE;
+}
+
+bool sl_quota_admit_program(struct sl_quota *q, const struct sl_caller *who, char *why,
+			    size_t n)
+{
+	struct sl_quota_ask asks[2];
+	struct sl_quota_refusal refusal;
+	char person[SL_SHA256_HEX];
+	const char *scope, *window;
+	size_t k;
+
+	if (!q || (k = asks_for(q, who, asks, person)) == 0 ||
+	    q->store->ops->admit(q->store, asks, k, q->clock(), &refusal))
+		return true;
+	refusal_text(q, asks, &refusal, retry_seconds(&refusal), why, n, &scope, &window);
+	return false;
 }
 
 static void quota_cancel(void *state, struct sl_call *c)

@@ -133,6 +133,15 @@ struct sl_quota_store *sl_quota_local_new(uint32_t max_subjects);
 struct sl_quota;
 void sl_quota_status(struct sl_quota *q, yyjson_mut_doc *d, yyjson_mut_val *obj);
 
+/* A program counts as one call of its caller's quotas (its person's and
+ * its profile's), taken when it is admitted, from this process's counts
+ * (with replicas, the replica that runs it counts it): true, or false
+ * with the refusal's text in why (n bytes). q NULL (no sluice.quotas):
+ * true. */
+struct sl_caller;
+bool sl_quota_admit_program(struct sl_quota *q, const struct sl_caller *who, char *why,
+			    size_t n);
+
 /* The wall clock in ms (UTC days are counted from it). */
 uint64_t sl_quota_wall_ms(void);
 

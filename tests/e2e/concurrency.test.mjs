@@ -230,9 +230,9 @@ describe('codeMode per-caller shares', () => {
 	const TOKENS = { alice: 'alice-token-3f1e', bob: 'bob-token-8c2d' };
 	const sluice = {
 		http: { auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ token, subject })) } },
+		// No quota: a quota bounds a caller's programs too (quotas.test.mjs),
+		// so the shares are shown without one.
 		codeMode: { enabled: true, maxConcurrent: 2, maxQueued: 4, timeoutMs: 20000 },
-		// Alice may make one tool call a minute: her programs make none.
-		quotas: { subjects: { alice: { callsPerMinute: 1 } } },
 	};
 	// One 2026-07-28 execute_code request as who: { text, kind, ms }.
 	const run = async (gw, who, id, program) => {
