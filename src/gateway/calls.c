@@ -115,11 +115,39 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 	}
 }
 
+/* The capabilities through which s can answer a server's questions while
+ * request m (NULL: a program's call) waits: a session-era client's from
+ * its initialize; a 2026-07-28 client's from m itself, and only for its
+ * own tools/call (as sl_session_answers decides: a program's calls and its
+ * other requests cannot carry input_required to it). NULL: none. */
+static yyjson_val *answerable_caps(struct sl_session *s, struct sl_msg *m)
+{
+	if (s->era == SL_ERA_LEGACY)
+		return s->caps;
+	if (!m || strcmp(m->method, "tools/call") != 0)
+		return NULL;
+	return sl_session_caps(s, m, true);
+}
+
+/* c->caps (pipeline/call.h): what a 2026-07-28 server is told, in c->doc. */
+static void set_call_caps(struct sl_session *s, struct sl_call *c, struct sl_msg *m)
+{
+	yyjson_val *caps = answerable_caps(s, m);
+	c->caps = yyjson_is_obj(caps) ? yyjson_val_mut_copy(c->doc, caps) : yyjson_mut_obj(c->doc);
+}
+
 bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_doc *d,
 			yyjson_mut_val *params, sl_reply_fn cb, struct sl_err *err)
 {
 	struct sl_upstream *link = sl_upstream_for(u, p->who, err);
+	yyjson_val *caps = answerable_caps(p->s, &p->msg);
+	yyjson_mut_val *meta = yyjson_mut_obj(d);
 
+	/* What a 2026-07-28 server may ask during it (upstream.h). */
+	yyjson_mut_obj_remove_key(params, "_meta");
+	yyjson_mut_obj_add_val(d, meta, SL_MCP_META_CAPS,
+			       yyjson_is_obj(caps) ? yyjson_val_mut_copy(d, caps) : yyjson_mut_obj(d));
+	yyjson_mut_obj_add_val(d, params, "_meta", meta);
 	p->up = u;
 	p->u.ureq = link ? sl_upstream_request(link, p->msg.method, d, params,
 					       u->cfg->timeout_ms ? u->cfg->timeout_ms :
@@ -234,6 +262,8 @@ void sl_session_bind_call(struct sl_session *s, struct sl_call *c)
 	c->session_id = s ? s->id : 0;
 	sl_session_client_key(s, c->client_key);
 	c->ask = s ? sl_session_asker(s) : (struct sl_asker){ 0 };
+	if (s && !c->ureq)
+		set_call_caps(s, c, NULL);
 }
 
 yyjson_mut_val *sl_calls_error_result(yyjson_mut_doc *d, const char *text)
@@ -516,6 +546,7 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 					 on_call_progress : NULL, p);
 	c->who = sl_caller_ref(p->who);
 	sl_session_bind_call(s, c);
+	set_call_caps(s, c, &p->msg);
 	if (fields)
 		c->fields = yyjson_val_mut_copy(c->doc, fields);
 	if (modern) {

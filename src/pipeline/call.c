@@ -5,6 +5,7 @@
 #include "pipeline/call.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -247,6 +248,12 @@ static bool dispatch(struct sl_call *c)
 		yyjson_mut_obj_add_val(c->doc, params, "arguments", c->args);
 		if (c->task)
 			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
+	}
+	if (c->caps) {
+		yyjson_mut_val *meta = yyjson_mut_obj(c->doc);
+		yyjson_mut_obj_add_val(c->doc, meta, SL_MCP_META_CAPS,
+				       yyjson_mut_val_mut_copy(c->doc, c->caps));
+		yyjson_mut_obj_add_val(c->doc, params, "_meta", meta);
 	}
 	c->via = sl_upstream_for(c->up, c->who, &err);
 	c->ureq = c->via ? sl_upstream_request(c->via, method, c->doc, params, c->timeout_ms,

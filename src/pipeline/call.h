@@ -251,6 +251,11 @@ struct sl_call {
 	uint64_t session_id;
 	char client_key[80];
 	struct sl_asker ask;
+	/* The client capabilities through which its owner can answer the
+	 * server's questions during this call (in doc, set with the asker),
+	 * told to a 2026-07-28 server with the request (upstream.h); NULL:
+	 * the gateway's own declaration. */
+	yyjson_mut_val *caps;
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */

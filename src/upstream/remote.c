@@ -292,6 +292,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	return len;
 }
 
+/* An HTTP status whose JSON body may be the request's JSON-RPC error. */
+static bool rpc_error_status(long status)
+{
+	return status >= 400 && status < 500 && status != 401 && status != 403;
+}
+
 static void body_start(struct xfer *x)
 {
 	const char *ct = NULL;
@@ -299,6 +305,16 @@ static void body_start(struct xfer *x)
 	x->started = true;
 	sl_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 	sl_curl.easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+	/* MCP 2026-07-28 HTTP: a server's protocol errors (-32020, -32021,
+	 * -32022, -32601) come as JSON-RPC errors on a 4xx answer, which the
+	 * upstream must read (a version to retry with, a capability the caller
+	 * lacks). The body is read as a message, then delivered only if it is
+	 * the answer to the request (on_sse_event); 401 and 403 are OAuth's. */
+	if (ct && x->kind == X_POST && rpc_error_status(x->status) &&
+	    strncasecmp(ct, "application/json", 16) == 0) {
+		x->is_json = true;
+		return;
+	}
 	if (x->status < 200 || x->status >= 300 || !ct)
 		return;
 	if (strncasecmp(ct, "text/event-stream", 17) == 0)
@@ -872,8 +888,16 @@ static int on_sse_event(void *ctx, const char *type, const char *data, size_t le
 	}
 	if (strcmp(type, "message") != 0 || len == 0) /* priming events carry no data */
 		return 0;
-	if (answers(data, len, x->req_id))
+	if (answers(data, len, x->req_id)) {
 		x->answered = true;
+	} else if (x->status >= 300) {
+		/* An error answer's body that is not the request's JSON-RPC
+		 * answer: its start, for the message saying why it failed. */
+		x->errlen = len < ERROR_TEXT_MAX ? len : ERROR_TEXT_MAX;
+		memcpy(x->errtext, data, x->errlen);
+		x->errtext[x->errlen] = '\0';
+		return 0;
+	}
 	note_add(r, N_MESSAGE, data, len, NULL, 0, 0);
 	return 0;
 }

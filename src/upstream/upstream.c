@@ -224,27 +224,88 @@ static void on_ureq_timeout(uv_timer_t *t)
 	ureq_fail(r, why);
 }
 
+/* Whether an elicitation capability takes mode: a session-era "{}" means
+ * form mode (2025-11-25); otherwise the modes it names. */
+static bool elicit_mode(yyjson_mut_val *el, const char *mode)
+{
+	if (yyjson_mut_obj_size(el) == 0)
+		return !strcmp(mode, "form");
+	return yyjson_mut_obj_get(el, mode) != NULL;
+}
+
+/* The client capabilities a 2026-07-28 request declares (a new value in
+ * d). asked: the caller's own, which whoever made the request put in its
+ * _meta (a 2026-07-28 client declares them per request; a session-era
+ * one in its initialize), or NULL for the gateway's own requests (the
+ * probe, the lists, its listen). The caller's are cut to what this gateway
+ * relays (u->caps_doc: roots, sampling, elicitation and its modes), so a
+ * server never asks a question no one can answer, and answers -32021 when
+ * it needs one the caller lacks. Elicitation names its modes, as this era
+ * does. */
+static yyjson_mut_val *declared_caps(struct sl_upstream *u, yyjson_mut_doc *d, yyjson_mut_val *asked)
+{
+	yyjson_mut_val *ours = yyjson_mut_doc_get_root(u->caps_doc), *out, *key, *val, *el;
+	static const char *modes[] = { "form", "url" };
+	size_t i, n;
+
+	if (!asked)
+		out = yyjson_mut_val_mut_copy(d, ours);
+	else {
+		out = yyjson_mut_obj(d);
+		yyjson_mut_obj_foreach(ours, i, n, key, val) {
+			const char *k = yyjson_mut_get_str(key);
+			yyjson_mut_val *theirs = yyjson_mut_obj_get(asked, k);
+			if (!yyjson_mut_is_obj(theirs) || !yyjson_mut_is_obj(val))
+				continue;
+			if (strcmp(k, "elicitation") != 0) {
+				yyjson_mut_obj_add_val(d, out, k, yyjson_mut_val_mut_copy(d, theirs));
+				continue;
+			}
+			el = yyjson_mut_obj(d);
+			for (size_t m = 0; m < SL_COUNT(modes); m++)
+				if (elicit_mode(theirs, modes[m]) && elicit_mode(val, modes[m]))
+					yyjson_mut_obj_add_val(d, el, modes[m], yyjson_mut_obj(d));
+			if (yyjson_mut_obj_size(el))
+				yyjson_mut_obj_add_val(d, out, k, el);
+		}
+	}
+	el = yyjson_mut_obj_get(out, "elicitation");
+	if (yyjson_mut_is_obj(el) && yyjson_mut_obj_size(el) == 0)
+		yyjson_mut_obj_add_val(d, el, "form", yyjson_mut_obj(d));
+	return out;
+}
+
+/* A session-era server is not told the caller's capabilities per request
+ * (its initialize said what it may ask): the key is dropped, and _meta
+ * with it when nothing else is left. */
+static void drop_caller_caps(yyjson_mut_val *params)
+{
+	yyjson_mut_val *meta = yyjson_mut_obj_get(params, "_meta");
+
+	if (!yyjson_mut_is_obj(meta) || !yyjson_mut_obj_get(meta, SL_MCP_META_CAPS))
+		return;
+	yyjson_mut_obj_remove_key(meta, SL_MCP_META_CAPS);
+	if (yyjson_mut_obj_size(meta) == 0)
+		yyjson_mut_obj_remove_key(params, "_meta");
+}
+
 /* MCP 2026-07-28: every request names the version and the client's
  * capabilities (and who the client is) in params._meta. */
 static void add_modern_meta(struct sl_upstream *u, yyjson_mut_doc *d, yyjson_mut_val *params)
 {
-	yyjson_mut_val *meta = yyjson_mut_obj_get(params, "_meta"), *info, *caps, *el;
+	yyjson_mut_val *meta = yyjson_mut_obj_get(params, "_meta"), *info, *caps, *asked;
 
 	if (!yyjson_mut_is_obj(meta)) {
 		yyjson_mut_obj_remove_key(params, "_meta");
 		meta = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_val(d, params, "_meta", meta);
 	}
+	asked = yyjson_mut_obj_get(meta, SL_MCP_META_CAPS);
+	caps = declared_caps(u, d, yyjson_mut_is_obj(asked) ? asked : NULL);
 	yyjson_mut_obj_remove_key(meta, SL_MCP_META_VERSION);
 	yyjson_mut_obj_remove_key(meta, SL_MCP_META_CAPS);
 	yyjson_mut_obj_remove_key(meta, SL_MCP_META_CLIENT);
 	yyjson_mut_obj_add_str(d, meta, SL_MCP_META_VERSION, SL_MCP_MODERN);
-	caps = yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc));
-	/* Session-era "elicitation": {} means form mode (2025-11-25); the
-	 * 2026-07-28 era names the modes. */
-	el = yyjson_mut_obj_get(caps, "elicitation");
-	if (yyjson_mut_is_obj(el) && yyjson_mut_obj_size(el) == 0)
-		yyjson_mut_obj_add_val(d, el, "form", yyjson_mut_obj(d));
 	yyjson_mut_obj_add_val(d, meta, SL_MCP_META_CAPS, caps);
 	info = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, info, "name", "sluice");
@@ -272,6 +333,8 @@ static bool transmit(struct sl_upstream *u, struct sl_ureq *r, yyjson_mut_doc *d
 		yyjson_mut_obj_remove_key(meta, "progressToken");
 		yyjson_mut_obj_add_int(d, meta, "progressToken", r->id);
 	}
+	if (!u->modern && strcmp(r->method, "server/discover") != 0) /* the probe has its own */
+		drop_caller_caps(params);
 	if (u->modern) {
 		add_modern_meta(u, d, params);
 		r->sent = yyjson_mut_doc_new(NULL);
@@ -952,17 +1015,81 @@ static bool speaks_modern(yyjson_val *res)
 	return false;
 }
 
+/* A version a server named, fit for a message: cut to 40 characters,
+ * anything but visible ASCII replaced. */
+static void clean_version(char out[41], const char *p)
+{
+	size_t i;
+
+	for (i = 0; p[i] && i < 40; i++)
+		out[i] = p[i] > ' ' && p[i] < 0x7f ? p[i] : '?';
+	out[i] = 0;
+}
+
+static void send_discover(struct sl_upstream *u);
+
+/* MCP 2026-07-28 versioning: -32022 (UnsupportedProtocolVersionError) to
+ * the probe is a modern server's answer, not a session-era one's: a
+ * version both speak from its data.supported is used instead (stdio
+ * transport, "Backward Compatibility": do not fall back to initialize).
+ * Returns true when handled: the probe sent again (once per link) with
+ * the newest modern version both speak, or the server failed for good
+ * (it shares no version with sluice). False: initialize (the list names
+ * only session-era versions sluice speaks, or the probe was retried). */
+static bool unsupported_version(struct sl_upstream *u, struct sl_reply *r)
+{
+	yyjson_val *data, *supported, *v;
+	int64_t code = 0;
+	bool modern = false, legacy = false;
+	char list[200] = "", one[41], why[512];
+	size_t i, n, len = 0;
+
+	if (r->kind != SL_REPLY_ERROR || !sl_json_int(r->msg->error, "code", &code) ||
+	    code != SL_MCP_UNSUPPORTED_VERSION)
+		return false;
+	data = sl_json_obj(r->msg->error, "data");
+	supported = data ? sl_json_arr(data, "supported") : NULL;
+	if (!supported)
+		return false;
+	yyjson_arr_foreach(supported, i, n, v) {
+		if (!yyjson_is_str(v))
+			continue;
+		/* sluice speaks one modern version: the newest both speak, if listed. */
+		modern |= !strcmp(yyjson_get_str(v), SL_MCP_MODERN);
+		legacy |= sl_mcp_legacy_version(yyjson_get_str(v));
+		clean_version(one, yyjson_get_str(v));
+		if (len < sizeof(list) - 1)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", one);
+	}
+	if (modern && u->probes < 2) {
+		sl_log(SL_LOG_INFO, "server '%s' refused protocol version %s in server/discover but "
+		       "lists it as supported; asking once more", u->name, SL_MCP_MODERN);
+		send_discover(u);
+		return true;
+	}
+	if (modern || legacy)
+		return false;
+	snprintf(why, sizeof(why), "speaks only protocol versions %s, which sluice does not speak "
+		 "(sluice speaks %s); not restarting it: upgrade the server or sluice",
+		 list[0] ? list : "(none listed)", sl_mcp_versions_text());
+	fail_final(u, why);
+	return true;
+}
+
 /* The answer to the server/discover probe (MCP 2026-07-28). A server that
  * answers it and lists 2026-07-28 is spoken to in that era: no initialize,
- * every request self-describing. Any other answer (-32601 from a
- * session-era server, an HTTP 400 for a request without a session) means
- * the session era. */
+ * every request self-describing. -32022 is a modern server's answer
+ * (unsupported_version). Any other answer (-32601 from a session-era
+ * server, an HTTP 400 for a request without a session) means the session
+ * era. */
 static void on_discovered(void *ctx, struct sl_reply *r)
 {
 	struct sl_upstream *u = ctx;
 	yyjson_val *res;
 
 	if (!u->link)
+		return;
+	if (unsupported_version(u, r))
 		return;
 	if (r->kind != SL_REPLY_RESULT || !yyjson_is_obj(r->msg->result) ||
 	    !speaks_modern(r->msg->result)) {
@@ -1009,11 +1136,7 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 		 * server's version SHOULD disconnect. Restarting would get the
 		 * same answer, so this is final, and says what to do. */
 		char v[41];
-		const char *p = sl_json_str(res, "protocolVersion");
-		size_t i;
-		for (i = 0; p[i] && i < sizeof(v) - 1; i++)
-			v[i] = p[i] > ' ' && p[i] < 0x7f ? p[i] : '?';
-		v[i] = 0;
+		clean_version(v, sl_json_str(res, "protocolVersion"));
 		snprintf(why, sizeof(why),
 			 "offered protocol version %s, which sluice does not speak (sluice speaks %s); "
 			 "not restarting it: upgrade the server to a release that speaks one of these, "
@@ -1043,8 +1166,6 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 static void start_link(struct sl_upstream *u)
 {
 	struct sl_err err;
-	yyjson_mut_doc *d;
-	yyjson_mut_val *params;
 
 	u->starts++;
 	u->state = SL_UP_STARTING;
@@ -1065,8 +1186,18 @@ static void start_link(struct sl_upstream *u)
 	}
 	uv_timer_start(&u->timer, on_timer, u->gcfg->startup_timeout_ms, 0);
 	u->modern = false;
-	d = yyjson_mut_doc_new(NULL);
-	params = yyjson_mut_obj(d);
+	u->probes = 0;
+	send_discover(u);
+}
+
+/* The era probe: server/discover with sluice's own capabilities. */
+static void send_discover(struct sl_upstream *u)
+{
+	struct sl_err err;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *params = yyjson_mut_obj(d);
+
+	u->probes++;
 	yyjson_mut_doc_set_root(d, params);
 	add_modern_meta(u, d, params);
 	if (!request(u, "server/discover", d, params, probe_timeout(u), on_discovered,
@@ -1441,14 +1572,17 @@ static void mrtr_retry(struct sl_upstream *u, struct sl_ureq *r)
 	struct mrtr *x = r->mrtr;
 	yyjson_mut_doc *d = r->sent;
 	yyjson_mut_val *params = yyjson_mut_doc_get_root(d), *env;
-	yyjson_val *state = yyjson_obj_get(yyjson_doc_get_root(x->asked), "requestState");
+	/* MCP 2026-07-28 MRTR: the state is the result's, echoed exactly. */
+	yyjson_val *state = yyjson_obj_get(sl_json_obj(yyjson_doc_get_root(x->asked), "result"),
+					   "requestState");
 	char *line;
 	size_t len;
 
 	yyjson_mut_obj_remove_key(params, "inputResponses");
 	yyjson_mut_obj_remove_key(params, "requestState");
-	yyjson_mut_obj_add_val(d, params, "inputResponses",
-			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(x->answers)));
+	if (x->nkeys)
+		yyjson_mut_obj_add_val(d, params, "inputResponses",
+				       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(x->answers)));
 	if (state)
 		yyjson_mut_obj_add_val(d, params, "requestState", yyjson_val_mut_copy(d, state));
 	r->mrtr = NULL;
@@ -1475,7 +1609,11 @@ static const char *mrtr_start(struct sl_upstream *u, struct sl_ureq *r, struct s
 	unsigned gen = sl_upstream_generation(u);
 	int64_t rid = r->id;
 
-	if (!r->sent || !yyjson_is_obj(reqs) || yyjson_obj_size(reqs) == 0)
+	bool state = yyjson_is_str(yyjson_obj_get(m->result, "requestState"));
+
+	/* MCP 2026-07-28 MRTR: at least one of inputRequests and requestState;
+	 * with only a state, the client may retry at once. */
+	if (!r->sent || (!state && (!yyjson_is_obj(reqs) || yyjson_obj_size(reqs) == 0)))
 		return "input_required without input requests";
 	if (yyjson_obj_size(reqs) > MRTR_MAX_INPUTS)
 		return "too many input requests at once";
@@ -1486,10 +1624,14 @@ static const char *mrtr_start(struct sl_upstream *u, struct sl_ureq *r, struct s
 	m->doc = NULL;
 	x->answers = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(x->answers, yyjson_mut_obj(x->answers));
-	x->keys = sl_alloc(yyjson_obj_size(reqs) * sizeof(char *));
+	x->keys = sl_alloc((yyjson_obj_size(reqs) + 1) * sizeof(char *));
 	mrtr_free(r->mrtr);
 	r->mrtr = x;
 	r->rounds++;
+	if (yyjson_obj_size(reqs) == 0) {
+		mrtr_retry(u, r);
+		return NULL;
+	}
 	yyjson_obj_iter_init(reqs, &it);
 	while ((k = yyjson_obj_iter_next(&it)))
 		x->keys[x->nkeys++] = sl_strdup(yyjson_get_str(k));

@@ -123,6 +123,7 @@ struct sl_upstream {
 	yyjson_val *server_info;
 	const char *protocol_version;
 	bool modern;             /* spoken to in 2026-07-28 (it answered server/discover) */
+	unsigned probes;         /* server/discover sent on this link: a -32022 allows 2 */
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;

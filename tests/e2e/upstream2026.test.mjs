@@ -1,0 +1,184 @@
+// sluice as a 2026-07-28 client of its upstreams (issue 33, findings 1, 2
+// and 8), against a hand-written stateless server (tests/servers/stateless)
+// over stdio and over HTTP:
+// - a multi-round trip whose server keeps its state only in requestState
+//   completes (the state is echoed from the result, exactly);
+// - each request tells the server its own caller's capabilities (less what
+//   sluice cannot relay), and the server's -32021 reaches the client;
+// - a -32022 answer to server/discover is retried with a shared version,
+//   not taken for a session-era server.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import { MODERN, REPO, eventually, httpClient, httpRequest, modernMeta, startHttp, startRaw, textOf, withTimeout } from './helpers.mjs';
+
+const SERVER = path.join(REPO, 'tests', 'servers', 'stateless', 'server.mjs');
+const stdio = (...args) => ({ command: process.execPath, args: [SERVER, ...args] });
+
+const procs = [];
+after(() => {
+	for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
+// The server over HTTP: its URL once it prints "PORT n".
+function startServerHttp(...args) {
+	const p = spawn(process.execPath, [SERVER, '--http', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+	procs.push(p);
+	let out = '';
+	return withTimeout(new Promise((resolve, reject) => {
+		p.stdout.on('data', (d) => {
+			out += d;
+			const m = /PORT (\d+)/.exec(out);
+			if (m) resolve(`http://127.0.0.1:${m[1]}/mcp`);
+		});
+		p.on('exit', (c) => reject(new Error(`the stateless server exited ${c}`)));
+	}), 15000, 'the stateless server to listen');
+}
+
+const logOf = (file) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+
+// One raw 2026-07-28 tools/call to the gateway over HTTP.
+async function rawCall(gw, id, name, caps, extra = {}) {
+	const r = await httpRequest(
+		{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name } },
+		{ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...extra, _meta: modernMeta(caps) } },
+		20000,
+	);
+	return r.json;
+}
+
+for (const transport of ['stdio', 'http']) {
+	describe(`a stateless 2026-07-28 server over ${transport}`, () => {
+		let gw, client, log;
+		const asked = [];
+
+		before(async () => {
+			log = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-up2026-')), 'requests.jsonl');
+			const entry = transport === 'stdio' ? stdio('--log', log) : { url: await startServerHttp('--log', log) };
+			gw = await startHttp({ servers: { st: entry } });
+			client = new Client({ name: 'up2026-e2e', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
+			client.setRequestHandler('elicitation/create', async (req) => {
+				asked.push(req.params.message);
+				return { action: 'accept', content: { name: 'Ada' } };
+			});
+			await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+		});
+		after(async () => {
+			await client?.close().catch(() => {});
+			await gw?.close();
+			assert.doesNotMatch(gw?.stderr() ?? '', /Sanitizer|runtime error/);
+		});
+
+		test('finding 1: a server keeping its state only in requestState completes in 2 rounds', async () => {
+			const n = asked.length;
+			const r = await client.callTool({ name: 'st__two_rounds', arguments: {} });
+			assert.notEqual(r.isError, true, textOf(r));
+			assert.equal(textOf(r), 'hello Ada after 2 rounds');
+			assert.deepEqual(asked.slice(n), ['Your name?']);
+			const calls = logOf(log).filter((m) => m.method === 'tools/call' && m.params.name === 'two_rounds');
+			assert.equal(calls.length, 2);
+			assert.equal(calls[0].params.requestState, undefined);
+			// Echoed exactly, under a new id.
+			assert.equal(calls[1].params.requestState, Buffer.from(JSON.stringify({ round: 1 })).toString('base64url'));
+			assert.notEqual(calls[1].id, calls[0].id);
+		});
+
+		test('finding 1: input_required with only a requestState is retried at once with it', async () => {
+			const r = await client.callTool({ name: 'st__state_only', arguments: {} });
+			assert.equal(textOf(r), 'state came back');
+		});
+
+		test('finding 2: the upstream is told the caller\'s capabilities, per request', async () => {
+			const sampling = await rawCall(gw, 1, 'st__caps', { sampling: {} });
+			assert.deepEqual(JSON.parse(sampling.result.content[0].text), { sampling: {} });
+			const none = await rawCall(gw, 2, 'st__caps', {});
+			assert.deepEqual(JSON.parse(none.result.content[0].text), {});
+			// What sluice cannot relay is not claimed: an extension it does not know.
+			const ext = await rawCall(gw, 3, 'st__caps', { elicitation: { form: {} }, extensions: { 'x.example/zzz': {} } });
+			assert.deepEqual(JSON.parse(ext.result.content[0].text), { elicitation: { form: {} } });
+		});
+
+		test('finding 2: a client declaring only sampling is not asked an elicitation; it gets -32021', async () => {
+			const r = await rawCall(gw, 4, 'st__needs_elicit', { sampling: {} });
+			assert.equal(r.error?.code, -32021, JSON.stringify(r));
+			assert.deepEqual(r.error.data, { requiredCapabilities: { elicitation: {} } });
+		});
+
+		test('finding 2: a client declaring nothing gets -32021', async () => {
+			const r = await rawCall(gw, 5, 'st__needs_elicit', {});
+			assert.equal(r.error?.code, -32021, JSON.stringify(r));
+		});
+
+		test('finding 2: a client declaring elicitation is asked, and the call completes', async () => {
+			const r = await client.callTool({ name: 'st__needs_elicit', arguments: {} });
+			assert.equal(textOf(r), 'hello Ada');
+		});
+
+		test('finding 2: a session-era client over HTTP is declared its own initialize capabilities', async () => {
+			const { client: old } = await httpClient(gw.url, { capabilities: { roots: {} } });
+			try {
+				const r = await old.callTool({ name: 'st__caps', arguments: {} });
+				assert.deepEqual(JSON.parse(textOf(r)), { roots: {} });
+			} finally {
+				await old.close();
+			}
+		});
+	});
+}
+
+describe('finding 8: -32022 to server/discover is retried with a version both speak', () => {
+	for (const transport of ['stdio', 'http']) {
+		test(`over ${transport}: the server stays a 2026-07-28 one and its tools work`, async () => {
+			const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-up2026-')), 'requests.jsonl');
+			const args = ['--reject-discover', '1', '--supported', `2099-01-01,${MODERN},2025-11-25`, '--log', log];
+			const entry = transport === 'stdio' ? stdio(...args) : { url: await startServerHttp(...args) };
+			const raw = startRaw({ servers: { st: entry } });
+			try {
+				await raw.initialize(undefined, {});
+				const r = await raw.request('tools/call', { name: 'st__caps', arguments: {} }, { ms: 15000 });
+				assert.equal(r.result?.isError, undefined, JSON.stringify(r));
+				assert.deepEqual(JSON.parse(r.result.content[0].text), {});
+				const methods = logOf(log).map((m) => m.method);
+				assert.deepEqual(methods.slice(0, 2), ['server/discover', 'server/discover']);
+				assert.ok(!methods.includes('initialize'), methods.join(' '));
+			} finally {
+				await raw.close();
+			}
+		});
+	}
+
+	test('a -32022 listing only session-era versions sluice speaks falls back to initialize', async () => {
+		const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-up2026-')), 'requests.jsonl');
+		const raw = startRaw({ servers: { st: stdio('--reject-discover', '9', '--supported', '2025-11-25', '--log', log) } });
+		try {
+			await raw.initialize(undefined, {});
+			const r = await raw.request('tools/call', { name: 'st__caps', arguments: {} }, { ms: 15000 });
+			// This server refuses initialize (it is 2026-only): the point is the order.
+			assert.ok(r.error || r.result?.isError, JSON.stringify(r));
+			const methods = logOf(log).map((m) => m.method);
+			assert.deepEqual(methods.slice(0, 2), ['server/discover', 'initialize']);
+		} finally {
+			await raw.close();
+		}
+	});
+
+	test('a -32022 sharing no version with sluice fails the server for good, saying why', async () => {
+		const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-up2026-')), 'requests.jsonl');
+		const raw = startRaw({ servers: { st: stdio('--reject-discover', '9', '--supported', '2099-01-01', '--log', log) } });
+		try {
+			await raw.initialize(undefined, {});
+			await eventually(() => /2099-01-01/.test(raw.stderr()), 10000, 50, 'the failure in the log');
+			assert.match(raw.stderr(), /server 'st'.*2099-01-01.*not restarting/);
+			const methods = logOf(log).map((m) => m.method);
+			assert.deepEqual(methods, ['server/discover']);
+		} finally {
+			await raw.close();
+		}
+	});
+});
