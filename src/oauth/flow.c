@@ -83,15 +83,12 @@ static bool resource_covers(const char *resource, const char *server)
 	return na <= nb && !strncmp(pa, pb, na) && (na == nb || pb[na] == '/');
 }
 
-static bool same_url(const char *a, const char *b)
+/* Issuer identifiers are compared as strings, nothing normalised: no
+ * trailing slash stripped, no case folded (RFC 8414 3.3: "identical";
+ * RFC 9207 2.4: simple string comparison, RFC 3986 6.2.1). */
+static bool same_issuer(const char *a, const char *b)
 {
-	size_t na = strlen(a), nb = strlen(b);
-
-	while (na && a[na - 1] == '/')
-		na--;
-	while (nb && b[nb - 1] == '/')
-		nb--;
-	return na == nb && !strncmp(a, b, na);
+	return strcmp(a, b) == 0;
 }
 
 static char *dup_or_null(const char *s)
@@ -287,7 +284,7 @@ int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *
 	} else if (!state || strcmp(state, p->state) != 0) {
 		sl_err_set(err, "the redirect's state does not match this login's: it answers another "
 				"request (or was forged); nothing was saved");
-	} else if (iss ? !same_url(iss, s->issuer) : s->iss_param) {
+	} else if (iss ? !same_issuer(iss, s->issuer) : s->iss_param) {
 		sl_err_set(err, "the redirect's issuer (RFC 9207 iss) is %s, not %s: refused (a "
 				"mix-up or a forged redirect)", iss ? "another one" : "missing", s->issuer);
 	} else if (!c || !*c) {
@@ -464,7 +461,7 @@ static const char *take_meta(struct disco *d, yyjson_val *root, char *why, size_
 		return "is not a JSON object";
 	/* RFC 8414 3.3: the issuer must be the one whose metadata was asked
 	 * for (a 2025-03-26 server's may sit under its origin). */
-	if (!issuer || (!d->s.legacy && !same_url(issuer, d->s.issuer))) {
+	if (!issuer || (!d->s.legacy && !same_issuer(issuer, d->s.issuer))) {
 		snprintf(why, wl, "is for the issuer %.300s, not %.300s: refused", issuer ? issuer : "(none)",
 			 d->s.issuer);
 		return why;
@@ -861,7 +858,7 @@ void sl_oauth_register(struct sl_fetcher *f, const struct sl_oauth_server *s,
 	}
 	/* A stored registration at this issuer (and, for a dynamic one, for
 	 * this redirect) is reused. */
-	if (prev && prev->client_id && prev->issuer && same_url(prev->issuer, s->issuer) &&
+	if (prev && prev->client_id && prev->issuer && same_issuer(prev->issuer, s->issuer) &&
 	    (!prev->how || strcmp(prev->how, "dynamic") || !redirect_uri ||
 	     (prev->redirect_uri && !strcmp(prev->redirect_uri, redirect_uri))) &&
 	    !(prev->how && !strcmp(prev->how, "config"))) {

@@ -118,9 +118,9 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		snprintf(body, sizeof(body), "{\"resource\":\"http://127.0.0.1:%d/mcp\","
 			 "\"authorization_servers\":[\"http://127.0.0.1:%d\"]}", s->port, s->port);
 	} else if (!strncmp(k->buf, "GET /.well-known/oauth-authorization-server ", 44)) {
-		snprintf(body, sizeof(body), "{\"issuer\":\"http://127.0.0.1:%d\",\"authorization_endpoint\":"
+		snprintf(body, sizeof(body), "{\"issuer\":\"http://127.0.0.1:%d%s\",\"authorization_endpoint\":"
 			 "\"http://127.0.0.1:%d/authorize\",\"token_endpoint\":\"http://127.0.0.1:%d/token\"}",
-			 s->port, s->port, s->port);
+			 s->port, s->meta_issuer_slash ? "/" : "", s->port, s->port);
 	} else {
 		status = "404 Not Found";
 		snprintf(body, sizeof(body), "{}");

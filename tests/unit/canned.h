@@ -22,6 +22,7 @@ struct canned {
 	int list_status;         /* 0: 401 with the challenge */
 	bool delete_hangs;
 	bool sse_init;
+	bool meta_issuer_slash;  /* the AS metadata names its issuer with a trailing slash */
 	char list_version[16];   /* the MCP-Protocol-Version tools/list came with */
 	char seen[8][128];       /* each request's method, Mcp-Session-Id and JSON-RPC method */
 	int nseen;

@@ -228,6 +228,56 @@ TEST(oauth_redirect_checks_state_iss_and_errors)
 	CHECK(code == NULL);
 }
 
+/* RFC 9207 2.4 and RFC 8414 3.3: issuers are compared as strings, with
+ * no normalisation: "https://as.example/" is another issuer than
+ * "https://as.example" (conformance auth/iss-normalized). */
+TEST(oauth_redirect_iss_is_compared_exactly)
+{
+	struct sl_oauth_pkce p;
+	struct sl_oauth_server s = as, slash = as;
+	struct sl_err err = { { 0 } };
+	char url[600], *code = NULL;
+
+	slash.issuer = "https://as.example/";
+	sl_oauth_pkce_new(&p);
+	snprintf(url, sizeof(url), "/callback?code=c&state=%s&iss=https%%3A%%2F%%2Fas.example%%2F", p.state);
+	CHECK(sl_oauth_redirect_check(url, &s, &p, &code, &err) == SL_ERR_INVALID);
+	CHECK(strstr(err.msg, "issuer") != NULL && code == NULL);
+	snprintf(url, sizeof(url), "/callback?code=c&state=%s&iss=https%%3A%%2F%%2Fas.example", p.state);
+	CHECK(sl_oauth_redirect_check(url, &slash, &p, &code, &err) == SL_ERR_INVALID);
+	CHECK(code == NULL);
+	snprintf(url, sizeof(url), "/callback?code=c&state=%s&iss=HTTPS%%3A%%2F%%2Fas.example", p.state);
+	CHECK(sl_oauth_redirect_check(url, &s, &p, &code, &err) == SL_ERR_INVALID);
+	snprintf(url, sizeof(url), "/callback?code=c&state=%s&iss=https%%3A%%2F%%2Fas.example%%2F", p.state);
+	CHECK(sl_oauth_redirect_check(url, &slash, &p, &code, &err) == SL_OK);
+	CHECK_STR(code, "c");
+	free(code);
+}
+
+static void on_registered_unit(void *arg, const struct sl_oauth_registration *r, const char *why)
+{
+	const char **out = arg;
+	*out = r ? r->client_id : why;
+}
+
+/* A stored registration is reused only at the very issuer it was made at. */
+TEST(oauth_registration_reuse_is_keyed_by_the_exact_issuer)
+{
+	struct sl_oauth_server s = as;
+	struct sl_oauth_client_want want = { .client_name = "gw" };
+	struct sl_oauth_registration prev = { .issuer = "https://as.example/", .client_id = "stored",
+					      .how = "dynamic" };
+	const char *got = NULL;
+
+	/* No registration endpoint: a registration not reused says so at once. */
+	sl_oauth_register(NULL, &s, &want, &prev, NULL, on_registered_unit, &got);
+	CHECK(got && strstr(got, "offers no registration"));
+	prev.issuer = "https://as.example";
+	got = NULL;
+	sl_oauth_register(NULL, &s, &want, &prev, NULL, on_registered_unit, &got);
+	CHECK_STR(got, "stored");
+}
+
 /* ---- discovery's probe, against a canned server on 127.0.0.1 ---------------------------- */
 
 static void on_canned_discovered(void *arg, const struct sl_oauth_server *srv, const char *why)
@@ -321,6 +371,19 @@ TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 	CHECK_INT(strict.nseen, 4);
 	CHECK_STR(strict.seen[3], "DELETE|sess-7|");
 	free(strict.why);
+}
+
+/* RFC 8414 3.3: metadata whose issuer differs from the PRM's only by a
+ * trailing slash is another issuer's: not used. */
+TEST(oauth_discover_refuses_metadata_for_an_issuer_with_a_slash_more)
+{
+	struct canned s = { .meta_issuer_slash = true };
+
+	discover_canned(&s);
+	CHECK(!s.ok);
+	CHECK(s.why && strstr(s.why, "is for the issuer") && strstr(s.why, "refused"));
+	free(s.why);
+	free(s.scope);
 }
 
 /* ---- the granted scope, when the token answer names none ----------------------------------- */
