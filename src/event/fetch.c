@@ -260,6 +260,11 @@ void sl_fetch_start(struct sl_fetcher *f, const struct sl_fetch_req *q, sl_fetch
 		x->headers = sl_curl.slist_append(x->headers, h);
 		free(h);
 	}
+	if (q->mcp_method) {
+		h = sl_printf("Mcp-Method: %s", q->mcp_method);
+		x->headers = sl_curl.slist_append(x->headers, h);
+		free(h);
+	}
 	if (q->json) {
 		x->post = sl_strdup(q->json);
 		x->headers = sl_curl.slist_append(x->headers, "Content-Type: application/json");

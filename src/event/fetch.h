@@ -40,9 +40,9 @@ struct sl_fetch_req {
 	const char *accept;      /* the Accept header; NULL: application/json */
 	const char *user;        /* HTTP Basic credentials (both or neither), sent as */
 	const char *password;    /* given: form-encode them first where OAuth says so */
-	const char *session_id;  /* an MCP session, sent as Mcp-Session-Id (with
-				  * MCP-Protocol-Version: protocol_version); NULL: none */
-	const char *protocol_version;
+	const char *session_id;  /* an MCP session, sent as Mcp-Session-Id; NULL: none */
+	const char *protocol_version; /* an MCP version, sent as MCP-Protocol-Version */
+	const char *mcp_method;  /* an MCP 2026-07-28 request's method, sent as Mcp-Method */
 	size_t max_bytes;        /* of the answer's body; more fails the request */
 	uint64_t timeout_ms;     /* the whole request, connection included */
 	/* Runs instead of the callback when the request ends unanswered (the

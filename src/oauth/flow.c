@@ -306,14 +306,20 @@ int sl_oauth_redirect_check(const char *redirect, const struct sl_oauth_server *
 
 /* ---- discovery ---------------------------------------------------------------------- */
 
-/* D_PROBE: an unauthenticated initialize. After a 2xx to it, the rest of a
- * client's handshake in the session it named: D_PROBE_INITIALIZED (the
- * notification), D_PROBE_LIST (tools/list, which a server that lets
- * initialize through guards), and D_PROBE_DELETE (the session ended, so a
- * login leaves nothing open on the server). Then the PRM and the
- * authorization server's metadata. The probe's steps come first (step <
- * D_PRM). */
-enum disco_step { D_PROBE, D_PROBE_INITIALIZED, D_PROBE_LIST, D_PROBE_DELETE, D_PRM, D_META };
+/* The probe asks without a token, as the gateway starts a link
+ * (docs/internals/UPSTREAMS.md, "Protocol"), until a 401 names where to
+ * log in. D_DISCOVER: server/discover in the 2026-07-28 form; a server
+ * that answers it speaking that era is asked D_MODERN_LIST (its
+ * tools/list, which such a server guards if discovery is open). Any other
+ * answer: the session era. D_PROBE: an unauthenticated initialize. After
+ * a 2xx to it, the rest of a client's handshake in the session it named:
+ * D_PROBE_INITIALIZED (the notification), D_PROBE_LIST (tools/list, which
+ * a server that lets initialize through guards), and D_PROBE_DELETE (the
+ * session ended, so a login leaves nothing open on the server). Then the
+ * PRM and the authorization server's metadata. The probe's steps come
+ * first (step < D_PRM). */
+enum disco_step { D_DISCOVER, D_MODERN_LIST, D_PROBE, D_PROBE_INITIALIZED, D_PROBE_LIST,
+		  D_PROBE_DELETE, D_PRM, D_META };
 
 #define PROBE_DELETE_MS 2000 /* ending the probe's session: a courtesy, not worth a longer wait */
 
@@ -572,6 +578,22 @@ static void probe_version(struct disco *d, const char *body, size_t len)
 	yyjson_doc_free(doc);
 }
 
+/* Whether the answer to the probe's server/discover says the server
+ * speaks 2026-07-28 (a JSON body: an event stream is not how that era
+ * answers it). */
+static bool discovered_modern(const struct sl_fetch_result *res)
+{
+	yyjson_doc *doc = res->body ? sl_json_read(res->body, res->len, 0, NULL) : NULL;
+	yyjson_val *v, *versions = yyjson_ptr_get(yyjson_doc_get_root(doc), "/result/supportedVersions");
+	size_t i, n;
+	bool yes = false;
+
+	yyjson_arr_foreach(versions, i, n, v)
+		yes |= yyjson_is_str(v) && !strcmp(yyjson_get_str(v), SL_MCP_MODERN);
+	yyjson_doc_free(doc);
+	return yes;
+}
+
 /* An answer to one of the probe's requests (the steps before D_PRM). */
 static void on_probe(struct disco *d, const struct sl_fetch_result *res)
 {
@@ -601,6 +623,20 @@ static void on_probe(struct disco *d, const struct sl_fetch_result *res)
 		return;
 	}
 	switch (d->step) {
+	case D_DISCOVER:
+		d->step = res->status >= 200 && res->status < 300 && discovered_modern(res) ?
+			  D_MODERN_LIST : D_PROBE;
+		disco_fetch(d);
+		return;
+	case D_MODERN_LIST:
+		if (res->status >= 200 && res->status < 300)
+			snprintf(why, sizeof(why), "the server answered without asking for authorization: "
+				 "it needs no login");
+		else
+			snprintf(why, sizeof(why), "the server answered without asking for authorization "
+				 "(server/discover, then HTTP %ld to tools/list): it needs no login",
+				 res->status);
+		break;
 	case D_PROBE:
 		if (res->status < 200 || res->status >= 300) {
 			snprintf(why, sizeof(why), "the server answered HTTP %ld, not 401, without a token",
@@ -694,10 +730,26 @@ static void disco_fetch(struct disco *d)
 		SL_VERSION "\"}}}";
 	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
+	/* MCP 2026-07-28: every request carries the version, capabilities and
+	 * who asks in _meta, and over HTTP the version and method as headers. */
+#define MODERN_META "{\"_meta\":{\"" SL_MCP_META_VERSION "\":\"" SL_MCP_MODERN "\",\"" \
+	SL_MCP_META_CAPS "\":{},\"" SL_MCP_META_CLIENT "\":{\"name\":\"sluice\",\"version\":\"" \
+	SL_VERSION "\"}}}"
+	static const char discover[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":" MODERN_META "}";
+	static const char modern_list[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" MODERN_META "}";
+#undef MODERN_META
 	struct sl_fetch_req q = { .max_bytes = SL_OAUTH_DOC_MAX, .timeout_ms = SL_OAUTH_TIMEOUT_MS,
 				  .dispose = disco_free };
 
-	if (d->step < D_PRM) {
+	if (d->step <= D_MODERN_LIST) {
+		q.url = d->server_url;
+		q.accept = "application/json, text/event-stream";
+		q.protocol_version = SL_MCP_MODERN;
+		q.mcp_method = d->step == D_DISCOVER ? "server/discover" : "tools/list";
+		q.json = d->step == D_DISCOVER ? discover : modern_list;
+	} else if (d->step < D_PRM) {
 		q.url = d->server_url;
 		q.accept = "application/json, text/event-stream";
 		if (d->step != D_PROBE) {
@@ -730,7 +782,7 @@ void sl_oauth_discover(struct sl_fetcher *f, const char *server_url,
 	d->cb = cb;
 	d->arg = arg;
 	d->server_url = sl_strdup(server_url);
-	d->step = D_PROBE;
+	d->step = D_DISCOVER;
 	if (www_authenticate)
 		on_disco(d, &res); /* as if the probe had been answered so */
 	else

@@ -8,7 +8,7 @@
 // endpoint that answers 500, Protected Resource Metadata naming another
 // resource, the authorization server gone, a token holding CR LF, a crowded
 // login listener; a server that lists its tools only to a wider token, picked
-// up without a restart once logged in.
+// up without a restart once logged in; a 2026-07-28-only server.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -133,6 +133,21 @@ describe('sluice as an OAuth client of an upstream', () => {
 		assert.equal(who.sub, 'alice');
 		assert.equal(who.client_id, rec.reg.client_id);
 		await gw.close();
+	});
+
+	test('(o) a 2026-07-28-only server (initialize refused with 400, discovery open): login, then calls', async () => {
+		const modern = await startProtected({ ISSUER: as.issuer, MODERN: '1' });
+		const cfg = setup({}, {}, modern.url);
+		const r = await loggedIn(cfg);
+		assert.equal(new URL(r.authUrl).origin, as.issuer);
+		assert.equal(new URL(r.authUrl).searchParams.get('resource'), modern.url, 'RFC 8707 resource');
+		assert.match(r.stderr(), /logged in to up \(scopes: [^)]*mcp:tools/);
+		const gw = await serve(cfg);
+		const who = await whoami(gw);
+		assert.equal(who.sub, 'alice');
+		assert.equal(who.client_id, record(cfg).rec.reg.client_id);
+		await gw.close();
+		await modern.stop();
 	});
 
 	test('(b) an expired access token and 50 concurrent calls: exactly one refresh, every call succeeds', async () => {

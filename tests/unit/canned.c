@@ -69,6 +69,10 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	    (ver = strcasestr(k->buf, "\r\nmcp-protocol-version:"))) {
 		ver += 23 + strspn(ver + 23, " ");
 		snprintf(s->list_version, sizeof(s->list_version), "%.*s", (int)strcspn(ver, "\r"), ver);
+		if ((ver = strcasestr(k->buf, "\r\nmcp-method:"))) {
+			ver += 13 + strspn(ver + 13, " ");
+			snprintf(s->list_method, sizeof(s->list_method), "%.*s", (int)strcspn(ver, "\r"), ver);
+		}
 	}
 	if (s->nseen < 8)
 		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%.*s|%.*s|%.*s",
@@ -82,6 +86,12 @@ static void canned_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	uv_read_stop(st);
 	if (!strncmp(k->buf, "DELETE ", 7)) {
 		status = "405 Method Not Allowed";
+		snprintf(body, sizeof(body), "{}");
+	} else if (strstr(k->buf, "\"server/discover\"") && s->modern) {
+		snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+			 "\"complete\",\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{\"tools\":{}}}}");
+	} else if (strstr(k->buf, "\"server/discover\"") || (strstr(k->buf, "\"initialize\"") && s->modern)) {
+		status = "400 Bad Request"; /* an era it does not speak */
 		snprintf(body, sizeof(body), "{}");
 	} else if (strstr(k->buf, "\"notifications/initialized\"")) {
 		status = "202 Accepted";

@@ -23,6 +23,8 @@ struct canned {
 	bool delete_hangs;
 	bool sse_init;
 	bool meta_issuer_slash;  /* the AS metadata names its issuer with a trailing slash */
+	bool modern;             /* 2026-07-28 only: initialize gets 400, server/discover answers */
+	char list_method[16];    /* the Mcp-Method header tools/list came with */
 	char list_version[16];   /* the MCP-Protocol-Version tools/list came with */
 	char seen[8][128];       /* each request's method, Mcp-Session-Id and JSON-RPC method */
 	int nseen;

@@ -334,14 +334,15 @@ TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 	discover_canned(&s);
 	CHECK(s.ok);
 	CHECK_STR(s.scope, "mcp:basic");
-	CHECK(s.nseen >= 6);
-	/* A client's handshake, then its session ended (the 405 ignored),
-	 * then discovery. */
-	CHECK_STR(s.seen[0], "POST||initialize");                     /* no session yet */
-	CHECK_STR(s.seen[1], "POST|sess-7|notifications/initialized");
-	CHECK_STR(s.seen[2], "POST|sess-7|tools/list");
-	CHECK_STR(s.seen[3], "DELETE|sess-7|");
-	CHECK_STR(s.seen[4], "GET||");                                /* the challenge's PRM */
+	CHECK(s.nseen >= 7);
+	/* The era probe (a session-era server refuses it), a client's
+	 * handshake, then its session ended (the 405 ignored), then discovery. */
+	CHECK_STR(s.seen[0], "POST||server/discover");
+	CHECK_STR(s.seen[1], "POST||initialize");                     /* no session yet */
+	CHECK_STR(s.seen[2], "POST|sess-7|notifications/initialized");
+	CHECK_STR(s.seen[3], "POST|sess-7|tools/list");
+	CHECK_STR(s.seen[4], "DELETE|sess-7|");
+	CHECK_STR(s.seen[5], "GET||");                                /* the challenge's PRM */
 	CHECK_STR(s.list_version, SL_MCP_LATEST_LEGACY); /* initialize chose none */
 	free(s.scope);
 	free(s.why);
@@ -361,16 +362,35 @@ TEST(oauth_discover_follows_an_open_initialize_with_tools_list)
 	CHECK(sl_now_ms() - t0 < 4000);
 	CHECK(!open.ok);
 	CHECK(open.why && strstr(open.why, "it needs no login"));
-	CHECK_INT(open.nseen, 4);
-	CHECK_STR(open.seen[3], "DELETE|sess-7|");
+	CHECK_INT(open.nseen, 5);
+	CHECK_STR(open.seen[4], "DELETE|sess-7|");
 	free(open.why);
 	/* tools/list refused, but not for a token: not a challenge either. */
 	discover_canned(&strict);
 	CHECK(!strict.ok);
 	CHECK(strict.why && strstr(strict.why, "HTTP 400 to tools/list): it needs no login"));
-	CHECK_INT(strict.nseen, 4);
-	CHECK_STR(strict.seen[3], "DELETE|sess-7|");
+	CHECK_INT(strict.nseen, 5);
+	CHECK_STR(strict.seen[4], "DELETE|sess-7|");
 	free(strict.why);
+}
+
+/* A 2026-07-28-only server refuses initialize (400) and lets
+ * server/discover through: the probe speaks its era, as the gateway does,
+ * and its tools/list's 401 names where to log in (issue 33, finding 6). */
+TEST(oauth_discover_probes_a_2026_server_in_its_era)
+{
+	struct canned s = { .modern = true };
+
+	discover_canned(&s);
+	CHECK(s.ok);
+	CHECK_STR(s.scope, "mcp:basic");
+	CHECK_STR(s.seen[0], "POST||server/discover");
+	CHECK_STR(s.seen[1], "POST||tools/list");
+	CHECK_STR(s.list_version, SL_MCP_MODERN);
+	CHECK_STR(s.list_method, "tools/list");
+	CHECK_STR(s.seen[2], "GET||"); /* the challenge's PRM: no initialize */
+	free(s.scope);
+	free(s.why);
 }
 
 /* RFC 8414 3.3: metadata whose issuer differs from the PRM's only by a

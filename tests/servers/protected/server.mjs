@@ -13,6 +13,11 @@
 // (RFC 9728) names ISSUER; with BAD_PRM=1 it names another resource (and
 // another server's issuer).
 //
+// With MODERN=1 it speaks MCP 2026-07-28 only, written by hand: a request
+// without that version (header and _meta) is refused with 400 and -32022
+// before any token is looked at (initialize among them), server/discover
+// answers without a token, and everything else needs one as above.
+//
 // Tools: whoami (the token's sub, scope and client_id), admin_op (needs mcp:admin).
 // GET /_stats answers { requests, injected } (injected: requests that carried
 // a header named X-Injected, which only a token holding CR LF could add).
@@ -68,6 +73,44 @@ function mcpServer() {
 	return s;
 }
 
+const MODERN = '2026-07-28';
+const TOOLS = [
+	{ name: 'whoami', description: 'Who the token says the caller is', inputSchema: { type: 'object' } },
+	{ name: 'admin_op', description: 'Needs the scope mcp:admin', inputSchema: { type: 'object' } },
+];
+
+function answer(res, status, msg) {
+	res.writeHead(status, { 'Content-Type': 'application/json' });
+	res.end(JSON.stringify({ jsonrpc: '2.0', ...msg }));
+}
+
+// MODERN=1: one 2026-07-28 request, the body already read.
+async function modern(req, res, raw) {
+	let m;
+	try {
+		m = JSON.parse(raw);
+	} catch {
+		return answer(res, 400, { id: null, error: { code: -32700, message: 'Parse error' } });
+	}
+	const version = m?.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+	if (req.headers['mcp-protocol-version'] !== MODERN || version !== MODERN)
+		return answer(res, 400, { id: m?.id ?? null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [MODERN], requested: String(version ?? req.headers['mcp-protocol-version'] ?? '') } } });
+	if (m.id === undefined) {
+		res.writeHead(202);
+		return res.end();
+	}
+	if (m.method === 'server/discover')
+		return answer(res, 200, { id: m.id, result: { resultType: 'complete', supportedVersions: [MODERN], capabilities: { tools: {} }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'protected-2026', version: '1.0.0' } } } });
+	const v = await verify(req);
+	if (!v.claims) return challenge(res, 401, v.why, NEED);
+	if (!v.scopes.includes(NEED)) return challenge(res, 403, 'insufficient_scope', NEED);
+	const c = v.claims;
+	if (m.method === 'tools/list') return answer(res, 200, { id: m.id, result: { resultType: 'complete', tools: TOOLS } });
+	if (m.method === 'tools/call' && m.params?.name === 'whoami')
+		return answer(res, 200, { id: m.id, result: { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify({ sub: c.sub, scope: c.scope, client_id: c.client_id }) }] } });
+	return answer(res, 404, { id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } });
+}
+
 const srv = http.createServer(async (req, res) => {
 	const path = req.url.split('?')[0];
 	if (path === '/_stats') {
@@ -86,6 +129,7 @@ const srv = http.createServer(async (req, res) => {
 	if (req.headers['x-injected'] !== undefined) stats.injected++;
 	const chunks = [];
 	for await (const c of req) chunks.push(c);
+	if (process.env.MODERN === '1') return modern(req, res, Buffer.concat(chunks).toString());
 	const v = await verify(req);
 	if (!v.claims) return challenge(res, 401, v.why, NEED);
 	if (!v.scopes.includes(NEED)) return challenge(res, 403, 'insufficient_scope', NEED);
