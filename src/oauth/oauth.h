@@ -151,13 +151,14 @@ void sl_oauth_tokens_copy(struct sl_oauth_tokens *dst, const struct sl_oauth_tok
 /* ---- the requests ------------------------------------------------------------- */
 
 /* Discovery from a server's URL and, if known, its 401 challenge
- * (www_authenticate NULL: sluice sends an unauthenticated initialize first
- * and reads the challenge of its answer). Order: the challenge's
+ * (www_authenticate NULL: sluice probes without a token as the gateway
+ * does, server/discover in the 2026-07-28 form first, else initialize,
+ * and reads the challenge of the answers). Order: the challenge's
  * resource_metadata, else RFC 9728's path-suffixed then root well-known
  * URLs; the PRM's resource must be the server's URL (else refused, nothing
  * more is asked). Then the authorization server's metadata: RFC 8414
  * (path-inserted), then OpenID discovery (path-inserted, then appended);
- * its issuer must be the one asked for. No PRM at all: the 2025-03-26 way
+ * its issuer must be the one asked for, exactly. No PRM at all: the 2025-03-26 way
  * (metadata at the server's origin, else /authorize, /token and /register
  * there). cb(arg, server, NULL) or cb(arg, NULL, why). */
 typedef void sl_oauth_discover_fn(void *arg, const struct sl_oauth_server *s, const char *why);

@@ -219,6 +219,11 @@ void sl_upstream_reconfigure(struct sl_upstream *u, const struct sl_server_confi
  * server is not available or its input is backed up. With progress set, a
  * progressToken is added and notifications/progress for it go to progress
  * until the reply arrives. cb may be NULL when the answer does not matter.
+ * The caller's client capabilities, when the caller put them in
+ * params._meta["io.modelcontextprotocol/clientCapabilities"], are what a
+ * 2026-07-28 server is told for this request, cut to what the gateway
+ * relays (caps given to sl_upstream_start); without them it is told those;
+ * a session-era server never gets the key.
  */
 struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 				    yyjson_mut_doc *d, yyjson_mut_val *params,
