@@ -61,7 +61,7 @@ for (const transport of ['stdio', 'http']) {
 		before(async () => {
 			log = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-up2026-')), 'requests.jsonl');
 			const entry = transport === 'stdio' ? stdio('--log', log) : { url: await startServerHttp('--log', log) };
-			gw = await startHttp({ servers: { st: entry } });
+			gw = await startHttp({ servers: { st: entry }, sluice: { codeMode: { enabled: true }, exposure: 'hybrid' } });
 			client = new Client({ name: 'up2026-e2e', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
 			client.setRequestHandler('elicitation/create', async (req) => {
 				asked.push(req.params.message);
@@ -113,6 +113,18 @@ for (const transport of ['stdio', 'http']) {
 		test('finding 2: a client declaring nothing gets -32021', async () => {
 			const r = await rawCall(gw, 5, 'st__needs_elicit', {});
 			assert.equal(r.error?.code, -32021, JSON.stringify(r));
+		});
+
+		test('finding 2: a program\'s call (which cannot ask a 2026-07-28 client) declares nothing: -32021 in the program', async () => {
+			const n = asked.length;
+			const r = await client.callTool({
+				name: 'execute_code',
+				arguments: { code: "try { await tools.st.needs_elicit({}); return 'no error'; } catch (e) { return 'caught: ' + e.message; }" },
+			});
+			assert.match(textOf(r), /caught: .*(-32021|elicitation capability)/);
+			assert.equal(asked.length, n);
+			const last = logOf(log).filter((m) => m.method === 'tools/call' && m.params.name === 'needs_elicit').at(-1);
+			assert.deepEqual(last.params._meta['io.modelcontextprotocol/clientCapabilities'], {});
 		});
 
 		test('finding 2: a client declaring elicitation is asked, and the call completes', async () => {
