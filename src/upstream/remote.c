@@ -906,6 +906,14 @@ static int on_sse_oversize(void *ctx, const char *head, size_t hl, const char *t
 			   size_t total)
 {
 	struct xfer *x = ctx;
+	/* An error answer's body too big to be its JSON-RPC error: the call
+	 * fails with the HTTP status (xfer_done), its start as the reason. */
+	if (x->status >= 300) {
+		x->errlen = hl < ERROR_TEXT_MAX ? hl : ERROR_TEXT_MAX;
+		memcpy(x->errtext, head, x->errlen);
+		x->errtext[x->errlen] = '\0';
+		return 0;
+	}
 	note_add(x->r, N_OVERSIZE, head, hl, tail, tl, total);
 	x->answered = true; /* the upstream fails the call if it finds the id */
 	return 0;

@@ -144,6 +144,18 @@ for (const transport of ['stdio', 'http']) {
 	});
 }
 
+test('an HTTP error answer whose body is over maxUpstreamMessageBytes fails its call at once, with the status', async () => {
+	const gw = await startHttp({ servers: { st: { url: await startServerHttp() } }, sluice: { maxUpstreamMessageBytes: 4096, callTimeoutMs: 20000 } });
+	try {
+		const t0 = Date.now();
+		const r = await rawCall(gw, 1, 'st__huge_error', {});
+		assert.ok(Date.now() - t0 < 10000, 'not held until the call timeout');
+		assert.match(JSON.stringify(r), /answered HTTP 400: \{/);
+	} finally {
+		await gw.close();
+	}
+});
+
 describe('finding 8: -32022 to server/discover is retried with a version both speak', () => {
 	for (const transport of ['stdio', 'http']) {
 		test(`over ${transport}: the server stays a 2026-07-28 one and its tools work`, async () => {

@@ -26,6 +26,7 @@
 //   needs_elicit    needs the elicitation capability: -32021 without it
 //                   (data.requiredCapabilities), else asks.
 //   caps            the client capabilities its own request declared.
+//   huge_error      a JSON body of 100 000 bytes that is no JSON-RPC message (400).
 import http from 'node:http';
 import { appendFileSync } from 'node:fs';
 import readline from 'node:readline';
@@ -46,6 +47,7 @@ const TOOLS = [
 	{ name: 'state_only', description: 'input_required with only a requestState', inputSchema: { type: 'object' } },
 	{ name: 'needs_elicit', description: 'Needs the elicitation capability', inputSchema: { type: 'object' } },
 	{ name: 'caps', description: 'The client capabilities of its own request', inputSchema: { type: 'object' } },
+	{ name: 'huge_error', description: 'An error answer over any sane message bound', inputSchema: { type: 'object' } },
 ];
 
 const ASK_NAME = {
@@ -109,6 +111,8 @@ function call(params, caps) {
 			return [200, { result: { resultType: 'input_required', inputRequests: { who: ASK_NAME } } }];
 		case 'caps':
 			return [200, { result: text(JSON.stringify(caps)) }];
+		case 'huge_error':
+			return [400, { bare: { error: 'x'.repeat(100000) } }];
 		default:
 			return [200, { result: complete({ content: [{ type: 'text', text: `unknown tool ${params.name}` }], isError: true }) }];
 	}
@@ -118,7 +122,7 @@ function receive(m) {
 	if (logFile) appendFileSync(logFile, JSON.stringify({ method: m.method, id: m.id, params: m.params ?? null }) + '\n');
 	if (m.id === undefined || !m.method) return null;
 	const [status, body] = handle(m);
-	return [status, { jsonrpc: '2.0', id: m.id, ...body }];
+	return [status, body.bare ?? { jsonrpc: '2.0', id: m.id, ...body }];
 }
 
 if (useHttp) {
