@@ -94,6 +94,13 @@ for (const transport of ['stdio', 'http']) {
 			assert.equal(textOf(r), 'state came back');
 		});
 
+		test('a server that answers input_required with a state forever is given up after 8 retries', async () => {
+			const r = await client.callTool({ name: 'st__state_forever', arguments: {} });
+			assert.equal(r.isError, true);
+			assert.match(textOf(r), /too many rounds/);
+			assert.equal(logOf(log).filter((m) => m.method === 'tools/call' && m.params.name === 'state_forever').length, 9);
+		});
+
 		test('finding 2: the upstream is told the caller\'s capabilities, per request', async () => {
 			const sampling = await rawCall(gw, 1, 'st__caps', { sampling: {} });
 			assert.deepEqual(JSON.parse(sampling.result.content[0].text), { sampling: {} });

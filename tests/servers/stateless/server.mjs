@@ -23,6 +23,7 @@
 //   state_only      input_required with a requestState and no input
 //                   requests (the client may retry at once); completes when
 //                   the state comes back.
+//   state_forever   input_required with only a requestState, every time.
 //   needs_elicit    needs the elicitation capability: -32021 without it
 //                   (data.requiredCapabilities), else asks.
 //   caps            the client capabilities its own request declared.
@@ -45,6 +46,7 @@ const logFile = opt('--log', null);
 const TOOLS = [
 	{ name: 'two_rounds', description: 'Asks a name, keeping its state in requestState', inputSchema: { type: 'object' } },
 	{ name: 'state_only', description: 'input_required with only a requestState', inputSchema: { type: 'object' } },
+	{ name: 'state_forever', description: 'Never completes', inputSchema: { type: 'object' } },
 	{ name: 'needs_elicit', description: 'Needs the elicitation capability', inputSchema: { type: 'object' } },
 	{ name: 'caps', description: 'The client capabilities of its own request', inputSchema: { type: 'object' } },
 	{ name: 'huge_error', description: 'An error answer over any sane message bound', inputSchema: { type: 'object' } },
@@ -111,6 +113,8 @@ function call(params, caps) {
 			return [200, { result: { resultType: 'input_required', inputRequests: { who: ASK_NAME } } }];
 		case 'caps':
 			return [200, { result: text(JSON.stringify(caps)) }];
+		case 'state_forever':
+			return [200, { result: { resultType: 'input_required', requestState: 'again' } }];
 		case 'huge_error':
 			return [400, { bare: { error: 'x'.repeat(100000) } }];
 		default:
