@@ -529,16 +529,23 @@ static const struct method {
 	{ "completion/complete", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_complete, NULL },
 	{ SL_MCP_INITIALIZE, ERA_LEGACY, false, false, do_initialize,
 	  "Method not found: 2026-07-28 has no initialize" },
-	{ "logging/setLevel", ERA_LEGACY, true, false, do_set_level, NULL },
-	{ "ping", ERA_LEGACY | ERA_MODERN, false, false, do_ping, NULL },
+	{ "logging/setLevel", ERA_LEGACY, true, false, do_set_level,
+	  "Method not found: 2026-07-28 has no logging/setLevel" },
+	/* MCP 2026-07-28 removed ping (a request's own answer says the
+	 * server is there). */
+	{ "ping", ERA_LEGACY, false, false, do_ping,
+	  "Method not found: 2026-07-28 has no ping" },
 	{ "prompts/get", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_prompts_get, NULL },
 	{ "prompts/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_prompts_list, NULL },
 	{ "resources/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_resources_list, NULL },
 	{ "resources/read", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_resources_read, NULL },
-	{ "resources/subscribe", ERA_LEGACY, true, true, sl_forward_subscribe, NULL },
+	{ "resources/subscribe", ERA_LEGACY, true, true, sl_forward_subscribe,
+	  "Method not found: 2026-07-28 has no resources/subscribe: subscriptions/listen watches "
+	  "resources" },
 	{ "resources/templates/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_templates_list,
 	  NULL },
-	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
+	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe,
+	  "Method not found: 2026-07-28 has no resources/unsubscribe: end the subscriptions/listen" },
 	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
 	/* Long-lived, so not a request in flight: sluice.limits.maxListens. */
 	{ SL_MCP_LISTEN, ERA_MODERN, true, false, sl_listen_open,
@@ -565,6 +572,19 @@ static int method_cmp(const void *key, const void *elem)
 static const struct method *method_find(const char *name)
 {
 	return bsearch(name, methods, SL_COUNT(methods), sizeof(methods[0]), method_cmp);
+}
+
+bool sl_session_has_method(const char *name, bool modern, char *why, size_t n)
+{
+	const struct method *e = method_find(name);
+
+	if (e && (e->eras & (modern ? ERA_MODERN : ERA_LEGACY)))
+		return true;
+	if (e && e->wrong_era)
+		snprintf(why, n, "%s", e->wrong_era);
+	else
+		snprintf(why, n, "Method not found: %.100s", name);
+	return false;
 }
 
 /* An unknown method waits like a known one that needs upstreams: its
@@ -594,11 +614,7 @@ static void handle_request(struct sl_session *s, struct sl_msg *m, const struct 
 		e->fn(s, m, modern);
 		return;
 	}
-	if (e && e->wrong_era) {
-		sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, e->wrong_era);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "Method not found: %.100s", m->method);
+	(void)sl_session_has_method(m->method, modern, msg, sizeof(msg));
 	sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
 }
 
