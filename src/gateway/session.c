@@ -234,6 +234,44 @@ void sl_session_close(struct sl_session *s)
 	sl_gateway_remove_session(s->gw, s);
 }
 
+#define SHUTDOWN_WHY "sluice is shutting down: this request was not finished (what a server did " \
+	"of it is unknown); send it again once sluice is back"
+
+static void answer_shutdown(const char *key, void *value, void *ctx)
+{
+	struct sl_pending *p = value;
+	sl_session_error(p->s, p->msg.id, SL_RPC_SERVER_ERROR, SHUTDOWN_WHY);
+}
+
+/* A request still waiting for the upstreams to settle, read or not. */
+static void answer_deferred(struct sl_session *s, struct sl_deferred *d)
+{
+	yyjson_doc *doc = d->doc ? NULL : yyjson_read(d->line, d->len, SL_JSON_READ_FLAGS);
+	yyjson_val *root = yyjson_doc_get_root(d->doc ? d->doc : doc);
+	yyjson_val *id = yyjson_obj_get(root, "id");
+
+	if (yyjson_is_str(yyjson_obj_get(root, "method")) && id && sl_rpc_valid_id(id))
+		sl_session_error(s, id, SL_RPC_SERVER_ERROR, SHUTDOWN_WHY);
+	yyjson_doc_free(doc);
+}
+
+void sl_session_shutdown_all(struct sl_gateway *gw)
+{
+	struct sl_list *n, *next, *dn;
+
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
+		if (s->closing)
+			continue;
+		sl_map_each(&s->calls, answer_shutdown, NULL);
+		sl_list_each(dn, &s->deferred)
+			answer_deferred(s, sl_list_entry(dn, struct sl_deferred, link));
+		/* Closing now: no later answer follows the error (the calls are
+		 * cancelled, their servers told). */
+		sl_session_close(s);
+	}
+}
+
 static void deferred_free(struct sl_deferred *d)
 {
 	sl_list_remove(&d->link);
