@@ -612,6 +612,12 @@ static const struct method *method_find(const char *name)
 	return bsearch(name, methods, SL_COUNT(methods), sizeof(methods[0]), method_cmp);
 }
 
+const char *sl_session_method_name(const char *name)
+{
+	const struct method *e = method_find(name);
+	return e ? e->name : name;
+}
+
 bool sl_session_has_method(const char *name, bool modern, char *why, size_t n)
 {
 	const struct method *e = method_find(name);

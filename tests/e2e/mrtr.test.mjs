@@ -13,7 +13,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 
 import path from 'node:path';
 
-import { MODERN, REPO, closeAll, eventually, everything, httpRequest, modernMeta, sleep, startHttp, textOf } from './helpers.mjs';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { MODERN, REPO, closeAll, eventually, everything, httpClient, httpRequest, modernMeta, sleep, startHttp, textOf } from './helpers.mjs';
 
 const CAPS = { elicitation: { form: {} }, sampling: {}, roots: {} };
 const ELICIT_ANSWER = { action: 'accept', content: { name: 'Grace Hopper', check: true, email: 'grace@example.com' } };
@@ -112,6 +114,51 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 		assert.equal(seen.elicit.length, n + 1);
 		assert.match(seen.elicit[n].message, /Deploy to prod\?/);
 		assert.equal(textOf(r), 'deployed to prod');
+	});
+
+	// Not only tools/call: a prompts/get the server answers input_required
+	// is relayed and resumed the same way (its upstream request parked).
+	test('a 2026-07-28 server\'s input_required on prompts/get reaches the client and the request resumes', async () => {
+		const n = seen.elicit.length;
+		const r = await client.getPrompt({ name: 'sdk2__greet', arguments: {} });
+		assert.equal(seen.elicit.length, n + 1);
+		assert.match(seen.elicit[n].message, /Who is to be greeted\?/);
+		assert.equal(r.messages[0].content.text, 'Hello, Grace Hopper!');
+	});
+
+	// One server's own input requests keep its keys (here "who"): nothing
+	// else is in the result to collide with.
+	test('a 2026-07-28 server\'s inputRequests keys are kept when only its requests are in the result', async () => {
+		const r = await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__greet' } },
+			{ jsonrpc: '2.0', id: 'k1', method: 'prompts/get', params: { name: 'sdk2__greet', arguments: {}, _meta: modernMeta(CAPS) } },
+			20000,
+		);
+		assert.equal(r.status, 200, r.text);
+		const line = r.text.split('\n').find((l) => l.includes('"k1"'));
+		const res = JSON.parse(line.replace(/^data: /, '')).result;
+		assert.equal(res.resultType, 'input_required', line);
+		assert.deepEqual(Object.keys(res.inputRequests), ['who']);
+		assert.match(res.requestState, /^sluice-park\./);
+		const call = (await rawCall(gw, 'k2', 'sdk2__tag')).result;
+		assert.equal(call.resultType, 'input_required');
+		assert.deepEqual(Object.keys(call.inputRequests), ['label']);
+		// Answered under that key, the call resumes.
+		const done = (await rawCall(gw, 'k3', 'sdk2__tag', {}, { requestState: call.requestState, inputResponses: { label: { action: 'accept', content: { label: 'red' } } } })).result;
+		assert.equal(textOf(done), 'tagged red');
+	});
+
+	test('a session-era client over HTTP is asked too, on the prompts/get\'s stream', async () => {
+		const asked = [];
+		const { client: old } = await httpClient(gw.url, {
+			name: 'legacy-prompt',
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => (asked.push(req.params.message), { action: 'accept', content: { name: 'Ada' } })]],
+		});
+		const r = await old.getPrompt({ name: 'sdk2__greet', arguments: {} });
+		assert.deepEqual(asked, ['Who is to be greeted?']);
+		assert.equal(r.messages[0].content.text, 'Hello, Ada!');
+		await old.close();
 	});
 
 	test('a program\'s tool call whose server asks gets a clear error inside the program', async () => {
