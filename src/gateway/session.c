@@ -263,6 +263,9 @@ void sl_session_shutdown_all(struct sl_gateway *gw)
 		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
 		if (s->closing)
 			continue;
+		/* MCP 2026-07-28 subscriptions: a listen ends gracefully, with
+		 * its completion response. */
+		sl_session_end_listens(s);
 		sl_map_each(&s->calls, answer_shutdown, NULL);
 		sl_list_each(dn, &s->deferred)
 			answer_deferred(s, sl_list_entry(dn, struct sl_deferred, link));

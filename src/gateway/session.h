@@ -135,9 +135,9 @@ void sl_session_input_end(struct sl_session *s);
 void sl_session_end_listens(struct sl_session *s);
 /* The client is gone: cancel its calls; send nothing more. */
 void sl_session_close(struct sl_session *s);
-/* The gateway is stopping: every request in flight in every session (also
- * one still waiting for the upstreams) is answered with a JSON-RPC error
- * saying so, and the session is closed (sl_session_close), so no other
+/* The gateway is stopping: every listen ends gracefully, every request in
+ * flight in every session (also one still waiting for the upstreams) is
+ * answered with a JSON-RPC error saying so, and the session is closed (sl_session_close), so no other
  * answer follows. Transports call it before they close; their own close
  * then finds the sessions closed. */
 void sl_session_shutdown_all(struct sl_gateway *gw);
