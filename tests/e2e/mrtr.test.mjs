@@ -143,6 +143,15 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 		const call = (await rawCall(gw, 'k2', 'sdk2__tag')).result;
 		assert.equal(call.resultType, 'input_required');
 		assert.deepEqual(Object.keys(call.inputRequests), ['label']);
+		// A tools/call's state does not resume a prompts/get (the state binds
+		// the method), and the refusal leaves the park as it was.
+		const wrong = await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__tag' } },
+			{ jsonrpc: '2.0', id: 'k4', method: 'prompts/get', params: { name: 'sdk2__tag', requestState: call.requestState, inputResponses: { label: { action: 'accept', content: { label: 'x' } } }, _meta: modernMeta(CAPS) } },
+			20000,
+		);
+		assert.equal(wrong.json.error.code, -32602, wrong.text);
+		assert.match(wrong.json.error.message, /issued for another method/);
 		// Answered under that key, the call resumes.
 		const done = (await rawCall(gw, 'k3', 'sdk2__tag', {}, { requestState: call.requestState, inputResponses: { label: { action: 'accept', content: { label: 'red' } } } })).result;
 		assert.equal(textOf(done), 'tagged red');
