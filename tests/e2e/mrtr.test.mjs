@@ -55,6 +55,7 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 			seen.elicit.push(req.params);
 			if (/Allow the tool/.test(req.params.message)) return { action: 'accept', content: { approve: true } };
 			if (/Deploy to/.test(req.params.message)) return { action: 'accept', content: { confirm: true } };
+			if (/Passphrase/.test(req.params.message)) return { action: 'accept', content: { pass: 'sesame' } };
 			return ELICIT_ANSWER;
 		});
 		client.setRequestHandler('sampling/createMessage', async (req) => {
@@ -124,6 +125,15 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 		assert.equal(seen.elicit.length, n + 1);
 		assert.match(seen.elicit[n].message, /Who is to be greeted\?/);
 		assert.equal(r.messages[0].content.text, 'Hello, Grace Hopper!');
+	});
+
+	test('and on resources/read: the server\'s question, then the contents', async () => {
+		const n = seen.elicit.length;
+		const r = await client.readResource({ uri: 'sluice://sdk2/memo://vault' });
+		assert.equal(seen.elicit.length, n + 1);
+		assert.match(seen.elicit[n].message, /Passphrase for the vault\?/);
+		assert.equal(r.contents[0].text, 'opened with sesame');
+		assert.equal(r.contents[0].uri, 'sluice://sdk2/memo://vault');
 	});
 
 	// One server's own input requests keep its keys (here "who"): nothing

@@ -51,6 +51,20 @@ serveStdio(() => {
 			});
 		return { content: [{ type: 'text', text: `tagged ${got.label}` }] };
 	});
+	// A resource that asks for a passphrase before it is read.
+	s.registerResource('vault', 'memo://vault', { mimeType: 'text/plain' }, async (uri, ctx) => {
+		const got = acceptedContent(ctx.mcpReq.inputResponses, 'pass');
+		if (typeof got?.pass !== 'string')
+			return inputRequired({
+				inputRequests: {
+					pass: inputRequired.elicit({
+						message: 'Passphrase for the vault?',
+						requestedSchema: { type: 'object', properties: { pass: { type: 'string' } }, required: ['pass'] },
+					}),
+				},
+			});
+		return { contents: [{ uri: 'memo://vault', mimeType: 'text/plain', text: `opened with ${got.pass}` }] };
+	});
 	// A prompt that asks (MRTR on a request other than tools/call): the
 	// person's name, by elicitation, goes into its message.
 	s.registerPrompt('greet', { description: 'Greets the person, asking for the name' }, async (ctx) => {
