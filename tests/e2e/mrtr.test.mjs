@@ -255,7 +255,7 @@ describe('bounds: the retry deadline and the number of parked calls', () => {
 	let gw;
 	before(async () => {
 		gw = await startHttp({
-			servers: { everything: everything() },
+			servers: { everything: everything(), sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] } },
 			sluice: { limits: { parkTimeoutMs: 1000, maxParkedCallsPerClient: 2 } },
 		});
 	});
@@ -292,6 +292,25 @@ describe('bounds: the retry deadline and the number of parked calls', () => {
 		// The freed places park again.
 		const d = (await rawCall(gw, 5, 'everything__trigger-elicitation-request')).result;
 		assert.equal(d.resultType, 'input_required');
+	});
+
+	test('a parked prompts/get nobody retries: its upstream request is cancelled at the deadline, the retry hears why', async () => {
+		const get = async (id, extra = {}) => (await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__greet' } },
+			{ jsonrpc: '2.0', id, method: 'prompts/get', params: { name: 'sdk2__greet', arguments: {}, ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } },
+			20000,
+		));
+		const parse = (r, id) => JSON.parse(r.text.split('\n').find((l) => l.includes(`"${id}"`)).replace(/^data: /, ''));
+		// d of the test above may still be parked: this is then the client's
+		// second (maxParkedCallsPerClient 2), within the bound.
+		const first = parse(await get('g1'), 'g1').result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		await eventually(() => /a parked call of sdk2__greet is cancelled: the client did not retry/.test(gw.stderr()), 5000, 50, 'the parked prompts/get cancelled');
+		const late = parse(await get('g2', { requestState: first.requestState, inputResponses: { who: { action: 'accept', content: { name: 'x' } } } }), 'g2');
+		assert.equal(late.error?.code, -32602, JSON.stringify(late));
+		assert.match(late.error.message, /requestState: (expired|it names no parked call)/);
+		// And the prompt asks afresh.
+		assert.equal(parse(await get('g3'), 'g3').result.resultType, 'input_required');
 	});
 });
 
