@@ -22,6 +22,7 @@
 #include "shared/redis.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "gateway/session.h"
 #include "pipeline/call.h"
 #include "transport/http.h"
 #include "transport/stdio.h"
@@ -75,6 +76,9 @@ static void shut_down(struct serve *sv)
 	/* A replica that stops cleanly leaves the fleet (sent before the loop
 	 * ends); one that dies shows as gone. */
 	sl_fleet_leave(sv->gw->fleet);
+	/* Every request in flight gets its answer (an error saying so) before
+	 * its transport closes: a client must not wait for its own timeout. */
+	sl_session_shutdown_all(sv->gw);
 	if (sv->stdio)
 		sl_stdio_close(sv->stdio);
 	else

@@ -498,7 +498,8 @@ static const struct sl_conf_key oauth_client_keys[] = {
 		 "environment variable `SLUICE_TOKEN_KEY` does the same. Without either, tokens are "
 		 "kept in files only their owner can read (0600)." },
 	{ "refreshBeforeSeconds", SL_CONF_UINT, OAC(refresh_before_s), .min = 0, .max = 86400,
-	  .dflt = 60, .doc = "A token this close to its expiry is refreshed before it is sent." },
+	  .dflt = 60, .doc = "A token this close to its expiry is refreshed before it is sent; one "
+	  "that lives less than twice this, once half its lifetime has passed." },
 	{ "maxHeldRequests", SL_CONF_UINT, OAC(max_held), .min = 1, .max = 100000, .dflt = 256,
 	  .doc = "Requests to one server held while its token is refreshed; one more fails." },
 	{ "maxUsers", SL_CONF_UINT, OAC(max_users), .min = 1, .max = 100000, .dflt = 1000,

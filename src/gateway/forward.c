@@ -72,7 +72,7 @@ static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *meth
 	yyjson_mut_arr_prepend(arr, e);
 }
 
-static void on_forward_reply(void *ctx, struct sl_reply *r)
+void sl_forward_reply(void *ctx, struct sl_reply *r)
 {
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
@@ -167,7 +167,7 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct 
 	yyjson_mut_obj_remove_key(target, path_b ? path_b : path_a);
 	yyjson_mut_obj_add_strcpy(d, target, path_b ? path_b : path_a, value);
 	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
-	sl_pending_forward(p, u, d, params, on_forward_reply, &err);
+	sl_pending_forward(p, u, d, params, sl_forward_reply, &err);
 	yyjson_mut_doc_free(d);
 	if (!p->u.ureq) {
 		sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, err.msg);
@@ -243,7 +243,12 @@ static const struct sl_entry *prompt_of(struct sl_session *s, const struct sl_ms
 void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
-	struct sl_upstream *u = upstream_of_uri(s, m->who, uri, &orig);
+	struct sl_upstream *u;
+
+	/* MCP 2026-07-28 MRTR: the retry of a request a server asked for. */
+	if (modern && sl_park_resume(s, m))
+		return;
+	u = upstream_of_uri(s, m->who, uri, &orig);
 	if (!u) {
 		/* 2026-07-28 retired -32002 for "not found" in favour of -32602. */
 		sl_session_error(s, m->id, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
@@ -394,7 +399,11 @@ void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern
 void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	const char *name = m->params ? sl_json_str(m->params, "name") : NULL;
-	const struct sl_entry *e = prompt_of(s, m, name);
+	const struct sl_entry *e;
+
+	if (modern && sl_park_resume(s, m))
+		return;
+	e = prompt_of(s, m, name);
 	if (!e) {
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: unknown prompt");
 		return;
@@ -410,6 +419,8 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
 	struct sl_upstream *u;
 	const char *orig;
 
+	if (modern && sl_park_resume(s, m))
+		return;
 	if (type && strcmp(type, "ref/prompt") == 0 && sl_json_str(ref, "name") &&
 	    (e = prompt_of(s, m, sl_json_str(ref, "name")))) {
 		forward(s, m, modern, e->up, "ref", "name", e->name);

@@ -21,6 +21,13 @@
  * expiry (sluice.limits.parkTimeoutMs), after which the park is gone; a
  * retry goes on only if its own credential is allowed the tool.
  *
+ * A request forwarded to a server (prompts/get, resources/read,
+ * completion/complete) is parked the same way: its upstream request
+ * (struct sl_ureq) is held here instead of a call, its answer bound to the
+ * park (sl_upstream_rebind) while parked and to the retry's request after.
+ * The state names the method too: a state is good for the request that
+ * got it.
+ *
  * Lifetime: a park is made by the first question of a call and lives
  * until the call's client request is freed while attached (the call ended,
  * or the client went away), or, parked, until the retry deadline (the
@@ -40,6 +47,7 @@
 
 struct ask {
 	char key[32];            /* its key in inputRequests */
+	char theirs[32];         /* a 2026-07-28 server's own key for it, or "" */
 	yyjson_doc *id;          /* the server's request id */
 	unsigned upgen;          /* its process generation */
 	yyjson_doc *req;         /* {method, params} as the client sees it */
@@ -50,7 +58,10 @@ struct sl_park {
 	char idkey[24];          /* its key in gw->parks */
 	struct sl_gateway *gw;
 	struct sl_upstream *up;
-	struct sl_call *call;    /* owned here while parked */
+	struct sl_call *call;    /* owned here while parked (a tools/call) */
+	struct sl_ureq *ureq;    /* owned here while parked (a forwarded request) */
+	char *method;            /* the request's method */
+	char *failed;            /* a forwarded request ended while parked: why */
 	struct sl_pending *p;    /* the client request that answers for the call, or NULL */
 	char cred[SL_SHA256_HEX];/* the client's (sl_session.cred) */
 	char *name;              /* the tool as the client called it */
@@ -96,10 +107,41 @@ static void park_free(struct sl_park *k)
 		uv_timer_stop(k->timer);
 		uv_close((uv_handle_t *)k->timer, on_timer_closed);
 	}
-	if (k->parked)
+	if (k->parked && k->call)
 		sl_call_free(k->call);
+	if (k->ureq)
+		sl_upstream_cancel(k->ureq, "the client did not retry its request");
 	free(k->name);
+	free(k->method);
+	free(k->failed);
 	free(k);
+}
+
+/* A forwarded request ended while parked (its server failed or its
+ * timeout passed): the retry hears why. */
+static void on_parked_reply(void *ctx, struct sl_reply *r)
+{
+	struct sl_park *k = ctx;
+	k->ureq = NULL;
+	k->done = true;
+	k->failed = r->kind == SL_REPLY_FAILED ? sl_strdup(r->why) :
+		    sl_printf("server '%s' answered before its question was", k->up->name);
+	if (k->expired)
+		park_free(k);
+}
+
+/* What a request names (and its state is bound to): a tool's or prompt's
+ * name, a resource's URI, a completion's reference. */
+static const char *asked_name(const struct sl_msg *m)
+{
+	yyjson_val *ref = m->params ? sl_json_obj(m->params, "ref") : NULL;
+	const char *v = m->params ? sl_json_str(m->params, "name") : NULL;
+
+	if (!v && m->params)
+		v = sl_json_str(m->params, "uri");
+	if (!v && ref)
+		v = sl_json_str(ref, "name") ? sl_json_str(ref, "name") : sl_json_str(ref, "uri");
+	return v;
 }
 
 static void on_parked_done(void *ctx, struct sl_call *c)
@@ -122,21 +164,27 @@ static void on_deadline(uv_timer_t *t)
 	       why);
 	refuse_asks(k, why);
 	k->expired = true;
-	if (k->done)
-		park_free(k);
+	if (k->done || !k->call)
+		park_free(k); /* a forwarded request is cancelled there */
 	else
 		sl_call_cancel(k->call, why); /* on_parked_done frees k */
 }
 
-static char *what_of(uint64_t id, unsigned round, const char *cred, const char *name)
+static char *what_of(uint64_t id, unsigned round, const char *cred, const char *method,
+		     const char *name)
 {
-	return sl_printf("sluice-park\n%llx\n%u\n%s\n%s", (unsigned long long)id, round, cred, name);
+	/* A tools/call's state reads as before forwarded requests had any. */
+	if (!strcmp(method, "tools/call"))
+		return sl_printf("sluice-park\n%llx\n%u\n%s\n%s", (unsigned long long)id, round, cred,
+				 name);
+	return sl_printf("sluice-park\n%llx\n%u\n%s\n%s\n%s", (unsigned long long)id, round, cred,
+			 method, name);
 }
 
 /* What a requestState of k for round stands for. */
 static char *state_what(const struct sl_park *k, unsigned round)
 {
-	return what_of(k->id, round, k->cred, k->name);
+	return what_of(k->id, round, k->cred, k->method, k->name);
 }
 
 /* A park's id is this process's instance (random, high 32 bits) and a
@@ -153,7 +201,7 @@ static uint32_t instance(void)
 /* Why a requestState naming a park of another process (another replica,
  * or this one before a restart) cannot be answered here. */
 static const char *elsewhere_why(struct sl_session *s, uint64_t id, unsigned round,
-				 const char *name, const char *sealed)
+				 const char *method, const char *name, const char *sealed)
 {
 	struct sl_gen *gen = s->gw->gen;
 	char *what;
@@ -163,7 +211,7 @@ static const char *elsewhere_why(struct sl_session *s, uint64_t id, unsigned rou
 		return "it was issued by another sluice process (another replica, or this one "
 		       "before a restart): the server's question waits in that process only; "
 		       "call the tool again";
-	what = what_of(id, round, s->cred, name ? name : "");
+	what = what_of(id, round, s->cred, method, name ? name : "");
 	chk = sl_seal_check(gen->key, sizeof(gen->key), sealed, what);
 	free(what);
 	if (chk == SL_SEAL_FORGED)
@@ -174,6 +222,19 @@ static const char *elsewhere_why(struct sl_session *s, uint64_t id, unsigned rou
 	       "server's request, and this retry reached another one; call the tool again";
 }
 
+/* A round whose questions are all a 2026-07-28 server's own input
+ * requests keeps the server's keys (one server, one call: they are
+ * distinct), so a client sees what the server wrote; else, and whenever a
+ * key is "confirm" (the policy stage's) or too long, they are sluice-N. */
+static void keep_their_keys(struct sl_park *k)
+{
+	for (size_t i = 0; i < k->nasks; i++)
+		if (!k->asks[i].theirs[0] || !strcmp(k->asks[i].theirs, "confirm"))
+			return;
+	for (size_t i = 0; i < k->nasks; i++)
+		memcpy(k->asks[i].key, k->asks[i].theirs, sizeof(k->asks[i].key));
+}
+
 /* The round's questions are all in: p's tools/call is answered
  * input_required, and its call is parked until the retry. */
 static void on_gather(uv_timer_t *t)
@@ -182,15 +243,16 @@ static void on_gather(uv_timer_t *t)
 	struct sl_pending *p = k->p;
 	struct sl_session *s = p->s;
 	struct sl_gateway *gw = k->gw;
-	struct sl_call *c = p->u.call.call;
+	struct sl_call *c = p->kind == SL_PENDING_CALL ? p->u.call.call : NULL;
 	yyjson_mut_val *r, *reqs;
 	yyjson_mut_doc *d;
 	unsigned long long expiry;
 	char *sealed, *what, *state;
 
 	uv_timer_stop(t);
-	if (k->nasks == 0 || c->finished)
-		return; /* answered meanwhile: the call's outcome goes out as usual */
+	if (k->nasks == 0 || (c ? c->finished : !p->u.ureq))
+		return; /* answered meanwhile: the outcome goes out as usual */
+	keep_their_keys(k);
 	d = sl_session_doc(&r);
 	reqs = yyjson_mut_obj(d);
 	for (size_t i = 0; i < k->nasks; i++)
@@ -207,17 +269,24 @@ static void on_gather(uv_timer_t *t)
 	free(sealed);
 	free(what);
 
-	/* The call leaves p for the park: nobody's progress, nobody's session
-	 * (this one ends with its answer, over HTTP). */
-	c->done = on_parked_done;
-	c->ctx = k;
-	c->progress = NULL;
-	sl_session_bind_call(NULL, c);
-	k->call = c;
+	/* The call (or the forwarded request) leaves p for the park: nobody's
+	 * progress, nobody's session (this one ends with its answer, over
+	 * HTTP). */
+	if (c) {
+		c->done = on_parked_done;
+		c->ctx = k;
+		c->progress = NULL;
+		sl_session_bind_call(NULL, c);
+		k->call = c;
+		p->u.call.call = NULL;
+	} else {
+		k->ureq = p->u.ureq;
+		p->u.ureq = NULL;
+		sl_upstream_rebind(k->ureq, on_parked_reply, k);
+	}
 	k->parked = true;
 	k->p = NULL;
 	k->round++;
-	p->u.call.call = NULL;
 	p->park = NULL;
 	if (!s->closing)
 		sl_session_answer(s, &p->msg, true, false, d, r);
@@ -255,6 +324,7 @@ void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m)
 	struct ask *a;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o;
+	const char *theirs;
 
 	if (!k) {
 		struct count_ctx cc = { s->cred, 0 };
@@ -285,8 +355,9 @@ void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m)
 	if (!sl_pending_server_request(s, u, m))
 		return; /* over serverRequestsPerCall or PerMinute: u has its error */
 	if (!k) {
-		const char *name = sl_json_str(p->msg.params, "name");
+		const char *name = asked_name(&p->msg);
 		k = sl_alloc(sizeof(*k));
+		k->method = sl_strdup(p->msg.method);
 		k->gw = gw;
 		k->up = u;
 		k->id = (uint64_t)instance() << 32 | (uint32_t)++gw->next_park;
@@ -303,6 +374,9 @@ void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m)
 	a = &k->asks[k->nasks++];
 	/* Never "confirm", the policy stage's key. */
 	snprintf(a->key, sizeof(a->key), "sluice-%u", ++k->keys);
+	theirs = sl_upstream_input_key(u, m->id);
+	if (theirs && strlen(theirs) < sizeof(a->theirs))
+		memcpy(a->theirs, theirs, strlen(theirs) + 1);
 	a->upgen = sl_upstream_generation(u);
 	d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(d, yyjson_val_mut_copy(d, m->id));
@@ -332,8 +406,8 @@ static void resume_error(struct sl_session *s, struct sl_msg *m, const char *why
 bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 {
 	struct sl_gateway *gw = s->gw;
-	const char *state = sl_json_str(m->params, "requestState");
-	const char *name = sl_json_str(m->params, "name");
+	const char *state = m->params ? sl_json_str(m->params, "requestState") : NULL;
+	const char *name = asked_name(m);
 	yyjson_val *responses = sl_json_obj(m->params, "inputResponses");
 	unsigned long long id, expiry;
 	unsigned round;
@@ -342,6 +416,7 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	struct sl_park *k;
 	struct sl_pending *p;
 	struct sl_call *c;
+	struct sl_ureq *ureq;
 	struct sl_upstream *up;
 	struct ask asks[PARK_MAX_ASKS];
 	size_t nasks;
@@ -358,7 +433,7 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	snprintf(idkey, sizeof(idkey), "%llx", id);
 	k = sl_map_get(&gw->parks, idkey);
 	if (!k && id >> 32 != instance()) {
-		resume_error(s, m, elsewhere_why(s, id, round, name,
+		resume_error(s, m, elsewhere_why(s, id, round, m->method, name,
 						 state + strlen(PARK_PREFIX) + used));
 		return true;
 	}
@@ -389,8 +464,12 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 		resume_error(s, m, "already used (a retry carries each requestState once)");
 		return true;
 	}
+	if (strcmp(m->method, k->method) != 0) {
+		resume_error(s, m, "issued for another method; a retry sends the same request again");
+		return true;
+	}
 	if (!name || strcmp(name, k->name) != 0) {
-		resume_error(s, m, "issued for another tool; a retry calls the same tool");
+		resume_error(s, m, "issued for another tool, prompt or resource; a retry names the same one");
 		return true;
 	}
 	/* The retry is decided with its own credential, never more rights
@@ -422,10 +501,13 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 	memset(k->asks, 0, sizeof(k->asks));
 	k->nasks = 0;
 	c = k->call;
+	ureq = k->ureq;
 	up = k->up;
 	k->call = NULL;
+	k->ureq = NULL;
 	k->parked = false;
-	p = sl_pending_new(s, m, true, SL_PENDING_CALL);
+	p = sl_pending_new(s, m, true, strcmp(k->method, "tools/call") ? SL_PENDING_FORWARD :
+			   SL_PENDING_CALL);
 	p->up = k->up;
 	p->park = k;
 	k->p = p;
@@ -435,10 +517,20 @@ bool sl_park_resume(struct sl_session *s, struct sl_msg *m)
 		 * end): the questions are moot. */
 		for (size_t i = 0; i < nasks; i++)
 			ask_dispose(&asks[i]);
-		sl_pending_take_call(p, c);
+		if (p->kind == SL_PENDING_CALL) {
+			sl_pending_take_call(p, c);
+		} else {
+			sl_session_error(s, p->msg.id, SL_RPC_INTERNAL_ERROR, k->failed);
+			sl_pending_free(p);
+		}
 		return true;
 	}
-	sl_pending_take_call(p, c);
+	if (p->kind == SL_PENDING_CALL) {
+		sl_pending_take_call(p, c);
+	} else {
+		p->u.ureq = ureq;
+		sl_upstream_rebind(ureq, sl_forward_reply, p);
+	}
 	for (size_t i = 0; i < nasks; i++) {
 		yyjson_val *v = yyjson_obj_get(responses, asks[i].key);
 		/* An error result is the client's refusal, passed on as one. */
@@ -463,7 +555,7 @@ static void stop_one(const char *key, void *value, void *ctx)
 		return; /* its client request holds it, and ends with its session */
 	refuse_asks(k, "sluice is stopping");
 	k->expired = true;
-	if (k->done)
+	if (k->done || !k->call)
 		park_free(k);
 	else
 		sl_call_cancel(k->call, "sluice is stopping");

@@ -137,9 +137,10 @@ static bool asked_for(const void *value, const void *ctx)
 	const struct sl_pending *p = value;
 	const struct answers_ctx *a = ctx;
 
-	if (a->asker) /* a 2026-07-28 server's input request names its call */
-		return p->kind == SL_PENDING_CALL && p->u.call.call &&
-		       p->u.call.call->ureq == a->asker;
+	if (a->asker) /* a 2026-07-28 server's input request names its request */
+		return (p->kind == SL_PENDING_CALL && p->u.call.call &&
+			p->u.call.call->ureq == a->asker) ||
+		       (p->kind == SL_PENDING_FORWARD && p->u.ureq == a->asker);
 	/* A program may call any server; a user link asks for its server. */
 	return p->up == sl_upstream_server(a->u) || p->kind == SL_PENDING_PROGRAM;
 }
@@ -176,12 +177,12 @@ enum sl_answerer sl_session_answers(const struct sl_session *s, struct sl_upstre
 		       "only through its own tools/call's input_required result";
 		return SL_ANSWER_CANNOT;
 	}
-	if (p->kind != SL_PENDING_CALL) {
-		*why = "the 2026-07-28 request that waits on it is not a tools/call";
+	if (p->kind != SL_PENDING_CALL && p->kind != SL_PENDING_FORWARD) {
+		*why = "the 2026-07-28 request that waits on it cannot carry input_required";
 		return SL_ANSWER_CANNOT;
 	}
 	if (!sl_relay_allowed(sl_session_caps((struct sl_session *)s, &p->msg, true), m)) {
-		*why = "the tools/call that waits on it did not declare that capability";
+		*why = "the request that waits on it did not declare that capability";
 		return SL_ANSWER_CANNOT;
 	}
 	return SL_ANSWER_YES;
@@ -199,7 +200,7 @@ bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg
 		return false;
 	if (s->era == SL_ERA_MODERN) {
 		struct sl_pending *p = asked_pending(s, u, asker);
-		if (!p || p->kind != SL_PENDING_CALL)
+		if (!p || (p->kind != SL_PENDING_CALL && p->kind != SL_PENDING_FORWARD))
 			return false;
 		sl_park_ask(p, u, m);
 		return true;

@@ -234,6 +234,47 @@ void sl_session_close(struct sl_session *s)
 	sl_gateway_remove_session(s->gw, s);
 }
 
+#define SHUTDOWN_WHY "sluice is shutting down: this request was not finished (what a server did " \
+	"of it is unknown); send it again once sluice is back"
+
+static void answer_shutdown(const char *key, void *value, void *ctx)
+{
+	struct sl_pending *p = value;
+	sl_session_error(p->s, p->msg.id, SL_RPC_SERVER_ERROR, SHUTDOWN_WHY);
+}
+
+/* A request still waiting for the upstreams to settle, read or not. */
+static void answer_deferred(struct sl_session *s, struct sl_deferred *d)
+{
+	yyjson_doc *doc = d->doc ? NULL : yyjson_read(d->line, d->len, SL_JSON_READ_FLAGS);
+	yyjson_val *root = yyjson_doc_get_root(d->doc ? d->doc : doc);
+	yyjson_val *id = yyjson_obj_get(root, "id");
+
+	if (yyjson_is_str(yyjson_obj_get(root, "method")) && id && sl_rpc_valid_id(id))
+		sl_session_error(s, id, SL_RPC_SERVER_ERROR, SHUTDOWN_WHY);
+	yyjson_doc_free(doc);
+}
+
+void sl_session_shutdown_all(struct sl_gateway *gw)
+{
+	struct sl_list *n, *next, *dn;
+
+	sl_list_each_safe(n, next, &gw->sessions) {
+		struct sl_session *s = sl_list_entry(n, struct sl_session, link);
+		if (s->closing)
+			continue;
+		/* MCP 2026-07-28 subscriptions: a listen ends gracefully, with
+		 * its completion response. */
+		sl_session_end_listens(s);
+		sl_map_each(&s->calls, answer_shutdown, NULL);
+		sl_list_each(dn, &s->deferred)
+			answer_deferred(s, sl_list_entry(dn, struct sl_deferred, link));
+		/* Closing now: no later answer follows the error (the calls are
+		 * cancelled, their servers told). */
+		sl_session_close(s);
+	}
+}
+
 static void deferred_free(struct sl_deferred *d)
 {
 	sl_list_remove(&d->link);
@@ -529,16 +570,23 @@ static const struct method {
 	{ "completion/complete", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_complete, NULL },
 	{ SL_MCP_INITIALIZE, ERA_LEGACY, false, false, do_initialize,
 	  "Method not found: 2026-07-28 has no initialize" },
-	{ "logging/setLevel", ERA_LEGACY, true, false, do_set_level, NULL },
-	{ "ping", ERA_LEGACY | ERA_MODERN, false, false, do_ping, NULL },
+	{ "logging/setLevel", ERA_LEGACY, true, false, do_set_level,
+	  "Method not found: 2026-07-28 has no logging/setLevel" },
+	/* MCP 2026-07-28 removed ping (a request's own answer says the
+	 * server is there). */
+	{ "ping", ERA_LEGACY, false, false, do_ping,
+	  "Method not found: 2026-07-28 has no ping" },
 	{ "prompts/get", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_prompts_get, NULL },
 	{ "prompts/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_prompts_list, NULL },
 	{ "resources/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_resources_list, NULL },
 	{ "resources/read", ERA_LEGACY | ERA_MODERN, true, true, sl_forward_resources_read, NULL },
-	{ "resources/subscribe", ERA_LEGACY, true, true, sl_forward_subscribe, NULL },
+	{ "resources/subscribe", ERA_LEGACY, true, true, sl_forward_subscribe,
+	  "Method not found: 2026-07-28 has no resources/subscribe: subscriptions/listen watches "
+	  "resources" },
 	{ "resources/templates/list", ERA_LEGACY | ERA_MODERN, true, false, sl_forward_templates_list,
 	  NULL },
-	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe, NULL },
+	{ "resources/unsubscribe", ERA_LEGACY, true, true, sl_forward_unsubscribe,
+	  "Method not found: 2026-07-28 has no resources/unsubscribe: end the subscriptions/listen" },
 	{ "server/discover", ERA_LEGACY | ERA_MODERN, false, false, do_discover, NULL },
 	/* Long-lived, so not a request in flight: sluice.limits.maxListens. */
 	{ SL_MCP_LISTEN, ERA_MODERN, true, false, sl_listen_open,
@@ -565,6 +613,25 @@ static int method_cmp(const void *key, const void *elem)
 static const struct method *method_find(const char *name)
 {
 	return bsearch(name, methods, SL_COUNT(methods), sizeof(methods[0]), method_cmp);
+}
+
+const char *sl_session_method_name(const char *name)
+{
+	const struct method *e = method_find(name);
+	return e ? e->name : name;
+}
+
+bool sl_session_has_method(const char *name, bool modern, char *why, size_t n)
+{
+	const struct method *e = method_find(name);
+
+	if (e && (e->eras & (modern ? ERA_MODERN : ERA_LEGACY)))
+		return true;
+	if (e && e->wrong_era)
+		snprintf(why, n, "%s", e->wrong_era);
+	else
+		snprintf(why, n, "Method not found: %.100s", name);
+	return false;
 }
 
 /* An unknown method waits like a known one that needs upstreams: its
@@ -594,11 +661,7 @@ static void handle_request(struct sl_session *s, struct sl_msg *m, const struct 
 		e->fn(s, m, modern);
 		return;
 	}
-	if (e && e->wrong_era) {
-		sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, e->wrong_era);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "Method not found: %.100s", m->method);
+	(void)sl_session_has_method(m->method, modern, msg, sizeof(msg));
 	sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
 }
 

@@ -124,6 +124,10 @@ void sl_session_input_from(struct sl_session *s, struct sl_caller *who, const ch
  * three. */
 void sl_session_input_doc(struct sl_session *s, struct sl_caller *who, yyjson_doc *doc);
 /* A line over the transport's cap: answer with an error (id if findable). */
+/* True if the session answers method name in the era (modern:
+ * 2026-07-28); else why (n bytes) is the message of its -32601 (a
+ * transport that answers it before any session does: HTTP's 404). */
+bool sl_session_has_method(const char *name, bool modern, char *why, size_t n);
 void sl_session_oversize(struct sl_session *s, const char *head, size_t hl, const char *tail,
 			 size_t tl, size_t total, size_t max);
 /* True when no request of this session is in flight or waiting. */
@@ -136,6 +140,12 @@ void sl_session_input_end(struct sl_session *s);
 void sl_session_end_listens(struct sl_session *s);
 /* The client is gone: cancel its calls; send nothing more. */
 void sl_session_close(struct sl_session *s);
+/* The gateway is stopping: every listen ends gracefully, every request in
+ * flight in every session (also one still waiting for the upstreams) is
+ * answered with a JSON-RPC error saying so, and the session is closed (sl_session_close), so no other
+ * answer follows. Transports call it before they close; their own close
+ * then finds the sessions closed. */
+void sl_session_shutdown_all(struct sl_gateway *gw);
 void sl_session_free(struct sl_session *s);
 
 /* From the gateway. */

@@ -85,6 +85,10 @@ void sl_session_answer(struct sl_session *s, struct sl_msg *m, bool modern, bool
 void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, bool cacheable);
 /* A new document with an empty object in *obj (not its root). */
 yyjson_mut_doc *sl_session_doc(yyjson_mut_val **obj);
+/* The method table's own (static) copy of name, or name when it has none:
+ * an upstream request keeps its method's name for its life, which a
+ * parked one lives past its client request's (park.c). */
+const char *sl_session_method_name(const char *name);
 /* params._meta of m, or NULL. */
 yyjson_val *sl_session_meta(struct sl_msg *m);
 /* The client's capabilities for m: its _meta's (2026-07-28) or the session's. */
@@ -202,6 +206,9 @@ void sl_session_changed(struct sl_session *s);
 void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_prompts_get(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern);
+/* The server's answer r to a forwarded request (ctx: its struct
+ * sl_pending) goes to the client with the gateway's names. */
+void sl_forward_reply(void *ctx, struct sl_reply *r);
 /* A content block that points at a resource of u gets the gateway's URI. */
 void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
 				const struct sl_upstream *u);
@@ -243,14 +250,15 @@ void sl_relay_answer(struct sl_session *s, struct sl_upstream *u, unsigned upgen
 
 /* ---- park.c ---- */
 
-/* u asks m while p (a 2026-07-28 tools/call) waits on it: the question
+/* u asks m while p (a 2026-07-28 tools/call, or a request forwarded to a
+ * server: prompts/get, resources/read, completion/complete) waits on it: the question
  * joins p's next answer, input_required (gathered on the loop's next turn,
  * so a server's several questions go together), and the call is parked.
  * Over a bound (sluice.limits.maxParkedCalls, maxParkedCallsPerClient,
  * maxInputRounds, serverRequests*) u gets the error instead. */
 void sl_park_ask(struct sl_pending *p, struct sl_upstream *u, struct sl_msg *m);
-/* m (taken when true is returned) is a tools/call with a requestState of
- * park.c's: it resumes that parked call (its answers go to the server), or
+/* m (taken when true is returned) is a tools/call (or a forwarded
+ * request) with a requestState of park.c's: it resumes that parked call (its answers go to the server), or
  * is answered with an error saying why not (forged, tampered, expired,
  * replayed, another client's). False: not one of ours. */
 bool sl_park_resume(struct sl_session *s, struct sl_msg *m);

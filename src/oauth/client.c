@@ -91,7 +91,17 @@ static bool machine(const struct sl_oauth_client *c)
 
 bool sl_oauth_tokens_stale(const struct sl_oauth_tokens *t, int64_t now, uint32_t margin)
 {
-	return t->access_token && t->expires_at > 0 && t->expires_at - (int64_t)margin <= now;
+	int64_t m = margin, life = t->expires_at - t->issued_at;
+
+	if (!t->access_token || t->expires_at <= 0)
+		return false;
+	/* A token that lives less than twice the margin (its lifetime known)
+	 * is refreshed once half its life has passed: with the margin alone,
+	 * one that lives under it would be stale from birth, and refreshed
+	 * before every request. */
+	if (t->issued_at > 0 && life > 0 && life / 2 < m)
+		m = life / 2;
+	return t->expires_at - m <= now;
 }
 
 /* A user's own link to a server that exchanges callers' tokens. */

@@ -50,7 +50,9 @@ const char *sl_oauth_client_token(struct sl_oauth_client *c);
  * within the configured margin and a refresh is possible). */
 bool sl_oauth_client_stale(const struct sl_oauth_client *c);
 /* The rule behind it, for tokens t at unix time now: it has an expiry, and
- * that is at most margin seconds away (or past). */
+ * that is at most margin seconds away (or past); when t->issued_at is
+ * known, at most half its lifetime away if that is less (a token that
+ * lives under the margin is refreshed at most once per half its life). */
 bool sl_oauth_tokens_stale(const struct sl_oauth_tokens *t, int64_t now, uint32_t margin);
 
 /* What to do with a request the server refused, or one held for a stale

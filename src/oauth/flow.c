@@ -1012,8 +1012,10 @@ static void on_token(void *arg, const struct sl_fetch_result *res)
 					   (char *)str(root, "refresh_token") : NULL;
 		tk.scope = (char *)(str(root, "scope") ? str(root, "scope") : t->scope_asked);
 		exp = yyjson_obj_get(root, "expires_in");
-		if (yyjson_is_num(exp) && yyjson_get_num(exp) > 0 && yyjson_get_num(exp) < 1e9)
-			tk.expires_at = (int64_t)time(NULL) + (int64_t)yyjson_get_num(exp);
+		if (yyjson_is_num(exp) && yyjson_get_num(exp) > 0 && yyjson_get_num(exp) < 1e9) {
+			tk.issued_at = (int64_t)time(NULL);
+			tk.expires_at = tk.issued_at + (int64_t)yyjson_get_num(exp);
+		}
 		out.tokens = &tk;
 		why[0] = '\0';
 	} else if (res->status == 200) {

@@ -143,6 +143,8 @@ struct sl_oauth_tokens {
 	char *refresh_token;          /* NULL: none given */
 	char *scope;                  /* granted, as the AS said (else as asked) */
 	int64_t expires_at;           /* unix seconds; 0: not said */
+	int64_t issued_at;            /* unix seconds it was received; 0: unknown (read from the
+				       * store, which keeps only expires_at) */
 };
 
 void sl_oauth_tokens_dispose(struct sl_oauth_tokens *t);

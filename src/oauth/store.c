@@ -107,6 +107,7 @@ void sl_oauth_tokens_copy(struct sl_oauth_tokens *dst, const struct sl_oauth_tok
 	dst->refresh_token = dup_or_null(src->refresh_token);
 	dst->scope = dup_or_null(src->scope);
 	dst->expires_at = src->expires_at;
+	dst->issued_at = src->issued_at;
 }
 
 void sl_oauth_record_dispose(struct sl_oauth_record *r)

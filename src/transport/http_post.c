@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
+#include "gateway/session.h"
 #include "proto/mcp.h"
 
 #include <stdlib.h>
@@ -46,6 +47,64 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 	if (!name || strcmp(hn, name) != 0)
 		return "the Mcp-Name header does not match the body";
 	return NULL;
+}
+
+/* MCP 2026-07-28 HTTP "Protocol Version Header": the version a POST names
+ * in MCP-Protocol-Version and in its body's _meta are the same (else 400,
+ * -32020), one sluice speaks (else 400, -32022 with the versions it does),
+ * and a 2026-07-28 request carries its _meta (else 400, -32602). A
+ * session-era POST without _meta has only its header to say. True when
+ * refused: *ret is the answer. */
+static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const char *pv,
+			    enum MHD_Result *ret)
+{
+	yyjson_val *id = yyjson_obj_get(root, "id");
+	yyjson_val *meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
+	yyjson_val *mvv = yyjson_obj_get(meta, SL_MCP_META_VERSION);
+	const char *mv = yyjson_get_str(mvv), *v;
+	char msg[300];
+
+	if (mvv && !mv) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_PARAMS, id,
+				 "Invalid params: _meta[\"" SL_MCP_META_VERSION "\"] must be a string");
+		return true;
+	}
+	if (mv && (!pv || strcmp(pv, mv) != 0)) {
+		if (pv)
+			snprintf(msg, sizeof(msg), "Header mismatch: the MCP-Protocol-Version header "
+				 "(%.40s) does not match the body's _meta protocol version (%.40s)", pv, mv);
+		else
+			snprintf(msg, sizeof(msg), "Header mismatch: the MCP-Protocol-Version header is "
+				 "missing (the body's _meta names protocol version %.40s)", mv);
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, msg);
+		return true;
+	}
+	v = pv ? pv : mv;
+	if (v && strcmp(v, SL_MCP_MODERN) != 0 && !sl_mcp_legacy_version(v)) {
+		yyjson_mut_val *o, *data;
+		yyjson_mut_doc *d = sl_rpc_response_new(id, &o);
+		size_t len;
+		char *line;
+		data = yyjson_mut_obj(d);
+		yyjson_mut_obj_add_val(d, data, "supported", sl_mcp_versions(d));
+		yyjson_mut_obj_add_strcpy(d, data, "requested", v);
+		snprintf(msg, sizeof(msg), "Unsupported protocol version: %.60s", v);
+		sl_rpc_add_error(d, o, SL_MCP_UNSUPPORTED_VERSION, msg, data);
+		line = sl_json_write_line(d, &len);
+		yyjson_mut_doc_free(d);
+		*ret = http_respond(c, MHD_HTTP_BAD_REQUEST, "application/json", line, len - 1, NULL,
+				    false);
+		free(line);
+		return true;
+	}
+	if (pv && !strcmp(pv, SL_MCP_MODERN) && id && yyjson_obj_get(root, "method") &&
+	    !yyjson_is_obj(yyjson_obj_get(meta, SL_MCP_META_CAPS))) {
+		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_PARAMS, id, mv ?
+				 "Invalid params: _meta[\"" SL_MCP_META_CAPS "\"] is required in 2026-07-28" :
+				 "Invalid params: _meta[\"" SL_MCP_META_VERSION "\"] is required in 2026-07-28");
+		return true;
+	}
+	return false;
 }
 
 /* A cancelled request is never answered (MCP: cancellation): its stream
@@ -235,10 +294,20 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 	method = yyjson_obj_get(root, "method");
 	is_init = method && id && yyjson_equals_str(method, SL_MCP_INITIALIZE);
 
+	if (version_refused(c, root, pv, &ret))
+		goto out;
 	if (modern) {
 		const char *why = modern_headers(c, root);
+		char msg[200];
 		if (why) {
 			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, why);
+			goto out;
+		}
+		/* MCP 2026-07-28 HTTP: a method the server does not implement
+		 * (also one that era removed) is 404 with -32601. */
+		if (method && id && yyjson_is_str(method) &&
+		    !sl_session_has_method(yyjson_get_str(method), true, msg, sizeof(msg))) {
+			ret = http_fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_METHOD_NOT_FOUND, id, msg);
 			goto out;
 		}
 		if (!method || !id) {
@@ -294,11 +363,6 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 		 * only on its own transport. */
 		if (!hs || hs->sse || !sl_caller_same(hs->who, who)) {
 			ret = http_fail(c, MHD_HTTP_NOT_FOUND, SL_RPC_SERVER_ERROR, id, "Session not found");
-			goto out;
-		}
-		if (pv && !sl_mcp_legacy_version(pv)) {
-			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_SERVER_ERROR, id,
-					"Bad Request: unsupported MCP-Protocol-Version");
 			goto out;
 		}
 		http_touch(hs);

@@ -490,6 +490,12 @@ void sl_upstream_cancel(struct sl_ureq *r, const char *reason)
 	ureq_free(r);
 }
 
+void sl_upstream_rebind(struct sl_ureq *r, sl_reply_fn cb, void *ctx)
+{
+	r->cb = cb;
+	r->ctx = ctx;
+}
+
 void sl_upstream_notify(struct sl_upstream *u, const char *method)
 {
 	yyjson_mut_val *params;
@@ -538,6 +544,19 @@ const struct sl_ureq *sl_upstream_asker(struct sl_upstream *u, yyjson_val *id)
 	    sscanf(yyjson_get_str(id) + strlen(MRTR_ID_PREFIX), "%lld:%zu", &rid, &i) != 2)
 		return NULL;
 	return ureq_find(u, rid);
+}
+
+const char *sl_upstream_input_key(struct sl_upstream *u, yyjson_val *id)
+{
+	const struct sl_ureq *r = sl_upstream_asker(u, id);
+	long long rid;
+	size_t i;
+
+	if (!r || !r->mrtr ||
+	    sscanf(yyjson_get_str(id) + strlen(MRTR_ID_PREFIX), "%lld:%zu", &rid, &i) != 2 ||
+	    i >= r->mrtr->nkeys || !r->mrtr->keys[i][0])
+		return NULL;
+	return r->mrtr->keys[i];
 }
 
 void sl_upstream_refuse(struct sl_upstream *u, yyjson_val *id, int code, const char *message)

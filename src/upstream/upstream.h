@@ -234,6 +234,13 @@ void sl_upstream_notify(struct sl_upstream *u, const char *method);
 /* Forgets r (cb will not run) and tells the server with notifications/cancelled
  * (through the link r was sent on). */
 void sl_upstream_cancel(struct sl_ureq *r, const char *reason);
+/* r's answer goes to cb(ctx) from now on, not to the one it was sent
+ * with: a request handed from one owner to another (a 2026-07-28 client's
+ * request parked while it answers the server's questions, gateway/park.c). */
+void sl_upstream_rebind(struct sl_ureq *r, sl_reply_fn cb, void *ctx);
+/* The key a 2026-07-28 server gave the input request that u relays under
+ * id (its inputRequests key), or NULL: not one of those, or answered. */
+const char *sl_upstream_input_key(struct sl_upstream *u, yyjson_val *id);
 
 /* Answers a server-to-client request with a result or an error object
  * (exactly one non-NULL). gen is u's process generation when the request

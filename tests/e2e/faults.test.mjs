@@ -23,6 +23,7 @@ import {
 	withTimeout,
 	descendants,
 	zygoteOf,
+	modernMeta,
 } from './helpers.mjs';
 
 // Every gateway a test started: under `make test SAN=...` a sanitizer
@@ -402,6 +403,63 @@ test('SIGTERM with a program and a call in flight: both cancelled and audited, e
 	assert.deepEqual(lines.filter((x) => x.tool === 'slow').map((x) => x.origin).sort(), ['code', 'router']);
 	// Every process it started is gone: none alive, none a zombie.
 	await eventually(() => kids.every((k) => !existsSync(`/proc/${k.pid}`)), 5000, 50, `no process left of ${kids.map((k) => `${k.pid} ${k.cmdline}`).join('; ')}`);
+});
+
+// A request in flight at SIGTERM is answered, not dropped: a JSON-RPC error
+// saying sluice is shutting down, within a second, on every face (stdio,
+// HTTP session era, HTTP 2026-07-28), so no client waits for its own timeout.
+const SHUTDOWN_RE = /sluice is shutting down/;
+
+test('SIGTERM over stdio: the call in flight gets an error answer within a second', async () => {
+	const raw = track(startRaw({ servers: { github: catalog('github') } }));
+	await raw.initialize();
+	raw.send({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 20000 } } });
+	// Answered in order after it: the slow call has gone to its server.
+	await raw.request('tools/call', { name: 'github__echo', arguments: { n: 1 } });
+	const t0 = Date.now();
+	raw.child.kill('SIGTERM');
+	const answer = await raw.next((m) => m.id === 'slow', 1000);
+	assert.ok(Date.now() - t0 < 1000, `answered after ${Date.now() - t0} ms`);
+	assert.equal(answer.error?.code, -32000, JSON.stringify(answer));
+	assert.match(answer.error.message, SHUTDOWN_RE);
+	const ex = await withTimeout(raw.wait(), 8000, 'sluice to exit');
+	assert.equal(ex.code, 0, raw.stderr().slice(-2000));
+});
+
+test('SIGTERM over HTTP: calls in flight of both eras get an error answer within a second', async () => {
+	const gw = track(await startHttp({ servers: { github: catalog('github') } }));
+	const { client } = await httpClient(gw.url, { name: 'legacy' });
+	const legacy = client.callTool({ name: 'github__slow', arguments: { ms: 20000 } }).then(
+		(r) => ({ r }),
+		(e) => ({ e }),
+	);
+	const modern = fetch(gw.url, {
+		method: 'POST',
+		headers: {
+			'content-type': 'application/json',
+			accept: 'application/json, text/event-stream',
+			'mcp-protocol-version': '2026-07-28',
+			'mcp-method': 'tools/call',
+			'mcp-name': 'github__slow',
+		},
+		body: JSON.stringify({ jsonrpc: '2.0', id: 'm1', method: 'tools/call', params: { name: 'github__slow', arguments: { ms: 20000 }, _meta: modernMeta() } }),
+	}).then(async (res) => ({ status: res.status, text: await res.text() }));
+	// Both calls are in flight (the operator's /metrics counts them).
+	const metrics = new URL('/metrics', gw.url).href;
+	await eventually(async () => /^sluice_requests_in_flight 2$/m.test(await (await fetch(metrics)).text()), 8000, 50, 'both calls in flight');
+	const t0 = Date.now();
+	gw.proc.kill('SIGTERM');
+	const [l, m] = await withTimeout(Promise.all([legacy, modern]), 1000, 'both answers');
+	assert.ok(Date.now() - t0 < 1000, `answered after ${Date.now() - t0} ms`);
+	assert.ok(l.e, `an error, not ${JSON.stringify(l.r)}`);
+	assert.match(l.e.message, SHUTDOWN_RE);
+	assert.equal(m.status, 200, m.text);
+	const line = m.text.split('\n').find((x) => x.includes('"m1"'));
+	const msg = JSON.parse(line.startsWith('data: ') ? line.slice(6) : line);
+	assert.equal(msg.id, 'm1');
+	assert.match(msg.error.message, SHUTDOWN_RE);
+	assert.equal((await withTimeout(gw.exited, 8000, 'sluice to exit')).code, 0);
+	await client.close().catch(() => {});
 });
 
 // ---- a client that goes away in the middle of a program, over HTTP ------------

@@ -516,6 +516,56 @@ describe('2026-07-28 over HTTP: POST only, no sessions, header checks', () => {
 		assert.equal(r.json.error.code, -32020);
 	});
 
+	// MCP 2026-07-28 Streamable HTTP, "Protocol Version Header": each of
+	// these is a 4xx with a JSON-RPC error naming it, never a 200.
+	test('a version header that does not match the body _meta: 400 with -32020', async () => {
+		let r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+			body: { jsonrpc: '2.0', id: 10, method: 'tools/list', params: { _meta: modernMeta({}, { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' }) } },
+		});
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32020);
+		assert.equal(r.json.id, 10);
+		r = await raw(gw.url, {
+			headers: { 'mcp-method': 'tools/list' },
+			body: { jsonrpc: '2.0', id: 11, method: 'tools/list', params: { _meta: modernMeta() } },
+		});
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32020);
+		assert.match(r.json.error.message, /MCP-Protocol-Version header is missing/);
+	});
+
+	test('an unsupported version: 400 with -32022 and the supported versions', async () => {
+		const r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+			body: { jsonrpc: '2.0', id: 12, method: 'tools/list', params: { _meta: modernMeta({}, { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) } },
+		});
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32022);
+		assert.equal(r.json.id, 12);
+		assert.ok(r.json.error.data.supported.includes(MODERN), r.text);
+		assert.ok(r.json.error.data.supported.includes(LEGACY), r.text);
+		assert.equal(r.json.error.data.requested, '2099-01-01');
+	});
+
+	test('a 2026-07-28 request without _meta: 400 with -32602', async () => {
+		const r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+			body: { jsonrpc: '2.0', id: 13, method: 'tools/list', params: {} },
+		});
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32602);
+		assert.equal(r.json.id, 13);
+	});
+
+	for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'no/such/method'])
+		test(`${method} at 2026-07-28: 404 with -32601`, async () => {
+			const r = await post(method, method.startsWith('resources/') ? { uri: 'x://y' } : {}, {}, 14);
+			assert.equal(r.status, 404, r.text);
+			assert.equal(r.json.error.code, -32601);
+			assert.equal(r.json.id, 14);
+		});
+
 	test('GET and DELETE from that era: 405', async () => {
 		let r = await raw(gw.url, { method: 'GET', headers: { 'mcp-protocol-version': MODERN, accept: 'text/event-stream' } });
 		assert.equal(r.status, 405);

@@ -13,7 +13,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 
 import path from 'node:path';
 
-import { MODERN, REPO, closeAll, eventually, everything, httpRequest, modernMeta, sleep, startHttp, textOf } from './helpers.mjs';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { MODERN, REPO, closeAll, eventually, everything, httpClient, httpRequest, modernMeta, sleep, startHttp, textOf } from './helpers.mjs';
 
 const CAPS = { elicitation: { form: {} }, sampling: {}, roots: {} };
 const ELICIT_ANSWER = { action: 'accept', content: { name: 'Grace Hopper', check: true, email: 'grace@example.com' } };
@@ -53,6 +55,7 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 			seen.elicit.push(req.params);
 			if (/Allow the tool/.test(req.params.message)) return { action: 'accept', content: { approve: true } };
 			if (/Deploy to/.test(req.params.message)) return { action: 'accept', content: { confirm: true } };
+			if (/Passphrase/.test(req.params.message)) return { action: 'accept', content: { pass: 'sesame' } };
 			return ELICIT_ANSWER;
 		});
 		client.setRequestHandler('sampling/createMessage', async (req) => {
@@ -112,6 +115,69 @@ describe('the SDK 2.x client (2026-07-28) through sluice to server-everything', 
 		assert.equal(seen.elicit.length, n + 1);
 		assert.match(seen.elicit[n].message, /Deploy to prod\?/);
 		assert.equal(textOf(r), 'deployed to prod');
+	});
+
+	// Not only tools/call: a prompts/get the server answers input_required
+	// is relayed and resumed the same way (its upstream request parked).
+	test('a 2026-07-28 server\'s input_required on prompts/get reaches the client and the request resumes', async () => {
+		const n = seen.elicit.length;
+		const r = await client.getPrompt({ name: 'sdk2__greet', arguments: {} });
+		assert.equal(seen.elicit.length, n + 1);
+		assert.match(seen.elicit[n].message, /Who is to be greeted\?/);
+		assert.equal(r.messages[0].content.text, 'Hello, Grace Hopper!');
+	});
+
+	test('and on resources/read: the server\'s question, then the contents', async () => {
+		const n = seen.elicit.length;
+		const r = await client.readResource({ uri: 'sluice://sdk2/memo://vault' });
+		assert.equal(seen.elicit.length, n + 1);
+		assert.match(seen.elicit[n].message, /Passphrase for the vault\?/);
+		assert.equal(r.contents[0].text, 'opened with sesame');
+		assert.equal(r.contents[0].uri, 'sluice://sdk2/memo://vault');
+	});
+
+	// One server's own input requests keep its keys (here "who"): nothing
+	// else is in the result to collide with.
+	test('a 2026-07-28 server\'s inputRequests keys are kept when only its requests are in the result', async () => {
+		const r = await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__greet' } },
+			{ jsonrpc: '2.0', id: 'k1', method: 'prompts/get', params: { name: 'sdk2__greet', arguments: {}, _meta: modernMeta(CAPS) } },
+			20000,
+		);
+		assert.equal(r.status, 200, r.text);
+		const line = r.text.split('\n').find((l) => l.includes('"k1"'));
+		const res = JSON.parse(line.replace(/^data: /, '')).result;
+		assert.equal(res.resultType, 'input_required', line);
+		assert.deepEqual(Object.keys(res.inputRequests), ['who']);
+		assert.match(res.requestState, /^sluice-park\./);
+		const call = (await rawCall(gw, 'k2', 'sdk2__tag')).result;
+		assert.equal(call.resultType, 'input_required');
+		assert.deepEqual(Object.keys(call.inputRequests), ['label']);
+		// A tools/call's state does not resume a prompts/get (the state binds
+		// the method), and the refusal leaves the park as it was.
+		const wrong = await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__tag' } },
+			{ jsonrpc: '2.0', id: 'k4', method: 'prompts/get', params: { name: 'sdk2__tag', requestState: call.requestState, inputResponses: { label: { action: 'accept', content: { label: 'x' } } }, _meta: modernMeta(CAPS) } },
+			20000,
+		);
+		assert.equal(wrong.json.error.code, -32602, wrong.text);
+		assert.match(wrong.json.error.message, /issued for another method/);
+		// Answered under that key, the call resumes.
+		const done = (await rawCall(gw, 'k3', 'sdk2__tag', {}, { requestState: call.requestState, inputResponses: { label: { action: 'accept', content: { label: 'red' } } } })).result;
+		assert.equal(textOf(done), 'tagged red');
+	});
+
+	test('a session-era client over HTTP is asked too, on the prompts/get\'s stream', async () => {
+		const asked = [];
+		const { client: old } = await httpClient(gw.url, {
+			name: 'legacy-prompt',
+			capabilities: { elicitation: {} },
+			handlers: [[ElicitRequestSchema, async (req) => (asked.push(req.params.message), { action: 'accept', content: { name: 'Ada' } })]],
+		});
+		const r = await old.getPrompt({ name: 'sdk2__greet', arguments: {} });
+		assert.deepEqual(asked, ['Who is to be greeted?']);
+		assert.equal(r.messages[0].content.text, 'Hello, Ada!');
+		await old.close();
 	});
 
 	test('a program\'s tool call whose server asks gets a clear error inside the program', async () => {
@@ -189,7 +255,7 @@ describe('bounds: the retry deadline and the number of parked calls', () => {
 	let gw;
 	before(async () => {
 		gw = await startHttp({
-			servers: { everything: everything() },
+			servers: { everything: everything(), sdk2: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'modern', 'server.mjs')] } },
 			sluice: { limits: { parkTimeoutMs: 1000, maxParkedCallsPerClient: 2 } },
 		});
 	});
@@ -226,6 +292,25 @@ describe('bounds: the retry deadline and the number of parked calls', () => {
 		// The freed places park again.
 		const d = (await rawCall(gw, 5, 'everything__trigger-elicitation-request')).result;
 		assert.equal(d.resultType, 'input_required');
+	});
+
+	test('a parked prompts/get nobody retries: its upstream request is cancelled at the deadline, the retry hears why', async () => {
+		const get = async (id, extra = {}) => (await httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'sdk2__greet' } },
+			{ jsonrpc: '2.0', id, method: 'prompts/get', params: { name: 'sdk2__greet', arguments: {}, ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } },
+			20000,
+		));
+		const parse = (r, id) => JSON.parse(r.text.split('\n').find((l) => l.includes(`"${id}"`)).replace(/^data: /, ''));
+		// d of the test above may still be parked: this is then the client's
+		// second (maxParkedCallsPerClient 2), within the bound.
+		const first = parse(await get('g1'), 'g1').result;
+		assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+		await eventually(() => /a parked call of sdk2__greet is cancelled: the client did not retry/.test(gw.stderr()), 5000, 50, 'the parked prompts/get cancelled');
+		const late = parse(await get('g2', { requestState: first.requestState, inputResponses: { who: { action: 'accept', content: { name: 'x' } } } }), 'g2');
+		assert.equal(late.error?.code, -32602, JSON.stringify(late));
+		assert.match(late.error.message, /requestState: (expired|it names no parked call)/);
+		// And the prompt asks afresh.
+		assert.equal(parse(await get('g3'), 'g3').result.resultType, 'input_required');
 	});
 });
 

@@ -22,6 +22,28 @@ TEST(oauth_tokens_stale_by_expiry_and_margin)
 	CHECK(!sl_oauth_tokens_stale(&t, 2500, 60));          /* nothing to refresh */
 }
 
+/* A token that lives less than refreshBeforeSeconds is not stale from
+ * birth (refreshed before every request): it is refreshed once half its
+ * lifetime has passed, or when expired. */
+TEST(oauth_tokens_stale_short_lived_at_half_life)
+{
+	struct sl_oauth_tokens t = { .access_token = "a", .issued_at = 1000, .expires_at = 1030 };
+
+	CHECK(!sl_oauth_tokens_stale(&t, 1000, 60));          /* just issued */
+	CHECK(!sl_oauth_tokens_stale(&t, 1014, 60));
+	CHECK(sl_oauth_tokens_stale(&t, 1015, 60));           /* half its life */
+	CHECK(sl_oauth_tokens_stale(&t, 1031, 60));           /* expired */
+	t.expires_at = 1100;                                  /* under twice the margin */
+	CHECK(!sl_oauth_tokens_stale(&t, 1049, 60));
+	CHECK(sl_oauth_tokens_stale(&t, 1050, 60));
+	t.expires_at = 2000;                                  /* long-lived: the margin rules */
+	CHECK(!sl_oauth_tokens_stale(&t, 1939, 60));
+	CHECK(sl_oauth_tokens_stale(&t, 1940, 60));
+	t.issued_at = 0;                                      /* unknown (from the store) */
+	t.expires_at = 1030;
+	CHECK(sl_oauth_tokens_stale(&t, 1000, 60));
+}
+
 struct seen {
 	int calls;
 	bool ok;

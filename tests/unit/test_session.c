@@ -130,17 +130,24 @@ TEST(session_request_before_initialize)
 	rig_dispose(&r);
 }
 
-TEST(session_ping_both_eras)
+/* ping is the session era's: MCP 2026-07-28 removed it. */
+TEST(session_ping_session_era_only)
 {
 	struct rig r;
+	char why[200];
 	rig_init(&r);
 	/* ping needs no initialize. */
 	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
 	CHECK(s && result(s) && !s->error);
 	CHECK_STR(s->id, "\"p\"");
 	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{" MODERN_META "}}");
-	CHECK(s && result(s));
-	CHECK_STR(sl_json_str(result(s), "resultType"), "complete");
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: 2026-07-28 has no ping");
+	CHECK(sl_session_has_method("ping", false, why, sizeof(why)));
+	CHECK(!sl_session_has_method("ping", true, why, sizeof(why)));
+	CHECK_STR(why, "Method not found: 2026-07-28 has no ping");
+	CHECK(!sl_session_has_method("no/such", true, why, sizeof(why)));
+	CHECK_STR(why, "Method not found: no/such");
+	CHECK(sl_session_has_method("tools/call", true, why, sizeof(why)));
 	rig_dispose(&r);
 }
 
@@ -168,7 +175,7 @@ TEST(session_wrong_era)
 	rig_init(&r);
 	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\",\"params\":{"
 		     MODERN_META ",\"level\":\"info\"}}");
-	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: logging/setLevel");
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, "Method not found: 2026-07-28 has no logging/setLevel");
 	rig_dispose(&r);
 
 	/* The reverse: a session-era session has logging/setLevel, and
@@ -210,15 +217,15 @@ TEST(session_tools_list_empty)
 }
 
 /* A 2026-07-28 client on one session (stdio) whose first request was a
- * ping: its first tools/list starts the upstreams and is answered (it used
- * to wait for a start that never came). */
+ * ping (-32601: that era has none): its first tools/list starts the
+ * upstreams and is answered (it used to wait for a start that never came). */
 TEST(session_modern_ping_then_tools_list)
 {
 	struct rig r;
 	rig_init(&r);
 	struct sent *s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{"
 				  MODERN_META "}}");
-	CHECK(s && result(s));
+	check_error(s, SL_RPC_METHOD_NOT_FOUND, NULL);
 	CHECK(!r.gw->started);
 	s = rig_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{"
 		     MODERN_META "}}");

@@ -7,7 +7,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 serveStdio(() => {
 	const s = new McpServer(
 		{ name: 'modern-fixture', version: '2.0.0' },
-		{ capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } },
+		{ capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, prompts: {} } },
 	);
 	s.registerTool(
 		'add',
@@ -37,6 +37,49 @@ serveStdio(() => {
 			return { content: [{ type: 'text', text: `deployed to ${env}` }] };
 		},
 	);
+	// Asks under a key of its own ("label"), which sluice keeps.
+	s.registerTool('tag', { description: 'Tags after asking for the label' }, async (ctx) => {
+		const got = acceptedContent(ctx.mcpReq.inputResponses, 'label');
+		if (typeof got?.label !== 'string')
+			return inputRequired({
+				inputRequests: {
+					label: inputRequired.elicit({
+						message: 'Which label?',
+						requestedSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+					}),
+				},
+			});
+		return { content: [{ type: 'text', text: `tagged ${got.label}` }] };
+	});
+	// A resource that asks for a passphrase before it is read.
+	s.registerResource('vault', 'memo://vault', { mimeType: 'text/plain' }, async (uri, ctx) => {
+		const got = acceptedContent(ctx.mcpReq.inputResponses, 'pass');
+		if (typeof got?.pass !== 'string')
+			return inputRequired({
+				inputRequests: {
+					pass: inputRequired.elicit({
+						message: 'Passphrase for the vault?',
+						requestedSchema: { type: 'object', properties: { pass: { type: 'string' } }, required: ['pass'] },
+					}),
+				},
+			});
+		return { contents: [{ uri: 'memo://vault', mimeType: 'text/plain', text: `opened with ${got.pass}` }] };
+	});
+	// A prompt that asks (MRTR on a request other than tools/call): the
+	// person's name, by elicitation, goes into its message.
+	s.registerPrompt('greet', { description: 'Greets the person, asking for the name' }, async (ctx) => {
+		const got = acceptedContent(ctx.mcpReq.inputResponses, 'who');
+		if (typeof got?.name !== 'string')
+			return inputRequired({
+				inputRequests: {
+					who: inputRequired.elicit({
+						message: 'Who is to be greeted?',
+						requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+					}),
+				},
+			});
+		return { messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${got.name}!` } }] };
+	});
 	// Changes on demand (the listen tests): grow adds a tool, which the
 	// SDK announces with notifications/tools/list_changed; touch says the
 	// note resource changed (notifications/resources/updated).
