@@ -118,15 +118,21 @@ void sl_pending_cancel(struct sl_pending *p, const char *why)
 /* The capabilities through which s can answer a server's questions while
  * request m (NULL: a program's call) waits: a session-era client's from
  * its initialize; a 2026-07-28 client's from m itself, and only for its
- * own tools/call (as sl_session_answers decides: a program's calls and its
- * other requests cannot carry input_required to it). NULL: none. */
+ * own tools/call and the requests forwarded to one server (prompts/get,
+ * resources/read, completion/complete: park.c), as sl_session_answers
+ * decides: a program's calls and its other requests cannot carry
+ * input_required to it. NULL: none. */
 static yyjson_val *answerable_caps(struct sl_session *s, struct sl_msg *m)
 {
+	static const char *const own[] = { "tools/call", "prompts/get", "resources/read",
+					    "completion/complete" };
+
 	if (s->era == SL_ERA_LEGACY)
 		return s->caps;
-	if (!m || strcmp(m->method, "tools/call") != 0)
-		return NULL;
-	return sl_session_caps(s, m, true);
+	for (size_t i = 0; m && i < SL_COUNT(own); i++)
+		if (strcmp(m->method, own[i]) == 0)
+			return sl_session_caps(s, m, true);
+	return NULL;
 }
 
 /* c->caps (pipeline/call.h): what a 2026-07-28 server is told, in c->doc. */
