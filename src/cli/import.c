@@ -993,8 +993,8 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 {
 	struct args a;
 	struct sl_client_set set = { 0 };
-	struct import *im = sl_alloc(sizeof(*im));
-	struct merge *m = &im->main;
+	struct import *im;
+	struct merge *m;
 	struct sl_err err;
 	enum sl_client_kind k;
 	char *file = NULL, *project = NULL, *target = NULL, *backup = NULL, *meta = NULL;
@@ -1021,6 +1021,8 @@ int sl_cli_install(const char *config, int argc, const char *const *argv)
 		fprintf(stderr, "sluice install: --url must start with http:// or https://\n");
 		return 2;
 	}
+	im = sl_alloc(sizeof(*im));
+	m = &im->main;
 	/* A project's file goes into its project's config, never the
 	 * user-wide one: the entry install writes serves that project alone. */
 	if (!(file = client_file(&a, k, &project)) ||

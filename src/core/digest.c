@@ -97,6 +97,19 @@ char *sl_seal(const void *key, size_t klen, unsigned long long expiry, const cha
 	return sl_printf("%llx.%s", expiry, mac);
 }
 
+/* A state's "EXPIRY." prefix: the expiry and the prefix's length, in its
+ * one spelling (lower-case hex, no sign, space or 0x, as the seals write
+ * it): "A" for "a" would be another text for the same state. */
+static bool read_expiry(const char *state, unsigned long long *expiry, int *used)
+{
+	char canon[24];
+
+	*used = 0;
+	return sscanf(state, "%llx.%n", expiry, used) == 1 && *used > 0 &&
+	       snprintf(canon, sizeof(canon), "%llx.", *expiry) == *used &&
+	       memcmp(canon, state, (size_t)*used) == 0;
+}
+
 enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state, const char *what)
 {
 	unsigned long long expiry;
@@ -104,8 +117,7 @@ enum sl_seal_check sl_seal_check(const void *key, size_t klen, const char *state
 	int used = 0;
 	unsigned char diff = 0;
 
-	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
-	    strlen(state + used) != SL_SHA256_HEX - 1)
+	if (!read_expiry(state, &expiry, &used) || strlen(state + used) != SL_SHA256_HEX - 1)
 		return SL_SEAL_FORGED;
 	seal_mac(key, klen, expiry, what, mac);
 	for (size_t i = 0; i < SL_SHA256_HEX - 1; i++) /* constant time */
@@ -191,7 +203,7 @@ enum sl_seal_check sl_seal_open(const void *key, size_t klen, const char *state,
 
 	*plain = NULL;
 	*n = 0;
-	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0 ||
+	if (!read_expiry(state, &expiry, &used) ||
 	    !(blob = sl_unbase64url(state + used, strlen(state + used), &blen)))
 		return SL_SEAL_FORGED;
 	if (blen < SL_AEAD_OVERHEAD) {
@@ -231,8 +243,6 @@ enum sl_seal_check sl_seal_open(const void *key, size_t klen, const char *state,
 unsigned long long sl_seal_expiry(const char *state)
 {
 	unsigned long long expiry;
-	int used = 0;
-	if (sscanf(state, "%llx.%n", &expiry, &used) != 1 || used == 0)
-		return 0;
-	return expiry;
+	int used;
+	return read_expiry(state, &expiry, &used) ? expiry : 0;
 }

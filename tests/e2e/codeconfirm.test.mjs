@@ -180,12 +180,19 @@ return { s, w };`;
 		resetCalls();
 		const other = await exec(READ_THEN_WRITE + '\n', { requestState: first.requestState, inputResponses: APPROVE });
 		assert.match(other.error.message, /requestState: forged, .*issued for another program/);
-		// One character of the payload changed (the seal no longer verifies).
+		// One character of the payload changed (the seal no longer verifies),
+		// and the expiry in another spelling (upper-case hex): both refused.
 		const s = first.requestState;
-		const i = 'sluice-code.'.length + 5;
+		const i = s.lastIndexOf('.') + 5;
 		const tampered = s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
 		const t = await exec(READ_THEN_WRITE, { requestState: tampered, inputResponses: APPROVE });
 		assert.match(t.error.message, /requestState: forged, tampered with/);
+		const expiry = /^sluice-code\.([0-9a-f]+)\./.exec(s)[1];
+		const respelled = s.replace(`sluice-code.${expiry}.`, `sluice-code.${expiry.toUpperCase()}.`);
+		if (respelled !== s) {
+			const u = await exec(READ_THEN_WRITE, { requestState: respelled, inputResponses: APPROVE });
+			assert.match(u.error.message, /requestState: forged, tampered with/);
+		}
 		const junk = await exec(READ_THEN_WRITE, { requestState: 'sluice-code.nodot', inputResponses: APPROVE });
 		assert.match(junk.error.message, /requestState: malformed/);
 		assert.deepEqual(calls(), []);
@@ -282,6 +289,10 @@ describe('2026-07-28: a retry refused as busy may come again', () => {
 		g.request('tools/call', { _meta: modernMeta(ELICIT), name: 'execute_code', arguments: { code }, ...extra }, { ms: 15000 });
 
 	test('busy, then run: the write is made once', async () => {
+		// The start's probe program holds the one slot for a moment (longer
+		// in a sanitizer build): it must be done before the first run.
+		await eventually(async () => !/^busy/.test(textOf((await run('return 1')).result) ?? ''),
+			15000, 50, 'the code-mode probe');
 		resetCalls();
 		const first = (await run(READ_THEN_WRITE)).result;
 		assert.equal(first.resultType, 'input_required', JSON.stringify(first));

@@ -32,6 +32,20 @@ TEST(seal_expired_and_malformed)
 	CHECK_INT(sl_seal_check(key, sizeof(key), "", "x"), SL_SEAL_FORGED);
 	CHECK_INT(sl_seal_check(key, sizeof(key), "12.", "x"), SL_SEAL_FORGED);
 	CHECK_INT(sl_seal_check(key, sizeof(key), "zz.00", "x"), SL_SEAL_FORGED);
+	/* One spelling of the expiry: upper case or a 0x is another text. */
+	{
+		unsigned long long ex = (sl_seal_now() + 60) | 0xaa;
+		char *good = sl_seal(key, sizeof(key), ex, "x");
+		char *upper = sl_printf("%llX.%s", ex, strchr(good, '.') + 1);
+		char *hex = sl_printf("0x%s", good);
+		CHECK_INT(sl_seal_check(key, sizeof(key), good, "x"), SL_SEAL_OK);
+		CHECK_INT(sl_seal_check(key, sizeof(key), upper, "x"), SL_SEAL_FORGED);
+		CHECK_INT(sl_seal_check(key, sizeof(key), hex, "x"), SL_SEAL_FORGED);
+		CHECK_INT(sl_seal_expiry(upper), 0);
+		free(good);
+		free(upper);
+		free(hex);
+	}
 }
 
 TEST(seal_tag_binds_what_and_key)
@@ -99,6 +113,23 @@ TEST(seal_private_hides_and_binds)
 	free(plain);
 	CHECK(strcmp(id, id2) != 0);
 	CHECK_INT(sl_seal_expiry(s), later);
+	/* The expiry has one spelling: upper case, a 0x, a sign or a space
+	 * before it is another text, refused, though sscanf reads the same. */
+	{
+		unsigned long long ex = later | 0xaa; /* hex letters to spell otherwise */
+		char *lettered = sl_seal_private(key, sizeof(key), ex, "w", "x", 1);
+		const char *blob = strchr(lettered, '.') + 1;
+		char *respell[] = { sl_printf("%llX.%s", ex, blob), sl_printf("0x%llx.%s", ex, blob),
+				    sl_printf("+%llx.%s", ex, blob), sl_printf(" %llx.%s", ex, blob) };
+		CHECK_INT(sl_seal_open(key, sizeof(key), lettered, "w", &plain, &n, NULL), SL_SEAL_OK);
+		free(plain);
+		for (size_t i = 0; i < SL_COUNT(respell); i++) {
+			CHECK_INT(sl_seal_open(key, sizeof(key), respell[i], "w", &plain, &n, NULL),
+				  SL_SEAL_FORGED);
+			free(respell[i]);
+		}
+		free(lettered);
+	}
 	free(s);
 	free(again);
 	s = sl_seal_private(key, sizeof(key), 1, "w", "x", 1);
