@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "discovery/discovery.h"
 #include "gateway/replay.h"
 #include "gateway/session.h"
 #include "gateway/skills.h"
@@ -11,6 +12,7 @@
 #include "pipeline/gen.h"
 #include "stages/policy.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,8 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 	const struct sl_policy *policy =
 		sl_policy_current(v->gw->gen ? sl_gen_state(v->gw->gen, &sl_stage_policy) : NULL);
 	const struct sl_entry *hit = sl_view_find(v, u, name), *hidden = NULL;
+	char *near = NULL; /* the closest tool identifier, for "did you mean" */
+	size_t near_d = SIZE_MAX;
 	int hits = 0;
 
 	/* Only the policy hides here: a tool another stage holds back
@@ -58,6 +62,13 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 		ident = sl_alloc(strlen(local) + 2);
 		sl_code_ident(local, ident);
 		same = strcmp(ident, name) == 0;
+		if (!same && sl_discovery_distance(name, ident) < near_d &&
+		    !sl_policy_hides(policy, v->who, u->name, e->def)) {
+			near_d = sl_discovery_distance(name, ident);
+			free(near);
+			near = ident;
+			continue;
+		}
 		free(ident);
 		if (!same)
 			continue;
@@ -68,17 +79,22 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 		hit = e;
 		hits++;
 	}
-	if (hits == 1)
+	if (hits == 1) {
+		free(near);
 		return hit;
+	}
 	if (hits > 1) {
 		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
 			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
+		free(near);
 		return NULL;
 	}
 	if (hidden)
 		sl_log(SL_LOG_DEBUG, "policy: %s.%s is denied to %s; answered as a tool the server "
 		       "does not have", u->name, hidden->name, sl_caller_name(v->who));
-	snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+	snprintf(msg, n, "server '%s' has no tool '%s'%s%s%s", u->name, name,
+		 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	free(near);
 	return NULL;
 }
 

@@ -319,6 +319,14 @@ describe('errors', { concurrency: true }, () => {
 		assert.match(r.text, /no_such_tool/);
 	});
 
+	test('an unknown tool close to a known one: "did you mean" names it', async () => {
+		const r = await execCode(code.client, 'try { await tools.catalog.list_isues({}); } catch (e) { return e.message; }');
+		assert.equal(r.isError, false, r.text);
+		assert.equal(r.text, "server 'catalog' has no tool 'list_isues'; did you mean 'list_issues'?");
+		const far = await execCode(code.client, 'try { await tools.catalog.no_such_tool({}); } catch (e) { return e.message; }');
+		assert.equal(far.text, "server 'catalog' has no tool 'no_such_tool'");
+	});
+
 	test('an upstream JSON-RPC error rejects with its code and message', async () => {
 		const r = await execCode(code.client, 'try { await tools.rpc.boom({}); return "resolved"; } catch (e) { return e.message; }');
 		assert.equal(r.isError, false, r.text);
