@@ -182,6 +182,53 @@ static const char *host_server(void *ctx, size_t i)
 	return i == 0 && r->skills ? SL_SKILLS_SERVER : NULL;
 }
 
+struct key {
+	const char *raw;
+	char *ident;
+};
+
+static int by_ident(const void *a, const void *b)
+{
+	return strcmp(((const struct key *)a)->ident, ((const struct key *)b)->ident);
+}
+
+/* Object.keys(tools.<server>): the tools the caller sees on server (as
+ * describe_tools shows them), by identifier, or by raw name where two
+ * share one (programs are refused the ambiguous identifier). */
+static void host_tools(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_mut_val *keys)
+{
+	struct run *r = ctx;
+	const struct sl_catalog *c = &r->gw->catalog;
+	struct sl_upstream *u;
+	struct key *k;
+	size_t n = 0;
+	struct sl_view v;
+
+	run_view(r, &v);
+	if (!(u = sl_codemode_server(&v, server)))
+		return; /* tools.skills: its names are the skills' */
+	k = sl_alloc((c->tools.n + 1) * sizeof(*k));
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct sl_entry *e = &c->tools.v[i];
+		const char *local = e->up == u ? sl_view_local(&v, e) : NULL;
+		if (!local || !sl_stages_visible(r->gw->gen, v.who, u, e->def))
+			continue;
+		k[n].raw = local;
+		k[n].ident = sl_alloc(strlen(local) + 2);
+		sl_code_ident(local, k[n].ident);
+		n++;
+	}
+	qsort(k, n, sizeof(*k), by_ident);
+	for (size_t i = 0; i < n; i++) {
+		bool twin = (i > 0 && strcmp(k[i - 1].ident, k[i].ident) == 0) ||
+			    (i + 1 < n && strcmp(k[i + 1].ident, k[i].ident) == 0);
+		yyjson_mut_arr_add_strcpy(d, keys, twin ? k[i].raw : k[i].ident);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(k[i].ident);
+	free(k);
+}
+
 static int host_resolve(void *ctx, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
@@ -599,7 +646,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	struct run *r = sl_alloc(sizeof(*r));
 	char key[SL_SHA256_HEX];
 	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel,
-					owner_of(who, key) };
+					owner_of(who, key), host_tools };
 	struct sl_program *p;
 
 	r->gw = gw;

@@ -137,6 +137,9 @@ describe('default deny with allow rules', () => {
 		const { tools } = await g.pass.client.listTools();
 		const upstream = tools.map((t) => t.name).filter((n) => n.includes('__'));
 		assert.deepEqual(upstream.sort(), ['github__echo', 'jira__echo']);
+		// A program probing a server sees what it may call, nothing denied.
+		const keys = await execCode(g.pass.client, 'return [Object.keys(tools.github), Object.keys(tools.jira)];');
+		assert.deepEqual(JSON.parse(keys.text), [['echo'], ['echo']]);
 		const listed = jsonOf(await g.router.client.callTool({ name: 'list_tools', arguments: { server: 'github' } }));
 		assert.deepEqual(listed.map((t) => t.tool), ['echo']);
 	});
