@@ -192,13 +192,18 @@ static int by_ident(const void *a, const void *b)
 	return strcmp(((const struct key *)a)->ident, ((const struct key *)b)->ident);
 }
 
-/* Object.keys(tools.<server>): the tools the caller sees on server (as
- * describe_tools shows them), by identifier, or by raw name where two
- * share one (programs are refused the ambiguous identifier). */
+/* Object.keys(tools.<server>): the tools of server that tools.<server>.x
+ * resolves for the caller (sl_codemode_tool: what the policy denies is not
+ * there), by identifier, or by raw name where two share one (programs are
+ * refused the ambiguous identifier). Cheap enough for every program: no
+ * definition is hashed (a tool pinning holds back is listed, and its call
+ * refused with the reason, as when it is named). */
 static void host_tools(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_mut_val *keys)
 {
 	struct run *r = ctx;
 	const struct sl_catalog *c = &r->gw->catalog;
+	const struct sl_policy *policy =
+		sl_policy_current(r->gw->gen ? sl_gen_state(r->gw->gen, &sl_stage_policy) : NULL);
 	struct sl_upstream *u;
 	struct key *k;
 	size_t n = 0;
@@ -211,7 +216,7 @@ static void host_tools(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_
 	for (size_t i = 0; i < c->tools.n; i++) {
 		const struct sl_entry *e = &c->tools.v[i];
 		const char *local = e->up == u ? sl_view_local(&v, e) : NULL;
-		if (!local || !sl_stages_visible(r->gw->gen, v.who, u, e->def))
+		if (!local || sl_policy_hides(policy, v.who, u->name, e->def))
 			continue;
 		k[n].raw = local;
 		k[n].ident = sl_alloc(strlen(local) + 2);
