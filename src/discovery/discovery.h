@@ -91,6 +91,10 @@ char *sl_ts_from_json(const char *bytes, size_t len, size_t *out_len);
  * space, it cannot close the comment, and it is cut at 400 bytes on a
  * character boundary. NULL when empty; caller frees. */
 char *sl_ts_doc(const char *text);
+/* The length of the line or paragraph separator (U+2028, U+2029) or C1
+ * control (U+0080..U+009F) at p, in bytes, or 0: characters that must not
+ * reach a generated line raw (a "//" comment ends at U+2028). */
+size_t sl_ts_break(const char *p);
 /* Appends s to b as a TypeScript string literal. */
 int sl_ts_quote(struct sl_buf *b, const char *s) SL_MUST_USE;
 /* Appends name to b as a property key: as is if it is an identifier,
@@ -144,7 +148,15 @@ struct sl_discovery_view {
 char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, size_t k,
 			  const char *server, enum sl_detail detail, char **msg);
 /* describe_tools: one .d.ts module for server's tools (all visible ones,
- * or the n named, raw names or identifiers), or NULL with *msg set. */
+ * or the n named, raw names or identifiers); named tools the view does
+ * not show are listed in comments at its top ("did you mean" the closest
+ * visible one). NULL with *msg set: an unknown server, or no named tool
+ * found. */
+/* The edit distance from the unknown name asked to the tool name known
+ * when known is close enough to be offered as "did you mean" (1 or 2
+ * edits, and at most a third of asked's length), else SIZE_MAX (always
+ * for names over 64 bytes). */
+size_t sl_discovery_distance(const char *asked, const char *known);
 char *sl_discovery_describe(const struct sl_discovery_view *v, const char *server,
 			    const char **names, size_t n, char **msg);
 

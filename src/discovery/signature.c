@@ -13,6 +13,7 @@
 #include "upstream/catalog.h"
 #include "upstream/upstream.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,10 +185,12 @@ static int summary(struct sl_buf *b, yyjson_val *def)
 		d = sl_json_str(def, "title");
 	for (const char *p = d ? d : ""; *p && rc == 0; p++) {
 		unsigned char c = (unsigned char)*p;
-		if (c <= ' ') {
+		size_t brk = sl_ts_break(p);
+		if (c <= ' ' || c == 0x7f || brk) {
 			space = n > 0;
 			if (n >= 20 && p > d && p[-1] == '.')
 				break;
+			p += brk ? brk - 1 : 0;
 			continue;
 		}
 		if (n >= SUMMARY_MAX && (c & 0xc0) != 0x80) {
@@ -301,9 +304,61 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 	free(hits);
 	if (nhits == 0) {
 		sl_buf_dispose(&b);
-		return sl_strdup("no tools match; list_servers and list_tools show them all");
+		return sl_strdup("no tools match");
 	}
 	return sl_buf_take(&b, NULL);
+}
+
+#define CLOSE_MAX 64 /* bytes of a name compared by edit distance */
+
+/* The Levenshtein distance between a and b (bytes), each at most CLOSE_MAX. */
+static size_t distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[CLOSE_MAX + 1];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+size_t sl_discovery_distance(const char *asked, const char *known)
+{
+	size_t la = strlen(asked), lb = strlen(known), d;
+	if (la > CLOSE_MAX || lb > CLOSE_MAX)
+		return SIZE_MAX;
+	d = distance(asked, la, known, lb);
+	return d > 0 && d <= 2 && d * 3 <= la ? d : SIZE_MAX;
+}
+
+/* The visible tool of u whose name is closest to asked and close enough
+ * (sl_discovery_distance), or NULL; borrowed like v->local's answers. */
+static const char *closest(const struct sl_discovery_view *v, struct sl_upstream *u,
+			   const char *asked)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+	for (size_t i = 0; i < v->cat->tools.n; i++) {
+		const struct sl_entry *e = &v->cat->tools.v[i];
+		const char *name = e->up == u ? v->local(v->ctx, e) : NULL;
+		size_t d = name ? sl_discovery_distance(asked, name) : SIZE_MAX;
+		if (d == SIZE_MAX || !sl_stages_visible(v->gen, v->who, u, e->def))
+			continue;
+		if (d < best_d)
+			best = name, best_d = d;
+	}
+	return best;
 }
 
 static bool wanted(const char *name, const char **names, size_t n, bool *found)
@@ -367,18 +422,36 @@ char *sl_discovery_describe(const struct sl_discovery_view *v, const char *serve
 		sig_dispose(&sig);
 		count++;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!found[i]) {
-			*msg = sl_printf("server '%s' has no tool '%.100s' (or it is hidden)", u->name, names[i]);
-			sl_buf_dispose(&members);
-			sl_ts_free(ts);
-			keep_free(&kept);
-			free(found);
-			return NULL;
-		}
 	sl_buf_init(&b, ANSWER_MAX);
 	(void)!sl_buf_printf(&b, "// %zu tool%s of server \"%s\", called in programs as "
 			     "tools.%s.<tool>(args).\n", count, count == 1 ? "" : "s", u->name, sid);
+	/* Names not found: each on a comment line; the known ones are still
+	 * described (one typo does not cost the model the whole answer). */
+	for (size_t i = 0; i < n; i++)
+		if (!found[i]) {
+			const char *near = closest(v, u, names[i]);
+			char *line = sl_printf("server '%s' has no tool '%.100s' (or it is hidden)%s%s%s",
+					       u->name, names[i], near ? "; did you mean '" : "",
+					       near ? near : "", near ? "'?" : "");
+			for (char *p = line; *p; p++) { /* stays one comment line */
+				size_t brk = sl_ts_break(p);
+				if (brk)
+					memset(p, '?', brk), p += brk - 1;
+				else if ((unsigned char)*p < ' ' || *p == 0x7f)
+					*p = '?';
+			}
+			if (count == 0) {
+				*msg = line;
+				sl_buf_dispose(&b);
+				sl_buf_dispose(&members);
+				sl_ts_free(ts);
+				keep_free(&kept);
+				free(found);
+				return NULL;
+			}
+			(void)!sl_buf_printf(&b, "// %s\n", line);
+			free(line);
+		}
 	(void)!sl_ts_decls(ts, &b, true);
 	(void)!sl_buf_printf(&b, "export declare const tools: {\n  %s: {\n", sid);
 	(void)!sl_buf_append(&b, members.data ? members.data : "", members.len);

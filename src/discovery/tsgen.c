@@ -184,6 +184,16 @@ static bool indent(struct gen *g, struct sl_buf *b, int ind)
 
 /* A JSON string as a TypeScript string literal: JSON's escapes are valid
  * TypeScript, and U+2028/U+2029 are allowed in literals since ES2019. */
+size_t sl_ts_break(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+		return 2; /* a C1 control, U+0085 (NEL) among them */
+	if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+		return 3; /* U+2028, U+2029 */
+	return 0;
+}
+
 static int quote(struct sl_buf *b, const char *s, size_t n)
 {
 	int rc = sl_buf_append(b, "\"", 1);
@@ -196,6 +206,10 @@ static int quote(struct sl_buf *b, const char *s, size_t n)
 		} else if (c < 0x20 || c == 0x7f) {
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
 			rc = sl_buf_append(b, esc, 6);
+		} else if (i + 3 <= n && sl_ts_break(s + i) == 3) {
+			snprintf(esc, sizeof(esc), "\\u%04x", 0x2028 + (s[i + 2] & 1));
+			rc = sl_buf_append(b, esc, 6);
+			i += 2;
 		} else {
 			rc = sl_buf_append(b, s + i, 1);
 		}
@@ -224,8 +238,9 @@ int sl_ts_key(struct sl_buf *b, const char *name)
 	return is_ident(name) ? sl_buf_appends(b, name) : quote(b, name, strlen(name));
 }
 
-/* A description as a one-line JSDoc body: whitespace runs become one space,
- * "*" "/" cannot close the comment, control characters go, and it is cut
+/* A description as a one-line JSDoc body: whitespace runs (and line or
+ * paragraph separators) become one space, "*" "/" cannot close the
+ * comment, control characters go, and it is cut
  * (on a character boundary) at MAX_DOC bytes. NULL if empty. */
 char *sl_ts_doc(const char *s)
 {
@@ -236,8 +251,10 @@ char *sl_ts_doc(const char *s)
 	sl_buf_init(&b, MAX_DOC + 8);
 	for (const char *p = s; *p && b.len < MAX_DOC; p++) {
 		unsigned char c = (unsigned char)*p;
-		if (c <= ' ' || c == 0x7f) {
+		size_t brk = sl_ts_break(p);
+		if (c <= ' ' || c == 0x7f || brk) {
 			space = b.len > 0;
+			p += brk ? brk - 1 : 0;
 			continue;
 		}
 		if (space && sl_buf_append(&b, " ", 1) < 0)

@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "discovery/discovery.h"
 #include "gateway/replay.h"
 #include "gateway/session.h"
 #include "gateway/skills.h"
@@ -11,6 +12,7 @@
 #include "pipeline/gen.h"
 #include "stages/policy.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,8 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 	const struct sl_policy *policy =
 		sl_policy_current(v->gw->gen ? sl_gen_state(v->gw->gen, &sl_stage_policy) : NULL);
 	const struct sl_entry *hit = sl_view_find(v, u, name), *hidden = NULL;
+	char *near = NULL; /* the closest tool identifier, for "did you mean" */
+	size_t near_d = SIZE_MAX;
 	int hits = 0;
 
 	/* Only the policy hides here: a tool another stage holds back
@@ -58,6 +62,13 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 		ident = sl_alloc(strlen(local) + 2);
 		sl_code_ident(local, ident);
 		same = strcmp(ident, name) == 0;
+		if (!same && sl_discovery_distance(name, ident) < near_d &&
+		    !sl_policy_hides(policy, v->who, u->name, e->def)) {
+			near_d = sl_discovery_distance(name, ident);
+			free(near);
+			near = ident;
+			continue;
+		}
 		free(ident);
 		if (!same)
 			continue;
@@ -68,17 +79,22 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 		hit = e;
 		hits++;
 	}
-	if (hits == 1)
+	if (hits == 1) {
+		free(near);
 		return hit;
+	}
 	if (hits > 1) {
 		snprintf(msg, n, "tools.%s.%s is ambiguous: more than one tool of '%s' has that "
 			 "identifier; use tools[\"%s\"][\"raw-name\"]", u->name, name, u->name, u->name);
+		free(near);
 		return NULL;
 	}
 	if (hidden)
 		sl_log(SL_LOG_DEBUG, "policy: %s.%s is denied to %s; answered as a tool the server "
 		       "does not have", u->name, hidden->name, sl_caller_name(v->who));
-	snprintf(msg, n, "server '%s' has no tool '%s'", u->name, name);
+	snprintf(msg, n, "server '%s' has no tool '%s'%s%s%s", u->name, name,
+		 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	free(near);
 	return NULL;
 }
 
@@ -164,6 +180,58 @@ static const char *host_server(void *ctx, size_t i)
 	/* Last: the saved skills, when there are any (sl_codemode_check keeps
 	 * the name free). */
 	return i == 0 && r->skills ? SL_SKILLS_SERVER : NULL;
+}
+
+struct key {
+	const char *raw;
+	char *ident;
+};
+
+static int by_ident(const void *a, const void *b)
+{
+	return strcmp(((const struct key *)a)->ident, ((const struct key *)b)->ident);
+}
+
+/* Object.keys(tools.<server>): the tools of server that tools.<server>.x
+ * resolves for the caller (sl_codemode_tool: what the policy denies is not
+ * there), by identifier, or by raw name where two share one (programs are
+ * refused the ambiguous identifier). Cheap enough for every program: no
+ * definition is hashed (a tool pinning holds back is listed, and its call
+ * refused with the reason, as when it is named). */
+static void host_tools(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_mut_val *keys)
+{
+	struct run *r = ctx;
+	const struct sl_catalog *c = &r->gw->catalog;
+	const struct sl_policy *policy =
+		sl_policy_current(r->gw->gen ? sl_gen_state(r->gw->gen, &sl_stage_policy) : NULL);
+	struct sl_upstream *u;
+	struct key *k;
+	size_t n = 0;
+	struct sl_view v;
+
+	run_view(r, &v);
+	if (!(u = sl_codemode_server(&v, server)))
+		return; /* tools.skills: its names are the skills' */
+	k = sl_alloc((c->tools.n + 1) * sizeof(*k));
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct sl_entry *e = &c->tools.v[i];
+		const char *local = e->up == u ? sl_view_local(&v, e) : NULL;
+		if (!local || sl_policy_hides(policy, v.who, u->name, e->def))
+			continue;
+		k[n].raw = local;
+		k[n].ident = sl_alloc(strlen(local) + 2);
+		sl_code_ident(local, k[n].ident);
+		n++;
+	}
+	qsort(k, n, sizeof(*k), by_ident);
+	for (size_t i = 0; i < n; i++) {
+		bool twin = (i > 0 && strcmp(k[i - 1].ident, k[i].ident) == 0) ||
+			    (i + 1 < n && strcmp(k[i + 1].ident, k[i].ident) == 0);
+		yyjson_mut_arr_add_strcpy(d, keys, twin ? k[i].raw : k[i].ident);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(k[i].ident);
+	free(k);
 }
 
 static int host_resolve(void *ctx, const char *server, const char *tool,
@@ -583,7 +651,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	struct run *r = sl_alloc(sizeof(*r));
 	char key[SL_SHA256_HEX];
 	struct sl_sandbox_host host = { r, host_server, host_resolve, host_call, host_cancel,
-					owner_of(who, key) };
+					owner_of(who, key), host_tools };
 	struct sl_program *p;
 
 	r->gw = gw;

@@ -208,6 +208,13 @@ static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 			text = both;
 		}
 	}
+	/* No hit: point at what this exposure mode offers. */
+	if (text && strcmp(text, "no tools match") == 0) {
+		free(text);
+		text = sl_strdup(v.code ? "no tools match; try a broader query, or describe_tools with "
+				 "a server name to see all its tools" :
+				 "no tools match; list_servers and list_tools show them all");
+	}
 	reply_text(s, m, modern, text ? text : msg, !text);
 	free(text);
 	free(msg);

@@ -198,6 +198,8 @@ bool sl_skills_handles(const struct sl_view *v, const char *name)
  * session closes) and the timer closed. */
 struct confirm {
 	struct sl_session *s;
+	uint64_t sid;      /* s's id: s is gone when no open session has both */
+	struct sl_gateway *gw;
 	struct sl_msg msg;
 	bool modern;
 	bool answered;     /* the tools/call has its answer */
@@ -246,13 +248,11 @@ static char *store(const struct confirm *c, bool *ok)
 	return text;
 }
 
+static void confirm_free(struct confirm *c);
+
 static void on_timer_closed(uv_handle_t *h)
 {
-	struct confirm *c = h->data;
-	sl_msg_dispose(&c->msg);
-	sl_skill_dispose(&c->sk);
-	sl_skills_shelf_dispose(&c->shelf);
-	free(c);
+	confirm_free(h->data);
 }
 
 /* The answer is out: the request's part is done. */
@@ -336,6 +336,88 @@ static uint64_t confirm_timeout(struct sl_gateway *gw)
 	return p && p->confirm_timeout_ms ? p->confirm_timeout_ms : 120000;
 }
 
+static void confirm_free(struct confirm *c)
+{
+	sl_msg_dispose(&c->msg);
+	sl_skill_dispose(&c->sk);
+	sl_skills_shelf_dispose(&c->shelf);
+	free(c);
+}
+
+/* Asks the person to approve c's skill; answers the request when it cannot. */
+static void ask(struct confirm *c)
+{
+	struct sl_session *s = c->s;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	char *msg = confirm_message(&c->sk);
+	bool asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "approve", "Save this skill"),
+				       on_confirm, c);
+	yyjson_mut_doc_free(d);
+	free(msg);
+	if (!asked) {
+		answer_text(s, &c->msg, c->modern, "save_skill: the person could not be asked; the "
+			    "skill was not saved", true);
+		confirm_free(c);
+		return;
+	}
+	uv_timer_init(s->gw->loop, &c->timer);
+	c->timer.data = c;
+	uv_timer_start(&c->timer, on_deadline, confirm_timeout(s->gw), 0);
+}
+
+/* What the syntax check runs: the skill's code behind a return, so that
+ * all of it is parsed (by the engine, or the stripper first when it is
+ * TypeScript) and none of it runs. On the first line: lines stay. */
+#define CHECK_HEAD "return; "
+
+/* The syntax check ended: a code that does not parse is answered with the
+ * error (its position in the skill's own source) and nobody is asked. */
+static void on_checked(void *ctx, struct sl_program *p, struct sl_gen *gen)
+{
+	struct confirm *c = ctx;
+	const struct sl_program_result *r = sl_program_result(p);
+	struct sl_session *s = NULL;
+	struct sl_list *n;
+	unsigned long line = 0, col = 0;
+	char *text, *at;
+
+	/* The session may have closed meanwhile (its memory may even hold
+	 * another one by now: the id tells). */
+	if (!r->cancelled)
+		sl_list_each(n, &c->gw->sessions) {
+			struct sl_session *x = sl_list_entry(n, struct sl_session, link);
+			if (x == c->s && x->id == c->sid && !x->closing)
+				s = x;
+		}
+	if (!s) {
+		sl_program_free(p);
+		confirm_free(c);
+		return;
+	}
+	if (r->ok) {
+		sl_program_free(p);
+		ask(c);
+		return;
+	}
+	text = sl_strndup(r->text ? r->text : "", r->text ? r->text_len : 0);
+	/* Positions on the first line count CHECK_HEAD: not the skill's. */
+	at = strstr(text, "(line 1, column ");
+	if (at && sscanf(at, "(line %lu, column %lu)", &line, &col) == 2 && line == 1 &&
+	    col > strlen(CHECK_HEAD))
+		snprintf(at, strlen(at) + 1, "(line 1, column %lu)", col - strlen(CHECK_HEAD));
+	if (strcmp(r->kind, "syntax") == 0)
+		at = sl_printf("save_skill: the code does not parse: %s; nobody was asked, and the "
+			       "skill was not saved", text);
+	else
+		at = sl_printf("save_skill: the code could not be checked (%s: %s); the skill was "
+			       "not saved", r->kind, text);
+	answer_text(s, &c->msg, c->modern, at, true);
+	free(at);
+	free(text);
+	sl_program_free(p);
+	confirm_free(c);
+}
+
 static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
 	yyjson_val *code = yyjson_obj_get(args, "code");
@@ -343,9 +425,8 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	struct sl_err err = { 0 };
 	struct confirm *c;
 	struct sl_view v;
-	yyjson_mut_doc *d;
-	char *msg;
-	bool asked;
+	struct sl_caller *who = m->who;
+	char *msg, *check;
 
 	sl_view_of(s->gw, m->who, &v);
 	if ((msg = save_refusal(&v))) {
@@ -392,28 +473,21 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		return;
 	}
 	c->s = s;
+	c->sid = s->id;
+	c->gw = s->gw;
 	c->modern = modern;
 	c->msg = *m;
 	c->msg.who = NULL; /* borrowed, and the save needs no caller */
 	memset(m, 0, sizeof(*m));
-	msg = confirm_message(&c->sk);
-	d = yyjson_mut_doc_new(NULL);
-	asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "approve", "Save this skill"),
-				  on_confirm, c);
-	yyjson_mut_doc_free(d);
-	free(msg);
-	if (!asked) {
-		answer_text(s, &c->msg, modern, "save_skill: the person could not be asked; the skill "
-			    "was not saved", true);
-		sl_msg_dispose(&c->msg);
-		sl_skill_dispose(&c->sk);
-		sl_skills_shelf_dispose(&c->shelf);
-		free(c);
+	if (!s->gw->sandbox) {
+		ask(c); /* nothing to check with: it cannot run here either */
 		return;
 	}
-	uv_timer_init(s->gw->loop, &c->timer);
-	c->timer.data = c;
-	uv_timer_start(&c->timer, on_deadline, confirm_timeout(s->gw), 0);
+	/* Checked in a worker, as programs are: the gateway parses no code. It
+	 * counts as one of the saver's programs; it sees no session. */
+	check = sl_printf(CHECK_HEAD "%.*s", (int)c->sk.code_len, c->sk.code);
+	sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL, on_checked, NULL, c);
+	free(check);
 }
 
 /* ---- skills__<name> ------------------------------------------------------------- */

@@ -10,7 +10,10 @@
  * of an unknown kind or not valid JSON ends the worker.
  *
  *   5 READY   worker -> gateway  {"boundaries":n}   (prepared, kernel boundary up)
- *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident],...],"seed":[4 x u32],"clock"?:ms}
+ *   1 RUN     gateway -> worker  {"v":1,"code":...,"servers":[[raw,ident,[tool,...]],...],
+ *                                 "seed":[4 x u32],"clock"?:ms}
+ *                                (the tools: what Object.keys(tools.<server>) lists, at most
+ *                                SL_FRAME_KEYS_MAX bytes of JSON in all)
  *   2 CALL    worker -> gateway  {"id":n,"server":s,"tool":t,"args":{...}}
  *   3 RESULT  gateway -> worker  {"id":n,"ok":true,"value":v} | {"id":n,"ok":false,"error":msg}
  *                                (+ "pausedMs": time spent waiting for a person, added to the deadline)
@@ -24,6 +27,9 @@
 
 #define SL_FRAME_VERSION 1
 #define SL_FRAME_HEADER 8
+/* Bytes of JSON a RUN frame spends on the servers' tool names at most
+ * (beyond: the names that fit); the worker's cap for RUN adds them. */
+#define SL_FRAME_KEYS_MAX (256u << 10)
 
 enum sl_frame_kind {
 	SL_FRAME_RUN = 1,

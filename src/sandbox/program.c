@@ -366,6 +366,22 @@ static void send_frame(struct sl_program *p, uint32_t kind, const char *json, si
 		malformed(p, "closed its socket");
 }
 
+/* Keeps the names of keys that fit in room bytes of JSON (each at its
+ * longest: every byte escaped), drops the rest; what is left of room. */
+static size_t keys_within(yyjson_mut_val *keys, size_t room)
+{
+	size_t i = 0, n = yyjson_mut_arr_size(keys);
+	for (; i < n; i++) {
+		size_t cost = yyjson_mut_get_len(yyjson_mut_arr_get(keys, i)) * 6 + 3;
+		if (cost > room)
+			break;
+		room -= cost;
+	}
+	if (i < n)
+		yyjson_mut_arr_remove_range(keys, i, n - i);
+	return i < n ? 0 : room;
+}
+
 static void send_run(struct sl_program *p)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -379,12 +395,16 @@ static void send_run(struct sl_program *p)
 	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
 	if (p->lang)
 		yyjson_mut_obj_add_str(d, o, "lang", p->lang);
-	for (size_t i = 0; (raw = p->host.server(p->host.ctx, i)); i++) {
+	for (size_t i = 0, room = SL_FRAME_KEYS_MAX; (raw = p->host.server(p->host.ctx, i)); i++) {
 		char *ident = sl_alloc(strlen(raw) + 2);
-		yyjson_mut_val *pair = yyjson_mut_arr(d);
+		yyjson_mut_val *pair = yyjson_mut_arr(d), *keys = yyjson_mut_arr(d);
 		sl_code_ident(raw, ident);
 		yyjson_mut_arr_add_strcpy(d, pair, raw);
 		yyjson_mut_arr_add_strcpy(d, pair, ident);
+		if (p->host.tools)
+			p->host.tools(p->host.ctx, raw, d, keys);
+		room = keys_within(keys, room);
+		yyjson_mut_arr_append(pair, keys);
 		yyjson_mut_arr_append(servers, pair);
 		free(ident);
 	}

@@ -98,6 +98,10 @@ struct sl_sandbox_host {
 	 * copied), whose programs share codeMode.maxConcurrentPerCaller and
 	 * maxQueuedPerCaller; NULL: it counts only against the global limits. */
 	const char *owner;
+	/* Optional: appends to keys (an array in d) the names a program may
+	 * call on server (a raw name server gave), as strings: what
+	 * Object.keys(tools.<server>) lists. NULL: it lists nothing. */
+	void (*tools)(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_mut_val *keys);
 };
 
 /* The host's report that call id of program p ended: value (built in d) is

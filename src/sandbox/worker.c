@@ -505,17 +505,24 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 
 /* The global `tools` and `console`, built once per worker before the kernel
  * boundary goes up. Servers are resolved by name (raw or identifier), tools
- * only when called, so nothing hidden is ever listed. */
+ * only when called; a server's own keys are the tool names the RUN frame
+ * lists for it (the caller's view: nothing hidden is listed). */
 static const char prelude[] =
 	"(function (call, log) {\n"
 	"  'use strict';\n"
-	"  const byName = new Map();\n"
+	"  const byName = new Map(), keysOf = new Map();\n"
 	"  let idents = [];\n"
 	"  const refuse = () => false;\n"
 	"  const namespace = (server) => new Proxy({}, {\n"
 	"    get(t, tool) {\n"
 	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
 	"      return (args) => call(server, tool, args === undefined ? {} : args);\n"
+	"    },\n"
+	"    ownKeys() { return (keysOf.get(server) ?? []).slice(); },\n"
+	"    getOwnPropertyDescriptor(t, tool) {\n"
+	"      if (!(keysOf.get(server) ?? []).includes(tool)) return undefined;\n"
+	"      return { value: (args) => call(server, tool, args === undefined ? {} : args),\n"
+	"               enumerable: true, configurable: true, writable: false };\n"
 	"    },\n"
 	"    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,\n"
 	"    preventExtensions: refuse,\n"
@@ -557,7 +564,9 @@ static const char prelude[] =
 	"  Object.defineProperty(Math, 'random', { value: function random() {\n"
 	"    return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; },\n"
 	"    writable: true, configurable: true });\n"
-	"  const setServers = (list, seed, clock) => { for (const [raw, ident] of list) { byName.set(raw, raw); byName.set(ident, raw); }\n"
+	"  const setServers = (list, seed, clock) => { keysOf.clear();\n"
+	"    for (const [raw, ident, keys] of list) { byName.set(raw, raw); byName.set(ident, raw);\n"
+	"      keysOf.set(raw, Array.isArray(keys) ? [...new Set(keys.filter((k) => typeof k === 'string'))] : []); }\n"
 	"    idents = list.map((p) => p[1]);\n"
 	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1;\n"
 	"    if (typeof clock === 'number') fixClock(clock); };\n"
@@ -923,7 +932,8 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 		int n = snprintf(ready, sizeof(ready), "{\"boundaries\":%u}", boundaries);
 		send_frame(w, SL_FRAME_READY, ready, (size_t)n);
 	}
-	run = recv_frame(w, SL_FRAME_RUN, (uint32_t)(w->lim.max_source * 6 + 65536), &len);
+	run = recv_frame(w, SL_FRAME_RUN, (uint32_t)(w->lim.max_source * 6 + 65536 + SL_FRAME_KEYS_MAX),
+			 &len);
 	w->deadline_ms = mono_ms() + w->lim.timeout_ms;
 	w->cpu_deadline_ns = cpu_ns() + w->lim.cpu_ms * 1000000u;
 	code = start(w, run, len);

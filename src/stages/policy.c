@@ -819,9 +819,11 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 		if (action && strcmp(action, "accept") == 0 &&
 		    yyjson_mut_is_true(yyjson_mut_obj_get(content, "approve")))
 			return claim(ps, c, nonce, expiry);
-		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, and "
-				  "it was %s", c->up->name, c->tool, reason,
-				  action && strcmp(action, "accept") != 0 ? action : "not approved");
+		sl_call_set_error(c, SL_OUTCOME_DENIED, "policy: %s.%s needs confirmation by %s, and %s",
+				  c->up->name, c->tool, reason,
+				  !action || strcmp(action, "accept") == 0 ? "the user did not approve it" :
+				  strcmp(action, "decline") == 0 ? "the user declined" :
+				  "the user cancelled the confirmation");
 		return SL_STAGE_DONE;
 	}
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */

@@ -230,6 +230,21 @@ describe('server and tool names', { concurrency: true }, () => {
 		assert.deepEqual(JSON.parse(r.text), ['undefined', 'object', true]);
 	});
 
+	test('Object.keys(tools.<server>) lists the tools a program may call there', async () => {
+		const r = await execCode(
+			code.client,
+			`const k = Object.keys(tools.git_hub);
+			 return { n: k.length, echo: k.includes('echo'), issues: k.includes('list_issues'), same: Object.keys(tools['git-hub']).length,
+			          sum: Object.keys(tools.everything).includes('get_sum'), first: await tools.git_hub[k.find((x) => x === 'echo')]({ a: 1 }),
+			          entries: Object.entries(tools.catalog).every(([, f]) => typeof f === 'function') };`,
+		);
+		assert.equal(r.isError, false, r.text);
+		const v = JSON.parse(r.text);
+		const dts = textOf(await code.client.callTool({ name: 'describe_tools', arguments: { server: 'git-hub' } }));
+		assert.equal(v.n, Number(/^\/\/ (\d+) tools? of server/.exec(dts)[1]));
+		assert.deepEqual(v, { n: v.n, echo: true, issues: true, same: v.n, sum: true, first: { arguments: { a: 1 } }, entries: true });
+	});
+
 	test('an unknown server is undefined', async () => {
 		const r = await execCode(code.client, 'return [typeof tools.nope, "nope" in tools, "git-hub" in tools]');
 		assert.deepEqual(JSON.parse(r.text), ['undefined', false, true]);
@@ -317,6 +332,14 @@ describe('errors', { concurrency: true }, () => {
 		assert.equal(r.isError, false, r.text);
 		assert.match(r.text, /has no tool/);
 		assert.match(r.text, /no_such_tool/);
+	});
+
+	test('an unknown tool close to a known one: "did you mean" names it', async () => {
+		const r = await execCode(code.client, 'try { await tools.catalog.list_isues({}); } catch (e) { return e.message; }');
+		assert.equal(r.isError, false, r.text);
+		assert.equal(r.text, "server 'catalog' has no tool 'list_isues'; did you mean 'list_issues'?");
+		const far = await execCode(code.client, 'try { await tools.catalog.no_such_tool({}); } catch (e) { return e.message; }');
+		assert.equal(far.text, "server 'catalog' has no tool 'no_such_tool'");
 	});
 
 	test('an upstream JSON-RPC error rejects with its code and message', async () => {

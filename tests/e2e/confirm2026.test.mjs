@@ -54,10 +54,13 @@ describe('confirm on 2026-07-28 (MRTR)', () => {
 	test('declined, or approve false, is refused with the reason', async () => {
 		const d = (await call({ inputResponses: { confirm: { action: 'decline' } }, requestState: first.requestState })).result;
 		assert.equal(d.isError, true);
-		assert.match(d.content[0].text, /it was decline/);
+		assert.match(d.content[0].text, /needs confirmation by .*, and the user declined$/);
+		const x = (await call({ inputResponses: { confirm: { action: 'cancel' } }, requestState: first.requestState })).result;
+		assert.equal(x.isError, true);
+		assert.match(x.content[0].text, /, and the user cancelled the confirmation$/);
 		const f = (await call({ inputResponses: { confirm: { action: 'accept', content: { approve: false } } }, requestState: first.requestState })).result;
 		assert.equal(f.isError, true);
-		assert.match(f.content[0].text, /not approved/);
+		assert.match(f.content[0].text, /, and the user did not approve it$/);
 	});
 
 	test('a forged state, or one from another call, is refused', async () => {

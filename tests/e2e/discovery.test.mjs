@@ -53,6 +53,12 @@ const corpusServer = () =>
 			...corpus.map(({ name, schema }) => ({ name, description: `Fixture ${name}.`, inputSchema: schema, outputSchema: schema })),
 			// Two tools with one identifier: programs must use the raw names.
 			...['dup-name', 'dup_name'].map((name) => ({ name, description: 'Twin tool.', inputSchema: { type: 'object' } })),
+			// Line and paragraph separators, which end a "//" comment line.
+			{
+				name: 'separators',
+				description: 'Reads a line.\u2028Then another.\u2029And\u0085more.',
+				inputSchema: { type: 'object', properties: { 'a\u2028b': { type: 'string', description: 'One\u2028two.' } } },
+			},
 		]),
 		call: `(params, ok) => ok({ content: [{ type: 'text', text: 'ok' }] })`,
 	});
@@ -82,7 +88,7 @@ before(async () => {
 	]);
 	// Upstreams come up asynchronously: wait until each has all its tools.
 	const want = { github: 11, jira: 10, slack: 11, postgres: 10, everything: 13 };
-	const wantExtra = { git_hub: 10, filesystem: 14, corpus: corpus.length + 2 };
+	const wantExtra = { git_hub: 10, filesystem: 14, corpus: corpus.length + 3 };
 	await eventually(
 		async () => {
 			for (const [s, n] of Object.entries(want))
@@ -226,6 +232,31 @@ describe('describe_tools and inferred result types', () => {
 		assert.equal((await call(gws.router, 'describe_tools', { tools: 'x' })).isError, true);
 	});
 
+	test('one unknown name among three: the known ones are described, the unknown named with "did you mean"', async () => {
+		const r = await call(gws.code, 'describe_tools', { server: 'github', tools: ['merge_pull_request', 'list_isues', 'search_code'] });
+		assert.ok(!r.isError, textOf(r));
+		const dts = textOf(r);
+		assert.equal(countOf(dts), 2);
+		assert.match(dts, /^\/\/ server 'github' has no tool 'list_isues' \(or it is hidden\); did you mean 'list_issues'\?$/m);
+		assert.match(dts, /^ {4}merge_pull_request\(args: MergePullRequestArgs\)/m);
+		assert.match(dts, /^ {4}search_code\(args: /m);
+		// Nothing close: named, no guess; nothing known at all: an error, with the guess.
+		const far = textOf(await call(gws.code, 'describe_tools', { server: 'github', tools: ['get_issue', 'zzzzzz'] }));
+		assert.match(far, /^\/\/ server 'github' has no tool 'zzzzzz' \(or it is hidden\)$/m);
+		const all = await call(gws.code, 'describe_tools', { server: 'github', tools: ['get_isue'] });
+		assert.equal(all.isError, true);
+		assert.equal(textOf(all), "server 'github' has no tool 'get_isue' (or it is hidden); did you mean 'get_issue'?");
+	});
+
+	test('search_tools with no match points at what code mode offers', async () => {
+		const none = await call(gws.code, 'search_tools', { query: 'zzqqxxnothing' });
+		assert.ok(!none.isError);
+		assert.equal(textOf(none), 'no tools match; try a broader query, or describe_tools with a server name to see all its tools');
+		assert.doesNotMatch(textOf(none), /list_servers|list_tools/);
+		const router = await call(gws.router, 'search_tools', { query: 'zzqqxxnothing' });
+		assert.equal(textOf(router), 'no tools match; list_servers and list_tools show them all');
+	});
+
 	test('a tool without outputSchema gets its result type from its first results, marked inferred', async () => {
 		const before = searchHits(await call(gws.code, 'search_tools', { query: 'list pull requests', k: 1 }))[0];
 		assert.equal(before.tool, 'list_pull_requests');
@@ -238,6 +269,20 @@ describe('describe_tools and inferred result types', () => {
 		assert.match(full, /interface PullRequest \{[^}]*\n {2}number: number;/);
 		const dts = await describeText(gws.code, 'github', ['list_pull_requests']);
 		assert.match(dts, /The result type is inferred from 1 result\./);
+	});
+});
+
+describe('line separators in descriptions', () => {
+	test('no raw U+2028, U+2029 or U+0085 reaches a signature line or a module', async () => {
+		const RAW = /[\u2028\u2029\u0085]/;
+		const r = textOf(await call(gws.extra, 'search_tools', { query: 'reads a line then another', server: 'corpus', k: 1 }));
+		assert.doesNotMatch(r, RAW);
+		assert.equal(r.trimEnd().split('\n').length, 1, r);
+		assert.match(r, /^tools\.corpus\.separators\(args: \{"a\\u2028b"\?: string\}\): Promise<unknown>  \/\/ Reads a line\. Then another\.$/m);
+		const dts = await describeText(gws.extra, 'corpus', ['separators']);
+		assert.doesNotMatch(dts, RAW);
+		assert.match(dts, /^ {4}\/\*\* Reads a line\. Then another\. And more\. \*\/$/m);
+		assert.match(dts, /^ {2}\/\*\* One two\. \*\/$/m);
 	});
 });
 

@@ -106,6 +106,17 @@ describe('deny rule', () => {
 		assert.match(textOf(r), /policy: server 'github' has no tool 'merge_pull_request'/);
 	});
 
+	test('"did you mean" never offers the denied tool', async () => {
+		const d = await g.router.client.callTool({ name: 'describe_tools', arguments: { server: 'github', tools: ['merge_pull_requests'] } });
+		assert.equal(d.isError, true);
+		assert.equal(textOf(d), "server 'github' has no tool 'merge_pull_requests' (or it is hidden)");
+		const p = await g.program('github', 'merge_pull_requestz', MERGE);
+		assert.equal(p.text, "server 'github' has no tool 'merge_pull_requestz'");
+		// The same typo of an allowed tool is answered with it.
+		const e = await g.program('github', 'ecco', {});
+		assert.equal(e.text, "server 'github' has no tool 'ecco'; did you mean 'echo'?");
+	});
+
 	test("a program's call rejects as for a missing tool", async () => {
 		const r = await g.program('github', 'merge_pull_request', MERGE);
 		assert.equal(r.ok, false);
@@ -137,6 +148,9 @@ describe('default deny with allow rules', () => {
 		const { tools } = await g.pass.client.listTools();
 		const upstream = tools.map((t) => t.name).filter((n) => n.includes('__'));
 		assert.deepEqual(upstream.sort(), ['github__echo', 'jira__echo']);
+		// A program probing a server sees what it may call, nothing denied.
+		const keys = await execCode(g.pass.client, 'return [Object.keys(tools.github), Object.keys(tools.jira)];');
+		assert.deepEqual(JSON.parse(keys.text), [['echo'], ['echo']]);
 		const listed = jsonOf(await g.router.client.callTool({ name: 'list_tools', arguments: { server: 'github' } }));
 		assert.deepEqual(listed.map((t) => t.tool), ['echo']);
 	});

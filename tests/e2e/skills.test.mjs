@@ -156,6 +156,33 @@ describe('save_skill', () => {
 	});
 });
 
+describe('save_skill checks the syntax first', () => {
+	test('code that does not parse is refused with its line, and nobody is asked', async () => {
+		const n = asked.length;
+		const r = await save(pass.client, { ...ECHO_TWICE, name: 'broken', code: 'const a = 1;\nconst b = (a +;\nreturn b;' });
+		assert.equal(r.isError, true, r.text);
+		assert.match(r.text, /^save_skill: the code does not parse: SyntaxError: .*\(line 2, column \d+\); nobody was asked, and the skill was not saved$/);
+		// On the first line, the column is the skill's own.
+		const first = await save(pass.client, { ...ECHO_TWICE, name: 'broken', code: 'return );' });
+		assert.match(first.text, /\(line 1, column 8\)/, first.text);
+		// TypeScript that does not parse either way is refused too; TypeScript that does is asked.
+		const ts = await save(pass.client, { ...ECHO_TWICE, name: 'broken', code: 'const x: number = 1;\n\nreturn x +* 2;' });
+		assert.match(ts.text, /does not parse: .*\(line 3, column \d+\)/);
+		assert.equal(asked.length, n, 'nobody was asked');
+		assert.equal(existsSync(path.join(DIR, 'broken.json')), false);
+		// Code that parses (here TypeScript) goes on to the person (who declines: nothing kept).
+		answer = { action: 'decline' };
+		try {
+			const good = await save(pass.client, { ...ECHO_TWICE, name: 'typed', code: 'const n: number = 2;\nreturn n * 2;' });
+			assert.match(good.text, /the person declined/);
+		} finally {
+			answer = { action: 'accept', content: { approve: true } };
+		}
+		assert.equal(asked.length, n + 1);
+		assert.match(asked.at(-1).message, /Save the skill "typed"/);
+	});
+});
+
 describe('calling skills', () => {
 	test('directly, as skills__<name>: its upstream calls are audited as a program', async () => {
 		const word = `w${Date.now()}`;

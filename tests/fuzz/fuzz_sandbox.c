@@ -62,7 +62,7 @@ static void never_cancel(void *ctx, struct sl_sandbox_call *h)
 }
 
 static const struct sl_sandbox_host host = { NULL, no_server, refuse, never_call, never_cancel,
-					     NULL };
+					     NULL, NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

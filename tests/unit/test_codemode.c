@@ -157,10 +157,13 @@ TEST(codemode_resolve_hides_denied_tools)
 	CHECK_STR(t.tool, "get-x");
 	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.x", &t, &err), SL_ERR_NOT_FOUND);
 	snprintf(hidden, sizeof(hidden), "%s", err.msg);
-	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.y", &t, &err), SL_ERR_NOT_FOUND);
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get,x", &t, &err), SL_ERR_NOT_FOUND);
 	snprintf(missing, sizeof(missing), "%s", err.msg);
-	CHECK_STR(hidden, "server 'git-hub' has no tool 'get.x'");
-	CHECK_STR(missing, "server 'git-hub' has no tool 'get.y'");
+	/* "did you mean" offers only what bob may call, for either name. */
+	CHECK_STR(hidden, "server 'git-hub' has no tool 'get.x'; did you mean 'get_x'?");
+	CHECK_STR(missing, "server 'git-hub' has no tool 'get,x'; did you mean 'get_x'?");
+	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get.y", &t, &err), SL_ERR_NOT_FOUND);
+	CHECK_STR(err.msg, "server 'git-hub' has no tool 'get.y'");
 	n.v.who = NULL;
 	CHECK_INT(sl_codemode_resolve(&n.v, "git_hub", "get_x", &t, &err), SL_OK);
 	/* alice (group sre) sees both, as before. */

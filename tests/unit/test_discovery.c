@@ -371,3 +371,35 @@ TEST(discovery_ts_object_without_properties)
 	CHECK_STR(t, "interface Root {\n  [key: string]: unknown;\n}\n");
 	free(t);
 }
+
+/* Line and paragraph separators (and C1 controls) never reach a generated
+ * line raw: a "//" comment would end at U+2028, leaving invalid TypeScript. */
+TEST(discovery_ts_separators_do_not_break_lines)
+{
+	struct sl_buf b;
+	char *d = sl_ts_doc("Reads a file.\xe2\x80\xa8" "Then\xe2\x80\xa9more\xc2\x85" "end");
+	CHECK_STR(d, "Reads a file. Then more end");
+	free(d);
+	CHECK(sl_ts_doc("\xe2\x80\xa8\xe2\x80\xa9") == NULL);
+	sl_buf_init(&b, 256);
+	CHECK(sl_ts_quote(&b, "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xe2\x82\xac") == 0);
+	CHECK(b.len == 20 && memcmp(b.data, "\"a\\u2028b\\u2029c\xe2\x82\xac\"", 20) == 0);
+	sl_buf_dispose(&b);
+	CHECK_INT(sl_ts_break("\xe2\x80\xa8"), 3);
+	CHECK_INT(sl_ts_break("\xe2\x82\xac"), 0); /* the euro sign is text */
+}
+
+/* "did you mean": one or two edits, at most a third of the asked name. */
+TEST(discovery_close_names)
+{
+	CHECK(sl_discovery_distance("list_isues", "list_issues") == 1);
+	CHECK(sl_discovery_distance("lsit_issues", "list_issues") == 2);
+	CHECK(sl_discovery_distance("list_issues", "list_issues") == SIZE_MAX);
+	CHECK(sl_discovery_distance("merge_pull_request", "get_pull_request") == SIZE_MAX);
+	CHECK(sl_discovery_distance("ab", "ac") == SIZE_MAX);
+	CHECK(sl_discovery_distance("ech", "echo") == 1);
+	char longer[80];
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[79] = '\0';
+	CHECK(sl_discovery_distance(longer, longer + 1) == SIZE_MAX);
+}

@@ -145,6 +145,21 @@ static const char *fake_server(void *ctx, size_t i)
 	return i < SL_COUNT(h->servers) ? h->servers[i] : NULL;
 }
 
+/* git-hub lists two tools and, past the frame's budget, a flood of long
+ * names; 1password lists none. */
+static void fake_tools(void *ctx, const char *server, yyjson_mut_doc *d, yyjson_mut_val *keys)
+{
+	char name[201];
+	if (strcmp(server, "git-hub") != 0)
+		return;
+	yyjson_mut_arr_add_str(d, keys, "get_x");
+	yyjson_mut_arr_add_str(d, keys, "dup-name");
+	memset(name, 'n', sizeof(name) - 1);
+	name[200] = '\0';
+	for (size_t i = 0; i < 1000; i++)
+		yyjson_mut_arr_add_strcpy(d, keys, name);
+}
+
 static int fake_resolve(void *ctx, const char *server, const char *tool,
 			struct sl_sandbox_tool *out, struct sl_err *err)
 {
@@ -273,7 +288,7 @@ static struct harness *h_start(const struct sl_code_limits *l)
 	h->servers[0] = "git-hub";
 	h->servers[1] = "1password";
 	h->host = (struct sl_sandbox_host){ h, fake_server, fake_resolve, fake_call, fake_cancel,
-					    NULL };
+					    NULL, fake_tools };
 
 	h->p = sl_program_start(&h->sb, &h->host, "return 1", 8, on_done, on_step, h);
 	CHECK(h->p != NULL);
@@ -477,16 +492,22 @@ TEST(sandbox_program_ok)
 	CHECK(yyjson_is_obj(root));
 	CHECK(sl_json_int(root, "v", &ver) && ver == 1);
 	CHECK_STR(sl_json_str(root, "code"), "return 1");
-	/* the host's servers, as [raw, identifier] pairs */
+	/* the host's servers, as [raw, identifier, tools] */
 	servers = sl_json_arr(root, "servers");
 	CHECK(servers != NULL && yyjson_arr_size(servers) == 2);
 	pair = yyjson_arr_get(servers, 0);
-	CHECK(yyjson_arr_size(pair) == 2);
+	CHECK(yyjson_arr_size(pair) == 3);
 	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "git-hub");
 	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "git_hub");
+	v = yyjson_arr_get(pair, 2);
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(v, 0)), "get_x");
+	CHECK_STR(yyjson_get_str(yyjson_arr_get(v, 1)), "dup-name");
+	/* the flood stops at the frame's budget (each name counted at 6x + 3) */
+	CHECK(yyjson_arr_size(v) == 2 + (SL_FRAME_KEYS_MAX - (5 * 6 + 3) - (8 * 6 + 3)) / (200 * 6 + 3));
 	pair = yyjson_arr_get(servers, 1);
 	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 0)), "1password");
 	CHECK_STR(yyjson_get_str(yyjson_arr_get(pair, 1)), "_1password");
+	CHECK(yyjson_arr_size(yyjson_arr_get(pair, 2)) == 0);
 	seed = sl_json_arr(root, "seed");
 	CHECK(seed != NULL && yyjson_arr_size(seed) == 4);
 	yyjson_arr_foreach(seed, i, n, v)
