@@ -20,7 +20,7 @@ import {
 	ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
-import { connect, closeAll, textOf, jsonOf, eventually, writeConfig, catalog, SLUICE, EVERYTHING, REPO } from './helpers.mjs';
+import { connect, closeAll, textOf, jsonOf, eventually, writeConfig, catalog, freePort, SLUICE, EVERYTHING, REPO } from './helpers.mjs';
 
 after(closeAll);
 
@@ -133,12 +133,20 @@ describe('server-everything over Streamable HTTP', () => {
 	const elicited = [];
 
 	before(async () => {
-		port = 39200 + Math.floor(Math.random() * 500);
+		// A port free a moment ago, not one drawn from the kernel's
+		// ephemeral range, where an outgoing connection may hold it; the
+		// wait ends when the server exits too, with what it said.
+		port = await freePort();
+		let said = '';
 		ev = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+		ev.stdout.on('data', (b) => { said += b; });
+		ev.stderr.on('data', (b) => { said += b; });
 		await eventually(async () => {
+			if (ev.exitCode !== null)
+				throw new Error(`server-everything exited ${ev.exitCode}: ${said.slice(-2000)}`);
 			const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).catch(() => null);
 			return r !== null;
-		}, 15000, 100, 'server-everything to listen');
+		}, 30000, 100, 'server-everything to listen');
 		gw = await connect({
 			servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } },
 			capabilities: { elicitation: {} },
