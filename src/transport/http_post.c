@@ -55,6 +55,19 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
  * and a 2026-07-28 request carries its _meta (else 400, -32602). A
  * session-era POST without _meta has only its header to say. True when
  * refused: *ret is the answer. */
+/* A peer's version text as an answer may quote it: printable ASCII, at
+ * most 60 bytes, anything else as '?' (a header may hold any byte, and
+ * invalid UTF-8 cannot be written as JSON). */
+static const char *shown_version(const char *v, char out[64])
+{
+	size_t i = 0;
+
+	for (; v[i] && i < 60; i++)
+		out[i] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
 static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const char *pv,
 			    enum MHD_Result *ret)
 {
@@ -62,7 +75,7 @@ static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const ch
 	yyjson_val *meta = yyjson_obj_get(yyjson_obj_get(root, "params"), "_meta");
 	yyjson_val *mvv = yyjson_obj_get(meta, SL_MCP_META_VERSION);
 	const char *mv = yyjson_get_str(mvv), *v;
-	char msg[300];
+	char msg[300], spv[64], smv[64];
 
 	if (mvv && !mv) {
 		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_PARAMS, id,
@@ -72,10 +85,12 @@ static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const ch
 	if (mv && (!pv || strcmp(pv, mv) != 0)) {
 		if (pv)
 			snprintf(msg, sizeof(msg), "Header mismatch: the MCP-Protocol-Version header "
-				 "(%.40s) does not match the body's _meta protocol version (%.40s)", pv, mv);
+				 "(%s) does not match the body's _meta protocol version (%s)",
+				 shown_version(pv, spv), shown_version(mv, smv));
 		else
 			snprintf(msg, sizeof(msg), "Header mismatch: the MCP-Protocol-Version header is "
-				 "missing (the body's _meta names protocol version %.40s)", mv);
+				 "missing (the body's _meta names protocol version %s)",
+				 shown_version(mv, smv));
 		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, msg);
 		return true;
 	}
@@ -87,8 +102,8 @@ static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const ch
 		char *line;
 		data = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_val(d, data, "supported", sl_mcp_versions(d));
-		yyjson_mut_obj_add_strcpy(d, data, "requested", v);
-		snprintf(msg, sizeof(msg), "Unsupported protocol version: %.60s", v);
+		yyjson_mut_obj_add_strcpy(d, data, "requested", shown_version(v, spv));
+		snprintf(msg, sizeof(msg), "Unsupported protocol version: %s", spv);
 		sl_rpc_add_error(d, o, SL_MCP_UNSUPPORTED_VERSION, msg, data);
 		line = sl_json_write_line(d, &len);
 		yyjson_mut_doc_free(d);
