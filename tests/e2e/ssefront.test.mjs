@@ -130,13 +130,14 @@ describe('HTTP+SSE clients', () => {
 			const p = await client.callTool({ name: 'github__progress', arguments: { steps: 3, interval_ms: 10 } }, undefined, { onprogress: (e) => progress.push(e.progress) });
 			assert.match(textOf(p), /done 3/);
 			// Every progress went out on the stream, in order (the spy sees the
-			// wire). The SDK 1.x client itself drops a last progress that reaches
+			// wire). The SDK 1.x client itself drops the progress that reaches
 			// it in the same read as the response (tests/servers/catalog/
-			// testtools.c), which a loaded machine can make happen: its handler
-			// sees the first two at least, in order.
+			// testtools.c), which a loaded machine can make happen for the last
+			// two of three (CI saw [1]): its handler sees the first at least,
+			// and what it sees is in order.
 			const wire = seen.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress);
 			assert.deepEqual(wire.slice(-3), [1, 2, 3]);
-			assert.deepEqual(progress.slice(0, 2), [1, 2]);
+			assert.equal(progress[0], 1, JSON.stringify(progress));
 			assert.ok(progress.length <= 3 && progress.every((v, i) => v === i + 1), JSON.stringify(progress));
 		} finally {
 			await client.close();
