@@ -82,6 +82,9 @@ STRIP_JS := $(BUILD)/stripper/strip.js
 GEN      := $(OUT)/gen
 JSBC     := $(GEN)/jsbc
 STRIP_O  := $(OBJ)/gen/stripper.o
+# Code mode's host APIs in JavaScript (src/sandbox/runtime.js), compiled to
+# bytecode by the same tool.
+RT_O     := $(OBJ)/gen/runtime.o
 
 .PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man deb test-deb
 all: $(SLUICE)
@@ -128,7 +131,14 @@ $(STRIP_O): $(GEN)/stripper.c
 	@mkdir -p $(dir $@)
 	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $< -o $@
 
-$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O)
+$(GEN)/runtime.c: src/sandbox/runtime.js $(JSBC)
+	ASAN_OPTIONS=detect_leaks=0 $(JSBC) sl_runtime_bc $< $@
+
+$(RT_O): $(GEN)/runtime.c
+	@mkdir -p $(dir $@)
+	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $< -o $@
+
+$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O) $(RT_O)
 	@rm -f $@
 	ar rcs $@ $^
 

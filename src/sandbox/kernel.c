@@ -118,7 +118,7 @@ static bool landlock_deny_all(void)
  * generate it) and loaded by each worker with one prctl. */
 static struct sock_fprog prebuilt;
 
-/* What a running worker needs: its socket, memory, clocks, and exit. */
+/* What a running worker needs: its socket, memory, clocks, waiting, and exit. */
 static scmp_filter_ctx allowlist(int fd)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -146,6 +146,9 @@ static scmp_filter_ctx allowlist(int fd)
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(madvise), 0);
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clock_gettime), 0);
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(gettimeofday), 0);
+	/* Timers (setTimeout): waiting for the socket or for nothing, until
+	 * a time. At most one descriptor, which can only be the socket. */
+	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ppoll), 1, SCMP_A1(SCMP_CMP_LE, 1));
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigreturn), 0);
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0);
 	rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(exit_group), 0);

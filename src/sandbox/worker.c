@@ -1,7 +1,8 @@
 /*
  * The worker side of code mode: QuickJS with ECMAScript built-ins plus
- * `tools` and `console`, nothing else (no std/os modules, no bytecode
- * loading, no Atomics or SharedArrayBuffer). One program per process.
+ * `tools`, `console` and the host APIs of runtime.h (timers, URL, crypto,
+ * Intl, ...), nothing else (no std/os modules, no bytecode loading, no
+ * Atomics or SharedArrayBuffer). One program per process.
  *
  * The program is the body of an async function. Tool calls become CALL
  * frames; the worker runs pending jobs until the program's promise settles,
@@ -9,11 +10,13 @@
  */
 #include "sandbox/worker.h"
 #include "sandbox/frame.h"
+#include "sandbox/runtime.h"
 #include "sandbox/strip.h"
 
 #include <quickjs.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@ struct sl_worker {
 	JSRuntime *rt;
 	JSContext *ctx;
 	JSValue set_servers;
+	JSValue runtime;               /* runtime.h's hooks */
 	int fd;
 	uint64_t deadline_ms;
 	uint64_t cpu_deadline_ns;
@@ -553,23 +557,14 @@ static const char prelude[] =
 	"  const rotl = (x, k) => (x << k) | (x >>> (32 - k));\n"
 	"  const next = () => { const r = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0; const t = s1 << 9;\n"
 	"    s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 11); return r; };\n"
-	/* A run that may be repeated (gateway/replay.h) reads one fixed time:
-	 * Date.now() and new Date() (and Date()) give it; Date(x) parses as usual. */
-	"  const fixClock = (t) => { const D = Date;\n"
-	"    const F = function Date(...a) { if (!new.target) return new D(t).toString(); return a.length ? new D(...a) : new D(t); };\n"
-	"    Object.defineProperty(F, 'prototype', { value: D.prototype });\n"
-	"    F.now = () => t; F.parse = D.parse; F.UTC = D.UTC;\n"
-	"    Object.defineProperty(D.prototype, 'constructor', { value: F, writable: true, configurable: true });\n"
-	"    Object.defineProperty(globalThis, 'Date', { value: F, writable: true, configurable: true }); };\n"
 	"  Object.defineProperty(Math, 'random', { value: function random() {\n"
 	"    return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; },\n"
 	"    writable: true, configurable: true });\n"
-	"  const setServers = (list, seed, clock) => { keysOf.clear();\n"
+	"  const setServers = (list, seed) => { keysOf.clear();\n"
 	"    for (const [raw, ident, keys] of list) { byName.set(raw, raw); byName.set(ident, raw);\n"
 	"      keysOf.set(raw, Array.isArray(keys) ? [...new Set(keys.filter((k) => typeof k === 'string'))] : []); }\n"
 	"    idents = list.map((p) => p[1]);\n"
-	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1;\n"
-	"    if (typeof clock === 'number') fixClock(clock); };\n"
+	"    [s0, s1, s2, s3] = seed.map((x) => x | 0); if (!(s0 | s1 | s2 | s3)) s0 = 1; };\n"
 	/* For a TypeError: the servers the program names that do not exist
 	 * (tools.nosuch.x() fails as "cannot read property 'x' of undefined",
 	 * since tools.nosuch is undefined, as feature tests expect). */
@@ -622,6 +617,9 @@ struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 	JS_AddIntrinsicBigInt(w->ctx);
 	JS_AddIntrinsicWeakRef(w->ctx);
 	JS_SetContextOpaque(w->ctx, w);
+	w->runtime = sl_runtime_load(w->ctx);
+	if (JS_IsException(w->runtime))
+		return NULL;
 
 	/* Loaded here, in the zygote, once: a worker only runs it. */
 	w->strip = sl_strip_load(strip_interrupt, w);
@@ -658,8 +656,10 @@ static void settle(struct sl_worker *w, const char *frame, size_t len)
 	/* Time the gateway spent waiting for a person does not count. */
 	JSValue paused = JS_GetPropertyStr(ctx, res, "pausedMs");
 	uint32_t pms = 0;
-	if (!JS_IsUndefined(paused) && JS_ToUint32(ctx, &pms, paused) == 0)
+	if (!JS_IsUndefined(paused) && JS_ToUint32(ctx, &pms, paused) == 0) {
 		w->deadline_ms += pms;
+		sl_runtime_pause(pms);
+	}
 	JS_FreeValue(ctx, paused);
 	okv = JS_GetPropertyStr(ctx, res, "ok");
 	/* Settling runs the program's code (a `then` getter on
@@ -716,12 +716,14 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 	seed = JS_GetPropertyStr(ctx, o, "seed");
 	clock = JS_GetPropertyStr(ctx, o, "clock");
 	{
-		JSValue args[3] = { servers, seed, clock };
-		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 3, args);
+		JSValue args[2] = { servers, seed };
+		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 2, args);
 		if (JS_IsException(r))
 			die(4);
 		JS_FreeValue(ctx, r);
 	}
+	if (sl_runtime_start(ctx, w->runtime, w->lim.timeout_ms, seed, clock) < 0)
+		die(4);
 	code = JS_GetPropertyStr(ctx, o, "code");
 	{
 		JSValue lang = JS_GetPropertyStr(ctx, o, "lang");
@@ -887,6 +889,63 @@ static JSValue compile(struct sl_worker *w, struct text *src)
 	fail_with(w, "syntax", exc);
 }
 
+/* The program's return value as JSON text (runtime.h: Map, Set, Date,
+ * BigInt, typed arrays made what a model expects), JS_UNDEFINED when
+ * there is none, or JS_EXCEPTION. */
+static JSValue result_json(struct sl_worker *w, JSValueConst v)
+{
+	JSValue c = sl_runtime_result(w->ctx, w->runtime, v), s;
+	if (JS_IsException(c))
+		return c;
+	s = JS_JSONStringify(w->ctx, c, JS_UNDEFINED, JS_UNDEFINED);
+	JS_FreeValue(w->ctx, c);
+	return s;
+}
+
+/* A program that returned nothing and printed nothing: its answer says
+ * how to get one, since "undefined" alone reads as a result. */
+SL_NORETURN static void finish_undefined(struct sl_worker *w)
+{
+	static const char hinted[] = "undefined (the program returned nothing: end it with "
+				     "`return <value>`)";
+	if (w->console_len)
+		finish(w, NULL, "undefined", strlen("undefined"));
+	finish(w, NULL, hinted, sizeof(hinted) - 1);
+}
+
+/* Timers (runtime.h): true when one fired (its jobs are then run), false
+ * when a RESULT is to be read first or none is pending. Live, the worker
+ * waits until the earliest is due or a RESULT comes, whichever is first;
+ * in a replayable run time is virtual: calls in flight are waited for
+ * first, then the clock jumps to the timer, so a replay fires the same
+ * timers in the same order at the same times and never waits. A timer is
+ * never due after the time limit (refused when set). */
+static bool timers_step(struct sl_worker *w)
+{
+	double due = sl_runtime_next(w->ctx, w->runtime), now;
+
+	if (due < 0)
+		return false;
+	if (sl_runtime_virtual()) {
+		if (w->inflight)
+			return false;
+	} else {
+		while ((now = sl_runtime_now()) < due) {
+			uint64_t us = (uint64_t)((due - now) * 1000.0) + 1;
+			struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
+			struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+			int r = ppoll(&pfd, w->inflight ? 1 : 0, &ts, NULL);
+			if (r > 0)
+				return false;
+			if (r < 0 && errno != EINTR)
+				die(3);
+		}
+	}
+	if (sl_runtime_fire(w->ctx, w->runtime) < 0)
+		fail_with(w, "error", JS_GetException(w->ctx));
+	return true;
+}
+
 /* A fixed program run once before READY, behind the boundary: a fresh
  * process pays for every page it first touches (copy-on-write and, on the
  * VMs measured here, the hypervisor's own page tables), and this moves that
@@ -909,7 +968,7 @@ static void warm_up(struct sl_worker *w)
 		die(5);
 	run_jobs(w);
 	v = JS_PromiseResult(ctx, p);
-	s = JS_JSONStringify(ctx, v, JS_UNDEFINED, JS_UNDEFINED);
+	s = result_json(w, v);
 	JS_FreeValue(ctx, s);
 	JS_FreeValue(ctx, v);
 	JS_FreeValue(ctx, p);
@@ -970,12 +1029,11 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 			JSValue v = JS_PromiseResult(ctx, promise), s;
 			char *out;
 			size_t n;
-			s = JS_IsString(v) ? JS_DupValue(ctx, v) :
-			    JS_JSONStringify(ctx, v, JS_UNDEFINED, JS_UNDEFINED);
+			s = JS_IsString(v) ? JS_DupValue(ctx, v) : result_json(w, v);
 			if (JS_IsException(s))
 				fail_with(w, "error", JS_GetException(ctx));
 			if (JS_IsUndefined(s))
-				finish(w, NULL, "undefined", strlen("undefined"));
+				finish_undefined(w);
 			out = utf8(ctx, s, w->lim.max_output, &n, !JS_IsString(v));
 			if (!out)
 				fail_with(w, "memory", JS_GetException(ctx));
@@ -989,6 +1047,8 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 		}
 		if (st == JS_PROMISE_REJECTED)
 			fail_with(w, "error", JS_PromiseResult(ctx, promise));
+		if (timers_step(w))
+			continue;
 		if (w->inflight == 0) {
 			static const char m[] = "the program's promise never settled (nothing left to wait for)";
 			finish(w, "error", m, sizeof(m) - 1);

@@ -148,7 +148,7 @@ describe('results', { concurrency: true }, () => {
 		assert.equal(s.text, 'plain "text"\nline 2');
 		assert.deepEqual(JSON.parse(o.text), { a: [1, 'two', null], b: { c: true } });
 		assert.equal(u.isError, false, u.text);
-		assert.equal(u.text, 'undefined');
+		assert.equal(u.text, 'undefined (the program returned nothing: end it with `return <value>`)');
 	});
 
 	test('console.log/info/warn/error appear under [console]', async () => {
