@@ -702,11 +702,12 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 	/* Every client session carries this text: kept under 150 tokens (o200k_base) with a few
 	 * servers, and it says only what a model cannot find out with search_tools. The
 	 * language property is an enum without a type, and the text says "JS or TS": with
-	 * four servers the whole definition is 148 tokens. */
+	 * four servers the whole definition is under 150 tokens; one line says what the runtime has
+	 * (docs/internals/SANDBOX.md, "The runtime's APIs"). */
 	(void)!sl_buf_appends(&b, "Run JS or TS (async function body). "
-			      "`await tools.<server>.<tool>(args)` returns the tool's structured result "
-			      "(or text, parsed if JSON) or throws. Return only what the answer "
-			      "needs: filter and join in code. Servers:");
+			      "`await tools.<server>.<tool>(args)` returns the tool's result "
+			      "(structured, or text parsed if JSON) or throws. Return only what the "
+			      "answer needs. Servers:");
 	for (size_t i = 0; i < gw->nups; i++) {
 		char ident[SL_SERVER_NAME_MAX + 2];
 		if (!sl_view_server(v, gw->ups[i]))
@@ -714,8 +715,9 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 		sl_code_ident(gw->ups[i]->name, ident);
 		(void)!sl_buf_printf(&b, "%s %s", k++ ? "," : "", ident);
 	}
-	(void)!sl_buf_printf(&b, ". search_tools finds tools and their TypeScript signatures. "
-			     "Limits: %g s, %u calls, %zu KiB output; console.log is returned.",
+	/* The runtime's APIs in one line (docs/internals/SANDBOX.md). */
+	(void)!sl_buf_printf(&b, ". Has setTimeout, URL, TextEncoder, atob, structuredClone, "
+			     "crypto, en-US Intl. Limits: %g s, %u calls, %zu KiB out.",
 			     (double)l->timeout_ms / 1000.0, l->max_calls, l->max_output >> 10);
 	desc = sl_buf_take(&b, NULL);
 

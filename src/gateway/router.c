@@ -21,21 +21,21 @@
 #define SEARCH_MAX_K 20
 
 static const char defs_json[] =
-	"[{\"name\":\"search_tools\",\"description\":\"Find tools of the connected MCP servers by "
-	"what they do. Each hit is one line, tools.<server>.<tool>(args: {...}): Promise<Result>  "
-	"// summary, as a program calls it; detail full adds the declarations of the named types.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\","
-	"\"description\":\"What the tool should do, in a few words\"},\"k\":{\"type\":\"integer\","
-	"\"minimum\":1,\"maximum\":20,\"description\":\"How many results (default 5)\"},"
-	"\"server\":{\"type\":\"string\",\"description\":\"Only this server's tools\"},"
-	"\"detail\":{\"type\":\"string\",\"enum\":[\"signature\",\"full\"]}},"
+	/* Every code-mode and router session carries these definitions: each
+	 * says once what a model needs, its details are in the answers and
+	 * error texts (the code-mode list is held under 600 tokens, chars/4:
+	 * tests/e2e/coderuntime.test.mjs). */
+	"[{\"name\":\"search_tools\",\"description\":\"Find tools by what they do, one line "
+	"each as a program calls it: tools.<server>.<tool>(args). detail full adds their types.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"query\":"
+	"{\"type\":\"string\"},\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20},"
+	"\"server\":{\"type\":\"string\"},"
+	"\"detail\":{\"enum\":[\"signature\",\"full\"]}},"
 	"\"required\":[\"query\"]},"
 	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}},"
-	"{\"name\":\"describe_tools\",\"description\":\"TypeScript declarations (one .d.ts module) "
-	"of a server's tools as programs call them: argument and result types with their "
-	"documentation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"server\":"
-	"{\"type\":\"string\"},\"tools\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-	"\"description\":\"Only these tools (default all)\"}},\"required\":[\"server\"]},"
+	"{\"name\":\"describe_tools\",\"description\":\"A server's tools as one TypeScript "
+	".d.ts module: argument and result types, documented.\",\"inputSchema\":{\"type\":"
+	"\"object\",\"properties\":{\"server\":{\"type\":\"string\"},\"tools\":{\"type\":"
+	"\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"server\"]},"
 	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}},"
 	"{\"name\":\"list_servers\",\"description\":\"List the connected MCP servers with their "
 	"status and tool counts.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
@@ -51,14 +51,12 @@ static const char defs_json[] =
 	"\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
 	"\"Field names to keep, dotted for nested ones\"}},"
 	"\"required\":[\"server\",\"tool\"]}},"
-	"{\"name\":\"read_result\",\"description\":\"Read more of a result that was shortened "
-	"for the context: a range of it, the lines or array items containing some text, or a JSON "
-	"path.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"result_id\":{\"type\":"
-	"\"string\"},\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Character "
-	"offset to start at\"},\"limit_tokens\":{\"type\":\"integer\",\"minimum\":1},\"grep\":"
-	"{\"type\":\"string\",\"description\":\"Keep lines (or array items) containing this text, "
-	"ignoring case\"},\"jsonpath\":{\"type\":\"string\",\"description\":\"For example "
-	"$.items[*].title or $[3]\"}},\"required\":[\"result_id\"]},\"annotations\":"
+	"{\"name\":\"read_result\",\"description\":\"Read more of a shortened result: from "
+	"offset, lines or array items matching grep, or a jsonpath.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"result_id\":{\"type\":"
+	"\"string\"},\"offset\":{\"type\":\"integer\",\"minimum\":0},\"limit_tokens\":"
+	"{\"type\":\"integer\",\"minimum\":1},\"grep\":{\"type\":\"string\"},\"jsonpath\":"
+	"{\"type\":\"string\"}},\"required\":[\"result_id\"]},\"annotations\":"
 	"{\"readOnlyHint\":true,\"openWorldHint\":false}}]";
 
 enum { T_SEARCH, T_DESCRIBE, T_SERVERS, T_TOOLS, T_INVOKE, T_READ, T_N };

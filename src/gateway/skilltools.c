@@ -104,15 +104,12 @@ static void free_visible(struct sl_skill *v, size_t n)
 /* ---- tools/list --------------------------------------------------------------- */
 
 static const char save_skill_def[] =
-	"{\"name\":\"save_skill\",\"description\":\"Save a program that worked as a skill, for "
-	"next time: once the person confirms, programs call it as "
-	"`await tools.skills.<name>(args)` (its code reads the arguments as `args`) and "
-	"search_tools finds it. Same code rules as execute_code.\","
+	"{\"name\":\"save_skill\",\"description\":\"Save a program that worked, once the person "
+	"confirms, as `await tools.skills.<name>(args)` (its code reads `args`).\","
 	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"name\":{\"type\":\"string\",\"pattern\":\"^[a-z][a-z0-9_]{0,63}$\"},"
-	"\"description\":{\"type\":\"string\",\"description\":\"What it does, for search_tools\"},"
-	"\"code\":{\"type\":\"string\",\"description\":\"The program (an async function body)\"},"
-	"\"inputSchema\":{\"type\":\"object\",\"description\":\"JSON Schema of args\"}},"
+	"\"name\":{\"type\":\"string\"},"
+	"\"description\":{\"type\":\"string\"},\"code\":{\"type\":\"string\"},"
+	"\"inputSchema\":{\"type\":\"object\"}},"
 	"\"required\":[\"name\",\"description\",\"code\"]},"
 	"\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}";
 

@@ -91,7 +91,7 @@ describe('hostile programs', () => {
 		contained(
 			`return [typeof os, typeof std, typeof require, typeof process, typeof fetch, typeof WebAssembly,
 			        typeof Atomics, typeof SharedArrayBuffer, typeof scriptArgs, typeof print, typeof bjson,
-			        typeof setTimeout, typeof XMLHttpRequest, typeof WebSocket, typeof Deno]`,
+			        typeof Worker, typeof XMLHttpRequest, typeof WebSocket, typeof Deno]`,
 			(r) => {
 				assert.equal(r.isError, false, r.text);
 				const types = JSON.parse(r.text);
