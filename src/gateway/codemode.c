@@ -667,7 +667,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	p = sl_program_start(gw->sandbox, &host, code, len, on_run_done,
 			     step ? on_run_step : NULL, r);
 	if (rp)
-		sl_program_fix(p, sl_replay_seed(rp), sl_replay_clock(rp));
+		sl_program_fix(p, sl_replay_seed(rp), sl_replay_clock(rp), sl_replay_recorded(rp));
 	return p;
 }
 

@@ -75,6 +75,14 @@ const uint32_t *sl_replay_seed(const struct sl_replay *rp)
 	return rp->seed;
 }
 
+uint32_t sl_replay_recorded(const struct sl_replay *rp)
+{
+	int64_t i = 0;
+	if (!rp->in_pending || !sl_json_int(rp->in_pending, "i", &i) || i < 0 || i > UINT32_MAX)
+		return 0;
+	return (uint32_t)i;
+}
+
 uint64_t sl_replay_clock(const struct sl_replay *rp)
 {
 	return rp->clock_ms;

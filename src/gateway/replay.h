@@ -60,6 +60,9 @@ unsigned long long sl_replay_expiry(const struct sl_replay *rp);
 
 /* Math.random's seed and the fixed clock (ms since the epoch) of the run. */
 const uint32_t *sl_replay_seed(const struct sl_replay *rp);
+/* How many of the program's first calls a retry answers from its record
+ * (the pending call's number; 0 on a first run). */
+uint32_t sl_replay_recorded(const struct sl_replay *rp);
 uint64_t sl_replay_clock(const struct sl_replay *rp);
 
 /* What to do with call number id (server, tool, arguments' hash). */

@@ -85,6 +85,7 @@ struct sl_program {
 	bool fixed;               /* seed and clock given (sl_program_fix) */
 	uint32_t seed[4];
 	uint64_t clock_ms;
+	uint32_t replayed;        /* calls answered from a record (sl_program_fix) */
 };
 
 struct sl_program *sl_program_of(struct sl_list *n)
@@ -421,8 +422,10 @@ static void send_run(struct sl_program *p)
 		for (int i = 0; i < 4; i++)
 			yyjson_mut_arr_add_uint(d, a, seed[i]);
 		yyjson_mut_obj_add_val(d, o, "seed", a);
-		if (p->fixed)
+		if (p->fixed) {
 			yyjson_mut_obj_add_uint(d, o, "clock", p->clock_ms);
+			yyjson_mut_obj_add_uint(d, o, "replayed", p->replayed);
+		}
 	}
 	json = sl_json_write_mut_val(o, &len);
 	send_frame(p, SL_FRAME_RUN, json, len);
@@ -827,9 +830,11 @@ struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandb
 	return p;
 }
 
-void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms)
+void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms,
+		    uint32_t replayed)
 {
 	p->fixed = true;
+	p->replayed = replayed;
 	memcpy(p->seed, seed, sizeof(p->seed));
 	p->clock_ms = clock_ms;
 }

@@ -146,10 +146,14 @@ typedef void (*sl_program_step_fn)(void *ctx, struct sl_program *p, const char *
 struct sl_program *sl_program_start(struct sl_sandbox *sb, const struct sl_sandbox_host *host,
 				    const char *code, size_t len, sl_program_done_fn done,
 				    sl_program_step_fn step, void *ctx);
-/* Right after sl_program_start: the program runs with Math.random seeded
- * from seed and a fixed clock (Date.now() and new Date() are clock_ms),
- * so that a run can be repeated exactly (gateway/replay.h). */
-void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms);
+/* Right after sl_program_start: the program runs with Math.random and
+ * crypto seeded from seed and a virtual clock from clock_ms (Date.now()
+ * and new Date() are clock_ms plus the time its timers moved it on), so
+ * that a run can be repeated exactly (gateway/replay.h). Its first
+ * `replayed` calls are answered from a record: its timers wait in real
+ * time only once it has issued them. */
+void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock_ms,
+		    uint32_t replayed);
 /* The program's language, before its worker asks for it (right after
  * sl_program_start): "js", "ts" (its types are stripped first), or NULL
  * (the default: JavaScript, else TypeScript when it does not parse as

@@ -51,6 +51,7 @@ struct sl_worker {
 	char *source;                  /* the program as sent (for hints), NUL-terminated */
 	struct pending_call *calls;
 	uint32_t ncalls, inflight;
+	uint32_t replayed;             /* the RUN frame's: calls answered from a record */
 	struct sl_strip *strip;        /* NULL: it failed to load (TypeScript is refused) */
 	char lang[4];                  /* the RUN frame's language: "js", "ts" or "" (either) */
 	char *ts, *stripped;           /* a stripped program: the TypeScript and the JavaScript run */
@@ -716,6 +717,12 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 	seed = JS_GetPropertyStr(ctx, o, "seed");
 	clock = JS_GetPropertyStr(ctx, o, "clock");
 	{
+		JSValue r = JS_GetPropertyStr(ctx, o, "replayed");
+		if (!JS_IsUndefined(r) && JS_ToUint32(ctx, &w->replayed, r) < 0)
+			die(4);
+		JS_FreeValue(ctx, r);
+	}
+	{
 		JSValue args[2] = { servers, seed };
 		JSValue r = JS_Call(ctx, w->set_servers, JS_UNDEFINED, 2, args);
 		if (JS_IsException(r))
@@ -913,13 +920,34 @@ SL_NORETURN static void finish_undefined(struct sl_worker *w)
 	finish(w, NULL, hinted, sizeof(hinted) - 1);
 }
 
+/* Waits ms, or until a RESULT can be read when calls are in flight:
+ * true when one can. */
+static bool wait_ms(struct sl_worker *w, double ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)ms + 1;
+	for (uint64_t now = mono_ms(); now < end && now < w->deadline_ms; now = mono_ms()) {
+		uint64_t left = (end < w->deadline_ms ? end : w->deadline_ms) - now;
+		struct timespec ts = { (time_t)(left / 1000u), (long)(left % 1000u) * 1000000 };
+		struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+		int r = ppoll(&pfd, w->inflight ? 1 : 0, &ts, NULL);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno != EINTR)
+			die(3);
+	}
+	return false;
+}
+
 /* Timers (runtime.h): true when one fired (its jobs are then run), false
  * when a RESULT is to be read first or none is pending. Live, the worker
- * waits until the earliest is due or a RESULT comes, whichever is first;
- * in a replayable run time is virtual: calls in flight are waited for
- * first, then the clock jumps to the timer, so a replay fires the same
- * timers in the same order at the same times and never waits. A timer is
- * never due after the time limit (refused when set). */
+ * waits until the earliest is due or a RESULT comes, whichever is first.
+ * In a replayable run the clock is virtual: calls in flight are waited
+ * for first, then the clock jumps to the timer, so a replay fires the
+ * same timers in the same order at the same times; it waits in real time
+ * as well (the clock still jumps) only once it has issued every call the
+ * retry answers from its record, so a replay does not wait but a back-off
+ * against a live server does. A timer is never due after the time limit
+ * (refused when set). */
 static bool timers_step(struct sl_worker *w)
 {
 	double due = sl_runtime_next(w->ctx, w->runtime), now;
@@ -929,17 +957,12 @@ static bool timers_step(struct sl_worker *w)
 	if (sl_runtime_virtual()) {
 		if (w->inflight)
 			return false;
+		if (w->ncalls >= w->replayed && due > (now = sl_runtime_now()))
+			(void)wait_ms(w, due - now);
 	} else {
-		while ((now = sl_runtime_now()) < due) {
-			uint64_t us = (uint64_t)((due - now) * 1000.0) + 1;
-			struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
-			struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
-			int r = ppoll(&pfd, w->inflight ? 1 : 0, &ts, NULL);
-			if (r > 0)
+		while ((now = sl_runtime_now()) < due)
+			if (wait_ms(w, due - now))
 				return false;
-			if (r < 0 && errno != EINTR)
-				die(3);
-		}
 	}
 	if (sl_runtime_fire(w->ctx, w->runtime) < 0)
 		fail_with(w, "error", JS_GetException(w->ctx));
