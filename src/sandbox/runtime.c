@@ -6,7 +6,6 @@
 #include "sandbox/runtime.h"
 #include "core/digest.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -116,10 +115,11 @@ static JSValue js_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 
 	if (!s)
 		return JS_EXCEPTION;
-	p = malloc(n + 1);
+	/* Buffers from the engine's allocator: counted in the program's heap. */
+	p = js_malloc(ctx, n + 1);
 	if (!p) {
 		JS_FreeCString(ctx, s);
-		return JS_ThrowOutOfMemory(ctx);
+		return JS_EXCEPTION;
 	}
 	memcpy(p, s, n);
 	JS_FreeCString(ctx, s);
@@ -129,7 +129,7 @@ static JSValue js_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 			i += 2;
 		}
 	r = JS_NewUint8ArrayCopy(ctx, p, n);
-	free(p);
+	js_free(ctx, p);
 	return r;
 }
 
@@ -182,9 +182,9 @@ static JSValue js_decode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 	if (!p)
 		return JS_EXCEPTION;
 	/* At most 3 bytes out for each byte in (U+FFFD for a lone byte). */
-	out = malloc(n * 3 + 1);
+	out = js_malloc(ctx, n * 3 + 1);
 	if (!out)
-		return JS_ThrowOutOfMemory(ctx);
+		return JS_EXCEPTION;
 	for (size_t i = 0; i < n; i += k ? k : bad) {
 		k = utf8_seq(p + i, n - i, &bad);
 		if (k) {
@@ -193,7 +193,7 @@ static JSValue js_decode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 			continue;
 		}
 		if (fatal) {
-			free(out);
+			js_free(ctx, out);
 			return JS_ThrowTypeError(ctx, "TextDecoder: the input is not valid UTF-8 "
 						 "(byte %zu)", i);
 		}
@@ -201,7 +201,7 @@ static JSValue js_decode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 		o += 3;
 	}
 	r = JS_NewStringLen(ctx, (const char *)out, o);
-	free(out);
+	js_free(ctx, out);
 	return r;
 }
 
