@@ -189,6 +189,7 @@ all() {
 	# More sections: one line each below, printing markdown.
 	bash bench/http.sh
 	"$node" bench/replica.mjs
+	"$node" bench/toollist.mjs
 	return "$status"
 }
 set +e
