@@ -327,7 +327,7 @@
 		const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(s);
 		let u;
 		if (m) {
-			u = { protocol: m[1].toLowerCase() + ':', username: '', password: '', hostname: '', port: '', pathname: '', search: '', hash: '' };
+			u = { protocol: m[1].toLowerCase() + ':', username: '', password: '', hostname: '', port: '', pathname: '', search: undefined, hash: undefined };
 			s = s.slice(m[0].length);
 			if (base && base.protocol === u.protocol && u.protocol in SPECIAL && !/^[/\\]/.test(s))
 				return parseRelative(input, s, base);
@@ -343,13 +343,13 @@
 		const qi = rest.indexOf('?');
 		if (qi >= 0) { u.search = rest.slice(qi + 1); rest = rest.slice(0, qi); }
 		if (special || rest.startsWith('//')) {
-			if (special) rest = rest.replace(/^\/*/, '//');
+			if (special && u.protocol !== 'file:') rest = rest.replace(/^\/*/, '//');
 			if (rest.startsWith('//')) {
 				rest = rest.slice(2);
 				const pi = rest.search(/[/]/);
 				const auth = pi < 0 ? rest : rest.slice(0, pi);
 				rest = pi < 0 ? '' : rest.slice(pi);
-				authority(input, u, auth, special);
+				if (auth !== '' || u.protocol !== 'file:') authority(input, u, auth, special);
 			}
 			u.pathname = special || rest !== '' ? normPath((rest.startsWith('/') ? rest.slice(1) : rest).split('/'), special) : '';
 			if (special && u.protocol !== 'file:' && u.hostname === '') throw invalid(input, 'no host');
@@ -386,7 +386,7 @@
 		if (SPECIAL[u.protocol] === u.port) u.port = '';
 	};
 	const parseRelative = (input, s, base) => {
-		const u = { ...base, search: '', hash: '' };
+		const u = { ...base, search: undefined, hash: undefined };
 		delete u.href;
 		const special = u.protocol in SPECIAL;
 		if (special) s = s.replace(/\\/g, '/');
@@ -398,20 +398,20 @@
 		const qi = rest.indexOf('?');
 		if (qi >= 0) { u.search = rest.slice(qi + 1); rest = rest.slice(0, qi); }
 		if (rest === '') {
-			if (qi < 0) u.search = base.search.replace(/^\?/, '');
+			if (qi < 0) u.search = base.search === '' ? undefined : base.search.slice(1);
 		} else if (rest.startsWith('/')) {
 			u.pathname = normPath(rest.slice(1).split('/'), special);
 		} else {
 			const dir = base.pathname.slice(0, base.pathname.lastIndexOf('/') + 1);
 			u.pathname = normPath((dir + rest).slice(1).split('/'), special);
 		}
-		if (hi < 0 && qi < 0 && rest === '') u.hash = '';
 		return finishURL(u);
 	};
 	const finishURL = (u) => {
 		const special = u.protocol in SPECIAL;
-		u.search = u.search === '' ? '' : '?' + encodeSet(u.search.replace(/^\?/, ''), keepQuery(special));
-		u.hash = u.hash === '' ? '' : '#' + encodeSet(u.hash.replace(/^#/, ''), keepFragment);
+		// Absent is '', present and empty '?' (kept in href, '' from the getter).
+		u.search = u.search === undefined ? '' : '?' + encodeSet(u.search, keepQuery(special));
+		u.hash = u.hash === undefined ? '' : '#' + encodeSet(u.hash, keepFragment);
 		return u;
 	};
 	const hrefOf = (u) => {
@@ -835,7 +835,8 @@
 			const hasTime = o.hour !== undefined || o.minute !== undefined || o.second !== undefined || o.frac !== undefined;
 			const tz = o.tzName === 'short' ? tzShort : o.tzName === 'long' ? tzLong : undefined;
 			const time = hasTime ? this.#time(f, o, tz) : '';
-			if (date && time) return date + (o.month === 'long' || o.month === 'short' || o.month === 'narrow' ? (o.weekday || o.month !== 'short' ? ' at ' : ', ') : ', ') + time;
+			const onlyWeekday = o.weekday && !o.year && !o.month && !o.day;
+			if (date && time) return date + (onlyWeekday ? ' ' : o.month === 'long' ? ' at ' : ', ') + time;
 			if (!time && tz) return date + ', ' + tz();
 			return date || time;
 		}
@@ -883,14 +884,27 @@
 	// en-US applies them to Latin text: letters compared without accents
 	// or case first (with digits before letters, and spaces and
 	// punctuation before both), then accents, then case (lower first).
+	// ICU's root order of ASCII spaces, punctuation and symbols (all before digits).
+	const PUNCT = ' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$';
+	// Accents in ICU's secondary order; any other mark after them, by code point.
+	const ACCENTS = '\u0301\u0300\u0306\u0302\u030c\u030a\u0308\u030b\u0303\u0307\u0327\u0328\u0304\u0309\u031b\u0323\u0331';
+	const accentRank = (m) => { const i = ACCENTS.indexOf(m); return i >= 0 ? i : 64 + m.charCodeAt(0); };
+	// Letters that sort as two (æ as ae), or as a base letter with a mark (ø as o).
+	const EXPAND = { 'æ': 'ae', 'Æ': 'AE', 'œ': 'oe', 'Œ': 'OE', 'ß': 'ss', 'ẞ': 'SS' };
+	const STROKE = { 'ø': 'o', 'Ø': 'O', 'ł': 'l', 'Ł': 'L', 'đ': 'd', 'Đ': 'D', 'ħ': 'h', 'Ħ': 'H' };
 	const collKey = (s, numeric, ignorePunct) => {
 		const base = [], accents = [], cases = [];
-		const nfd = StringC(s).normalize('NFD');
+		const nfd = StringC(s).normalize('NFD').replace(/[øØłŁđĐħĦ]/g, (c) => STROKE[c] + '\u0338');
 		for (let i = 0; i < nfd.length;) {
 			const c = nfd.codePointAt(i);
 			const ch = StringC.fromCodePoint(c);
 			i += ch.length;
-			if (c >= 0x300 && c <= 0x36f) { if (accents.length) accents[accents.length - 1] += ch; continue; }
+			if (c >= 0x300 && c <= 0x36f) { if (accents.length) accents[accents.length - 1] += StringC.fromCharCode(0x100 + accentRank(ch)); continue; }
+			if (EXPAND[ch]) {
+				// Two letters, a tertiary step above either case of them (ss < SS < ß < ẞ).
+				for (const x of EXPAND[ch]) { base.push([2, x.toLowerCase().charCodeAt(0)]); accents.push(''); cases.push(x === x.toLowerCase() ? 3 : 4); }
+				continue;
+			}
 			const lower = ch.toLowerCase();
 			const isLetter = lower !== ch.toUpperCase() || /\p{L}/u.test(ch);
 			if (numeric && c >= 0x30 && c <= 0x39) {
@@ -902,12 +916,12 @@
 				accents.push(''); cases.push(0);
 				continue;
 			}
-			if (/[\s\p{P}\p{S}]/u.test(ch)) { if (ignorePunct) continue; base.push([0, c]); }
+			if (/[\s\p{P}\p{S}]/u.test(ch)) { if (ignorePunct) continue; const k = PUNCT.indexOf(ch); base.push([0, k >= 0 ? k : 64 + c]); }
 			else if (c >= 0x30 && c <= 0x39) base.push([1, 1, ch]);
 			else if (isLetter) base.push([2, lower.codePointAt(0)]);
 			else base.push([3, c]);
 			accents.push('');
-			cases.push(isLetter && ch !== lower ? 1 : 0);
+			cases.push(isLetter && ch !== lower ? 2 : 0);
 		}
 		return { base, accents, cases };
 	};
@@ -949,7 +963,7 @@
 				r = cmpList(x.accents, y.accents, (p, q) => (p === q ? 0 : p < q ? -1 : 1));
 				if (r || o.sensitivity === 'accent') return r;
 			}
-			r = cmpList(x.cases, y.cases, (p, q) => (p - q) * (o.upper ? -1 : 1));
+			r = cmpList(x.cases, y.cases, (p, q) => Math.sign(p - q) * (o.upper && p + q === 2 ? -1 : 1));
 			return r;
 		}
 		resolvedOptions() { return { locale: 'en-US', collation: 'default', ...this.#o }; }
@@ -970,9 +984,18 @@
 		resolvedOptions() { return { locale: 'en-US', type: this.#ordinal ? 'ordinal' : 'cardinal' }; }
 		static supportedLocalesOf(l) { return NumberFormat.supportedLocalesOf(l); }
 	}
+	// Intl's constructors may be called without new (Intl.DateTimeFormat().resolvedOptions()).
+	const callable = (C) => {
+		const F = function (locales, options) { return new C(locales, options); };
+		defineProperty(F, 'name', { value: C.name });
+		defineProperty(F, 'prototype', { value: C.prototype });
+		define(C.prototype, 'constructor', F);
+		define(F, 'supportedLocalesOf', C.supportedLocalesOf);
+		return F;
+	};
 	const Intl = {};
-	for (const [k, v] of [['NumberFormat', NumberFormat], ['DateTimeFormat', DateTimeFormat], ['Collator', Collator], ['PluralRules', PluralRules]])
-		define(Intl, k, v);
+	for (const C of [NumberFormat, DateTimeFormat, Collator]) define(Intl, C.name, callable(C));
+	define(Intl, 'PluralRules', PluralRules);
 	define(Intl, 'getCanonicalLocales', (l) => (checkLocale(l), l === undefined ? [] : ['en-US']));
 	define(global, 'Intl', Intl);
 

@@ -134,9 +134,10 @@ return [(1234567.891).toLocaleString('en-US', { style: 'currency', currency: 'US
   (1234.5678).toLocaleString(), (1.005).toLocaleString('en-US', { maximumFractionDigits: 2 }),
   (12345.6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
   new Intl.NumberFormat('en-US', { notation: 'compact' }).format(1500000),
-  [1000, 2500].map(new Intl.NumberFormat('en-US').format), (12345678901234567890n).toLocaleString('en-US')];`);
+  [1000, 2500].map(new Intl.NumberFormat('en-US').format), (12345678901234567890n).toLocaleString('en-US'),
+  Intl.NumberFormat('en-US', { style: 'percent' }).format(0.5)];`);
 		assert.deepEqual(v, ['$1,234,567.89', '-$1,234.50', '€1,234.50', '26%', '25.7%', '1,234.568', '1.01', '12,345.60', '1.5M',
-			['1,000', '2,500'], '12,345,678,901,234,567,890']);
+			['1,000', '2,500'], '12,345,678,901,234,567,890', '50%']);
 	});
 
 	test('en-US dates: toLocaleDateString honours its options, Intl.DateTimeFormat, dateStyle', async () => {
