@@ -276,10 +276,8 @@ double sl_runtime_next(JSContext *ctx, JSValueConst hooks)
 {
 	JSValue r = call_hook(ctx, hooks, "next", 0, NULL);
 	double t = -1;
-	if (JS_IsException(r))
-		JS_FreeValue(ctx, JS_GetException(ctx));
-	else if (JS_ToFloat64(ctx, &t, r) < 0)
-		t = -1;
+	if (JS_IsException(r) || JS_ToFloat64(ctx, &t, r) < 0)
+		t = -2;
 	JS_FreeValue(ctx, r);
 	return t;
 }

@@ -44,7 +44,9 @@ bool sl_runtime_virtual(void);
 /* ms a confirmation waited for a person: not on the program's clock. */
 void sl_runtime_pause(uint64_t ms);
 
-/* The earliest pending timer's time on the program's clock, or -1. */
+/* The earliest pending timer's time on the program's clock, -1 when none
+ * is pending, -2 on an exception (pending in ctx: the interrupt handler
+ * stopped the engine, or the program broke what it reads). */
 double sl_runtime_next(JSContext *ctx, JSValueConst hooks);
 /* Runs the earliest timer's callback: -1 when it threw (the exception is
  * pending in ctx). */

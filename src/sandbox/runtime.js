@@ -1028,7 +1028,8 @@
 	// string (an invalid one null); a BigInt a number when it is a safe
 	// integer, else its decimal string; a typed array, ArrayBuffer or
 	// DataView an array of its numbers; an Error {name, message}; a RegExp its
-	// source text; the rest as JSON.stringify does. At most 128 levels deep
+	// source text; URLSearchParams its query string (a URL is its href, by
+	// its toJSON); the rest as JSON.stringify does. At most 128 levels deep
 	// (the gateway's JSON depth gate); a cycle, or a Promise left
 	// unawaited, is an error naming where in the value it is.
 	const MAX_DEPTH = 128;
@@ -1101,6 +1102,7 @@
 			else if (brand(stringValue, v)) out = stringValue(v);
 			else if (brand(booleanValue, v)) out = booleanValue(v);
 			else if (isInstance(v, RegExpC)) out = regexpString(v);
+			else if (isInstance(v, URLSearchParams)) out = v.toString();
 			else {
 				out = {};
 				if (isInstance(v, ErrorC)) { out.name = StringC(v.name); out.message = StringC(v.message); }

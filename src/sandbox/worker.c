@@ -952,6 +952,8 @@ static bool timers_step(struct sl_worker *w)
 {
 	double due = sl_runtime_next(w->ctx, w->runtime), now;
 
+	if (due == -2)
+		fail_with(w, "error", JS_GetException(w->ctx));
 	if (due < 0)
 		return false;
 	if (sl_runtime_virtual()) {

@@ -196,6 +196,7 @@ return { counts: new Map([['open', 3], ['closed', 5]]), byObj: new Map([[{ id: 1
 	test('a Map or a BigInt returned alone', async () => {
 		assert.deepEqual(await value('return new Map([[1, "one"], [2, "two"]])'), { 1: 'one', 2: 'two' });
 		assert.equal((await run('return 10n ** 20n')).text, '"100000000000000000000"');
+		assert.deepEqual(await value('return [new URL("https://h.com/a b"), new URLSearchParams({ q: "x y" })]'), ['https://h.com/a%20b', 'q=x+y']);
 	});
 
 	test('nothing returned and nothing printed: the answer says to return a value', async () => {
@@ -234,6 +235,14 @@ describe('hostile timers', () => {
 		assert.match(forever.text, /setInterval: its next run, 1000 ms on, would be after the program's time limit of 5000 ms/);
 		assert.ok(Date.now() - t0 < 8000);
 		assert.equal((await run('return 2')).text, '2');
+	});
+
+	test('a timer that re-arms itself at 0 ms is stopped by the CPU limit, as a loop is', async () => {
+		const tight = await connect({ servers: {}, sluice: { exposure: 'code', codeMode: { cpuMs: 300, timeoutMs: 20000 } } });
+		const r = await execCode(tight.client, 'function f() { setTimeout(f, 0); } f(); await new Promise(() => {});');
+		assert.equal(r.isError, true);
+		assert.equal(r.text, 'cpu: the program used more than its CPU time limit');
+		assert.equal((await execCode(tight.client, 'return 3')).text, '3');
 	});
 });
 
