@@ -8,8 +8,9 @@
  * across those requests, so it ends, and its requestState carries what it
  * takes to run it again to the same point:
  *
- *   the program's hash (SHA-256 of its code), Math.random's seed, the
- *   clock it reads (Date.now and new Date() return that time), the round,
+ *   the program's hash (SHA-256 of its code), the seed of Math.random and
+ *   crypto, the clock it reads (Date.now and new Date() return that time,
+ *   moved on only by its timers, which are virtual), the round,
  *   the results of the calls it made (by call number, which is issue
  *   order), and the pending call (number, server, tool, arguments' hash,
  *   and the stage's own requestState for it).
@@ -58,7 +59,8 @@ void sl_replay_free(struct sl_replay *rp);
 const char *sl_replay_id(const struct sl_replay *rp);
 unsigned long long sl_replay_expiry(const struct sl_replay *rp);
 
-/* Math.random's seed and the fixed clock (ms since the epoch) of the run. */
+/* The run's seed (Math.random, crypto) and the time its clock starts at
+ * (ms since the epoch; the program's clock is virtual from there). */
 const uint32_t *sl_replay_seed(const struct sl_replay *rp);
 /* How many of the program's first calls a retry answers from its record
  * (the pending call's number; 0 on a first run). */
