@@ -984,6 +984,73 @@
 		resolvedOptions() { return { locale: 'en-US', type: this.#ordinal ? 'ordinal' : 'cardinal' }; }
 		static supportedLocalesOf(l) { return NumberFormat.supportedLocalesOf(l); }
 	}
+	const RT_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
+	const RT_SHORT = { second: 'sec.', minute: 'min.', hour: 'hr.', day: 'day', week: 'wk.', month: 'mo.', quarter: 'qtr.', year: 'yr.' };
+	const RT_NARROW = { second: 's', minute: 'm', hour: 'h', day: 'd', week: 'w', month: 'mo', quarter: 'q', year: 'y' };
+	const RT_NEAR = { day: ['yesterday', 'today', 'tomorrow'], second: [undefined, 'now', undefined] };
+	class RelativeTimeFormat {
+		#o;
+		constructor(locales, options) {
+			checkLocale(locales);
+			this.#o = { style: pick(options, 'style', ['long', 'short', 'narrow'], 'long'),
+				numeric: pick(options, 'numeric', ['always', 'auto'], 'always') };
+			pick(options, 'numberingSystem', ['latn'], 'latn');
+		}
+		format(value, unit) {
+			const o = this.#o, v = NumberC(value);
+			let u = StringC(unit);
+			if (u.endsWith('s')) u = u.slice(0, -1);
+			if (!RT_UNITS.includes(u)) throw new RangeErrorC(`Invalid unit argument for format() '${unit}'`);
+			if (!isFinite(v)) throw new RangeErrorC('Invalid number value');
+			if (o.numeric === 'auto' && (v === 0 || v === 1 || v === -1) && !Object.is(v, -0)) {
+				const near = RT_NEAR[u]?.[v + 1];
+				if (near) return near;
+				if (u !== 'second') {
+					const w = o.style === 'long' || u === 'minute' || u === 'hour' ? u : RT_SHORT[u];
+					if (v === 0) return 'this ' + (u === 'minute' || u === 'hour' ? u : w);
+					if (u !== 'minute' && u !== 'hour') return (v < 0 ? 'last ' : 'next ') + w;
+				}
+			}
+			const n = Math.abs(v), num = new NumberFormat('en-US').format(n);
+			const past = v < 0 || Object.is(v, -0);
+			let word;
+			if (o.style === 'narrow') word = num + RT_NARROW[u];
+			else if (o.style === 'short' && u !== 'day') word = num + ' ' + (u === 'quarter' && n !== 1 ? 'qtrs.' : RT_SHORT[u]);
+			else word = num + ' ' + u + (n === 1 ? '' : 's');
+			return past ? word + ' ago' : 'in ' + word;
+		}
+		formatToParts() { throw unsupported('formatToParts'); }
+		resolvedOptions() { return { locale: 'en-US', numberingSystem: 'latn', ...this.#o }; }
+		static supportedLocalesOf(l) { return NumberFormat.supportedLocalesOf(l); }
+	}
+	class ListFormat {
+		#o;
+		constructor(locales, options) {
+			checkLocale(locales);
+			this.#o = { type: pick(options, 'type', ['conjunction', 'disjunction', 'unit'], 'conjunction'),
+				style: pick(options, 'style', ['long', 'short', 'narrow'], 'long') };
+		}
+		format(list) {
+			const a = [];
+			for (const x of list) {
+				if (typeof x !== 'string') throw new TypeErrorC('Iterable yielded ' + StringC(x) + ' which is not a string');
+				a.push(x);
+			}
+			const { type, style } = this.#o;
+			if (type === 'unit') {
+				const sep = style === 'narrow' ? ' ' : ', ';
+				return a.join(sep);
+			}
+			const word = type === 'disjunction' ? 'or' : style === 'short' ? '&' : style === 'narrow' ? '' : 'and';
+			if (a.length < 2) return a.join('');
+			if (!word) return a.join(', ');
+			if (a.length === 2) return a[0] + ' ' + word + ' ' + a[1];
+			return a.slice(0, -1).join(', ') + ', ' + word + ' ' + a[a.length - 1];
+		}
+		formatToParts() { throw unsupported('formatToParts'); }
+		resolvedOptions() { return { locale: 'en-US', ...this.#o }; }
+		static supportedLocalesOf(l) { return NumberFormat.supportedLocalesOf(l); }
+	}
 	// Intl's constructors may be called without new (Intl.DateTimeFormat().resolvedOptions()).
 	const callable = (C) => {
 		const F = function (locales, options) { return new C(locales, options); };
@@ -995,7 +1062,7 @@
 	};
 	const Intl = {};
 	for (const C of [NumberFormat, DateTimeFormat, Collator]) define(Intl, C.name, callable(C));
-	define(Intl, 'PluralRules', PluralRules);
+	for (const C of [PluralRules, RelativeTimeFormat, ListFormat]) define(Intl, C.name, C);
 	define(Intl, 'getCanonicalLocales', (l) => (checkLocale(l), l === undefined ? [] : ['en-US']));
 	define(global, 'Intl', Intl);
 

@@ -156,6 +156,15 @@ return [d.toLocaleDateString('en-US', utc), d.toLocaleTimeString('en-US', utc), 
 			'Jan 15', '01/15/2024', '1:05 PM', 'Jan 15, 2024, 1:05 PM', 'Monday, January 15, 2024']);
 	});
 
+	test('Intl.RelativeTimeFormat and Intl.ListFormat in en-US', async () => {
+		const v = await value(`
+const rtf = new Intl.RelativeTimeFormat('en-US', { numeric: 'auto' });
+const ago = (ms) => rtf.format(-Math.round(ms / 86400000), 'day');
+return [ago(3 * 86400000), ago(86400000), new Intl.RelativeTimeFormat('en-US', { style: 'short' }).format(2, 'hours'),
+  new Intl.ListFormat('en-US').format(['alice', 'bob', 'carol']), new Intl.ListFormat('en-US', { type: 'disjunction' }).format(['x', 'y'])];`);
+		assert.deepEqual(v, ['3 days ago', 'yesterday', 'in 2 hr.', 'alice, bob, and carol', 'x or y']);
+	});
+
 	test('localeCompare and Intl.Collator sort as en-US does, not by code point', async () => {
 		const v = await value(`
 return [['b', 'a', 'B', 'A', 'é', 'e', 'Z', 'z'].sort((x, y) => x.localeCompare(y)),
