@@ -1083,6 +1083,22 @@
 	dateMethod('toLocaleString', 'any', 'all');
 	dateMethod('toLocaleDateString', 'date', 'date');
 	dateMethod('toLocaleTimeString', 'time', 'time');
+	// Arrays pass their locales and options on to each element (ECMA-402).
+	const listLocale = function toLocaleString(locales, options) {
+		const n = this.length, parts = new Array(n);
+		for (let i = 0; i < n; i++) {
+			const x = this[i];
+			parts[i] = x === undefined || x === null ? '' : StringC(x.toLocaleString(locales, options));
+		}
+		return parts.join(',');
+	};
+	define(Array.prototype, 'toLocaleString', listLocale);
+	define(getPrototypeOf(Uint8Array.prototype), 'toLocaleString', listLocale);
+	// Case mappings are the same in en-US as without a locale; another locale is refused.
+	for (const name of ['toLocaleUpperCase', 'toLocaleLowerCase']) {
+		const plain = name === 'toLocaleUpperCase' ? String.prototype.toUpperCase : String.prototype.toLowerCase;
+		define(String.prototype, name, { [name](locales) { checkLocale(locales); return plain.call(this); } }[name]);
+	}
 	define(String.prototype, 'localeCompare', function localeCompare(that, locales, options) {
 		if (this === undefined || this === null) throw new TypeErrorC('String.prototype.localeCompare called on null or undefined');
 		return new Collator(locales, options).compare(StringC(this), StringC(that));

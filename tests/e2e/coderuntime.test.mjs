@@ -135,9 +135,10 @@ return [(1234567.891).toLocaleString('en-US', { style: 'currency', currency: 'US
   (12345.6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
   new Intl.NumberFormat('en-US', { notation: 'compact' }).format(1500000),
   [1000, 2500].map(new Intl.NumberFormat('en-US').format), (12345678901234567890n).toLocaleString('en-US'),
-  Intl.NumberFormat('en-US', { style: 'percent' }).format(0.5)];`);
+  Intl.NumberFormat('en-US', { style: 'percent' }).format(0.5),
+  [1234.5, 2].toLocaleString('en-US', { style: 'currency', currency: 'USD' })];`);
 		assert.deepEqual(v, ['$1,234,567.89', '-$1,234.50', '€1,234.50', '26%', '25.7%', '1,234.568', '1.01', '12,345.60', '1.5M',
-			['1,000', '2,500'], '12,345,678,901,234,567,890', '50%']);
+			['1,000', '2,500'], '12,345,678,901,234,567,890', '50%', '$1,234.50,$2.00']);
 	});
 
 	test('en-US dates: toLocaleDateString honours its options, Intl.DateTimeFormat, dateStyle', async () => {
@@ -179,6 +180,7 @@ return [['b', 'a', 'B', 'A', 'é', 'e', 'Z', 'z'].sort((x, y) => x.localeCompare
 			["new Date(0).toLocaleString('en-US', { timeZone: 'America/New_York' })", /the time zone 'America\/New_York'/],
 			["(5).toLocaleString('en-US', { style: 'unit', unit: 'meter' })", /the option unit is not supported|style: 'unit'/],
 			["new TextDecoder('latin1')", /the encoding 'latin1' is not supported/],
+			["'istanbul'.toLocaleUpperCase('tr-TR')", /the locale 'tr-TR' is not supported/],
 		];
 		for (const [code, re] of cases) {
 			const r = await run(`return ${code}`);
