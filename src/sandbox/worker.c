@@ -921,12 +921,17 @@ SL_NORETURN static void finish_undefined(struct sl_worker *w)
 }
 
 /* Waits ms, or until a RESULT can be read when calls are in flight:
- * true when one can. */
+ * true when one can. The program's deadline ends it (a timer is never set
+ * past it, but the clocks round differently). */
 static bool wait_ms(struct sl_worker *w, double ms)
 {
 	uint64_t end = mono_ms() + (uint64_t)ms + 1;
-	for (uint64_t now = mono_ms(); now < end && now < w->deadline_ms; now = mono_ms()) {
-		uint64_t left = (end < w->deadline_ms ? end : w->deadline_ms) - now;
+	for (uint64_t now = mono_ms(); now < end; now = mono_ms()) {
+		if (w->deadline_ms && now >= w->deadline_ms) {
+			w->abort_kind = "timeout";
+			fail_with(w, "timeout", JS_NULL);
+		}
+		uint64_t left = (w->deadline_ms && w->deadline_ms < end ? w->deadline_ms : end) - now;
 		struct timespec ts = { (time_t)(left / 1000u), (long)(left % 1000u) * 1000000 };
 		struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
 		int r = ppoll(&pfd, w->inflight ? 1 : 0, &ts, NULL);
