@@ -1,7 +1,8 @@
 /*
  * Build time: compiles a classic script to QuickJS bytecode and writes it as
  * a C array, so that the engine built from the same sources loads it without
- * parsing (src/sandbox/strip.c).
+ * parsing: the TypeScript stripper (src/sandbox/strip.c) and code mode's
+ * host APIs (src/sandbox/runtime.js, loaded by runtime.c).
  *   jsbc <symbol> <in.js> <out.c>
  * The bytecode is only valid for the engine it was made with: the Makefile
  * rebuilds it whenever the engine's objects change.
