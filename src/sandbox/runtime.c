@@ -291,7 +291,12 @@ int sl_runtime_fire(JSContext *ctx, JSValueConst hooks)
 	return 0;
 }
 
-JSValue sl_runtime_result(JSContext *ctx, JSValueConst hooks, JSValueConst v)
+JSValue sl_runtime_result(JSContext *ctx, JSValueConst hooks, JSValueConst v, bool args)
 {
-	return call_hook(ctx, hooks, "result", 1, &v);
+	JSValue a[2] = { JS_DupValue(ctx, v),
+			 JS_NewString(ctx, args ? "the arguments" : "the return value") };
+	JSValue r = JS_IsException(a[1]) ? JS_EXCEPTION : call_hook(ctx, hooks, "result", 2, a);
+	JS_FreeValue(ctx, a[0]);
+	JS_FreeValue(ctx, a[1]);
+	return r;
 }

@@ -15,7 +15,7 @@
  *   sl_runtime_start(ctx, hooks, limit, seed, clock);   at RUN
  *   due = sl_runtime_next(ctx, hooks);         -1: no timer pending
  *   sl_runtime_fire(ctx, hooks);               runs the earliest timer
- *   json = sl_runtime_result(ctx, hooks, v);   the value JSON.stringify takes
+ *   json = sl_runtime_result(ctx, hooks, v, args);   the value JSON.stringify takes
  */
 #ifndef SL_SANDBOX_RUNTIME_H
 #define SL_SANDBOX_RUNTIME_H
@@ -51,7 +51,9 @@ double sl_runtime_next(JSContext *ctx, JSValueConst hooks);
 /* Runs the earliest timer's callback: -1 when it threw (the exception is
  * pending in ctx). */
 int sl_runtime_fire(JSContext *ctx, JSValueConst hooks);
-/* v as the value JSON.stringify is given (owned), or JS_EXCEPTION. */
-JSValue sl_runtime_result(JSContext *ctx, JSValueConst hooks, JSValueConst v);
+/* v as the value JSON.stringify is given (owned), or JS_EXCEPTION: a
+ * program's return value, or (args) a tool call's arguments, which errors
+ * then name. */
+JSValue sl_runtime_result(JSContext *ctx, JSValueConst hooks, JSValueConst v, bool args);
 
 #endif

@@ -1104,7 +1104,7 @@
 		return new Collator(locales, options).compare(StringC(this), StringC(that));
 	});
 
-	// ---- the return value ----------------------------------------------------------------
+	// ---- the return value (and a tool call's arguments) -------------------------------------
 	// JSON a model expects from what a program returns: a Map becomes an
 	// object when every key is a string or a number (distinct as strings),
 	// else an array of [key, value] pairs; a Set an array; a Date its ISO
@@ -1116,9 +1116,12 @@
 	// (the gateway's JSON depth gate); a cycle, or a Promise left
 	// unawaited, is an error naming where in the value it is.
 	const MAX_DEPTH = 128;
-	const at = (path) => (path === '' ? 'the return value itself' : 'value' + path);
+	// what: 'the return value' (named value in a path) or 'the arguments' (args).
 	const keyPath = (k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? '.' + k : '[' + JSON.stringify(k) + ']');
-	const toResult = (root) => {
+	const toResult = (root, what = 'the return value') => {
+		const name = what === 'the arguments' ? 'args' : 'value';
+		const at = (path) => (path === '' ? what + ' itself' : name + path);
+		const is = name === 'args' ? 'are' : 'is';
 		const open = new SetC();
 		const seen = uncurry(Set.prototype.has), add = uncurry(Set.prototype.add), del = uncurry(Set.prototype.delete);
 		const walk = (v, path, depth, holder, key) => {
@@ -1130,9 +1133,9 @@
 			default: return v;
 			}
 			if (v === null) return null;
-			if (depth >= MAX_DEPTH) throw new RangeErrorC(`the return value is nested deeper than ${MAX_DEPTH} levels at ${at(path)}`);
-			if (seen(open, v)) throw new TypeErrorC(`the return value is circular: ${at(path)} holds a value that contains it`);
-			if (isInstance(v, PromiseC)) throw new TypeErrorC(`the return value holds a Promise at ${at(path)}: await it (e.g. with await Promise.all([...]))`);
+			if (depth >= MAX_DEPTH) throw new RangeErrorC(`${what} ${is} nested deeper than ${MAX_DEPTH} levels at ${at(path)}`);
+			if (seen(open, v)) throw new TypeErrorC(`${what} ${is} circular: ${at(path)} holds a value that contains it`);
+			if (isInstance(v, PromiseC)) throw new TypeErrorC(`${what} hold${name === 'args' ? '' : 's'} a Promise at ${at(path)}: await it (e.g. with await Promise.all([...]))`);
 			add(open, v);
 			let out;
 			const item = (x, p, k) => { const r = walk(x, path + p, depth + 1, v, k); return r === undefined ? null : r; };
@@ -1245,6 +1248,7 @@
 			}
 			t.cb(...t.args);
 		},
-		result: toResult,
+		// v as JSON.stringify should get it; what names it in errors.
+		result: (v, what) => toResult(v, what),
 	});
 })

@@ -430,7 +430,14 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	 * toString), which may call tools itself: everything that can run it
 	 * comes before the call-count check, so that nothing can come between
 	 * the check and the write of the slot it checked. */
-	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
+	{
+		/* Made JSON as a return value is (a Set an array, a BigInt a number...). */
+		JSValue plain = sl_runtime_result(ctx, w->runtime, argv[2], true);
+		if (JS_IsException(plain))
+			return plain;
+		json = JS_JSONStringify(ctx, plain, JS_UNDEFINED, JS_UNDEFINED);
+		JS_FreeValue(ctx, plain);
+	}
 	if (JS_IsException(json))
 		return json;
 	server = utf8(ctx, argv[0], w->lim.max_args, &slen, false);
@@ -901,7 +908,7 @@ static JSValue compile(struct sl_worker *w, struct text *src)
  * there is none, or JS_EXCEPTION. */
 static JSValue result_json(struct sl_worker *w, JSValueConst v)
 {
-	JSValue c = sl_runtime_result(w->ctx, w->runtime, v), s;
+	JSValue c = sl_runtime_result(w->ctx, w->runtime, v, false), s;
 	if (JS_IsException(c))
 		return c;
 	s = JS_JSONStringify(w->ctx, c, JS_UNDEFINED, JS_UNDEFINED);

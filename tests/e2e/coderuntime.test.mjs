@@ -218,6 +218,14 @@ return { counts: new Map([['open', 3], ['closed', 5]]), byObj: new Map([[{ id: 1
 		assert.equal(printed.text, 'undefined\n\n[console]\nhi\n');
 	});
 
+	test('a tool call\'s arguments are made JSON the same way', async () => {
+		const v = await value('return await tools.catalog.echo({ ids: new Set([1, 2]), big: 5n, when: new Date(0), m: new Map([["k", 1]]) })');
+		assert.deepEqual(v, { arguments: { ids: [1, 2], big: 5, when: '1970-01-01T00:00:00.000Z', m: { k: 1 } } });
+		const cyc = await run('const a = {}; a.self = a; return await tools.catalog.echo(a)');
+		assert.equal(cyc.isError, true);
+		assert.match(cyc.text, /^error: TypeError: the arguments are circular: args\.self holds a value that contains it \(line 1, column \d+\)/);
+	});
+
 	test('a cycle, or a Promise left unawaited, is an error naming where', async () => {
 		const cyc = await run('const a = { list: [] }; a.list.push(a); return a;');
 		assert.equal(cyc.isError, true);

@@ -58,7 +58,7 @@ static char *eval(struct rt *r, const char *code)
 	JSValue v = JS_Eval(r->ctx, code, strlen(code), "program.js", JS_EVAL_TYPE_GLOBAL), c, s;
 	const char *p;
 
-	c = JS_IsException(v) ? JS_EXCEPTION : sl_runtime_result(r->ctx, r->hooks, v);
+	c = JS_IsException(v) ? JS_EXCEPTION : sl_runtime_result(r->ctx, r->hooks, v, false);
 	s = JS_IsException(c) ? JS_EXCEPTION : JS_JSONStringify(r->ctx, c, JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(s)) {
 		JSValue e = JS_GetException(r->ctx);
