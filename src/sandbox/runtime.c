@@ -181,21 +181,26 @@ static JSValue js_decode(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 
 	if (!p)
 		return JS_EXCEPTION;
-	/* At most 3 bytes out for each byte in (U+FFFD for a lone byte). */
-	out = js_malloc(ctx, n * 3 + 1);
+	/* The output's size first: each well-formed sequence as is, each
+	 * ill-formed subpart as U+FFFD's 3 bytes (the first one stops a fatal
+	 * decoder). */
+	for (size_t i = 0; i < n; i += k ? k : bad) {
+		k = utf8_seq(p + i, n - i, &bad);
+		if (!k && fatal)
+			return JS_ThrowTypeError(ctx, "TextDecoder: the input is not valid UTF-8 (byte %zu)",
+						 i);
+		o += k ? k : 3;
+	}
+	out = js_malloc(ctx, o + 1);
 	if (!out)
 		return JS_EXCEPTION;
+	o = 0;
 	for (size_t i = 0; i < n; i += k ? k : bad) {
 		k = utf8_seq(p + i, n - i, &bad);
 		if (k) {
 			memcpy(out + o, p + i, k);
 			o += k;
 			continue;
-		}
-		if (fatal) {
-			js_free(ctx, out);
-			return JS_ThrowTypeError(ctx, "TextDecoder: the input is not valid UTF-8 "
-						 "(byte %zu)", i);
 		}
 		memcpy(out + o, "\xEF\xBF\xBD", 3);
 		o += 3;
