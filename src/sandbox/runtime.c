@@ -108,28 +108,23 @@ static JSValue js_fill(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
  * (ED A0..BF xx), which are not UTF-8: each becomes U+FFFD. */
 static JSValue js_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-	size_t n;
+	size_t n, len;
 	const char *s = argc >= 1 ? JS_ToCStringLen(ctx, &n, argv[0]) : NULL;
 	uint8_t *p;
 	JSValue r;
 
 	if (!s)
 		return JS_EXCEPTION;
-	/* Buffers from the engine's allocator: counted in the program's heap. */
-	p = js_malloc(ctx, n + 1);
-	if (!p) {
-		JS_FreeCString(ctx, s);
-		return JS_EXCEPTION;
-	}
-	memcpy(p, s, n);
+	/* Copied once, into the array itself (counted in the program's heap),
+	 * and mended there. */
+	r = JS_NewUint8ArrayCopy(ctx, (const uint8_t *)s, n);
 	JS_FreeCString(ctx, s);
-	for (size_t i = 0; i + 2 < n; i++)
+	p = JS_IsException(r) ? NULL : JS_GetUint8Array(ctx, &len, r);
+	for (size_t i = 0; p && i + 2 < len; i++)
 		if (p[i] == 0xED && (p[i + 1] & 0xE0) == 0xA0) {
 			memcpy(p + i, "\xEF\xBF\xBD", 3);
 			i += 2;
 		}
-	r = JS_NewUint8ArrayCopy(ctx, p, n);
-	js_free(ctx, p);
 	return r;
 }
 
