@@ -10,6 +10,7 @@
 #include "gateway/view.h"
 #include "pipeline/call.h"
 #include "pipeline/gen.h"
+#include "stages/audit.h"
 #include "stages/policy.h"
 
 #include <stdint.h>
@@ -151,6 +152,11 @@ struct sl_sandbox_call {
 	char ahash[SL_SHA256_HEX]; /* its arguments' (replay runs) */
 	struct sl_program *skill; /* a skill's call: the program it runs */
 	char *skill_name;
+	/* For the skill run's audit line: who saved it, the calling program,
+	 * its session and caller (a reference). */
+	char *skill_owner;
+	uint64_t parent, session_id;
+	struct sl_caller *who;
 	bool live;              /* a skill's call counted in r->live (replay runs) */
 };
 
@@ -451,6 +457,10 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 
 	if (r)
 		r->live--;
+	/* Its own line, which its calls' "program" names (docs/stages/audit.md). */
+	sl_audit_skill(gen, sl_program_id(prog), h->parent, h->session_id, h->who, h->skill_name,
+		       h->skill_owner, res->cancelled ? "cancelled" : res->ok ? "ok" : res->kind,
+		       res->calls, res->duration_ms, res->ok ? res->text_len : 0);
 	if (h->p && res->ok) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		yyjson_doc *j = sl_json_read(res->text, res->text_len, SL_JSON_READ_FLAGS, NULL);
@@ -474,6 +484,8 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 		maybe_end(r);
 	sl_program_free(prog);
 	free(h->skill_name);
+	free(h->skill_owner);
+	sl_caller_unref(h->who);
 	free(h);
 }
 
@@ -493,7 +505,7 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
 	char *json, *code, key[SL_SHA256_HEX];
-	size_t len;
+	size_t len, pre, post;
 
 	h->skill_name = sl_strdup(name);
 	if (r->depth >= SL_SKILL_DEPTH_MAX) {
@@ -507,9 +519,14 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 			   "maxConcurrentPerCaller), and a skill needs one of its own", name);
 	} else if (sl_codemode_skill(r->gw, r->who, name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
-		code = sl_codemode_skill_code(&sk, json, len, true, &len);
+		code = sl_codemode_skill_code(&sk, json, len, true, &len, &pre, &post);
+		h->skill_owner = sk.owner ? sl_strdup(sk.owner) : NULL;
+		h->parent = sl_program_id(h->p);
+		h->session_id = r->s ? r->s->id : 0;
+		h->who = sl_caller_ref(r->who);
 		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, on_skill_done, NULL, h,
 				     r->depth + 1);
+		sl_program_set_wrap(h->skill, pre, post);
 		if (r->rp) {
 			h->live = true;
 			r->live++;
@@ -916,7 +933,7 @@ bool sl_codemode_skills_exist(const struct sl_caller *who)
 }
 
 char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
-			     bool nested, size_t *len)
+			     bool nested, size_t *len, size_t *pre, size_t *post)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	size_t qlen;
@@ -929,9 +946,11 @@ char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t
 	(void)!sl_buf_appends(&b, "const args = JSON.parse(");
 	(void)!sl_buf_append(&b, quoted, qlen);
 	(void)!sl_buf_appends(&b, nested ? "); return JSON.stringify((await (async () => {" : "); ");
+	*pre = b.len;
 	(void)!sl_buf_append(&b, sk->code, sk->code_len);
 	if (nested)
 		(void)!sl_buf_appends(&b, "\n})()) ?? null);");
+	*post = b.len - *pre - sk->code_len;
 	free(quoted);
 	yyjson_mut_doc_free(d);
 	return sl_buf_take(&b, len);

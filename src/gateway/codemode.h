@@ -94,9 +94,10 @@ bool sl_codemode_skills_exist(const struct sl_caller *who);
 /* The program a call of sk runs (malloc'd, *len set): args (JSON text of
  * the arguments object) as the constant `args`, then sk's code. nested
  * (tools.skills.x from a program): it returns the JSON text of the code's
- * value, which the caller's await parses back. */
+ * value, which the caller's await parses back. *pre and *post: the bytes
+ * before and after sk's code, for sl_program_set_wrap. */
 char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
-			     bool nested, size_t *len);
+			     bool nested, size_t *len, size_t *pre, size_t *post);
 /* Checks what code mode needs of the config: two servers must not share an
  * identifier (tools.git_hub for both "git-hub" and "git_hub"), and none
  * may be tools.skills, where the saved skills are. */

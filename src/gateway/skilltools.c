@@ -378,7 +378,6 @@ static void on_checked(void *ctx, struct sl_program *p, struct sl_gen *gen)
 	const struct sl_program_result *r = sl_program_result(p);
 	struct sl_session *s = NULL;
 	struct sl_list *n;
-	unsigned long line = 0, col = 0;
 	char *text, *at;
 
 	/* The session may have closed meanwhile (its memory may even hold
@@ -400,11 +399,6 @@ static void on_checked(void *ctx, struct sl_program *p, struct sl_gen *gen)
 		return;
 	}
 	text = sl_strndup(r->text ? r->text : "", r->text ? r->text_len : 0);
-	/* Positions on the first line count CHECK_HEAD: not the skill's. */
-	at = strstr(text, "(line 1, column ");
-	if (at && sscanf(at, "(line %lu, column %lu)", &line, &col) == 2 && line == 1 &&
-	    col > strlen(CHECK_HEAD))
-		snprintf(at, strlen(at) + 1, "(line 1, column %lu)", col - strlen(CHECK_HEAD));
 	if (strcmp(r->kind, "syntax") == 0)
 		at = sl_printf("save_skill: the code does not parse: %s; nobody was asked, and the "
 			       "skill was not saved", text);
@@ -486,7 +480,10 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	/* Checked in a worker, as programs are: the gateway parses no code. It
 	 * counts as one of the saver's programs; it sees no session. */
 	check = sl_printf(CHECK_HEAD "%.*s", (int)c->sk.code_len, c->sk.code);
-	sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL, on_checked, NULL, c);
+	/* Positions are the skill's own: CHECK_HEAD is not counted. */
+	sl_program_set_wrap(sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL,
+						   on_checked, NULL, c),
+			    strlen(CHECK_HEAD), 0);
 	free(check);
 }
 
@@ -498,7 +495,7 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
 	char *json, *code;
-	size_t len;
+	size_t len, pre, post;
 
 	if (sl_codemode_skill(s->gw, m->who, name, &sk, &err) < 0) {
 		char msg[300];
@@ -515,8 +512,18 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	}
 	json = args ? sl_json_write_val(args, &len) : sl_strdup("{}");
 	len = strlen(json);
-	code = sl_codemode_skill_code(&sk, json, len, false, &len);
-	sl_calls_run_program(s, m, modern, code, len, NULL);
+	if (len > s->gw->gen->cfg->code.max_args) {
+		/* The bound a program's call to it would meet. */
+		char *msg = sl_printf("the arguments are %zu bytes of JSON, over the limit of %zu "
+				      "(codeMode.maxArgsBytes)", len, s->gw->gen->cfg->code.max_args);
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		free(json);
+		sl_skill_dispose(&sk);
+		return;
+	}
+	code = sl_codemode_skill_code(&sk, json, len, false, &len, &pre, &post);
+	sl_calls_run_program(s, m, modern, code, len, NULL, pre, post);
 	free(code);
 	free(json);
 	sl_skill_dispose(&sk);
