@@ -525,14 +525,27 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(json))
 		return json;
-	/* Where the program calls: its failure's error points there. */
-	where = JS_NewError(ctx);
-	if (JS_IsException(where)) {
-		JS_FreeValue(ctx, json);
-		return where;
+	/* Where the program calls: its failure's error points there. The
+	 * namespace's get took it (here()); else (a tool taken by
+	 * Object.values, say) it is where the call is made. */
+	if (argc >= 4 && JS_IsArray(argv[3])) {
+		JSValue lj = JS_GetPropertyUint32(ctx, argv[3], 0), cj = JS_GetPropertyUint32(ctx, argv[3], 1);
+		uint32_t lv = 0, cv = 0;
+		if (JS_ToUint32(ctx, &lv, lj) < 0 || JS_ToUint32(ctx, &cv, cj) < 0)
+			lv = cv = 0;
+		JS_FreeValue(ctx, lj);
+		JS_FreeValue(ctx, cj);
+		line = lv;
+		col = cv;
+	} else {
+		where = JS_NewError(ctx);
+		if (JS_IsException(where)) {
+			JS_FreeValue(ctx, json);
+			return where;
+		}
+		error_at(ctx, where, &line, &col);
+		JS_FreeValue(ctx, where);
 	}
-	error_at(ctx, where, &line, &col);
-	JS_FreeValue(ctx, where);
 	server = utf8(ctx, argv[0], w->lim.max_args, &slen, false);
 	tool = server ? utf8(ctx, argv[1], w->lim.max_args, &tlen, false) : NULL;
 	args = tool ? utf8(ctx, json, w->lim.max_args, &alen, true) : NULL;
@@ -577,6 +590,25 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	return promise;
 }
 
+/* here() -> [line, column] of the program's innermost frame, in program.js
+ * (the engine's byte column), or undefined. */
+static JSValue js_here(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+	JSValue e = JS_NewError(ctx), a;
+	unsigned long line, col;
+
+	if (JS_IsException(e))
+		return e;
+	error_at(ctx, e, &line, &col);
+	JS_FreeValue(ctx, e);
+	if (!line)
+		return JS_UNDEFINED;
+	a = JS_NewArray(ctx);
+	JS_SetPropertyUint32(ctx, a, 0, JS_NewInt64(ctx, (int64_t)line));
+	JS_SetPropertyUint32(ctx, a, 1, JS_NewInt64(ctx, (int64_t)col));
+	return a;
+}
+
 /* log(text): console output, capped. */
 static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -615,7 +647,7 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
  * only when called; a server's own keys are the tool names the RUN frame
  * lists for it (the caller's view: nothing hidden is listed). */
 static const char prelude[] =
-	"(function (call, log) {\n"
+	"(function (call, log, here) {\n"
 	"  'use strict';\n"
 	"  const byName = new Map(), keysOf = new Map();\n"
 	"  let idents = [];\n"
@@ -623,7 +655,10 @@ static const char prelude[] =
 	"  const namespace = (server) => new Proxy({}, {\n"
 	"    get(t, tool) {\n"
 	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
-	"      return (args) => call(server, tool, args === undefined ? {} : args);\n"
+	/* Where the program names the tool: its call's position, taken
+	 * before the arguments are evaluated (their code would move it). */
+	"      const at = here();\n"
+	"      return (args) => call(server, tool, args === undefined ? {} : args, at);\n"
 	"    },\n"
 	"    ownKeys() { return (keysOf.get(server) ?? []).slice(); },\n"
 	"    getOwnPropertyDescriptor(t, tool) {\n"
@@ -701,7 +736,7 @@ static int strip_interrupt(void *opaque)
 struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 {
 	struct sl_worker *w = calloc(1, sizeof(*w));
-	JSValue fn, args[2];
+	JSValue fn, args[3];
 
 	if (!w)
 		return NULL;
@@ -737,9 +772,11 @@ struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 		return NULL;
 	args[0] = JS_NewCFunction(w->ctx, js_call, "call", 3);
 	args[1] = JS_NewCFunction(w->ctx, js_log, "log", 1);
-	w->set_servers = JS_Call(w->ctx, fn, JS_UNDEFINED, 2, args);
+	args[2] = JS_NewCFunction(w->ctx, js_here, "here", 0);
+	w->set_servers = JS_Call(w->ctx, fn, JS_UNDEFINED, 3, args);
 	JS_FreeValue(w->ctx, args[0]);
 	JS_FreeValue(w->ctx, args[1]);
+	JS_FreeValue(w->ctx, args[2]);
 	JS_FreeValue(w->ctx, fn);
 	if (JS_IsException(w->set_servers))
 		return NULL;

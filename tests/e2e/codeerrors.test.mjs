@@ -1,7 +1,8 @@
 // Errors a model can act on (issue 34, findings 1, 2, 3 and 5): programs
 // written as models write them, TypeScript and JavaScript, ASCII and not,
 // with their exact answers and the exact line and column of each failure.
-// A failed tool call names the tool and where the program called it, and
+// A failed tool call names the tool and where the program called it (the
+// start of tools.<server>.<tool>), and
 // stays catchable with err.server and err.tool; positions are in characters
 // of the source as sent, in programs and in skills (a skill's own source);
 // a skill run from a program has an audit line of its own, which its calls
@@ -75,7 +76,7 @@ describe('a failed tool call says which tool and where', () => {
 	test('uncaught, in JavaScript: the line and column of the call, the server and tool, the upstream message', async () => {
 		const r = await run(THREE_CALLS);
 		assert.equal(r.isError, true);
-		assert.equal(r.text, 'error: Error: tools.github.get_pull_request failed (line 3, column 31): Not Found: pull request #999999 does not exist in acme/api');
+		assert.equal(r.text, 'error: Error: tools.github.get_pull_request failed (line 3, column 18): Not Found: pull request #999999 does not exist in acme/api');
 	});
 
 	test('uncaught, in TypeScript with accents and an emoji before the call on its line', async () => {
@@ -85,7 +86,7 @@ const note: string = "résumé 🎉"; const pr = await tools.github.get_pull_req
 return issues.length;`;
 		for (const language of [undefined, 'ts']) {
 			const r = await run(src, language);
-			assert.equal(r.text, 'error: Error: tools.github.get_pull_request failed (line 3, column 64): Not Found: pull request #999999 does not exist in acme/api', `language ${language}`);
+			assert.equal(r.text, 'error: Error: tools.github.get_pull_request failed (line 3, column 51): Not Found: pull request #999999 does not exist in acme/api', `language ${language}`);
 		}
 	});
 
@@ -93,7 +94,7 @@ return issues.length;`;
 		const r = await run(`const [a, b] = await Promise.all([tools.github.list_issues({ owner: "acme", repo: "api" }),
   tools.rpc.boom({ why: "ü" })]);
 return a.length;`);
-		assert.equal(r.text, "error: Error: tools.rpc.boom failed (line 2, column 13): server 'rpc' answered with error -32603: upstream exploded");
+		assert.equal(r.text, "error: Error: tools.rpc.boom failed (line 2, column 3): server 'rpc' answered with error -32603: upstream exploded");
 	});
 
 	test('caught: err.server, err.tool, err.message (the upstream\'s), err.line and err.column; the program goes on', async () => {
@@ -107,7 +108,7 @@ const issues = await tools.github.list_issues({ owner: "acme", repo: "api" });
 return { first, issues: issues.length };`);
 		assert.equal(r.isError, false, r.text);
 		assert.deepEqual(JSON.parse(r.text), {
-			first: { isError: true, server: 'github', tool: 'get_pull_request', message: 'Not Found: pull request #999999 does not exist in acme/api', line: 3, column: 22 },
+			first: { isError: true, server: 'github', tool: 'get_pull_request', message: 'Not Found: pull request #999999 does not exist in acme/api', line: 3, column: 9 },
 			issues: 20,
 		});
 	});
@@ -119,7 +120,7 @@ return { first, issues: issues.length };`);
   console.log("retrying later");
   throw e;
 }`);
-		assert.match(r.text, /^error: Error: tools\.rpc\.boom failed \(line 2, column 19\): server 'rpc' answered with error -32603: upstream exploded\n\n\[console\]\nretrying later/);
+		assert.match(r.text, /^error: Error: tools\.rpc\.boom failed \(line 2, column 9\): server 'rpc' answered with error -32603: upstream exploded\n\n\[console\]\nretrying later/);
 	});
 });
 
@@ -164,7 +165,7 @@ describe('skills report positions in their own source', () => {
 
 	test('called from a program: the skill is named, its position is its own, the call\'s is the program\'s', async () => {
 		const r = await run('const v = 1;\nreturn await tools.skills.first_line({ x: "a long argument, which is not the skill\'s source" });');
-		assert.equal(r.text, "error: Error: tools.skills.first_line failed (line 2, column 27): skill 'first_line' failed: error: ReferenceError: boom is not defined (line 1, column 8)");
+		assert.equal(r.text, "error: Error: tools.skills.first_line failed (line 2, column 14): skill 'first_line' failed: error: ReferenceError: boom is not defined (line 1, column 8)");
 	});
 
 	test('accents and an emoji in a skill, directly and from a program', async () => {

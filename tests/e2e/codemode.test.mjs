@@ -359,7 +359,7 @@ describe('errors', { concurrency: true }, () => {
 	test('an uncaught tool rejection fails the program with the tool, where it was called, and the tool text', async () => {
 		const r = await execCode(code.client, 'await tools.catalog.fail({message: "nope"});');
 		assert.equal(r.kind, 'error');
-		assert.equal(r.text, 'error: Error: tools.catalog.fail failed (line 1, column 20): nope');
+		assert.equal(r.text, 'error: Error: tools.catalog.fail failed (line 1, column 7): nope');
 	});
 
 	test('a syntax error gives kind syntax with a line', async () => {
