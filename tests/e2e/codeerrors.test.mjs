@@ -59,7 +59,7 @@ before(async () => {
 				call: `(params, ok, fail) => fail(-32603, 'upstream exploded')`,
 			}),
 		},
-		sluice: { exposure: 'code', codeMode: { timeoutMs: 8000, maxConcurrent: 4 }, audit: { file: AUDIT } },
+		sluice: { exposure: 'code', codeMode: { timeoutMs: 8000, maxConcurrent: 4, maxArgsBytes: 100000 }, audit: { file: AUDIT } },
 		env: ENV,
 	});
 	await eventually(async () => (await run('await tools.rpc.boom({}).catch(() => 0); return (await tools.github.list_issues({ owner: "acme", repo: "api" })).length')).text === '20', 15000, 200, 'the upstreams');
@@ -173,6 +173,17 @@ describe('skills report positions in their own source', () => {
 		assert.equal(textOf(direct), 'error: ReferenceError: boom is not defined (line 1, column 32)');
 		const nested = await run('try { await tools.skills.accents({}); } catch (e) { return e.message; }');
 		assert.equal(nested.text, "skill 'accents' failed: error: ReferenceError: boom is not defined (line 1, column 32)");
+	});
+});
+
+describe('a skill\'s arguments', () => {
+	test('larger than the program\'s source limit run; over codeMode.maxArgsBytes are refused with the bound', async () => {
+		// 70,000 bytes: over maxSourceBytes (64 KiB), which bounds the skill's code, not its arguments.
+		const ok = await code.client.callTool({ name: 'skills__first_line', arguments: { blob: 'x'.repeat(70000) } });
+		assert.equal(textOf(ok), 'error: ReferenceError: boom is not defined (line 1, column 8)');
+		const big = await code.client.callTool({ name: 'skills__first_line', arguments: { blob: 'x'.repeat(100001) } });
+		assert.equal(big.isError, true);
+		assert.equal(textOf(big), 'the arguments are 100012 bytes of JSON, over the limit of 100000 (codeMode.maxArgsBytes)');
 	});
 });
 

@@ -90,6 +90,49 @@ TEST(replay_round_trip)
 	sl_replay_free(rp);
 }
 
+TEST(replay_skill_runs_are_apart)
+{
+	/* The program's call 0 runs a skill (run "0"), whose call 0 is
+	 * recorded and whose call 1 asks: the retry tells the skill's calls
+	 * from the program's by their run. */
+	struct sl_replay *rp = sl_replay_new(CODE, strlen(CODE)), *again;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL), *vd;
+	yyjson_mut_val *r, *value;
+	struct sl_err err = { 0 };
+	const char *e;
+	size_t elen;
+	char *state = NULL;
+
+	CHECK_INT(sl_replay_next(rp, NULL, 0, "skills", "k", "hk"), SL_REPLAY_LIVE);
+	CHECK_INT(sl_replay_next(rp, "0", 0, "s", "r", "h0"), SL_REPLAY_LIVE);
+	sl_replay_record(rp, "0", 0, "s", "r", "h0", yyjson_mut_int(d, 5), NULL, 0);
+	CHECK_INT(sl_replay_next(rp, "0", 1, "s", "w", "h1"), SL_REPLAY_LIVE);
+	CHECK(sl_replay_suspend(rp, "0", 1, "s", "w", "h1", ir_of(d)));
+	r = sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
+	CHECK(r != NULL);
+	if (r)
+		state = sl_strdup(yyjson_mut_get_str(yyjson_mut_obj_get(r, "requestState")));
+	again = state ? sl_replay_open(key, sizeof(key), CRED, CODE, strlen(CODE), state, NULL, &err) :
+			NULL;
+	CHECK(again != NULL);
+	if (again) {
+		/* The skill call itself was never answered: it runs again. */
+		CHECK_INT(sl_replay_next(again, NULL, 0, "skills", "k", "hk"), SL_REPLAY_LIVE);
+		CHECK_INT(sl_replay_next(again, "0", 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
+		CHECK(sl_replay_result(again, "0", 0, &vd, &value, &e, &elen));
+		CHECK_INT(yyjson_mut_get_int(value), 5);
+		yyjson_mut_doc_free(vd);
+		CHECK_INT(sl_replay_next(again, "0", 1, "s", "w", "h1"), SL_REPLAY_PENDING);
+		/* The program's own call 1 is not the skill's pending one. */
+		CHECK_INT(sl_replay_next(again, NULL, 1, "s", "w", "h1"), SL_REPLAY_LIVE);
+		CHECK(sl_replay_failed(again) == NULL);
+		sl_replay_free(again);
+	}
+	free(state);
+	yyjson_mut_doc_free(d);
+	sl_replay_free(rp);
+}
+
 TEST(replay_divergence)
 {
 	struct sl_replay *rp = sl_replay_new(CODE, strlen(CODE)), *again;
