@@ -26,6 +26,11 @@ const SKILL_FILES = {
 	first_line: 'return boom();',
 	// Accents and an emoji before the error, on the same line.
 	accents: 'const s = "café 🎉"; return s + boom();',
+	// A file dropped by hand that does not parse (save_skill would refuse it).
+	bad_syntax: 'const ok = 1; return (ok + ;',
+	left_open: 'const list = [1, 2',
+	// TypeScript, with a runtime error on line 2.
+	typed: 'const n: number = args.n as number;\nconst r: { v: number } | undefined = undefined; return r!.v + n;',
 	// Two calls of its own, for the audit.
 	echo_twice: `const a = await tools.github.echo({ word: args.word, n: 1 });
 const b = await tools.github.echo({ word: args.word, n: 2 });
@@ -173,6 +178,28 @@ describe('skills report positions in their own source', () => {
 		assert.equal(textOf(direct), 'error: ReferenceError: boom is not defined (line 1, column 32)');
 		const nested = await run('try { await tools.skills.accents({}); } catch (e) { return e.message; }');
 		assert.equal(nested.text, "skill 'accents' failed: error: ReferenceError: boom is not defined (line 1, column 32)");
+	});
+});
+
+describe('skills: syntax errors and TypeScript in their own source', () => {
+	test('a syntax error on the first line, directly and from a program', async () => {
+		const direct = await code.client.callTool({ name: 'skills__bad_syntax', arguments: {} });
+		assert.equal(textOf(direct), "syntax: SyntaxError: unexpected token in expression: ';' (line 1, column 28)");
+		const nested = await run('try { await tools.skills.bad_syntax({}); } catch (e) { return e.message; }');
+		assert.equal(nested.text, "skill 'bad_syntax' failed: syntax: SyntaxError: unexpected token in expression: ';' (line 1, column 28)");
+	});
+
+	test('a bracket left open: the end of the skill, not its wrapping', async () => {
+		const want = 'SyntaxError: the program ends too early: an expression, bracket, parenthesis or string is left open, or a bracket is closed that was never opened (at the end of the program: line 1, column 19)';
+		const direct = await code.client.callTool({ name: 'skills__left_open', arguments: {} });
+		assert.equal(textOf(direct), `syntax: ${want}`);
+		const nested = await run('try { await tools.skills.left_open({}); } catch (e) { return e.message; }');
+		assert.equal(nested.text, `skill 'left_open' failed: syntax: ${want}`);
+	});
+
+	test('a TypeScript skill: its runtime error at the column in its TypeScript', async () => {
+		const nested = await run('try { await tools.skills.typed({ n: 1 }); } catch (e) { return e.message; }');
+		assert.equal(nested.text, "skill 'typed' failed: error: TypeError: cannot read property 'v' of undefined (line 2, column 56)");
 	});
 });
 
