@@ -940,6 +940,14 @@ int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, 
 	if (rc == SL_ERR_NOT_FOUND || rc == SL_ERR_STATE) {
 		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
 		rc = SL_ERR_NOT_FOUND;
+	} else if (rc == SL_OK && out->code_len > gw->gen->cfg->code.max_source) {
+		/* A file put on a shelf by hand: it runs as a program, whose
+		 * bound holds (save_skill refuses such code). */
+		sl_err_set(err, "skill '%.100s' cannot run: its code is %zu bytes, over "
+			   "codeMode.maxSourceBytes (%zu)", name, out->code_len,
+			   gw->gen->cfg->code.max_source);
+		sl_skill_dispose(out);
+		rc = SL_ERR_TOO_LARGE;
 	}
 	return rc;
 }

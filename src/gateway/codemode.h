@@ -81,7 +81,9 @@ struct sl_skill;
  * *out set (dispose it), or SL_ERR_NOT_FOUND with the program's message in
  * err when there is none, policy denies who skills.<name>, or it is not
  * approved (changed on disk since save_skill or `sluice skills approve`:
- * hidden); another error when its file is bad (the log says why). */
+ * hidden); SL_ERR_TOO_LARGE (err says so) when its code is over
+ * codeMode.maxSourceBytes; another error when its file is bad (the log
+ * says why). */
 int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, const char *name,
 		      struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
 /* Policy denies who the skill name (the rule's glob on skills.<name>):

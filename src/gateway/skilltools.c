@@ -666,7 +666,13 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	char *json, *code;
 	size_t len, pre, post;
 
-	if (sl_codemode_skill(s->gw, m->who, name, &sk, &err) < 0) {
+	int rc = sl_codemode_skill(s->gw, m->who, name, &sk, &err);
+
+	if (rc == SL_ERR_TOO_LARGE) {
+		answer_text(s, m, modern, err.msg, true);
+		return;
+	}
+	if (rc < 0) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "Unknown tool: %s%.100s", SL_SKILL_PREFIX, name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);

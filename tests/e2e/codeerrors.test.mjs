@@ -31,6 +31,8 @@ const SKILL_FILES = {
 	left_open: 'const list = [1, 2',
 	// TypeScript, with a runtime error on line 2.
 	typed: 'const n: number = args.n as number;\nconst r: { v: number } | undefined = undefined; return r!.v + n;',
+	// Over maxSourceBytes (4 KiB here): put on the shelf by hand, it cannot run.
+	huge: `return 1; /* ${'x'.repeat(5000)} */`,
 	// Two calls of its own, for the audit.
 	echo_twice: `const a = await tools.github.echo({ word: args.word, n: 1 });
 const b = await tools.github.echo({ word: args.word, n: 2 });
@@ -64,7 +66,7 @@ before(async () => {
 				call: `(params, ok, fail) => fail(-32603, 'upstream exploded')`,
 			}),
 		},
-		sluice: { exposure: 'code', codeMode: { timeoutMs: 8000, maxConcurrent: 4, maxArgsBytes: 100000 }, audit: { file: AUDIT } },
+		sluice: { exposure: 'code', codeMode: { timeoutMs: 8000, maxConcurrent: 4, maxArgsBytes: 100000, maxSourceBytes: 4096 }, audit: { file: AUDIT } },
 		env: ENV,
 	});
 	await eventually(async () => (await run('await tools.rpc.boom({}).catch(() => 0); return (await tools.github.list_issues({ owner: "acme", repo: "api" })).length')).text === '20', 15000, 200, 'the upstreams');
@@ -211,6 +213,17 @@ describe('a skill\'s arguments', () => {
 		const big = await code.client.callTool({ name: 'skills__first_line', arguments: { blob: 'x'.repeat(100001) } });
 		assert.equal(big.isError, true);
 		assert.equal(textOf(big), 'the arguments are 100012 bytes of JSON, over the limit of 100000 (codeMode.maxArgsBytes)');
+	});
+});
+
+describe('a skill file over codeMode.maxSourceBytes', () => {
+	test('is refused with the bound, directly and from a program', async () => {
+		const want = "skill 'huge' cannot run: its code is 5016 bytes, over codeMode.maxSourceBytes (4096)";
+		const direct = await code.client.callTool({ name: 'skills__huge', arguments: {} });
+		assert.equal(direct.isError, true);
+		assert.equal(textOf(direct), want);
+		const nested = await run('try { await tools.skills.huge({}); } catch (e) { return e.message; }');
+		assert.equal(nested.text, want);
 	});
 });
 
