@@ -611,8 +611,11 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 				c->sk.code_len, s->gw->gen->cfg->code.max_source);
 	} else if (sl_skill_save_room(&c->shelf, c->sk.name, &err) < 0) {
 		msg = sl_printf("save_skill: %s", err.msg);
-	} else if (!modern && !sl_session_can_elicit(s)) {
-		/* Policy confirm, always: a skill is code that will run later. */
+	} else if (modern ? !state && !yyjson_obj_get(sl_session_caps(s, m, true), "elicitation") :
+		   !sl_session_can_elicit(s)) {
+		/* Policy confirm, always: a skill is code that will run later. A
+		 * 2026-07-28 request is asked by input_required when it declares
+		 * elicitation (as execute_code's replay, calls.c). */
 		msg = sl_strdup("save_skill needs the person's confirmation, and this client cannot "
 				"be asked (it did not declare elicitation); the skill was not saved");
 	} else {

@@ -170,4 +170,10 @@ describe('2026-07-28: save_skill\'s requestState', () => {
 		assert.equal(again.isError, true);
 		assert.match(again.content[0].text, /this approval was used already/);
 	});
+
+	test('a request that does not declare elicitation is refused, as a session-era client is', async () => {
+		const r = (await raw.request('tools/call', { _meta: modernMeta({}), name: 'save_skill', arguments: { ...ARGS, name: 'no_caps' } }, { ms: 15000 })).result;
+		assert.equal(r.isError, true);
+		assert.equal(r.content[0].text, "save_skill needs the person's confirmation, and this client cannot be asked (it did not declare elicitation); the skill was not saved");
+	});
 });
