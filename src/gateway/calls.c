@@ -672,6 +672,7 @@ static void start_program(struct sl_pending *p, const char *code, size_t len)
 						      p->u.program.replay, on_program_done,
 						      on_program_step, p);
 	sl_program_set_language(p->u.program.program, p->u.program.lang);
+	sl_program_set_wrap(p->u.program.program, p->u.program.pre, p->u.program.post);
 }
 
 /* A retry's state used already, or not shown unused: p is answered so and
@@ -755,7 +756,7 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 }
 
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
-			  size_t len, const char *lang)
+			  size_t len, const char *lang, size_t pre, size_t post)
 {
 	/* code may point into m's document, which p now owns; the program
 	 * copies it. */
@@ -773,6 +774,8 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 	}
 	p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
 	p->u.program.lang = lang;
+	p->u.program.pre = pre;
+	p->u.program.post = post;
 	if (modern && !replay_prepare(p, code, len))
 		return;
 	start_program(p, code, len);
@@ -810,7 +813,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {
 		sl_calls_run_program(s, m, modern, yyjson_get_str(code), yyjson_get_len(code),
-				     code_language(lang));
+				     code_language(lang), 0, 0);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
