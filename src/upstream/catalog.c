@@ -2,6 +2,7 @@
 #include "upstream/catalog.h"
 
 #include "core/log.h"
+#include "proto/mcp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,29 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 		sl_map_put(&e->by_name, e->v[i].exposed, &e->v[i]);
 }
 
+static bool is_ui(const char *uri)
+{
+	return strncmp(uri, SL_MCP_UI_SCHEME, strlen(SL_MCP_UI_SCHEME)) == 0;
+}
+
+/* The server whose name is the authority of a ui:// URI (its namespaced
+ * form, "ui://<server>/<the rest of the server's own ui:// URI>"), and in
+ * *rest that rest; NULL if uri is not one. */
+static struct sl_upstream *ui_server(const struct sl_catalog *c, const char *uri, const char **rest)
+{
+	const char *a = uri + strlen(SL_MCP_UI_SCHEME), *slash;
+
+	if (!is_ui(uri) || !(slash = strchr(a, '/')) || slash == a)
+		return NULL;
+	for (size_t i = 0; i < c->nups; i++)
+		if (strlen(c->ups[i]->name) == (size_t)(slash - a) &&
+		    strncmp(c->ups[i]->name, a, (size_t)(slash - a)) == 0) {
+			*rest = slash + 1;
+			return c->ups[i];
+		}
+	return NULL;
+}
+
 /* Resources of unprefixed servers by URI; a URI two of them list is taken. */
 static void build_uris(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
 {
@@ -200,8 +224,9 @@ static void build_uris(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
 			had = sl_map_get(&c->uris, uri);
 			if (had && had != ups[i] && had != SL_CATALOG_TAKEN)
 				sl_log(SL_LOG_WARN, "servers '%s' and '%s' both list %s; "
-				       "exposed as sluice://<server>/...",
-				       ((struct sl_upstream *)had)->name, ups[i]->name, uri);
+				       "exposed as %s<server>/...",
+				       ((struct sl_upstream *)had)->name, ups[i]->name, uri,
+				       is_ui(uri) ? SL_MCP_UI_SCHEME : SL_URI_PREFIX);
 			sl_map_put(&c->uris, uri, had && had != ups[i] ? SL_CATALOG_TAKEN : ups[i]);
 		}
 	}
@@ -273,9 +298,17 @@ bool sl_catalog_split_uri(const char *uri, char **server, const char **orig)
 char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
 			    const char *uri)
 {
+	const char *rest;
+
+	/* An unprefixed server's ui:// URI whose authority names a server
+	 * would read as that server's namespaced one. */
 	if (unprefixed(u) && strncmp(uri, SL_URI_PREFIX, strlen(SL_URI_PREFIX)) != 0 &&
-	    sl_map_get(&c->uris, uri) != SL_CATALOG_TAKEN)
+	    sl_map_get(&c->uris, uri) != SL_CATALOG_TAKEN && !ui_server(c, uri, &rest))
 		return sl_strdup(uri);
+	/* MCP Apps: a View's URI MUST start with ui:// (SEP-1865 UI resource
+	 * format; the host SDK refuses any other), so it keeps its scheme. */
+	if (is_ui(uri))
+		return sl_printf(SL_MCP_UI_SCHEME "%s/%s", u->name, uri + strlen(SL_MCP_UI_SCHEME));
 	return sl_catalog_uri(u->name, uri);
 }
 
@@ -303,24 +336,31 @@ static bool template_match(const char *t, const char *s)
 }
 
 struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
-					 const char **orig)
+					 char **orig)
 {
 	struct sl_upstream *only = NULL, *matched = NULL, *u;
+	const char *rest;
 	char *server;
 	size_t nplain = 0, nmatched = 0;
 
-	if (sl_catalog_split_uri(uri, &server, orig)) {
+	if (sl_catalog_split_uri(uri, &server, &rest)) {
 		u = NULL;
 		for (size_t i = 0; i < c->nups && !u; i++)
 			if (strcmp(c->ups[i]->name, server) == 0)
 				u = c->ups[i];
 		free(server);
+		*orig = u ? sl_strdup(rest) : NULL;
 		return u;
 	}
-	*orig = uri;
-	u = sl_map_get(&c->uris, uri);
-	if (u && u != SL_CATALOG_TAKEN)
+	if ((u = ui_server(c, uri, &rest))) {
+		*orig = sl_printf(SL_MCP_UI_SCHEME "%s", rest);
 		return u;
+	}
+	u = sl_map_get(&c->uris, uri);
+	if (u && u != SL_CATALOG_TAKEN) {
+		*orig = sl_strdup(uri);
+		return u;
+	}
 	for (size_t i = 0; i < c->nups; i++) {
 		if (!unprefixed(c->ups[i]))
 			continue;
@@ -336,7 +376,7 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 		}
 	}
 	/* Templates of two servers match: neither is a guess worth making. */
-	if (nmatched)
-		return nmatched == 1 ? matched : NULL;
-	return nplain == 1 ? only : NULL;
+	u = nmatched ? (nmatched == 1 ? matched : NULL) : (nplain == 1 ? only : NULL);
+	*orig = u ? sl_strdup(uri) : NULL;
+	return u;
 }
