@@ -299,11 +299,14 @@ char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream
 			    const char *uri)
 {
 	const char *rest;
+	void *owner = sl_map_get(&c->uris, uri);
 
-	/* An unprefixed server's ui:// URI whose authority names a server
-	 * would read as that server's namespaced one. */
+	/* Kept only where it reads back to u: not a URI another server
+	 * lists (a server's tool or result would name that server's resource,
+	 * an MCP App's View another's), nor a ui:// URI whose authority names
+	 * a server (it would read as that server's namespaced one). */
 	if (unprefixed(u) && strncmp(uri, SL_URI_PREFIX, strlen(SL_URI_PREFIX)) != 0 &&
-	    sl_map_get(&c->uris, uri) != SL_CATALOG_TAKEN && !ui_server(c, uri, &rest))
+	    (!owner || owner == u) && !ui_server(c, uri, &rest))
 		return sl_strdup(uri);
 	/* MCP Apps: a View's URI MUST start with ui:// (SEP-1865 UI resource
 	 * format; the host SDK refuses any other), so it keeps its scheme. */

@@ -79,9 +79,9 @@ void sl_catalog_name(const char *server, const char *name, bool suffix, char *ou
 /* "sluice://<server>/<uri>"; caller frees. */
 char *sl_catalog_uri(const char *server, const char *uri);
 /* The URI the client sees for u's uri: uri itself for an unprefixed server
- * (unless two servers list it, or it starts with sluice://, or it is a
- * ui:// URI whose authority names a server), else the namespaced form.
- * Caller frees. */
+ * (unless another server lists it, or it starts with sluice://, or it is a
+ * ui:// URI whose authority names a server), else the namespaced form, so
+ * that it always reads back to u. Caller frees. */
 char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
 			    const char *uri);
 /* The upstream a URI from the client names, and in *orig (the caller

@@ -527,6 +527,14 @@ TEST(catalog_unprefixed_uris)
 	s = sl_catalog_expose_uri(&c, &a.u, "sluice://b/y");
 	CHECK_STR(s, "sluice://a/sluice://b/y");
 	free(s);
+	/* A URI only another server lists, named by a (a resource link, a
+	 * View): it would read back to b, so it is a's namespaced one. */
+	s = sl_catalog_expose_uri(&c, &a.u, "y");
+	CHECK_STR(s, "sluice://a/y");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &b.u, "y");
+	CHECK_STR(s, "y");
+	free(s);
 
 	/* Reading back: listed resource, namespaced form, template. */
 	CHECK(owner(&c, "test://static-text", &orig) == &a.u);
@@ -609,6 +617,12 @@ TEST(catalog_ui_uris)
 	s = sl_catalog_expose_uri(&c, &a.u, "ui://own/app.html");
 	CHECK_STR(s, "ui://own/app.html");
 	free(s);
+	/* A prefixed server naming another's View names its own. */
+	s = sl_catalog_expose_uri(&c, &q.u, "ui://p/get-time/mcp-app.html");
+	CHECK_STR(s, "ui://q/p/get-time/mcp-app.html");
+	free(s);
+	CHECK(owner(&c, "ui://q/p/get-time/mcp-app.html", &orig) == &q.u);
+	CHECK_STR(orig, "ui://p/get-time/mcp-app.html");
 	CHECK(owner(&c, "ui://own/app.html", &orig) == &a.u);
 	CHECK_STR(orig, "ui://own/app.html");
 	s = sl_catalog_expose_uri(&c, &a.u, "ui://p/x");
