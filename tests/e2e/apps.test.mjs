@@ -22,7 +22,8 @@ import {
 } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
 
-import { REPO, SLUICE, closeAll, textOf, withTimeout, writeConfig } from './helpers.mjs';
+import { MODERN, REPO, SLUICE, closeAll, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const BASIC_DIR = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs');
 const basic = { command: path.join(REPO, 'node_modules', '.bin', 'mcp-server-basic-vanillajs'), args: ['--stdio'] };
@@ -78,6 +79,41 @@ rl.on('line', (line) => {
 });
 `;
 	const file = path.join(path.dirname(writeConfig({})), 'clash.cjs');
+	writeFileSync(file, src);
+	return { command: process.execPath, args: [file] };
+}
+
+// A 2026-07-28 app server (no initialize: server/discover, then every
+// request names the caller's capabilities in _meta): its tool answers with
+// the capabilities its request declared.
+function modernServer() {
+	const src = `
+const rl = require('node:readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+const EXT = ${JSON.stringify(EXTENSION_ID)}, MIME = ${JSON.stringify(RESOURCE_MIME_TYPE)};
+rl.on('line', (line) => {
+	let m;
+	try { m = JSON.parse(line); } catch { return; }
+	if (m.id === undefined || !m.method) return;
+	const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result: { resultType: 'complete', ...result } });
+	const fail = (code, message) => send({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+	if (m.method === 'server/discover')
+		ok({ supportedVersions: ['2026-07-28'], capabilities: { tools: {}, resources: {}, extensions: { [EXT]: {} } },
+			_meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-app', version: '1.0.0' } } });
+	else if (m.method === 'tools/list')
+		ok({ tools: [{ name: 'whoami', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: 'ui://whoami/view.html' } } }] });
+	else if (m.method === 'resources/list')
+		ok({ resources: [{ uri: 'ui://whoami/view.html', name: 'view', mimeType: MIME }] });
+	else if (m.method === 'resources/templates/list') ok({ resourceTemplates: [] });
+	else if (m.method === 'resources/read')
+		ok({ contents: [{ uri: m.params.uri, mimeType: MIME, text: '<!doctype html><title>modern</title>' }] });
+	else if (m.method === 'tools/call') {
+		const caps = m.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? null;
+		ok({ content: [{ type: 'text', text: JSON.stringify(caps) }], structuredContent: { caps } });
+	} else fail(-32601, 'Method not found');
+});
+`;
+	const file = path.join(path.dirname(writeConfig({})), 'modern.cjs');
 	writeFileSync(file, src);
 	return { command: process.execPath, args: [file] };
 }
@@ -271,4 +307,33 @@ test('MCP Apps: the host\'s declared support reaches the server, which then offe
 	const tools = await toolsOf(plain.client, ['clash__time-text']);
 	assert.ok(!tools.some((t) => t.name === 'clash__get-time'));
 	await plain.close();
+});
+
+test('MCP Apps over HTTP: each caller\'s own declared support reaches a 2026-07-28 server', async () => {
+	const gw = await startHttp({ servers: { m: modernServer() } });
+	const open = async (capabilities, options = {}) => {
+		const client = new Client({ name: 'apps-http', version: '1.0.0' }, { capabilities, ...options });
+		await withTimeout(client.connect(new StreamableHTTPClientTransport(new URL(gw.url))), 15000, 'connect');
+		return client;
+	};
+	// A session-era host that renders Views, and a 2026-07-28 client that does not.
+	const viewer = await open(UI_CAPS);
+	const plain = await open({}, { versionNegotiation: { mode: { pin: MODERN } } });
+	assert.equal(plain.getNegotiatedProtocolVersion(), MODERN);
+	for (const c of [viewer, plain])
+		assert.ok(c.getServerCapabilities().extensions?.[EXTENSION_ID], JSON.stringify(c.getServerCapabilities()));
+	const tools = await toolsOf(viewer, ['m__whoami']);
+	const uri = getToolUiResourceUri(tools.find((t) => t.name === 'm__whoami'));
+	assert.equal(uri, 'ui://m/whoami/view.html');
+	const read = await viewer.readResource({ uri });
+	assert.equal(read.contents[0].text, '<!doctype html><title>modern</title>');
+	assert.equal(read.contents[0].uri, uri);
+	const a = await viewer.callTool({ name: 'm__whoami', arguments: {} });
+	assert.deepEqual(a.structuredContent.caps?.extensions, UI_CAPS.extensions, textOf(a));
+	const b = await plain.callTool({ name: 'm__whoami', arguments: {} });
+	assert.equal(b.structuredContent.caps?.extensions, undefined, textOf(b));
+	await viewer.close();
+	await plain.close();
+	await gw.close();
+	assert.doesNotMatch(gw.stderr(), /Sanitizer|runtime error/);
 });
