@@ -69,7 +69,9 @@ void sl_forward_namespace_tool(struct sl_session *s, yyjson_mut_doc *d, yyjson_m
 
 /* The guard's warning with an answer, first where the model reads it: a
  * text entry before a resource's contents (MCP 2025-11-25 resources: text
- * contents carry a uri), a user message before a prompt's messages. */
+ * contents carry a uri), a user message before a prompt's messages. An MCP
+ * Apps View is no model's reading but its host's, which renders the first
+ * contents: the warning goes after it. */
 static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *method,
 			const char *warning)
 {
@@ -88,6 +90,10 @@ static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *meth
 				       yyjson_mut_val_mut_copy(d, uri) : yyjson_mut_str(d, ""));
 		yyjson_mut_obj_add_str(d, e, "mimeType", "text/plain");
 		yyjson_mut_obj_add_strcpy(d, e, "text", warning);
+		if (yyjson_mut_equals_str(yyjson_mut_obj_get(first, "mimeType"), SL_MCP_UI_MIME)) {
+			yyjson_mut_arr_append(arr, e);
+			return;
+		}
 	} else {
 		yyjson_mut_obj_add_str(d, e, "role", "user");
 		t = yyjson_mut_obj(d);
