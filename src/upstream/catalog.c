@@ -338,6 +338,34 @@ static bool template_match(const char *t, const char *s)
 	return *s == '\0';
 }
 
+/* MCP Apps: the one server with Views (a tool of its names one) that lists
+ * uri or names it as a View; NULL if none, or if two do. A View knows no
+ * gateway and reads its server's resources by their own URIs. */
+static struct sl_upstream *app_owner(const struct sl_catalog *c, const char *uri)
+{
+	struct sl_upstream *hit = NULL;
+
+	for (size_t i = 0; i < c->nups; i++) {
+		struct sl_upstream *u = c->ups[i];
+		bool views = false, has = false;
+		for (size_t j = 0; j < c->tools.n; j++) {
+			const char *view = c->tools.v[j].up == u ? sl_mcp_tool_ui_uri(c->tools.v[j].def) : NULL;
+			views |= view != NULL;
+			has |= view && strcmp(view, uri) == 0;
+		}
+		for (size_t j = 0; views && !has && j < u->resources.n; j++) {
+			const char *r = sl_json_str(u->resources.items[j], "uri");
+			has = r && strcmp(r, uri) == 0;
+		}
+		if (!has)
+			continue;
+		if (hit)
+			return NULL;
+		hit = u;
+	}
+	return hit;
+}
+
 struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
 					 char **orig)
 {
@@ -361,6 +389,10 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 	}
 	u = sl_map_get(&c->uris, uri);
 	if (u && u != SL_CATALOG_TAKEN) {
+		*orig = sl_strdup(uri);
+		return u;
+	}
+	if (u != SL_CATALOG_TAKEN && (u = app_owner(c, uri))) {
 		*orig = sl_strdup(uri);
 		return u;
 	}

@@ -222,9 +222,12 @@ test('MCP Apps: a host pairs a tool with its ui:// View through sluice, reads it
 	const fromView = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
 	assert.notEqual(fromView.isError, true, textOf(fromView));
 	assert.match(fromView.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
-	// And reads its own resource through the bridge.
+	// And reads its own resource through the bridge, by sluice's URI or
+	// by its server's own.
 	const again = await withTimeout(view.app.readServerResource({ uri }), 10000, 'the View\'s read');
 	assert.equal(again.contents[0].text, BASIC_HTML);
+	const own = await withTimeout(view.app.readServerResource({ uri: 'ui://get-time/mcp-app.html' }), 10000, 'the View\'s read');
+	assert.equal(own.contents[0].text, BASIC_HTML);
 	await view.close();
 	await h.close();
 	assert.doesNotMatch(h.stderr(), /Sanitizer|runtime error/);

@@ -588,10 +588,12 @@ TEST(catalog_ui_uris)
 	fake_init(&a, "a", "[]");
 	fake_unprefixed(&a);
 	fake_resources(&a, &ra, ia, 4, "[{\"uri\":\"ui://own/app.html\"},{\"uri\":\"ui://p/x\"}]", false);
-	fake_init(&p, "p", "[]");
-	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"}]", false);
+	fake_init(&p, "p", "[{\"name\":\"get-time\",\"_meta\":{\"ui\":{\"resourceUri\":"
+		  "\"ui://get-time/mcp-app.html\"}}},{\"name\":\"old\",\"_meta\":"
+		  "{\"ui/resourceUri\":\"ui://unlisted/v.html\"}}]");
+	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///p\"}]", false);
 	fake_init(&q, "q", "[]");
-	fake_resources(&q, &rq, iq, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"}]", false);
+	fake_resources(&q, &rq, iq, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///q\"}]", false);
 	ups[0] = &a.u;
 	ups[1] = &p.u;
 	ups[2] = &q.u;
@@ -633,6 +635,16 @@ TEST(catalog_ui_uris)
 	CHECK(owner(&c, "ui://p/x", &orig) == &p.u);
 	CHECK_STR(orig, "ui://x");
 
+	/* A View reads by its server's own URIs: what only p, a server with
+	 * Views, lists or names; not what q, which has none, lists; not what
+	 * both list. */
+	CHECK(owner(&c, "file:///p", &orig) == &p.u);
+	CHECK_STR(orig, "file:///p");
+	CHECK(owner(&c, "ui://unlisted/v.html", &orig) == &p.u);
+	CHECK_STR(orig, "ui://unlisted/v.html");
+	CHECK(owner(&c, "file:///q", &orig) == &a.u); /* the only unprefixed one's guess */
+	CHECK(owner(&c, "ui://get-time/mcp-app.html", &orig) == &p.u);
+
 	/* Not one of ours, hostile or empty: no server, or the only
 	 * unprefixed one's. */
 	CHECK(owner(&c, "ui://", &orig) == &a.u);
@@ -640,6 +652,7 @@ TEST(catalog_ui_uris)
 	CHECK_STR(orig, "ui:///x");
 	(void)sl_catalog_rebuild(&c, ups + 1, 2);
 	CHECK(owner(&c, "ui://nobody/x", &orig) == NULL);
+	CHECK(owner(&c, "file:///q", &orig) == NULL);
 	CHECK(orig == NULL);
 	CHECK(owner(&c, "ui://pp/x", &orig) == NULL);
 
