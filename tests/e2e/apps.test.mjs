@@ -351,3 +351,16 @@ test('MCP Apps over HTTP: each caller\'s own declared support reaches a 2026-07-
 	await gw.close();
 	assert.doesNotMatch(gw.stderr(), /Sanitizer|runtime error/);
 });
+
+test('MCP Apps in hybrid exposure: the server\'s tools with their Views, and a View\'s calls, as in passthrough', async () => {
+	const h = await host({ clash: clashServer() }, { sluice: { exposure: 'hybrid' } });
+	const { client } = h;
+	const tools = await toolsOf(client, ['clash__get-time', 'search_tools']);
+	assert.equal(getToolUiResourceUri(tools.find((t) => t.name === 'clash__get-time')), 'ui://clash/get-time/mcp-app.html');
+	assert.ok(!tools.some((t) => /refresh/.test(t.name)));
+	const view = await mountView(client);
+	const r = await withTimeout(view.app.callServerTool({ name: 'refresh', arguments: {} }), 10000, 'the View\'s call');
+	assert.deepEqual(r.structuredContent, { tool: 'refresh' });
+	await view.close();
+	await h.close();
+});
