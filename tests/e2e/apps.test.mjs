@@ -8,6 +8,7 @@
 // requests to sluice, as a host proxies them to the server.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -22,7 +23,7 @@ import {
 } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
 
-import { MODERN, REPO, SLUICE, closeAll, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
+import { MODERN, REPO, SLUICE, closeAll, freePort, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const BASIC_DIR = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs');
@@ -363,4 +364,33 @@ test('MCP Apps in hybrid exposure: the server\'s tools with their Views, and a V
 	assert.deepEqual(r.structuredContent, { tool: 'refresh' });
 	await view.close();
 	await h.close();
+});
+
+test('MCP Apps with the example server as a URL upstream (its Streamable HTTP face)', async () => {
+	const port = await freePort();
+	const server = spawn(basic.command, [], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+	try {
+		let out = '';
+		await withTimeout(new Promise((resolve, reject) => {
+			server.stdout.on('data', (b) => {
+				out += b;
+				if (/listening on/.test(out)) resolve();
+			});
+			server.once('exit', (code) => reject(new Error(`the example server exited ${code}`)));
+		}), 20000, 'the example server to listen');
+		const h = await host({ basic: { url: `http://127.0.0.1:${port}/mcp` } });
+		const tools = await toolsOf(h.client, ['basic__get-time']);
+		const uri = getToolUiResourceUri(tools.find((t) => t.name === 'basic__get-time'));
+		assert.equal(uri, 'ui://basic/get-time/mcp-app.html');
+		const read = await h.client.readResource({ uri });
+		assert.equal(read.contents[0].mimeType, RESOURCE_MIME_TYPE);
+		assert.equal(read.contents[0].text, BASIC_HTML);
+		const view = await mountView(h.client);
+		const r = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
+		assert.match(r.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
+		await view.close();
+		await h.close();
+	} finally {
+		server.kill('SIGTERM');
+	}
 });
