@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
 
-import { MODERN, REPO, SLUICE, closeAll, freePort, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
+import { MODERN, REPO, SLUICE, closeAll, eventually, freePort, startHttp, textOf, withTimeout, writeConfig } from './helpers.mjs';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const BASIC_DIR = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs');
@@ -164,7 +164,7 @@ async function host(servers, { sluice = {}, capabilities = UI_CAPS } = {}) {
 
 // The tools the model sees, once the servers have answered (stdio
 // upstreams start with the client's initialize).
-async function toolsOf(client, want, ms = 10000) {
+async function toolsOf(client, want, ms = 30000) {
 	const end = Date.now() + ms;
 	for (;;) {
 		const { tools } = await client.listTools();
@@ -300,11 +300,8 @@ test('MCP Apps: the router and search never name a View-only tool', async () => 
 	const { client } = h;
 	await toolsOf(client, ['list_tools']);
 	let listed;
-	const end = Date.now() + 10000;
-	do {
-		listed = textOf(await client.callTool({ name: 'list_tools', arguments: { server: 'clash' } }));
-	} while (!/get-time/.test(listed) && Date.now() < end && (await new Promise((r) => setTimeout(r, 100))) === undefined);
-	assert.match(listed, /get-time/);
+	await eventually(async () => /get-time/.test((listed = textOf(await client.callTool({ name: 'list_tools', arguments: { server: 'clash' } })))),
+		30000, 100, 'list_tools to show the server\'s tools');
 	assert.doesNotMatch(listed, /refresh/);
 	const found = textOf(await client.callTool({ name: 'search_tools', arguments: { query: 'refreshes the view' } }));
 	assert.doesNotMatch(found, /refresh\b/);
