@@ -195,9 +195,12 @@ static bool is_ui(const char *uri)
  * *rest that rest; NULL if uri is not one. */
 static struct sl_upstream *ui_server(const struct sl_catalog *c, const char *uri, const char **rest)
 {
-	const char *a = uri + strlen(SL_MCP_UI_SCHEME), *slash;
+	const char *a, *slash;
 
-	if (!is_ui(uri) || !(slash = strchr(a, '/')) || slash == a)
+	if (!is_ui(uri))
+		return NULL;
+	a = uri + strlen(SL_MCP_UI_SCHEME);
+	if (!(slash = strchr(a, '/')) || slash == a)
 		return NULL;
 	for (size_t i = 0; i < c->nups; i++)
 		if (strlen(c->ups[i]->name) == (size_t)(slash - a) &&
