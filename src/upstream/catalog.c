@@ -376,6 +376,7 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 	const char *rest;
 	char *server;
 	size_t nplain = 0, nmatched = 0;
+	bool taken;
 
 	if (sl_catalog_split_uri(uri, &server, &rest)) {
 		u = NULL;
@@ -395,10 +396,7 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 		*orig = sl_strdup(uri);
 		return u;
 	}
-	if (u != SL_CATALOG_TAKEN && (u = app_owner(c, uri))) {
-		*orig = sl_strdup(uri);
-		return u;
-	}
+	taken = u == SL_CATALOG_TAKEN;
 	for (size_t i = 0; i < c->nups; i++) {
 		if (!unprefixed(c->ups[i]))
 			continue;
@@ -413,8 +411,13 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 			}
 		}
 	}
-	/* Templates of two servers match: neither is a guess worth making. */
-	u = nmatched ? (nmatched == 1 ? matched : NULL) : (nplain == 1 ? only : NULL);
+	/* Templates of two servers match: neither is a guess worth making.
+	 * What a server with Views lists comes after what an unprefixed
+	 * server claims (so it shadows none) and before the guess. */
+	if (nmatched)
+		u = nmatched == 1 ? matched : NULL;
+	else if (!(u = taken ? NULL : app_owner(c, uri)))
+		u = nplain == 1 ? only : NULL;
 	*orig = u ? sl_strdup(uri) : NULL;
 	return u;
 }

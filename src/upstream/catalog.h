@@ -87,11 +87,11 @@ char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream
 /* The upstream a URI from the client names, and in *orig (the caller
  * frees it; set only when an upstream is returned) the URI to send it: a
  * namespaced URI names its server; any other is looked up among the
- * unprefixed servers (a resource only one lists), then among the servers
- * with MCP Apps Views (the one that lists it or names it as a View: a View
- * reads its server's resources by their own URIs), then among the
- * unprefixed servers again (a template only one has that matches, then the
- * only unprefixed server). NULL if none. */
+ * unprefixed servers (a resource only one lists, then a template only one
+ * has that matches), then among the servers with MCP Apps Views (the one
+ * that lists it or names it as a View: a View reads its server's resources
+ * by their own URIs), then it goes to the only unprefixed server. NULL if
+ * none. */
 struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
 					 char **orig);
 /* Splits a namespaced URI: *server (caller frees) and a pointer into uri to

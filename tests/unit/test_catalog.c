@@ -581,17 +581,19 @@ TEST(catalog_ui_uris)
 	struct fake_up a, p, q;
 	struct sl_upstream *ups[3];
 	struct sl_catalog c;
-	yyjson_doc *ra, *rp, *rq;
-	yyjson_val *ia[4], *ip[4], *iq[4];
+	yyjson_doc *ra, *ta, *rp, *rq;
+	yyjson_val *ia[4], *ita[4], *ip[4], *iq[4];
 	char *orig = NULL, *s;
 
 	fake_init(&a, "a", "[]");
 	fake_unprefixed(&a);
 	fake_resources(&a, &ra, ia, 4, "[{\"uri\":\"ui://own/app.html\"},{\"uri\":\"ui://p/x\"}]", false);
+	fake_resources(&a, &ta, ita, 4, "[{\"uriTemplate\":\"file:///t/{id}\"}]", true);
 	fake_init(&p, "p", "[{\"name\":\"get-time\",\"_meta\":{\"ui\":{\"resourceUri\":"
 		  "\"ui://get-time/mcp-app.html\"}}},{\"name\":\"old\",\"_meta\":"
 		  "{\"ui/resourceUri\":\"ui://unlisted/v.html\"}}]");
-	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///p\"}]", false);
+	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///p\"},"
+		       "{\"uri\":\"file:///t/9\"}]", false);
 	fake_init(&q, "q", "[]");
 	fake_resources(&q, &rq, iq, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///q\"}]", false);
 	ups[0] = &a.u;
@@ -644,6 +646,8 @@ TEST(catalog_ui_uris)
 	CHECK_STR(orig, "ui://unlisted/v.html");
 	CHECK(owner(&c, "file:///q", &orig) == &a.u); /* the only unprefixed one's guess */
 	CHECK(owner(&c, "ui://get-time/mcp-app.html", &orig) == &p.u);
+	/* An unprefixed server's template claims it first: no shadowing. */
+	CHECK(owner(&c, "file:///t/9", &orig) == &a.u);
 
 	/* Not one of ours, hostile or empty: no server, or the only
 	 * unprefixed one's. */
@@ -659,6 +663,7 @@ TEST(catalog_ui_uris)
 	free(orig);
 	sl_catalog_dispose(&c);
 	yyjson_doc_free(ra);
+	yyjson_doc_free(ta);
 	yyjson_doc_free(rp);
 	yyjson_doc_free(rq);
 	fake_dispose(&a);
