@@ -391,3 +391,18 @@ test('MCP Apps with the example server as a URL upstream (its Streamable HTTP fa
 		server.kill('SIGTERM');
 	}
 });
+
+test('MCP Apps with "prefix": false: the server\'s own names and ui:// URIs, as direct', async () => {
+	const h = await host({ basic: { ...basic, prefix: false } });
+	const tools = await toolsOf(h.client, ['get-time']);
+	const uri = getToolUiResourceUri(tools.find((t) => t.name === 'get-time'));
+	assert.equal(uri, 'ui://get-time/mcp-app.html');
+	const read = await h.client.readResource({ uri });
+	assert.equal(read.contents[0].uri, uri);
+	assert.equal(read.contents[0].text, BASIC_HTML);
+	const view = await mountView(h.client);
+	const r = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
+	assert.match(r.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
+	await view.close();
+	await h.close();
+});
