@@ -239,10 +239,13 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			const char *name = sl_view_exposed(&v, e);
 			yyjson_mut_val *t;
-			if (!name || !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
+			/* MCP Apps: a View's own tool is not the model's. */
+			if (!name || sl_mcp_tool_app_only(e->def) ||
+			    !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
 			sl_stages_present(s->gw->gen, d, t);
+			sl_forward_namespace_tool(s, d, t, e->up);
 			yyjson_mut_obj_remove_key(t, "name");
 			yyjson_mut_obj_add_strcpy(d, t, "name", name);
 			yyjson_mut_arr_append(arr, t);
@@ -873,6 +876,9 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	}
 	e = v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ?
 	    sl_view_tool(&v, name) : NULL;
+	/* An MCP Apps View calls its server's tools by their own names. */
+	if (!e && (v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID))
+		e = sl_view_app_tool(&v, name);
 	if (!e && (waiting = login_owner(s->gw, &v, name))) {
 		/* Its tools were never listed: say why, for the model and the person. */
 		snprintf(msg, sizeof(msg), "Unknown tool: %.100s: server '%s' %s", name, waiting->name,

@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 #include "discovery/discovery.h"
 #include "gateway/replay.h"
 #include "gateway/session.h"
@@ -47,6 +48,13 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 	size_t near_d = SIZE_MAX;
 	int hits = 0;
 
+	/* MCP Apps: a tool only a View may call is not the model's
+	 * (SEP-1865 visibility); the router and programs are. */
+	if (hit && sl_mcp_tool_app_only(hit->def) && !sl_policy_hides(policy, v->who, u->name, hit->def)) {
+		snprintf(msg, n, "'%s' of server '%s' is for its MCP App's View only "
+			 "(_meta.ui.visibility [\"app\"]): the model cannot call it", hit->name, u->name);
+		return NULL;
+	}
 	/* Only the policy hides here: a tool another stage holds back
 	 * (pinning) is found, and its call is refused with the reason. */
 	if (hit && !sl_policy_hides(policy, v->who, u->name, hit->def))

@@ -214,6 +214,10 @@ void sl_forward_reply(void *ctx, struct sl_reply *r);
 /* A content block that points at a resource of u gets the gateway's URI. */
 void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
 				const struct sl_upstream *u);
+/* A tools/list entry's MCP Apps View (_meta.ui.resourceUri and the older
+ * _meta["ui/resourceUri"]) named as resources/list names it. */
+void sl_forward_namespace_tool(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *tool,
+			       const struct sl_upstream *u);
 
 /* ---- listen.c ---- */
 
