@@ -365,7 +365,13 @@ test('MCP Apps in hybrid exposure: the server\'s tools with their Views, and a V
 
 test('MCP Apps with the example server as a URL upstream (its Streamable HTTP face)', async () => {
 	const port = await freePort();
-	const server = spawn(basic.command, [], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+	// The example binds 0.0.0.0 with no option to choose: tests/servers/loopback.cjs
+	// gives its listen() 127.0.0.1.
+	const loopback = path.join(REPO, 'tests', 'servers', 'loopback.cjs');
+	const server = spawn(basic.command, [], {
+		env: { ...process.env, PORT: String(port), NODE_OPTIONS: `--require ${loopback}` },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	try {
 		let out = '';
 		await withTimeout(new Promise((resolve, reject) => {
