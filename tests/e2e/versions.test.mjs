@@ -464,7 +464,14 @@ featureTests(SESSION_ERA, async () => {
 	});
 	let wake;
 	gw.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => wake?.());
-	return Object.assign(gw.client, { changed: () => new Promise((r) => (wake = r)), close: () => gw.close(), stderr: gw.stderr });
+	// close() ends the whole gateway; gw.close() calls the SDK's own close,
+	// put back first so the two do not call each other.
+	const own = gw.client.close;
+	return Object.assign(gw.client, {
+		changed: () => new Promise((r) => (wake = r)),
+		close: () => ((gw.client.close = own), gw.close()),
+		stderr: gw.stderr,
+	});
 });
 
 test('a 2025-03-26 client gets structured results as text', async () => {
