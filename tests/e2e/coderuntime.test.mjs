@@ -256,12 +256,15 @@ describe('hostile timers', () => {
 		assert.equal((await run('return 2')).text, '2');
 	});
 
-	test('a timer that re-arms itself at 0 ms is stopped by the CPU limit, as a loop is', async () => {
-		const tight = await connect({ servers: {}, sluice: { exposure: 'code', codeMode: { cpuMs: 300, timeoutMs: 20000 } } });
+	test('a timer that re-arms itself at 0 ms is stopped by the CPU limit, as a loop is; UTF-8 buffers count in the heap', async () => {
+		const tight = await connect({ servers: {}, sluice: { exposure: 'code', codeMode: { cpuMs: 300, timeoutMs: 20000, heapBytes: 32 << 20 } } });
 		const r = await execCode(tight.client, 'function f() { setTimeout(f, 0); } f(); await new Promise(() => {});');
 		assert.equal(r.isError, true);
 		assert.equal(r.text, 'cpu: the program used more than its CPU time limit');
-		assert.equal((await execCode(tight.client, 'return 3')).text, '3');
+		const big = await execCode(tight.client, 'const b = new Uint8Array(12e6).fill(0x61); const s = new TextDecoder().decode(b); return new TextEncoder().encode(s + s).length;');
+		assert.equal(big.isError, true);
+		assert.equal(big.kind, 'memory', big.text);
+		assert.equal((await execCode(tight.client, 'return new TextDecoder().decode(new Uint8Array(1e6).fill(0x61)).length')).text, '1000000');
 	});
 });
 
