@@ -591,7 +591,7 @@ static bool server_same(const struct sl_server_config *a, const struct sl_server
 	if (!str_same(a->command, b->command) || !str_same(a->cwd, b->cwd) ||
 	    !str_same(a->error, b->error) || a->disabled != b->disabled ||
 	    a->transport != b->transport || !str_same(a->url, b->url) ||
-	    a->unprefixed != b->unprefixed ||
+	    a->unprefixed != b->unprefixed || a->protocol != b->protocol ||
 	    a->timeout_ms != b->timeout_ms || a->nargs != b->nargs ||
 	    !kv_same(a->env, a->nenv, b->env, b->nenv) ||
 	    !kv_same(a->headers, a->nheaders, b->headers, b->nheaders))

@@ -124,6 +124,9 @@ struct sl_upstream {
 	const char *protocol_version;
 	bool modern;             /* spoken to in 2026-07-28 (it answered server/discover) */
 	unsigned probes;         /* server/discover sent on this link: a -32022 allows 2 */
+	bool asking_both;        /* auto: a 2026-07-28 answer (in init_doc) is held while the
+				  * server is asked initialize too (UPSTREAMS.md, "Choosing
+				  * the era") */
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;
