@@ -212,7 +212,7 @@ static void on_ureq_timeout(uv_timer_t *t)
 	char why[256];
 	uint64_t ms = uv_timer_get_repeat(t);
 
-	if (r->held) {
+	if (r->held && u->parent && u->state != SL_UP_READY) {
 		snprintf(why, sizeof(why), "server '%s': %s's link to it did not come up within %llu ms",
 			 u->name, u->user_name, (unsigned long long)ms);
 		ureq_fail(r, why);
@@ -220,7 +220,8 @@ static void on_ureq_timeout(uv_timer_t *t)
 	}
 	snprintf(why, sizeof(why), "server '%s' did not answer %s within %llu ms", u->name,
 		 r->method, (unsigned long long)ms);
-	send_cancel(u, r->id, "timed out");
+	if (!r->held) /* a request held for roots was never sent */
+		send_cancel(u, r->id, "timed out");
 	ureq_fail(r, why);
 }
 
@@ -413,6 +414,12 @@ static struct sl_ureq *request(struct sl_upstream *u, const char *method, yyjson
 		return NULL;
 	}
 	r = ureq_new(u, method, timeout_ms, cb, progress, ctx);
+	if (u->roots_hold && !handshake) {
+		/* roots.c: until the server has been told its caller's roots. */
+		r->held = yyjson_mut_doc_new(NULL);
+		yyjson_mut_doc_set_root(r->held, yyjson_mut_val_mut_copy(r->held, params));
+		return r;
+	}
 	if (!transmit(u, r, d, params, err)) {
 		r->cb = NULL;
 		ureq_free(r);
@@ -453,8 +460,9 @@ static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mu
 	return r;
 }
 
-/* A user link is up: what it held goes out, in the order it came. */
-static void send_held(struct sl_upstream *u)
+/* A user link is up, or a roots wait is over: what it held goes out, in
+ * the order it came. */
+void sl_upstream_send_held(struct sl_upstream *u)
 {
 	struct sl_list *n, *prev;
 	struct sl_err err;
@@ -798,7 +806,7 @@ static void become_ready(struct sl_upstream *u)
 		if (first)
 			sl_log(SL_LOG_DEBUG, "server '%s': %s's own link is up (%s)", u->name,
 			       u->user_name, u->protocol_version ? u->protocol_version : "?");
-		send_held(u);
+		sl_upstream_send_held(u);
 		return;
 	}
 	scope_wait(u);
@@ -1297,6 +1305,9 @@ static void start_link(struct sl_upstream *u)
 	u->modern = false;
 	u->probes = 0;
 	u->asking_both = false;
+	u->roots_asked = u->roots_hold = u->roots_deaf = false;
+	u->roots_for[0] = '\0';
+	uv_timer_stop(&u->roots_timer);
 	if (sl_protocol_pin_version(u->cfg->protocol) && u->cfg->protocol != SL_PROTOCOL_2026_07_28)
 		send_initialize(u); /* a session-era pin: no probe */
 	else
@@ -1356,6 +1367,8 @@ struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_con
 	u->login_watch.data = u;
 	uv_timer_init(loop, &u->idle_timer);
 	u->idle_timer.data = u;
+	uv_timer_init(loop, &u->roots_timer);
+	u->roots_timer.data = u;
 	if (wants_oauth(cfg))
 		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, user ? user : "");
 	sl_map_init(&u->watched);
@@ -1491,7 +1504,8 @@ void sl_upstream_free(struct sl_upstream *u)
 	/* After the link: it forgets what it had waiting on the client. */
 	sl_oauth_client_free(u->oauth);
 	u->oauth = NULL;
-	u->handles = 5;
+	u->handles = 6;
+	uv_close((uv_handle_t *)&u->roots_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->idle_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->login_watch, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
