@@ -1015,6 +1015,18 @@ bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap)
 	return u->capabilities && yyjson_obj_get(u->capabilities, cap) != NULL;
 }
 
+/* A server that does not answer the probe soon is a session-era one that
+ * ignores unknown methods: it gets initialize without waiting for the
+ * whole start-up timeout (and auto's initialize after a 2026-07-28 answer
+ * is as short: a 2026-07-28-only server may ignore it). */
+static uint64_t probe_timeout(const struct sl_upstream *u)
+{
+	if (u->cfg->protocol == SL_PROTOCOL_2026_07_28)
+		return u->gcfg->startup_timeout_ms; /* pinned: no era to fall back to */
+	return u->gcfg->startup_timeout_ms < PROBE_TIMEOUT_MS ? u->gcfg->startup_timeout_ms :
+								  PROBE_TIMEOUT_MS;
+}
+
 /* The session-era handshake: initialize, then notifications/initialized.
  * The version offered is the entry's pin, else the newest sluice speaks. */
 static void send_initialize(struct sl_upstream *u)
@@ -1032,8 +1044,9 @@ static void send_initialize(struct sl_upstream *u)
 	yyjson_mut_obj_add_str(d, info, "name", "sluice");
 	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
 	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
-	if (!request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
-				 on_initialized, NULL, u, &err))
+	if (!request(u, "initialize", d, params,
+		     u->asking_both ? probe_timeout(u) : u->gcfg->startup_timeout_ms,
+		     on_initialized, NULL, u, &err))
 		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
 }
@@ -1048,17 +1061,6 @@ static void pin_refused(struct sl_upstream *u, const char *how)
 		 "it: pin a version the server speaks, or \"auto\"", how,
 		 sl_protocol_pin_version(u->cfg->protocol));
 	fail_final(u, why);
-}
-
-/* A server that does not answer the probe soon is a session-era one that
- * ignores unknown methods: it gets initialize without waiting for the
- * whole start-up timeout. */
-static uint64_t probe_timeout(const struct sl_upstream *u)
-{
-	if (u->cfg->protocol == SL_PROTOCOL_2026_07_28)
-		return u->gcfg->startup_timeout_ms; /* pinned: no era to fall back to */
-	return u->gcfg->startup_timeout_ms < PROBE_TIMEOUT_MS ? u->gcfg->startup_timeout_ms :
-								  PROBE_TIMEOUT_MS;
 }
 
 static bool speaks_modern(yyjson_val *res)
@@ -1215,9 +1217,10 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 	yyjson_val *res = r->kind == SL_REPLY_RESULT ? r->msg->result : NULL;
 	char why[512];
 
-	if (u->asking_both && u->link && r->kind != SL_REPLY_FAILED &&
+	if (u->asking_both && u->link &&
 	    !(yyjson_is_obj(res) && sl_mcp_legacy_version(sl_json_str(res, "protocolVersion")))) {
-		/* No session era there: the 2026-07-28 answer held stands. */
+		/* No session era there (refused, or no answer in time): the
+		 * 2026-07-28 answer held stands. */
 		speak_modern(u);
 		return;
 	}

@@ -259,16 +259,19 @@ describe('finding 5: the era of a server that speaks both', () => {
 		}
 	});
 
-	test('auto: a server that refuses initialize after all is spoken to in 2026-07-28', async () => {
-		const raw = startRaw({ servers: { dual: dual({}, 'refuse-session') } });
-		try {
-			await raw.initialize(undefined, {});
-			const era = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 15000 });
-			assert.equal(textOf(era.result), MODERN, JSON.stringify(era));
-		} finally {
-			await raw.close();
-		}
-	});
+	for (const mode of ['refuse-session', 'ignore-session']) {
+		test(`auto: a server that ${mode === 'refuse-session' ? 'refuses' : 'ignores'} initialize after all is spoken to in 2026-07-28`, async () => {
+			const raw = startRaw({ servers: { dual: dual({}, mode) } });
+			try {
+				await raw.initialize(undefined, {});
+				const era = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 20000 });
+				assert.equal(textOf(era.result), MODERN, JSON.stringify(era));
+				assert.doesNotMatch(raw.stderr(), /restarting/);
+			} finally {
+				await raw.close();
+			}
+		});
+	}
 
 	for (const [protocol, arg, said] of [
 		['2025-11-25', 'refuse-session', /refused initialize with protocol version 2025-11-25/],

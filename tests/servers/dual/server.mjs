@@ -5,7 +5,8 @@
 // initialize it is session era only. The tool `era` says which era served
 // it; `touch` sends notifications/resources/updated for memo://note to a
 // session-era client that subscribed. With the argument "refuse-session"
-// it answers initialize -32601 (a 2026-07-28-only server); with
+// it answers initialize -32601 (a 2026-07-28-only server), with
+// "ignore-session" not at all (one that ignores unknown methods); with
 // "old-session" it answers initialize with 2025-06-18 whatever is asked.
 import { createInterface } from 'node:readline';
 
@@ -35,6 +36,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 		});
 	else if (m.method === 'initialize') {
 		if (mode === 'refuse-session') return fail(-32601, 'Method not found: this server speaks 2026-07-28 only');
+		if (mode === 'ignore-session') return;
 		session = true;
 		ok({
 			protocolVersion: mode === 'old-session' ? '2025-06-18' : m.params.protocolVersion,
