@@ -13,8 +13,8 @@
  * the client whose call waits: gateway.c, relay.c) or for
  * SL_UPSTREAM_ROOTS_WAIT_MS. The wait holds requests as a user link's
  * start does (r->held in upstream.c), so they go out in order; it is
- * bounded by its time, and a server that does not ask again within it is
- * not waited for again on that link (it only loses the notification).
+ * bounded by its time, and a server that does not even ask again within
+ * it is not waited for again on that link (it only gets the notification).
  */
 #include "upstream/link.h"
 #include "core/log.h"
@@ -36,9 +36,14 @@ static void on_roots_timer(uv_timer_t *t)
 {
 	struct sl_upstream *u = t->data;
 
-	sl_log(SL_LOG_DEBUG, "server '%s' did not ask for roots within %d ms of %s: its calls "
-	       "no longer wait for it", u->name, SL_UPSTREAM_ROOTS_WAIT_MS, SL_MCP_ROOTS_CHANGED);
-	u->roots_deaf = true;
+	/* One that asked, and whose client is slow to answer, is waited for
+	 * again next time; one that did not ask is not. */
+	if (!u->roots_reasked) {
+		sl_log(SL_LOG_DEBUG, "server '%s' did not ask for roots within %d ms of %s: its "
+		       "calls no longer wait for it", u->name, SL_UPSTREAM_ROOTS_WAIT_MS,
+		       SL_MCP_ROOTS_CHANGED);
+		u->roots_deaf = true;
+	}
 	roots_release(u);
 }
 
@@ -53,6 +58,7 @@ void sl_upstream_roots_before(struct sl_upstream *u, const char *client)
 	if (u->roots_deaf || u->roots_hold)
 		return;
 	u->roots_hold = true;
+	u->roots_reasked = false;
 	uv_timer_start(&u->roots_timer, on_roots_timer, SL_UPSTREAM_ROOTS_WAIT_MS, 0);
 }
 

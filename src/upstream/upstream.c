@@ -1887,6 +1887,8 @@ static void handle_request(struct sl_upstream *u, struct sl_msg *m)
 		yyjson_mut_doc_free(d);
 		return;
 	}
+	if (strcmp(m->method, "roots/list") == 0)
+		u->roots_reasked = true; /* roots.c: it does ask again */
 	u->ops->request(u->ctx, u, m);
 }
 

@@ -182,6 +182,7 @@ struct sl_upstream {
 	bool roots_asked;        /* it asked roots/list on this link */
 	bool roots_hold;         /* requests wait (held) until it has asked again */
 	bool roots_deaf;         /* it did not ask again after a list_changed: no more waits */
+	bool roots_reasked;      /* it asked during the current wait */
 	char roots_for[80];      /* the client key whose roots it was last told; "": none */
 	uv_timer_t roots_timer;  /* ends a wait: SL_UPSTREAM_ROOTS_WAIT_MS */
 };
