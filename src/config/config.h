@@ -58,6 +58,18 @@ enum sl_transport {
 	SL_TRANSPORT_SSE,   /* "url" with "type": "sse": the 2024-11-05 HTTP+SSE transport */
 };
 
+/* "protocol": the version sluice speaks with a server (upstream.c). */
+enum sl_protocol_pin {
+	SL_PROTOCOL_AUTO,   /* probed: docs/internals/UPSTREAMS.md, "Choosing the era" */
+	SL_PROTOCOL_2026_07_28,
+	SL_PROTOCOL_2025_11_25,
+	SL_PROTOCOL_2025_06_18,
+	SL_PROTOCOL_2025_03_26,
+	SL_PROTOCOL_2024_11_05,
+};
+/* The version a pin names, or NULL for auto. */
+const char *sl_protocol_pin_version(enum sl_protocol_pin p);
+
 /* mcpServers.<name>.oauth: how sluice gets tokens for a remote server
  * (src/oauth/). Without the object, a server that answers 401 with a
  * Bearer challenge is discovered the same way, with dynamic registration. */
@@ -105,6 +117,7 @@ struct sl_server_config {
 	uint64_t timeout_ms;   /* per call; 0: the gateway default */
 	bool disabled;
 	bool unprefixed;       /* "prefix": false: its names and URIs as it gives them */
+	enum sl_protocol_pin protocol; /* "protocol": auto, or the one version spoken */
 	struct sl_server_oauth oauth;
 	char *error;           /* set: this server cannot start, and why */
 };

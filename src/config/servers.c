@@ -174,6 +174,21 @@ static const struct sl_conf_name transports[] = {
 	{ NULL, 0 },
 };
 
+static const struct sl_conf_name protocols[] = {
+	{ "auto", SL_PROTOCOL_AUTO },
+	{ "2026-07-28", SL_PROTOCOL_2026_07_28 },
+	{ "2025-11-25", SL_PROTOCOL_2025_11_25 },
+	{ "2025-06-18", SL_PROTOCOL_2025_06_18 },
+	{ "2025-03-26", SL_PROTOCOL_2025_03_26 },
+	{ "2024-11-05", SL_PROTOCOL_2024_11_05 },
+	{ NULL, 0 },
+};
+
+const char *sl_protocol_pin_version(enum sl_protocol_pin p)
+{
+	return p == SL_PROTOCOL_AUTO ? NULL : protocols[p].name;
+}
+
 #define SRV(field) SL_CONF_AT(struct sl_server_config, field)
 static const struct sl_conf_key server_keys[] = {
 	{ "command", SL_CONF_CUSTOM, SRV(command), .min = 1, .parse = parse_expanded,
@@ -192,6 +207,12 @@ static const struct sl_conf_key server_keys[] = {
 	  .doc = "`false`: its tools, prompts and resource URIs keep their own names instead of "
 		 "`server__tool` and `sluice://server/uri` (a name already taken falls back to the "
 		 "prefixed form, with a warning)." },
+	{ "protocol", SL_CONF_ENUM, SRV(protocol), .names = protocols, .dflt_doc = "`\"auto\"`",
+	  .doc = "The MCP version spoken with the server. `\"auto\"`: probed (`server/discover` "
+		 "first; a server whose 2026-07-28 answer declares resources without `subscribe` "
+		 "is also asked `initialize`, and spoken to in the session era if it answers). A "
+		 "version: that one only (a session-era version is offered in `initialize`); a "
+		 "server that refuses it fails, with an error naming it." },
 	{ "timeout", SL_CONF_UINT, SRV(timeout_ms), .min = 1, .max = UINT64_MAX,
 	  .shape = "a positive number of milliseconds", .dflt_doc = "`sluice.callTimeoutMs`",
 	  .doc = "How long one call to this server may take." },

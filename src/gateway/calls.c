@@ -155,6 +155,11 @@ bool sl_pending_forward(struct sl_pending *p, struct sl_upstream *u, yyjson_mut_
 			       yyjson_is_obj(caps) ? yyjson_val_mut_copy(d, caps) : yyjson_mut_obj(d));
 	yyjson_mut_obj_add_val(d, params, "_meta", meta);
 	p->up = u;
+	if (link) {
+		char key[80];
+		sl_session_client_key(p->s, key);
+		sl_upstream_roots_before(link, key);
+	}
 	p->u.ureq = link ? sl_upstream_request(link, sl_session_method_name(p->msg.method), d, params,
 					       u->cfg->timeout_ms ? u->cfg->timeout_ms :
 					       p->s->gw->gen->cfg->call_timeout_ms, cb, NULL, p, err) :

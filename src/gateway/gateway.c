@@ -465,13 +465,38 @@ static char *on_up_login_url(void *ctx, struct sl_upstream *link)
 			       link->user_name ? link->user_name : link->user, NULL);
 }
 
+/* MCP 2025-11-25 client features, "Roots": roots are a client's, and a
+ * roots/list no single client with roots can answer (outside any call, or
+ * while several clients' calls wait on the server, or from the one call's
+ * client that declared no roots) is answered with none: an empty list,
+ * never an error, never another client's. The server is told the roots
+ * changed before the next call of a client with roots (upstream/roots.c),
+ * so it asks again within that call. asked: the one client waiting, or
+ * NULL; waiting: how many are. */
+static void answer_no_roots(struct sl_upstream *u, yyjson_val *id, struct sl_session *asked,
+			    unsigned waiting)
+{
+	yyjson_doc *d = yyjson_read("{\"roots\":[]}", 12, 0);
+	char key[80] = "";
+
+	sl_log(SL_LOG_DEBUG, "server '%s' asked roots/list %s: answered with no roots", u->name,
+	       !waiting ? "outside any call" : waiting > 1 ? "while several clients' calls wait on it" :
+	       "during a call of a client that declared no roots");
+
+	sl_upstream_respond(u, sl_upstream_generation(u), id, yyjson_doc_get_root(d), NULL);
+	yyjson_doc_free(d);
+	if (asked)
+		sl_session_client_key(asked, key);
+	sl_upstream_roots_given(u, key);
+}
+
 static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 {
 	struct sl_gateway *gw = ctx;
 	char *msg = NULL;
 	struct sl_msg f = *m;
 	const struct sl_ureq *asker;
-	struct sl_session *to = NULL;
+	struct sl_session *to = NULL, *asked = NULL;
 	const char *why = NULL;
 	unsigned waiting = 0;
 	yyjson_doc *doc = NULL;
@@ -497,6 +522,7 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 			to = s;
 			/* fall through */
 		case SL_ANSWER_CANNOT:
+			asked = s;
 			waiting++;
 			break;
 		case SL_ANSWER_NONE:
@@ -516,6 +542,10 @@ static void on_up_request(void *ctx, struct sl_upstream *u, struct sl_msg *m)
 		return;
 	}
 	yyjson_doc_free(doc);
+	if (!strcmp(m->method, "roots/list")) {
+		answer_no_roots(u, m->id, waiting == 1 ? asked : NULL, waiting);
+		return;
+	}
 	/* No client can answer it: say so rather than leave the server waiting. */
 	code = SL_RPC_SERVER_ERROR;
 	if (waiting > 1)
@@ -591,7 +621,7 @@ static bool server_same(const struct sl_server_config *a, const struct sl_server
 	if (!str_same(a->command, b->command) || !str_same(a->cwd, b->cwd) ||
 	    !str_same(a->error, b->error) || a->disabled != b->disabled ||
 	    a->transport != b->transport || !str_same(a->url, b->url) ||
-	    a->unprefixed != b->unprefixed ||
+	    a->unprefixed != b->unprefixed || a->protocol != b->protocol ||
 	    a->timeout_ms != b->timeout_ms || a->nargs != b->nargs ||
 	    !kv_same(a->env, a->nenv, b->env, b->nenv) ||
 	    !kv_same(a->headers, a->nheaders, b->headers, b->nheaders))

@@ -17,6 +17,7 @@
 
 struct relay {
 	struct sl_upstream *up;  /* relayed for this server, or NULL */
+	bool roots;              /* its roots/list (upstream/roots.c) */
 	unsigned gen;
 	yyjson_doc *id_doc;      /* the upstream's id */
 	sl_answer_fn cb;         /* the gateway's own: who wants the answer */
@@ -211,6 +212,7 @@ bool sl_session_relay(struct sl_session *s, struct sl_upstream *u, struct sl_msg
 		return true; /* over a bound of sluice.limits: u has its error */
 	r = sl_alloc(sizeof(*r));
 	r->up = u;
+	r->roots = !strcmp(m->method, "roots/list");
 	r->gen = sl_upstream_generation(u);
 	idd = yyjson_mut_doc_new(NULL);
 	yyjson_mut_doc_set_root(idd, yyjson_val_mut_copy(idd, m->id));
@@ -255,6 +257,14 @@ void sl_relay_answer(struct sl_session *s, struct sl_upstream *u, unsigned upgen
 	} else {
 		sl_upstream_respond(u, upgen, id, result, error);
 	}
+	/* Its roots (upstream/roots.c): a 2026-07-28 client's come through a
+	 * parked call (park.c), a session's through its relay. */
+	if (result && !p.withheld && yyjson_is_arr(yyjson_obj_get(result, "roots")) &&
+	    upgen == sl_upstream_generation(u)) {
+		char key[80];
+		sl_session_client_key(s, key);
+		sl_upstream_roots_given(u, key);
+	}
 	yyjson_doc_free(frozen);
 	sl_peer_dispose(&p);
 	yyjson_mut_doc_free(d);
@@ -274,6 +284,8 @@ void sl_relay_response(struct sl_session *s, struct sl_msg *m)
 		r->cb(r->ctx, action, m->result ? sl_json_obj(m->result, "content") : NULL);
 	} else if (r->up) { /* not one of ours whose answer was given up on */
 		sl_relay_answer(s, r->up, r->gen, yyjson_doc_get_root(r->id_doc), m->result, m->error);
+		if (r->roots && m->error && r->gen == sl_upstream_generation(r->up))
+			sl_upstream_roots_given(r->up, ""); /* none given: the next call says so */
 	}
 	yyjson_doc_free(r->id_doc);
 	free(r);

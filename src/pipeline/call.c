@@ -256,6 +256,8 @@ static bool dispatch(struct sl_call *c)
 		yyjson_mut_obj_add_val(c->doc, params, "_meta", meta);
 	}
 	c->via = sl_upstream_for(c->up, c->who, &err);
+	if (c->via)
+		sl_upstream_roots_before(c->via, c->client_key);
 	c->ureq = c->via ? sl_upstream_request(c->via, method, c->doc, params, c->timeout_ms,
 					       on_reply, c->progress ? on_progress : NULL, c, &err) :
 			   NULL;

@@ -279,6 +279,7 @@ void sl_session_store_end(struct sl_redis *r, const char *id)
 
 struct ended {
 	void (*fn)(void *ctx, const char *id);
+	void (*up)(void *ctx);
 	void *ctx;
 };
 
@@ -294,19 +295,26 @@ static void on_ended_message(void *ctx, const char *payload, size_t len)
 	e->fn(e->ctx, id);
 }
 
+static void on_store_up(void *ctx)
+{
+	struct ended *e = ctx;
+	e->up(e->ctx);
+}
+
 /* The listener's context lives as long as the process: one per HTTP
  * front end, made once. */
 struct sl_redis_listener *sl_session_store_listen(struct sl_redis *r,
 						  void (*on_ended)(void *ctx, const char *id),
-						  void *ctx)
+						  void (*on_up)(void *ctx), void *ctx)
 {
 	static struct ended e;
 	char *channel = sl_redis_key(sl_redis_prefix(r), "sessions");
 	struct sl_redis_listener *l;
 
 	e.fn = on_ended;
+	e.up = on_up;
 	e.ctx = ctx;
-	l = sl_redis_listen(r, channel, on_ended_message, NULL, &e);
+	l = sl_redis_listen(r, channel, on_ended_message, on_store_up, &e);
 	free(channel);
 	return l;
 }

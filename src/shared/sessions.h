@@ -28,7 +28,8 @@
  *   sl_session_store_get(redis, id, on_record, ctx, &err); <0: at once (degraded)
  *   sl_session_store_end(redis, id);            DELETE: the record goes, and every
  *                                               replica holding the session hears it
- *   l = sl_session_store_listen(redis, on_ended, ctx);  on_ended(ctx, id)
+ *   l = sl_session_store_listen(redis, on_ended, on_up, ctx);  on_ended(ctx, id),
+ *                                               on_up(ctx) at each (re)connect
  *   sl_session_store_unlisten(l);
  */
 #ifndef SL_SHARED_SESSIONS_H
@@ -85,10 +86,13 @@ int sl_session_store_get(struct sl_redis *r, const char *id, sl_session_record_f
 /* Removes the record and announces the end on <prefix>sessions. */
 void sl_session_store_end(struct sl_redis *r, const char *id);
 /* on_ended(ctx, id) for each announced end (id checked: the shape of an
- * id, at most SL_SESSION_ID_MAX - 1 characters; it is Redis's input). */
+ * id, at most SL_SESSION_ID_MAX - 1 characters; it is Redis's input);
+ * on_up(ctx) after every (re)connect to Redis, and at once if connected
+ * now: Redis may have come back empty, so the records of the sessions
+ * held are written again (REPLICAS.md, "Redis back"). */
 struct sl_redis_listener *sl_session_store_listen(struct sl_redis *r,
 						  void (*on_ended)(void *ctx, const char *id),
-						  void *ctx);
+						  void (*on_up)(void *ctx), void *ctx);
 void sl_session_store_unlisten(struct sl_redis_listener *l); /* NULL is fine */
 
 #endif

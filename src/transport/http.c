@@ -577,8 +577,9 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	sl_list_init(&h->webs);
 	sl_list_init(&h->adoptions);
 	sl_list_init(&h->retired);
+	sl_list_init(&h->resync);
 	if (http_sharing(h))
-		h->ends = sl_session_store_listen(gw->redis, http_on_ended_elsewhere, h);
+		h->ends = sl_session_store_listen(gw->redis, http_on_ended_elsewhere, http_on_redis_up, h);
 	h->cfg = &cfg->http;
 	h->lim = &cfg->limits;
 	sl_map_init(&h->by_id);
@@ -631,13 +632,14 @@ int sl_http_start(uv_loop_t *loop, struct sl_gateway *gw, const struct sl_config
 	sl_handles_init(&h->handles);
 	uv_poll_init(loop, &h->poll, info->epoll_fd);
 	sl_handles_add(&h->handles, &h->poll);
-	uv_timer_t *timers[] = { &h->timer, &h->kick, &h->sweep, &h->beat, &h->wait, &h->deadline };
+	uv_timer_t *timers[] = { &h->timer, &h->kick, &h->sweep, &h->beat, &h->wait, &h->deadline,
+				 &h->resync_timer };
 	for (size_t i = 0; i < SL_COUNT(timers); i++) {
 		uv_timer_init(loop, timers[i]);
 		sl_handles_add(&h->handles, timers[i]);
 	}
 	h->poll.data = h->timer.data = h->kick.data = h->sweep.data = h->beat.data = h->wait.data =
-		h->deadline.data = h;
+		h->deadline.data = h->resync_timer.data = h;
 	uv_poll_start(&h->poll, UV_READABLE, on_poll);
 	uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
 	uv_timer_start(&h->beat, on_beat, cfg->http.heartbeat_ms, cfg->http.heartbeat_ms);

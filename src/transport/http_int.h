@@ -115,6 +115,8 @@ struct hsess {
 				      * "" when ephemeral */
 	char *client_info;           /* initialize's clientInfo (JSON) for the record, or NULL */
 	uint64_t stored_ms;          /* its record last written to Redis, 0: never */
+	struct sl_list resync;       /* in h->resync while its record waits to be written
+				      * again after Redis came back */
 	bool record_warned;          /* its record was over the bound: logged once */
 	struct sl_caller *who;       /* who opened it (a reference; NULL: no authentication):
 				      * it answers only that identity */
@@ -208,6 +210,9 @@ struct sl_http {
 	struct sl_list adoptions;    /* sessions being read from Redis (at most ADOPT_MAX),
 				      * newest first */
 	struct sl_redis_listener *ends; /* sessions DELETEd on other replicas */
+	struct sl_list resync;       /* struct hsess (by resync) whose records are written again,
+				      * RESYNC_BATCH a turn, after Redis came back (http_on_redis_up) */
+	uv_timer_t resync_timer;
 	struct sl_admin *admin;      /* the admin page's CSRF token and CSP (gateway/admin.h) */
 	uint32_t nadoptions;
 	bool tls;                    /* serving HTTPS: tls_now (http_tls.c) is ours */
@@ -366,6 +371,8 @@ bool http_session_room(struct sl_http *h, const struct sl_caller *who, const cha
 char *http_client_info(const struct sl_http *h, yyjson_val *root);
 void http_remember_init(struct hsess *hs, char *client_info);
 void http_on_ended_elsewhere(void *ctx, const char *id);
+void http_on_redis_up(void *ctx);
+void http_on_resync(uv_timer_t *t);
 struct hsess *http_find_session(struct sl_http *h, struct MHD_Connection *c,
 				const struct sl_caller *who,
 				enum MHD_Result *ret);

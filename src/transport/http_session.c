@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "proto/mcp.h"
+#include "shared/redis.h"
 #include "shared/sessions.h"
 
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 
 #define BACKLOG_MAX 64        /* lines kept for a GET stream not yet open */
 #define ADOPT_MAX 64 /* requests held while their session is read from Redis (REPLICAS.md) */
+#define RESYNC_BATCH 256   /* records written again in one loop turn after Redis came back */
+#define RESYNC_PAUSE_MS 5  /* between two such turns */
 
 /* ---- routing what a session sends ------------------------------------------ */
 
@@ -250,6 +253,7 @@ void http_session_end(struct hsess *hs)
 		return;
 	hs->ended = true;
 	sl_list_remove(&hs->link);
+	sl_list_remove(&hs->resync);
 	if (!hs->ephemeral) {
 		sl_map_del(&h->by_id, hs->id);
 		h->nsessions--;
@@ -306,8 +310,10 @@ static void collect_sub(const char *key, void *value, void *ctx)
 }
 
 /* Writes hs's record (again), with a TTL of the idle timeout: a session
- * nobody uses is gone from Redis when every replica has let it go. */
-static void store_record(struct hsess *hs)
+ * nobody uses is gone from Redis when every replica has let it go. False
+ * when the SET could not be sent (Redis down, or maxPending commands in
+ * flight): it is tried again later. */
+static bool store_record(struct hsess *hs)
 {
 	struct sl_http *h = hs->h;
 	struct sl_session_record rec = { 0 };
@@ -315,8 +321,10 @@ static void store_record(struct hsess *hs)
 	size_t len;
 	char *json;
 
+	bool sent = true;
+
 	if (!http_sharing(h) || hs->ephemeral || hs->sse || hs->ended || hs->s->era != SL_ERA_LEGACY)
-		return;
+		return true;
 	rec.caller = hs->who ? hs->who->key : "";
 	rec.version = hs->s->version;
 	rec.caps = hs->s->caps;
@@ -327,7 +335,8 @@ static void store_record(struct hsess *hs)
 	sl_map_each(&hs->s->subs, collect_sub, &rec);
 	json = sl_session_record_build(&rec, &len);
 	hs->stored_ms = sl_now_ms();
-	if (json && !sl_session_store_put(h->gw->redis, hs->id, json, len, h->cfg->idle_timeout_ms))
+	if (json && !(sent = sl_session_store_put(h->gw->redis, hs->id, json, len,
+						  h->cfg->idle_timeout_ms)))
 		hs->stored_ms = 1; /* Redis is down: again at the next request */
 	else if (!json && !hs->record_warned)
 		sl_log(SL_LOG_WARN, "http: session %.8s…: its record is over 64 KiB (too many "
@@ -336,11 +345,57 @@ static void store_record(struct hsess *hs)
 	free(json);
 	free(rec.subs);
 	yyjson_doc_free(info);
+	return sent;
 }
 
 static void on_changed(void *ctx)
 {
 	store_record(ctx);
+}
+
+/* Redis is (back) up. It may have restarted empty, or lost the records
+ * written while it was going down: each session held here has its record
+ * written again, or a replica that adopts it after this one dies would find
+ * nothing (404, initialize again). Every reconnect, not only an empty
+ * Redis: a record written again is the same record, its TTL renewed. The
+ * sessions are queued (bounded by sluice.http.maxSessions, in no other
+ * memory than their own node) and written RESYNC_BATCH a loop turn, so
+ * 50,000 sessions neither block the loop nor flood Redis past maxPending. */
+void http_on_redis_up(void *ctx)
+{
+	struct sl_http *h = ctx;
+	struct sl_list *n;
+
+	sl_list_each(n, &h->sessions) {
+		struct hsess *hs = sl_list_entry(n, struct hsess, link);
+		if (!hs->ephemeral && !hs->sse && !sl_list_linked(&hs->resync))
+			sl_list_push_back(&h->resync, &hs->resync);
+	}
+	if (!sl_list_empty(&h->resync) && !h->stopping)
+		uv_timer_start(&h->resync_timer, http_on_resync, 0, 0);
+}
+
+void http_on_resync(uv_timer_t *t)
+{
+	struct sl_http *h = t->data;
+	struct sl_list *n;
+	size_t done = 0;
+
+	while (done < RESYNC_BATCH && (n = sl_list_first(&h->resync))) {
+		/* Down again: the sessions stay queued for the next reconnect. */
+		if (sl_redis_state(h->gw->redis) != SL_REDIS_CONNECTED)
+			return;
+		sl_list_remove(n);
+		if (!store_record(sl_list_entry(n, struct hsess, resync))) {
+			sl_list_push_front(&h->resync, n); /* maxPending in flight: a pause */
+			break;
+		}
+		done++;
+	}
+	if (!sl_list_empty(&h->resync))
+		uv_timer_start(t, http_on_resync, RESYNC_PAUSE_MS, 0);
+	else if (done)
+		sl_log(SL_LOG_DEBUG, "http: the records of the sessions held here are in Redis again");
 }
 
 /* A session in use: the most recently used of h->sessions (so the least

@@ -48,6 +48,8 @@ void sl_upstream_link_oversize(struct sl_upstream *u, const char *head, size_t h
 void sl_upstream_link_lost(struct sl_upstream *u, const char *why);
 
 unsigned sl_link_next_gen(void);
+/* Sends the requests held (a user link come up, a roots wait over), oldest first. */
+void sl_upstream_send_held(struct sl_upstream *u);
 
 /* sl_upstream_new for a user link (user: its key, which its OAuth client
  * stores under); NULL user: a server. */

@@ -212,7 +212,7 @@ static void on_ureq_timeout(uv_timer_t *t)
 	char why[256];
 	uint64_t ms = uv_timer_get_repeat(t);
 
-	if (r->held) {
+	if (r->held && u->parent && u->state != SL_UP_READY) {
 		snprintf(why, sizeof(why), "server '%s': %s's link to it did not come up within %llu ms",
 			 u->name, u->user_name, (unsigned long long)ms);
 		ureq_fail(r, why);
@@ -220,7 +220,8 @@ static void on_ureq_timeout(uv_timer_t *t)
 	}
 	snprintf(why, sizeof(why), "server '%s' did not answer %s within %llu ms", u->name,
 		 r->method, (unsigned long long)ms);
-	send_cancel(u, r->id, "timed out");
+	if (!r->held) /* a request held for roots was never sent */
+		send_cancel(u, r->id, "timed out");
 	ureq_fail(r, why);
 }
 
@@ -413,6 +414,12 @@ static struct sl_ureq *request(struct sl_upstream *u, const char *method, yyjson
 		return NULL;
 	}
 	r = ureq_new(u, method, timeout_ms, cb, progress, ctx);
+	if (u->roots_hold && !handshake) {
+		/* roots.c: until the server has been told its caller's roots. */
+		r->held = yyjson_mut_doc_new(NULL);
+		yyjson_mut_doc_set_root(r->held, yyjson_mut_val_mut_copy(r->held, params));
+		return r;
+	}
 	if (!transmit(u, r, d, params, err)) {
 		r->cb = NULL;
 		ureq_free(r);
@@ -453,8 +460,9 @@ static struct sl_ureq *hold(struct sl_upstream *u, const char *method, yyjson_mu
 	return r;
 }
 
-/* A user link is up: what it held goes out, in the order it came. */
-static void send_held(struct sl_upstream *u)
+/* A user link is up, or a roots wait is over: what it held goes out, in
+ * the order it came. */
+void sl_upstream_send_held(struct sl_upstream *u)
 {
 	struct sl_list *n, *prev;
 	struct sl_err err;
@@ -798,7 +806,7 @@ static void become_ready(struct sl_upstream *u)
 		if (first)
 			sl_log(SL_LOG_DEBUG, "server '%s': %s's own link is up (%s)", u->name,
 			       u->user_name, u->protocol_version ? u->protocol_version : "?");
-		send_held(u);
+		sl_upstream_send_held(u);
 		return;
 	}
 	scope_wait(u);
@@ -1007,34 +1015,52 @@ bool sl_upstream_has_cap(const struct sl_upstream *u, const char *cap)
 	return u->capabilities && yyjson_obj_get(u->capabilities, cap) != NULL;
 }
 
-/* The session-era handshake: initialize, then notifications/initialized. */
+/* A server that does not answer the probe soon is a session-era one that
+ * ignores unknown methods: it gets initialize without waiting for the
+ * whole start-up timeout (and auto's initialize after a 2026-07-28 answer
+ * is as short: a 2026-07-28-only server may ignore it). */
+static uint64_t probe_timeout(const struct sl_upstream *u)
+{
+	if (u->cfg->protocol == SL_PROTOCOL_2026_07_28)
+		return u->gcfg->startup_timeout_ms; /* pinned: no era to fall back to */
+	return u->gcfg->startup_timeout_ms < PROBE_TIMEOUT_MS ? u->gcfg->startup_timeout_ms :
+								  PROBE_TIMEOUT_MS;
+}
+
+/* The session-era handshake: initialize, then notifications/initialized.
+ * The version offered is the entry's pin, else the newest sluice speaks. */
 static void send_initialize(struct sl_upstream *u)
 {
 	struct sl_err err;
+	const char *pin = sl_protocol_pin_version(u->cfg->protocol);
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *params = yyjson_mut_obj(d), *info;
 
 	yyjson_mut_doc_set_root(d, params);
-	yyjson_mut_obj_add_str(d, params, "protocolVersion", SL_MCP_LATEST_LEGACY);
+	yyjson_mut_obj_add_str(d, params, "protocolVersion", pin ? pin : SL_MCP_LATEST_LEGACY);
 	yyjson_mut_obj_add_val(d, params, "capabilities",
 			       yyjson_mut_val_mut_copy(d, yyjson_mut_doc_get_root(u->caps_doc)));
 	info = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_str(d, info, "name", "sluice");
 	yyjson_mut_obj_add_str(d, info, "version", SL_VERSION);
 	yyjson_mut_obj_add_val(d, params, "clientInfo", info);
-	if (!request(u, "initialize", d, params, u->gcfg->startup_timeout_ms,
-				 on_initialized, NULL, u, &err))
+	if (!request(u, "initialize", d, params,
+		     u->asking_both ? probe_timeout(u) : u->gcfg->startup_timeout_ms,
+		     on_initialized, NULL, u, &err))
 		lose_link(u, err.msg);
 	yyjson_mut_doc_free(d);
 }
 
-/* A server that does not answer the probe soon is a session-era one that
- * ignores unknown methods: it gets initialize without waiting for the
- * whole start-up timeout. */
-static uint64_t probe_timeout(const struct sl_upstream *u)
+/* The entry pins a version the server refuses: a restart would be refused
+ * the same way, so this is final, and names the pin. */
+static void pin_refused(struct sl_upstream *u, const char *how)
 {
-	return u->gcfg->startup_timeout_ms < PROBE_TIMEOUT_MS ? u->gcfg->startup_timeout_ms :
-								  PROBE_TIMEOUT_MS;
+	char why[512];
+
+	snprintf(why, sizeof(why), "%.300s, but its entry pins \"protocol\": \"%s\"; not restarting "
+		 "it: pin a version the server speaks, or \"auto\"", how,
+		 sl_protocol_pin_version(u->cfg->protocol));
+	fail_final(u, why);
 }
 
 static bool speaks_modern(yyjson_val *res)
@@ -1109,30 +1135,13 @@ static bool unsupported_version(struct sl_upstream *u, struct sl_reply *r)
 	return true;
 }
 
-/* The answer to the server/discover probe (MCP 2026-07-28). A server that
- * answers it and lists 2026-07-28 is spoken to in that era: no initialize,
- * every request self-describing. -32022 is a modern server's answer
- * (unsupported_version). Any other answer (-32601 from a session-era
- * server, an HTTP 400 for a request without a session) means the session
- * era. */
-static void on_discovered(void *ctx, struct sl_reply *r)
+/* Speaks 2026-07-28 with the server whose server/discover answer is
+ * u->init_doc: no initialize, every request self-describing. */
+static void speak_modern(struct sl_upstream *u)
 {
-	struct sl_upstream *u = ctx;
-	yyjson_val *res;
+	yyjson_val *res = sl_json_obj(yyjson_doc_get_root(u->init_doc), "result");
 
-	if (!u->link)
-		return;
-	if (unsupported_version(u, r))
-		return;
-	if (r->kind != SL_REPLY_RESULT || !yyjson_is_obj(r->msg->result) ||
-	    !speaks_modern(r->msg->result)) {
-		send_initialize(u);
-		return;
-	}
-	res = r->msg->result;
-	yyjson_doc_free(u->init_doc);
-	u->init_doc = r->msg->doc;
-	r->msg->doc = NULL;
+	u->asking_both = false;
 	u->modern = true;
 	u->protocol_version = SL_MCP_MODERN;
 	u->capabilities = sl_json_obj(res, "capabilities");
@@ -1145,12 +1154,84 @@ static void on_discovered(void *ctx, struct sl_reply *r)
 	fetch_lists(u);
 }
 
+/* "Choosing the era" (UPSTREAMS.md), auto: a 2026-07-28 face that declares
+ * resources without subscribe may be poorer than the server's session-era
+ * face, where a session-era client subscribes; the server is asked
+ * initialize as well before its era is chosen. */
+static bool ask_session_era_too(const struct sl_upstream *u, yyjson_val *res)
+{
+	yyjson_val *resources = sl_json_obj(sl_json_obj(res, "capabilities"), "resources");
+
+	if (u->cfg->protocol != SL_PROTOCOL_AUTO || !resources)
+		return false;
+	return !yyjson_is_true(yyjson_obj_get(resources, "subscribe"));
+}
+
+/* The answer to the server/discover probe (MCP 2026-07-28). A server that
+ * answers it and lists 2026-07-28 is spoken to in that era (speak_modern),
+ * unless auto asks its session era too (ask_session_era_too). -32022 is a
+ * modern server's answer (unsupported_version). Any other answer (-32601
+ * from a session-era server, an HTTP 400 for a request without a session)
+ * means the session era, unless the entry pins 2026-07-28. */
+static void on_discovered(void *ctx, struct sl_reply *r)
+{
+	struct sl_upstream *u = ctx;
+	bool pinned = u->cfg->protocol == SL_PROTOCOL_2026_07_28;
+	const char *msg;
+	char how[256];
+
+	if (!u->link)
+		return;
+	if (unsupported_version(u, r))
+		return;
+	if (r->kind != SL_REPLY_RESULT || !yyjson_is_obj(r->msg->result) ||
+	    !speaks_modern(r->msg->result)) {
+		if (!pinned) {
+			send_initialize(u);
+			return;
+		}
+		if (r->kind == SL_REPLY_FAILED) {
+			lose_link(u, r->why); /* no answer: a restart may get one */
+			return;
+		}
+		msg = r->kind == SL_REPLY_ERROR ? sl_json_str(r->msg->error, "message") : NULL;
+		snprintf(how, sizeof(how), "did not answer server/discover with %s (%.120s)",
+			 SL_MCP_MODERN, msg ? msg : "its answer lists other versions");
+		pin_refused(u, how);
+		return;
+	}
+	yyjson_doc_free(u->init_doc);
+	u->init_doc = r->msg->doc;
+	r->msg->doc = NULL;
+	if (ask_session_era_too(u, r->msg->result)) {
+		u->asking_both = true;
+		send_initialize(u);
+		return;
+	}
+	speak_modern(u);
+}
+
 static void on_initialized(void *ctx, struct sl_reply *r)
 {
 	struct sl_upstream *u = ctx;
-	yyjson_val *res;
+	yyjson_val *res = r->kind == SL_REPLY_RESULT ? r->msg->result : NULL;
 	char why[512];
 
+	if (u->asking_both && u->link &&
+	    !(yyjson_is_obj(res) && sl_mcp_legacy_version(sl_json_str(res, "protocolVersion")))) {
+		/* No session era there (refused, or no answer in time): the
+		 * 2026-07-28 answer held stands. */
+		speak_modern(u);
+		return;
+	}
+	u->asking_both = false;
+	if (r->kind == SL_REPLY_ERROR && u->cfg->protocol != SL_PROTOCOL_AUTO && u->link) {
+		const char *msg = sl_json_str(r->msg->error, "message");
+		snprintf(why, sizeof(why), "refused initialize with protocol version %s (%.120s)",
+			 sl_protocol_pin_version(u->cfg->protocol), msg ? msg : "error");
+		pin_refused(u, why);
+		return;
+	}
 	if (r->kind != SL_REPLY_RESULT) {
 		snprintf(why, sizeof(why), "failed its initialize handshake: %s",
 			 r->kind == SL_REPLY_FAILED ? r->why :
@@ -1159,7 +1240,6 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 			lose_link(u, why);
 		return;
 	}
-	res = r->msg->result;
 	if (!yyjson_is_obj(res) || !sl_json_str(res, "protocolVersion")) {
 		lose_link(u, "answered initialize without a protocolVersion");
 		return;
@@ -1176,6 +1256,13 @@ static void on_initialized(void *ctx, struct sl_reply *r)
 			 "or, if %s is a published MCP version, report it to sluice's authors",
 			 v, sl_mcp_versions_text(), v);
 		fail_final(u, why);
+		return;
+	}
+	if (u->cfg->protocol != SL_PROTOCOL_AUTO &&
+	    strcmp(sl_json_str(res, "protocolVersion"), sl_protocol_pin_version(u->cfg->protocol))) {
+		snprintf(why, sizeof(why), "answered initialize with protocol version %s",
+			 sl_json_str(res, "protocolVersion"));
+		pin_refused(u, why);
 		return;
 	}
 	yyjson_doc_free(u->init_doc);
@@ -1220,7 +1307,14 @@ static void start_link(struct sl_upstream *u)
 	uv_timer_start(&u->timer, on_timer, u->gcfg->startup_timeout_ms, 0);
 	u->modern = false;
 	u->probes = 0;
-	send_discover(u);
+	u->asking_both = false;
+	u->roots_asked = u->roots_hold = u->roots_deaf = false;
+	u->roots_for[0] = '\0';
+	uv_timer_stop(&u->roots_timer);
+	if (sl_protocol_pin_version(u->cfg->protocol) && u->cfg->protocol != SL_PROTOCOL_2026_07_28)
+		send_initialize(u); /* a session-era pin: no probe */
+	else
+		send_discover(u);
 }
 
 /* The era probe: server/discover with sluice's own capabilities. */
@@ -1276,6 +1370,8 @@ struct sl_upstream *sl_upstream_make(uv_loop_t *loop, const struct sl_server_con
 	u->login_watch.data = u;
 	uv_timer_init(loop, &u->idle_timer);
 	u->idle_timer.data = u;
+	uv_timer_init(loop, &u->roots_timer);
+	u->roots_timer.data = u;
 	if (wants_oauth(cfg))
 		u->oauth = sl_oauth_client_new(loop, gcfg, cfg, user ? user : "");
 	sl_map_init(&u->watched);
@@ -1411,7 +1507,8 @@ void sl_upstream_free(struct sl_upstream *u)
 	/* After the link: it forgets what it had waiting on the client. */
 	sl_oauth_client_free(u->oauth);
 	u->oauth = NULL;
-	u->handles = 5;
+	u->handles = 6;
+	uv_close((uv_handle_t *)&u->roots_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->idle_timer, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->login_watch, on_upstream_timer_closed);
 	uv_close((uv_handle_t *)&u->timer, on_upstream_timer_closed);
@@ -1790,6 +1887,8 @@ static void handle_request(struct sl_upstream *u, struct sl_msg *m)
 		yyjson_mut_doc_free(d);
 		return;
 	}
+	if (strcmp(m->method, "roots/list") == 0)
+		u->roots_reasked = true; /* roots.c: it does ask again */
 	u->ops->request(u->ctx, u, m);
 }
 

@@ -124,6 +124,9 @@ struct sl_upstream {
 	const char *protocol_version;
 	bool modern;             /* spoken to in 2026-07-28 (it answered server/discover) */
 	unsigned probes;         /* server/discover sent on this link: a -32022 allows 2 */
+	bool asking_both;        /* auto: a 2026-07-28 answer (in init_doc) is held while the
+				  * server is asked initialize too (UPSTREAMS.md, "Choosing
+				  * the era") */
 	const char *instructions;
 
 	struct sl_item_list tools, resources, templates, prompts;
@@ -174,6 +177,14 @@ struct sl_upstream {
 	 * evicted nor expired (at most sluice.oauth.maxUsers, more refused). */
 	struct sl_lru users;
 	uv_timer_t idle_timer;   /* a server's: closes idle user links */
+	/* Roots (roots.c): a session-era server keeps what its roots/list was
+	 * answered, and roots belong to one client. Per link (per process). */
+	bool roots_asked;        /* it asked roots/list on this link */
+	bool roots_hold;         /* requests wait (held) until it has asked again */
+	bool roots_deaf;         /* it did not ask again after a list_changed: no more waits */
+	bool roots_reasked;      /* it asked during the current wait */
+	char roots_for[80];      /* the client key whose roots it was last told; "": none */
+	uv_timer_t roots_timer;  /* ends a wait: SL_UPSTREAM_ROOTS_WAIT_MS */
 };
 
 /* The link that serves caller's requests to server u: u itself, unless
@@ -229,6 +240,20 @@ struct sl_ureq *sl_upstream_request(struct sl_upstream *u, const char *method,
 				    yyjson_mut_doc *d, yyjson_mut_val *params,
 				    uint64_t timeout_ms, sl_reply_fn cb, sl_progress_fn progress,
 				    void *ctx, struct sl_err *err);
+/* Roots belong to a client (MCP 2025-11-25 client features, "Roots"): a
+ * server told one client's roots must not serve another client with them.
+ * Before a request made for client (a client key, sl_session_client_key),
+ * a session-era server that has asked roots/list on this link and was last
+ * told another client's roots (or none) is sent
+ * notifications/roots/list_changed, and its requests wait (held, in order)
+ * until it has asked again and been answered, at most
+ * SL_UPSTREAM_ROOTS_WAIT_MS; a server that did not ask again within that
+ * is not waited for again on this link. */
+#define SL_UPSTREAM_ROOTS_WAIT_MS 500
+void sl_upstream_roots_before(struct sl_upstream *u, const char *client);
+/* u's roots/list was answered with client's roots ("": an empty list, or
+ * the asking client's error): held requests go out. */
+void sl_upstream_roots_given(struct sl_upstream *u, const char *client);
 /* Sends a notification with empty params. */
 void sl_upstream_notify(struct sl_upstream *u, const char *method);
 /* Forgets r (cb will not run) and tells the server with notifications/cancelled

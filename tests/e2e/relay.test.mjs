@@ -296,3 +296,47 @@ describe('server-to-client requests', () => {
 		}
 	});
 });
+
+// Issue 33, finding 12: roots are a client's. Over HTTP server-everything
+// asks roots/list right after its initialize, outside any call: sluice
+// answers an empty list (no error in its log), and before each call of
+// another client than the one whose roots it was last given, tells it the
+// roots changed and waits until it has asked again within that call, so
+// each caller sees its own roots, never another's (upstream/roots.c).
+test('roots over HTTP: none outside a call, each caller its own within its call, never another\'s', async () => {
+	const { startHttp, httpClient } = await import('./helpers.mjs');
+	const gw = await startHttp({ servers: { everything: everything() }, sluice: { logLevel: 'debug' } });
+	const url = `${gw.url}`;
+	const withRoots = (uri) => ({
+		capabilities: { roots: { listChanged: true } },
+		handlers: [[ListRootsRequestSchema, async () => ({ roots: uri ? [{ uri, name: uri }] : [] })]],
+	});
+	const clients = [];
+	try {
+		const alice = await httpClient(url, { ...withRoots('file:///alice'), name: 'alice' });
+		clients.push(alice);
+		// Its question at start has been answered, one way or the other.
+		const asked = /asked roots\/list outside any call|Failed to request roots/;
+		await eventually(() => asked.test(gw.stderr()), 15000, 50, 'server-everything\'s roots/list at start, answered');
+		assert.doesNotMatch(gw.stderr(), /Failed to request roots/);
+		assert.match(gw.stderr(), /server 'everything' asked roots\/list outside any call: answered with no roots/);
+		const roots = async (c) => textOf(await c.client.callTool({ name: 'everything__get-roots-list', arguments: {} }));
+		assert.match(await roots(alice), /file:\/\/\/alice/);
+		const bob = await httpClient(url, { ...withRoots('file:///bob'), name: 'bob' });
+		clients.push(bob);
+		const b = await roots(bob);
+		assert.match(b, /file:\/\/\/bob/);
+		assert.doesNotMatch(b, /alice/);
+		// A client that declared no roots is given none, not the last caller's.
+		const carol = await httpClient(url, { name: 'carol' });
+		clients.push(carol);
+		const c = await roots(carol);
+		assert.doesNotMatch(c, /alice|bob/);
+		assert.match(c, /no roots/);
+		assert.match(await roots(alice), /file:\/\/\/alice/);
+		assert.doesNotMatch(gw.stderr(), /Failed to request roots/);
+	} finally {
+		await Promise.allSettled(clients.map((c) => c.client.close()));
+		await gw.close();
+	}
+});

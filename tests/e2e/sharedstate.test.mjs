@@ -214,3 +214,55 @@ test('one replica, no Redis: a 2026-07-28 caller reads its result in a later req
 	assert.equal(r.json.result.isError, true);
 	assert.match(text(r), /belong to the caller that received them/);
 });
+
+// Issue 33, finding 9: Redis restarts empty while replica A holds sessions
+// (more than one batch of 256); A writes their records again once it is back
+// (REPLICAS.md, "Redis back"), so when A dies later a session goes on on
+// replica B under the same id.
+test('Redis restarted empty: a replica writes its sessions again; after it dies another adopts them', async () => {
+	const MANY = 300;
+	const r1 = await startRedis();
+	let r2;
+	const cfg = (name) => writeConfig({ cat: catalog('github') }, {
+		exposure: 'passthrough',
+		http: { auth: { tokens: [{ token: TOKENS.alice, subject: 'alice' }] }, maxSessions: 1000, maxSessionsPerCaller: 1000 },
+		audit: { file: path.join(work, `resync-${name}.audit.jsonl`) },
+		shared: { secret: 'resync-e2e-secret-0123456789abcdef0123', redis: { url: r1.url, keyPrefix: 'rs:', commandTimeoutMs: 2000 } },
+	});
+	const [a, b] = await Promise.all([startHttp({ configPath: cfg('a') }), startHttp({ configPath: cfg('b') })]);
+	const post = (gw, body, sid) => httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+		headers: { authorization: `Bearer ${TOKENS.alice}`, ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}) } }, body);
+	try {
+		const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize',
+			params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'resync', version: '1' } } });
+		const sid = init.headers['mcp-session-id'];
+		assert.ok(sid, init.text);
+		await post(a, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid);
+		const key = `rs:session:${sid}`;
+		// More sessions on A, 20 at a time: the rewrite takes several batches.
+		for (let i = 1; i < MANY; i += 20)
+			await Promise.all(Array.from({ length: Math.min(20, MANY - i) }, (_, j) => post(a, { jsonrpc: '2.0', id: 1, method: 'initialize',
+				params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: `resync-${i + j}`, version: '1' } } })
+				.then((r) => assert.ok(r.headers['mcp-session-id'], r.text))));
+		const sessions = async (r) => (await redisCli(r, ['--scan', '--pattern', 'rs:session:*'])).trim().split('\n').filter(Boolean).length;
+		await eventually(async () => (await sessions(r1)) === MANY, 10000, 100, 'the records in Redis');
+		// Redis restarts empty on the same port: a new process, nothing in it.
+		await r1.kill('SIGKILL');
+		r2 = await startRedis({ port: r1.port });
+		assert.equal((await redisCli(r2, ['DBSIZE'])).trim(), '0');
+		// A finds Redis back and writes every session's record again, unasked.
+		await eventually(async () => (await sessions(r2)) === MANY, 20000, 100, 'replica A to write its sessions again');
+		assert.equal((await redisCli(r2, ['EXISTS', key])).trim(), '1');
+		// A dies; B serves the same session id, adopted from the record.
+		a.proc.kill('SIGKILL');
+		await a.exited;
+		const list = await post(b, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, sid);
+		assert.equal(list.status, 200, list.text);
+		assert.ok(list.json?.result?.tools?.some((t) => t.name === 'cat__echo'), list.text);
+		assert.match(b.stderr(), /adopted from another replica/);
+	} finally {
+		await Promise.all([a.close(), b.close()]);
+		await r2?.stop();
+		await r1.stop();
+	}
+});

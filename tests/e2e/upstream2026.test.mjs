@@ -16,7 +16,7 @@ import path from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { MODERN, REPO, eventually, httpClient, httpRequest, modernMeta, startHttp, startRaw, textOf, withTimeout } from './helpers.mjs';
+import { MODERN, REPO, eventually, httpClient, httpRequest, modernMeta, runSluice, startHttp, startRaw, textOf, withTimeout, writeConfig } from './helpers.mjs';
 
 const SERVER = path.join(REPO, 'tests', 'servers', 'stateless', 'server.mjs');
 const stdio = (...args) => ({ command: process.execPath, args: [SERVER, ...args] });
@@ -211,5 +211,102 @@ describe('finding 8: -32022 to server/discover is retried with a version both sp
 		} finally {
 			await raw.close();
 		}
+	});
+});
+
+// Finding 5: a server speaking both eras whose 2026-07-28 face lacks
+// resources.subscribe (tests/servers/dual). Its "protocol" pin, and auto's
+// rule (UPSTREAMS.md, "Choosing the era"), let a session-era client
+// subscribe through sluice.
+describe('finding 5: the era of a server that speaks both', () => {
+	const DUAL = path.join(REPO, 'tests', 'servers', 'dual', 'server.mjs');
+	const dual = (extra = {}, ...args) => ({ command: process.execPath, args: [DUAL, ...args], ...extra });
+	const NOTE = 'sluice://dual/memo://note';
+
+	// A session-era client subscribes to the note and hears its update.
+	async function subscribes(raw) {
+		await raw.initialize(undefined, {});
+		const era = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 15000 });
+		assert.equal(textOf(era.result), 'session', JSON.stringify(era));
+		const sub = await raw.request('resources/subscribe', { uri: NOTE });
+		assert.deepEqual(sub.result, {}, JSON.stringify(sub));
+		await raw.request('tools/call', { name: 'dual__touch', arguments: {} });
+		const upd = await raw.next((m) => m.method === 'notifications/resources/updated');
+		assert.equal(upd.params.uri, NOTE);
+	}
+
+	for (const protocol of [undefined, 'auto', '2025-11-25']) {
+		test(`"protocol": ${protocol ?? '(default)'}: a session-era client subscribes`, async () => {
+			const raw = startRaw({ servers: { dual: dual(protocol ? { protocol } : {}) } });
+			try {
+				await subscribes(raw);
+			} finally {
+				await raw.close();
+			}
+		});
+	}
+
+	test('"protocol": "2026-07-28" speaks that era, whose face has no subscriptions', async () => {
+		const raw = startRaw({ servers: { dual: dual({ protocol: MODERN }) } });
+		try {
+			await raw.initialize(undefined, {});
+			const era = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 15000 });
+			assert.equal(textOf(era.result), MODERN, JSON.stringify(era));
+			const sub = await raw.request('resources/subscribe', { uri: NOTE });
+			assert.equal(sub.error?.code, -32601, JSON.stringify(sub));
+		} finally {
+			await raw.close();
+		}
+	});
+
+	for (const mode of ['refuse-session', 'ignore-session']) {
+		test(`auto: a server that ${mode === 'refuse-session' ? 'refuses' : 'ignores'} initialize after all is spoken to in 2026-07-28`, async () => {
+			const raw = startRaw({ servers: { dual: dual({}, mode) } });
+			try {
+				await raw.initialize(undefined, {});
+				const era = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 20000 });
+				assert.equal(textOf(era.result), MODERN, JSON.stringify(era));
+				assert.doesNotMatch(raw.stderr(), /restarting/);
+			} finally {
+				await raw.close();
+			}
+		});
+	}
+
+	for (const [protocol, arg, said] of [
+		['2025-11-25', 'refuse-session', /refused initialize with protocol version 2025-11-25/],
+		['2025-11-25', 'old-session', /answered initialize with protocol version 2025-06-18/],
+	]) {
+		test(`a pinned ${protocol} the server refuses (${arg}) fails it for good, naming the server and the pin`, async () => {
+			const raw = startRaw({ servers: { dual: dual({ protocol }, arg) } });
+			try {
+				await raw.initialize(undefined, {});
+				const r = await raw.request('tools/call', { name: 'dual__era', arguments: {} }, { ms: 15000 });
+				assert.ok(r.error || r.result?.isError, JSON.stringify(r));
+				await eventually(() => /server 'dual'.*pins "protocol"/.test(raw.stderr()), 10000, 50, 'the failure in the log');
+				assert.match(raw.stderr(), said);
+				assert.match(raw.stderr(), new RegExp(`server 'dual' .*pins "protocol": "${protocol}"; not restarting`));
+			} finally {
+				await raw.close();
+			}
+		});
+	}
+
+	test('a pinned 2026-07-28 that a session-era server refuses fails it for good, naming the server', async () => {
+		const raw = startRaw({ servers: { old: { command: process.execPath, args: [path.join(REPO, 'tests', 'servers', 'upgrade', 'server.mjs'), '/nonexistent'], protocol: MODERN } } });
+		try {
+			await raw.initialize(undefined, {});
+			await eventually(() => /server 'old'.*pins "protocol"/.test(raw.stderr()), 10000, 50, 'the failure in the log');
+			assert.match(raw.stderr(), /server 'old' did not answer server\/discover with 2026-07-28 \(Method not found\), but its entry pins "protocol": "2026-07-28"; not restarting/);
+		} finally {
+			await raw.close();
+		}
+	});
+
+	test('a bad "protocol" is a config error naming its values', async () => {
+		const file = writeConfig({ dual: dual({ protocol: '2023-01-01' }) });
+		const r = await runSluice(['check', '--config', file]);
+		assert.notEqual(r.code, 0);
+		assert.match(r.stderr + r.stdout, /protocol.*"auto", "2026-07-28", "2025-11-25"/);
 	});
 });
