@@ -151,6 +151,17 @@ char *sl_audit_call_line(struct sl_call *c, const struct timespec *now, size_t *
 	return line_end(d, len);
 }
 
+/* The end of a program's or a skill run's line: how it ended and what it did. */
+static char *run_end(yyjson_mut_doc *d, yyjson_mut_val *o, const char *outcome, uint32_t calls,
+		     double duration_ms, size_t output_bytes, size_t *len)
+{
+	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
+	yyjson_mut_obj_add_uint(d, o, "calls", calls);
+	yyjson_mut_obj_add_real(d, o, "duration_ms", ms3(duration_ms));
+	yyjson_mut_obj_add_uint(d, o, "output_bytes", output_bytes);
+	return line_end(d, len);
+}
+
 char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 			    const struct sl_caller *who, const char *outcome,
 			    uint32_t calls, double duration_ms, size_t output_bytes,
@@ -163,11 +174,7 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 		sl_oom();
 	o = line_start(d, "program", now, session_id, who);
 	yyjson_mut_obj_add_uint(d, o, "program", program_id);
-	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
-	yyjson_mut_obj_add_uint(d, o, "calls", calls);
-	yyjson_mut_obj_add_real(d, o, "duration_ms", ms3(duration_ms));
-	yyjson_mut_obj_add_uint(d, o, "output_bytes", output_bytes);
-	return line_end(d, len);
+	return run_end(d, o, outcome, calls, duration_ms, output_bytes, len);
 }
 
 char *sl_audit_skill_line(uint64_t run_id, uint64_t parent_id, uint64_t session_id,
@@ -185,11 +192,7 @@ char *sl_audit_skill_line(uint64_t run_id, uint64_t parent_id, uint64_t session_
 	yyjson_mut_obj_add_uint(d, o, "parent", parent_id);
 	yyjson_mut_obj_add_strcpy(d, o, "skill", skill);
 	add_str_or_null(d, o, "owner", owner);
-	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
-	yyjson_mut_obj_add_uint(d, o, "calls", calls);
-	yyjson_mut_obj_add_real(d, o, "duration_ms", ms3(duration_ms));
-	yyjson_mut_obj_add_uint(d, o, "output_bytes", output_bytes);
-	return line_end(d, len);
+	return run_end(d, o, outcome, calls, duration_ms, output_bytes, len);
 }
 
 char *sl_audit_admin_line(const char *action, const char *server, const char *tool,

@@ -363,6 +363,16 @@ test('MCP Apps in hybrid exposure: the server\'s tools with their Views, and a V
 	await h.close();
 });
 
+// The example's View calls get-time by the server's own name, as its button
+// does; then the host closes.
+async function viewGetsTime(h) {
+	const view = await mountView(h.client);
+	const r = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
+	assert.match(r.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
+	await view.close();
+	await h.close();
+}
+
 test('MCP Apps with the example server as a URL upstream (its Streamable HTTP face)', async () => {
 	const port = await freePort();
 	// The example binds 0.0.0.0 with no option to choose: tests/servers/loopback.cjs
@@ -388,11 +398,7 @@ test('MCP Apps with the example server as a URL upstream (its Streamable HTTP fa
 		const read = await h.client.readResource({ uri });
 		assert.equal(read.contents[0].mimeType, RESOURCE_MIME_TYPE);
 		assert.equal(read.contents[0].text, BASIC_HTML);
-		const view = await mountView(h.client);
-		const r = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
-		assert.match(r.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
-		await view.close();
-		await h.close();
+		await viewGetsTime(h);
 	} finally {
 		server.kill('SIGTERM');
 	}
@@ -406,9 +412,5 @@ test('MCP Apps with "prefix": false: the server\'s own names and ui:// URIs, as 
 	const read = await h.client.readResource({ uri });
 	assert.equal(read.contents[0].uri, uri);
 	assert.equal(read.contents[0].text, BASIC_HTML);
-	const view = await mountView(h.client);
-	const r = await withTimeout(view.app.callServerTool({ name: 'get-time', arguments: {} }), 10000, 'the View\'s call');
-	assert.match(r.structuredContent.time, /^\d{4}-\d\d-\d\dT/);
-	await view.close();
-	await h.close();
+	await viewGetsTime(h);
 });
