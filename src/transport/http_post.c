@@ -202,6 +202,18 @@ enum MHD_Result http_settle(struct MHD_Connection *c, struct req *r)
 	return answer(c, r, st);
 }
 
+/* How long a POST waits for its answer alone before it streams. A
+ * session's stream starts early, with its priming event, so that a slow
+ * call stays resumable. A 2026-07-28 request has no stream to resume (no
+ * GET): it waits for its answer, whose status then follows it (400 for
+ * -32021), until something else is sent for it (progress, a question) or
+ * the heartbeat interval passes, when it streams and heartbeats keep the
+ * connection alive through proxies. */
+static uint64_t wait_ms(const struct sl_http *h, const struct hsess *hs)
+{
+	return hs->ephemeral && !hs->listen ? h->cfg->heartbeat_ms : WAIT_MS;
+}
+
 static void on_wait(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
@@ -214,7 +226,7 @@ static void on_wait(uv_timer_t *t)
 		sl_list_each(sn, &hs->streams) {
 			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (!st->sse && st->req && st->req->waiting) {
-				if (now - st->req->since_ms >= WAIT_MS)
+				if (now - st->req->since_ms >= wait_ms(h, hs))
 					http_wake(st);
 				else
 					more = true;
