@@ -45,17 +45,16 @@ export const VERSIONS = {
 // Server scenarios that pass directly and not through sluice, and why:
 // 'stdio:scenario' or 'url:scenario' -> reason. Only what sluice cannot fix;
 // an entry that passes through sluice fails the test.
-const STDIO_NO_MRTR = 'the reference server has its test_input_required_* tools and prompt only on its ' +
-	'2026-07-28 HTTP path; over stdio it is the SDK\'s session-era server, without them';
-const URL_2026_FACE = 'sluice speaks 2026-07-28 to a server that answers server/discover, and this server\'s ' +
-	'2026-07-28 face has no server-initiated sampling or elicitation and no resource subscriptions ' +
-	'(issue 33, finding 5: the per-server protocol pin)';
+// (docs/internals/CONFORMANCE.md, "Why the known ones fail", says more.)
+const STDIO_NO_MRTR = 'the reference server has these tools and prompt only on its 2026-07-28 HTTP path, ' +
+	'not over stdio';
+const URL_2026_FACE = 'sluice picks the 2026-07-28 era of this dual-era server, whose 2026-07-28 face cannot ' +
+	'sample, elicit or subscribe (issue 33, finding 5)';
 export const KNOWN_SERVER = {
 	release: {},
 	alpha: {
-		'stdio:server-stateless': 'the checks of -32021, of a response stream with no requests and of no ' +
-			'logging without a logLevel call tools (test_missing_capability, test_streaming_elicitation, ' +
-			'test_logging_tool) the reference server has only on its 2026-07-28 HTTP path',
+		'stdio:server-stateless': 'four checks call diagnostic tools the reference server has only on its ' +
+			'2026-07-28 HTTP path, not over stdio',
 		...Object.fromEntries(['basic-elicitation', 'basic-sampling', 'basic-list-roots', 'request-state',
 			'multiple-input-requests', 'multi-round', 'non-tool-request', 'result-type', 'tampered-state',
 			'capability-check'].map((s) => [`stdio:input-required-result-${s}`, STDIO_NO_MRTR])),
