@@ -722,7 +722,9 @@ static const struct sl_conf_key http_keys[] = {
 	  .max = 7ull * 86400000, .dflt = 30ull * 60 * 1000,
 	  .doc = "A session with no request and no open stream ends after this." },
 	{ "heartbeatMs", SL_CONF_UINT, HTTP(heartbeat_ms), .min = 100, .max = 3600000, .dflt = 15000,
-	  .doc = "An SSE comment on every open stream this often." },
+	  .doc = "An SSE comment on every open stream this often. A 2026-07-28 request's answer "
+		 "comes as JSON if it is the first thing to send within this time; after it, the "
+		 "response streams." },
 	{ "adminToken", SL_CONF_CUSTOM, HTTP(admin_token), .parse = cfg_parse_long_secret,
 	  .shape = "a string of at least 32 characters", .dflt_doc = "none: loopback peers only",
 	  .doc = "The operator's pages (`/status`, `/metrics`, `/admin`) answer a loopback peer, "

@@ -104,6 +104,22 @@ static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *meth
 	yyjson_mut_arr_prepend(arr, e);
 }
 
+/* SEP-2164: a resources/read that finds nothing (-32002, or -32602 from
+ * 2026-07-28 on) names the URI asked for in its error's data, as the
+ * client spelled it. A server's error that has no data gets it here. */
+static void not_found_uri(yyjson_mut_doc *d, yyjson_mut_val *err, const char *uri)
+{
+	yyjson_mut_val *code = yyjson_mut_obj_get(err, "code"), *data;
+	int64_t c = yyjson_mut_is_int(code) ? yyjson_mut_get_sint(code) : 0;
+
+	if (!uri || (c != SL_RPC_RESOURCE_NOT_FOUND && c != SL_RPC_INVALID_PARAMS) ||
+	    yyjson_mut_obj_get(err, "data"))
+		return;
+	data = yyjson_mut_obj(d);
+	yyjson_mut_obj_add_strcpy(d, data, "uri", uri);
+	yyjson_mut_obj_add_val(d, err, "data", data);
+}
+
 void sl_forward_reply(void *ctx, struct sl_reply *r)
 {
 	struct sl_pending *p = ctx;
@@ -133,6 +149,8 @@ void sl_forward_reply(void *ctx, struct sl_reply *r)
 		peer.client_key = key;
 		sl_stages_peer(s->gw->gen, &peer);
 		sl_peer_error_apply(&peer);
+		if (yyjson_mut_is_obj(peer.val) && strcmp(method, "resources/read") == 0)
+			not_found_uri(d, peer.val, p->msg.params ? sl_json_str(p->msg.params, "uri") : NULL);
 		yyjson_mut_obj_add_val(d, o, "error", peer.val);
 	} else {
 		res = yyjson_val_mut_copy(d, r->msg->result);
@@ -289,9 +307,14 @@ void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool mode
 		return;
 	u = upstream_of_uri(s, m->who, uri, &orig);
 	if (!u) {
+		yyjson_mut_val *o;
+		yyjson_mut_doc *d = sl_rpc_response_new(m->id, &o);
 		/* 2026-07-28 retired -32002 for "not found" in favour of -32602. */
-		sl_session_error(s, m->id, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
-			   "Resource not found: the URI does not name a server of this gateway");
+		sl_rpc_add_error(d, o, modern ? SL_RPC_INVALID_PARAMS : SL_RPC_RESOURCE_NOT_FOUND,
+				 "Resource not found: the URI does not name a server of this gateway", NULL);
+		not_found_uri(d, yyjson_mut_obj_get(o, "error"), uri);
+		sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = m->id, .error = true }, d);
+		yyjson_mut_doc_free(d);
 		return;
 	}
 	forward(s, m, modern, u, "uri", NULL, orig);

@@ -185,7 +185,42 @@ void sl_sse_body_append(struct sl_sse *s, const char *p, size_t n)
 	data_add(s, p, n);
 }
 
+static bool json_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Where a body of JSON objects one after another splits: a newline with
+ * '}' last before it and '{' first after it (whitespace aside). A raw
+ * newline is never inside a JSON string, and no single JSON value has an
+ * object follow an object without a comma, so one message never splits. */
+static bool splits_at(const char *d, size_t len, size_t nl, size_t start)
+{
+	size_t a = nl, b = nl + 1;
+
+	while (a > start && json_ws(d[a - 1]))
+		a--;
+	while (b < len && json_ws(d[b]))
+		b++;
+	return a > start && d[a - 1] == '}' && b < len && d[b] == '{';
+}
+
 int sl_sse_body_end(struct sl_sse *s)
 {
-	return dispatch(s);
+	const char *d = s->data.data;
+	size_t len = s->data.len, start = 0;
+	int rc = 0;
+
+	if (s->discarding || !s->has_data || !len)
+		return dispatch(s);
+	for (size_t i = 0; i < len && !rc; i++) {
+		if (d[i] != '\n' || !splits_at(d, len, i, start))
+			continue;
+		rc = s->ops->event(s->ctx, "message", d + start, i - start);
+		start = i + 1;
+	}
+	if (!rc)
+		rc = s->ops->event(s->ctx, "message", d + start, len - start);
+	event_reset(s);
+	return rc;
 }

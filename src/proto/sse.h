@@ -49,9 +49,12 @@ void sl_sse_init(struct sl_sse *s, size_t max, const struct sl_sse_ops *ops, voi
 void sl_sse_dispose(struct sl_sse *s);
 /* Returns nonzero if a callback asked to stop. */
 int sl_sse_feed(struct sl_sse *s, const char *p, size_t n);
-/* A body that is one message, not a stream (an application/json answer):
- * append its bytes, then end it to have it reported like one event's data,
- * under the same cap. */
+/* A body that is not a stream (an application/json answer): append its
+ * bytes, then end it to have it reported like one event's data, under the
+ * same cap for the whole body. A body of several JSON objects, one per
+ * line (as a 2026-07-28 server may send a notification before the answer,
+ * the conformance suite's reference server among them), is reported as one
+ * event per object. */
 void sl_sse_body_append(struct sl_sse *s, const char *p, size_t n);
 int sl_sse_body_end(struct sl_sse *s);
 

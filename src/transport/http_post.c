@@ -52,7 +52,8 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 /* MCP 2026-07-28 HTTP "Protocol Version Header": the version a POST names
  * in MCP-Protocol-Version and in its body's _meta are the same (else 400,
  * -32020), one sluice speaks (else 400, -32022 with the versions it does),
- * and a 2026-07-28 request carries its _meta (else 400, -32602). A
+ * and a 2026-07-28 request carries its _meta's version and capabilities
+ * (else 400, -32602). A
  * session-era POST without _meta has only its header to say. True when
  * refused: *ret is the answer. */
 /* A peer's version text as an answer may quote it: printable ASCII, at
@@ -113,7 +114,7 @@ static bool version_refused(struct MHD_Connection *c, yyjson_val *root, const ch
 		return true;
 	}
 	if (pv && !strcmp(pv, SL_MCP_MODERN) && id && yyjson_obj_get(root, "method") &&
-	    !yyjson_is_obj(yyjson_obj_get(meta, SL_MCP_META_CAPS))) {
+	    (!mv || !yyjson_is_obj(yyjson_obj_get(meta, SL_MCP_META_CAPS)))) {
 		*ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_INVALID_PARAMS, id, mv ?
 				 "Invalid params: _meta[\"" SL_MCP_META_CAPS "\"] is required in 2026-07-28" :
 				 "Invalid params: _meta[\"" SL_MCP_META_VERSION "\"] is required in 2026-07-28");
@@ -139,6 +140,20 @@ static void end_cancelled(struct hsess *hs, char *key)
 	free(key);
 }
 
+/* MCP 2026-07-28 HTTP: an error answer that names the client's own fault
+ * gets a 4xx status rather than 200. -32021 (the request needs a client
+ * capability its _meta did not declare) is 400, whoever answered it: sluice
+ * or a server behind it. Read for error answers only. */
+static unsigned int error_status(const struct line *l, size_t len)
+{
+	yyjson_doc *doc = yyjson_read(l->data, len, 0);
+	yyjson_val *code = yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(doc), "error"), "code");
+	bool missing_cap = yyjson_is_int(code) && yyjson_get_sint(code) == SL_MCP_MISSING_CAPABILITY;
+
+	yyjson_doc_free(doc);
+	return missing_cap ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK;
+}
+
 /* The rule (docs/internals/HTTP.md): JSON when the answer is the first
  * line for the request and no progress was asked for; SSE otherwise, with
  * what is queued so far framed as events and the rest streamed. */
@@ -154,7 +169,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct req *r, struct st
 		while (len && l->data[len - 1] == '\n')
 			len--;
 		ret = st->retry_after ? http_too_many(c, l->data, len, hs, st->retry_after) :
-		      http_respond(c, MHD_HTTP_OK, "application/json", l->data, len, hs, false);
+		      http_respond(c, st->failed ? error_status(l, len) : MHD_HTTP_OK, "application/json",
+				   l->data, len, hs, false);
 		http_stream_free(st);
 		return ret;
 	}
@@ -186,6 +202,18 @@ enum MHD_Result http_settle(struct MHD_Connection *c, struct req *r)
 	return answer(c, r, st);
 }
 
+/* How long a POST waits for its answer alone before it streams. A
+ * session's stream starts early, with its priming event, so that a slow
+ * call stays resumable. A 2026-07-28 request has no stream to resume (no
+ * GET): it waits for its answer, whose status then follows it (400 for
+ * -32021), until something else is sent for it (progress, a question) or
+ * the heartbeat interval passes, when it streams and heartbeats keep the
+ * connection alive through proxies. */
+static uint64_t wait_ms(const struct sl_http *h, const struct hsess *hs)
+{
+	return hs->ephemeral && !hs->listen ? h->cfg->heartbeat_ms : WAIT_MS;
+}
+
 static void on_wait(uv_timer_t *t)
 {
 	struct sl_http *h = t->data;
@@ -198,7 +226,7 @@ static void on_wait(uv_timer_t *t)
 		sl_list_each(sn, &hs->streams) {
 			struct stream *st = sl_list_entry(sn, struct stream, link);
 			if (!st->sse && st->req && st->req->waiting) {
-				if (now - st->req->since_ms >= WAIT_MS)
+				if (now - st->req->since_ms >= wait_ms(h, hs))
 					http_wake(st);
 				else
 					more = true;

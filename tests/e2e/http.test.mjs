@@ -558,6 +558,20 @@ describe('2026-07-28 over HTTP: POST only, no sessions, header checks', () => {
 		assert.equal(r.json.id, 13);
 	});
 
+	// Conformance server-stateless, sep-2575-http-server-meta-invalid-400.
+	test('a 2026-07-28 request whose _meta has capabilities and no version: 400 with -32602', async () => {
+		const meta = modernMeta();
+		delete meta['io.modelcontextprotocol/protocolVersion'];
+		const r = await raw(gw.url, {
+			headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+			body: { jsonrpc: '2.0', id: 16, method: 'tools/list', params: { _meta: meta } },
+		});
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32602);
+		assert.match(r.json.error.message, /protocolVersion/);
+		assert.equal(r.json.id, 16);
+	});
+
 	for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'no/such/method'])
 		test(`${method} at 2026-07-28: 404 with -32601`, async () => {
 			const r = await post(method, method.startsWith('resources/') ? { uri: 'x://y' } : {}, {}, 14);

@@ -68,6 +68,14 @@ describe('resources', () => {
 		await assert.rejects(gw.client.readResource({ uri: `${PREFIX}demo://nope/1` }), (e) => e instanceof McpError && e.code === -32602);
 	});
 
+	// SEP-2164 (conformance sep-2164-resource-not-found, data.uri): the
+	// error names the URI as the client asked for it, the gateway's own
+	// error as the server's.
+	test('an unknown resource\'s error names its URI in data.uri', async () => {
+		for (const uri of ['sluice://nosuch/x', `${PREFIX}demo://nope/1`])
+			await assert.rejects(gw.client.readResource({ uri }), (e) => e instanceof McpError && e.data?.uri === uri);
+	});
+
 	test('a resource_link returned by a tool can be read through the gateway', async () => {
 		const r = await gw.client.callTool({ name: 'everything__get-resource-links', arguments: { count: 2 } });
 		const links = r.content.filter((c) => c.type === 'resource_link');
@@ -153,6 +161,9 @@ test('2026-07-28: resources and prompts lists are cacheable results', async () =
 		assert.equal(get.result?.resultType, 'complete', JSON.stringify(get));
 		const bad = await raw.request('resources/read', { uri: 'sluice://nosuch/x', _meta: modernMeta() });
 		assert.equal(bad.error?.code, -32602, '2026-07-28 uses -32602 for a missing resource');
+		assert.equal(bad.error.data?.uri, 'sluice://nosuch/x', JSON.stringify(bad));
+		const gone = await raw.request('resources/read', { uri: `${PREFIX}demo://nope/1`, _meta: modernMeta() });
+		assert.equal(gone.error?.data?.uri, `${PREFIX}demo://nope/1`, JSON.stringify(gone));
 	} finally {
 		await raw.close();
 	}

@@ -48,8 +48,11 @@ test('SDK 2.x: errors come back as the protocol says', async () => {
 	const r = await client.callTool({ name: 'github__fail', arguments: { message: 'boom' } });
 	assert.equal(r.isError, true);
 	assert.match(textOf(r), /boom/);
-	// An unknown resource: -32002 (MCP 2025-11-25 resources).
-	await assert.rejects(client.readResource({ uri: 'sluice://nobody/x' }), (e) => e.code === -32002);
+	// An unknown resource: -32002 (MCP 2025-11-25 resources) with data.uri
+	// (SEP-2164), which SDK 2.x turns into its ResourceNotFoundError (code
+	// -32602, the 2026-07-28 one, and the URI).
+	await assert.rejects(client.readResource({ uri: 'sluice://nobody/x' }),
+		(e) => e.constructor.name === 'ResourceNotFoundError' && e.uri === 'sluice://nobody/x');
 	await client.close();
 });
 

@@ -44,13 +44,16 @@ function startServerHttp(...args) {
 const logOf = (file) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 // One raw 2026-07-28 tools/call to the gateway over HTTP.
-async function rawCall(gw, id, name, caps, extra = {}) {
-	const r = await httpRequest(
+function rawPost(gw, id, name, caps, extra = {}) {
+	return httpRequest(
 		{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST', headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name } },
 		{ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...extra, _meta: modernMeta(caps) } },
 		20000,
 	);
-	return r.json;
+}
+
+async function rawCall(gw, id, name, caps, extra = {}) {
+	return (await rawPost(gw, id, name, caps, extra)).json;
 }
 
 for (const transport of ['stdio', 'http']) {
@@ -120,6 +123,15 @@ for (const transport of ['stdio', 'http']) {
 		test('finding 2: a client declaring nothing gets -32021', async () => {
 			const r = await rawCall(gw, 5, 'st__needs_elicit', {});
 			assert.equal(r.error?.code, -32021, JSON.stringify(r));
+		});
+
+		// MCP 2026-07-28 HTTP (conformance server-stateless,
+		// sep-2575-missing-capability-http-400): the server's -32021 is a 400.
+		test('a -32021 answer comes with HTTP status 400', async () => {
+			const r = await rawPost(gw, 15, 'st__needs_elicit', {});
+			assert.equal(r.status, 400, r.text);
+			assert.equal(r.json.error.code, -32021, r.text);
+			assert.equal(r.json.id, 15);
 		});
 
 		test('finding 2: a program\'s call (which cannot ask a 2026-07-28 client) declares nothing: -32021 in the program', async () => {

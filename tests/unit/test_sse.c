@@ -134,3 +134,25 @@ TEST(sse_json_body_under_the_same_cap)
 	CHECK(strncmp(g.ev[1], "O:22|{\"id\":2,", 13) == 0);
 	sl_sse_dispose(&s);
 }
+
+TEST(sse_json_body_of_several_objects_one_per_line)
+{
+	struct sl_sse s;
+	struct got g;
+	const char *nd = "{\"method\":\"notifications/progress\"}\n{\"id\":1,\"result\":{}}\n";
+	const char *one = "{\n  \"id\": 2,\n  \"result\": {\"a\": [{}, {}]}\n}\n";
+
+	memset(&g, 0, sizeof(g));
+	sl_sse_init(&s, 4096, &ops, &g);
+	sl_sse_body_append(&s, nd, strlen(nd));
+	sl_sse_body_end(&s);
+	CHECK_INT(g.n, 2);
+	CHECK_STR(g.ev[0], "message|{\"method\":\"notifications/progress\"}");
+	CHECK_STR(g.ev[1], "message|{\"id\":1,\"result\":{}}\n");
+	/* One pretty-printed message stays one. */
+	sl_sse_body_append(&s, one, strlen(one));
+	sl_sse_body_end(&s);
+	CHECK_INT(g.n, 3);
+	CHECK(strncmp(g.ev[2], "message|{\n  \"id\": 2,", 20) == 0);
+	sl_sse_dispose(&s);
+}
