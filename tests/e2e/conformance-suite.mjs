@@ -50,8 +50,10 @@ export const VERSIONS = {
 // (docs/internals/CONFORMANCE.md, "Why the known ones fail", says more.)
 const STDIO_NO_MRTR = 'the reference server has these tools and prompt only on its 2026-07-28 HTTP path, ' +
 	'not over stdio';
-const URL_2026_FACE = 'sluice picks the 2026-07-28 era of this dual-era server, whose 2026-07-28 face cannot ' +
-	'sample, elicit or subscribe (issue 33, finding 5)';
+export const URL_SESSION_FACE = 'a dual-era server is spoken to in one era: its 2026-07-28 face declares no ' +
+	'resources.subscribe, so "protocol": "auto" speaks its session era, where these 2026-only tools and prompt ' +
+	'do not exist; with "protocol": "2026-07-28" they pass (the run "URL, pinned"), and subscribe, sampling and ' +
+	'elicitation are lost instead (docs/internals/UPSTREAMS.md, "Choosing the era")';
 export const KNOWN_SERVER = {
 	release: {},
 	alpha: {
@@ -60,8 +62,10 @@ export const KNOWN_SERVER = {
 		...Object.fromEntries(['basic-elicitation', 'basic-sampling', 'basic-list-roots', 'request-state',
 			'multiple-input-requests', 'multi-round', 'non-tool-request', 'result-type', 'tampered-state',
 			'capability-check'].map((s) => [`stdio:input-required-result-${s}`, STDIO_NO_MRTR])),
-		...Object.fromEntries(['tools-call-sampling', 'tools-call-elicitation', 'elicitation-sep1034-defaults',
-			'elicitation-sep1330-enums', 'resources-subscribe', 'resources-unsubscribe'].map((s) => [`url:${s}`, URL_2026_FACE])),
+		'url:server-stateless': URL_SESSION_FACE,
+		...Object.fromEntries(['basic-elicitation', 'basic-sampling', 'basic-list-roots', 'request-state',
+			'multiple-input-requests', 'multi-round', 'non-tool-request', 'result-type', 'tampered-state',
+			'capability-check'].map((s) => [`url:input-required-result-${s}`, URL_SESSION_FACE])),
 	},
 };
 
@@ -211,21 +215,24 @@ export async function runClientScenario(v, scenario, ms = 60000) {
 }
 
 // The server scenarios of version v, side by side: directly against the
-// reference server, and through sluice (stdio upstream, URL upstream),
-// the three at once. Resolves with { scenarios, direct, stdio, url, secs }.
+// reference server, and through sluice (stdio upstream, URL upstream with
+// "protocol" auto, and the same pinned to 2026-07-28), the four at once.
+// Resolves with { scenarios, direct, stdio, url, pinned, secs }.
 export async function serverParity(v) {
 	const t0 = Date.now();
 	const [scenarios, direct, upstream] = await Promise.all([serverScenarios(v), startReference(v), startReference(v)]);
 	const audit = { audit: { file: '/dev/null' } };
-	const [viaStdio, viaUrl] = await Promise.all([
+	const [viaStdio, viaUrl, viaPinned] = await Promise.all([
 		startHttp({ servers: { c: referenceStdio(v) }, sluice: audit }),
 		startHttp({ servers: { c: { url: upstream.url, prefix: false } }, sluice: audit }),
+		startHttp({ servers: { c: { url: upstream.url, prefix: false, protocol: '2026-07-28' } }, sluice: audit }),
 	]);
 	try {
-		const [d, s, u] = await Promise.all([runServerSuite(v, direct.url), runServerSuite(v, viaStdio.url), runServerSuite(v, viaUrl.url)]);
-		return { scenarios, direct: d, stdio: s, url: u, gateways: [viaStdio, viaUrl], secs: (Date.now() - t0) / 1000 };
+		const [d, s, u, pn] = await Promise.all([runServerSuite(v, direct.url), runServerSuite(v, viaStdio.url),
+			runServerSuite(v, viaUrl.url), runServerSuite(v, viaPinned.url)]);
+		return { scenarios, direct: d, stdio: s, url: u, pinned: pn, gateways: [viaStdio, viaUrl, viaPinned], secs: (Date.now() - t0) / 1000 };
 	} finally {
-		await Promise.allSettled([viaStdio.close(), viaUrl.close(), direct.close(), upstream.close()]);
+		await Promise.allSettled([viaStdio.close(), viaUrl.close(), viaPinned.close(), direct.close(), upstream.close()]);
 	}
 }
 
@@ -246,7 +253,7 @@ export const passes = (t) => !!t && t.failed === 0 && t.passed > 0;
 export function parityProblems(p, known, minDirect = 0) {
 	const problems = [];
 	const direct = p.scenarios.filter((s) => passes(p.direct.results.get(s))).length;
-	for (const via of ['direct', 'stdio', 'url'])
+	for (const via of ['direct', 'stdio', 'url', 'pinned'])
 		if (p[via].killed) problems.push(`the suite's ${via} run did not finish in time\n${p[via].tail}`);
 	if (direct < minDirect)
 		problems.push(`only ${direct} scenarios pass directly, not ${minDirect}: the reference server's run broke\n${p.direct.tail}`);
@@ -258,6 +265,10 @@ export function parityProblems(p, known, minDirect = 0) {
 			if (passes(d) && !passes(t) && !k)
 				problems.push(`${via}:${s} passes directly (${cell(d)}), not through sluice (${cell(t)}): ${t ? t.failures.join('; ') : 'no checks'}`);
 			if (k && passes(t)) problems.push(`${via}:${s} passes through sluice now: remove it from KNOWN`);
+			// Known for the era auto picks: it must pass with the pin.
+			if (k === URL_SESSION_FACE && passes(d) && !passes(p.pinned.results.get(s)))
+				problems.push(`${via}:${s} fails through sluice with "protocol" auto and pinned to 2026-07-28 ` +
+					`(${cell(p.pinned.results.get(s))})`);
 			if (k && !passes(d)) problems.push(`${via}:${s} no longer passes directly: remove it from KNOWN`);
 		}
 	}
@@ -268,7 +279,8 @@ export function parityProblems(p, known, minDirect = 0) {
 
 // The markdown table of CONFORMANCE.md for one version's server scenarios.
 export function serverTable(p, known) {
-	const rows = ['| scenario | direct | through sluice, stdio | through sluice, URL | note |', '|---|---|---|---|---|'];
+	const rows = ['| scenario | direct | through sluice, stdio | through sluice, URL | URL, pinned 2026-07-28 | note |',
+		'|---|---|---|---|---|---|'];
 	for (const s of p.scenarios) {
 		const d = p.direct.results.get(s);
 		const notes = [];
@@ -277,7 +289,8 @@ export function serverTable(p, known) {
 			if (known[`${via}:${s}`]) notes.push(`${via}: ${known[`${via}:${s}`]}`);
 			else if (!passes(d) && passes(t)) notes.push(`${via}: passes through sluice, not directly`);
 		}
-		rows.push(`| ${s} | ${cell(d)} | ${cell(p.stdio.results.get(s))} | ${cell(p.url.results.get(s))} | ${notes.join('; ')} |`);
+		rows.push(`| ${s} | ${cell(d)} | ${cell(p.stdio.results.get(s))} | ${cell(p.url.results.get(s))} | ` +
+			`${cell(p.pinned.results.get(s))} | ${notes.join('; ')} |`);
 	}
 	return rows.join('\n');
 }
