@@ -225,6 +225,30 @@ static void offer_pins(struct sl_gateway *gw, struct sl_session *s, const struct
 			sl_pinning_offer(pg, &ask, who, gw->ups[i]);
 }
 
+/* Claude Code's convention (its tool search): a tool whose _meta has
+ * "anthropic/alwaysLoad": true is loaded at once, never deferred behind the
+ * client's own search, so code mode is not hidden behind a second one. An
+ * upstream's own _meta is kept beside it. */
+static void mark_always_load(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
+{
+	yyjson_mut_val *t, *meta;
+	size_t i, max;
+
+	yyjson_mut_arr_foreach(arr, i, max, t) {
+		const char *name = yyjson_mut_get_str(yyjson_mut_obj_get(t, "name"));
+		if (!name || !sl_view_always_load(v, name))
+			continue;
+		meta = yyjson_mut_obj_get(t, "_meta");
+		if (!yyjson_mut_is_obj(meta)) {
+			yyjson_mut_obj_remove_key(t, "_meta");
+			meta = yyjson_mut_obj(d);
+			yyjson_mut_obj_add_val(d, t, "_meta", meta);
+		}
+		yyjson_mut_obj_remove_key(meta, SL_MCP_META_ALWAYS_LOAD);
+		yyjson_mut_obj_add_true(d, meta, SL_MCP_META_ALWAYS_LOAD);
+	}
+}
+
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	struct sl_gateway *gw = s->gw;
@@ -254,6 +278,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		yyjson_mut_arr_append(arr, sl_codemode_definition(&v, d));
 		sl_skills_list(&v, d, arr);
 	}
+	mark_always_load(&v, d, arr);
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */

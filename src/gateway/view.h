@@ -64,6 +64,10 @@ const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e);
 const struct sl_entry *sl_view_tool(const struct sl_view *v, const char *exposed);
 const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_upstream *u,
 				    const char *local);
+/* Whether the tool v serves as name carries _meta["anthropic/alwaysLoad"]:
+ * it matches the profile's alwaysLoad globs, else sluice.alwaysLoad's,
+ * else sluice's own tools (sl_always_load_default). */
+bool sl_view_always_load(const struct sl_view *v, const char *name);
 /* Logs each rename of each profile that the current catalog keeps from
  * applying (its new name is another tool's): once per catalog change. */
 void sl_view_warn(const struct sl_gateway *gw);

@@ -36,6 +36,8 @@
 #define SL_MCP_HDR_VERSION "MCP-Protocol-Version"
 #define SL_MCP_HDR_METHOD "Mcp-Method"
 #define SL_MCP_HDR_NAME "Mcp-Name"
+/* Claude Code: a tool loaded at once, never deferred behind its tool search */
+#define SL_MCP_META_ALWAYS_LOAD "anthropic/alwaysLoad"
 
 /* MCP 2026-07-28 error codes. */
 #define SL_MCP_MISSING_CAPABILITY (-32021)
