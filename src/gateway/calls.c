@@ -461,6 +461,7 @@ static void await_task(struct sl_pending *p, struct sl_call *c)
 	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
 			c->progress ? on_call_progress : NULL, p);
 	f->who = sl_caller_ref(c->who);
+	sl_trace_ctx_copy(&f->trace, &c->trace);
 	sl_session_bind_call(c->session, f);
 	f->task_fetch = sl_strdup(p->task_up);
 	if (c->fields)
@@ -576,6 +577,7 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 					 meta && yyjson_obj_get(meta, "progressToken") ?
 					 on_call_progress : NULL, p);
 	c->who = sl_caller_ref(p->who);
+	sl_trace_ctx_from_meta(&c->trace, meta);
 	sl_session_bind_call(s, c);
 	set_call_caps(s, c, &p->msg);
 	if (fields)
@@ -647,11 +649,15 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
 	struct sl_output o;
+	struct sl_trace_ctx trace;
 
 	/* The answer passes the output hooks (redaction, guard, governor,
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
-	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who, &o);
+	sl_trace_ctx_from_meta(&trace, sl_session_meta(&p->msg));
+	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who,
+			   &trace.parent, &o);
+	sl_trace_ctx_dispose(&trace);
 	if (p->u.program.replay && *sl_replay_id(p->u.program.replay) &&
 	    sl_program_result(prog)->kind && strcmp(sl_program_result(prog)->kind, "busy") == 0)
 		/* Refused admission: nothing of it ran, and the retry may come
@@ -693,9 +699,13 @@ static void on_program_step(void *ctx, struct sl_program *prog, const char *serv
 
 static void start_program(struct sl_pending *p, const char *code, size_t len)
 {
+	struct sl_trace_ctx trace;
+
+	sl_trace_ctx_from_meta(&trace, sl_session_meta(&p->msg));
 	p->u.program.program = sl_codemode_run_replay(p->s->gw, p->s, p->who, code, len,
-						      p->u.program.replay, on_program_done,
+						      p->u.program.replay, &trace, on_program_done,
 						      on_program_step, p);
+	sl_trace_ctx_dispose(&trace);
 	sl_program_set_language(p->u.program.program, p->u.program.lang);
 }
 

@@ -125,6 +125,7 @@ struct run {
 	struct sl_gen *gen;          /* a reference: the program's calls and answer use it */
 	struct sl_session *s;
 	struct sl_caller *who;       /* a reference: its execute_code request's caller */
+	struct sl_trace_ctx trace;   /* that request's trace context: its calls carry it */
 	sl_codemode_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
@@ -335,6 +336,7 @@ static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
 			NULL, h);
 	f->parent = c->parent;
 	f->who = sl_caller_ref(c->who);
+	sl_trace_ctx_copy(&f->trace, &c->trace);
 	sl_session_bind_call(c->session, f);
 	f->human = on_call_human;
 	f->task_fetch = sl_strdup(h->task);
@@ -426,8 +428,9 @@ static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
 
 static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
-				    struct sl_replay *rp, sl_codemode_done_fn done,
-				    sl_program_step_fn step, void *ctx, unsigned depth);
+				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
+				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
+				    unsigned depth);
 
 /* A skill's program ended: what it returned (JSON text, see
  * sl_codemode_skill_code) is what the caller's await resolves to. */
@@ -508,8 +511,8 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 	} else if (sl_codemode_skill(r->gw, r->who, name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
 		code = sl_codemode_skill_code(&sk, json, len, true, &len);
-		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, on_skill_done, NULL, h,
-				     r->depth + 1);
+		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, &r->trace, on_skill_done,
+				     NULL, h, r->depth + 1);
 		if (r->rp) {
 			h->live = true;
 			r->live++;
@@ -575,6 +578,7 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 			   on_call_done, NULL, h);
 	h->c->parent = sl_program_id(p);
 	h->c->who = sl_caller_ref(r->who);
+	sl_trace_ctx_copy(&h->c->trace, &r->trace);
 	sl_session_bind_call(r->s, h->c);
 	h->c->human = on_call_human;
 	if (r->rp) {
@@ -635,6 +639,7 @@ static void on_run_done(void *ctx, struct sl_program *p)
 	r.done(r.ctx, p, r.gen);
 	sl_gen_unref(r.gen);
 	sl_caller_unref(r.who);
+	sl_trace_ctx_dispose(&r.trace);
 }
 
 static void on_run_step(void *ctx, struct sl_program *p, const char *server, const char *tool)
@@ -645,8 +650,9 @@ static void on_run_step(void *ctx, struct sl_program *p, const char *server, con
 
 static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
-				    struct sl_replay *rp, sl_codemode_done_fn done,
-				    sl_program_step_fn step, void *ctx, unsigned depth)
+				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
+				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
+				    unsigned depth)
 {
 	struct run *r = sl_alloc(sizeof(*r));
 	char key[SL_SHA256_HEX];
@@ -658,6 +664,8 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	r->gen = sl_gen_ref(gw->gen);
 	r->s = s;
 	r->who = sl_caller_ref(who);
+	if (trace)
+		sl_trace_ctx_copy(&r->trace, trace);
 	r->done = done;
 	r->step = step;
 	r->ctx = ctx;
@@ -673,18 +681,19 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 
 struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
 					  struct sl_caller *who, const char *code, size_t len,
-					  struct sl_replay *rp, sl_codemode_done_fn done,
-					  sl_program_step_fn step, void *ctx)
+					  struct sl_replay *rp, const struct sl_trace_ctx *trace,
+					  sl_codemode_done_fn done, sl_program_step_fn step,
+					  void *ctx)
 {
-	return start_run(gw, s, who, code, len, rp, done, step, ctx, 0);
+	return start_run(gw, s, who, code, len, rp, trace, done, step, ctx, 0);
 }
 
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx)
 {
-	return sl_codemode_run_replay(gw, s, s ? s->caller : NULL, code, len, NULL, done, step,
-				      ctx);
+	return sl_codemode_run_replay(gw, s, s ? s->caller : NULL, code, len, NULL, NULL, done,
+				      step, ctx);
 }
 
 /* ---- execute_code ------------------------------------------------------------------- */
@@ -752,7 +761,8 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 }
 
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
-			struct sl_session *s, const struct sl_caller *who, struct sl_output *o)
+			struct sl_session *s, const struct sl_caller *who,
+			const struct sl_trace *trace, struct sl_output *o)
 {
 	const char *cons = r->console_len ? "\n\n[console]\n" : "";
 	const char *cut = r->console_cut ? "\n[console output cut at its limit]" : "";
@@ -763,6 +773,7 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 	o->session_id = s ? s->id : 0;
 	sl_session_client_key(s, o->client_key);
 	o->who = who;
+	o->trace = trace;
 	o->outcome = r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind;
 	o->calls = r->calls;
 	o->duration_ms = r->duration_ms;

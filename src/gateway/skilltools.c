@@ -486,7 +486,8 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	/* Checked in a worker, as programs are: the gateway parses no code. It
 	 * counts as one of the saver's programs; it sees no session. */
 	check = sl_printf(CHECK_HEAD "%.*s", (int)c->sk.code_len, c->sk.code);
-	sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL, on_checked, NULL, c);
+	sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL, NULL, on_checked, NULL,
+			       c);
 	free(check);
 }
 
