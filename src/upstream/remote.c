@@ -38,6 +38,7 @@
 #include "event/handles.h"
 #include "oauth/client.h"
 #include "proto/mcp.h"
+#include "proto/mcpparam.h"
 #include "proto/sse.h"
 
 #include <stdarg.h>
@@ -429,6 +430,38 @@ static bool header_safe(const char *v)
 	return true;
 }
 
+/* MCP 2026-07-28 Streamable HTTP "Custom Headers from Tool Parameters"
+ * (SEP-2243): a tools/call mirrors the arguments its tool's inputSchema
+ * declares with x-mcp-header into Mcp-Param-<Name> headers, encoded
+ * (proto/mcpparam.h). The schema is the server's own listing (a user
+ * link's server's, which a user link does not fetch). */
+static void param_headers(struct xfer *x, yyjson_val *params)
+{
+	struct sl_upstream *u = x->r->link.up;
+	const struct sl_item_list *l;
+	const char *tool = sl_json_str(params, "name");
+	struct sl_mcpparam_header hs[SL_MCPPARAM_MAX];
+	size_t n = 0;
+
+	if (!u || !tool)
+		return;
+	l = u->parent ? &u->parent->tools : &u->tools;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = sl_json_str(l->items[i], "name");
+		if (name && !strcmp(name, tool)) {
+			n = sl_mcpparam_headers(sl_json_obj(l->items[i], "inputSchema"),
+						sl_json_obj(params, "arguments"), hs, SL_MCPPARAM_MAX);
+			break;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *h = sl_printf(SL_MCPPARAM_PREFIX "%s", hs[i].name);
+		add_header(x, h, hs[i].value);
+		free(h);
+	}
+	sl_mcpparam_headers_free(hs, n);
+}
+
 /* Reads what the HTTP layer needs from a message: the id of the request it
  * carries (-1 for a notification or response), and for a 2026-07-28
  * message (its _meta names the version) the headers that era requires:
@@ -464,6 +497,8 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 	} else if (x->r->version && sl_mcp_legacy_version(x->r->version)) {
 		add_header(x, "MCP-Protocol-Version", x->r->version);
 	}
+	if (method && id >= 0 && !strcmp(method, "tools/call"))
+		param_headers(x, params);
 	yyjson_doc_free(d);
 	return id;
 }

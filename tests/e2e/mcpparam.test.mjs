@@ -1,0 +1,122 @@
+// x-mcp-header / Mcp-Param-* (MCP 2026-07-28 Streamable HTTP, SEP-2243)
+// through sluice. Toward an HTTP upstream (tests/servers/params), a call
+// mirrors the declared arguments into Mcp-Param-<Name> headers, encoded as
+// the spec says; a tool whose declarations break the rules is left out.
+// On sluice's HTTP face, a 2026-07-28 tools/call whose headers are missing
+// or differ from its arguments is refused with 400 and -32020
+// (HeaderMismatch); a prefixed tool keeps its declarations.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+import { REPO, MODERN, closeAll, startHttp, httpClient, httpRequest, modernMeta, toolsWhen, withTimeout, jsonOf } from './helpers.mjs';
+
+const SERVER = path.join(REPO, 'tests', 'servers', 'params', 'server.mjs');
+const procs = [];
+after(async () => {
+	for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+	await closeAll();
+});
+
+// The fixture: its URL once it prints "PORT n", and every HEADERS line it logs.
+function startServer() {
+	const p = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+	procs.push(p);
+	const logged = [];
+	let out = '';
+	const url = withTimeout(new Promise((resolve, reject) => {
+		p.stdout.on('data', (d) => {
+			out += d;
+			const m = /PORT (\d+)/.exec(out);
+			if (m) resolve(`http://127.0.0.1:${m[1]}/mcp`);
+			for (const l of out.split('\n').slice(logged.length, -1)) logged.push(l.startsWith('HEADERS ') ? JSON.parse(l.slice(8)) : null);
+		});
+		p.on('exit', (c) => reject(new Error(`the params server exited ${c}`)));
+	}), 15000, 'the params server to listen');
+	return { url, logged: () => logged.filter(Boolean) };
+}
+
+// One raw 2026-07-28 tools/call to sluice's HTTP face.
+function rawCall(gw, name, args, headers = {}) {
+	return httpRequest(
+		{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+		  headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name, ...headers } },
+		{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta() } },
+		20000,
+	);
+}
+
+let up, gw, sdk;
+
+before(async () => {
+	up = startServer();
+	gw = await startHttp({ servers: { db: { type: 'http', url: await up.url } }, sluice: { audit: { enabled: false } } });
+	sdk = await httpClient(gw.url);
+	await toolsWhen(sdk.client, (t) => t.some((x) => x.name === 'db__query'));
+});
+after(() => sdk?.client.close());
+
+describe('toward an HTTP upstream', () => {
+	test('declared arguments are mirrored into Mcp-Param headers, encoded as the spec says', async () => {
+		const r = await sdk.client.callTool({ name: 'db__query', arguments: { region: 'us-west1', where: { shard: 42 }, dry: false, sql: 'select 1' } });
+		const got = jsonOf(r);
+		assert.equal(got['mcp-param-region'], 'us-west1');
+		assert.equal(got['mcp-param-shard'], '42');
+		assert.equal(got['mcp-param-dry'], 'false');
+		assert.deepEqual(up.logged().at(-1), got, 'the server logged what it answered');
+		// Not header-safe: base64 of the UTF-8, in the sentinel.
+		for (const [region, enc] of [
+			['Hello, 世界', '=?base64?SGVsbG8sIOS4lueVjA==?='],
+			[' padded ', '=?base64?IHBhZGRlZCA=?='],
+			['line1\nline2', '=?base64?bGluZTEKbGluZTI=?='],
+			['line1\r\nX-Forged: 1', `=?base64?${Buffer.from('line1\r\nX-Forged: 1').toString('base64')}?=`],
+			['=?base64?literal?=', '=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?='],
+		]) {
+			const h = jsonOf(await sdk.client.callTool({ name: 'db__query', arguments: { region, sql: 'x' } }));
+			assert.equal(h['mcp-param-region'], enc, JSON.stringify(region));
+			assert.equal(h['x-forged'], undefined);
+			assert.equal(h['mcp-param-shard'], undefined, 'an absent argument has no header');
+		}
+	});
+
+	test('a tool whose x-mcp-header breaks the rules is left out, with a warning', async () => {
+		const tools = (await sdk.client.listTools()).tools;
+		assert.ok(tools.some((t) => t.name === 'db__query'));
+		assert.ok(!tools.some((t) => t.name === 'db__broken'));
+		assert.match(gw.stderr(), /tool 'broken' left out: x-mcp-header 'Ratio' is on a property that is not a string, integer or boolean/);
+	});
+
+	test('the served listing keeps the declarations under the prefixed name', async () => {
+		const q = (await sdk.client.listTools()).tools.find((t) => t.name === 'db__query');
+		assert.equal(q.inputSchema.properties.region['x-mcp-header'], 'Region');
+		assert.equal(q.inputSchema.properties.where.properties.shard['x-mcp-header'], 'Shard');
+	});
+});
+
+describe("on sluice's HTTP face (2026-07-28)", () => {
+	test('matching headers pass; plain and base64 values, integers compared as numbers', async () => {
+		let r = await rawCall(gw, 'db__query', { region: 'eu', where: { shard: 7 }, sql: 'x' }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '7.0' });
+		assert.equal(r.status, 200, r.text);
+		assert.equal(jsonOf(r.json.result)['mcp-param-region'], 'eu');
+		r = await rawCall(gw, 'db__query', { region: 'Hello, 世界', sql: 'x' }, { 'mcp-param-region': '=?base64?SGVsbG8sIOS4lueVjA==?=' });
+		assert.equal(r.status, 200, r.text);
+	});
+
+	test('a mismatching, missing or malformed header is 400 with -32020 HeaderMismatch', async () => {
+		for (const [args, headers, what] of [
+			[{ region: 'eu', sql: 'x' }, { 'mcp-param-region': 'us' }, 'does not match'],
+			[{ region: 'eu', sql: 'x' }, {}, 'is missing'],
+			[{ sql: 'x' }, { 'mcp-param-region': 'eu' }, 'without its argument'],
+			[{ region: 'eu', sql: 'x' }, { 'mcp-param-region': '=?base64?not base64!?=' }, 'not valid base64'],
+			[{ region: 'eu', where: { shard: 7 }, sql: 'x' }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '8' }, 'Mcp-Param-Shard'],
+		]) {
+			const before = up.logged().length;
+			const r = await rawCall(gw, 'db__query', args, headers);
+			assert.equal(r.status, 400, `${JSON.stringify(headers)}: ${r.text}`);
+			assert.equal(r.json?.error?.code, -32020);
+			assert.match(r.json.error.message, new RegExp(what));
+			assert.equal(up.logged().length, before, 'the server never saw it');
+		}
+	});
+});
