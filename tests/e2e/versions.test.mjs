@@ -55,6 +55,12 @@ const FEATURES = [
 	['A server asks for elicitation', ['—', 'yes (2025-06-18 on)', 'as `input_required`']],
 	['Tasks (`execution.taskSupport`)', ['awaited by sluice', 'yes (2025-11-25)', 'the `io.modelcontextprotocol/tasks` extension']],
 	['Tool list changes reach the client', ['notification', 'notification', '`subscriptions/listen`']],
+	// Proven in files of their own, with the peers they need: tracecontext.test.mjs (an SDK
+	// client, an upstream echoing its _meta, an OTLP receiver), mcpparam.test.mjs (an HTTP
+	// upstream logging its headers, raw 2026-07-28 POSTs), alwaysload.test.mjs (SDK clients).
+	['W3C trace context in `_meta` (SEP-414): continued in sluice\'s spans, passed to servers', ['yes', 'yes', 'yes']],
+	['Tool parameters in `Mcp-Param-*` headers (`x-mcp-header`, SEP-2243)', ['mirrored toward HTTP servers', 'mirrored toward HTTP servers', 'mirrored; checked from HTTP clients']],
+	['`_meta["anthropic/alwaysLoad"]` on sluice\'s own tools (`sluice.alwaysLoad`)', ['yes', 'yes', 'yes']],
 ];
 
 function render() {
