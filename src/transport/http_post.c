@@ -11,6 +11,7 @@
 #include "gateway/gateway.h"
 #include "gateway/session.h"
 #include "gateway/view.h"
+#include "pipeline/call.h"
 #include "proto/mcp.h"
 #include "proto/mcpparam.h"
 
@@ -56,7 +57,7 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
  * tool declares with x-mcp-header, in the definition this caller is
  * served (its view: profile, renames, prefixes; a tool keeps its
  * declarations under any name). NULL when they agree (or the tool is not
- * one the view lists), else why, in buf. */
+ * one the view lists, or not one this caller may see), else why, in buf. */
 static const char *param_header(void *ctx, const char *name)
 {
 	char h[sizeof(SL_MCPPARAM_PREFIX) + SL_MCPPARAM_NAME_MAX];
@@ -76,7 +77,10 @@ static const char *param_headers(struct sl_http *h, struct MHD_Connection *c, yy
 	if (!name || !yyjson_equals_str(yyjson_obj_get(root, "method"), "tools/call"))
 		return NULL;
 	sl_view_of(h->gw, who, &v);
-	if (!(e = sl_view_tool(&v, name)) || !sl_view_exposed(&v, e))
+	/* A tool this caller is not shown answers as unknown later, never
+	 * with what its schema declares. */
+	if (!(e = sl_view_tool(&v, name)) || !sl_view_exposed(&v, e) ||
+	    !sl_stages_visible(h->gw->gen, who, e->up, e->def))
 		return NULL;
 	return sl_mcpparam_mismatch(sl_json_obj(e->def, "inputSchema"),
 				    yyjson_obj_get(params, "arguments"), param_header, c, buf, n);
