@@ -119,4 +119,18 @@ describe("on sluice's HTTP face (2026-07-28)", () => {
 			assert.equal(up.logged().length, before, 'the server never saw it');
 		}
 	});
+
+	test('a tool the caller is not shown answers as unknown, its declarations unrevealed', async () => {
+		const hidden = await startHttp({
+			servers: { db: { type: 'http', url: await up.url } },
+			sluice: { audit: { enabled: false }, policy: { rules: [{ match: 'db.query', action: 'deny' }] } },
+		});
+		const c = await httpClient(hidden.url);
+		await toolsWhen(c.client, (t) => t.length > 0 && !t.some((x) => x.name === 'db__query'));
+		const r = await rawCall(hidden, 'db__query', { region: 'eu', sql: 'x' }, { 'mcp-param-region': 'us' });
+		assert.notEqual(r.json?.error?.code, -32020, r.text);
+		assert.match(r.text, /db__query/, 'answered as a tool it does not know');
+		assert.doesNotMatch(r.text, /Mcp-Param/);
+		await c.client.close();
+	});
 });
