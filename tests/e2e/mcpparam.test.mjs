@@ -129,7 +129,7 @@ describe("on sluice's HTTP face (2026-07-28)", () => {
 		await toolsWhen(c.client, (t) => t.length > 0 && !t.some((x) => x.name === 'db__query'));
 		const r = await rawCall(hidden, 'db__query', { region: 'eu', sql: 'x' }, { 'mcp-param-region': 'us' });
 		assert.notEqual(r.json?.error?.code, -32020, r.text);
-		assert.match(r.text, /db__query/, 'answered as a tool it does not know');
+		assert.match(r.text, /denied|unknown|not found/i, r.text); // the answer any call of it gets
 		assert.doesNotMatch(r.text, /Mcp-Param/);
 		await c.client.close();
 	});
