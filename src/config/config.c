@@ -159,7 +159,8 @@ static const struct sl_conf_key code_keys[] = {
 	{ "maxSourceBytes", SL_CONF_UINT, CODE(code.max_source), .min = 64, .max = 1u << 30,
 	  .dflt = 64u << 10, .doc = "The program's source." },
 	{ "maxArgsBytes", SL_CONF_UINT, CODE(code.max_args), .min = 64, .max = 1u << 30,
-	  .dflt = 256u << 10, .doc = "One call's arguments, as JSON." },
+	  .dflt = 256u << 10,
+	  .doc = "One call's arguments, as JSON (a skill called directly, `skills__<name>`, too)." },
 	{ "maxResultBytes", SL_CONF_UINT, CODE(code.max_result), .min = 1024, .max = 1u << 30,
 	  .dflt = 4u << 20,
 	  .doc = "One tool result handed to the program, as JSON (over it the call rejects with "

@@ -263,10 +263,13 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 			const struct sl_entry *e = &gw->catalog.tools.v[i];
 			const char *name = sl_view_exposed(&v, e);
 			yyjson_mut_val *t;
-			if (!name || !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
+			/* MCP Apps: a View's own tool is not the model's. */
+			if (!name || sl_mcp_tool_app_only(e->def) ||
+			    !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
 				continue;
 			t = yyjson_val_mut_copy(d, e->def);
 			sl_stages_present(s->gw->gen, d, t);
+			sl_forward_namespace_tool(s, d, t, e->up);
 			yyjson_mut_obj_remove_key(t, "name");
 			yyjson_mut_obj_add_strcpy(d, t, "name", name);
 			yyjson_mut_arr_append(arr, t);
@@ -707,6 +710,7 @@ static void start_program(struct sl_pending *p, const char *code, size_t len)
 						      on_program_step, p);
 	sl_trace_ctx_dispose(&trace);
 	sl_program_set_language(p->u.program.program, p->u.program.lang);
+	sl_program_set_wrap(p->u.program.program, p->u.program.pre, p->u.program.post);
 }
 
 /* A retry's state used already, or not shown unused: p is answered so and
@@ -790,7 +794,7 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 }
 
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
-			  size_t len, const char *lang)
+			  size_t len, const char *lang, size_t pre, size_t post)
 {
 	/* code may point into m's document, which p now owns; the program
 	 * copies it. */
@@ -808,6 +812,8 @@ void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, c
 	}
 	p = sl_pending_new(s, m, modern, SL_PENDING_PROGRAM);
 	p->u.program.lang = lang;
+	p->u.program.pre = pre;
+	p->u.program.post = post;
 	if (modern && !replay_prepare(p, code, len))
 		return;
 	start_program(p, code, len);
@@ -845,7 +851,7 @@ static void do_execute(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 		snprintf(msg, sizeof(msg), "code mode is unavailable: %s", gw->code_error);
 	} else {
 		sl_calls_run_program(s, m, modern, yyjson_get_str(code), yyjson_get_len(code),
-				     code_language(lang));
+				     code_language(lang), 0, 0);
 		return;
 	}
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
@@ -905,6 +911,9 @@ void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern)
 	}
 	e = v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID ?
 	    sl_view_tool(&v, name) : NULL;
+	/* An MCP Apps View calls its server's tools by their own names. */
+	if (!e && (v.exposure == SL_EXPOSE_PASSTHROUGH || v.exposure == SL_EXPOSE_HYBRID))
+		e = sl_view_app_tool(&v, name);
 	if (!e && (waiting = login_owner(s->gw, &v, name))) {
 		/* Its tools were never listed: say why, for the model and the person. */
 		snprintf(msg, sizeof(msg), "Unknown tool: %.100s: server '%s' %s", name, waiting->name,

@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "auth/caller.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 #include "discovery/discovery.h"
 #include "gateway/replay.h"
 #include "gateway/session.h"
@@ -10,6 +11,7 @@
 #include "gateway/view.h"
 #include "pipeline/call.h"
 #include "pipeline/gen.h"
+#include "stages/audit.h"
 #include "stages/policy.h"
 
 #include <stdint.h>
@@ -46,6 +48,13 @@ const struct sl_entry *sl_codemode_tool(const struct sl_view *v, struct sl_upstr
 	size_t near_d = SIZE_MAX;
 	int hits = 0;
 
+	/* MCP Apps: a tool only a View may call is not the model's
+	 * (SEP-1865 visibility); the router and programs are. */
+	if (hit && sl_mcp_tool_app_only(hit->def) && !sl_policy_hides(policy, v->who, u->name, hit->def)) {
+		snprintf(msg, n, "'%s' of server '%s' is for its MCP App's View only "
+			 "(_meta.ui.visibility [\"app\"]): the model cannot call it", hit->name, u->name);
+		return NULL;
+	}
 	/* Only the policy hides here: a tool another stage holds back
 	 * (pinning) is found, and its call is refused with the reason. */
 	if (hit && !sl_policy_hides(policy, v->who, u->name, hit->def))
@@ -130,7 +139,9 @@ struct run {
 	sl_program_step_fn step;
 	void *ctx;
 	/* A run that may end to ask a 2026-07-28 client (gateway/replay.h). */
-	struct sl_replay *rp;        /* borrowed from the owner, or NULL */
+	struct sl_replay *rp;        /* borrowed from the owner, or NULL; a skill run's is its
+				      * caller's */
+	char *path;                  /* a skill run's in the replay record (replay.h), or NULL */
 	struct sl_program *prog;     /* once it made a call */
 	unsigned live;               /* its pipeline calls in flight */
 	uv_timer_t *end;             /* ends the program from the loop */
@@ -152,6 +163,11 @@ struct sl_sandbox_call {
 	char ahash[SL_SHA256_HEX]; /* its arguments' (replay runs) */
 	struct sl_program *skill; /* a skill's call: the program it runs */
 	char *skill_name;
+	/* For the skill run's audit line: who saved it, the calling program,
+	 * its session and caller (a reference). */
+	char *skill_owner;
+	uint64_t parent, session_id;
+	struct sl_caller *who;
 	bool live;              /* a skill's call counted in r->live (replay runs) */
 };
 
@@ -314,7 +330,8 @@ static void report(struct sl_sandbox_call *h)
 		break;
 	}
 	if (h->r->rp)
-		sl_replay_record(h->r->rp, h->id, c->up->name, c->tool, h->ahash, value, err, err_len);
+		sl_replay_record(h->r->rp, h->r->path, h->id, c->up->name, c->tool, h->ahash, value,
+				 err, err_len);
 	sl_program_call_done(h->p, h->id, d, value, err, err_len);
 	free(err);
 }
@@ -381,7 +398,8 @@ static bool suspend(struct sl_sandbox_call *h, struct sl_call *c)
 	struct run *r = h->r;
 	if (!r->rp || c->outcome != SL_OUTCOME_INPUT_REQUIRED || !c->input_required)
 		return false;
-	if (sl_replay_suspend(r->rp, h->id, c->up->name, c->tool, h->ahash, c->input_required))
+	if (sl_replay_suspend(r->rp, r->path, h->id, c->up->name, c->tool, h->ahash,
+			      c->input_required))
 		sl_log(SL_LOG_DEBUG, "code: program %llu ends to ask the client about %s.%s",
 		       (unsigned long long)sl_program_id(h->p), c->up->name, c->tool);
 	/* Left unanswered: cancelled with the program (host_cancel frees h). */
@@ -430,7 +448,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
 				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
 				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
-				    unsigned depth);
+				    unsigned depth, char *path);
 
 /* A skill's program ended: what it returned (JSON text, see
  * sl_codemode_skill_code) is what the caller's await resolves to. */
@@ -441,8 +459,8 @@ static void skill_answer(struct sl_sandbox_call *h, yyjson_mut_doc *d, yyjson_mu
 			 const char *err, size_t err_len)
 {
 	if (h->r && h->r->rp)
-		sl_replay_record(h->r->rp, h->id, "skills", h->skill_name, h->ahash, value, err,
-				 err_len);
+		sl_replay_record(h->r->rp, h->r->path, h->id, "skills", h->skill_name, h->ahash, value,
+				 err, err_len);
 	sl_program_call_done(h->p, h->id, d, value, err, err_len);
 }
 
@@ -451,9 +469,31 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 	struct sl_sandbox_call *h = ctx;
 	const struct sl_program_result *res = sl_program_result(prog);
 	struct run *r = h->live ? h->r : NULL;
+	/* It ended to ask (one of its calls needs a person's answer) or its
+	 * replay failed: its caller ends too, and the call stays unanswered
+	 * (and unrecorded: the retry runs the skill again). */
+	bool ending = h->p && r && res->cancelled &&
+		      (sl_replay_suspended(r->rp) || sl_replay_failed(r->rp));
 
 	if (r)
 		r->live--;
+	/* Its own line, which its calls' "program" names (docs/stages/audit.md). */
+	sl_audit_skill(gen, sl_program_id(prog), h->parent, h->session_id, h->who, h->skill_name,
+		       h->skill_owner, res->cancelled ? "cancelled" : res->ok ? "ok" : res->kind,
+		       res->calls, res->duration_ms, res->ok ? res->text_len : 0);
+	if (ending) {
+		/* The caller's end cancels the call: host_cancel frees h. */
+		h->skill = NULL;
+		h->live = false;
+		free(h->skill_name);
+		free(h->skill_owner);
+		sl_caller_unref(h->who);
+		h->skill_name = h->skill_owner = NULL;
+		h->who = NULL;
+		sl_program_free(prog);
+		maybe_end(r);
+		return;
+	}
 	if (h->p && res->ok) {
 		yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 		yyjson_doc *j = sl_json_read(res->text, res->text_len, SL_JSON_READ_FLAGS, NULL);
@@ -477,6 +517,8 @@ static void on_skill_done(void *ctx, struct sl_program *prog, struct sl_gen *gen
 		maybe_end(r);
 	sl_program_free(prog);
 	free(h->skill_name);
+	free(h->skill_owner);
+	sl_caller_unref(h->who);
 	free(h);
 }
 
@@ -496,7 +538,7 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
 	char *json, *code, key[SL_SHA256_HEX];
-	size_t len;
+	size_t len, pre, post;
 
 	h->skill_name = sl_strdup(name);
 	if (r->depth >= SL_SKILL_DEPTH_MAX) {
@@ -510,9 +552,19 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 			   "maxConcurrentPerCaller), and a skill needs one of its own", name);
 	} else if (sl_codemode_skill(r->gw, r->who, name, &sk, &err) == 0) {
 		json = sl_json_write_mut_val(yyjson_mut_doc_get_root(args), &len);
-		code = sl_codemode_skill_code(&sk, json, len, true, &len);
-		h->skill = start_run(r->gw, r->s, r->who, code, len, NULL, &r->trace, on_skill_done,
-				     NULL, h, r->depth + 1);
+		code = sl_codemode_skill_code(&sk, json, len, true, &len, &pre, &post);
+		h->skill_owner = sk.owner ? sl_strdup(sk.owner) : NULL;
+		h->parent = sl_program_id(h->p);
+		h->session_id = r->s ? r->s->id : 0;
+		h->who = sl_caller_ref(r->who);
+		/* In a replay run, the skill's calls are part of the record
+		 * (under its path), so that one needing a person's answer asks
+		 * as the program's own calls do. */
+		h->skill = start_run(r->gw, r->s, r->who, code, len, r->rp, &r->trace, on_skill_done,
+				     NULL, h, r->depth + 1,
+				     !r->rp ? NULL : r->path ? sl_printf("%s.%u", r->path, h->id) :
+				     sl_printf("%u", h->id));
+		sl_program_set_wrap(h->skill, pre, post);
 		if (r->rp) {
 			h->live = true;
 			r->live++;
@@ -543,7 +595,7 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 	r->prog = p;
 	if (r->rp) {
 		sl_replay_args_hash(yyjson_mut_doc_get_root(args), h->ahash);
-		step = sl_replay_next(r->rp, id, t->server == &skills_ns ? "skills" : u->name,
+		step = sl_replay_next(r->rp, r->path, id, t->server == &skills_ns ? "skills" : u->name,
 				      t->tool, h->ahash);
 	}
 	if (t->server == &skills_ns && (step == SL_REPLAY_LIVE || step == SL_REPLAY_PENDING) &&
@@ -560,7 +612,7 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 		free(h);
 		*handle = NULL;
 		yyjson_mut_doc_free(args);
-		sl_replay_result(r->rp, id, &d, &value, &err, &err_len);
+		sl_replay_result(r->rp, r->path, id, &d, &value, &err, &err_len);
 		sl_program_call_done(p, id, d, value, err, err_len);
 		return;
 	}
@@ -636,6 +688,7 @@ static void on_run_done(void *ctx, struct sl_program *p)
 		uv_close((uv_handle_t *)r.end, on_end_closed);
 	}
 	free(ctx);
+	free(r.path);
 	r.done(r.ctx, p, r.gen);
 	sl_gen_unref(r.gen);
 	sl_caller_unref(r.who);
@@ -652,7 +705,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
 				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
 				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
-				    unsigned depth)
+				    unsigned depth, char *path)
 {
 	struct run *r = sl_alloc(sizeof(*r));
 	char key[SL_SHA256_HEX];
@@ -670,6 +723,7 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	r->step = step;
 	r->ctx = ctx;
 	r->rp = rp;
+	r->path = path;
 	r->depth = depth;
 	r->skills = sl_codemode_skills_exist(who);
 	p = sl_program_start(gw->sandbox, &host, code, len, on_run_done,
@@ -685,7 +739,7 @@ struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_sessi
 					  sl_codemode_done_fn done, sl_program_step_fn step,
 					  void *ctx)
 {
-	return start_run(gw, s, who, code, len, rp, trace, done, step, ctx, 0);
+	return start_run(gw, s, who, code, len, rp, trace, done, step, ctx, 0, NULL);
 }
 
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
@@ -905,6 +959,14 @@ int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, 
 	if (rc == SL_ERR_NOT_FOUND || rc == SL_ERR_STATE) {
 		sl_err_set(err, "there is no skill '%.100s' (save_skill saves one)", name);
 		rc = SL_ERR_NOT_FOUND;
+	} else if (rc == SL_OK && out->code_len > gw->gen->cfg->code.max_source) {
+		/* A file put on a shelf by hand: it runs as a program, whose
+		 * bound holds (save_skill refuses such code). */
+		sl_err_set(err, "skill '%.100s' cannot run: its code is %zu bytes, over "
+			   "codeMode.maxSourceBytes (%zu)", name, out->code_len,
+			   gw->gen->cfg->code.max_source);
+		sl_skill_dispose(out);
+		rc = SL_ERR_TOO_LARGE;
 	}
 	return rc;
 }
@@ -927,7 +989,7 @@ bool sl_codemode_skills_exist(const struct sl_caller *who)
 }
 
 char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
-			     bool nested, size_t *len)
+			     bool nested, size_t *len, size_t *pre, size_t *post)
 {
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	size_t qlen;
@@ -940,9 +1002,11 @@ char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t
 	(void)!sl_buf_appends(&b, "const args = JSON.parse(");
 	(void)!sl_buf_append(&b, quoted, qlen);
 	(void)!sl_buf_appends(&b, nested ? "); return JSON.stringify((await (async () => {" : "); ");
+	*pre = b.len;
 	(void)!sl_buf_append(&b, sk->code, sk->code_len);
 	if (nested)
 		(void)!sl_buf_appends(&b, "\n})()) ?? null);");
+	*post = b.len - *pre - sk->code_len;
 	free(quoted);
 	yyjson_mut_doc_free(d);
 	return sl_buf_take(&b, len);

@@ -87,7 +87,9 @@ struct sl_skill;
  * *out set (dispose it), or SL_ERR_NOT_FOUND with the program's message in
  * err when there is none, policy denies who skills.<name>, or it is not
  * approved (changed on disk since save_skill or `sluice skills approve`:
- * hidden); another error when its file is bad (the log says why). */
+ * hidden); SL_ERR_TOO_LARGE (err says so) when its code is over
+ * codeMode.maxSourceBytes; another error when its file is bad (the log
+ * says why). */
 int sl_codemode_skill(const struct sl_gateway *gw, const struct sl_caller *who, const char *name,
 		      struct sl_skill *out, struct sl_err *err) SL_MUST_USE;
 /* Policy denies who the skill name (the rule's glob on skills.<name>):
@@ -100,9 +102,10 @@ bool sl_codemode_skills_exist(const struct sl_caller *who);
 /* The program a call of sk runs (malloc'd, *len set): args (JSON text of
  * the arguments object) as the constant `args`, then sk's code. nested
  * (tools.skills.x from a program): it returns the JSON text of the code's
- * value, which the caller's await parses back. */
+ * value, which the caller's await parses back. *pre and *post: the bytes
+ * before and after sk's code, for sl_program_set_wrap. */
 char *sl_codemode_skill_code(const struct sl_skill *sk, const char *args, size_t args_len,
-			     bool nested, size_t *len);
+			     bool nested, size_t *len, size_t *pre, size_t *post);
 /* Checks what code mode needs of the config: two servers must not share an
  * identifier (tools.git_hub for both "git-hub" and "git_hub"), and none
  * may be tools.skills, where the saved skills are. */

@@ -7,6 +7,7 @@
 #include "gateway/session_int.h"
 #include "gateway/view.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 #include "proto/trace.h"
 
 #include <stdio.h>
@@ -14,17 +15,13 @@
 #include <string.h>
 
 /* Replaces obj.uri with the gateway's namespaced form of it. */
+static void namespace_key(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *obj,
+			  const char *key, const struct sl_upstream *u);
+
 static void namespace_uri(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *obj,
 			  const struct sl_upstream *u)
 {
-	const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(obj, "uri"));
-	char *ns;
-	if (!uri)
-		return;
-	ns = sl_catalog_expose_uri(&s->gw->catalog, u, uri);
-	yyjson_mut_obj_remove_key(obj, "uri");
-	yyjson_mut_obj_add_strcpy(d, obj, "uri", ns);
-	free(ns);
+	namespace_key(s, d, obj, "uri", u);
 }
 
 /* Content blocks that point at resources (resource_link, embedded
@@ -42,9 +39,40 @@ void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_
 		namespace_uri(s, d, yyjson_mut_obj_get(b, "resource"), u);
 }
 
+/* obj[key], a URI string of u's, becomes the gateway's form of it. */
+static void namespace_key(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *obj,
+			  const char *key, const struct sl_upstream *u)
+{
+	const char *uri = yyjson_mut_get_str(yyjson_mut_obj_get(obj, key));
+	char *ns;
+	if (!uri)
+		return;
+	ns = sl_catalog_expose_uri(&s->gw->catalog, u, uri);
+	yyjson_mut_obj_remove_key(obj, key);
+	yyjson_mut_obj_add_strcpy(d, obj, key, ns);
+	free(ns);
+}
+
+void sl_forward_namespace_tool(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *tool,
+			       const struct sl_upstream *u)
+{
+	yyjson_mut_val *meta = yyjson_mut_obj_get(tool, "_meta");
+
+	/* MCP Apps (SEP-1865 resource discovery): the host reads the View
+	 * the tool names with resources/read, so it names it as resources/list
+	 * does; both spellings, as the ext-apps server SDK writes both. */
+	if (!yyjson_mut_is_obj(meta))
+		return;
+	if (yyjson_mut_is_obj(yyjson_mut_obj_get(meta, "ui")))
+		namespace_key(s, d, yyjson_mut_obj_get(meta, "ui"), "resourceUri", u);
+	namespace_key(s, d, meta, SL_MCP_UI_LEGACY_KEY, u);
+}
+
 /* The guard's warning with an answer, first where the model reads it: a
  * text entry before a resource's contents (MCP 2025-11-25 resources: text
- * contents carry a uri), a user message before a prompt's messages. */
+ * contents carry a uri), a user message before a prompt's messages. An MCP
+ * Apps View is no model's reading but its host's, which renders the first
+ * contents: the warning goes after it. */
 static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *method,
 			const char *warning)
 {
@@ -63,6 +91,10 @@ static void mark_answer(yyjson_mut_doc *d, yyjson_mut_val *res, const char *meth
 				       yyjson_mut_val_mut_copy(d, uri) : yyjson_mut_str(d, ""));
 		yyjson_mut_obj_add_str(d, e, "mimeType", "text/plain");
 		yyjson_mut_obj_add_strcpy(d, e, "text", warning);
+		if (yyjson_mut_equals_str(yyjson_mut_obj_get(first, "mimeType"), SL_MCP_UI_MIME)) {
+			yyjson_mut_arr_append(arr, e);
+			return;
+		}
 	} else {
 		yyjson_mut_obj_add_str(d, e, "role", "user");
 		t = yyjson_mut_obj(d);
@@ -229,15 +261,21 @@ void sl_forward_templates_list(struct sl_session *s, struct sl_msg *m, bool mode
 }
 
 /* The server a URI names, if who's profile shows it (who: the request's
- * caller, or for what no request asks the session's latest). */
+ * caller, or for what no request asks the session's latest), and in *orig
+ * (the caller frees it; NULL with no server) the URI the server knows. */
 static struct sl_upstream *upstream_of_uri(struct sl_session *s, const struct sl_caller *who,
-					   const char *uri, const char **orig)
+					   const char *uri, char **orig)
 {
 	struct sl_upstream *u = uri ? sl_catalog_uri_owner(&s->gw->catalog, uri, orig) : NULL;
 	struct sl_view v;
 
 	sl_view_of(s->gw, who, &v);
-	return u && sl_view_server(&v, u) ? u : NULL;
+	if (u && sl_view_server(&v, u))
+		return u;
+	if (u)
+		free(*orig);
+	*orig = NULL;
+	return NULL;
 }
 
 /* A prompt of the catalog, if the profile of m's caller shows its server. */
@@ -253,8 +291,9 @@ static const struct sl_entry *prompt_of(struct sl_session *s, const struct sl_ms
 
 void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool modern)
 {
-	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
+	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL;
 	struct sl_upstream *u;
+	char *orig;
 
 	/* MCP 2026-07-28 MRTR: the retry of a request a server asked for. */
 	if (modern && sl_park_resume(s, m))
@@ -267,6 +306,7 @@ void sl_forward_resources_read(struct sl_session *s, struct sl_msg *m, bool mode
 		return;
 	}
 	forward(s, m, modern, u, "uri", NULL, orig);
+	free(orig);
 }
 
 /* A session's subscriptions, a bounded set: the client's input. */
@@ -295,7 +335,8 @@ static bool subscribed_elsewhere(struct sl_session *s, const char *uri)
  * an unsubscribe only when no session still wants the resource. */
 static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool on)
 {
-	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL, *orig;
+	const char *uri = m->params ? sl_json_str(m->params, "uri") : NULL;
+	char *orig;
 	struct sl_upstream *u = upstream_of_uri(s, m->who, uri, &orig);
 	yyjson_val *rc;
 	yyjson_mut_val *r;
@@ -303,25 +344,25 @@ static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool 
 
 	if (!uri) {
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, "Invalid params: uri is required");
-		return;
+		goto out;
 	}
 	if (!u) {
 		sl_session_error(s, m->id, SL_RPC_RESOURCE_NOT_FOUND,
 				 "Resource not found: the URI does not name a server of this gateway");
-		return;
+		goto out;
 	}
 	rc = u->capabilities ? sl_json_obj(u->capabilities, "resources") : NULL;
 	if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe"))) {
 		snprintf(msg, sizeof(msg), "Method not found: server '%.64s' offers no resource subscriptions",
 			 u->name);
 		sl_session_error(s, m->id, SL_RPC_METHOD_NOT_FOUND, msg);
-		return;
+		goto out;
 	}
 	if (on) {
 		if (!sl_map_get(&s->subs, uri) && s->subs.live >= MAX_SUBSCRIPTIONS) {
 			sl_session_error(s, m->id, SL_RPC_INVALID_REQUEST,
 					 "Invalid Request: too many resource subscriptions in this session");
-			return;
+			goto out;
 		}
 		sl_map_put(&s->subs, uri, s);
 		sl_session_changed(s);
@@ -331,10 +372,12 @@ static void subscribe(struct sl_session *s, struct sl_msg *m, bool modern, bool 
 		if (subscribed_elsewhere(s, uri)) {
 			yyjson_mut_doc *d = sl_session_doc(&r);
 			sl_session_answer(s, m, modern, false, d, r);
-			return;
+			goto out;
 		}
 	}
 	forward(s, m, modern, u, "uri", NULL, orig);
+out:
+	free(orig);
 }
 
 void sl_forward_subscribe(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -359,7 +402,7 @@ static void on_resubscribed(void *ctx, struct sl_reply *r)
 
 void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 {
-	const char *orig;
+	char *orig;
 	struct sl_upstream *u = upstream_of_uri(s, s->caller, uri, &orig);
 	yyjson_mut_doc *d;
 	yyjson_mut_val *params;
@@ -368,10 +411,12 @@ void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 	if (!u || u->state != SL_UP_READY) {
 		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s is not renewed: no "
 		       "ready server of this replica serves it", uri);
+		free(orig);
 		return;
 	}
 	if (u->modern) {
 		sl_upstream_watch(u, orig, true);
+		free(orig);
 		return;
 	}
 	d = yyjson_mut_doc_new(NULL);
@@ -382,6 +427,7 @@ void sl_forward_resubscribe(struct sl_session *s, const char *uri)
 				 on_resubscribed, NULL, u, &err))
 		sl_log(SL_LOG_INFO, "an adopted session's subscription to %s: %s", uri, err.msg);
 	yyjson_mut_doc_free(d);
+	free(orig);
 }
 
 void sl_forward_prompts_list(struct sl_session *s, struct sl_msg *m, bool modern)
@@ -428,7 +474,7 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
 	const char *type = ref ? sl_json_str(ref, "type") : NULL;
 	const struct sl_entry *e;
 	struct sl_upstream *u;
-	const char *orig;
+	char *orig;
 
 	if (modern && sl_park_resume(s, m))
 		return;
@@ -440,6 +486,7 @@ void sl_forward_complete(struct sl_session *s, struct sl_msg *m, bool modern)
 	if (type && strcmp(type, "ref/resource") == 0 &&
 	    (u = upstream_of_uri(s, m->who, sl_json_str(ref, "uri"), &orig))) {
 		forward(s, m, modern, u, "ref", "uri", orig);
+		free(orig);
 		return;
 	}
 	sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS,

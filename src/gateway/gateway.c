@@ -8,6 +8,7 @@
 #include "gateway/view.h"
 #include "oauth/subject.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 #include "oauth/weblogin.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
@@ -273,9 +274,13 @@ void sl_gateway_start(struct sl_gateway *gw, yyjson_val *caps)
 		 * a server goes to the one session that waits on it and declared
 		 * the capability (on_up_request), else it gets an error. MCP
 		 * 2025-11-25 elicitation names its modes; roots changes are
-		 * passed on (session.c). */
+		 * passed on (session.c). MCP Apps' Views pass through to whoever
+		 * renders them; a client that does not gets the tools' text
+		 * (SEP-1865: a View's tool must answer meaningful content). */
 		static const char relayable[] = "{\"roots\":{\"listChanged\":true},\"sampling\":{},"
-						"\"elicitation\":{\"form\":{},\"url\":{}}}";
+						"\"elicitation\":{\"form\":{},\"url\":{}},"
+						"\"extensions\":{\"" SL_MCP_UI_EXT "\":"
+						"{\"mimeTypes\":[\"" SL_MCP_UI_MIME "\"]}}}";
 		gw->caps = yyjson_read(relayable, sizeof(relayable) - 1, 0);
 		caps = yyjson_doc_get_root(gw->caps);
 	} else if (caps) {

@@ -194,22 +194,23 @@ static void take_uris(struct sl_session *s, const struct sl_msg *m, struct sl_li
 	sl_view_of(s->gw, m->who, &view);
 	l->uris = sl_alloc((yyjson_arr_size(arr) + 1) * sizeof(*l->uris));
 	yyjson_arr_foreach(arr, i, n, v) {
-		const char *uri = yyjson_get_str(v), *orig;
+		const char *uri = yyjson_get_str(v);
+		char *orig = NULL;
 		struct sl_upstream *u = sl_catalog_uri_owner(&s->gw->catalog, uri, &orig);
 		/* A server outside the session's profile has no resources here. */
 		if (u && !sl_view_server(&view, u))
 			u = NULL;
 		yyjson_val *rc = u && u->capabilities ? sl_json_obj(u->capabilities, "resources") : NULL;
 		bool dup = false;
-		if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe")))
-			continue;
-		for (size_t k = 0; k < l->nuris; k++)
+		for (size_t k = 0; rc && k < l->nuris; k++)
 			dup |= !strcmp(l->uris[k].uri, uri);
-		if (dup)
+		if (!rc || !yyjson_is_true(yyjson_obj_get(rc, "subscribe")) || dup) {
+			free(orig);
 			continue;
+		}
 		l->uris[l->nuris].uri = sl_strdup(uri);
 		l->uris[l->nuris].up = u;
-		l->uris[l->nuris].orig = sl_strdup(orig);
+		l->uris[l->nuris].orig = orig;
 		l->nuris++;
 	}
 }

@@ -205,14 +205,21 @@ unsigned long long sl_replay_expiry(const struct sl_replay *rp)
 
 /* ---- the run --------------------------------------------------------------------- */
 
-/* The record of call id in the retry's state, or NULL. */
-static yyjson_val *recorded(const struct sl_replay *rp, uint32_t id)
+/* rec is of run (NULL or "": the program itself). */
+static bool of_run(yyjson_val *rec, const char *run)
+{
+	const char *r = sl_json_str(rec, "r");
+	return strcmp(r ? r : "", run ? run : "") == 0;
+}
+
+/* The record of call id of run in the retry's state, or NULL. */
+static yyjson_val *recorded(const struct sl_replay *rp, const char *run, uint32_t id)
 {
 	yyjson_val *c;
 	size_t i, n;
 	int64_t v;
 	yyjson_arr_foreach(rp->in_calls, i, n, c)
-		if (sl_json_int(c, "i", &v) && v == id)
+		if (sl_json_int(c, "i", &v) && v == id && of_run(c, run))
 			return c;
 	return NULL;
 }
@@ -242,24 +249,26 @@ static void diverged(struct sl_replay *rp, uint32_t id, const char *server, cons
 	free(msg);
 }
 
-enum sl_replay_step sl_replay_next(struct sl_replay *rp, uint32_t id, const char *server,
-				   const char *tool, const char *ahash)
+enum sl_replay_step sl_replay_next(struct sl_replay *rp, const char *run, uint32_t id,
+				   const char *server, const char *tool, const char *ahash)
 {
 	yyjson_val *rec;
 	int64_t pid;
+	bool same_run;
 
 	if (rp->failed)
 		return SL_REPLAY_DIVERGED;
 	if (!rp->in)
 		return SL_REPLAY_LIVE;
 	(void)sl_json_int(rp->in_pending, "i", &pid);
-	if ((int64_t)id == pid) {
+	same_run = of_run(rp->in_pending, run);
+	if (same_run && (int64_t)id == pid) {
 		if (same_call(rp->in_pending, server, tool, ahash))
 			return SL_REPLAY_PENDING;
 		diverged(rp, id, server, tool, rp->in_pending);
 		return SL_REPLAY_DIVERGED;
 	}
-	if ((rec = recorded(rp, id))) {
+	if ((rec = recorded(rp, run, id))) {
 		if (same_call(rec, server, tool, ahash))
 			return SL_REPLAY_RECORDED;
 		diverged(rp, id, server, tool, rec);
@@ -267,17 +276,17 @@ enum sl_replay_step sl_replay_next(struct sl_replay *rp, uint32_t id, const char
 	}
 	/* Every call issued before the pending one had finished (and was
 	 * recorded) when the program ended. */
-	if ((int64_t)id < pid) {
+	if (same_run && (int64_t)id < pid) {
 		diverged(rp, id, server, tool, NULL);
 		return SL_REPLAY_DIVERGED;
 	}
 	return SL_REPLAY_LIVE;
 }
 
-bool sl_replay_result(struct sl_replay *rp, uint32_t id, yyjson_mut_doc **d,
+bool sl_replay_result(struct sl_replay *rp, const char *run, uint32_t id, yyjson_mut_doc **d,
 		      yyjson_mut_val **value, const char **error, size_t *len)
 {
-	yyjson_val *rec = recorded(rp, id);
+	yyjson_val *rec = recorded(rp, run, id);
 	yyjson_mut_arr_append(rp->calls, yyjson_val_mut_copy(rp->out, rec));
 	*d = NULL;
 	*value = NULL;
@@ -303,21 +312,24 @@ yyjson_val *sl_replay_answers(const struct sl_replay *rp)
 	return rp->answers ? yyjson_doc_get_root(rp->answers) : NULL;
 }
 
-static yyjson_mut_val *call_obj(struct sl_replay *rp, uint32_t id, const char *server,
-				const char *tool, const char *ahash)
+static yyjson_mut_val *call_obj(struct sl_replay *rp, const char *run, uint32_t id,
+				const char *server, const char *tool, const char *ahash)
 {
 	yyjson_mut_val *o = yyjson_mut_obj(rp->out);
 	yyjson_mut_obj_add_uint(rp->out, o, "i", id);
+	if (run && *run)
+		yyjson_mut_obj_add_strcpy(rp->out, o, "r", run);
 	yyjson_mut_obj_add_strcpy(rp->out, o, "s", server);
 	yyjson_mut_obj_add_strcpy(rp->out, o, "t", tool);
 	yyjson_mut_obj_add_strcpy(rp->out, o, "a", ahash);
 	return o;
 }
 
-void sl_replay_record(struct sl_replay *rp, uint32_t id, const char *server, const char *tool,
-		      const char *ahash, yyjson_mut_val *value, const char *error, size_t len)
+void sl_replay_record(struct sl_replay *rp, const char *run, uint32_t id, const char *server,
+		      const char *tool, const char *ahash, yyjson_mut_val *value, const char *error,
+		      size_t len)
 {
-	yyjson_mut_val *o = call_obj(rp, id, server, tool, ahash);
+	yyjson_mut_val *o = call_obj(rp, run, id, server, tool, ahash);
 	yyjson_mut_obj_add_bool(rp->out, o, "ok", error == NULL);
 	if (error)
 		yyjson_mut_obj_add_strncpy(rp->out, o, "e", error, len);
@@ -327,8 +339,8 @@ void sl_replay_record(struct sl_replay *rp, uint32_t id, const char *server, con
 	yyjson_mut_arr_append(rp->calls, o);
 }
 
-bool sl_replay_suspend(struct sl_replay *rp, uint32_t id, const char *server, const char *tool,
-		       const char *ahash, yyjson_mut_val *ir)
+bool sl_replay_suspend(struct sl_replay *rp, const char *run, uint32_t id, const char *server,
+		       const char *tool, const char *ahash, yyjson_mut_val *ir)
 {
 	if (rp->pending || rp->failed)
 		return false;
@@ -340,7 +352,7 @@ bool sl_replay_suspend(struct sl_replay *rp, uint32_t id, const char *server, co
 		free(msg);
 		return false;
 	}
-	rp->pending = call_obj(rp, id, server, tool, ahash);
+	rp->pending = call_obj(rp, run, id, server, tool, ahash);
 	rp->ir = yyjson_mut_val_mut_copy(rp->out, ir);
 	yyjson_mut_obj_add_strcpy(rp->out, rp->pending, "state",
 				  yyjson_mut_get_str(yyjson_mut_obj_get(ir, "requestState")) ?: "");

@@ -62,20 +62,24 @@ unsigned long long sl_replay_expiry(const struct sl_replay *rp);
 const uint32_t *sl_replay_seed(const struct sl_replay *rp);
 uint64_t sl_replay_clock(const struct sl_replay *rp);
 
-/* What to do with call number id (server, tool, arguments' hash). */
+/* What to do with call number id (server, tool, arguments' hash) of run:
+ * NULL or "" for the program's own calls, else the path of the skill run
+ * that made it (gateway/codemode.c: "3" for the skill the program's call
+ * 3 runs, "3.1" for the one that skill's call 1 runs), so that a skill's
+ * calls inside the program are replayed as the program's are. */
 enum sl_replay_step {
 	SL_REPLAY_LIVE,     /* make it */
 	SL_REPLAY_PENDING,  /* make it with sl_replay_answers: the person answered */
 	SL_REPLAY_RECORDED, /* answer it from the record (sl_replay_result) */
 	SL_REPLAY_DIVERGED, /* not the call the record has: the program ends (sl_replay_failed) */
 };
-enum sl_replay_step sl_replay_next(struct sl_replay *rp, uint32_t id, const char *server,
-				   const char *tool, const char *ahash);
+enum sl_replay_step sl_replay_next(struct sl_replay *rp, const char *run, uint32_t id,
+				   const char *server, const char *tool, const char *ahash);
 /* The recorded result of the call sl_replay_next said RECORDED: the value
  * (built in *d, which the caller then owns) or the error (borrowed, *len
  * bytes); the call is recorded again for the next state. Returns true for
  * a value. */
-bool sl_replay_result(struct sl_replay *rp, uint32_t id, yyjson_mut_doc **d,
+bool sl_replay_result(struct sl_replay *rp, const char *run, uint32_t id, yyjson_mut_doc **d,
 		      yyjson_mut_val **value, const char **error, size_t *len);
 /* For the PENDING call: the stage's requestState and the person's answers
  * (borrowed until rp is freed). */
@@ -83,14 +87,15 @@ const char *sl_replay_inner_state(const struct sl_replay *rp);
 yyjson_val *sl_replay_answers(const struct sl_replay *rp);
 
 /* Records a finished call's outcome: value, or error (len bytes). */
-void sl_replay_record(struct sl_replay *rp, uint32_t id, const char *server, const char *tool,
-		      const char *ahash, yyjson_mut_val *value, const char *error, size_t len);
+void sl_replay_record(struct sl_replay *rp, const char *run, uint32_t id, const char *server,
+		      const char *tool, const char *ahash, yyjson_mut_val *value, const char *error,
+		      size_t len);
 /* Call id needs an answer: ir is its input_required result ({resultType,
  * inputRequests, requestState}, copied). Returns false when one is pending
  * already (the later one is not recorded: it was not made, and the retry
  * makes it again) or the rounds are used up (sl_replay_failed says so). */
-bool sl_replay_suspend(struct sl_replay *rp, uint32_t id, const char *server, const char *tool,
-		       const char *ahash, yyjson_mut_val *ir);
+bool sl_replay_suspend(struct sl_replay *rp, const char *run, uint32_t id, const char *server,
+		       const char *tool, const char *ahash, yyjson_mut_val *ir);
 bool sl_replay_suspended(const struct sl_replay *rp);
 /* The program was ended by its host to ask or because it failed (not by
  * its client, nor by itself): only then is input_required its answer. */

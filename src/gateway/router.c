@@ -11,6 +11,7 @@
 #include "sandbox/sandbox.h"
 #include "stages/governor.h"
 #include "pipeline/call.h"
+#include "proto/mcp.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -324,7 +325,7 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 {
 	const char *server = sl_json_str(args, "server"), *tool = sl_json_str(args, "tool");
 	yyjson_val *targs = yyjson_obj_get(args, "arguments"), *fields = yyjson_obj_get(args, "fields");
-	const struct sl_entry *e;
+	const struct sl_entry *e, *own;
 	struct sl_upstream *u;
 	struct sl_view v;
 	char msg[400];
@@ -359,7 +360,9 @@ static void invoke(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_v
 		return;
 	}
 	e = sl_codemode_tool(&v, u, tool, msg, sizeof(msg));
-	if (!e && sl_view_admits(&v, u->name, tool)) {
+	own = sl_catalog_find(&s->gw->catalog, u->name, tool);
+	/* An MCP Apps View's own tool is in the catalog, and not the model's. */
+	if (!e && sl_view_admits(&v, u->name, tool) && !(own && sl_mcp_tool_app_only(own->def))) {
 		/* Not in the catalog: the pipeline's policy stage refreshes the
 		 * server's list once and refuses what it still does not advertise. */
 		sl_session_start_call(s, m, modern, SL_ORIGIN_ROUTER, u, tool, targs, fields);

@@ -369,9 +369,28 @@ yyjson_val *sl_session_caps(struct sl_session *s, struct sl_msg *m, bool modern)
 
 /* ---- initialize, discover, ping, logging ----------------------------------- */
 
+/* MCP Apps (SEP-1865): the io.modelcontextprotocol/ui extension's settings
+ * (in d) when a server of the gateway has Views: the first that declares
+ * the extension, else {} for a server whose tool names a View (the ext-apps
+ * server SDK declares nothing), else, before the servers have answered
+ * their handshake, {} (nobody knows yet, as for tasks); NULL when none has. */
+static yyjson_mut_val *apps_ext(struct sl_gateway *gw, yyjson_mut_doc *d)
+{
+	for (size_t i = 0; i < gw->nups; i++) {
+		yyjson_val *ui = sl_json_obj(sl_json_obj(gw->ups[i]->capabilities, "extensions"),
+					     SL_MCP_UI_EXT);
+		if (ui && gw->ups[i]->state == SL_UP_READY)
+			return yyjson_val_mut_copy(d, ui);
+	}
+	for (size_t i = 0; i < gw->catalog.tools.n; i++)
+		if (sl_mcp_tool_ui_uri(gw->catalog.tools.v[i].def))
+			return yyjson_mut_obj(d);
+	return gw->settled ? NULL : yyjson_mut_obj(d);
+}
+
 static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d, bool modern)
 {
-	yyjson_mut_val *c = yyjson_mut_obj(d), *t;
+	yyjson_mut_val *c = yyjson_mut_obj(d), *t, *ext = yyjson_mut_obj(d), *ui = apps_ext(gw, d);
 	t = yyjson_mut_obj(d);
 	yyjson_mut_obj_add_bool(d, t, "listChanged", true);
 	yyjson_mut_obj_add_val(d, c, "tools", t);
@@ -391,9 +410,7 @@ static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d, boo
 	 * request plainly (docs/internals/TASKS.md). */
 	if ((!gw->settled || sl_tasks_any(gw)) && modern) {
 		/* The same, as the 2026-07-28 tasks extension. */
-		yyjson_mut_val *ext = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_val(d, ext, "io.modelcontextprotocol/tasks", yyjson_mut_obj(d));
-		yyjson_mut_obj_add_val(d, c, "extensions", ext);
 	} else if (!gw->settled || sl_tasks_any(gw)) {
 		yyjson_mut_val *rq = yyjson_mut_obj(d), *tools = yyjson_mut_obj(d);
 		t = yyjson_mut_obj(d);
@@ -404,6 +421,10 @@ static yyjson_mut_val *server_caps(struct sl_gateway *gw, yyjson_mut_doc *d, boo
 		yyjson_mut_obj_add_val(d, t, "requests", rq);
 		yyjson_mut_obj_add_val(d, c, "tasks", t);
 	}
+	if (ui)
+		yyjson_mut_obj_add_val(d, ext, SL_MCP_UI_EXT, ui);
+	if (yyjson_mut_obj_size(ext))
+		yyjson_mut_obj_add_val(d, c, "extensions", ext);
 	return c;
 }
 

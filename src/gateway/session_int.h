@@ -65,6 +65,7 @@ struct sl_pending {
 			char *code;
 			size_t len;
 			const char *lang;
+			size_t pre, post;    /* sl_program_set_wrap's */
 		} program;
 		struct sl_ureq *ureq;        /* forwarded */
 		struct sl_kept_wait *lookup; /* read_result (gateway/kept.h) */
@@ -128,9 +129,10 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern);
 void sl_calls_tools_call(struct sl_session *s, struct sl_msg *m, bool modern);
 /* Answers m (taken) with the outcome of program code (copied), run as
  * execute_code runs one: the session's program, its answer through the
- * output hooks; lang as sl_program_set_language. The sandbox must exist. */
+ * output hooks; lang as sl_program_set_language, pre and post as
+ * sl_program_set_wrap (0 for a program as sent). The sandbox must exist. */
 void sl_calls_run_program(struct sl_session *s, struct sl_msg *m, bool modern, const char *code,
-			  size_t len, const char *lang);
+			  size_t len, const char *lang, size_t pre, size_t post);
 
 /* ---- skilltools.c ---- */
 
@@ -212,6 +214,10 @@ void sl_forward_reply(void *ctx, struct sl_reply *r);
 /* A content block that points at a resource of u gets the gateway's URI. */
 void sl_forward_namespace_block(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *b,
 				const struct sl_upstream *u);
+/* A tools/list entry's MCP Apps View (_meta.ui.resourceUri and the older
+ * _meta["ui/resourceUri"]) named as resources/list names it. */
+void sl_forward_namespace_tool(struct sl_session *s, yyjson_mut_doc *d, yyjson_mut_val *tool,
+			       const struct sl_upstream *u);
 
 /* ---- listen.c ---- */
 

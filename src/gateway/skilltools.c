@@ -14,7 +14,10 @@
  * each skill as skills.<name> (deny: it does not exist for that caller).
  */
 #include "gateway/session_int.h"
+#include "auth/caller.h"
 #include "core/buf.h"
+#include "core/common.h"
+#include "core/digest.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "discovery/discovery.h"
@@ -23,6 +26,7 @@
 #include "gateway/view.h"
 #include "pipeline/gen.h"
 #include "proto/mcp.h"
+#include "shared/once.h"
 #include "stages/policy.h"
 
 #include <stdio.h>
@@ -207,6 +211,8 @@ struct confirm {
 	uv_timer_t timer;
 	struct sl_skill sk;
 	struct sl_skill_shelf shelf; /* the saver's */
+	char who_key[SL_SHA256_HEX]; /* the saver's identity digest (2026-07-28 states) */
+	struct sl_once_wait *claim;  /* a 2026-07-28 approval being marked used */
 };
 
 static void answer_text(struct sl_session *s, struct sl_msg *m, bool modern, const char *text,
@@ -338,10 +344,161 @@ static uint64_t confirm_timeout(struct sl_gateway *gw)
 
 static void confirm_free(struct confirm *c)
 {
+	if (c->claim)
+		sl_once_cancel(c->claim);
 	sl_msg_dispose(&c->msg);
 	sl_skill_dispose(&c->sk);
 	sl_skills_shelf_dispose(&c->shelf);
 	free(c);
+}
+
+/* ---- save_skill on 2026-07-28: input_required with a protected state ---- */
+
+/* The requestState, "sluice-skill.NONCE.EXPIRY.MAC", binds the person's
+ * answer to this skill (its pin: name, description, code and schema) for
+ * this caller until the expiry (policy.confirmTimeoutMs), sealed under the
+ * generation's key as the policy's confirmations are (stages/policy.c);
+ * an approval saves once (shared/once.h, purpose "skill"). */
+#define SKILL_STATE_PREFIX "sluice-skill."
+
+static char *state_what(const struct confirm *c, const char *nonce)
+{
+	return sl_printf("sluice-skill\n%s\n%s\n%s", nonce, c->who_key, c->sk.sha);
+}
+
+/* Answers the first request with the question and frees c. */
+static void ask_mrtr(struct confirm *c)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *r = yyjson_mut_obj(d), *reqs = yyjson_mut_obj(d), *q = yyjson_mut_obj(d);
+	yyjson_mut_val *params = yyjson_mut_obj(d);
+	uint8_t raw[SL_SEAL_ID_HEX / 2];
+	char nonce[SL_SEAL_ID_HEX + 1], *what, *sealed, *state, *msg;
+
+	sl_random(raw, sizeof(raw));
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+	what = state_what(c, nonce);
+	sealed = sl_seal(c->gw->gen->key, sizeof(c->gw->gen->key),
+			 sl_seal_now() + (confirm_timeout(c->gw) + 999) / 1000, what);
+	state = sl_printf(SKILL_STATE_PREFIX "%s.%s", nonce, sealed);
+	msg = confirm_message(&c->sk);
+	yyjson_mut_obj_add_str(d, params, "mode", "form");
+	yyjson_mut_obj_add_strcpy(d, params, "message", msg);
+	yyjson_mut_obj_add_val(d, params, "requestedSchema",
+			       sl_mcp_yes_no_schema(d, "approve", "Save this skill"));
+	yyjson_mut_obj_add_str(d, q, "method", "elicitation/create");
+	yyjson_mut_obj_add_val(d, q, "params", params);
+	yyjson_mut_obj_add_val(d, reqs, "confirm", q);
+	yyjson_mut_obj_add_str(d, r, "resultType", "input_required");
+	yyjson_mut_obj_add_val(d, r, "inputRequests", reqs);
+	yyjson_mut_obj_add_strcpy(d, r, "requestState", state);
+	sl_session_answer(c->s, &c->msg, c->modern, false, d, r);
+	free(msg);
+	free(state);
+	free(sealed);
+	free(what);
+	confirm_free(c);
+}
+
+/* Whether state is one of c's, unexpired: its nonce and expiry out. */
+static bool state_valid(const struct confirm *c, const char *state, char nonce[SL_SEAL_ID_HEX + 1],
+			unsigned long long *expiry)
+{
+	size_t skip = strlen(SKILL_STATE_PREFIX) + SL_SEAL_ID_HEX + 1;
+	char *what;
+	bool ok;
+
+	if (strncmp(state, SKILL_STATE_PREFIX, strlen(SKILL_STATE_PREFIX)) != 0 ||
+	    strlen(state) < skip || state[skip - 1] != '.')
+		return false;
+	memcpy(nonce, state + strlen(SKILL_STATE_PREFIX), SL_SEAL_ID_HEX);
+	nonce[SL_SEAL_ID_HEX] = '\0';
+	if (strspn(nonce, "0123456789abcdef") != SL_SEAL_ID_HEX)
+		return false;
+	what = state_what(c, nonce);
+	ok = sl_seal_check(c->gw->gen->key, sizeof(c->gw->gen->key), state + skip, what) ==
+	     SL_SEAL_OK;
+	free(what);
+	*expiry = sl_seal_expiry(state + skip);
+	return ok;
+}
+
+/* The session c's request came on, when it is still open (its memory may
+ * hold another one by now: the id tells). */
+static struct sl_session *live_session(const struct confirm *c)
+{
+	struct sl_list *n;
+	sl_list_each(n, &c->gw->sessions) {
+		struct sl_session *x = sl_list_entry(n, struct sl_session, link);
+		if (x == c->s && x->id == c->sid && !x->closing)
+			return x;
+	}
+	return NULL;
+}
+
+/* The approval's verdict: saved once, or refused saying why; c freed. */
+static void claim_apply(struct confirm *c, enum sl_once_verdict v, const char *why)
+{
+	bool ok = false;
+	char *text;
+
+	if (!live_session(c)) {
+		confirm_free(c);
+		return;
+	}
+	if (v == SL_ONCE_FIRST)
+		text = store(c, &ok);
+	else if (v == SL_ONCE_USED)
+		text = sl_strdup("save_skill: this approval was used already (a requestState saves "
+				 "once); call save_skill again to be asked again");
+	else
+		text = sl_printf("save_skill: the approval was not used: %s; the skill was not "
+				 "saved; call save_skill again to be asked again", why);
+	answer_text(c->s, &c->msg, c->modern, text, !ok);
+	if (ok)
+		sl_gateway_tools_changed_for(c->gw, *c->shelf.owner ? c->shelf.owner : NULL);
+	free(text);
+	confirm_free(c);
+}
+
+static void on_claimed(void *ctx, enum sl_once_verdict v, const char *why)
+{
+	struct confirm *c = ctx;
+	c->claim = NULL; /* answered: nothing to cancel */
+	claim_apply(c, v, why);
+}
+
+/* The retry of a 2026-07-28 save: the person's answer in responses. */
+static void answered_mrtr(struct confirm *c, const char *state, yyjson_val *responses)
+{
+	yyjson_val *resp = yyjson_obj_get(responses, "confirm");
+	const char *action = sl_json_str(resp, "action"), *why = NULL;
+	const struct sl_services *svc = c->gw->gen->services;
+	unsigned long long expiry;
+	char nonce[SL_SEAL_ID_HEX + 1];
+	enum sl_once_verdict v;
+
+	if (!state_valid(c, state, nonce, &expiry)) {
+		answer_text(c->s, &c->msg, c->modern, "save_skill: the confirmation came back with a "
+			    "requestState that is not ours, is for another skill or another caller, "
+			    "or expired; the skill was not saved", true);
+		confirm_free(c);
+		return;
+	}
+	if (!action || strcmp(action, "accept") != 0 ||
+	    !sl_json_true(sl_json_obj(resp, "content"), "approve")) {
+		answer_text(c->s, &c->msg, c->modern,
+			    action && strcmp(action, "cancel") == 0 ?
+			    "save_skill: the person cancelled; the skill was not saved" :
+			    "save_skill: the person declined; the skill was not saved", true);
+		confirm_free(c);
+		return;
+	}
+	v = sl_once_claim(svc ? svc->once : NULL, svc ? svc->redis : NULL, "skill", nonce, expiry,
+			  on_claimed, c, &c->claim, &why);
+	if (v != SL_ONCE_WAIT)
+		claim_apply(c, v, why);
 }
 
 /* Asks the person to approve c's skill; answers the request when it cannot. */
@@ -349,9 +506,17 @@ static void ask(struct confirm *c)
 {
 	struct sl_session *s = c->s;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	char *msg = confirm_message(&c->sk);
-	bool asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "approve", "Save this skill"),
-				       on_confirm, c);
+	char *msg;
+	bool asked;
+
+	if (c->modern) {
+		yyjson_mut_doc_free(d);
+		ask_mrtr(c);
+		return;
+	}
+	msg = confirm_message(&c->sk);
+	asked = sl_session_elicit(s, msg, d, sl_mcp_yes_no_schema(d, "approve", "Save this skill"),
+				  on_confirm, c);
 	yyjson_mut_doc_free(d);
 	free(msg);
 	if (!asked) {
@@ -376,19 +541,10 @@ static void on_checked(void *ctx, struct sl_program *p, struct sl_gen *gen)
 {
 	struct confirm *c = ctx;
 	const struct sl_program_result *r = sl_program_result(p);
-	struct sl_session *s = NULL;
-	struct sl_list *n;
-	unsigned long line = 0, col = 0;
+	/* The session may have closed meanwhile. */
+	struct sl_session *s = r->cancelled ? NULL : live_session(c);
 	char *text, *at;
 
-	/* The session may have closed meanwhile (its memory may even hold
-	 * another one by now: the id tells). */
-	if (!r->cancelled)
-		sl_list_each(n, &c->gw->sessions) {
-			struct sl_session *x = sl_list_entry(n, struct sl_session, link);
-			if (x == c->s && x->id == c->sid && !x->closing)
-				s = x;
-		}
 	if (!s) {
 		sl_program_free(p);
 		confirm_free(c);
@@ -400,11 +556,6 @@ static void on_checked(void *ctx, struct sl_program *p, struct sl_gen *gen)
 		return;
 	}
 	text = sl_strndup(r->text ? r->text : "", r->text ? r->text_len : 0);
-	/* Positions on the first line count CHECK_HEAD: not the skill's. */
-	at = strstr(text, "(line 1, column ");
-	if (at && sscanf(at, "(line %lu, column %lu)", &line, &col) == 2 && line == 1 &&
-	    col > strlen(CHECK_HEAD))
-		snprintf(at, strlen(at) + 1, "(line 1, column %lu)", col - strlen(CHECK_HEAD));
 	if (strcmp(r->kind, "syntax") == 0)
 		at = sl_printf("save_skill: the code does not parse: %s; nobody was asked, and the "
 			       "skill was not saved", text);
@@ -426,6 +577,9 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	struct confirm *c;
 	struct sl_view v;
 	struct sl_caller *who = m->who;
+	/* MCP 2026-07-28: the retry of a save that asked (input_required). */
+	const char *state = modern && m->params ? sl_json_str(m->params, "requestState") : NULL;
+	yyjson_val *responses = modern && m->params ? sl_json_obj(m->params, "inputResponses") : NULL;
 	char *msg, *check;
 
 	sl_view_of(s->gw, m->who, &v);
@@ -457,8 +611,11 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 				c->sk.code_len, s->gw->gen->cfg->code.max_source);
 	} else if (sl_skill_save_room(&c->shelf, c->sk.name, &err) < 0) {
 		msg = sl_printf("save_skill: %s", err.msg);
-	} else if (!sl_session_can_elicit(s)) {
-		/* Policy confirm, always: a skill is code that will run later. */
+	} else if (modern ? !state && !yyjson_obj_get(sl_session_caps(s, m, true), "elicitation") :
+		   !sl_session_can_elicit(s)) {
+		/* Policy confirm, always: a skill is code that will run later. A
+		 * 2026-07-28 request is asked by input_required when it declares
+		 * elicitation (as execute_code's replay, calls.c). */
 		msg = sl_strdup("save_skill needs the person's confirmation, and this client cannot "
 				"be asked (it did not declare elicitation); the skill was not saved");
 	} else {
@@ -478,7 +635,16 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	c->modern = modern;
 	c->msg = *m;
 	c->msg.who = NULL; /* borrowed, and the save needs no caller */
+	if (who)
+		memcpy(c->who_key, who->key, sizeof(c->who_key));
+	else
+		sl_caller_identity_digest(NULL, NULL, NULL, NULL, c->who_key);
 	memset(m, 0, sizeof(*m));
+	if (state) {
+		/* Checked when it asked: the state binds this very code. */
+		answered_mrtr(c, state, responses);
+		return;
+	}
 	if (!s->gw->sandbox) {
 		ask(c); /* nothing to check with: it cannot run here either */
 		return;
@@ -486,8 +652,10 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	/* Checked in a worker, as programs are: the gateway parses no code. It
 	 * counts as one of the saver's programs; it sees no session. */
 	check = sl_printf(CHECK_HEAD "%.*s", (int)c->sk.code_len, c->sk.code);
-	sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL, NULL, on_checked, NULL,
-			       c);
+	/* Positions are the skill's own: CHECK_HEAD is not counted. */
+	sl_program_set_wrap(sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL,
+						   NULL, on_checked, NULL, c),
+			    strlen(CHECK_HEAD), 0);
 	free(check);
 }
 
@@ -499,9 +667,15 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	struct sl_err err = { 0 };
 	struct sl_skill sk;
 	char *json, *code;
-	size_t len;
+	size_t len, pre, post;
 
-	if (sl_codemode_skill(s->gw, m->who, name, &sk, &err) < 0) {
+	int rc = sl_codemode_skill(s->gw, m->who, name, &sk, &err);
+
+	if (rc == SL_ERR_TOO_LARGE) {
+		answer_text(s, m, modern, err.msg, true);
+		return;
+	}
+	if (rc < 0) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "Unknown tool: %s%.100s", SL_SKILL_PREFIX, name);
 		sl_session_error(s, m->id, SL_RPC_INVALID_PARAMS, msg);
@@ -516,8 +690,18 @@ static void run_skill(struct sl_session *s, struct sl_msg *m, bool modern, const
 	}
 	json = args ? sl_json_write_val(args, &len) : sl_strdup("{}");
 	len = strlen(json);
-	code = sl_codemode_skill_code(&sk, json, len, false, &len);
-	sl_calls_run_program(s, m, modern, code, len, NULL);
+	if (len > s->gw->gen->cfg->code.max_args) {
+		/* The bound a program's call to it would meet. */
+		char *msg = sl_printf("the arguments are %zu bytes of JSON, over the limit of %zu "
+				      "(codeMode.maxArgsBytes)", len, s->gw->gen->cfg->code.max_args);
+		answer_text(s, m, modern, msg, true);
+		free(msg);
+		free(json);
+		sl_skill_dispose(&sk);
+		return;
+	}
+	code = sl_codemode_skill_code(&sk, json, len, false, &len, &pre, &post);
+	sl_calls_run_program(s, m, modern, code, len, NULL, pre, post);
 	free(code);
 	free(json);
 	sl_skill_dispose(&sk);

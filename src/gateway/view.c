@@ -3,6 +3,7 @@
 #include "auth/caller.h"
 #include "core/glob.h"
 #include "core/log.h"
+#include "proto/mcp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,9 @@ const char *sl_view_exposed(const struct sl_view *v, const struct sl_entry *e)
 const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e)
 {
 	const char *r;
-	if (!in_view(v, e))
+	/* MCP Apps: a tool only its View may call has no name for the model,
+	 * in the router's lists, search or a program (SEP-1865 visibility). */
+	if (!in_view(v, e) || sl_mcp_tool_app_only(e->def))
 		return NULL;
 	r = renamed(v, e);
 	return r ? r : e->name;
@@ -168,6 +171,17 @@ static const struct sl_entry *by_new_name(const struct sl_view *v, const struct 
 	return NULL;
 }
 
+/* Whether u has a tool with an MCP Apps View in v. */
+static bool has_views(const struct sl_view *v, const struct sl_upstream *u)
+{
+	const struct sl_catalog *c = &v->gw->catalog;
+	for (size_t i = 0; i < c->tools.n; i++)
+		if (c->tools.v[i].up == u && sl_mcp_tool_ui_uri(c->tools.v[i].def) &&
+		    in_view(v, &c->tools.v[i]))
+			return true;
+	return false;
+}
+
 const struct sl_entry *sl_view_tool(const struct sl_view *v, const char *exposed)
 {
 	const struct sl_entry *e;
@@ -189,6 +203,25 @@ const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_ups
 		return e;
 	e = sl_catalog_find(&v->gw->catalog, u->name, local);
 	return e && in_view(v, e) && !renamed(v, e) ? e : NULL;
+}
+
+const struct sl_entry *sl_view_app_tool(const struct sl_view *v, const char *name)
+{
+	const struct sl_catalog *c = &v->gw->catalog;
+	const struct sl_entry *hit = NULL;
+
+	if (v->gone)
+		return NULL;
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct sl_entry *e = &c->tools.v[i];
+		if (strcmp(e->name, name) != 0 || !sl_mcp_tool_app_callable(e->def) ||
+		    !has_views(v, e->up) || sl_view_find(v, e->up, name) != e)
+			continue;
+		if (hit)
+			return NULL; /* two servers' Views could mean it: neither */
+		hit = e;
+	}
+	return hit;
 }
 
 void sl_view_warn(const struct sl_gateway *gw)

@@ -27,6 +27,7 @@
  *   for each catalog entry e: if ((name = sl_view_exposed(&v, e))) list it as name
  *   e = sl_view_tool(&v, "github__x");          tools/call
  *   e = sl_view_find(&v, u, "x");               invoke_tool, programs
+ *   e = sl_view_app_tool(&v, "x");              tools/call from an MCP Apps View
  */
 #ifndef SL_GATEWAY_VIEW_H
 #define SL_GATEWAY_VIEW_H
@@ -55,8 +56,10 @@ bool sl_view_server(const struct sl_view *v, const struct sl_upstream *u);
  * the catalog lists it, and the name is not the old name of a rename. */
 bool sl_view_admits(const struct sl_view *v, const char *server, const char *tool);
 /* The name of catalog tool e in v: exposed (passthrough and hybrid) or
- * local (its name within its server); NULL when v does not show it. Borrowed
- * from the catalog or the config. */
+ * local (its name within its server); NULL when v does not show it, and
+ * local is NULL for a tool only MCP Apps Views may call (the model's ways
+ * to name tools: the router, search, programs). Borrowed from the catalog
+ * or the config. */
 const char *sl_view_exposed(const struct sl_view *v, const struct sl_entry *e);
 const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e);
 /* The catalog tool an exposed name (tools/call), or u's local name,
@@ -64,6 +67,13 @@ const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e);
 const struct sl_entry *sl_view_tool(const struct sl_view *v, const char *exposed);
 const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_upstream *u,
 				    const char *local);
+/* MCP Apps: the tool a View names by its server's own name (a View knows
+ * no gateway, so its tools/call says "get-time", not "basic__get-time"):
+ * the one tool of that own name, in v and callable by a View
+ * (_meta.ui.visibility, if any, names "app"), among the servers of v that
+ * have Views (a tool with _meta.ui.resourceUri); NULL if none, or if two
+ * such servers have it. For a name no exposed tool has. */
+const struct sl_entry *sl_view_app_tool(const struct sl_view *v, const char *name);
 /* Whether the tool v serves as name carries _meta["anthropic/alwaysLoad"]:
  * it matches the profile's alwaysLoad globs, else sluice.alwaysLoad's,
  * else sluice's own tools (sl_always_load_default). */

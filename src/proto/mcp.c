@@ -262,3 +262,37 @@ yyjson_mut_val *sl_mcp_yes_no_schema(yyjson_mut_doc *d, const char *key, const c
 	yyjson_mut_obj_add_val(d, schema, "required", req);
 	return schema;
 }
+
+const char *sl_mcp_tool_ui_uri(yyjson_val *tool)
+{
+	yyjson_val *meta = sl_json_obj(tool, "_meta");
+	const char *uri = sl_json_str(sl_json_obj(meta, "ui"), "resourceUri");
+	return uri ? uri : sl_json_str(meta, SL_MCP_UI_LEGACY_KEY);
+}
+
+/* Whether tool's _meta.ui.visibility is an array, and whether it names who. */
+static bool visibility(yyjson_val *tool, const char *who, bool *named)
+{
+	yyjson_val *v = yyjson_obj_get(sl_json_obj(sl_json_obj(tool, "_meta"), "ui"), "visibility");
+	yyjson_val *it;
+	size_t i, n;
+
+	*named = false;
+	if (!yyjson_is_arr(v))
+		return false;
+	yyjson_arr_foreach(v, i, n, it)
+		*named = *named || (yyjson_is_str(it) && strcmp(yyjson_get_str(it), who) == 0);
+	return true;
+}
+
+bool sl_mcp_tool_app_only(yyjson_val *tool)
+{
+	bool model;
+	return visibility(tool, "model", &model) && !model;
+}
+
+bool sl_mcp_tool_app_callable(yyjson_val *tool)
+{
+	bool app;
+	return !visibility(tool, "app", &app) || app;
+}

@@ -39,6 +39,15 @@
 /* Claude Code: a tool loaded at once, never deferred behind its tool search */
 #define SL_MCP_META_ALWAYS_LOAD "anthropic/alwaysLoad"
 
+/* MCP Apps (SEP-1865, the io.modelcontextprotocol/ui extension, stable
+ * 2026-01-26): a tool names its View, a ui:// resource of its server, in
+ * _meta.ui.resourceUri (or the deprecated _meta["ui/resourceUri"]), and
+ * says in _meta.ui.visibility who may call it (default ["model", "app"]). */
+#define SL_MCP_UI_EXT "io.modelcontextprotocol/ui"
+#define SL_MCP_UI_SCHEME "ui://"
+#define SL_MCP_UI_LEGACY_KEY "ui/resourceUri"
+#define SL_MCP_UI_MIME "text/html;profile=mcp-app"
+
 /* MCP 2026-07-28 error codes. */
 #define SL_MCP_MISSING_CAPABILITY (-32021)
 #define SL_MCP_UNSUPPORTED_VERSION (-32022)
@@ -71,6 +80,16 @@ yyjson_doc *sl_mcp_era_caps(yyjson_val *caps, const char *v);
  * capabilities and progress that v lacks are dropped. Everything else is
  * left as it is; a no-op for the latest versions. */
 void sl_mcp_era_map(yyjson_mut_doc *d, yyjson_mut_val *msg, const char *v);
+
+/* The ui:// resource tool (a tools/list entry) names as its View, or NULL:
+ * _meta.ui.resourceUri, else _meta["ui/resourceUri"]. Borrowed from tool. */
+const char *sl_mcp_tool_ui_uri(yyjson_val *tool);
+/* MCP Apps visibility: a tool whose _meta.ui.visibility is an array without
+ * "model" is for its View only (a host must not list it to the model); one
+ * whose array lacks "app" must not be called by a View. Without the array
+ * both may. */
+bool sl_mcp_tool_app_only(yyjson_val *tool);
+bool sl_mcp_tool_app_callable(yyjson_val *tool);
 
 /* An elicitation's requestedSchema asking one yes/no question: a required
  * boolean property key, shown as title, false by default (MCP elicitation:

@@ -56,6 +56,7 @@ struct sl_program {
 	char *code;
 	size_t code_len;
 	const char *lang;         /* "js", "ts" or NULL: static strings */
+	size_t pre, post;         /* sl_program_set_wrap's */
 	enum pstate state;
 	bool slot;                /* holds one of sb->max_running */
 	struct sl_owner *owner;   /* its caller's programs (in sb->owners), or NULL */
@@ -395,6 +396,10 @@ static void send_run(struct sl_program *p)
 	yyjson_mut_obj_add_strncpy(d, o, "code", p->code, p->code_len);
 	if (p->lang)
 		yyjson_mut_obj_add_str(d, o, "lang", p->lang);
+	if (p->pre || p->post) {
+		yyjson_mut_obj_add_uint(d, o, "pre", p->pre);
+		yyjson_mut_obj_add_uint(d, o, "post", p->post);
+	}
 	for (size_t i = 0, room = SL_FRAME_KEYS_MAX; (raw = p->host.server(p->host.ctx, i)); i++) {
 		char *ident = sl_alloc(strlen(raw) + 2);
 		yyjson_mut_val *pair = yyjson_mut_arr(d), *keys = yyjson_mut_arr(d);
@@ -837,6 +842,14 @@ void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock
 void sl_program_set_language(struct sl_program *p, const char *lang)
 {
 	p->lang = lang && strcmp(lang, "ts") == 0 ? "ts" : lang && strcmp(lang, "js") == 0 ? "js" : NULL;
+}
+
+void sl_program_set_wrap(struct sl_program *p, size_t pre, size_t post)
+{
+	if (pre + post <= p->code_len && !memchr(p->code, '\n', pre)) {
+		p->pre = pre;
+		p->post = post;
+	}
 }
 
 void sl_program_free(struct sl_program *p)

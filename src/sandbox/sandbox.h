@@ -155,6 +155,12 @@ void sl_program_fix(struct sl_program *p, const uint32_t seed[4], uint64_t clock
  * (the default: JavaScript, else TypeScript when it does not parse as
  * JavaScript; docs/internals/SANDBOX.md, "TypeScript"). */
 void sl_program_set_language(struct sl_program *p, const char *lang);
+/* Right after sl_program_start: the code's first pre bytes (on its first
+ * line) and last post bytes are the gateway's, around the program proper
+ * (a skill's arguments and wrapping): positions in errors are the
+ * program's own, and only it counts against codeMode.maxSourceBytes.
+ * Ignored unless they fit in the code, pre without a line feed. */
+void sl_program_set_wrap(struct sl_program *p, size_t pre, size_t post);
 /* The worker is killed and every call in flight cancelled through the
  * host; done runs (now) with result cancelled. Nothing once done ran. */
 void sl_program_cancel(struct sl_program *p);

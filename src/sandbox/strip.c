@@ -124,6 +124,24 @@ static unsigned long uint_prop(JSContext *ctx, JSValue o, const char *name)
 	return n;
 }
 
+static const char *nth_line(const char *s, unsigned long line);
+static size_t seq(const char *p);
+
+/* The column in characters of UTF-16 column col (1-based) of src's line:
+ * what the stripper says (a JavaScript string's index), in the unit every
+ * position of code mode is given in. */
+static unsigned long utf16_to_chars(const char *src, unsigned long line, unsigned long col)
+{
+	const char *p = nth_line(src, line);
+	unsigned long units = 1, chars = 1;
+
+	if (!p || col == 0)
+		return col;
+	for (; units < col && *p && *p != '\n'; p += seq(p), chars++)
+		units += seq(p) == 4 ? 2 : 1;
+	return chars;
+}
+
 /* err from what the stripper threw: {message, line, column} from its own
  * parser, an engine error (memory, stack) otherwise. */
 static void refusal(JSContext *ctx, JSValue exc, struct sl_strip_error *err)
@@ -159,6 +177,7 @@ int sl_strip_run(struct sl_strip *s, const char *src, size_t len, char **out, si
 	if (JS_IsException(r)) {
 		JSValue exc = JS_GetException(ctx);
 		refusal(ctx, exc, err);
+		err->column = utf16_to_chars(src, err->line, err->column);
 		JS_FreeValue(ctx, exc);
 		return -1;
 	}
@@ -230,4 +249,16 @@ unsigned long sl_strip_column(const char *in, const char *out, unsigned long lin
 	if (!at_eol(q) && find(p, pc, q, &fc))
 		return fc;
 	return pc;
+}
+
+unsigned long sl_strip_char_column(const char *text, unsigned long line, unsigned long col)
+{
+	const char *p = nth_line(text, line), *end;
+	unsigned long chars = 1;
+
+	if (!p || col == 0)
+		return col;
+	for (end = p + (col - 1); p < end && *p && *p != '\n'; p += seq(p))
+		chars++;
+	return chars;
 }

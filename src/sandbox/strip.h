@@ -9,6 +9,7 @@
  *   s = sl_strip_load(interrupt, opaque);   NULL when it fails to load
  *   sl_strip_run(s, src, len, &out, &err);   0: out is JavaScript (free it)
  *   col = sl_strip_column(in, out, line, col);
+ *   col = sl_strip_char_column(text, line, byte_col);
  */
 #ifndef SL_SANDBOX_STRIP_H
 #define SL_SANDBOX_STRIP_H
@@ -17,8 +18,8 @@
 
 struct sl_strip;
 
-/* Why the stripper refused a program: its message and where (1-based;
- * 0 when it did not say). */
+/* Why the stripper refused a program: its message and where (1-based,
+ * the column in characters, as sl_strip_column's; 0 when it did not say). */
 struct sl_strip_error {
 	char message[256];
 	unsigned long line, column;
@@ -46,5 +47,8 @@ int sl_strip_run(struct sl_strip *s, const char *src, size_t len, char **out, si
  * parameter properties), which maps to where it was added. */
 unsigned long sl_strip_column(const char *in, const char *out, unsigned long line,
 			      unsigned long col);
+/* The column in characters (UTF-8 sequences, 1-based) of byte column col
+ * (1-based, as the engine counts) of line `line` of text. */
+unsigned long sl_strip_char_column(const char *text, unsigned long line, unsigned long col);
 
 #endif

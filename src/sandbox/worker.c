@@ -28,6 +28,8 @@ struct pending_call {
 	JSValue resolve, reject;
 	char *frame;      /* queued while over the in-flight cap */
 	size_t len;
+	char *server, *tool;        /* as called: named by the error of a failed call */
+	unsigned long line, col;    /* where it was called, in program.js (0: unknown) */
 	bool sent, done;
 };
 
@@ -50,6 +52,10 @@ struct sl_worker {
 	struct sl_strip *strip;        /* NULL: it failed to load (TypeScript is refused) */
 	char lang[4];                  /* the RUN frame's language: "js", "ts" or "" (either) */
 	char *ts, *stripped;           /* a stripped program: the TypeScript and the JavaScript run */
+	char *js;                      /* what the engine compiles (its columns are its bytes);
+					* NULL: a position is in characters already */
+	uint32_t pre, post;            /* the RUN frame's: the code's bytes around the program */
+	unsigned long head;            /* characters before the program on its first line */
 };
 
 /* ---- frames (blocking; the worker does nothing else meanwhile) --------- */
@@ -299,7 +305,78 @@ static void hint(struct sl_worker *w, struct text *out)
 	JS_FreeValue(ctx, fn);
 }
 
-/* "Name: message (line L, column C)" for an exception value. */
+/* The column in the program as sent of the engine's line:col (a byte
+ * column in w->js): in characters, in the TypeScript when it was
+ * stripped, without what precedes the program on its first line. */
+static unsigned long program_column(struct sl_worker *w, unsigned long line, unsigned long col)
+{
+	if (w->js)
+		col = sl_strip_char_column(w->js, line, col);
+	if (w->stripped)
+		col = sl_strip_column(w->ts, w->stripped, line, col);
+	if (line == 1 && col > w->head)
+		col -= w->head;
+	return col;
+}
+
+static bool ident_char(char c)
+{
+	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* Whether name, which a JavaScript run found undefined, reads as a type:
+ * a built-in type's name, or one the program writes after ':' or '<'. */
+static bool type_like(const char *src, const char *name)
+{
+	static const char *const types[] = { "number", "string", "boolean", "any", "unknown",
+					     "never", "object", "bigint", "symbol", "void" };
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(name, types[i]) == 0)
+			return true;
+	for (const char *p = src; n && (p = strstr(p, name)) != NULL; p += n) {
+		const char *b = p;
+		char after = p[n];
+		if (ident_char(after) || (p > src && ident_char(p[-1])))
+			continue;
+		while (b > src && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b > src && (b[-1] == ':' || b[-1] == '<'))
+			return true;
+	}
+	return false;
+}
+
+/* "tools.github.list_issues" (or tools["git-hub"]... where a name is not
+ * an identifier) for a failed call's error. */
+static void text_member(struct text *t, const char *name)
+{
+	bool ident = *name && !(*name >= '0' && *name <= '9');
+	for (const char *p = name; *p && ident; p++)
+		ident = ident_char(*p);
+	if (ident) {
+		text_cstr(t, ".");
+		text_cstr(t, name);
+	} else {
+		text_cstr(t, "[");
+		text_str(t, name, strlen(name));
+		text_cstr(t, "]");
+	}
+}
+
+/* The own string property name of o, or NULL (free with JS_FreeCString). */
+static const char *own_string(JSContext *ctx, JSValue o, const char *name)
+{
+	JSValue v = JS_GetPropertyStr(ctx, o, name);
+	const char *s = JS_IsString(v) ? JS_ToCString(ctx, v) : NULL;
+	JS_FreeValue(ctx, v);
+	return s;
+}
+
+/* "Name: message (line L, column C)" for an exception value; for a failed
+ * tool call, "Error: tools.S.T failed (line L, column C): message". */
 static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 {
 	JSContext *ctx = w->ctx;
@@ -317,41 +394,58 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 		const char *at = ss ? strstr(ss, FILENAME ":") : NULL;
 		unsigned long line = 0, col = 0;
 		char pos[96] = "";
+		const char *server = own_string(ctx, exc, "server"), *tool = own_string(ctx, exc, "tool");
 
 		if (at && sscanf(at + strlen(FILENAME) + 1, "%lu:%lu", &line, &col) == 2) {
-			/* A stripped program: the column in the TypeScript. */
-			if (w->stripped)
-				col = sl_strip_column(w->ts, w->stripped, line, col);
 			/* Positions are the wrapper's: its head shares the
 			 * program's first line, its tail follows the last. */
-			if (line == 1 && col > strlen(WRAP_HEAD))
-				col -= strlen(WRAP_HEAD);
+			col = program_column(w, line, col);
 			snprintf(pos, sizeof(pos), " (line %lu, column %lu)", line, col);
 		}
-		if (ns)
-			text_add(out, ns, nl);
-		else
-			text_cstr(out, "Error");
-		text_cstr(out, ": ");
-		if (line > w->lines && ns && strcmp(ns, "SyntaxError") == 0) {
+		if (server && tool && ms) {
+			/* A failed tool call: which one, where, then why. */
+			text_cstr(out, "Error: tools");
+			text_member(out, server);
+			text_member(out, tool);
+			text_cstr(out, " failed");
+			text_cstr(out, pos);
+			text_cstr(out, ": ");
+			text_add(out, ms, ml);
+		} else if (line > w->lines && ns && strcmp(ns, "SyntaxError") == 0) {
 			/* The parser met the wrapper's own closing tokens: the
 			 * program left something open, or closed one too many. */
-			text_cstr(out, "the program ends too early: an expression, bracket, parenthesis "
+			text_cstr(out, "SyntaxError: the program ends too early: an expression, bracket, parenthesis "
 				  "or string is left open, or a bracket is closed that was never opened");
 			snprintf(pos, sizeof(pos), " (at the end of the program: line %lu, column %lu)",
 				 w->lines, w->last_col + 1);
 			text_cstr(out, pos);
 		} else {
+			if (ns)
+				text_add(out, ns, nl);
+			else
+				text_cstr(out, "Error");
+			text_cstr(out, ": ");
 			if (ms)
 				text_add(out, ms, ml);
 			text_cstr(out, pos);
 			if (ns && strcmp(ns, "TypeError") == 0)
 				hint(w, out);
+			if (ns && ms && strcmp(ns, "ReferenceError") == 0 && !w->lang[0] &&
+			    !w->stripped && w->source && ml > 15 &&
+			    strcmp(ms + ml - 15, " is not defined") == 0) {
+				ms[ml - 15] = '\0';
+				if (type_like(w->source, ms))
+					text_cstr(out, ": if the program is TypeScript, send language "
+						  "\"ts\" (without one, code that parses as JavaScript "
+						  "runs as JavaScript: f<number>(x) is two comparisons)");
+			}
 		}
 		free(ns);
 		free(ms);
 		if (ss)
 			JS_FreeCString(ctx, ss);
+		JS_FreeCString(ctx, server);
+		JS_FreeCString(ctx, tool);
 		JS_FreeValue(ctx, name);
 		JS_FreeValue(ctx, msg);
 		JS_FreeValue(ctx, stack);
@@ -397,6 +491,8 @@ SL_NORETURN static void fail_with(struct sl_worker *w, const char *kind, JSValue
 
 /* ---- tools and console ----------------------------------------------------- */
 
+static void error_at(JSContext *ctx, JSValue exc, unsigned long *line, unsigned long *col);
+
 static void send_call(struct sl_worker *w, struct pending_call *c)
 {
 	send_frame(w, SL_FRAME_CALL, c->frame, c->len);
@@ -412,10 +508,11 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	struct sl_worker *w = JS_GetContextOpaque(ctx);
 	char *server, *tool, *args;
 	size_t slen, tlen, alen;
-	JSValue json, funcs[2], promise;
+	JSValue json, funcs[2], promise, where;
 	struct pending_call *c;
 	struct text t = { 0 };
 	char idbuf[32];
+	unsigned long line, col;
 
 	if (argc < 3)
 		return JS_ThrowTypeError(ctx, "call needs a server, a tool and arguments");
@@ -428,6 +525,27 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	json = JS_JSONStringify(ctx, argv[2], JS_UNDEFINED, JS_UNDEFINED);
 	if (JS_IsException(json))
 		return json;
+	/* Where the program calls: its failure's error points there. The
+	 * namespace's get took it (here()); else (a tool taken by
+	 * Object.values, say) it is where the call is made. */
+	if (argc >= 4 && JS_IsArray(argv[3])) {
+		JSValue lj = JS_GetPropertyUint32(ctx, argv[3], 0), cj = JS_GetPropertyUint32(ctx, argv[3], 1);
+		uint32_t lv = 0, cv = 0;
+		if (JS_ToUint32(ctx, &lv, lj) < 0 || JS_ToUint32(ctx, &cv, cj) < 0)
+			lv = cv = 0;
+		JS_FreeValue(ctx, lj);
+		JS_FreeValue(ctx, cj);
+		line = lv;
+		col = cv;
+	} else {
+		where = JS_NewError(ctx);
+		if (JS_IsException(where)) {
+			JS_FreeValue(ctx, json);
+			return where;
+		}
+		error_at(ctx, where, &line, &col);
+		JS_FreeValue(ctx, where);
+	}
 	server = utf8(ctx, argv[0], w->lim.max_args, &slen, false);
 	tool = server ? utf8(ctx, argv[1], w->lim.max_args, &tlen, false) : NULL;
 	args = tool ? utf8(ctx, json, w->lim.max_args, &alen, true) : NULL;
@@ -458,9 +576,11 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	text_cstr(&t, ",\"args\":");
 	text_add(&t, args, alen);
 	text_cstr(&t, "}");
-	free(server);
-	free(tool);
 	free(args);
+	c->server = server;
+	c->tool = tool;
+	c->line = line;
+	c->col = col;
 	c->resolve = funcs[0];
 	c->reject = funcs[1];
 	c->frame = t.p;
@@ -468,6 +588,25 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	if (w->inflight < w->lim.max_inflight)
 		send_call(w, c);
 	return promise;
+}
+
+/* here() -> [line, column] of the program's innermost frame, in program.js
+ * (the engine's byte column), or undefined. */
+static JSValue js_here(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+	JSValue e = JS_NewError(ctx), a;
+	unsigned long line, col;
+
+	if (JS_IsException(e))
+		return e;
+	error_at(ctx, e, &line, &col);
+	JS_FreeValue(ctx, e);
+	if (!line)
+		return JS_UNDEFINED;
+	a = JS_NewArray(ctx);
+	JS_SetPropertyUint32(ctx, a, 0, JS_NewInt64(ctx, (int64_t)line));
+	JS_SetPropertyUint32(ctx, a, 1, JS_NewInt64(ctx, (int64_t)col));
+	return a;
 }
 
 /* log(text): console output, capped. */
@@ -508,7 +647,7 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
  * only when called; a server's own keys are the tool names the RUN frame
  * lists for it (the caller's view: nothing hidden is listed). */
 static const char prelude[] =
-	"(function (call, log) {\n"
+	"(function (call, log, here) {\n"
 	"  'use strict';\n"
 	"  const byName = new Map(), keysOf = new Map();\n"
 	"  let idents = [];\n"
@@ -516,7 +655,10 @@ static const char prelude[] =
 	"  const namespace = (server) => new Proxy({}, {\n"
 	"    get(t, tool) {\n"
 	"      if (typeof tool !== 'string' || tool === 'then' || tool === 'toJSON') return undefined;\n"
-	"      return (args) => call(server, tool, args === undefined ? {} : args);\n"
+	/* Where the program names the tool: its call's position, taken
+	 * before the arguments are evaluated (their code would move it). */
+	"      const at = here();\n"
+	"      return (args) => call(server, tool, args === undefined ? {} : args, at);\n"
 	"    },\n"
 	"    ownKeys() { return (keysOf.get(server) ?? []).slice(); },\n"
 	"    getOwnPropertyDescriptor(t, tool) {\n"
@@ -594,7 +736,7 @@ static int strip_interrupt(void *opaque)
 struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 {
 	struct sl_worker *w = calloc(1, sizeof(*w));
-	JSValue fn, args[2];
+	JSValue fn, args[3];
 
 	if (!w)
 		return NULL;
@@ -630,9 +772,11 @@ struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 		return NULL;
 	args[0] = JS_NewCFunction(w->ctx, js_call, "call", 3);
 	args[1] = JS_NewCFunction(w->ctx, js_log, "log", 1);
-	w->set_servers = JS_Call(w->ctx, fn, JS_UNDEFINED, 2, args);
+	args[2] = JS_NewCFunction(w->ctx, js_here, "here", 0);
+	w->set_servers = JS_Call(w->ctx, fn, JS_UNDEFINED, 3, args);
 	JS_FreeValue(w->ctx, args[0]);
 	JS_FreeValue(w->ctx, args[1]);
+	JS_FreeValue(w->ctx, args[2]);
 	JS_FreeValue(w->ctx, fn);
 	if (JS_IsException(w->set_servers))
 		return NULL;
@@ -670,11 +814,27 @@ static void settle(struct sl_worker *w, const char *frame, size_t len)
 		JS_Call(ctx, c->resolve, JS_UNDEFINED, 1, &arg);
 	} else {
 		JSValue msg = JS_GetPropertyStr(ctx, res, "error");
+		int flags = JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE;
 		arg = JS_NewError(ctx);
 		/* Defined, not set: a setter the program put on Error.prototype
-		 * does not run here. */
-		JS_DefinePropertyValueStr(ctx, arg, "message", msg,
-					  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+		 * does not run here. Which call failed, and where the program
+		 * made it: its stack is that place, so an uncaught one says so
+		 * (describe), and a caught one can be told apart. */
+		JS_DefinePropertyValueStr(ctx, arg, "message", msg, flags);
+		JS_DefinePropertyValueStr(ctx, arg, "server", JS_NewString(ctx, c->server),
+					  flags | JS_PROP_ENUMERABLE);
+		JS_DefinePropertyValueStr(ctx, arg, "tool", JS_NewString(ctx, c->tool),
+					  flags | JS_PROP_ENUMERABLE);
+		if (c->line) {
+			char stack[96];
+			snprintf(stack, sizeof(stack), "    at " FILENAME ":%lu:%lu\n", c->line, c->col);
+			JS_DefinePropertyValueStr(ctx, arg, "stack", JS_NewString(ctx, stack), flags);
+			JS_DefinePropertyValueStr(ctx, arg, "line", JS_NewInt64(ctx, (int64_t)c->line),
+						  flags | JS_PROP_ENUMERABLE);
+			JS_DefinePropertyValueStr(ctx, arg, "column",
+						  JS_NewInt64(ctx, (int64_t)program_column(w, c->line, c->col)),
+						  flags | JS_PROP_ENUMERABLE);
+		}
 		JS_Call(ctx, c->reject, JS_UNDEFINED, 1, &arg);
 	}
 	JS_FreeValue(ctx, arg);
@@ -732,6 +892,17 @@ static JSValue start(struct sl_worker *w, const char *run, size_t len)
 			die(4);
 		JS_FreeCString(ctx, ls);
 		JS_FreeValue(ctx, lang);
+	}
+	/* A skill's: text around its code (its arguments before it, on its
+	 * first line), which positions leave out. */
+	{
+		JSValue pre = JS_GetPropertyStr(ctx, o, "pre"), post = JS_GetPropertyStr(ctx, o, "post");
+		w->pre = w->post = 0;
+		if ((!JS_IsUndefined(pre) && JS_ToUint32(ctx, &w->pre, pre) < 0) ||
+		    (!JS_IsUndefined(post) && JS_ToUint32(ctx, &w->post, post) < 0))
+			die(4);
+		JS_FreeValue(ctx, pre);
+		JS_FreeValue(ctx, post);
 	}
 	JS_FreeValue(ctx, servers);
 	JS_FreeValue(ctx, seed);
@@ -831,12 +1002,15 @@ static JSValue run_stripped(struct sl_worker *w, struct text *src, struct sl_str
 				 "(the stripper's heap limit is %u MiB)", SL_STRIP_HEAP >> 20);
 			finish(w, "memory", m, strlen(m));
 		}
-		if (report)
+		if (report) {
+			w->js = NULL; /* the stripper counts characters */
 			fail_with(w, "syntax", strip_error(w->ctx, err));
+		}
 		return JS_EXCEPTION;
 	}
 	w->ts = src->p;
 	w->stripped = js;
+	w->js = js;
 	JSValue r = JS_Eval(ctx, js, n, FILENAME, JS_EVAL_TYPE_GLOBAL);
 	if (JS_IsException(r)) {
 		JSValue exc = JS_GetException(ctx);
@@ -861,11 +1035,10 @@ static JSValue compile(struct sl_worker *w, struct text *src)
 
 	if (strcmp(w->lang, "ts") == 0)
 		return run_stripped(w, src, &e, true);
+	w->js = src->p;
 	r = JS_Eval(ctx, src->p, src->len, FILENAME, JS_EVAL_TYPE_GLOBAL);
-	if (!JS_IsException(r)) {
-		free(src->p);
+	if (!JS_IsException(r))
 		return r;
-	}
 	exc = JS_GetException(ctx);
 	if (!is_syntax(ctx, exc))
 		fail_with(w, "error", exc);
@@ -880,8 +1053,10 @@ static JSValue compile(struct sl_worker *w, struct text *src)
 		return r;
 	}
 	error_at(ctx, exc, &line, &col);
+	col = sl_strip_char_column(src->p, line, col);
 	if (e.line > line || (e.line == line && e.column > col)) {
 		JS_FreeValue(ctx, exc);
+		w->js = NULL; /* the stripper counts characters */
 		fail_with(w, "syntax", strip_error(ctx, &e));
 	}
 	fail_with(w, "syntax", exc);
@@ -932,37 +1107,41 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 		int n = snprintf(ready, sizeof(ready), "{\"boundaries\":%u}", boundaries);
 		send_frame(w, SL_FRAME_READY, ready, (size_t)n);
 	}
-	run = recv_frame(w, SL_FRAME_RUN, (uint32_t)(w->lim.max_source * 6 + 65536 + SL_FRAME_KEYS_MAX),
-			 &len);
+	run = recv_frame(w, SL_FRAME_RUN, (uint32_t)((w->lim.max_source + w->lim.max_args * 2) * 6 +
+						     65536 + SL_FRAME_KEYS_MAX), &len);
 	w->deadline_ms = mono_ms() + w->lim.timeout_ms;
 	w->cpu_deadline_ns = cpu_ns() + w->lim.cpu_ms * 1000000u;
 	code = start(w, run, len);
 	free(run);
 	cs = JS_ToCStringLen(ctx, &clen, code);
-	if (!cs || clen > w->lim.max_source)
+	/* The program proper is the code less the gateway's pre and post. */
+	if (!cs || (size_t)w->pre + w->post > clen || clen - w->pre - w->post > w->lim.max_source ||
+	    memchr(cs, '\n', w->pre))
 		die(4);
-	w->source = malloc(clen + 1);
+	w->source = malloc(clen - w->pre - w->post + 1);
 	if (!w->source)
 		die(4);
-	memcpy(w->source, cs, clen);
-	w->source[clen] = '\0';
+	memcpy(w->source, cs + w->pre, clen - w->pre - w->post);
+	w->source[clen - w->pre - w->post] = '\0';
 	w->lines = 1;
 	w->last_col = 0;
-	for (size_t i = 0; i < clen; i++) {
-		if (cs[i] == '\n') {
+	for (const char *p = w->source; *p; p++) {
+		if (*p == '\n') {
 			w->lines++;
 			w->last_col = 0;
-		} else if (((unsigned char)cs[i] & 0xc0) != 0x80) {
+		} else if (((unsigned char)*p & 0xc0) != 0x80) {
 			w->last_col++; /* columns count characters, not bytes */
 		}
 	}
 	text_cstr(&src, WRAP_HEAD);
 	text_add(&src, cs, clen);
 	text_cstr(&src, WRAP_TAIL);
+	/* The program proper, after the gateway's head on its first line. */
+	w->head = sl_strip_char_column(src.p, 1, strlen(WRAP_HEAD) + w->pre + 1) - 1;
 	JS_FreeCString(ctx, cs);
 	JS_FreeValue(ctx, code);
 
-	promise = compile(w, &src); /* src is now its own, or w->ts */
+	promise = compile(w, &src); /* src is now w->js, or w->ts */
 	for (;;) {
 		run_jobs(w);
 		JSPromiseStateEnum st = JS_PromiseState(ctx, promise);

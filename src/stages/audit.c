@@ -170,6 +170,28 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 	return line_end(d, len);
 }
 
+char *sl_audit_skill_line(uint64_t run_id, uint64_t parent_id, uint64_t session_id,
+			  const struct sl_caller *who, const char *skill, const char *owner,
+			  const char *outcome, uint32_t calls, double duration_ms,
+			  size_t output_bytes, const struct timespec *now, size_t *len)
+{
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+	yyjson_mut_val *o;
+
+	if (!d)
+		sl_oom();
+	o = line_start(d, "skill", now, session_id, who);
+	yyjson_mut_obj_add_uint(d, o, "program", run_id);
+	yyjson_mut_obj_add_uint(d, o, "parent", parent_id);
+	yyjson_mut_obj_add_strcpy(d, o, "skill", skill);
+	add_str_or_null(d, o, "owner", owner);
+	yyjson_mut_obj_add_strcpy(d, o, "outcome", outcome ? outcome : "error");
+	yyjson_mut_obj_add_uint(d, o, "calls", calls);
+	yyjson_mut_obj_add_real(d, o, "duration_ms", ms3(duration_ms));
+	yyjson_mut_obj_add_uint(d, o, "output_bytes", output_bytes);
+	return line_end(d, len);
+}
+
 char *sl_audit_admin_line(const char *action, const char *server, const char *tool,
 			  const char *peer, const char *outcome, const char *detail,
 			  const struct timespec *now, size_t *len)
@@ -266,6 +288,24 @@ void sl_audit_admin(const struct sl_gen *gen, const char *action, const char *se
 		return;
 	now_real(&ts);
 	line = sl_audit_admin_line(action, server, tool, peer, outcome, detail, &ts, &len);
+	emit(A, line, len);
+}
+
+void sl_audit_skill(const struct sl_gen *gen, uint64_t run_id, uint64_t parent_id,
+		    uint64_t session_id, const struct sl_caller *who, const char *skill,
+		    const char *owner, const char *outcome, uint32_t calls, double duration_ms,
+		    size_t output_bytes)
+{
+	struct audit *A = sl_gen_state(gen, &sl_stage_audit);
+	struct timespec ts;
+	size_t len;
+	char *line;
+
+	if (!A)
+		return;
+	now_real(&ts);
+	line = sl_audit_skill_line(run_id, parent_id, session_id, who, skill, owner, outcome, calls,
+				   duration_ms, output_bytes, &ts, &len);
 	emit(A, line, len);
 }
 

@@ -25,6 +25,20 @@ char *sl_audit_program_line(uint64_t program_id, uint64_t session_id,
 			    uint32_t calls, double duration_ms, size_t output_bytes,
 			    const struct timespec *now, size_t *len);
 
+/* A skill's run inside a program (tools.skills.<name>): a line of type
+ * "skill", whose "program" is the run's own id (its calls' "program"),
+ * "parent" the calling program's id, "skill" its name and "owner" who
+ * saved it (NULL: none recorded). outcome as a program's. */
+char *sl_audit_skill_line(uint64_t run_id, uint64_t parent_id, uint64_t session_id,
+			  const struct sl_caller *who, const char *skill, const char *owner,
+			  const char *outcome, uint32_t calls, double duration_ms,
+			  size_t output_bytes, const struct timespec *now, size_t *len);
+/* Writes that line to gen's audit log, when the stage is on. */
+void sl_audit_skill(const struct sl_gen *gen, uint64_t run_id, uint64_t parent_id,
+		    uint64_t session_id, const struct sl_caller *who, const char *skill,
+		    const char *owner, const char *outcome, uint32_t calls, double duration_ms,
+		    size_t output_bytes);
+
 /* An operator's action on the admin page (gateway/admin.c): a line of type
  * "admin" with the action ("pins.approve", "pins.reset"), its server and
  * tool (NULL: none), the peer it came from, the outcome and a detail (NULL:

@@ -2,6 +2,7 @@
 #include "upstream/catalog.h"
 
 #include "core/log.h"
+#include "proto/mcp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,32 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 		sl_map_put(&e->by_name, e->v[i].exposed, &e->v[i]);
 }
 
+static bool is_ui(const char *uri)
+{
+	return strncmp(uri, SL_MCP_UI_SCHEME, strlen(SL_MCP_UI_SCHEME)) == 0;
+}
+
+/* The server whose name is the authority of a ui:// URI (its namespaced
+ * form, "ui://<server>/<the rest of the server's own ui:// URI>"), and in
+ * *rest that rest; NULL if uri is not one. */
+static struct sl_upstream *ui_server(const struct sl_catalog *c, const char *uri, const char **rest)
+{
+	const char *a, *slash;
+
+	if (!is_ui(uri))
+		return NULL;
+	a = uri + strlen(SL_MCP_UI_SCHEME);
+	if (!(slash = strchr(a, '/')) || slash == a)
+		return NULL;
+	for (size_t i = 0; i < c->nups; i++)
+		if (strlen(c->ups[i]->name) == (size_t)(slash - a) &&
+		    strncmp(c->ups[i]->name, a, (size_t)(slash - a)) == 0) {
+			*rest = slash + 1;
+			return c->ups[i];
+		}
+	return NULL;
+}
+
 /* Resources of unprefixed servers by URI; a URI two of them list is taken. */
 static void build_uris(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
 {
@@ -200,8 +227,9 @@ static void build_uris(struct sl_catalog *c, struct sl_upstream **ups, size_t n)
 			had = sl_map_get(&c->uris, uri);
 			if (had && had != ups[i] && had != SL_CATALOG_TAKEN)
 				sl_log(SL_LOG_WARN, "servers '%s' and '%s' both list %s; "
-				       "exposed as sluice://<server>/...",
-				       ((struct sl_upstream *)had)->name, ups[i]->name, uri);
+				       "exposed as %s<server>/...",
+				       ((struct sl_upstream *)had)->name, ups[i]->name, uri,
+				       is_ui(uri) ? SL_MCP_UI_SCHEME : SL_URI_PREFIX);
 			sl_map_put(&c->uris, uri, had && had != ups[i] ? SL_CATALOG_TAKEN : ups[i]);
 		}
 	}
@@ -273,9 +301,20 @@ bool sl_catalog_split_uri(const char *uri, char **server, const char **orig)
 char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
 			    const char *uri)
 {
+	const char *rest;
+	void *owner = sl_map_get(&c->uris, uri);
+
+	/* Kept only where it reads back to u: not a URI another server
+	 * lists (a server's tool or result would name that server's resource,
+	 * an MCP App's View another's), nor a ui:// URI whose authority names
+	 * a server (it would read as that server's namespaced one). */
 	if (unprefixed(u) && strncmp(uri, SL_URI_PREFIX, strlen(SL_URI_PREFIX)) != 0 &&
-	    sl_map_get(&c->uris, uri) != SL_CATALOG_TAKEN)
+	    (!owner || owner == u) && !ui_server(c, uri, &rest))
 		return sl_strdup(uri);
+	/* MCP Apps: a View's URI MUST start with ui:// (SEP-1865 UI resource
+	 * format; the host SDK refuses any other), so it keeps its scheme. */
+	if (is_ui(uri))
+		return sl_printf(SL_MCP_UI_SCHEME "%s/%s", u->name, uri + strlen(SL_MCP_UI_SCHEME));
 	return sl_catalog_uri(u->name, uri);
 }
 
@@ -302,25 +341,62 @@ static bool template_match(const char *t, const char *s)
 	return *s == '\0';
 }
 
+/* MCP Apps: the one server with Views (a tool of its names one) that lists
+ * uri or names it as a View; NULL if none, or if two do. A View knows no
+ * gateway and reads its server's resources by their own URIs. */
+static struct sl_upstream *app_owner(const struct sl_catalog *c, const char *uri)
+{
+	struct sl_upstream *hit = NULL;
+
+	for (size_t i = 0; i < c->nups; i++) {
+		struct sl_upstream *u = c->ups[i];
+		bool views = false, has = false;
+		for (size_t j = 0; j < c->tools.n; j++) {
+			const char *view = c->tools.v[j].up == u ? sl_mcp_tool_ui_uri(c->tools.v[j].def) : NULL;
+			views |= view != NULL;
+			has |= view && strcmp(view, uri) == 0;
+		}
+		for (size_t j = 0; views && !has && j < u->resources.n; j++) {
+			const char *r = sl_json_str(u->resources.items[j], "uri");
+			has = r && strcmp(r, uri) == 0;
+		}
+		if (!has)
+			continue;
+		if (hit)
+			return NULL;
+		hit = u;
+	}
+	return hit;
+}
+
 struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
-					 const char **orig)
+					 char **orig)
 {
 	struct sl_upstream *only = NULL, *matched = NULL, *u;
+	const char *rest;
 	char *server;
 	size_t nplain = 0, nmatched = 0;
+	bool taken;
 
-	if (sl_catalog_split_uri(uri, &server, orig)) {
+	if (sl_catalog_split_uri(uri, &server, &rest)) {
 		u = NULL;
 		for (size_t i = 0; i < c->nups && !u; i++)
 			if (strcmp(c->ups[i]->name, server) == 0)
 				u = c->ups[i];
 		free(server);
+		*orig = u ? sl_strdup(rest) : NULL;
 		return u;
 	}
-	*orig = uri;
-	u = sl_map_get(&c->uris, uri);
-	if (u && u != SL_CATALOG_TAKEN)
+	if ((u = ui_server(c, uri, &rest))) {
+		*orig = sl_printf(SL_MCP_UI_SCHEME "%s", rest);
 		return u;
+	}
+	u = sl_map_get(&c->uris, uri);
+	if (u && u != SL_CATALOG_TAKEN) {
+		*orig = sl_strdup(uri);
+		return u;
+	}
+	taken = u == SL_CATALOG_TAKEN;
 	for (size_t i = 0; i < c->nups; i++) {
 		if (!unprefixed(c->ups[i]))
 			continue;
@@ -335,8 +411,13 @@ struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char 
 			}
 		}
 	}
-	/* Templates of two servers match: neither is a guess worth making. */
+	/* Templates of two servers match: neither is a guess worth making.
+	 * What a server with Views lists comes after what an unprefixed
+	 * server claims (so it shadows none) and before the guess. */
 	if (nmatched)
-		return nmatched == 1 ? matched : NULL;
-	return nplain == 1 ? only : NULL;
+		u = nmatched == 1 ? matched : NULL;
+	else if (!(u = taken ? NULL : app_owner(c, uri)))
+		u = nplain == 1 ? only : NULL;
+	*orig = u ? sl_strdup(uri) : NULL;
+	return u;
 }

@@ -5,7 +5,10 @@
  * Exposed names are "server__tool", sanitised to [A-Za-z0-9_-] and at most
  * 64 characters. A name that is too long, or that two entries would share,
  * gets a short hash suffix instead: a tool is never silently shadowed.
- * Resource URIs become "sluice://<server>/<original uri>".
+ * Resource URIs become "sluice://<server>/<original uri>", but an MCP Apps
+ * View's "ui://<rest>" becomes "ui://<server>/<rest>" (its scheme is
+ * required), and a ui:// URI whose authority is a server's name is always
+ * read as that server's namespaced one.
  *
  * A server configured with "prefix": false keeps its own names and URIs
  * (an MCP name of at most 128 characters of [A-Za-z0-9_.-]). Where such a
@@ -76,16 +79,21 @@ void sl_catalog_name(const char *server, const char *name, bool suffix, char *ou
 /* "sluice://<server>/<uri>"; caller frees. */
 char *sl_catalog_uri(const char *server, const char *uri);
 /* The URI the client sees for u's uri: uri itself for an unprefixed server
- * (unless two servers list it, or it starts with sluice://), else the
- * namespaced form. Caller frees. */
+ * (unless another server lists it, or it starts with sluice://, or it is a
+ * ui:// URI whose authority names a server), else the namespaced form, so
+ * that it always reads back to u. Caller frees. */
 char *sl_catalog_expose_uri(const struct sl_catalog *c, const struct sl_upstream *u,
 			    const char *uri);
-/* The upstream a URI from the client names, and in *orig the URI to send
- * it: a namespaced URI names its server; any other is looked up among the
+/* The upstream a URI from the client names, and in *orig (the caller
+ * frees it; set only when an upstream is returned) the URI to send it: a
+ * namespaced URI names its server; any other is looked up among the
  * unprefixed servers (a resource only one lists, then a template only one
- * has that matches, then the only unprefixed server). NULL if none. */
+ * has that matches), then among the servers with MCP Apps Views (the one
+ * that lists it or names it as a View: a View reads its server's resources
+ * by their own URIs), then it goes to the only unprefixed server. NULL if
+ * none. */
 struct sl_upstream *sl_catalog_uri_owner(const struct sl_catalog *c, const char *uri,
-					 const char **orig);
+					 char **orig);
 /* Splits a namespaced URI: *server (caller frees) and a pointer into uri to
  * the original. Returns false if uri is not one of ours. */
 bool sl_catalog_split_uri(const char *uri, char **server, const char **orig);

@@ -258,6 +258,20 @@ static yyjson_mut_val *declared_caps(struct sl_upstream *u, yyjson_mut_doc *d, y
 			yyjson_mut_val *theirs = yyjson_mut_obj_get(asked, k);
 			if (!yyjson_mut_is_obj(theirs) || !yyjson_mut_is_obj(val))
 				continue;
+			if (strcmp(k, "extensions") == 0) {
+				/* The extensions relayed (MCP Apps'), as the caller has them. */
+				yyjson_mut_val *ext = yyjson_mut_obj(d), *ek, *ev;
+				size_t ei, en;
+				yyjson_mut_obj_foreach(val, ei, en, ek, ev) {
+					yyjson_mut_val *t = yyjson_mut_obj_get(theirs, yyjson_mut_get_str(ek));
+					if (yyjson_mut_is_obj(t))
+						yyjson_mut_obj_add_val(d, ext, yyjson_mut_get_str(ek),
+								       yyjson_mut_val_mut_copy(d, t));
+				}
+				if (yyjson_mut_obj_size(ext))
+					yyjson_mut_obj_add_val(d, out, k, ext);
+				continue;
+			}
 			if (strcmp(k, "elicitation") != 0) {
 				yyjson_mut_obj_add_val(d, out, k, yyjson_mut_val_mut_copy(d, theirs));
 				continue;
@@ -1300,6 +1314,7 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 {
 	static const char *relayed[] = { "roots", "sampling", "elicitation" };
 	yyjson_mut_val *root = yyjson_mut_doc_get_root(u->caps_doc);
+	yyjson_val *ui;
 
 	if (u->state != SL_UP_IDLE)
 		return;
@@ -1309,6 +1324,14 @@ void sl_upstream_start(struct sl_upstream *u, yyjson_val *caps)
 		if (v)
 			yyjson_mut_obj_add_val(u->caps_doc, root, relayed[i],
 					       yyjson_val_mut_copy(u->caps_doc, v));
+	}
+	/* MCP Apps: a server may offer its Views' tools only to a host that
+	 * renders them (SEP-1865 capability negotiation), and the gateway
+	 * passes Views through. */
+	if ((ui = sl_json_obj(sl_json_obj(caps, "extensions"), SL_MCP_UI_EXT))) {
+		yyjson_mut_val *ext = yyjson_mut_obj(u->caps_doc);
+		yyjson_mut_obj_add_val(u->caps_doc, ext, SL_MCP_UI_EXT, yyjson_val_mut_copy(u->caps_doc, ui));
+		yyjson_mut_obj_add_val(u->caps_doc, root, "extensions", ext);
 	}
 	start_link(u);
 }

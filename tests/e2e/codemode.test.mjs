@@ -359,10 +359,10 @@ describe('errors', { concurrency: true }, () => {
 		assert.match(r.text, /^error: Error: on line four \(line 4, column \d+\)/);
 	});
 
-	test('an uncaught tool rejection fails the program with the tool text', async () => {
+	test('an uncaught tool rejection fails the program with the tool, where it was called, and the tool text', async () => {
 		const r = await execCode(code.client, 'await tools.catalog.fail({message: "nope"});');
 		assert.equal(r.kind, 'error');
-		assert.match(r.text, /^error: Error: nope/);
+		assert.equal(r.text, 'error: Error: tools.catalog.fail failed (line 1, column 7): nope');
 	});
 
 	test('a syntax error gives kind syntax with a line', async () => {

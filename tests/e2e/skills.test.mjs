@@ -218,7 +218,7 @@ describe('calling skills', () => {
 		// With two slots, the second level finds none free: refused at once
 		// rather than queued behind its own caller.
 		const y = await execCode(code.client, `try { await tools.skills.again({}); } catch (e) { return e.message; }`);
-		assert.match(y.text, /skill 'again' failed: error: Error: skill 'again' was not run: every code-mode slot is taken/);
+		assert.match(y.text, /skill 'again' failed: error: Error: tools\.skills\.again failed \(line 1, column 18\): skill 'again' was not run: every code-mode slot is taken/);
 		assert.ok(Date.now() - t0 < 6000);
 	});
 

@@ -20,6 +20,7 @@ import { EventSource } from 'eventsource';
 import { CreateMessageRequestSchema as OldSampling, ListRootsRequestSchema as OldRoots, ToolListChangedNotificationSchema as OldListChanged } from 'sdk-1.0/types.js';
 import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Http } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Sdk2Stdio } from '@modelcontextprotocol/client/stdio';
+import { RESOURCE_MIME_TYPE, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
 import {
 	CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema, GetTaskResultSchema,
 	ListRootsRequestSchema, ToolListChangedNotificationSchema,
@@ -55,6 +56,7 @@ const FEATURES = [
 	['A server asks for elicitation', ['—', 'yes (2025-06-18 on)', 'as `input_required`']],
 	['Tasks (`execution.taskSupport`)', ['awaited by sluice', 'yes (2025-11-25)', 'the `io.modelcontextprotocol/tasks` extension']],
 	['Tool list changes reach the client', ['notification', 'notification', '`subscriptions/listen`']],
+	['MCP Apps (`io.modelcontextprotocol/ui`): a tool\'s `ui://` View', ['yes', 'yes', 'yes']],
 	// Proven in files of their own, with the peers they need: tracecontext.test.mjs (an SDK
 	// client, an upstream echoing its _meta, an OTLP receiver), mcpparam.test.mjs (an HTTP
 	// upstream logging its headers, raw 2026-07-28 POSTs), alwaysload.test.mjs (SDK clients).
@@ -316,7 +318,12 @@ const ANSWERS = {
 	roots: { roots: [{ uri: 'file:///the-clients-root', name: 'root' }] },
 	elicitation: { action: 'accept', content: { name: 'Grace Hopper', check: true, email: 'grace@example.com' } },
 };
-const features = () => ({ everything: everything(), github: catalog('github') });
+const features = () => ({
+	everything: everything(),
+	github: catalog('github'),
+	// The ext-apps example server: a tool with a View.
+	basic: { command: path.join(REPO, 'node_modules', '.bin', 'mcp-server-basic-vanillajs'), args: ['--stdio'] },
+});
 
 // The checks of one client, whatever its SDK: c has listTools, callTool,
 // listResources, listPrompts; changed() resolves at the next tools
@@ -398,6 +405,17 @@ const checks = {
 			assert.match(textOf(task.result), report);
 		}
 	},
+	async 'MCP Apps (`io.modelcontextprotocol/ui`): a tool\'s `ui://` View'(c, want) {
+		assert.equal(want, 'yes');
+		await toolsOf(c, ['basic__get-time']);
+		const tool = (await c.listTools()).tools.find((t) => t.name === 'basic__get-time');
+		// The host SDK's own pairing: it refuses a View URI that is not ui://.
+		const uri = getToolUiResourceUri(tool);
+		assert.equal(uri, 'ui://basic/get-time/mcp-app.html');
+		const r = await c.readResource({ uri });
+		assert.equal(r.contents[0].mimeType, RESOURCE_MIME_TYPE);
+		assert.match(r.contents[0].text, /<html/i);
+	},
 	async 'Tool list changes reach the client'(c, want) {
 		if (want === '`subscriptions/listen`') {
 			// 2026-07-28: only on a listen the client opened.
@@ -452,7 +470,14 @@ featureTests(SESSION_ERA, async () => {
 	});
 	let wake;
 	gw.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => wake?.());
-	return Object.assign(gw.client, { changed: () => new Promise((r) => (wake = r)), close: () => gw.close(), stderr: gw.stderr });
+	// close() ends the whole gateway; gw.close() calls the SDK's own close,
+	// put back first so the two do not call each other.
+	const own = gw.client.close;
+	return Object.assign(gw.client, {
+		changed: () => new Promise((r) => (wake = r)),
+		close: () => ((gw.client.close = own), gw.close()),
+		stderr: gw.stderr,
+	});
 });
 
 test('a 2025-03-26 client gets structured results as text', async () => {

@@ -175,6 +175,27 @@ TEST(audit_program_line_format)
 	free(line);
 }
 
+TEST(audit_skill_line_format)
+{
+	struct timespec ts = { .tv_sec = 1798761600, .tv_nsec = 5000000 };
+	size_t len;
+	char *line = sl_audit_skill_line(7, 3, 9, NULL, "echo_twice", NULL, "ok", 2, 12.5, 11, &ts, &len);
+	yyjson_doc *d = line_doc(line, len);
+	yyjson_val *o = yyjson_doc_get_root(d);
+	CHECK_STR(sl_json_str(o, "type"), "skill");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "session")), 9);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "program")), 7);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "parent")), 3);
+	CHECK_STR(sl_json_str(o, "skill"), "echo_twice");
+	CHECK(yyjson_is_null(yyjson_obj_get(o, "owner")));
+	CHECK_STR(sl_json_str(o, "outcome"), "ok");
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "calls")), 2);
+	CHECK(yyjson_get_real(yyjson_obj_get(o, "duration_ms")) == 12.5);
+	CHECK_INT(yyjson_get_uint(yyjson_obj_get(o, "output_bytes")), 11);
+	yyjson_doc_free(d);
+	free(line);
+}
+
 static yyjson_doc *section(const char *json)
 {
 	return yyjson_read(json, strlen(json), 0);

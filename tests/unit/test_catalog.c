@@ -480,6 +480,14 @@ static void fake_resources(struct fake_up *f, yyjson_doc **doc, yyjson_val **ite
 			items[l->n++] = it;
 }
 
+/* sl_catalog_uri_owner, the last URI it gave kept in *held until the next. */
+static struct sl_upstream *owner(struct sl_catalog *c, const char *uri, char **held)
+{
+	free(*held);
+	*held = NULL;
+	return sl_catalog_uri_owner(c, uri, held);
+}
+
 TEST(catalog_unprefixed_uris)
 {
 	struct fake_up a, b, p;
@@ -487,7 +495,7 @@ TEST(catalog_unprefixed_uris)
 	struct sl_catalog c;
 	yyjson_doc *ra, *ta, *rb, *rp;
 	yyjson_val *ia[4], *ita[4], *ib[4], *ip[4];
-	const char *orig;
+	char *orig = NULL;
 	char *s;
 
 	fake_init(&a, "a", "[]");
@@ -519,32 +527,41 @@ TEST(catalog_unprefixed_uris)
 	s = sl_catalog_expose_uri(&c, &a.u, "sluice://b/y");
 	CHECK_STR(s, "sluice://a/sluice://b/y");
 	free(s);
+	/* A URI only another server lists, named by a (a resource link, a
+	 * View): it would read back to b, so it is a's namespaced one. */
+	s = sl_catalog_expose_uri(&c, &a.u, "y");
+	CHECK_STR(s, "sluice://a/y");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &b.u, "y");
+	CHECK_STR(s, "y");
+	free(s);
 
 	/* Reading back: listed resource, namespaced form, template. */
-	CHECK(sl_catalog_uri_owner(&c, "test://static-text", &orig) == &a.u);
+	CHECK(owner(&c, "test://static-text", &orig) == &a.u);
 	CHECK_STR(orig, "test://static-text");
-	CHECK(sl_catalog_uri_owner(&c, "y", &orig) == &b.u);
-	CHECK(sl_catalog_uri_owner(&c, "sluice://p/test://static-text", &orig) == &p.u);
+	CHECK(owner(&c, "y", &orig) == &b.u);
+	CHECK(owner(&c, "sluice://p/test://static-text", &orig) == &p.u);
 	CHECK_STR(orig, "test://static-text");
-	CHECK(sl_catalog_uri_owner(&c, "sluice://b/x://both", &orig) == &b.u);
+	CHECK(owner(&c, "sluice://b/x://both", &orig) == &b.u);
 	CHECK_STR(orig, "x://both");
-	CHECK(sl_catalog_uri_owner(&c, "sluice://a/sluice://b/y", &orig) == &a.u);
+	CHECK(owner(&c, "sluice://a/sluice://b/y", &orig) == &a.u);
 	CHECK_STR(orig, "sluice://b/y");
-	CHECK(sl_catalog_uri_owner(&c, "sluice://nobody/z", &orig) == NULL);
-	CHECK(sl_catalog_uri_owner(&c, "test://template/123/data", &orig) == &a.u);
+	CHECK(owner(&c, "sluice://nobody/z", &orig) == NULL);
+	CHECK(owner(&c, "test://template/123/data", &orig) == &a.u);
 	/* Two unprefixed servers: a shared or unknown URI names neither. */
-	CHECK(sl_catalog_uri_owner(&c, "x://both", &orig) == NULL);
-	CHECK(sl_catalog_uri_owner(&c, "test://template/12/3/data", &orig) == NULL);
-	CHECK(sl_catalog_uri_owner(&c, "test://template//data", &orig) == NULL);
-	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == NULL);
+	CHECK(owner(&c, "x://both", &orig) == NULL);
+	CHECK(owner(&c, "test://template/12/3/data", &orig) == NULL);
+	CHECK(owner(&c, "test://template//data", &orig) == NULL);
+	CHECK(owner(&c, "test://unknown", &orig) == NULL);
 	/* One unprefixed server: an unknown URI is its (it may serve more than
 	 * it lists). */
 	(void)sl_catalog_rebuild(&c, ups, 1);
-	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == &a.u);
+	CHECK(owner(&c, "test://unknown", &orig) == &a.u);
 	CHECK_STR(orig, "test://unknown");
 	(void)sl_catalog_rebuild(&c, ups + 2, 1);
-	CHECK(sl_catalog_uri_owner(&c, "test://unknown", &orig) == NULL);
+	CHECK(owner(&c, "test://unknown", &orig) == NULL);
 
+	free(orig);
 	sl_catalog_dispose(&c);
 	yyjson_doc_free(ra);
 	yyjson_doc_free(ta);
@@ -553,4 +570,103 @@ TEST(catalog_unprefixed_uris)
 	fake_dispose(&a);
 	fake_dispose(&b);
 	fake_dispose(&p);
+}
+
+
+/* MCP Apps: a View's ui:// URI keeps its scheme, "ui://<server>/<rest>",
+ * and reads back to its server; an unprefixed server's own ui:// URI is
+ * kept unless its authority names a server. */
+TEST(catalog_ui_uris)
+{
+	struct fake_up a, p, q;
+	struct sl_upstream *ups[3];
+	struct sl_catalog c;
+	yyjson_doc *ra, *ta, *rp, *rq;
+	yyjson_val *ia[4], *ita[4], *ip[4], *iq[4];
+	char *orig = NULL, *s;
+
+	fake_init(&a, "a", "[]");
+	fake_unprefixed(&a);
+	fake_resources(&a, &ra, ia, 4, "[{\"uri\":\"ui://own/app.html\"},{\"uri\":\"ui://p/x\"}]", false);
+	fake_resources(&a, &ta, ita, 4, "[{\"uriTemplate\":\"file:///t/{id}\"}]", true);
+	fake_init(&p, "p", "[{\"name\":\"get-time\",\"_meta\":{\"ui\":{\"resourceUri\":"
+		  "\"ui://get-time/mcp-app.html\"}}},{\"name\":\"old\",\"_meta\":"
+		  "{\"ui/resourceUri\":\"ui://unlisted/v.html\"}}]");
+	fake_resources(&p, &rp, ip, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///p\"},"
+		       "{\"uri\":\"file:///t/9\"}]", false);
+	fake_init(&q, "q", "[]");
+	fake_resources(&q, &rq, iq, 4, "[{\"uri\":\"ui://get-time/mcp-app.html\"},{\"uri\":\"file:///q\"}]", false);
+	ups[0] = &a.u;
+	ups[1] = &p.u;
+	ups[2] = &q.u;
+	sl_catalog_init(&c);
+	(void)sl_catalog_rebuild(&c, ups, 3);
+
+	/* Two prefixed servers with the same View URI stay apart. */
+	s = sl_catalog_expose_uri(&c, &p.u, "ui://get-time/mcp-app.html");
+	CHECK_STR(s, "ui://p/get-time/mcp-app.html");
+	free(s);
+	s = sl_catalog_expose_uri(&c, &q.u, "ui://get-time/mcp-app.html");
+	CHECK_STR(s, "ui://q/get-time/mcp-app.html");
+	free(s);
+	CHECK(owner(&c, "ui://p/get-time/mcp-app.html", &orig) == &p.u);
+	CHECK_STR(orig, "ui://get-time/mcp-app.html");
+	CHECK(owner(&c, "ui://q/get-time/mcp-app.html", &orig) == &q.u);
+	CHECK_STR(orig, "ui://get-time/mcp-app.html");
+	/* The sluice:// form of it still names it. */
+	CHECK(owner(&c, "sluice://q/ui://get-time/mcp-app.html", &orig) == &q.u);
+	CHECK_STR(orig, "ui://get-time/mcp-app.html");
+
+	/* Unprefixed: kept, unless it would read as server p's. */
+	s = sl_catalog_expose_uri(&c, &a.u, "ui://own/app.html");
+	CHECK_STR(s, "ui://own/app.html");
+	free(s);
+	/* A prefixed server naming another's View names its own. */
+	s = sl_catalog_expose_uri(&c, &q.u, "ui://p/get-time/mcp-app.html");
+	CHECK_STR(s, "ui://q/p/get-time/mcp-app.html");
+	free(s);
+	CHECK(owner(&c, "ui://q/p/get-time/mcp-app.html", &orig) == &q.u);
+	CHECK_STR(orig, "ui://p/get-time/mcp-app.html");
+	CHECK(owner(&c, "ui://own/app.html", &orig) == &a.u);
+	CHECK_STR(orig, "ui://own/app.html");
+	s = sl_catalog_expose_uri(&c, &a.u, "ui://p/x");
+	CHECK_STR(s, "ui://a/p/x");
+	free(s);
+	CHECK(owner(&c, "ui://a/p/x", &orig) == &a.u);
+	CHECK_STR(orig, "ui://p/x");
+	CHECK(owner(&c, "ui://p/x", &orig) == &p.u);
+	CHECK_STR(orig, "ui://x");
+
+	/* A View reads by its server's own URIs: what only p, a server with
+	 * Views, lists or names; not what q, which has none, lists; not what
+	 * both list. */
+	CHECK(owner(&c, "file:///p", &orig) == &p.u);
+	CHECK_STR(orig, "file:///p");
+	CHECK(owner(&c, "ui://unlisted/v.html", &orig) == &p.u);
+	CHECK_STR(orig, "ui://unlisted/v.html");
+	CHECK(owner(&c, "file:///q", &orig) == &a.u); /* the only unprefixed one's guess */
+	CHECK(owner(&c, "ui://get-time/mcp-app.html", &orig) == &p.u);
+	/* An unprefixed server's template claims it first: no shadowing. */
+	CHECK(owner(&c, "file:///t/9", &orig) == &a.u);
+
+	/* Not one of ours, hostile or empty: no server, or the only
+	 * unprefixed one's. */
+	CHECK(owner(&c, "ui://", &orig) == &a.u);
+	CHECK(owner(&c, "ui:///x", &orig) == &a.u);
+	CHECK_STR(orig, "ui:///x");
+	(void)sl_catalog_rebuild(&c, ups + 1, 2);
+	CHECK(owner(&c, "ui://nobody/x", &orig) == NULL);
+	CHECK(owner(&c, "file:///q", &orig) == NULL);
+	CHECK(orig == NULL);
+	CHECK(owner(&c, "ui://pp/x", &orig) == NULL);
+
+	free(orig);
+	sl_catalog_dispose(&c);
+	yyjson_doc_free(ra);
+	yyjson_doc_free(ta);
+	yyjson_doc_free(rp);
+	yyjson_doc_free(rq);
+	fake_dispose(&a);
+	fake_dispose(&p);
+	fake_dispose(&q);
 }

@@ -140,3 +140,45 @@ TEST(mcp_era_caps_and_methods)
 	CHECK(sl_mcp_has_method("2024-11-05", "sampling/createMessage"));
 	CHECK_STR(sl_mcp_versions_text(), "2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
 }
+
+/* MCP Apps (SEP-1865): a tool's View and who may call it, from JSON text. */
+static bool tool_says(const char *json, int what)
+{
+	yyjson_doc *doc = yyjson_read(json, strlen(json), 0);
+	yyjson_val *t = yyjson_doc_get_root(doc);
+	bool r = what == 0 ? sl_mcp_tool_app_only(t) : sl_mcp_tool_app_callable(t);
+	yyjson_doc_free(doc);
+	return r;
+}
+
+TEST(mcp_apps_tool_meta)
+{
+	yyjson_doc *doc;
+	const char *both = "{\"_meta\":{\"ui\":{\"resourceUri\":\"ui://a/x\"},\"ui/resourceUri\":\"ui://a/y\"}}";
+	const char *old = "{\"_meta\":{\"ui/resourceUri\":\"ui://a/y\"}}";
+
+	/* The nested key first, the older flat one alone, nothing else. */
+	doc = yyjson_read(both, strlen(both), 0);
+	CHECK_STR(sl_mcp_tool_ui_uri(yyjson_doc_get_root(doc)), "ui://a/x");
+	yyjson_doc_free(doc);
+	doc = yyjson_read(old, strlen(old), 0);
+	CHECK_STR(sl_mcp_tool_ui_uri(yyjson_doc_get_root(doc)), "ui://a/y");
+	yyjson_doc_free(doc);
+	CHECK(sl_mcp_tool_ui_uri(NULL) == NULL);
+
+	/* Visibility: without the array both may; an array decides; hostile
+	 * shapes are no array (default) or name nobody. */
+	CHECK(!tool_says("{\"name\":\"t\"}", 0));
+	CHECK(tool_says("{\"name\":\"t\"}", 1));
+	CHECK(tool_says("{\"_meta\":{\"ui\":{\"visibility\":[\"app\"]}}}", 0));
+	CHECK(tool_says("{\"_meta\":{\"ui\":{\"visibility\":[\"app\"]}}}", 1));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":{\"visibility\":[\"model\",\"app\"]}}}", 0));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":{\"visibility\":[\"model\"]}}}", 0));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":{\"visibility\":[\"model\"]}}}", 1));
+	CHECK(tool_says("{\"_meta\":{\"ui\":{\"visibility\":[]}}}", 0));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":{\"visibility\":[]}}}", 1));
+	CHECK(tool_says("{\"_meta\":{\"ui\":{\"visibility\":[1,null,{\"model\":1}]}}}", 0));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":{\"visibility\":\"model\"}}}", 0));
+	CHECK(tool_says("{\"_meta\":{\"ui\":{\"visibility\":\"model\"}}}", 1));
+	CHECK(!tool_says("{\"_meta\":{\"ui\":[\"app\"]}}", 0));
+}

@@ -32,12 +32,12 @@ static char *first_state(struct sl_replay *rp, const char *value_json)
 	struct sl_err err = { 0 };
 	char *state = NULL;
 
-	CHECK_INT(sl_replay_next(rp, 0, "s", "r", "h0"), SL_REPLAY_LIVE);
-	sl_replay_record(rp, 0, "s", "r", "h0", yyjson_val_mut_copy(d, yyjson_doc_get_root(v)), NULL, 0);
-	CHECK_INT(sl_replay_next(rp, 1, "s", "w", "h1"), SL_REPLAY_LIVE);
-	CHECK(sl_replay_suspend(rp, 1, "s", "w", "h1", ir_of(d)));
+	CHECK_INT(sl_replay_next(rp, NULL, 0, "s", "r", "h0"), SL_REPLAY_LIVE);
+	sl_replay_record(rp, NULL, 0, "s", "r", "h0", yyjson_val_mut_copy(d, yyjson_doc_get_root(v)), NULL, 0);
+	CHECK_INT(sl_replay_next(rp, NULL, 1, "s", "w", "h1"), SL_REPLAY_LIVE);
+	CHECK(sl_replay_suspend(rp, NULL, 1, "s", "w", "h1", ir_of(d)));
 	/* A second question meanwhile is not recorded: it was not made. */
-	CHECK(!sl_replay_suspend(rp, 2, "s", "w", "h2", ir_of(d)));
+	CHECK(!sl_replay_suspend(rp, NULL, 2, "s", "w", "h2", ir_of(d)));
 	CHECK(sl_replay_suspended(rp));
 	r = sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
 	if (r) {
@@ -74,19 +74,62 @@ TEST(replay_round_trip)
 		/* Same seed and clock; call 0 from the record, 1 is the pending one. */
 		CHECK(memcmp(sl_replay_seed(again), seed, sizeof(seed)) == 0);
 		CHECK_INT(sl_replay_clock(again), clock);
-		CHECK_INT(sl_replay_next(again, 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
-		CHECK(sl_replay_result(again, 0, &d, &value, &e, &elen));
+		CHECK_INT(sl_replay_next(again, NULL, 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
+		CHECK(sl_replay_result(again, NULL, 0, &d, &value, &e, &elen));
 		CHECK_INT(yyjson_mut_get_int(yyjson_mut_obj_get(value, "n")), 1);
 		yyjson_mut_doc_free(d);
-		CHECK_INT(sl_replay_next(again, 1, "s", "w", "h1"), SL_REPLAY_PENDING);
+		CHECK_INT(sl_replay_next(again, NULL, 1, "s", "w", "h1"), SL_REPLAY_PENDING);
 		CHECK_STR(sl_replay_inner_state(again), "INNER");
 		CHECK(yyjson_obj_get(sl_replay_answers(again), "confirm") != NULL);
-		CHECK_INT(sl_replay_next(again, 2, "s", "w", "h2"), SL_REPLAY_LIVE);
+		CHECK_INT(sl_replay_next(again, NULL, 2, "s", "w", "h2"), SL_REPLAY_LIVE);
 		CHECK(sl_replay_failed(again) == NULL);
 		sl_replay_free(again);
 	}
 	free(state);
 	yyjson_doc_free(resp);
+	sl_replay_free(rp);
+}
+
+TEST(replay_skill_runs_are_apart)
+{
+	/* The program's call 0 runs a skill (run "0"), whose call 0 is
+	 * recorded and whose call 1 asks: the retry tells the skill's calls
+	 * from the program's by their run. */
+	struct sl_replay *rp = sl_replay_new(CODE, strlen(CODE)), *again;
+	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL), *vd;
+	yyjson_mut_val *r, *value;
+	struct sl_err err = { 0 };
+	const char *e;
+	size_t elen;
+	char *state = NULL;
+
+	CHECK_INT(sl_replay_next(rp, NULL, 0, "skills", "k", "hk"), SL_REPLAY_LIVE);
+	CHECK_INT(sl_replay_next(rp, "0", 0, "s", "r", "h0"), SL_REPLAY_LIVE);
+	sl_replay_record(rp, "0", 0, "s", "r", "h0", yyjson_mut_int(d, 5), NULL, 0);
+	CHECK_INT(sl_replay_next(rp, "0", 1, "s", "w", "h1"), SL_REPLAY_LIVE);
+	CHECK(sl_replay_suspend(rp, "0", 1, "s", "w", "h1", ir_of(d)));
+	r = sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
+	CHECK(r != NULL);
+	if (r)
+		state = sl_strdup(yyjson_mut_get_str(yyjson_mut_obj_get(r, "requestState")));
+	again = state ? sl_replay_open(key, sizeof(key), CRED, CODE, strlen(CODE), state, NULL, &err) :
+			NULL;
+	CHECK(again != NULL);
+	if (again) {
+		/* The skill call itself was never answered: it runs again. */
+		CHECK_INT(sl_replay_next(again, NULL, 0, "skills", "k", "hk"), SL_REPLAY_LIVE);
+		CHECK_INT(sl_replay_next(again, "0", 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
+		CHECK(sl_replay_result(again, "0", 0, &vd, &value, &e, &elen));
+		CHECK_INT(yyjson_mut_get_int(value), 5);
+		yyjson_mut_doc_free(vd);
+		CHECK_INT(sl_replay_next(again, "0", 1, "s", "w", "h1"), SL_REPLAY_PENDING);
+		/* The program's own call 1 is not the skill's pending one. */
+		CHECK_INT(sl_replay_next(again, NULL, 1, "s", "w", "h1"), SL_REPLAY_LIVE);
+		CHECK(sl_replay_failed(again) == NULL);
+		sl_replay_free(again);
+	}
+	free(state);
+	yyjson_mut_doc_free(d);
 	sl_replay_free(rp);
 }
 
@@ -100,16 +143,16 @@ TEST(replay_divergence)
 	again = sl_replay_open(key, sizeof(key), CRED, CODE, strlen(CODE), state, NULL, &err);
 	CHECK(again != NULL);
 	if (again) {
-		CHECK_INT(sl_replay_next(again, 0, "s", "r", "other"), SL_REPLAY_DIVERGED);
+		CHECK_INT(sl_replay_next(again, NULL, 0, "s", "r", "other"), SL_REPLAY_DIVERGED);
 		CHECK(strstr(sl_replay_failed(again), "replay diverged: the program's call 1 is s.r") != NULL);
-		CHECK_INT(sl_replay_next(again, 1, "s", "w", "h1"), SL_REPLAY_DIVERGED);
+		CHECK_INT(sl_replay_next(again, NULL, 1, "s", "w", "h1"), SL_REPLAY_DIVERGED);
 		sl_replay_free(again);
 	}
 	/* The pending call as another tool. */
 	again = sl_replay_open(key, sizeof(key), CRED, CODE, strlen(CODE), state, NULL, &err);
 	if (again) {
-		CHECK_INT(sl_replay_next(again, 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
-		CHECK_INT(sl_replay_next(again, 1, "s", "x", "h1"), SL_REPLAY_DIVERGED);
+		CHECK_INT(sl_replay_next(again, NULL, 0, "s", "r", "h0"), SL_REPLAY_RECORDED);
+		CHECK_INT(sl_replay_next(again, NULL, 1, "s", "x", "h1"), SL_REPLAY_DIVERGED);
 		sl_replay_free(again);
 	}
 	free(state);
@@ -155,8 +198,8 @@ TEST(replay_bounds)
 	/* Results past the bound: no state, a message that says what to do. */
 	memset(big, 'x', 100000);
 	for (uint32_t i = 0; i < 3; i++)
-		sl_replay_record(rp, i, "s", "r", "h", yyjson_mut_strcpy(d, big), NULL, 0);
-	CHECK(sl_replay_suspend(rp, 3, "s", "w", "h", ir_of(d)));
+		sl_replay_record(rp, NULL, i, "s", "r", "h", yyjson_mut_strcpy(d, big), NULL, 0);
+	CHECK(sl_replay_suspend(rp, NULL, 3, "s", "w", "h", ir_of(d)));
 	CHECK(sl_replay_answer(rp, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err) == NULL);
 	CHECK(strstr(err.msg, "exceed 256 KiB") != NULL && strstr(err.msg, "fewer or smaller") != NULL);
 	free(big);
@@ -182,10 +225,10 @@ TEST(replay_rounds_bounded)
 		if (!again)
 			break;
 		if (round == SL_REPLAY_MAX_ROUNDS) {
-			CHECK(!sl_replay_suspend(again, 1 + round, "s", "w", "h", ir_of(d)));
+			CHECK(!sl_replay_suspend(again, NULL, 1 + round, "s", "w", "h", ir_of(d)));
 			CHECK(strstr(sl_replay_failed(again), "8 times") != NULL);
 		} else {
-			CHECK(sl_replay_suspend(again, 1 + round, "s", "w", "h", ir_of(d)));
+			CHECK(sl_replay_suspend(again, NULL, 1 + round, "s", "w", "h", ir_of(d)));
 			r = sl_replay_answer(again, key, sizeof(key), CRED, sl_seal_now() + 60, d, &err);
 			CHECK(r != NULL);
 			if (r)

@@ -115,3 +115,33 @@ TEST(strip_column_maps_to_the_typescript)
 	/* Text the stripper added (an enum's body) maps to where it is. */
 	CHECK_INT(sl_strip_column("enum E { a }", "var E; (function (E) {})(E || (E = {}));", 1, 30), 13);
 }
+
+TEST(strip_char_column_counts_characters)
+{
+	/* The engine counts bytes: "é" is 2, "🎉" 4; a column is a character. */
+	const char *src = "let a = 1;\nconst s = \"é🎉\"; x.y;\n";
+	CHECK_INT(sl_strip_char_column(src, 2, 21), 17);
+	CHECK_INT(sl_strip_char_column(src, 2, 11), 11);
+	CHECK_INT(sl_strip_char_column(src, 1, 5), 5);
+	/* Past the line's end, a missing line, column 0: left as they are. */
+	CHECK_INT(sl_strip_char_column(src, 1, 40), 11);
+	CHECK_INT(sl_strip_char_column(src, 9, 5), 5);
+	CHECK_INT(sl_strip_char_column(src, 2, 0), 0);
+}
+
+TEST(strip_refusal_column_is_in_characters)
+{
+	/* sucrase says UTF-16 units (the emoji is two): the refusal is
+	 * reported in characters, as every position of code mode is. */
+	struct sl_strip *s = sl_strip_load(never, NULL);
+	struct sl_strip_error e;
+	char *out = NULL;
+	size_t n;
+	const char *ts = "const s: string = \"é🎉\"; let x: number = 1; x = ;";
+
+	CHECK(s != NULL);
+	CHECK_INT(sl_strip_run(s, ts, strlen(ts), &out, &n, &e), -1);
+	CHECK_INT(e.line, 1);
+	CHECK_INT(e.column, 48);
+	sl_strip_free(s);
+}
