@@ -158,7 +158,9 @@ static enum sl_stage_rc telemetry_request(void *state, struct sl_call *c)
 		return SL_STAGE_DECLINED;
 	call_trace_bytes(T, c, c->span.trace_id);
 	be64(c->id & ~(1ull << 63), c->span.span_id);
-	c->span.flags = c->trace.parent.valid ? c->trace.parent.flags : 0x01;
+	/* W3C: sampled (01) and random (02) are the flags defined; a vendor
+	 * sets the others to zero in what it sends. */
+	c->span.flags = c->trace.parent.valid ? c->trace.parent.flags & 0x03 : 0x01;
 	c->span.valid = true;
 	return SL_STAGE_NEXT;
 }

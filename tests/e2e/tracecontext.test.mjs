@@ -114,6 +114,13 @@ describe('trace context toward upstreams', () => {
 		assert.equal(span.name, 'tools/call metaecho.meta');
 	});
 
+	test('telemetry on: only the flags W3C defines go on from sluice span', async () => {
+		const got = jsonOf(await call(traced, { traceparent: `00-${TRACE}-${CLIENT_SPAN}-ff` }));
+		assert.equal(TP_RE.exec(got.traceparent)[3], '03');
+		const plainGot = jsonOf(await call(plain, { traceparent: `00-${TRACE}-${CLIENT_SPAN}-ff` }));
+		assert.equal(plainGot.traceparent, `00-${TRACE}-${CLIENT_SPAN}-ff`, 'passed through as it came');
+	});
+
 	test('telemetry on, no context from the client: a new trace, sluice span as the parent', async () => {
 		const got = jsonOf(await call(traced, undefined));
 		const [, trace, parent] = TP_RE.exec(got.traceparent);
