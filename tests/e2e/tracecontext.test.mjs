@@ -99,7 +99,7 @@ describe('trace context toward upstreams', () => {
 		}
 	});
 
-	test('telemetry on: sluice's span continues the client's trace and is the upstream parent', async () => {
+	test("telemetry on: sluice's span continues the client's trace and is the upstream parent", async () => {
 		const got = jsonOf(await call(traced, { traceparent: TP, tracestate: 'congo=t61rcWkgMzE', baggage: 'userId=alice' }));
 		const [, trace, parent, flags] = TP_RE.exec(got.traceparent);
 		assert.equal(trace, TRACE);
@@ -114,14 +114,14 @@ describe('trace context toward upstreams', () => {
 		assert.equal(span.name, 'tools/call metaecho.meta');
 	});
 
-	test('telemetry on: only the flags W3C defines go on from sluice's span', async () => {
+	test("telemetry on: only the flags W3C defines go on from sluice's span", async () => {
 		const got = jsonOf(await call(traced, { traceparent: `00-${TRACE}-${CLIENT_SPAN}-ff` }));
 		assert.equal(TP_RE.exec(got.traceparent)[3], '03');
 		const plainGot = jsonOf(await call(plain, { traceparent: `00-${TRACE}-${CLIENT_SPAN}-ff` }));
 		assert.equal(plainGot.traceparent, `00-${TRACE}-${CLIENT_SPAN}-ff`, 'passed through as it came');
 	});
 
-	test('telemetry on, no context from the client: a new trace, sluice's span as the parent', async () => {
+	test("telemetry on, no context from the client: a new trace, sluice's span as the parent", async () => {
 		const got = jsonOf(await call(traced, undefined));
 		const [, trace, parent] = TP_RE.exec(got.traceparent);
 		assert.notEqual(trace, TRACE);
