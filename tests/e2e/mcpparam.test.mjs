@@ -37,10 +37,10 @@ function startServer() {
 	return { url, logged: () => logged.filter(Boolean) };
 }
 
-// One raw 2026-07-28 tools/call to sluice's HTTP face.
-function rawCall(gw, name, args, headers = {}) {
+// One raw 2026-07-28 tools/call to sluice's HTTP face (at endpoint, default /mcp).
+function rawCall(gw, name, args, headers = {}, endpoint = '/mcp') {
 	return httpRequest(
-		{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+		{ host: '127.0.0.1', port: gw.port, path: endpoint, method: 'POST',
 		  headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name, ...headers } },
 		{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta() } },
 		20000,
@@ -141,6 +141,23 @@ describe("on sluice's HTTP face (2026-07-28)", () => {
 		assert.notEqual(r.json?.error?.code, -32020, r.text);
 		assert.match(r.text, /denied|unknown|not found/i, r.text); // the answer any call of it gets
 		assert.doesNotMatch(r.text, /Mcp-Param/);
+		await c.client.close();
+	});
+
+	test('a profile that renames the tool checks the same declarations under its new name', async () => {
+		const renamed = await startHttp({
+			servers: { db: { type: 'http', url: await up.url } },
+			sluice: { audit: { enabled: false }, profiles: { ops: { rename: { 'db.query': 'run_query' } } } },
+		});
+		const c = await httpClient(`${renamed.url}/ops`);
+		const tools = await toolsWhen(c.client, (t) => t.some((x) => x.name === 'run_query'));
+		assert.equal(tools.find((t) => t.name === 'run_query').inputSchema.properties.region['x-mcp-header'], 'Region');
+		let r = await rawCall(renamed, 'run_query', { region: 'eu', sql: 'x' }, { 'mcp-param-region': 'eu' }, '/mcp/ops');
+		assert.equal(r.status, 200, r.text);
+		assert.equal(jsonOf(r.json.result)['mcp-param-region'], 'eu', 'the server gets the header under its own tool name');
+		r = await rawCall(renamed, 'run_query', { region: 'eu', sql: 'x' }, { 'mcp-param-region': 'us' }, '/mcp/ops');
+		assert.equal(r.status, 400, r.text);
+		assert.equal(r.json.error.code, -32020);
 		await c.client.close();
 	});
 });
