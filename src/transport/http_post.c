@@ -28,7 +28,11 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 {
 	const char *m = yyjson_get_str(yyjson_obj_get(root, "method"));
 	const char *hm = http_header(c, SL_MCP_HDR_METHOD), *hn = http_header(c, SL_MCP_HDR_NAME);
-	const char *field = NULL, *name;
+	const char *field = NULL;
+	yyjson_val *nv;
+	char *got;
+	size_t len = 0;
+	bool same;
 
 	if (!m)
 		return NULL; /* a response: nothing to name */
@@ -44,12 +48,16 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 		field = "taskId"; /* SEP-2663: Mcp-Name carries the task id */
 	if (!field)
 		return NULL;
-	name = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(root, "params"), field));
+	nv = yyjson_obj_get(yyjson_obj_get(root, "params"), field);
 	if (!hn)
 		return "the Mcp-Name header is missing";
-	if (!name || strcmp(hn, name) != 0)
-		return "the Mcp-Name header does not match the body";
-	return NULL;
+	/* "Value Encoding": a name that is not header-safe comes as
+	 * =?base64?...?=, decoded before it is compared. */
+	got = sl_mcpparam_decode(hn, &len);
+	same = got && yyjson_is_str(nv) && len == yyjson_get_len(nv) &&
+	       !memcmp(got, yyjson_get_str(nv), len);
+	free(got);
+	return same ? NULL : "the Mcp-Name header does not match the body";
 }
 
 /* MCP 2026-07-28 HTTP "Custom Headers from Tool Parameters" (SEP-2243):

@@ -473,7 +473,9 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 {
 	yyjson_doc *d = yyjson_read(line, len, 0);
 	yyjson_val *root = yyjson_doc_get_root(d), *params = sl_json_obj(root, "params");
-	const char *method = sl_json_str(root, "method"), *version, *name = NULL;
+	const char *method = sl_json_str(root, "method"), *version;
+	yyjson_val *name = NULL;
+	char *enc;
 	int64_t id = -1;
 
 	if (method && yyjson_is_int(yyjson_obj_get(root, "id")))
@@ -489,11 +491,15 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 		add_header(x, "MCP-Protocol-Version", version);
 		add_header(x, "Mcp-Method", method);
 		if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
-			name = sl_json_str(params, "name");
+			name = yyjson_obj_get(params, "name");
 		else if (!strcmp(method, "resources/read"))
-			name = sl_json_str(params, "uri");
-		if (name && header_safe(name))
-			add_header(x, "Mcp-Name", name);
+			name = yyjson_obj_get(params, "uri");
+		/* "Value Encoding": a name or URI that is not header-safe ASCII
+		 * goes as =?base64?...?= (proto/mcpparam.h). */
+		if (yyjson_is_str(name) && (enc = sl_mcpparam_encode(name))) {
+			add_header(x, "Mcp-Name", enc);
+			free(enc);
+		}
 	} else if (x->r->version && sl_mcp_legacy_version(x->r->version)) {
 		add_header(x, "MCP-Protocol-Version", x->r->version);
 	}

@@ -160,4 +160,20 @@ describe("on sluice's HTTP face (2026-07-28)", () => {
 		assert.equal(r.json.error.code, -32020);
 		await c.client.close();
 	});
+
+	test('Mcp-Name in the base64 sentinel is decoded before it is compared', async () => {
+		const uri = 'sluice://db/caf\u00e9 menu';
+		const read = (name) => httpRequest(
+			{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+			  headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read', 'mcp-name': name } },
+			{ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri, _meta: modernMeta() } },
+			20000,
+		);
+		const ok = await read(`=?base64?${Buffer.from(uri).toString('base64')}?=`);
+		assert.notEqual(ok.json?.error?.code, -32020, ok.text); // past the headers: an unknown resource
+		assert.notEqual(ok.status, 400, ok.text);
+		const bad = await read(`=?base64?${Buffer.from('sluice://db/other').toString('base64')}?=`);
+		assert.equal(bad.status, 400);
+		assert.equal(bad.json.error.code, -32020);
+	});
 });
