@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
-import { REPO, MODERN, closeAll, startHttp, httpClient, httpRequest, modernMeta, toolsWhen, withTimeout, jsonOf, eventually } from './helpers.mjs';
+import { REPO, MODERN, closeAll, connect, startHttp, httpClient, httpRequest, modernMeta, toolsWhen, withTimeout, jsonOf, eventually } from './helpers.mjs';
 
 const SERVER = path.join(REPO, 'tests', 'servers', 'params', 'server.mjs');
 const procs = [];
@@ -20,8 +20,8 @@ after(async () => {
 });
 
 // The fixture: its URL once it prints "PORT n", and every HEADERS line it logs.
-function startServer() {
-	const p = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startServer(...args) {
+	const p = spawn(process.execPath, [SERVER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
 	procs.push(p);
 	const logged = [];
 	let out = '';
@@ -85,6 +85,18 @@ describe('toward an HTTP upstream', () => {
 		assert.ok(tools.some((t) => t.name === 'db__query'));
 		assert.ok(!tools.some((t) => t.name === 'db__broken'));
 		assert.match(gw.stderr(), /tool 'broken' left out: x-mcp-header 'Ratio' is on a property that is not a string, integer or boolean/);
+	});
+
+	test('toward a 2026-07-28 server too; a name outside ASCII goes as base64 in Mcp-Name', async () => {
+		const modern = startServer('--modern');
+		const g = await connect({ servers: { db: { type: 'http', url: await modern.url } }, sluice: { audit: { enabled: false } } });
+		const tools = await toolsWhen(g.client, (t) => t.some((x) => x.name === 'db__query') && t.some((x) => x.description === 'A name outside ASCII'));
+		let got = jsonOf(await g.client.callTool({ name: 'db__query', arguments: { region: 'eu', dry: true, sql: 'x' } }));
+		assert.deepEqual(got, { 'mcp-method': 'tools/call', 'mcp-name': 'query', 'mcp-param-region': 'eu', 'mcp-param-dry': 'true' });
+		const cafe = tools.find((x) => x.description === 'A name outside ASCII').name;
+		got = jsonOf(await g.client.callTool({ name: cafe, arguments: {} }));
+		assert.equal(got['mcp-name'], `=?base64?${Buffer.from('caf\u00e9').toString('base64')}?=`);
+		await g.close();
 	});
 
 	test('the served listing keeps the declarations under the prefixed name', async () => {
