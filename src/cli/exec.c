@@ -33,7 +33,7 @@ static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 	struct exec *ex = ctx;
 	struct sl_output o;
 
-	sl_codemode_output(gen, sl_program_result(p), sl_program_id(p), NULL, NULL, &o);
+	sl_codemode_output(gen, sl_program_result(p), sl_program_id(p), NULL, NULL, NULL, &o);
 	if (o.warning)
 		printf("%s\n", o.warning);
 	/* The answer may hold NUL: written by length. */

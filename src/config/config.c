@@ -533,6 +533,27 @@ static int parse_globs(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjs
 static int parse_profile_exposure(struct sl_conf_ctx *cx, const struct sl_conf_key *k,
 				  yyjson_val *v, void *target);
 
+const char *const sl_always_load_default[] = {
+	"execute_code", "search_tools", "describe_tools", "list_servers", "list_tools",
+	"invoke_tool", "read_result", NULL,
+};
+
+/* sluice.alwaysLoad and a profile's: unlike servers and tools, [] is
+ * meaningful (no tool is marked). */
+static int parse_always_load(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+			     void *target)
+{
+	if (yyjson_is_arr(v) && yyjson_arr_size(v) > SL_ALWAYS_LOAD_MAX)
+		return sl_conf_bad(cx, k);
+	return cfg_parse_strings(cx, k, v, target);
+}
+
+#define ALWAYS_LOAD_DOC \
+	"Globs on tool names as `tools/list` serves them (after prefixes and renames): those " \
+	"tools carry `_meta[\"anthropic/alwaysLoad\"]: true`, which asks a client that defers " \
+	"tools behind a search of its own (Claude Code) to load them at once. `[]`: none. " \
+	"README.md, \"Clients that defer tools\"."
+
 static int parse_rename(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
 			void *target)
 {
@@ -594,6 +615,9 @@ static const struct sl_conf_key profile_keys[] = {
 	  .dflt_doc = "`sluice.exposure`",
 	  .doc = "Its exposure mode (README.md, \"Exposure modes\"); `--exposure` changes the "
 		 "default, not a profile's own." },
+	{ "alwaysLoad", SL_CONF_CUSTOM, PROF(always_load), .parse = parse_always_load,
+	  .shape = "an array of 0 to 256 non-empty globs", .dflt_doc = "`sluice.alwaysLoad`",
+	  .doc = ALWAYS_LOAD_DOC },
 };
 #undef PROF
 
@@ -668,6 +692,11 @@ static int parse_profiles(struct sl_conf_ctx *cx, const struct sl_conf_key *k, y
 static const struct sl_conf_key gateway_keys[] = {
 	{ "exposure", SL_CONF_ENUM, GW(exposure), .names = exposures, .dflt = SL_EXPOSE_PASSTHROUGH,
 	  .doc = "What `tools/list` shows (README.md, \"Exposure modes\"); `--exposure` overrides it." },
+	{ "alwaysLoad", SL_CONF_CUSTOM, GW(always_load), .parse = parse_always_load,
+	  .shape = "an array of 0 to 256 non-empty globs",
+	  .dflt_doc = "sluice's own tools: `execute_code`, `search_tools`, `describe_tools`, "
+		      "`list_servers`, `list_tools`, `invoke_tool`, `read_result`",
+	  .doc = ALWAYS_LOAD_DOC },
 	{ "logLevel", SL_CONF_ENUM, GW(log_level), .names = log_levels, .dflt = SL_LOG_INFO,
 	  .doc = "`--log-level` overrides it. It governs libmicrohttpd's messages too (logged at warn)." },
 	{ "logFile", SL_CONF_STRING, GW(log_file), .shape = "a path", .dflt_doc = "stderr",
@@ -941,6 +970,7 @@ void sl_config_unref(const struct sl_config *cc)
 		free(c->http.allowed_origins[i]);
 	free(c->http.allowed_origins);
 	cfg_strings_free(c->http.allowed_hosts);
+	cfg_strings_free(c->always_load);
 	free(c->http.proxies);
 	sl_auth_config_dispose(&c->http.auth);
 	for (size_t i = 0; i < c->nprofiles; i++) {
@@ -948,6 +978,7 @@ void sl_config_unref(const struct sl_config *cc)
 		free(p->name);
 		cfg_strings_free(p->servers);
 		cfg_strings_free(p->tools);
+		cfg_strings_free(p->always_load);
 		for (size_t j = 0; j < p->nrename; j++) {
 			free(p->rename[j].key);
 			free(p->rename[j].value);

@@ -262,6 +262,10 @@ struct sl_limits {
 #define SL_PROFILES_MAX 64     /* profiles in one config */
 #define SL_PROFILE_RENAME_MAX 256 /* renames in one profile */
 #define SL_PROFILE_GLOBS_MAX 256  /* globs in one profile's servers, or tools */
+#define SL_ALWAYS_LOAD_MAX 256    /* globs in sluice.alwaysLoad, or a profile's */
+/* sluice.alwaysLoad when not given: sluice's own tools (code mode's and the
+ * router's), NULL-terminated. */
+extern const char *const sl_always_load_default[];
 
 struct sl_profile {
 	char *name;            /* "default": the one /mcp serves */
@@ -271,6 +275,8 @@ struct sl_profile {
 	size_t nrename;
 	enum sl_exposure exposure;
 	bool exposure_set;     /* false: sluice.exposure's (or --exposure) */
+	char **always_load;    /* globs on served tool names, NULL-terminated; NULL:
+				* sluice.alwaysLoad's (an empty list: none) */
 };
 
 /* sluice.shared.redis (src/shared/, docs/internals/REPLICAS.md): where the
@@ -296,6 +302,8 @@ struct sl_config {
 	size_t nservers;
 	const char *servers_key;           /* "mcpServers" or "servers", as the file has it */
 	enum sl_exposure exposure;
+	char **always_load;                /* sluice.alwaysLoad: globs on served tool names,
+					    * NULL-terminated; NULL: SL_ALWAYS_LOAD_DEFAULT */
 	int log_level;
 	char *log_file;
 	uint64_t call_timeout_ms;

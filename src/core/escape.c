@@ -138,3 +138,45 @@ void *sl_unbase64url(const char *s, size_t n, size_t *len)
 	*len = got;
 	return out;
 }
+
+size_t sl_base64(const void *p, size_t n, char *out)
+{
+	struct base64_encode_ctx ctx;
+	size_t k;
+
+	base64_encode_init(&ctx);
+	k = base64_encode_update(&ctx, out, n, p);
+	k += base64_encode_final(&ctx, out + k);
+	out[k] = '\0';
+	return k;
+}
+
+void *sl_unbase64(const char *s, size_t n, size_t *len)
+{
+	struct base64_decode_ctx ctx;
+	size_t got = 0, pad = 0;
+	uint8_t *out;
+
+	/* Nettle skips whitespace; a header value's payload holds none. */
+	if (n % 4)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch == '=') {
+			if (i + 2 < n || ++pad > 2)
+				return NULL;
+		} else if (pad || !((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+				    (ch >= '0' && ch <= '9') || ch == '+' || ch == '/')) {
+			return NULL;
+		}
+	}
+	out = sl_alloc(BASE64_DECODE_LENGTH(n) + 1);
+	base64_decode_init(&ctx);
+	if (!base64_decode_update(&ctx, &got, out, n, s) || !base64_decode_final(&ctx)) {
+		free(out);
+		return NULL;
+	}
+	out[got] = 0;
+	*len = got;
+	return out;
+}

@@ -42,5 +42,12 @@ size_t sl_base64url(const void *p, size_t n, char *out);
  * with a NUL after them, their count in *len; NULL when s is not
  * base64url. */
 void *sl_unbase64url(const char *s, size_t n, size_t *len);
+/* Padded base64 (RFC 4648 4, the standard alphabet) of p[0..n) into out,
+ * which holds SL_BASE64_SIZE(n) bytes; NUL terminated. Returns the length. */
+#define SL_BASE64_SIZE(n) (((n) + 2) / 3 * 4 + 1)
+size_t sl_base64(const void *p, size_t n, char *out);
+/* The bytes of padded base64 s[0..n), malloc'd with a NUL after them,
+ * their count in *len; NULL unless s is exactly that (no whitespace). */
+void *sl_unbase64(const char *s, size_t n, size_t *len);
 
 #endif

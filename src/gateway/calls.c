@@ -230,6 +230,30 @@ static void offer_pins(struct sl_gateway *gw, struct sl_session *s, const struct
 			sl_pinning_offer(pg, &ask, who, gw->ups[i]);
 }
 
+/* Claude Code's convention (its tool search): a tool whose _meta has
+ * "anthropic/alwaysLoad": true is loaded at once, never deferred behind the
+ * client's own search, so code mode is not hidden behind a second one. An
+ * upstream's own _meta is kept beside it. */
+static void mark_always_load(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
+{
+	yyjson_mut_val *t, *meta;
+	size_t i, max;
+
+	yyjson_mut_arr_foreach(arr, i, max, t) {
+		const char *name = yyjson_mut_get_str(yyjson_mut_obj_get(t, "name"));
+		if (!name || !sl_view_always_load(v, name))
+			continue;
+		meta = yyjson_mut_obj_get(t, "_meta");
+		if (!yyjson_mut_is_obj(meta)) {
+			yyjson_mut_obj_remove_key(t, "_meta");
+			meta = yyjson_mut_obj(d);
+			yyjson_mut_obj_add_val(d, t, "_meta", meta);
+		}
+		yyjson_mut_obj_remove_key(meta, SL_MCP_META_ALWAYS_LOAD);
+		yyjson_mut_obj_add_true(d, meta, SL_MCP_META_ALWAYS_LOAD);
+	}
+}
+
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 {
 	struct sl_gateway *gw = s->gw;
@@ -262,6 +286,7 @@ void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 		yyjson_mut_arr_append(arr, sl_codemode_definition(&v, d));
 		sl_skills_list(&v, d, arr);
 	}
+	mark_always_load(&v, d, arr);
 	yyjson_mut_obj_add_val(d, r, "tools", arr);
 	sl_session_answer(s, m, modern, true, d, r);
 	/* After the answer: a client asked about held-back tools has its list. */
@@ -444,6 +469,7 @@ static void await_task(struct sl_pending *p, struct sl_call *c)
 	f = sl_call_new(c->gen, c->origin, c->up, c->tool, args, c->timeout_ms, on_call_done,
 			c->progress ? on_call_progress : NULL, p);
 	f->who = sl_caller_ref(c->who);
+	sl_trace_ctx_copy(&f->trace, &c->trace);
 	sl_session_bind_call(c->session, f);
 	f->task_fetch = sl_strdup(p->task_up);
 	if (c->fields)
@@ -559,6 +585,7 @@ struct sl_pending *sl_calls_prepare(struct sl_session *s, struct sl_msg *m, bool
 					 meta && yyjson_obj_get(meta, "progressToken") ?
 					 on_call_progress : NULL, p);
 	c->who = sl_caller_ref(p->who);
+	sl_trace_ctx_from_meta(&c->trace, meta);
 	sl_session_bind_call(s, c);
 	set_call_caps(s, c, &p->msg);
 	if (fields)
@@ -630,11 +657,15 @@ static void on_program_done(void *ctx, struct sl_program *prog, struct sl_gen *g
 	struct sl_pending *p = ctx;
 	struct sl_session *s = p->s;
 	struct sl_output o;
+	struct sl_trace_ctx trace;
 
 	/* The answer passes the output hooks (redaction, guard, governor,
 	 * telemetry, audit) of the program's generation, also when nobody will
 	 * read it. */
-	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who, &o);
+	sl_trace_ctx_from_meta(&trace, sl_session_meta(&p->msg));
+	sl_codemode_output(gen, sl_program_result(prog), sl_program_id(prog), s, p->who,
+			   &trace.parent, &o);
+	sl_trace_ctx_dispose(&trace);
 	if (p->u.program.replay && *sl_replay_id(p->u.program.replay) &&
 	    sl_program_result(prog)->kind && strcmp(sl_program_result(prog)->kind, "busy") == 0)
 		/* Refused admission: nothing of it ran, and the retry may come
@@ -676,9 +707,13 @@ static void on_program_step(void *ctx, struct sl_program *prog, const char *serv
 
 static void start_program(struct sl_pending *p, const char *code, size_t len)
 {
+	struct sl_trace_ctx trace;
+
+	sl_trace_ctx_from_meta(&trace, sl_session_meta(&p->msg));
 	p->u.program.program = sl_codemode_run_replay(p->s->gw, p->s, p->who, code, len,
-						      p->u.program.replay, on_program_done,
+						      p->u.program.replay, &trace, on_program_done,
 						      on_program_step, p);
+	sl_trace_ctx_dispose(&trace);
 	sl_program_set_language(p->u.program.program, p->u.program.lang);
 	sl_program_set_wrap(p->u.program.program, p->u.program.pre, p->u.program.post);
 }

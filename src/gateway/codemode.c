@@ -134,6 +134,7 @@ struct run {
 	struct sl_gen *gen;          /* a reference: the program's calls and answer use it */
 	struct sl_session *s;
 	struct sl_caller *who;       /* a reference: its execute_code request's caller */
+	struct sl_trace_ctx trace;   /* that request's trace context: its calls carry it */
 	sl_codemode_done_fn done;
 	sl_program_step_fn step;
 	void *ctx;
@@ -352,6 +353,7 @@ static void fetch_task(struct sl_sandbox_call *h, struct sl_call *c)
 			NULL, h);
 	f->parent = c->parent;
 	f->who = sl_caller_ref(c->who);
+	sl_trace_ctx_copy(&f->trace, &c->trace);
 	sl_session_bind_call(c->session, f);
 	f->human = on_call_human;
 	f->task_fetch = sl_strdup(h->task);
@@ -444,8 +446,9 @@ static void on_call_human(void *ctx, struct sl_call *c, bool waiting)
 
 static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
-				    struct sl_replay *rp, sl_codemode_done_fn done,
-				    sl_program_step_fn step, void *ctx, unsigned depth, char *path);
+				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
+				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
+				    unsigned depth, char *path);
 
 /* A skill's program ended: what it returned (JSON text, see
  * sl_codemode_skill_code) is what the caller's await resolves to. */
@@ -557,8 +560,8 @@ static void skill_call(struct run *r, struct sl_sandbox_call *h, const char *nam
 		/* In a replay run, the skill's calls are part of the record
 		 * (under its path), so that one needing a person's answer asks
 		 * as the program's own calls do. */
-		h->skill = start_run(r->gw, r->s, r->who, code, len, r->rp, on_skill_done, NULL, h,
-				     r->depth + 1,
+		h->skill = start_run(r->gw, r->s, r->who, code, len, r->rp, &r->trace, on_skill_done,
+				     NULL, h, r->depth + 1,
 				     !r->rp ? NULL : r->path ? sl_printf("%s.%u", r->path, h->id) :
 				     sl_printf("%u", h->id));
 		sl_program_set_wrap(h->skill, pre, post);
@@ -627,6 +630,7 @@ static void host_call(void *ctx, struct sl_program *p, uint32_t id, const struct
 			   on_call_done, NULL, h);
 	h->c->parent = sl_program_id(p);
 	h->c->who = sl_caller_ref(r->who);
+	sl_trace_ctx_copy(&h->c->trace, &r->trace);
 	sl_session_bind_call(r->s, h->c);
 	h->c->human = on_call_human;
 	if (r->rp) {
@@ -688,6 +692,7 @@ static void on_run_done(void *ctx, struct sl_program *p)
 	r.done(r.ctx, p, r.gen);
 	sl_gen_unref(r.gen);
 	sl_caller_unref(r.who);
+	sl_trace_ctx_dispose(&r.trace);
 }
 
 static void on_run_step(void *ctx, struct sl_program *p, const char *server, const char *tool)
@@ -698,8 +703,9 @@ static void on_run_step(void *ctx, struct sl_program *p, const char *server, con
 
 static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 				    struct sl_caller *who, const char *code, size_t len,
-				    struct sl_replay *rp, sl_codemode_done_fn done,
-				    sl_program_step_fn step, void *ctx, unsigned depth, char *path)
+				    struct sl_replay *rp, const struct sl_trace_ctx *trace,
+				    sl_codemode_done_fn done, sl_program_step_fn step, void *ctx,
+				    unsigned depth, char *path)
 {
 	struct run *r = sl_alloc(sizeof(*r));
 	char key[SL_SHA256_HEX];
@@ -711,6 +717,8 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 	r->gen = sl_gen_ref(gw->gen);
 	r->s = s;
 	r->who = sl_caller_ref(who);
+	if (trace)
+		sl_trace_ctx_copy(&r->trace, trace);
 	r->done = done;
 	r->step = step;
 	r->ctx = ctx;
@@ -727,18 +735,19 @@ static struct sl_program *start_run(struct sl_gateway *gw, struct sl_session *s,
 
 struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
 					  struct sl_caller *who, const char *code, size_t len,
-					  struct sl_replay *rp, sl_codemode_done_fn done,
-					  sl_program_step_fn step, void *ctx)
+					  struct sl_replay *rp, const struct sl_trace_ctx *trace,
+					  sl_codemode_done_fn done, sl_program_step_fn step,
+					  void *ctx)
 {
-	return start_run(gw, s, who, code, len, rp, done, step, ctx, 0, NULL);
+	return start_run(gw, s, who, code, len, rp, trace, done, step, ctx, 0, NULL);
 }
 
 struct sl_program *sl_codemode_run(struct sl_gateway *gw, struct sl_session *s, const char *code,
 				   size_t len, sl_codemode_done_fn done, sl_program_step_fn step,
 				   void *ctx)
 {
-	return sl_codemode_run_replay(gw, s, s ? s->caller : NULL, code, len, NULL, done, step,
-				      ctx);
+	return sl_codemode_run_replay(gw, s, s ? s->caller : NULL, code, len, NULL, NULL, done,
+				      step, ctx);
 }
 
 /* ---- execute_code ------------------------------------------------------------------- */
@@ -808,7 +817,8 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
 }
 
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
-			struct sl_session *s, const struct sl_caller *who, struct sl_output *o)
+			struct sl_session *s, const struct sl_caller *who,
+			const struct sl_trace *trace, struct sl_output *o)
 {
 	const char *cons = r->console_len ? "\n\n[console]\n" : "";
 	const char *cut = r->console_cut ? "\n[console output cut at its limit]" : "";
@@ -819,6 +829,7 @@ void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, u
 	o->session_id = s ? s->id : 0;
 	sl_session_client_key(s, o->client_key);
 	o->who = who;
+	o->trace = trace;
 	o->outcome = r->cancelled ? "cancelled" : r->ok ? "ok" : r->kind;
 	o->calls = r->calls;
 	o->duration_ms = r->duration_ms;

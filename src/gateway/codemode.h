@@ -9,6 +9,7 @@
 #define SL_GATEWAY_CODEMODE_H
 
 #include "gateway/gateway.h"
+#include "proto/trace.h"
 #include "sandbox/sandbox.h"
 
 #define SL_EXECUTE_CODE "execute_code"
@@ -38,11 +39,13 @@ struct sl_replay;
  * 2026-07-28 client (gateway/replay.h): fixed seed and clock from rp,
  * recorded calls answered from rp, calls a stage answers input_required
  * suspend the program (it ends cancelled; rp says why). rp (the owner's)
- * must outlive done. */
+ * must outlive done. trace (copied; NULL: none) is the request's W3C
+ * trace context, which the program's calls carry (SEP-414). */
 struct sl_program *sl_codemode_run_replay(struct sl_gateway *gw, struct sl_session *s,
 					  struct sl_caller *who, const char *code, size_t len,
-					  struct sl_replay *rp, sl_codemode_done_fn done,
-					  sl_program_step_fn step, void *ctx);
+					  struct sl_replay *rp, const struct sl_trace_ctx *trace,
+					  sl_codemode_done_fn done, sl_program_step_fn step,
+					  void *ctx);
 
 struct sl_view;
 
@@ -69,9 +72,12 @@ yyjson_mut_val *sl_codemode_definition(const struct sl_view *v, yyjson_mut_doc *
  * it was cancelled. It is run through gen's output hooks (redacted,
  * scored, governed with s's store, audited and recorded as who's, the
  * caller of its execute_code request): o then holds what the model gets;
- * free it with sl_output_dispose. s and who are NULL for sluice exec. */
+ * free it with sl_output_dispose. s and who are NULL for sluice exec;
+ * trace (borrowed, may be NULL) is the request's traceparent, the parent
+ * of the program's span. */
 void sl_codemode_output(struct sl_gen *gen, const struct sl_program_result *r, uint64_t program,
-			struct sl_session *s, const struct sl_caller *who, struct sl_output *o);
+			struct sl_session *s, const struct sl_caller *who,
+			const struct sl_trace *trace, struct sl_output *o);
 /* The execute_code result for o, built in d: the guard's warning (if any)
  * and the answer as text blocks, isError when the program failed. */
 yyjson_mut_val *sl_codemode_result(const struct sl_output *o, yyjson_mut_doc *d);

@@ -8,6 +8,7 @@
 #include "gateway/view.h"
 #include "core/log.h"
 #include "proto/mcp.h"
+#include "proto/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,7 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct 
 	struct sl_err err;
 	struct sl_pending *p;
 	struct sl_peer peer;
+	struct sl_trace_ctx trace;
 
 	/* The upstream speaks the session era: drop 2026-07-28 _meta fields. */
 	yyjson_mut_obj_remove_key(params, "_meta");
@@ -216,6 +218,15 @@ static void forward(struct sl_session *s, struct sl_msg *m, bool modern, struct 
 		target = yyjson_mut_obj_get(params, path_a);
 	yyjson_mut_obj_remove_key(target, path_b ? path_b : path_a);
 	yyjson_mut_obj_add_strcpy(d, target, path_b ? path_b : path_a, value);
+	/* SEP-414: the client's trace context goes on, as it came (sluice
+	 * makes spans of tool calls only). */
+	sl_trace_ctx_from_meta(&trace, sl_json_obj(m->params, "_meta"));
+	if (sl_trace_ctx_any(&trace, NULL)) {
+		yyjson_mut_val *meta = yyjson_mut_obj(d);
+		sl_trace_ctx_to_meta(&trace, NULL, d, meta);
+		yyjson_mut_obj_add_val(d, params, "_meta", meta);
+	}
+	sl_trace_ctx_dispose(&trace);
 	p = sl_pending_new(s, m, modern, SL_PENDING_FORWARD);
 	sl_pending_forward(p, u, d, params, sl_forward_reply, &err);
 	yyjson_mut_doc_free(d);

@@ -651,7 +651,7 @@ static void save_skill(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	check = sl_printf(CHECK_HEAD "%.*s", (int)c->sk.code_len, c->sk.code);
 	/* Positions are the skill's own: CHECK_HEAD is not counted. */
 	sl_program_set_wrap(sl_codemode_run_replay(s->gw, NULL, who, check, strlen(check), NULL,
-						   on_checked, NULL, c),
+						   NULL, on_checked, NULL, c),
 			    strlen(CHECK_HEAD), 0);
 	free(check);
 }

@@ -23,6 +23,19 @@ void sl_view_of(const struct sl_gateway *gw, const struct sl_caller *who, struct
 	v->code = !v->gone && (gw->gen->cfg->code_offered || v->exposure == SL_EXPOSE_CODE);
 }
 
+bool sl_view_always_load(const struct sl_view *v, const char *name)
+{
+	const char *const *globs = v->profile && v->profile->always_load ?
+		(const char *const *)v->profile->always_load :
+		v->gw->gen->cfg->always_load ? (const char *const *)v->gw->gen->cfg->always_load :
+		sl_always_load_default;
+
+	for (size_t i = 0; globs[i]; i++)
+		if (sl_glob_match(globs[i], name))
+			return true;
+	return false;
+}
+
 void sl_view_all(const struct sl_gateway *gw, struct sl_view *v)
 {
 	memset(v, 0, sizeof(*v));

@@ -74,6 +74,10 @@ const struct sl_entry *sl_view_find(const struct sl_view *v, const struct sl_ups
  * have Views (a tool with _meta.ui.resourceUri); NULL if none, or if two
  * such servers have it. For a name no exposed tool has. */
 const struct sl_entry *sl_view_app_tool(const struct sl_view *v, const char *name);
+/* Whether the tool v serves as name carries _meta["anthropic/alwaysLoad"]:
+ * it matches the profile's alwaysLoad globs, else sluice.alwaysLoad's,
+ * else sluice's own tools (sl_always_load_default). */
+bool sl_view_always_load(const struct sl_view *v, const char *name);
 /* Logs each rename of each profile that the current catalog keeps from
  * applying (its new name is another tool's): once per catalog change. */
 void sl_view_warn(const struct sl_gateway *gw);

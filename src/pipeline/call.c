@@ -54,6 +54,7 @@ void sl_call_free(struct sl_call *c)
 	free(c->tool);
 	free(c->request_state);
 	free(c->task_fetch);
+	sl_trace_ctx_dispose(&c->trace);
 	free(c);
 }
 
@@ -249,10 +250,13 @@ static bool dispatch(struct sl_call *c)
 		if (c->task)
 			yyjson_mut_obj_add_val(c->doc, params, "task", c->task);
 	}
-	if (c->caps) {
+	if (c->caps || sl_trace_ctx_any(&c->trace, &c->span)) {
 		yyjson_mut_val *meta = yyjson_mut_obj(c->doc);
-		yyjson_mut_obj_add_val(c->doc, meta, SL_MCP_META_CAPS,
-				       yyjson_mut_val_mut_copy(c->doc, c->caps));
+		if (c->caps)
+			yyjson_mut_obj_add_val(c->doc, meta, SL_MCP_META_CAPS,
+					       yyjson_mut_val_mut_copy(c->doc, c->caps));
+		/* SEP-414: the trace goes on through the upstream. */
+		sl_trace_ctx_to_meta(&c->trace, &c->span, c->doc, meta);
 		yyjson_mut_obj_add_val(c->doc, params, "_meta", meta);
 	}
 	c->via = sl_upstream_for(c->up, c->who, &err);

@@ -22,6 +22,7 @@
 
 #include "core/json.h"
 #include "pipeline/gen.h"
+#include "proto/trace.h"
 #include "upstream/upstream.h"
 
 struct sl_session;
@@ -111,6 +112,8 @@ struct sl_output {
 	char client_key[80];        /* as a call's (set by sl_codemode_output) */
 	const struct sl_caller *who;/* borrowed: the caller of the execute_code request that
 				     * started the program (NULL: anonymous, sluice exec) */
+	const struct sl_trace *trace; /* borrowed: that request's traceparent (NULL or not
+				     * valid: none; the program starts a trace) */
 	const char *outcome;        /* "ok", "cancelled", or the failure kind (timeout, ...) */
 	uint32_t calls;             /* tool calls the program made */
 	double duration_ms;
@@ -256,6 +259,14 @@ struct sl_call {
 	 * told to a 2026-07-28 server with the request (upstream.h); NULL:
 	 * the gateway's own declaration. */
 	yyjson_mut_val *caps;
+	/* W3C trace context (SEP-414, proto/trace.h): the client's, from its
+	 * request's _meta, validated (a program's calls carry their
+	 * execute_code request's), set by the owner; and sluice's own span
+	 * for the call, set by the telemetry stage when it exports spans
+	 * (same trace, its span id the upstream's parent). The upstream
+	 * request carries span when valid, else trace unchanged. */
+	struct sl_trace_ctx trace;
+	struct sl_trace span;
 
 	yyjson_mut_doc *doc;      /* owns args and anything stages build */
 	yyjson_mut_val *args;     /* the arguments object */

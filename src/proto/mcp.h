@@ -36,6 +36,8 @@
 #define SL_MCP_HDR_VERSION "MCP-Protocol-Version"
 #define SL_MCP_HDR_METHOD "Mcp-Method"
 #define SL_MCP_HDR_NAME "Mcp-Name"
+/* Claude Code: a tool loaded at once, never deferred behind its tool search */
+#define SL_MCP_META_ALWAYS_LOAD "anthropic/alwaysLoad"
 
 /* MCP Apps (SEP-1865, the io.modelcontextprotocol/ui extension, stable
  * 2026-01-26): a tool names its View, a ui:// resource of its server, in

@@ -18,6 +18,13 @@
  * Ids need no state: a program's trace id is a per-process random prefix
  * plus the program id, and a call's parent span id is derived from its
  * program id, so a child span can be emitted before its parent.
+ *
+ * W3C trace context (SEP-414): a request whose _meta carries a valid
+ * traceparent continues that trace. Its call's span (or its program's
+ * root span) takes the client's trace id and has the client's span as its
+ * parent; a program's calls stay children of the program's span. The
+ * request hook gives the call its span (c->span) before dispatch, so the
+ * upstream's request names sluice's span as its parent in the same trace.
  */
 #include "stages/telemetry.h"
 #include "config/conf.h"
@@ -78,11 +85,16 @@ static void be64(uint64_t v, uint8_t *out)
 }
 
 /* Programs use the first half of the seed, lone calls the second. */
+static void trace_bytes(const struct sl_telemetry *T, bool program, uint64_t id, uint8_t b[16])
+{
+	memcpy(b, T->seed + (program ? 0 : 8), 8);
+	be64(id, b + 8);
+}
+
 static void trace_id(const struct sl_telemetry *T, bool program, uint64_t id, char out[33])
 {
 	uint8_t b[16];
-	memcpy(b, T->seed + (program ? 0 : 8), 8);
-	be64(id, b + 8);
+	trace_bytes(T, program, id, b);
 	hex(b, 16, out);
 }
 
@@ -104,6 +116,53 @@ void sl_telemetry_call_span_id(uint64_t call_id, char out[17])
 	uint8_t b[8];
 	be64(call_id & ~(1ull << 63), b);
 	hex(b, 8, out);
+}
+
+/* The trace call c's span belongs to: the client's when its request
+ * carried one, else sluice's own (its program's, or its own). */
+static void call_trace_bytes(const struct sl_telemetry *T, const struct sl_call *c, uint8_t b[16])
+{
+	bool code = c->origin == SL_ORIGIN_CODE;
+
+	if (c->trace.parent.valid)
+		memcpy(b, c->trace.parent.trace_id, 16);
+	else
+		trace_bytes(T, code, code ? c->parent : c->id, b);
+}
+
+/* The trace and parent of call c's span (call_trace_bytes); the parent is
+ * the program's span for a program's call, else the client's span, else
+ * none (parent[0] == '\0'). */
+static void call_trace(const struct sl_telemetry *T, const struct sl_call *c, char trace[33],
+		       char parent[17])
+{
+	uint8_t b[16];
+
+	call_trace_bytes(T, c, b);
+	hex(b, 16, trace);
+	parent[0] = '\0';
+	if (c->origin == SL_ORIGIN_CODE)
+		sl_telemetry_program_span_id(c->parent, parent);
+	else if (c->trace.parent.valid)
+		hex(c->trace.parent.span_id, 8, parent);
+}
+
+/* Before dispatch: the call's span, which the upstream's request names as
+ * its parent (pipeline/call.c). Sampled unless the client's trace says
+ * otherwise: every span is exported. */
+static enum sl_stage_rc telemetry_request(void *state, struct sl_call *c)
+{
+	struct sl_telemetry *T = state;
+
+	if (!T)
+		return SL_STAGE_DECLINED;
+	call_trace_bytes(T, c, c->span.trace_id);
+	be64(c->id & ~(1ull << 63), c->span.span_id);
+	/* W3C: sampled (01) and random (02) are the flags defined; a vendor
+	 * sets the others to zero in what it sends. */
+	c->span.flags = c->trace.parent.valid ? c->trace.parent.flags & 0x03 : 0x01;
+	c->span.valid = true;
+	return SL_STAGE_NEXT;
 }
 
 static uint64_t real_ns(void)
@@ -238,13 +297,10 @@ static void telemetry_finish(void *state, struct sl_call *c)
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	trace_id(T, c->origin == SL_ORIGIN_CODE, c->origin == SL_ORIGIN_CODE ? c->parent : c->id, trace);
+	call_trace(T, c, trace, parent);
 	sl_telemetry_call_span_id(c->id, span);
-	if (c->origin == SL_ORIGIN_CODE)
-		sl_telemetry_program_span_id(c->parent, parent);
 	name = sl_printf("tools/call %s.%s", c->up ? c->up->name : "", c->tool);
-	o = span_start(d, trace, span, c->origin == SL_ORIGIN_CODE ? parent : NULL, name, 3 /* CLIENT */,
-		       start, end);
+	o = span_start(d, trace, span, parent[0] ? parent : NULL, name, 3 /* CLIENT */, start, end);
 	free(name);
 	out = result_size(c, &is_error);
 	if ((a = yyjson_mut_val_write(c->args, YYJSON_WRITE_ALLOW_INVALID_UNICODE, &in)))
@@ -275,8 +331,9 @@ static void telemetry_output(void *state, struct sl_output *out)
 {
 	struct sl_telemetry *T = state;
 	const char *outcome = out->outcome ? out->outcome : "error";
-	char trace[33], span[17];
+	char trace[33], span[17], parent[17];
 	uint64_t end = real_ns(), start = end - (uint64_t)(out->duration_ms * 1e6);
+	bool continued = out->trace && out->trace->valid;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *o, *attrs;
 
@@ -288,9 +345,15 @@ static void telemetry_output(void *state, struct sl_output *out)
 	d = yyjson_mut_doc_new(NULL);
 	if (!d)
 		sl_oom();
-	sl_telemetry_trace_id(T, out->program, trace);
+	/* The client's trace, as the program's calls have it (call_trace). */
+	if (continued) {
+		hex(out->trace->trace_id, 16, trace);
+		hex(out->trace->span_id, 8, parent);
+	} else
+		sl_telemetry_trace_id(T, out->program, trace);
 	sl_telemetry_program_span_id(out->program, span);
-	o = span_start(d, trace, span, NULL, "execute_code", 1 /* INTERNAL */, start, end);
+	o = span_start(d, trace, span, continued ? parent : NULL, "execute_code", 1 /* INTERNAL */,
+		       start, end);
 	attrs = yyjson_mut_obj_add_arr(d, o, "attributes");
 	attr_int(d, attrs, "sluice.program.id", out->program);
 	if (out->session_id)
@@ -665,6 +728,7 @@ const struct sl_stage sl_stage_telemetry = {
 	.conf = &telemetry_conf,
 	.init = telemetry_init,
 	.fini = telemetry_fini,
+	.request = telemetry_request,
 	.finish = telemetry_finish,
 	.output = telemetry_output,
 	/* Its fini drains the exporter by running the loop. */

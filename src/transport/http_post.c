@@ -10,7 +10,10 @@
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "gateway/session.h"
+#include "gateway/view.h"
+#include "pipeline/call.h"
 #include "proto/mcp.h"
+#include "proto/mcpparam.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,11 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 {
 	const char *m = yyjson_get_str(yyjson_obj_get(root, "method"));
 	const char *hm = http_header(c, SL_MCP_HDR_METHOD), *hn = http_header(c, SL_MCP_HDR_NAME);
-	const char *field = NULL, *name;
+	const char *field = NULL;
+	yyjson_val *nv;
+	char *got;
+	size_t len = 0;
+	bool same;
 
 	if (!m)
 		return NULL; /* a response: nothing to name */
@@ -41,12 +48,50 @@ static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 		field = "taskId"; /* SEP-2663: Mcp-Name carries the task id */
 	if (!field)
 		return NULL;
-	name = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(root, "params"), field));
+	nv = yyjson_obj_get(yyjson_obj_get(root, "params"), field);
 	if (!hn)
 		return "the Mcp-Name header is missing";
-	if (!name || strcmp(hn, name) != 0)
-		return "the Mcp-Name header does not match the body";
-	return NULL;
+	/* "Value Encoding": a name that is not header-safe comes as
+	 * =?base64?...?=, decoded before it is compared. */
+	got = sl_mcpparam_decode(hn, &len);
+	same = got && yyjson_is_str(nv) && len == yyjson_get_len(nv) &&
+	       !memcmp(got, yyjson_get_str(nv), len);
+	free(got);
+	return same ? NULL : "the Mcp-Name header does not match the body";
+}
+
+/* MCP 2026-07-28 HTTP "Custom Headers from Tool Parameters" (SEP-2243):
+ * a tools/call mirrors into Mcp-Param-<Name> headers the arguments its
+ * tool declares with x-mcp-header, in the definition this caller is
+ * served (its view: profile, renames, prefixes; a tool keeps its
+ * declarations under any name). NULL when they agree (or the tool is not
+ * one the view lists, or not one this caller may see), else why, in buf. */
+static const char *param_header(void *ctx, const char *name)
+{
+	char h[sizeof(SL_MCPPARAM_PREFIX) + SL_MCPPARAM_NAME_MAX];
+
+	snprintf(h, sizeof(h), SL_MCPPARAM_PREFIX "%s", name);
+	return http_header(ctx, h);
+}
+
+static const char *param_headers(struct sl_http *h, struct MHD_Connection *c, yyjson_val *root,
+				 struct sl_caller *who, char *buf, size_t n)
+{
+	yyjson_val *params = yyjson_obj_get(root, "params");
+	const char *name = yyjson_get_str(yyjson_obj_get(params, "name"));
+	const struct sl_entry *e;
+	struct sl_view v;
+
+	if (!name || !yyjson_equals_str(yyjson_obj_get(root, "method"), "tools/call"))
+		return NULL;
+	sl_view_of(h->gw, who, &v);
+	/* A tool this caller is not shown answers as unknown later, never
+	 * with what its schema declares. */
+	if (!(e = sl_view_tool(&v, name)) || !sl_view_exposed(&v, e) ||
+	    !sl_stages_visible(h->gw->gen, who, e->up, e->def))
+		return NULL;
+	return sl_mcpparam_mismatch(sl_json_obj(e->def, "inputSchema"),
+				    yyjson_obj_get(params, "arguments"), param_header, c, buf, n);
 }
 
 /* MCP 2026-07-28 HTTP "Protocol Version Header": the version a POST names
@@ -340,8 +385,10 @@ enum MHD_Result http_post(struct sl_http *h, struct MHD_Connection *c, struct re
 	if (version_refused(c, root, pv, &ret))
 		goto out;
 	if (modern) {
+		char msg[200], pmsg[200];
 		const char *why = modern_headers(c, root);
-		char msg[200];
+		if (!why)
+			why = param_headers(h, c, root, who, pmsg, sizeof(pmsg));
 		if (why) {
 			ret = http_fail(c, MHD_HTTP_BAD_REQUEST, SL_RPC_HEADER_MISMATCH, id, why);
 			goto out;

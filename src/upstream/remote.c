@@ -38,6 +38,7 @@
 #include "event/handles.h"
 #include "oauth/client.h"
 #include "proto/mcp.h"
+#include "proto/mcpparam.h"
 #include "proto/sse.h"
 
 #include <stdarg.h>
@@ -429,6 +430,38 @@ static bool header_safe(const char *v)
 	return true;
 }
 
+/* MCP 2026-07-28 Streamable HTTP "Custom Headers from Tool Parameters"
+ * (SEP-2243): a tools/call mirrors the arguments its tool's inputSchema
+ * declares with x-mcp-header into Mcp-Param-<Name> headers, encoded
+ * (proto/mcpparam.h). The schema is the server's own listing (a user
+ * link's server's, which a user link does not fetch). */
+static void param_headers(struct xfer *x, yyjson_val *params)
+{
+	struct sl_upstream *u = x->r->link.up;
+	const struct sl_item_list *l;
+	const char *tool = sl_json_str(params, "name");
+	struct sl_mcpparam_header hs[SL_MCPPARAM_MAX];
+	size_t n = 0;
+
+	if (!u || !tool)
+		return;
+	l = u->parent ? &u->parent->tools : &u->tools;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = sl_json_str(l->items[i], "name");
+		if (name && !strcmp(name, tool)) {
+			n = sl_mcpparam_headers(sl_json_obj(l->items[i], "inputSchema"),
+						sl_json_obj(params, "arguments"), hs, SL_MCPPARAM_MAX);
+			break;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *h = sl_printf(SL_MCPPARAM_PREFIX "%s", hs[i].name);
+		add_header(x, h, hs[i].value);
+		free(h);
+	}
+	sl_mcpparam_headers_free(hs, n);
+}
+
 /* Reads what the HTTP layer needs from a message: the id of the request it
  * carries (-1 for a notification or response), and for a 2026-07-28
  * message (its _meta names the version) the headers that era requires:
@@ -440,7 +473,9 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 {
 	yyjson_doc *d = yyjson_read(line, len, 0);
 	yyjson_val *root = yyjson_doc_get_root(d), *params = sl_json_obj(root, "params");
-	const char *method = sl_json_str(root, "method"), *version, *name = NULL;
+	const char *method = sl_json_str(root, "method"), *version;
+	yyjson_val *name = NULL;
+	char *enc;
 	int64_t id = -1;
 
 	if (method && yyjson_is_int(yyjson_obj_get(root, "id")))
@@ -456,14 +491,20 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 		add_header(x, "MCP-Protocol-Version", version);
 		add_header(x, "Mcp-Method", method);
 		if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
-			name = sl_json_str(params, "name");
+			name = yyjson_obj_get(params, "name");
 		else if (!strcmp(method, "resources/read"))
-			name = sl_json_str(params, "uri");
-		if (name && header_safe(name))
-			add_header(x, "Mcp-Name", name);
+			name = yyjson_obj_get(params, "uri");
+		/* "Value Encoding": a name or URI that is not header-safe ASCII
+		 * goes as =?base64?...?= (proto/mcpparam.h). */
+		if (yyjson_is_str(name) && (enc = sl_mcpparam_encode(name))) {
+			add_header(x, "Mcp-Name", enc);
+			free(enc);
+		}
 	} else if (x->r->version && sl_mcp_legacy_version(x->r->version)) {
 		add_header(x, "MCP-Protocol-Version", x->r->version);
 	}
+	if (method && id >= 0 && !strcmp(method, "tools/call"))
+		param_headers(x, params);
 	yyjson_doc_free(d);
 	return id;
 }

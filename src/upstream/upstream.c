@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "oauth/client.h"
 #include "proto/mcp.h"
+#include "proto/mcpparam.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -871,6 +872,7 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 	struct sl_upstream *u = f->u;
 	yyjson_val *arr, *it, *cursor;
 	size_t i, n;
+	char bad[200];
 
 	if (r->kind != SL_REPLY_RESULT) {
 		int64_t code = 0;
@@ -923,6 +925,15 @@ static void on_list_page(void *ctx, struct sl_reply *r)
 		if (!sl_json_depth_ok(it)) {
 			sl_log(SL_LOG_WARN, "server '%s': %s '%s' left out: its definition is %s",
 			       u->name, lists[f->kind].noun, sl_json_str(it, "name"), SL_JSON_DEPTH_WHY);
+			continue;
+		}
+		/* MCP 2026-07-28 tools "x-mcp-header": a client over HTTP leaves
+		 * out a tool whose declarations break the rules, and sluice serves
+		 * its tools over HTTP whatever the server's transport. */
+		if (f->kind == LIST_TOOLS &&
+		    !sl_mcpparam_check(sl_json_obj(it, "inputSchema"), bad, sizeof(bad))) {
+			sl_log(SL_LOG_WARN, "server '%s': tool '%s' left out: %s", u->name,
+			       sl_json_str(it, "name"), bad);
 			continue;
 		}
 		f->acc.items[f->acc.n++] = it;

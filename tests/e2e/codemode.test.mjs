@@ -108,7 +108,10 @@ describe('execute_code definition', () => {
 		assert.doesNotMatch(def.description, /git-hub/, 'the raw hyphenated name is not what a program uses');
 		// The whole definition, as it enters every session's context, counted both ways
 		// the benchmarks count (docs/BENCHMARKS.md): chars / 4 and the o200k_base BPE.
-		const json = JSON.stringify(def);
+		// _meta is the client's, never the model's (its anthropic/alwaysLoad mark).
+		assert.equal(def._meta?.['anthropic/alwaysLoad'], true);
+		const { _meta, ...shown } = def;
+		const json = JSON.stringify(shown);
 		const defTokens = json.length / 4;
 		const bpe = countTokens(json);
 		console.log(`execute_code: whole definition ${json.length} chars (~${Math.round(defTokens)} tokens), ${bpe} o200k tokens`);

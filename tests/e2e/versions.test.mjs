@@ -28,7 +28,7 @@ import {
 
 import {
 	EVERYTHING, LEGACY, MODERN, REPO, SLUICE, catalog, closeAll, connect, everything, eventually, httpClient,
-	httpRequest, modernMeta, runSluice, startHttp, startRaw, textOf, withTimeout, writeConfig,
+	httpRequest, modernMeta, runSluice, startHttp, startRaw, textOf, tinyServer, withTimeout, writeConfig,
 } from './helpers.mjs';
 
 const OLD = '2024-11-05';
@@ -57,6 +57,12 @@ const FEATURES = [
 	['Tasks (`execution.taskSupport`)', ['awaited by sluice', 'yes (2025-11-25)', 'the `io.modelcontextprotocol/tasks` extension']],
 	['Tool list changes reach the client', ['notification', 'notification', '`subscriptions/listen`']],
 	['MCP Apps (`io.modelcontextprotocol/ui`): a tool\'s `ui://` View', ['yes', 'yes', 'yes']],
+	// Proven in files of their own, with the peers they need: tracecontext.test.mjs (an SDK
+	// client, an upstream echoing its _meta, an OTLP receiver), mcpparam.test.mjs (an HTTP
+	// upstream logging its headers, raw 2026-07-28 POSTs), alwaysload.test.mjs (SDK clients).
+	['W3C trace context in `_meta` (SEP-414): continued in sluice\'s spans, passed to servers', ['yes', 'yes', 'yes']],
+	['Tool parameters in `Mcp-Param-*` headers (`x-mcp-header`, SEP-2243)', ['mirrored toward HTTP servers', 'mirrored toward HTTP servers', 'mirrored; checked from HTTP clients']],
+	['`_meta["anthropic/alwaysLoad"]` on sluice\'s own tools (`sluice.alwaysLoad`)', ['yes', 'yes', 'yes']],
 ];
 
 function render() {
@@ -312,9 +318,20 @@ const ANSWERS = {
 	roots: { roots: [{ uri: 'file:///the-clients-root', name: 'root' }] },
 	elicitation: { action: 'accept', content: { name: 'Grace Hopper', check: true, email: 'grace@example.com' } },
 };
+// An HTTP server whose tool declares x-mcp-header (it answers with the
+// Mcp-Param headers it got), and one answering with the _meta it got.
+const PARAMS_PORT = await startPrinting([path.join(REPO, 'tests', 'servers', 'params', 'server.mjs')]);
+const META_ECHO = tinyServer({
+	name: 'metaecho',
+	tools: `[{ name: 'meta', description: 'Echo the request _meta', inputSchema: { type: 'object', properties: {} } }]`,
+	call: `(params, ok) => ok({ content: [{ type: 'text', text: JSON.stringify(params._meta ?? {}) }] })`,
+});
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const features = () => ({
 	everything: everything(),
 	github: catalog('github'),
+	db: { type: 'http', url: `http://127.0.0.1:${PARAMS_PORT}/mcp` },
+	metaecho: META_ECHO,
 	// The ext-apps example server: a tool with a View.
 	basic: { command: path.join(REPO, 'node_modules', '.bin', 'mcp-server-basic-vanillajs'), args: ['--stdio'] },
 });
@@ -409,6 +426,46 @@ const checks = {
 		const r = await c.readResource({ uri });
 		assert.equal(r.contents[0].mimeType, RESOURCE_MIME_TYPE);
 		assert.match(r.contents[0].text, /<html/i);
+	},
+	async 'W3C trace context in `_meta` (SEP-414): continued in sluice\'s spans, passed to servers'(c, want) {
+		// Without telemetry the context reaches the server as the client sent it
+		// (tracecontext.test.mjs proves the spans).
+		assert.equal(want, 'yes');
+		await toolsOf(c, ['metaecho__meta']);
+		const r = await c.callTool({ name: 'metaecho__meta', arguments: {}, _meta: { traceparent: TRACEPARENT, baggage: 'era=any' } });
+		const got = JSON.parse(textOf(r));
+		assert.equal(got.traceparent, TRACEPARENT);
+		assert.equal(got.baggage, 'era=any');
+	},
+	async 'Tool parameters in `Mcp-Param-*` headers (`x-mcp-header`, SEP-2243)'(c, want) {
+		await toolsOf(c, ['db__query']);
+		const r = await c.callTool({ name: 'db__query', arguments: { region: 'eu-north', sql: 'x' } });
+		assert.equal(JSON.parse(textOf(r))['mcp-param-region'], 'eu-north');
+		if (want === 'mirrored toward HTTP servers') return;
+		assert.equal(want, 'mirrored; checked from HTTP clients');
+		const gw = await startHttp({ servers: features() });
+		try {
+			const post = (headers) => httpRequest(
+				{ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+				  headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'db__query', ...headers } },
+				{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'db__query', arguments: { region: 'eu', sql: 'x' }, _meta: modernMeta() } },
+				20000,
+			);
+			let ok;
+			await eventually(async () => (ok = await post({ 'mcp-param-region': 'eu' })).status === 200, 15000, 250, 'the HTTP face to serve db__query');
+			const bad = await post({ 'mcp-param-region': 'us' });
+			assert.equal(bad.status, 400);
+			assert.equal(bad.json.error.code, -32020);
+		} finally {
+			await gw.close();
+		}
+	},
+	async '`_meta["anthropic/alwaysLoad"]` on sluice\'s own tools (`sluice.alwaysLoad`)'(c, want) {
+		assert.equal(want, 'yes');
+		await toolsOf(c, ['read_result', 'github__echo']);
+		const tools = (await c.listTools()).tools;
+		assert.equal(tools.find((t) => t.name === 'read_result')._meta?.['anthropic/alwaysLoad'], true);
+		assert.equal(tools.find((t) => t.name === 'github__echo')._meta?.['anthropic/alwaysLoad'], undefined);
 	},
 	async 'Tool list changes reach the client'(c, want) {
 		if (want === '`subscriptions/listen`') {
