@@ -463,9 +463,10 @@ static void param_headers(struct xfer *x, yyjson_val *params)
 }
 
 /* Reads what the HTTP layer needs from a message: the id of the request it
- * carries (-1 for a notification or response), and for a 2026-07-28
- * message (its _meta names the version) the headers that era requires:
- * MCP-Protocol-Version, Mcp-Method and, for what names a thing, Mcp-Name.
+ * carries (-1 for a notification or response), and the headers:
+ * MCP-Protocol-Version (a 2026-07-28 message's _meta names it, else the
+ * session's), and for every message with a method Mcp-Method and, for
+ * what names a thing, Mcp-Name (SEP-2243).
  * *listen: it is a subscriptions/listen (its stream has no deadline);
  * *cancels: the request a notifications/cancelled names, else -1. */
 static int64_t describe(struct xfer *x, const char *line, size_t len, bool *listen,
@@ -486,9 +487,13 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 	    yyjson_is_int(yyjson_obj_get(params, "requestId")))
 		*cancels = yyjson_get_sint(yyjson_obj_get(params, "requestId"));
 	version = sl_json_str(sl_json_obj(params, "_meta"), SL_MCP_META_VERSION);
-	if (method && version && !sl_mcp_legacy_version(version) && header_safe(version) &&
-	    header_safe(method)) {
+	if (method && version && !sl_mcp_legacy_version(version) && header_safe(version))
 		add_header(x, "MCP-Protocol-Version", version);
+	else if (x->r->version && sl_mcp_legacy_version(x->r->version))
+		add_header(x, "MCP-Protocol-Version", x->r->version);
+	/* SEP-2243: every POST names its method (a session-era initialize
+	 * too: servers of that era ignore the header). */
+	if (method && header_safe(method)) {
 		add_header(x, "Mcp-Method", method);
 		if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
 			name = yyjson_obj_get(params, "name");
@@ -500,8 +505,6 @@ static int64_t describe(struct xfer *x, const char *line, size_t len, bool *list
 			add_header(x, "Mcp-Name", enc);
 			free(enc);
 		}
-	} else if (x->r->version && sl_mcp_legacy_version(x->r->version)) {
-		add_header(x, "MCP-Protocol-Version", x->r->version);
 	}
 	if (method && id >= 0 && !strcmp(method, "tools/call"))
 		param_headers(x, params);

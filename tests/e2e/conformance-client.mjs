@@ -68,7 +68,11 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
 // Arguments a model would send. json_schema_echo (json-schema-2020-12-
 // preservation) takes the input schema of json_schema_2020_12_tool as the
 // client saw it through sluice: the suite checks sluice kept its keywords.
+// A scenario that names the calls to make (its context's toolCalls, as
+// http-custom-headers does) gets those arguments.
 const ARGS = { add_numbers: { a: 2, b: 3 } };
+for (const c of Array.isArray(ctx.toolCalls) ? ctx.toolCalls : [])
+	if (typeof c?.name === 'string' && c.arguments && typeof c.arguments === 'object') ARGS[c.name] = c.arguments;
 const argsFor = (name, tools) => name === 'json_schema_echo' ?
 	{ schema: tools.find((t) => t.name === 's__json_schema_2020_12_tool')?.inputSchema ?? {} } :
 	ARGS[name] ?? {};

@@ -83,10 +83,6 @@ export const KNOWN_CLIENT = {
 		'auth/dpop': `${NOT_SUPPORTED}DPoP-bound tokens (RFC 9449, an extension)`,
 		'auth/dpop-nonce': `${NOT_SUPPORTED}DPoP-bound tokens (RFC 9449, an extension)`,
 		'auth/wif-jwt-bearer': `${NOT_SUPPORTED}workload identity federation's JWT bearer grant (an extension)`,
-		'http-custom-headers': 'x-mcp-header parameters mirrored as Mcp-Param-* headers toward upstreams ' +
-			'(SEP-2243, issue 33; meta35 builds it)',
-		'http-invalid-tool-headers': 'tools with invalid x-mcp-header annotations left out (SEP-2243, issue 33; ' +
-			'meta35 builds it)',
 		...Object.fromEntries(['no-prefetch', 'verify-digest', 'verify-size', 'verify-frontmatter'].map((c) =>
 			[`sep-2640-client-${c}`, `${NOT_SUPPORTED}the skills extension (SEP-2640) as a client: no checks run ` +
 				'against a client that reads no skills'])),
