@@ -22,42 +22,62 @@
 
 /* ---- POST ------------------------------------------------------------------------ */
 
+/* A header's value without the whitespace around it (RFC 9110, 5.5: it is
+ * not part of the value), as a copy; NULL for none. */
+static char *field_value(struct MHD_Connection *c, const char *name)
+{
+	const char *v = http_header(c, name);
+	size_t n;
+
+	if (!v)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return sl_strndup(v, n);
+}
+
 /* MCP 2026-07-28 HTTP: Mcp-Method always, Mcp-Name for the methods that
  * name a thing, both equal to the body's. NULL if they match, else why. */
 static const char *modern_headers(struct MHD_Connection *c, yyjson_val *root)
 {
 	const char *m = yyjson_get_str(yyjson_obj_get(root, "method"));
-	const char *hm = http_header(c, SL_MCP_HDR_METHOD), *hn = http_header(c, SL_MCP_HDR_NAME);
-	const char *field = NULL;
+	const char *field = NULL, *why = NULL;
+	char *hm, *hn, *got;
 	yyjson_val *nv;
-	char *got;
 	size_t len = 0;
-	bool same;
 
 	if (!m)
 		return NULL; /* a response: nothing to name */
-	if (!hm)
-		return "the Mcp-Method header is missing";
-	if (strcmp(hm, m) != 0)
-		return "the Mcp-Method header does not match the body's method";
 	if (!strcmp(m, "tools/call") || !strcmp(m, "prompts/get"))
 		field = "name";
 	else if (!strcmp(m, "resources/read"))
 		field = "uri";
 	else if (!strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") || !strcmp(m, "tasks/cancel"))
 		field = "taskId"; /* SEP-2663: Mcp-Name carries the task id */
-	if (!field)
-		return NULL;
-	nv = yyjson_obj_get(yyjson_obj_get(root, "params"), field);
-	if (!hn)
-		return "the Mcp-Name header is missing";
-	/* "Value Encoding": a name that is not header-safe comes as
-	 * =?base64?...?=, decoded before it is compared. */
-	got = sl_mcpparam_decode(hn, &len);
-	same = got && yyjson_is_str(nv) && len == yyjson_get_len(nv) &&
-	       !memcmp(got, yyjson_get_str(nv), len);
-	free(got);
-	return same ? NULL : "the Mcp-Name header does not match the body";
+	hm = field_value(c, SL_MCP_HDR_METHOD);
+	hn = field_value(c, SL_MCP_HDR_NAME);
+	nv = yyjson_obj_get(yyjson_obj_get(root, "params"), field ? field : "");
+	if (!hm)
+		why = "the Mcp-Method header is missing";
+	else if (strcmp(hm, m) != 0)
+		why = "the Mcp-Method header does not match the body's method";
+	else if (field && !hn)
+		why = "the Mcp-Name header is missing";
+	else if (field) {
+		/* "Value Encoding": a name that is not header-safe comes as
+		 * =?base64?...?=, decoded before it is compared. */
+		got = sl_mcpparam_decode(hn, &len);
+		if (!got || !yyjson_is_str(nv) || len != yyjson_get_len(nv) ||
+		    memcmp(got, yyjson_get_str(nv), len))
+			why = "the Mcp-Name header does not match the body";
+		free(got);
+	}
+	free(hm);
+	free(hn);
+	return why;
 }
 
 /* MCP 2026-07-28 HTTP "Custom Headers from Tool Parameters" (SEP-2243):
