@@ -196,27 +196,27 @@ TEST(once_claims_each_id_once_and_never_forgets_a_live_one)
 	struct sl_once *o = sl_once_new(2);
 	struct sl_once_wait *w = NULL;
 	const char *why;
-	unsigned long long later = sl_seal_now() + 60;
+	unsigned long long now = sl_seal_now(), later = now + 60;
 
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	/* Another purpose is another mark. */
-	CHECK_INT(sl_once_claim(o, NULL, "code", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "bb", later, NULL, NULL, &w, &why), SL_ONCE_UNSURE);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "bb", now, later, NULL, NULL, &w, &why), SL_ONCE_UNSURE);
 	CHECK(why && strstr(why, "too many approvals") != NULL);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	CHECK_INT(sl_once_count(o), 2);
 	CHECK(w == NULL);
 	sl_once_free(o);
 	/* A claim given back (its effect never started) may be claimed again. */
 	o = sl_once_new(4);
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
 	sl_once_release(o, NULL, "code", "ee");
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	sl_once_free(o);
 	/* Nothing to keep the marks (no gateway): nothing is approved. */
-	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", later, NULL, NULL, &w, &why),
+	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", now, later, NULL, NULL, &w, &why),
 		  SL_ONCE_UNSURE);
 	CHECK(why != NULL);
 }
