@@ -120,10 +120,11 @@ test('an approved retry runs once across two replicas; with Redis down it is ref
 });
 
 // Issue 35: Redis restarts empty (no persistence) and forgets the marks it
-// held. An approval used on A before that must not run again on B (A's own
-// marks refuse it on A); one asked before the restart is refused once (its
-// mark may be lost too: fail closed); one asked 30 s (SL_ONCE_SLACK_MS)
-// after the data began runs. A FLUSHALL is a restart, too.
+// held. An approval used on A before that (a confirmation's, a program's)
+// must not run again on B (A's own marks refuse it on A); one asked before
+// the restart is refused once (its mark may be lost too: fail closed); one
+// asked 30 s (SL_ONCE_SLACK_MS) after the data began runs. A FLUSHALL is a
+// restart, too.
 test('an approval used before Redis restarts empty is not used again on another replica', async () => {
 	const PREFIX = 'e2e-once-epoch:';
 	const log = path.join(dir, 'restart.log');
@@ -134,6 +135,7 @@ test('an approval used before Redis restarts empty is not used again on another 
 	await aged(r1, PREFIX);
 	const cfg = writeConfig({ store: { command: process.execPath, args: [COUNTER], env: { COUNTER_LOG: log } } }, {
 		exposure: 'passthrough',
+		codeMode: { enabled: true, timeoutMs: 10000 },
 		policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
 		http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }] } },
 		shared: { secret: '${E2E_SHARED_SECRET}', redis: { url: r1.url, keyPrefix: PREFIX, commandTimeoutMs: 500 } },
@@ -152,6 +154,12 @@ test('an approval used before Redis restarts empty is not used again on another 
 	const ran = (await direct(a, approve(used))).result;
 	assert.notEqual(ran.isError, true, JSON.stringify(ran));
 	assert.equal(count(), 1);
+	// A program's approved retry, run on A.
+	const p = (await program(a)).result;
+	assert.equal(p.resultType, 'input_required', JSON.stringify(p));
+	const pran = (await program(a, approve(p))).result;
+	assert.notEqual(pran?.isError, true, JSON.stringify(pran));
+	assert.equal(count(), 2);
 
 	// Redis SIGKILLed, and back empty on the same port.
 	await r1.kill('SIGKILL');
@@ -169,12 +177,15 @@ test('an approval used before Redis restarts empty is not used again on another 
 	assert.match(onB.content[0].text, /was not used: the shared store \(Redis\) restarted empty .*call the tool again/);
 	const onA = (await direct(a, approve(used))).result;
 	assert.equal(onA.isError, true, JSON.stringify(onA));
-	assert.equal(count(), 1);
+	const pOnB = await program(b, approve(p));
+	assert.equal(pOnB.error?.code, -32602, JSON.stringify(pOnB));
+	assert.match(pOnB.error.message, /requestState: not used: the shared store \(Redis\) restarted empty/);
+	assert.equal(count(), 2);
 	// The pending one: refused once, nothing written.
 	const late = (await direct(b, approve(pending))).result;
 	assert.equal(late.isError, true, JSON.stringify(late));
 	assert.match(late.content[0].text, /restarted empty/);
-	assert.equal(count(), 1);
+	assert.equal(count(), 2);
 
 	// The replicas set the new data's epoch when they reconnected.
 	const epoch = Number(await redisCli(r2, ['GET', `${PREFIX}once:epoch`]));
@@ -186,7 +197,7 @@ test('an approval used before Redis restarts empty is not used again on another 
 	const ok = (await direct(b, approve(fresh))).result;
 	assert.notEqual(ok.isError, true, JSON.stringify(ok));
 	assert.deepEqual(ok.structuredContent, { written: 2, value: 9 });
-	assert.equal(count(), 2);
+	assert.equal(count(), 3);
 
 	// FLUSHALL takes the epoch with the marks: the next claim finds it
 	// missing, is refused, and sets it.
@@ -196,7 +207,55 @@ test('an approval used before Redis restarts empty is not used again on another 
 	assert.equal(flushed.isError, true, JSON.stringify(flushed));
 	assert.match(flushed.content[0].text, /restarted empty \(or was emptied\)/);
 	assert.ok(Number(await redisCli(r2, ['GET', `${PREFIX}once:epoch`])) >= epoch);
-	assert.equal(count(), 2);
+	assert.equal(count(), 3);
 	await a.close();
 	await b.close();
+});
+
+// A Redis that restarts with its data (AOF) keeps its epoch: an approval
+// asked before the restart runs after it, once.
+test('a Redis restarted with its data keeps its epoch: nothing is refused', async () => {
+	const PREFIX = 'e2e-once-kept:';
+	const log = path.join(dir, 'kept.log'), data = mkdtempSync(path.join(os.tmpdir(), 'sluice-redis-aof-'));
+	const count = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('write_item ')).length;
+	const persistent = (port) => startRedis({ port, args: ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', data] });
+	let r2;
+	writeFileSync(log, '');
+	try {
+		const r1 = await persistent();
+		redises.push(r1);
+		await aged(r1, PREFIX);
+		const cfg = writeConfig({ store: { command: process.execPath, args: [COUNTER], env: { COUNTER_LOG: log } } }, {
+			exposure: 'passthrough',
+			policy: { rules: [{ annotation: 'destructiveHint', action: 'confirm' }] },
+			http: { auth: { tokens: [{ token: ALICE, subject: 'alice' }] } },
+			shared: { secret: '${E2E_SHARED_SECRET}', redis: { url: r1.url, keyPrefix: PREFIX, commandTimeoutMs: 500 } },
+		});
+		const a = await startHttp({ configPath: cfg, env: { E2E_SHARED_SECRET: SECRET } });
+		const b = await startHttp({ configPath: cfg, env: { E2E_SHARED_SECRET: SECRET } });
+		const q = (await direct(a)).result;
+		assert.equal(q.resultType, 'input_required', JSON.stringify(q));
+		const epoch = await redisCli(r1, ['GET', `${PREFIX}once:epoch`]);
+
+		await r1.kill('SIGTERM'); // written to its AOF
+		for (const gw of [a, b])
+			await eventually(async () => (await status(gw)).shared.state === 'degraded', 5000, 50, 'degraded');
+		r2 = await persistent(r1.port);
+		for (const gw of [a, b])
+			await eventually(async () => (await status(gw)).shared.state === 'connected', 10000, 100, 'connected again');
+		assert.equal(await redisCli(r2, ['GET', `${PREFIX}once:epoch`]), epoch);
+
+		const retry = { requestState: q.requestState, inputResponses: APPROVE };
+		const ran = (await direct(b, retry)).result;
+		assert.notEqual(ran.isError, true, JSON.stringify(ran));
+		assert.equal(count(), 1);
+		const again = (await direct(a, retry)).result;
+		assert.match(again.content[0].text, /was used already/);
+		assert.equal(count(), 1);
+		await a.close();
+		await b.close();
+	} finally {
+		await r2?.stop(); // before its directory goes
+		rmSync(data, { recursive: true, force: true });
+	}
 });
