@@ -110,8 +110,8 @@ static void on_set(void *ctx, redisReply *reply, const char *error)
 			w->fn(w->ctx, SL_ONCE_USED, NULL);
 		else if (reply && reply->type == REDIS_REPLY_INTEGER)
 			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) restarted empty (or "
-			      "was emptied) since this approval was given, so whether it was used on "
-			      "another replica is lost");
+			      "was emptied) after, or shortly before, this approval was given, so "
+			      "whether it was used on another replica may be lost");
 		else
 			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) did not answer "
 			      "whether it was used on another replica");
