@@ -99,23 +99,31 @@ void sl_once_share(struct sl_once *o, struct sl_redis *redis)
 	o->up = sl_redis_listen(redis, NULL, NULL, on_up, o);
 }
 
+enum sl_once_verdict sl_once_verdict_of(const struct redisReply *reply, const char **why)
+{
+	*why = NULL;
+	if (reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0)
+		return SL_ONCE_FIRST;
+	if (reply && reply->type == REDIS_REPLY_NIL)
+		return SL_ONCE_USED;
+	if (reply && reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1))
+		*why = "the shared store (Redis) restarted empty (or was emptied) after, or shortly "
+		       "before, this approval was given, so whether it was used on another replica "
+		       "may be lost";
+	else
+		*why = "the shared store (Redis) did not answer whether it was used on another "
+		       "replica";
+	return SL_ONCE_UNSURE;
+}
+
 static void on_set(void *ctx, redisReply *reply, const char *error)
 {
 	struct sl_once_wait *w = ctx;
+	const char *why;
+	enum sl_once_verdict v = sl_once_verdict_of(reply, &why);
 
-	if (w->fn) {
-		if (reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0)
-			w->fn(w->ctx, SL_ONCE_FIRST, NULL);
-		else if (reply && reply->type == REDIS_REPLY_NIL)
-			w->fn(w->ctx, SL_ONCE_USED, NULL);
-		else if (reply && reply->type == REDIS_REPLY_INTEGER)
-			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) restarted empty (or "
-			      "was emptied) after, or shortly before, this approval was given, so "
-			      "whether it was used on another replica may be lost");
-		else
-			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) did not answer "
-			      "whether it was used on another replica");
-	}
+	if (w->fn)
+		w->fn(w->ctx, v, why);
 	(void)error;
 	free(w);
 }

@@ -81,6 +81,11 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
  * With redis the shared mark is deleted too (fire and forget). */
 void sl_once_release(struct sl_once *o, struct sl_redis *redis, const char *purpose,
 		     const char *id);
+/* The verdict of a claim's reply from Redis (NULL: none came): FIRST, USED,
+ * or UNSURE with *why (static text), also for any answer the claim's
+ * script cannot give. Pure (for tests). */
+struct redisReply;
+enum sl_once_verdict sl_once_verdict_of(const struct redisReply *reply, const char **why);
 /* The claim's owner no longer wants the verdict: fn never runs. */
 void sl_once_cancel(struct sl_once_wait *w);
 /* Live marks held here (for tests). */
