@@ -763,6 +763,7 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 	yyjson_val *caps = sl_session_caps(s, &p->msg, true), *params = p->msg.params;
 	const char *state = params ? sl_json_str(params, "requestState") : NULL, *why = NULL;
 	struct sl_err err = { 0 };
+	unsigned long long expiry;
 	enum sl_once_verdict v;
 
 	/* A retry is replayed whatever it declares: running it afresh would
@@ -783,9 +784,10 @@ static bool replay_prepare(struct sl_pending *p, const char *code, size_t len)
 		sl_pending_free(p);
 		return false;
 	}
+	expiry = sl_replay_expiry(p->u.program.replay);
 	v = sl_once_claim(svc->once, svc->redis, "code", sl_replay_id(p->u.program.replay),
-			  sl_replay_expiry(p->u.program.replay), on_replay_claimed, p,
-			  &p->u.program.claim, &why);
+			  expiry > SL_REPLAY_TTL_S ? expiry - SL_REPLAY_TTL_S : 0, expiry,
+			  on_replay_claimed, p, &p->u.program.claim, &why);
 	if (v == SL_ONCE_FIRST)
 		return true;
 	if (v == SL_ONCE_WAIT) {

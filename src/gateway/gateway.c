@@ -171,6 +171,7 @@ void sl_gateway_set_redis(struct sl_gateway *gw, struct sl_redis *r)
 {
 	gw->redis = r;
 	gw->gen->services->redis = r;
+	sl_once_share(gw->gen->services->once, r);
 	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning));
 }
 

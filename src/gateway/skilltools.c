@@ -472,7 +472,7 @@ static void answered_mrtr(struct confirm *c, const char *state, yyjson_val *resp
 	yyjson_val *resp = yyjson_obj_get(responses, "confirm");
 	const char *action = sl_json_str(resp, "action"), *why = NULL;
 	const struct sl_services *svc = c->gw->gen->services;
-	unsigned long long expiry;
+	unsigned long long expiry, life;
 	char nonce[SL_SEAL_ID_HEX + 1];
 	enum sl_once_verdict v;
 
@@ -492,8 +492,9 @@ static void answered_mrtr(struct confirm *c, const char *state, yyjson_val *resp
 		confirm_free(c);
 		return;
 	}
-	v = sl_once_claim(svc ? svc->once : NULL, svc ? svc->redis : NULL, "skill", nonce, expiry,
-			  on_claimed, c, &c->claim, &why);
+	life = (confirm_timeout(c->gw) + 999) / 1000;
+	v = sl_once_claim(svc ? svc->once : NULL, svc ? svc->redis : NULL, "skill", nonce,
+			  expiry > life ? expiry - life : 0, expiry, on_claimed, c, &c->claim, &why);
 	if (v != SL_ONCE_WAIT)
 		claim_apply(c, v, why);
 }

@@ -18,7 +18,23 @@ struct sl_once {
 	struct sl_lru marks;  /* "purpose:id" -> mark, until the state's expiry */
 	size_t max;
 	struct sl_rate full_logged;
+	struct sl_redis *redis;            /* set by sl_once_share */
+	struct sl_redis_listener *up;      /* its (re)connects */
 };
+
+/* A claim in Redis, in one round trip. KEYS: the epoch, the mark; ARGV:
+ * now, the state's issue time, the least issue time past the epoch (the
+ * slack, seconds), the mark's PX. No epoch: the data began now (a fresh
+ * Redis, one restarted empty, a FLUSHALL), and whatever marks were there
+ * may be gone: 0. A state issued before the epoch (plus the slack for the
+ * replicas' clocks): its mark may be gone with the old data: 1. Else the
+ * mark, first writer wins: OK, or nil when it was set. An epoch that is
+ * not a number fails the script (an error: refused too). */
+static const char claim_script[] =
+	"local e = redis.call('GET', KEYS[1])\n"
+	"if not e then redis.call('SET', KEYS[1], ARGV[1]) return 0 end\n"
+	"if tonumber(ARGV[2]) < tonumber(e) + tonumber(ARGV[3]) then return 1 end\n"
+	"return redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[4])\n";
 
 struct sl_once_wait {
 	sl_once_fn *fn;       /* NULL once cancelled */
@@ -45,6 +61,7 @@ void sl_once_free(struct sl_once *o)
 {
 	if (!o)
 		return;
+	sl_redis_unlisten(o->up);
 	sl_lru_dispose(&o->marks);
 	free(o);
 }
@@ -55,19 +72,58 @@ size_t sl_once_count(struct sl_once *o)
 	return o->marks.count;
 }
 
+/* The first writer of the epoch wins: a restarted Redis that kept its
+ * data keeps its epoch. Not sent (Redis down again): the next claim sets
+ * it. */
+static void on_up(void *ctx)
+{
+	struct sl_once *o = ctx;
+	char *key = sl_shared_once_epoch_key(sl_redis_prefix(o->redis)), now[24];
+	const char *argv[4] = { "SET", key, now, "NX" };
+	size_t lens[4];
+	struct sl_err err;
+
+	snprintf(now, sizeof(now), "%llu", sl_seal_now());
+	for (int i = 0; i < 4; i++)
+		lens[i] = strlen(argv[i]);
+	if (sl_redis_command(o->redis, NULL, NULL, 4, argv, lens, &err) < 0)
+		sl_log(SL_LOG_DEBUG, "approvals: the shared store's epoch was not set: %s", err.msg);
+	free(key);
+}
+
+void sl_once_share(struct sl_once *o, struct sl_redis *redis)
+{
+	if (!o || o->up)
+		return;
+	o->redis = redis;
+	o->up = sl_redis_listen(redis, NULL, NULL, on_up, o);
+}
+
+enum sl_once_verdict sl_once_verdict_of(const struct redisReply *reply, const char **why)
+{
+	*why = NULL;
+	if (reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0)
+		return SL_ONCE_FIRST;
+	if (reply && reply->type == REDIS_REPLY_NIL)
+		return SL_ONCE_USED;
+	if (reply && reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1))
+		*why = "the shared store (Redis) restarted empty (or was emptied) after, or shortly "
+		       "before, this approval was given, so whether it was used on another replica "
+		       "may be lost";
+	else
+		*why = "the shared store (Redis) did not answer whether it was used on another "
+		       "replica";
+	return SL_ONCE_UNSURE;
+}
+
 static void on_set(void *ctx, redisReply *reply, const char *error)
 {
 	struct sl_once_wait *w = ctx;
+	const char *why;
+	enum sl_once_verdict v = sl_once_verdict_of(reply, &why);
 
-	if (w->fn) {
-		if (reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0)
-			w->fn(w->ctx, SL_ONCE_FIRST, NULL);
-		else if (reply && reply->type == REDIS_REPLY_NIL)
-			w->fn(w->ctx, SL_ONCE_USED, NULL);
-		else
-			w->fn(w->ctx, SL_ONCE_UNSURE, "the shared store (Redis) did not answer "
-			      "whether it was used on another replica");
-	}
+	if (w->fn)
+		w->fn(w->ctx, v, why);
 	(void)error;
 	free(w);
 }
@@ -78,13 +134,14 @@ void sl_once_cancel(struct sl_once_wait *w)
 }
 
 enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, const char *purpose,
-				   const char *id, unsigned long long expiry, sl_once_fn *fn,
-				   void *ctx, struct sl_once_wait **wait, const char **why)
+				   const char *id, unsigned long long issued, unsigned long long expiry,
+				   sl_once_fn *fn, void *ctx, struct sl_once_wait **wait,
+				   const char **why)
 {
 	uint64_t now = sl_now_ms(), wall = sl_seal_now(), ttl_ms;
-	char *key, *rkey, px[24];
-	const char *argv[6];
-	size_t lens[6];
+	char *key, *rkey, *ekey, nums[4][24];
+	const char *argv[9];
+	size_t lens[9];
 	struct sl_err err;
 	struct sl_once_wait *w;
 
@@ -123,22 +180,30 @@ enum sl_once_verdict sl_once_claim(struct sl_once *o, struct sl_redis *redis, co
 	free(key);
 	if (!redis)
 		return SL_ONCE_FIRST;
+	ekey = sl_shared_once_epoch_key(sl_redis_prefix(redis));
 	rkey = sl_shared_once_key(sl_redis_prefix(redis), purpose, id);
-	snprintf(px, sizeof(px), "%llu", (unsigned long long)ttl_ms);
-	argv[0] = "SET", argv[1] = rkey, argv[2] = "1", argv[3] = "NX", argv[4] = "PX", argv[5] = px;
-	for (int i = 0; i < 6; i++)
+	snprintf(nums[0], sizeof(nums[0]), "%llu", (unsigned long long)wall);
+	snprintf(nums[1], sizeof(nums[1]), "%llu", issued);
+	snprintf(nums[2], sizeof(nums[2]), "%d", SL_ONCE_SLACK_MS / 1000);
+	snprintf(nums[3], sizeof(nums[3]), "%llu", (unsigned long long)ttl_ms);
+	argv[0] = "EVAL", argv[1] = claim_script, argv[2] = "2", argv[3] = ekey, argv[4] = rkey;
+	for (int i = 0; i < 4; i++)
+		argv[5 + i] = nums[i];
+	for (int i = 0; i < 9; i++)
 		lens[i] = strlen(argv[i]);
 	w = sl_alloc(sizeof(*w));
 	w->fn = fn;
 	w->ctx = ctx;
-	if (sl_redis_command(redis, on_set, w, 6, argv, lens, &err) < 0) {
+	if (sl_redis_command(redis, on_set, w, 9, argv, lens, &err) < 0) {
 		free(w);
 		free(rkey);
+		free(ekey);
 		*why = "the shared store (Redis) is unreachable, so it cannot be shown unused on "
 		       "the other replicas";
 		return SL_ONCE_UNSURE;
 	}
 	free(rkey);
+	free(ekey);
 	*wait = w;
 	return SL_ONCE_WAIT;
 }

@@ -419,7 +419,7 @@ static void on_sub(redisAsyncContext *ac, void *reply, void *priv)
 		return;
 	sl_list_each(n, &r->listeners) {
 		struct sl_redis_listener *x = sl_list_entry(n, struct sl_redis_listener, link);
-		if (strcmp(x->channel, chan->str) == 0)
+		if (x->channel && strcmp(x->channel, chan->str) == 0)
 			x->on_message(x->ctx, msg->str, msg->len);
 	}
 }
@@ -432,6 +432,8 @@ static void subscribe(struct sl_redis_listener *l)
 	const char *argv[2] = { "SUBSCRIBE", l->channel };
 	struct sl_list *n;
 
+	if (!l->channel)
+		return;
 	sl_list_each(n, &r->listeners) {
 		const struct sl_redis_listener *x = sl_list_entry(n, struct sl_redis_listener, link);
 		if (x != l && x->subscribed && strcmp(x->channel, l->channel) == 0) {
@@ -474,8 +476,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		bool any = false;
 		struct sl_list *n;
 		sl_list_each(n, &r->listeners) {
-			subscribe(sl_list_entry(n, struct sl_redis_listener, link));
-			any = true;
+			struct sl_redis_listener *l = sl_list_entry(n, struct sl_redis_listener, link);
+			subscribe(l);
+			any = any || l->channel;
 		}
 		if (any)
 			return;
@@ -613,7 +616,7 @@ struct sl_redis_listener *sl_redis_listen(struct sl_redis *r, const char *channe
 					  void *ctx)
 {
 	struct sl_redis_listener *l = sl_alloc(sizeof(*l));
-	*l = (struct sl_redis_listener){ .r = r, .channel = sl_strdup(channel),
+	*l = (struct sl_redis_listener){ .r = r, .channel = channel ? sl_strdup(channel) : NULL,
 					 .on_message = on_message, .on_up = on_up, .ctx = ctx };
 	sl_list_push_front(&r->listeners, &l->link);
 	if (r->sub.open)

@@ -19,7 +19,7 @@
  *   l = sl_redis_listen(r, "sluice:pins", on_message, on_up, ctx);
  *       on_message(ctx, payload, len) per message on the channel;
  *       on_up(ctx) after every (re)connect (and at once if connected now):
- *       time to reconcile what was missed
+ *       time to reconcile what was missed; channel NULL: on_up only
  *   sl_redis_unlisten(l);
  *   sl_redis_status(r, d, obj);   {url, state, since, lastError} for /status
  *   sl_redis_free(r);

@@ -65,6 +65,11 @@ char *sl_shared_once_key(const char *prefix, const char *purpose, const char *id
 	return sl_printf("%sonce:%s:%s", prefix, purpose, id);
 }
 
+char *sl_shared_once_epoch_key(const char *prefix)
+{
+	return sl_printf("%sonce:epoch", prefix);
+}
+
 yyjson_doc *sl_shared_object(const char *text, size_t len, size_t max, const char **why)
 {
 	yyjson_doc *d;

@@ -51,6 +51,9 @@ char *sl_shared_quota_key(const char *prefix, const char *scope, const char *key
 /* <prefix>once:<purpose>:<id>, owned. purpose is a fixed word and id a
  * seal's hex id: neither holds a separator. */
 char *sl_shared_once_key(const char *prefix, const char *purpose, const char *id);
+/* <prefix>once:epoch, owned: when the shared store's data began (no
+ * purpose is "epoch" with no id, so it names no mark). */
+char *sl_shared_once_epoch_key(const char *prefix);
 /* A value read back from Redis that should be a JSON object (a cached
  * result): at most max bytes, valid JSON, an object. Returns the document
  * (the caller frees it), or NULL with *why (static text) saying which. */

@@ -775,6 +775,14 @@ static void on_claimed(void *ctx, enum sl_once_verdict v, const char *why)
 	claim_settle(w, v, why);
 }
 
+/* When a confirmation expiring at expiry was asked (confirm_mrtr). */
+static unsigned long long issued(const struct sl_policy_state *ps, unsigned long long expiry)
+{
+	unsigned long long life = (ps->policy.confirm_timeout_ms + 999) / 1000;
+
+	return expiry > life ? expiry - life : 0;
+}
+
 /* An approval that verified: marked used, then the call goes on (NEXT),
  * is refused (DONE), or waits for the shared store (AGAIN). */
 static enum sl_stage_rc claim(struct sl_policy_state *ps, struct sl_call *c, const char *nonce,
@@ -785,7 +793,7 @@ static enum sl_stage_rc claim(struct sl_policy_state *ps, struct sl_call *c, con
 	const char *why;
 	enum sl_once_verdict v = sl_once_claim(ps->svc ? ps->svc->once : NULL,
 					       ps->svc ? ps->svc->redis : NULL, "confirm", nonce,
-					       expiry, on_claimed, w, &ow, &why);
+					       issued(ps, expiry), expiry, on_claimed, w, &ow, &why);
 
 	if (v == SL_ONCE_WAIT) {
 		w->c = c;

@@ -54,6 +54,13 @@ TEST(sharedstate_keys)
 	k = sl_shared_quota_key("e2e:", "profile", "team a");
 	CHECK_STR(k, "e2e:quota:profile:team a");
 	free(k);
+	/* The single-use marks' epoch names no mark: a mark has a purpose and an id. */
+	k = sl_shared_once_epoch_key("e2e:");
+	CHECK_STR(k, "e2e:once:epoch");
+	free(k);
+	k = sl_shared_once_key("e2e:", "confirm", "ab");
+	CHECK_STR(k, "e2e:once:confirm:ab");
+	free(k);
 }
 
 TEST(sharedstate_values_read_back_are_checked)
@@ -171,6 +178,51 @@ TEST(sharedstate_bucket_script_hostile_answers_are_refused)
 	CHECK_INT(parse(rarr(1, err), &admitted, &why), -1);                 /* "1", not 1 */
 }
 
+static redisReply *rstr(int type, const char *text)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+	r->type = type;
+	if (text) {
+		r->str = strdup(text);
+		r->len = strlen(text);
+	}
+	return r;
+}
+
+static enum sl_once_verdict verdict(redisReply *r, const char **why)
+{
+	enum sl_once_verdict v = sl_once_verdict_of(r, why);
+	if (r)
+		rfree(r);
+	return v;
+}
+
+/* A claim's answer from Redis (shared/once.c's script): OK the first use,
+ * nil a use elsewhere, 0 or 1 the store's data began after (or about when)
+ * the approval was given; anything else, or nothing, cannot show it unused. */
+TEST(once_verdict_of_the_claim_script)
+{
+	const char *why;
+
+	CHECK_INT(verdict(rstr(REDIS_REPLY_STATUS, "OK"), &why), SL_ONCE_FIRST);
+	CHECK(why == NULL);
+	CHECK_INT(verdict(rstr(REDIS_REPLY_NIL, NULL), &why), SL_ONCE_USED);
+	CHECK_INT(verdict(rnum(0), &why), SL_ONCE_UNSURE);
+	CHECK(strstr(why, "restarted empty") != NULL);
+	CHECK_INT(verdict(rnum(1), &why), SL_ONCE_UNSURE);
+	CHECK(strstr(why, "restarted empty") != NULL);
+	/* Hostile or foreign answers are no first use. */
+	CHECK_INT(verdict(rnum(2), &why), SL_ONCE_UNSURE);
+	CHECK(strstr(why, "did not answer") != NULL);
+	CHECK_INT(verdict(rstr(REDIS_REPLY_STRING, "OK"), &why), SL_ONCE_UNSURE);
+	CHECK_INT(verdict(rstr(REDIS_REPLY_STATUS, "QUEUED"), &why), SL_ONCE_UNSURE);
+	CHECK_INT(verdict(rstr(REDIS_REPLY_ERROR, "ERR user_script:3: attempt to perform arithmetic on a nil value"), &why),
+		  SL_ONCE_UNSURE);
+	CHECK_INT(verdict(rarr(1, rstr(REDIS_REPLY_STATUS, "OK")), &why), SL_ONCE_UNSURE);
+	CHECK_INT(verdict(NULL, &why), SL_ONCE_UNSURE);
+	CHECK(strstr(why, "did not answer") != NULL);
+}
+
 TEST(sharedstate_results_owners_and_count_cap)
 {
 	struct sl_results *r = sl_results_new(60000, 1u << 20);
@@ -196,27 +248,27 @@ TEST(once_claims_each_id_once_and_never_forgets_a_live_one)
 	struct sl_once *o = sl_once_new(2);
 	struct sl_once_wait *w = NULL;
 	const char *why;
-	unsigned long long later = sl_seal_now() + 60;
+	unsigned long long now = sl_seal_now(), later = now + 60;
 
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	/* Another purpose is another mark. */
-	CHECK_INT(sl_once_claim(o, NULL, "code", "aa", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "bb", later, NULL, NULL, &w, &why), SL_ONCE_UNSURE);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "bb", now, later, NULL, NULL, &w, &why), SL_ONCE_UNSURE);
 	CHECK(why && strstr(why, "too many approvals") != NULL);
-	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "confirm", "aa", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	CHECK_INT(sl_once_count(o), 2);
 	CHECK(w == NULL);
 	sl_once_free(o);
 	/* A claim given back (its effect never started) may be claimed again. */
 	o = sl_once_new(4);
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
 	sl_once_release(o, NULL, "code", "ee");
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
-	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", later, NULL, NULL, &w, &why), SL_ONCE_USED);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_FIRST);
+	CHECK_INT(sl_once_claim(o, NULL, "code", "ee", now, later, NULL, NULL, &w, &why), SL_ONCE_USED);
 	sl_once_free(o);
 	/* Nothing to keep the marks (no gateway): nothing is approved. */
-	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", later, NULL, NULL, &w, &why),
+	CHECK_INT(sl_once_claim(NULL, NULL, "confirm", "cc", now, later, NULL, NULL, &w, &why),
 		  SL_ONCE_UNSURE);
 	CHECK(why != NULL);
 }
