@@ -18,7 +18,8 @@ try {
 		const count = (via) => p.scenarios.filter((s) => passes(p[via].results.get(s))).length;
 		console.log(`### ${version}: server scenarios\n\n${serverTable(p, KNOWN_SERVER[v])}\n\n` +
 			`${p.scenarios.length} scenarios; passing: directly ${count('direct')}, through sluice over ` +
-			`stdio ${count('stdio')}, as a URL upstream ${count('url')} (${p.secs.toFixed(0)} s).\n`);
+			`stdio ${count('stdio')}, as a URL upstream ${count('url')}` +
+			`${p.pinned ? `, as a URL upstream pinned to 2026-07-28 ${count('pinned')}` : ''} (${p.secs.toFixed(0)} s).\n`);
 		const scenarios = await clientScenarios(v);
 		const results = await pool(scenarios, 4, (s) => runClientScenario(v, s));
 		const rows = scenarios.map((s, i) => `| ${s} | ${cell(results[i])} | ${KNOWN_CLIENT[v][s] ?? ''} |`);
