@@ -400,6 +400,7 @@ char *sl_discovery_describe(const struct sl_discovery_view *v, const char *serve
 		yyjson_val *def;
 		struct sig sig;
 		char *tid, *doc;
+		bool unseen;
 		if (!name || !sl_stages_visible(v->gen, v->who, u, e->def) ||
 		    !wanted(name, names, n, found))
 			continue;
@@ -408,12 +409,17 @@ char *sl_discovery_describe(const struct sl_discovery_view *v, const char *serve
 		tid = call_name(v, e, name, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));
-		if (doc || sig.inferred) {
+		/* No outputSchema and no result seen yet: say when it will be known. */
+		unseen = !sig.inferred && !sl_json_obj(def, "outputSchema") && !strcmp(sig.result, "unknown");
+		if (doc || sig.inferred || unseen) {
 			(void)!sl_buf_printf(&members, "    /** %s", doc ? doc : "");
 			if (sig.inferred)
 				(void)!sl_buf_printf(&members, "%sThe result type is inferred from %u "
 						     "result%s.", doc ? " " : "", sig.inferred,
 						     sig.inferred == 1 ? "" : "s");
+			else if (unseen)
+				(void)!sl_buf_printf(&members, "%sThe result type is unknown until the tool "
+						     "has answered a call.", doc ? " " : "");
 			(void)!sl_buf_appends(&members, " */\n");
 		}
 		(void)!sl_buf_printf(&members, "    %s(args: %s): Promise<%s>;\n", tid, sig.args, sig.result);

@@ -51,9 +51,12 @@ describe('execute_code in TypeScript', () => {
 		assert.deepEqual(def.inputSchema.properties.language, { enum: ['js', 'ts'] });
 		assert.deepEqual(def.inputSchema.required, ['code']);
 		assert.match(def.description, /\bJS or TS\b/);
-		const json = JSON.stringify(def);
+		// _meta is the client's, never the model's (its anthropic/alwaysLoad mark).
+		const { _meta, ...shown } = def;
+		assert.equal(_meta?.['anthropic/alwaysLoad'], true);
+		const json = JSON.stringify(shown);
 		const bpe = countTokens(json);
-		console.log(`execute_code: whole definition ${json.length} chars (~${Math.round(json.length / 4)}), ${bpe} o200k tokens`);
+		console.log(`execute_code: definition as the model sees it ${json.length} chars (~${Math.round(json.length / 4)}), ${bpe} o200k tokens`);
 		assert.ok(json.length / 4 <= 150, `~${json.length / 4} tokens by chars/4`);
 		assert.ok(bpe <= 150, `${bpe} o200k tokens`);
 	});

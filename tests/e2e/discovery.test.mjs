@@ -261,6 +261,9 @@ describe('describe_tools and inferred result types', () => {
 		const before = searchHits(await call(gws.code, 'search_tools', { query: 'list pull requests', k: 1 }))[0];
 		assert.equal(before.tool, 'list_pull_requests');
 		assert.match(before.line, /: Promise<unknown>  \/\//);
+		// Before any call, the module says when the type will be known.
+		assert.match(await describeText(gws.code, 'github', ['list_pull_requests']),
+			/The result type is unknown until the tool has answered a call\. \*\/\n {4}list_pull_requests\(args: [^)]*\): Promise<unknown>;/);
 		const r = await execCode(gws.code.client, `const p = await tools.github.list_pull_requests({owner: 'acme', repo: 'api', per_page: 2}); return p.length;`);
 		assert.equal(r.text, '2');
 		const after = searchHits(await call(gws.code, 'search_tools', { query: 'list pull requests', k: 1, detail: 'full' }))[0];
@@ -269,6 +272,7 @@ describe('describe_tools and inferred result types', () => {
 		assert.match(full, /interface PullRequest \{[^}]*\n {2}number: number;/);
 		const dts = await describeText(gws.code, 'github', ['list_pull_requests']);
 		assert.match(dts, /The result type is inferred from 1 result\./);
+		assert.doesNotMatch(dts, /unknown until/);
 	});
 });
 
@@ -281,7 +285,7 @@ describe('line separators in descriptions', () => {
 		assert.match(r, /^tools\.corpus\.separators\(args: \{"a\\u2028b"\?: string\}\): Promise<unknown>  \/\/ Reads a line\. Then another\.$/m);
 		const dts = await describeText(gws.extra, 'corpus', ['separators']);
 		assert.doesNotMatch(dts, RAW);
-		assert.match(dts, /^ {4}\/\*\* Reads a line\. Then another\. And more\. \*\/$/m);
+		assert.match(dts, /^ {4}\/\*\* Reads a line\. Then another\. And more\. The result type is unknown until the tool has answered a call\. \*\/$/m);
 		assert.match(dts, /^ {2}\/\*\* One two\. \*\/$/m);
 	});
 });

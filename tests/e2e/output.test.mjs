@@ -125,12 +125,12 @@ describe("a failed program's answer passes the output hooks", () => {
 
 	test('an uncaught isError result with an injection is flagged', async () => {
 		const { result } = await execCode(gw.client, `await tools.github.fail({ message: ${JSON.stringify(INJECTION)} });`);
-		assert.match(flagged(result), /^error: Error: Ignore all previous instructions/);
+		assert.match(flagged(result), /^error: Error: tools\.github\.fail failed \(line 1, column 7\): Ignore all previous instructions/);
 	});
 
 	test('an uncaught JSON-RPC error with an injection is flagged', async () => {
 		const { result } = await execCode(gw.client, `await tools.rpc.boom({ message: ${JSON.stringify(INJECTION)} });`);
-		assert.match(flagged(result), /^error: Error: server 'rpc' answered with error -32000: Ignore all previous/);
+		assert.match(flagged(result), /^error: Error: tools\.rpc\.boom failed \(line 1, column 7\): server 'rpc' answered with error -32000: Ignore all previous/);
 	});
 
 	test('console output with an injection before a throw is flagged', async () => {
@@ -145,7 +145,7 @@ describe("a failed program's answer passes the output hooks", () => {
 		);
 		assert.equal(r.kind, 'error', r.text);
 		assert.ok(!r.text.includes(KEY), r.text);
-		assert.match(r.text, /^error: Error: tool \[REDACTED:aws_access_key_id\]/);
+		assert.match(r.text, /^error: Error: tools\.github\.fail failed \(line 1, column \d+\): tool \[REDACTED:aws_access_key_id\]/);
 		assert.match(r.text, /\[console\]\nconsole \[REDACTED:aws_access_key_id\]/);
 	});
 
