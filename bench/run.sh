@@ -130,7 +130,7 @@ floor() {
 	echo "bare fork's p50 in this run ($fork us, the mean of before and after), TypeScript to JavaScript."
 	echo
 	printf '| %-34s | %9s | %9s | %6s | %6s | %-7s |\n' goal p50 "against" ratio goal met
-	printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------ ----------: ----------: --------: --------: ---------
+	printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------ -----------: -----------: -------: -------: ---------
 	goal() { # label p50 against-label against goal
 		awk -v l="$1" -v p="$2" -v al="$3" -v a="$4" -v g="$5" 'BEGIN {
 			r = p / a
