@@ -130,11 +130,11 @@ floor() {
 	echo "bare fork's p50 in this run ($fork us, the mean of before and after), TypeScript to JavaScript."
 	echo
 	printf '| %-34s | %9s | %9s | %6s | %6s | %-7s |\n' goal p50 "against" ratio goal met
-	printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------ -----------: -----------: -------: -------: ---------
+	printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------ ----------: ----------: -------: -------: ---------
 	goal() { # label p50 against-label against goal
 		awk -v l="$1" -v p="$2" -v al="$3" -v a="$4" -v g="$5" 'BEGIN {
 			r = p / a
-			printf "| %-34s | %9.0f | %9s | %5.2fx | %5.1fx | %-7s |\n", l, p, al, r, g, \
+			printf "| %-34s | %9.0f | %9s | %5.3fx | %5.1fx | %-7s |\n", l, p, al, r, g, \
 				(r <= g ? "met" : "**not**") }'
 	}
 	goal "return 1, paced 1 s apart" "$slow" "fork" "$fork" 1.0
