@@ -96,18 +96,28 @@ char *sl_url_encode(const char *s)
 	return out;
 }
 
-size_t sl_base64url(const void *p, size_t n, char *out)
+/* Base64 of p in out (NUL-terminated): the URL alphabet without padding,
+ * or the standard one with it. */
+static size_t encode64(const void *p, size_t n, char *out, bool url)
 {
 	struct base64_encode_ctx ctx;
 	size_t k;
 
-	base64url_encode_init(&ctx);
+	if (url)
+		base64url_encode_init(&ctx);
+	else
+		base64_encode_init(&ctx);
 	k = base64_encode_update(&ctx, out, n, p);
 	k += base64_encode_final(&ctx, out + k);
-	while (k && out[k - 1] == '=')
+	while (url && k && out[k - 1] == '=')
 		k--;
 	out[k] = '\0';
 	return k;
+}
+
+size_t sl_base64url(const void *p, size_t n, char *out)
+{
+	return encode64(p, n, out, true);
 }
 
 void *sl_unbase64url(const char *s, size_t n, size_t *len)
@@ -141,14 +151,7 @@ void *sl_unbase64url(const char *s, size_t n, size_t *len)
 
 size_t sl_base64(const void *p, size_t n, char *out)
 {
-	struct base64_encode_ctx ctx;
-	size_t k;
-
-	base64_encode_init(&ctx);
-	k = base64_encode_update(&ctx, out, n, p);
-	k += base64_encode_final(&ctx, out + k);
-	out[k] = '\0';
-	return k;
+	return encode64(p, n, out, false);
 }
 
 void *sl_unbase64(const char *s, size_t n, size_t *len)
