@@ -894,7 +894,9 @@
 	const STROKE = { 'ø': 'o', 'Ø': 'O', 'ł': 'l', 'Ł': 'L', 'đ': 'd', 'Đ': 'D', 'ħ': 'h', 'Ħ': 'H' };
 	const collKey = (s, numeric, ignorePunct) => {
 		const base = [], accents = [], cases = [];
-		const nfd = StringC(s).normalize('NFD').replace(/[øØłŁđĐħĦ]/g, (c) => STROKE[c] + '\u0338');
+		s = StringC(s);
+		// ASCII is its own NFD, and is classified below without a regex.
+		const nfd = /^[\x00-\x7f]*$/.test(s) ? s : s.normalize('NFD').replace(/[øØłŁđĐħĦ]/g, (c) => STROKE[c] + '\u0338');
 		for (let i = 0; i < nfd.length;) {
 			const c = nfd.codePointAt(i);
 			const ch = StringC.fromCodePoint(c);
@@ -905,8 +907,9 @@
 				for (const x of EXPAND[ch]) { base.push([2, x.toLowerCase().charCodeAt(0)]); accents.push(''); cases.push(x === x.toLowerCase() ? 3 : 4); }
 				continue;
 			}
-			const lower = ch.toLowerCase();
-			const isLetter = lower !== ch.toUpperCase() || /\p{L}/u.test(ch);
+			const ascii = c < 0x80, folded = c | 0x20;
+			const lower = ascii ? (c >= 0x41 && c <= 0x5a ? StringC.fromCharCode(folded) : ch) : ch.toLowerCase();
+			const isLetter = ascii ? folded >= 0x61 && folded <= 0x7a : lower !== ch.toUpperCase() || /\p{L}/u.test(ch);
 			if (numeric && c >= 0x30 && c <= 0x39) {
 				let j = i;
 				while (j < nfd.length && nfd.charCodeAt(j) >= 0x30 && nfd.charCodeAt(j) <= 0x39) j++;
@@ -916,7 +919,10 @@
 				accents.push(''); cases.push(0);
 				continue;
 			}
-			if (/[\s\p{P}\p{S}]/u.test(ch)) { if (ignorePunct) continue; const k = PUNCT.indexOf(ch); base.push([0, k >= 0 ? k : 64 + c]); }
+			// ASCII: spaces, and every printable character but letters and digits, are \s, P or S.
+			const spaceOrMark = ascii ? (c >= 9 && c <= 13) || (c >= 32 && c < 127 && !isLetter && !(c >= 0x30 && c <= 0x39)) :
+				/[\s\p{P}\p{S}]/u.test(ch);
+			if (spaceOrMark) { if (ignorePunct) continue; const k = PUNCT.indexOf(ch); base.push([0, k >= 0 ? k : 64 + c]); }
 			else if (c >= 0x30 && c <= 0x39) base.push([1, 1, ch]);
 			else if (isLetter) base.push([2, lower.codePointAt(0)]);
 			else base.push([3, c]);
@@ -924,6 +930,21 @@
 			cases.push(isLetter && ch !== lower ? 2 : 0);
 		}
 		return { base, accents, cases };
+	};
+	// A sort compares each string many times: its key is made once, kept in
+	// a bounded cache per option pair (emptied when full; counted in the
+	// program's heap like any of its objects).
+	const KEYS_MAX = 8192;
+	const keyCaches = [new Map(), new Map(), new Map(), new Map()];
+	const cachedKey = (s, numeric, ignorePunct) => {
+		const m = keyCaches[(numeric ? 1 : 0) + (ignorePunct ? 2 : 0)];
+		let k = m.get(s);
+		if (k === undefined) {
+			if (m.size >= KEYS_MAX) m.clear();
+			k = collKey(s, numeric, ignorePunct);
+			m.set(s, k);
+		}
+		return k;
 	};
 	const cmpElem = (a, b) => {
 		for (let i = 0; i < a.length; i++) {
@@ -956,7 +977,10 @@
 		}
 		#compare(a, b) {
 			const o = this.#o;
-			const x = collKey(a, o.numeric, o.ignorePunctuation), y = collKey(b, o.numeric, o.ignorePunctuation);
+			a = StringC(a);
+			b = StringC(b);
+			if (a === b) return 0;
+			const x = cachedKey(a, o.numeric, o.ignorePunctuation), y = cachedKey(b, o.numeric, o.ignorePunctuation);
 			let r = cmpList(x.base, y.base, cmpElem);
 			if (r || o.sensitivity === 'base') return r;
 			if (o.sensitivity !== 'case') {
@@ -1099,8 +1123,11 @@
 		const plain = name === 'toLocaleUpperCase' ? String.prototype.toUpperCase : String.prototype.toLowerCase;
 		define(String.prototype, name, { [name](locales) { checkLocale(locales); return plain.call(this); } }[name]);
 	}
+	let plainCollator; // the one localeCompare without locales or options uses
 	define(String.prototype, 'localeCompare', function localeCompare(that, locales, options) {
 		if (this === undefined || this === null) throw new TypeErrorC('String.prototype.localeCompare called on null or undefined');
+		if (locales === undefined && options === undefined)
+			return (plainCollator ??= new Collator()).compare(StringC(this), StringC(that));
 		return new Collator(locales, options).compare(StringC(this), StringC(that));
 	});
 
