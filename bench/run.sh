@@ -4,8 +4,9 @@
 # costs and the redaction engine, measured in one run on this machine. Numbers, not
 # pass/fail, except that a wrong code-mode answer fails the run.
 #
-# Prints markdown, one table per section, and writes the same to bench/results/latest.md
-# and a chart of the scenarios' tokens to bench/results/latest.png (gnuplot).
+# Prints markdown, one table per section, and writes the same to bench/results/latest.md,
+# a chart of the scenarios' tokens to bench/results/latest.png and one of the cost per
+# request against the catalog's size to bench/results/scale.png (gnuplot).
 # docs/BENCHMARKS.md explains the method. BENCH_CALLS (3000) and BENCH_RUNS (7) scale it
 # (BENCH_HTTP_CALLS and BENCH_REPLICA_CALLS the HTTP and replica sections).
 set -euo pipefail
@@ -21,6 +22,7 @@ mkdir -p "$results"
 
 cc -O2 -o "$tmp/callbench" bench/callbench.c
 cc -O2 -o "$tmp/spawnbench" bench/spawnbench.c
+cc -O2 -Ibuild/third_party/yyjson/src -o "$tmp/serialize" bench/serialize.c build/obj/third_party/yyjson.o
 # Linked against the gateway's library like the unit tests, with the Makefile's libraries.
 ldlibs=$(sed -n 's/^LDLIBS *:= *//p' Makefile)
 cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/third_party/yyjson/src -Ibuild/third_party/quickjs-ng \
@@ -223,6 +225,7 @@ all() {
 	bash bench/http.sh
 	"$node" bench/replica.mjs
 	"$node" bench/toollist.mjs
+	SERIALIZE="$tmp/serialize" BENCH_SCALE_DAT="$tmp/scale.dat" "$node" bench/scale.mjs
 	return "$status"
 }
 set +e
@@ -231,11 +234,16 @@ status=${PIPESTATUS[0]}
 set -e
 cp "$tmp/latest.md" "$results/latest.md"
 
-# The chart: plain against code-mode tokens per scenario.
+# The charts: plain against code-mode tokens per scenario; cost per request against
+# the catalog's size.
 if [ -s "$tmp/tokens.dat" ] && command -v gnuplot > /dev/null; then
 	gnuplot -e "data='$tmp/tokens.dat'; out='$results/latest.png'" bench/chart.gp
 	echo "wrote $results/latest.md and $results/latest.png"
 else
 	echo "wrote $results/latest.md (no chart: gnuplot is missing or the scenarios failed)"
+fi
+if [ -s "$tmp/scale.dat" ] && command -v gnuplot > /dev/null; then
+	gnuplot -e "data='$tmp/scale.dat'; out='$results/scale.png'" bench/scale.gp
+	echo "wrote $results/scale.png"
 fi
 exit "$status"

@@ -240,7 +240,8 @@ static uint64_t names_hash(const struct sl_entries *e)
 	uint64_t h = 0;
 	for (size_t i = 0; i < e->n; i++) {
 		h = sl_hash64(e->v[i].exposed, strlen(e->v[i].exposed) + 1, h);
-		h = sl_hash64(&e->v[i].def, sizeof(void *), h);
+		h = sl_hash64(&e->v[i].up->tools.version, sizeof(uint64_t), h);
+		h = sl_hash64(&e->v[i].up->prompts.version, sizeof(uint64_t), h);
 	}
 	return h;
 }

@@ -54,7 +54,8 @@ struct sl_catalog {
 	struct sl_map uris;
 	struct sl_upstream **ups; /* borrowed from the last rebuild */
 	size_t nups;
-	uint64_t version;         /* bumped by each rebuild that changed the tool names */
+	uint64_t version;         /* bumped by each rebuild that changed the tool names or
+				   * received a server's list anew (struct sl_item_list) */
 	/* Names the gateway answers itself (set by the owner; NULL: none). */
 	bool (*reserved)(const char *name);
 };

@@ -849,8 +849,11 @@ static void fetch_done(struct list_fetch *f)
 	struct sl_upstream *u = f->u;
 	struct sl_item_list *l = list_of(u, f->kind);
 
+	static uint64_t lists_received;
+
 	item_list_dispose(l);
 	*l = f->acc;
+	l->version = ++lists_received;
 	free(f);
 	if (--u->lists_loading == 0) {
 		if (u->lists_dirty) {

@@ -94,6 +94,9 @@ struct sl_item_list {
 	size_t ndocs;
 	yyjson_val **items; /* borrowed from docs */
 	size_t n;
+	uint64_t version;   /* this process's count of lists received when this one
+			     * arrived: never 0 for a list received, never reused, so
+			     * that what is computed from a list can be kept with it */
 };
 
 struct sl_upstream {

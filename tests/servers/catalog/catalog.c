@@ -38,7 +38,7 @@ const char *const cat_levels[] = {
 const size_t cat_levels_count = sizeof(cat_levels) / sizeof(cat_levels[0]);
 
 static const struct cat_backend *const backends[] = {
-	&cat_github, &cat_jira, &cat_slack, &cat_postgres,
+	&cat_github, &cat_jira, &cat_slack, &cat_postgres, &cat_generated,
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -884,16 +884,18 @@ static int start_input(struct cat_server *srv)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: catalog --backend github|jira|slack|postgres "
-		   "[--large-results] [--name NAME]\n"
+	fprintf(f, "usage: catalog --backend github|jira|slack|postgres|generated "
+		   "[--large-results] [--name NAME] [--tools N]\n"
 		   "  An MCP test server on stdio with deterministic fake data.\n"
-		   "  CATALOG_PAGE_SIZE=n pages tools/list n tools at a time.\n");
+		   "  --tools N adds N generated tools (at most %d).\n"
+		   "  CATALOG_PAGE_SIZE=n pages tools/list n tools at a time.\n", CAT_MAX_GENERATED);
 }
 
 int main(int argc, char **argv)
 {
 	static struct cat_server srv;
 	const char *backend = NULL;
+	size_t generated = 0;
 	int rc = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -901,7 +903,15 @@ int main(int argc, char **argv)
 			backend = argv[++i];
 		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			srv.name = argv[++i];
-		else if (!strcmp(argv[i], "--large-results"))
+		else if (!strcmp(argv[i], "--tools") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 0 || v > CAT_MAX_GENERATED) {
+				usage(stderr);
+				return 2;
+			}
+			generated = (size_t)v;
+		} else if (!strcmp(argv[i], "--large-results"))
 			srv.large = true;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
@@ -932,8 +942,10 @@ int main(int argc, char **argv)
 	srv.empty = yyjson_read("{}", 2, 0);
 	for (size_t i = 0; i < srv.backend->ntools; i++)
 		(void)cat_add_tool(&srv, &srv.backend->tools[i], NULL);
-	for (size_t i = 0; i < cat_test_tools_count; i++)
+	for (size_t i = 0; srv.backend != &cat_generated && i < cat_test_tools_count; i++)
 		(void)cat_add_tool(&srv, &cat_test_tools[i], NULL);
+	if (cat_generate_tools(&srv, generated) < 0)
+		die("too many tools");
 
 	rc = start_input(&srv);
 	if (rc < 0) {
@@ -951,6 +963,7 @@ out:
 		free(srv.tools[i]);
 	}
 	free(srv.tools);
+	cat_generated_free();
 	free(srv.line);
 	yyjson_doc_free(srv.empty);
 	uv_loop_close(srv.loop);

@@ -13,6 +13,7 @@
  *   extras.c     resources, resource templates, prompts and completion
  *   data.c       deterministic data: seeded PRNG, dates, prose
  *   github.c jira.c slack.c postgres.c   one fake back end each
+ *   generated.c  --tools N: N generated tools beside the back end's
  *
  * API:
  *   A back end is a struct cat_backend: a table of struct cat_tool (tools
@@ -48,7 +49,8 @@
 #define CAT_AGAIN  1
 
 #define CAT_MAX_LINE      (16u * 1024 * 1024)  /* one input message */
-#define CAT_MAX_TOOLS     1024                 /* dynamic tools included */
+#define CAT_MAX_GENERATED 20000                /* --tools N */
+#define CAT_MAX_TOOLS     (1024 + CAT_MAX_GENERATED) /* dynamic tools included */
 #define CAT_MAX_HUGE      (64u * 1024 * 1024)  /* the huge tool */
 
 /* Tool hints, published as MCP tool annotations. */
@@ -161,7 +163,7 @@ struct cat_server {
 };
 
 /* Back ends and test tools. */
-extern const struct cat_backend cat_github, cat_jira, cat_slack, cat_postgres;
+extern const struct cat_backend cat_github, cat_jira, cat_slack, cat_postgres, cat_generated;
 extern const struct cat_tool cat_test_tools[];
 extern const size_t cat_test_tools_count;
 extern const char *const cat_levels[];
@@ -191,6 +193,10 @@ void cat_call_finish(struct cat_call *call, yyjson_mut_doc *doc,
 void cat_call_drop(struct cat_call *call);
 char *cat_strdup(const char *s);
 void *cat_xmalloc(size_t n);
+
+/* generated.c: n generated tools (--tools n). */
+int cat_generate_tools(struct cat_server *srv, size_t n);
+void cat_generated_free(void);
 
 /* extras.c: resources, prompts, completion.  Each returns 0 with *out set,
  * or a JSON-RPC error code with msg filled. */
