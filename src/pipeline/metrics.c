@@ -244,6 +244,22 @@ void sl_metrics_guard(struct sl_metrics *m, enum sl_metrics_where where, bool wi
 	m->moved++;
 }
 
+static const char *const work_names[SL_METRICS_NWORK] = {
+	[SL_METRICS_PIN_HASH] = "pin_hash",
+	[SL_METRICS_PRESENTED] = "presented",
+	[SL_METRICS_LISTING] = "listing",
+	[SL_METRICS_INDEXED] = "indexed",
+	[SL_METRICS_SIGNATURE] = "signature",
+};
+
+void sl_metrics_work(struct sl_metrics *m, enum sl_metrics_work kind, size_t n)
+{
+	if (!m || !n)
+		return;
+	m->work[kind] += n;
+	m->moved++;
+}
+
 const char *sl_metrics_where_name(enum sl_metrics_where w)
 {
 	return where_names[w];
@@ -407,4 +423,10 @@ void sl_metrics_render(const struct sl_metrics *m, struct sl_buf *b)
 		for (int a = 0; a < 2; a++)
 			PUT(b, "sluice_guard_flags_total{where=\"%s\",action=\"%s\"} %llu\n",
 			    where_names[w], a ? "withheld" : "warned", (unsigned long long)m->guard[w][a]);
+
+	family(b, "sluice_catalog_work_total", "counter",
+	       "Work done on tool definitions, by kind: it follows the catalog's changes, not requests.");
+	for (int k = 0; k < SL_METRICS_NWORK; k++)
+		PUT(b, "sluice_catalog_work_total{kind=\"%s\"} %llu\n", work_names[k],
+		    (unsigned long long)m->work[k]);
 }

@@ -25,6 +25,7 @@
  *   sl_metrics_call(m, c);              a finished call (the telemetry stage's finish)
  *   sl_metrics_program(m, o);           a finished program (its output hook)
  *   sl_metrics_redacted(m, where, n);   sl_metrics_guard(m, where, withheld);
+ *   sl_metrics_work(m, kind, n);        work on tool definitions (by catalog change)
  *   sl_metrics_render(m, &buf);         the families, Prometheus text format 0.0.4
  */
 #ifndef SL_PIPELINE_METRICS_H
@@ -59,6 +60,17 @@ enum sl_metrics_where {
 	SL_METRICS_NWHERE,
 };
 
+/* Work done on tool definitions, the cost that should follow a catalog's
+ * changes and not its requests (issue 35; docs/METRICS.md). */
+enum sl_metrics_work {
+	SL_METRICS_PIN_HASH,   /* a definition hashed for pinning */
+	SL_METRICS_PRESENTED,  /* a definition cleaned and written as clients see it */
+	SL_METRICS_LISTING,    /* a tools/list listing rendered whole */
+	SL_METRICS_INDEXED,    /* a definition added to the search index */
+	SL_METRICS_SIGNATURE,  /* a definition's TypeScript signature made */
+	SL_METRICS_NWORK,
+};
+
 /* A histogram: counts per bucket (not cumulative), the last past every
  * bound, and the sum of the observations in seconds. */
 struct sl_metrics_hist {
@@ -90,6 +102,7 @@ struct sl_metrics {
 	uint64_t cache_hits, cache_misses;
 	uint64_t redactions[SL_METRICS_NWHERE];
 	uint64_t guard[SL_METRICS_NWHERE][2]; /* [where][withheld] */
+	uint64_t work[SL_METRICS_NWORK];
 	uint64_t moved;                /* grows with every count (the OTLP export's "dirty") */
 };
 
@@ -108,6 +121,8 @@ void sl_metrics_program(struct sl_metrics *m, const struct sl_output *o);
 void sl_metrics_redacted(struct sl_metrics *m, enum sl_metrics_where where, size_t n);
 /* The guard flagged text of where: withheld, or marked with a warning. */
 void sl_metrics_guard(struct sl_metrics *m, enum sl_metrics_where where, bool withheld);
+/* n units of work of kind done. */
+void sl_metrics_work(struct sl_metrics *m, enum sl_metrics_work kind, size_t n);
 
 /* The index of a program outcome in sl_metrics_program_outcomes ("other"
  * for one not listed; NULL is "error"). */
