@@ -298,6 +298,8 @@ struct pattern {
 	int weight;
 	pcre2_code *code;
 	char *owned;              /* a custom pattern's reason */
+	size_t minlen;            /* PCRE2's lower bound on a match's length (in characters,
+				   * never more than their bytes): a shorter text is not tried */
 };
 
 /* One generation's guard: the settings of its sluice.guard, the built-in
@@ -339,8 +341,11 @@ static pcre2_code *compile(const char *re, struct sl_err *err)
 static void add_pattern(struct sl_guard *g, const char *reason, int weight, pcre2_code *code,
 			char *owned)
 {
+	uint32_t minlen = 0;
+	if (pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &minlen) != 0)
+		minlen = 0;
 	g->v = sl_realloc(g->v, (g->n + 1) * sizeof(*g->v));
-	g->v[g->n++] = (struct pattern){ reason, weight, code, owned };
+	g->v[g->n++] = (struct pattern){ reason, weight, code, owned, minlen };
 }
 
 static void guard_free(struct sl_guard *g)
@@ -872,7 +877,7 @@ static void match_all(struct scan *sc, const char *s, size_t n)
 {
 	const struct sl_guard *g = sc->g;
 	for (size_t i = 0; i < g->n; i++) {
-		if (sc->hit[i])
+		if (sc->hit[i] || n < g->v[i].minlen)
 			continue;
 		if (pcre2_match(g->v[i].code, (PCRE2_SPTR)s, n, 0, 0, g->md, g->mctx) >= 0)
 			sc->hit[i] = true;

@@ -169,6 +169,9 @@ static const char *const secret_keys[] = {
 struct pattern {
 	char *kind;
 	pcre2_code *re;
+	size_t minlen; /* PCRE2's lower bound on a match's length: a shorter rest of the
+			* text is not tried (most strings of a call are keys and short
+			* values, and a match attempt costs far more than this test) */
 };
 
 /* One generation's redaction: its compiled patterns and settings. */
@@ -208,7 +211,7 @@ static int find_hits(const struct sl_redaction *r, const char *in, size_t len, s
 
 	for (size_t p = 0; p < r->npats; p++) {
 		size_t off = 0;
-		while (off <= len) {
+		while (off <= len && len - off >= r->pats[p].minlen) {
 			int rc = pcre2_match(r->pats[p].re, (PCRE2_SPTR)in, len, off, 0, r->md, r->mctx);
 			PCRE2_SIZE *ov;
 			if (rc == PCRE2_ERROR_NOMATCH)
@@ -557,9 +560,14 @@ static int add_pattern(struct sl_redaction *r, const char *kind, const char *re,
 	}
 	/* Without JIT (a kernel that forbids executable mappings) PCRE2's
 	 * interpreter runs the same pattern, only slower. */
+	uint32_t minlen = 0;
 	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+	/* In code units, so in characters for a UTF pattern: never more than
+	 * the bytes they take. */
+	if (pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &minlen) != 0)
+		minlen = 0;
 	r->pats = sl_realloc(r->pats, (r->npats + 1) * sizeof(*r->pats));
-	r->pats[r->npats++] = (struct pattern){ sl_strdup(kind), code };
+	r->pats[r->npats++] = (struct pattern){ sl_strdup(kind), code, minlen };
 	return SL_OK;
 }
 

@@ -239,6 +239,33 @@ TEST(redaction_every_builtin_has_a_positive_sample)
 	done();
 }
 
+/* A pattern is not tried on a rest of the text shorter than its shortest
+ * match (PCRE2's minimum length): a secret that ends the text exactly, the
+ * tightest case, is still found (a URL's password needs its host after it). */
+TEST(redaction_secret_that_ends_the_text)
+{
+	static char b[4096], secret[4096];
+	const char *kind;
+
+	init_default();
+	for (size_t i = 0; (kind = sl_redact_builtin_kind(i)); i++) {
+		char *out = NULL;
+		size_t n, len;
+		if (!strcmp(kind, "url_password") || !sample(kind, b, secret))
+			continue;
+		len = strlen(b) - strlen(" (end)");
+		b[len] = '\0';
+		n = sl_redact_text(red, b, len, &out);
+		if (n != 1 || !out || strstr(out, secret)) {
+			fprintf(stderr, "  kind %s at the end: %zu replacement(s): %s\n", kind, n,
+				out ? out : "(none)");
+			CHECK(!"a secret ending the text is redacted");
+		}
+		free(out);
+	}
+	done();
+}
+
 TEST(redaction_keeps_context_around_secret)
 {
 	char *out = NULL;
