@@ -31,6 +31,7 @@
 /* The stage's state: none when sluice.audit.enabled is false. */
 struct audit {
 	int fd;
+	bool regular;           /* a regular file (not a pipe, a device): a partial line can be cut */
 	char *file;             /* its path: the admin page reads the tail there */
 };
 
@@ -218,8 +219,6 @@ char *sl_audit_admin_line(const char *action, const char *server, const char *to
 
 static void emit(const struct audit *A, char *line, size_t len)
 {
-	struct stat st;
-	bool regular = fstat(A->fd, &st) == 0 && S_ISREG(st.st_mode);
 	size_t off = 0;
 
 	while (off < len) {
@@ -230,9 +229,14 @@ static void emit(const struct audit *A, char *line, size_t len)
 			/* Never fail a call over its log line; say it once per line. */
 			sl_log(SL_LOG_ERROR, "audit: write failed: %s", w < 0 ? strerror(errno) : "no progress");
 			/* A disk that filled up mid-line: cut the part that went out,
-			 * so the file holds whole lines only. */
-			if (off > 0 && regular && ftruncate(A->fd, st.st_size) < 0)
-				sl_log(SL_LOG_ERROR, "audit: cannot remove a partial line: %s", strerror(errno));
+			 * so the file holds whole lines only. With O_APPEND the
+			 * offset is the end of what was written (no stat per line). */
+			if (off > 0 && A->regular) {
+				off_t end = lseek(A->fd, 0, SEEK_CUR);
+				if (end < (off_t)off || ftruncate(A->fd, end - (off_t)off) < 0)
+					sl_log(SL_LOG_ERROR, "audit: cannot remove a partial line: %s",
+					       strerror(errno));
+			}
 			break;
 		}
 		off += (size_t)w;
@@ -417,6 +421,7 @@ static int audit_init(const struct sl_config *cfg, const struct sl_services *svc
 {
 	struct audit_conf ac = { 0 };
 	struct audit *A;
+	struct stat st;
 	char *dir;
 	int fd, rc = sl_conf_load(&audit_conf, section, &ac, err);
 
@@ -447,6 +452,7 @@ static int audit_init(const struct sl_config *cfg, const struct sl_services *svc
 	}
 	A = sl_alloc(sizeof(*A));
 	A->fd = fd;
+	A->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	A->file = ac.file;
 	ac.file = NULL;
 	*state = A;
