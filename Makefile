@@ -11,6 +11,8 @@
 #   make install PREFIX=/usr/local   the binary, sluice(1) and the bash completion
 #   make deb        build/sluice_<version>_<arch>.deb (dpkg-buildpackage; docs/PACKAGING.md)
 #   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
+#   make release    build/release/: the source tarball and the .deb of this commit, SHA256SUMS
+#                   (a clean tree only; docs/RELEASES.md)
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"] [FUZZ_JOBS=1]
@@ -18,6 +20,10 @@
 #                   one per core side by side
 
 VERSION  := 0.1.0
+# The commit a build is made from (docs/RELEASES.md): a COMMIT file's (what a
+# release tarball carries, and the Debian package's build tree), else git's,
+# "-dirty" when the tree has changes; "unknown" without either.
+COMMIT   := $(shell { cat COMMIT 2>/dev/null || git describe --always --dirty --abbrev=12 --match=- 2>/dev/null || echo unknown; } | head -n1 | tr -cd '0-9a-zA-Z.+_-')
 # Parallel by default, one job per core: a -j on the command line wins, and
 # sub-makes (make fuzz's, make run's) share the top make's jobs. Not when
 # cleaning, which must not race the build it precedes.
@@ -85,8 +91,10 @@ STRIP_O  := $(OBJ)/gen/stripper.o
 # Code mode's host APIs in JavaScript (src/sandbox/runtime.js), compiled to
 # bytecode by the same tool.
 RT_O     := $(OBJ)/gen/runtime.o
+COMMIT_O := $(OBJ)/gen/commit.o
 
-.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man deb test-deb
+.PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man deb test-deb \
+	release print-commit FORCE
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -138,7 +146,21 @@ $(RT_O): $(GEN)/runtime.c
 	@mkdir -p $(dir $@)
 	$(CC) $(subst fuzzer-no-link$(comma),,$(TPFLAGS)) -c $< -o $@
 
-$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O) $(RT_O)
+# Rewritten only when the commit changes: a new commit relinks, nothing more.
+$(GEN)/commit.c: FORCE
+	@mkdir -p $(dir $@)
+	@printf 'const char sl_build_commit[] = "%s";\n' '$(COMMIT)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+# For scripts (deb.sh, release.sh): the commit a build from this tree carries.
+print-commit:
+	@echo '$(COMMIT)'
+
+$(COMMIT_O): $(GEN)/commit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TPFLAGS) -c $< -o $@
+
+$(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O) $(RT_O) $(COMMIT_O)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -204,6 +226,9 @@ deb:
 
 test-deb: setup deb
 	@bash scripts/deb.sh test
+
+release:
+	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL bash scripts/release.sh
 
 clean:
 	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)

@@ -38,6 +38,8 @@ build() {
 	rm -rf build/deb && mkdir -p "$dir/build"
 	# The sources as they are (committed or not), without build output.
 	tar -c --exclude=./build --exclude=./node_modules --exclude=./.git . | tar -x -C "$dir"
+	# The commit the binary reports (sluice --version), for a tree without .git.
+	make -s --no-print-directory print-commit > "$dir/COMMIT"
 	# What setup fetched, mtimes kept so that make sees it current.
 	cp -a build/third_party build/stripper "$dir/build/"
 	note "dpkg-buildpackage in $dir"
@@ -91,7 +93,8 @@ inroot() {
 		die "/etc/sluice/sluice.json is not a conffile"
 	chroot "$root" getent passwd sluice | grep -q ':/var/lib/sluice:' ||
 		die "the postinst made no system user sluice with home /var/lib/sluice"
-	[ "$(chroot "$root" /usr/bin/sluice --version)" = "sluice $version" ] || die "sluice --version is not $version"
+	[ "$(chroot "$root" /usr/bin/sluice --version)" = "sluice $version (commit $(make -s --no-print-directory print-commit))" ] ||
+		die "sluice --version is not $version (commit $(make -s --no-print-directory print-commit))"
 	# The example config and the shipped conffile load (policy check
 	# parses the whole config and starts no server).
 	for f in /usr/share/doc/sluice/examples/sluice.json /etc/sluice/sluice.json; do

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			printf("sluice %s\n", SL_VERSION);
+			printf("sluice %s (commit %s)\n", SL_VERSION, sl_build_commit);
 			return 0;
 		} else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && i + 1 < argc) {
 			path = argv[++i];

@@ -22,6 +22,10 @@
 #define SL_NORETURN   __attribute__((noreturn))
 #define SL_COUNT(a)   (sizeof(a) / sizeof((a)[0]))
 
+/* The commit this build was made from (the Makefile's COMMIT: a hash, with
+ * "-dirty" for a tree with changes, or "unknown"); SL_VERSION its version. */
+extern const char sl_build_commit[];
+
 enum {
 	SL_OK = 0,
 	SL_ERR_INVALID = -1,   /* bad input: a clear message is in the sl_err */

@@ -104,8 +104,8 @@ char *sl_gateway_metrics(struct sl_gateway *gw, const struct sl_front_stats *f, 
 	struct sl_buf b;
 
 	sl_buf_init(&b, SIZE_MAX);
-	family(&b, "sluice_build_info", "gauge", "Always 1: the running sluice's version.");
-	PUT(&b, "sluice_build_info{version=\"%s\"} 1\n", SL_VERSION);
+	family(&b, "sluice_build_info", "gauge", "Always 1: the running sluice's version and commit.");
+	PUT(&b, "sluice_build_info{version=\"%s\",commit=\"%s\"} 1\n", SL_VERSION, sl_build_commit);
 	family(&b, "process_start_time_seconds", "gauge",
 	       "When sluice started, in seconds since the Unix epoch.");
 	PUT(&b, "process_start_time_seconds %.3f\n", gw->gen->metrics->start_time);

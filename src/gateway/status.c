@@ -18,6 +18,7 @@ yyjson_mut_val *sl_gateway_status_doc(struct sl_gateway *gw, uint32_t sessions,
 	yyjson_mut_val *root = yyjson_mut_obj(d), *ups;
 
 	yyjson_mut_obj_add_str(d, root, "version", SL_VERSION);
+	yyjson_mut_obj_add_str(d, root, "commit", sl_build_commit);
 	yyjson_mut_obj_add_uint(d, root, "uptimeSeconds", (sl_now_ms() - gw->started_ms) / 1000);
 	yyjson_mut_obj_add_uint(d, root, "configGeneration", gw->gen->number);
 	ups = yyjson_mut_arr(d);

@@ -1,6 +1,7 @@
 // The command line: --version, check, and config errors.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -8,11 +9,17 @@ import { runSluice, writeConfig, catalog, everything, closeAll } from './helpers
 
 after(closeAll);
 
-test('sluice --version prints the version', async () => {
+test('sluice --version prints the version and the commit it was built from', async () => {
+	const head = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=12', '--match=-'],
+		{ cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' });
 	for (const flag of ['--version', '-V']) {
 		const r = await runSluice([flag]);
 		assert.equal(r.code, 0);
-		assert.match(r.stdout, /^sluice \d+\.\d+\.\d+/);
+		const m = /^sluice (\d+\.\d+\.\d+) \(commit ([0-9a-z.+_-]+)\)\n$/.exec(r.stdout);
+		assert.ok(m, r.stdout);
+		// Built from this tree (the build may predate its last edit: -dirty aside).
+		if (head.status === 0)
+			assert.equal(m[2].replace(/-dirty$/, ''), head.stdout.trim().replace(/-dirty$/, ''));
 	}
 });
 

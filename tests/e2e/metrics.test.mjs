@@ -102,8 +102,8 @@ describe('GET /metrics', () => {
 
 	test('the gauges: build, upstreams, sandbox boundaries as `sluice doctor` reports them, sessions, budget', async () => {
 		const { samples } = await scrape();
-		const version = (await runSluice(['--version'])).stdout.trim().split(' ')[1];
-		assert.equal(value(samples, 'sluice_build_info', { version }), 1);
+		const [, version, commit] = /^sluice (\S+) \(commit (\S+)\)/.exec((await runSluice(['--version'])).stdout);
+		assert.equal(value(samples, 'sluice_build_info', { version, commit }), 1);
 		const start = value(samples, 'process_start_time_seconds');
 		assert.ok(start > Date.now() / 1000 - 60 && start <= Date.now() / 1000, `start time ${start}`);
 		assert.equal(value(samples, 'sluice_config_generation'), 1);
