@@ -53,6 +53,11 @@ while read -r pkg; do
 		missing+=(nodejs npm)
 		continue
 	fi
+	if [ "$pkg" = kubernetes-client ]; then
+		# tests/e2e/kubernetes renders deploy/kubernetes with `kubectl kustomize`:
+		# any kubectl will do, and another one (a cloud SDK's) would conflict.
+		command -v kubectl >/dev/null 2>&1 && continue
+	fi
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$pkg")
 done < "$top/scripts/deps/debian-packages"
