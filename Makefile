@@ -13,6 +13,10 @@
 #   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
 #   make release    build/release/: the source tarball and the .deb of this commit, SHA256SUMS
 #                   (a clean tree only; docs/RELEASES.md)
+#   make image      build/image: an OCI image (Debian 12 libraries, build/sluice), offline and
+#                   reproducibly; prints its digest and size (scripts/image.sh; docs/CONTAINERS.md)
+#   make test-image run it with crun as Kubernetes would, with deploy/seccomp/sluice.json
+#                   and with the default profile; doctor, tools, execute_code over HTTP
 #   make docs       docs/CONFIG.md from the config key tables (a unit test checks it is current)
 #   make test SAN=address,undefined    the same under ASan and UBSan (separate build dir)
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="jsonrpc config"] [FUZZ_JOBS=1]
@@ -94,7 +98,7 @@ RT_O     := $(OBJ)/gen/runtime.o
 COMMIT_O := $(OBJ)/gen/commit.o
 
 .PHONY: all run test unit e2e bench soak attack install clean setup fuzz docs man deb test-deb \
-	release print-commit FORCE
+	release print-commit FORCE image test-image
 all: $(SLUICE)
 
 $(SETUP_STAMP): scripts/deps/pins
@@ -229,6 +233,15 @@ test-deb: setup deb
 
 release:
 	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL bash scripts/release.sh
+
+# The OCI image, one layer from Debian 12's packages and this build
+# (scripts/image.sh: mmdebstrap, umoci; packages cached in build/image-cache).
+image: $(SLUICE)
+	@bash scripts/image.sh build
+
+# Unpacked and run by crun, driven by the SDK client (tests/image/run.mjs).
+test-image: setup image $(CATALOG)
+	@CATALOG=$(abspath $(CATALOG)) bash scripts/image.sh test
 
 clean:
 	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)

@@ -1,20 +1,171 @@
 /*
  * sluice doctor: what the kernel offers code mode on this machine, and
- * which boundaries a real worker ends up with (it runs `return 1`).
+ * which boundaries a real worker ends up with (it runs `return 1`). For each
+ * boundary missing it says why and the setting that restores it, probing
+ * the same system calls the sandbox makes: in a container the usual cause
+ * is the runtime's default seccomp profile (docs/CONTAINERS.md).
  */
 #include "cli/cli.h"
 #include "gateway/codemode.h"
 #include "sandbox/kernel.h"
 #include "sandbox/sandbox.h"
 
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+
+/* The namespaces the zygote is started with (src/sandbox/zygote.c), which
+ * deploy/seccomp/sluice.json allows and nothing wider. */
+#define SANDBOX_NS (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS)
+#define NS_BOUNDARIES (SL_B_USERNS | SL_B_PIDNS | SL_B_NETNS | SL_B_IPCNS | SL_B_MNTNS)
+
+#define USE_PROFILE                                                                            \
+	"run the container with deploy/seccomp/sluice.json, Docker's default profile plus one "   \
+	"rule for clone() (Kubernetes: securityContext.seccompProfile: {type: Localhost, localhostProfile: "  \
+	"sluice.json} with the file in the kubelet's seccomp directory, /var/lib/kubelet/seccomp; " \
+	"docker or podman run --security-opt seccomp=sluice.json)"
 
 struct doctor {
 	struct sl_gateway *gw;
 	int rc;
 };
+
+/* The first line of a file under /proc, without its newline; "" if unreadable. */
+static const char *proc_line(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	buf[0] = '\0';
+	if (f && fgets(buf, (int)n, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* The value of "Key:" in /proc/self/status; "" if absent. */
+static const char *status_field(const char *key, char *buf, size_t n)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	size_t kl = strlen(key);
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			const char *v = line + kl + 1;
+			v += strspn(v, " \t");
+			snprintf(buf, n, "%.*s", (int)strcspn(v, "\n"), v);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* clone() as the zygote's launcher makes it, in a child that exits at once:
+ * 0, or the errno that refused it. */
+static int probe_clone(unsigned long flags)
+{
+	long p = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	int e = errno;
+
+	if (p == 0)
+		_exit(0);
+	if (p < 0)
+		return e;
+	waitpid((pid_t)p, NULL, 0);
+	return 0;
+}
+
+/* Why the namespaces are missing, and what restores them. */
+static void why_namespaces(void)
+{
+	char a[64], b[64];
+	int e = probe_clone(SANDBOX_NS);
+
+	printf("  userns pidns netns ipcns mountns: ");
+	if (e == 0) {
+		printf("clone() with the sandbox's namespaces works now; the zygote was refused "
+		       "earlier (see the gateway's log)\n");
+		return;
+	}
+	/* CLONE_NEWUSER with CLONE_FS is refused by the kernel with EINVAL
+	 * before any permission check; a seccomp filter decides at entry,
+	 * before the kernel sees the flags. So any other answer is a filter's. */
+	if (probe_clone(SANDBOX_NS | CLONE_FS) != EINVAL) {
+		printf("a seccomp profile (the container runtime's default) refuses clone() with "
+		       "CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWNS (%s).\n"
+		       "    To restore them: " USE_PROFILE ".\n", strerror(e));
+		return;
+	}
+	printf("the kernel refuses clone() with CLONE_NEWUSER (%s).\n    To restore them: ", strerror(e));
+	if (strcmp(proc_line("/proc/sys/user/max_user_namespaces", a, sizeof(a)), "0") == 0 || e == ENOSPC)
+		printf("raise the host's user.max_user_namespaces (now %s), e.g. sysctl -w "
+		       "user.max_user_namespaces=15000\n", a[0] ? a : "unknown");
+	else if (strcmp(proc_line("/proc/sys/kernel/unprivileged_userns_clone", a, sizeof(a)), "0") == 0)
+		printf("set kernel.unprivileged_userns_clone=1 on the host (sysctl)\n");
+	else if (strcmp(proc_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", b,
+				  sizeof(b)), "1") == 0)
+		printf("the host's AppArmor restricts user namespaces "
+		       "(kernel.apparmor_restrict_unprivileged_userns=1): run the container under an "
+		       "AppArmor profile that has the userns rule, or set that sysctl to 0\n");
+	else
+		printf("allow unprivileged user namespaces to this process (a chroot, or a security "
+		       "module, refuses them)\n");
+}
+
+/* Why a boundary other than the namespaces is missing. */
+static void why(unsigned bit)
+{
+	char a[64];
+	long r;
+	int e;
+
+	printf("  %s: ", sl_boundary_name(bit));
+	switch (bit) {
+	case SL_B_LANDLOCK:
+		r = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u);
+		e = errno;
+		if (r >= 0)
+			printf("Landlock answers now (ABI %ld); the worker's ruleset was refused\n", r);
+		else if (e == EOPNOTSUPP)
+			printf("Landlock is built into the kernel but not enabled.\n    To restore it: "
+			       "add landlock to the kernel's lsm= boot parameter\n");
+		else if (e == ENOSYS)
+			printf("the kernel has no Landlock.\n    To restore it: Linux 5.13 or later "
+			       "built with CONFIG_SECURITY_LANDLOCK (or a seccomp profile answers ENOSYS "
+			       "for landlock_create_ruleset: " USE_PROFILE ")\n");
+		else
+			printf("landlock_create_ruleset() is refused (%s).\n    To restore it: " USE_PROFILE
+			       "\n", strerror(e));
+		break;
+	case SL_B_SECCOMP:
+		if (!proc_line("/proc/sys/kernel/seccomp/actions_avail", a, sizeof(a))[0])
+			printf("the kernel has no seccomp filters.\n    To restore it: a kernel built "
+			       "with CONFIG_SECCOMP_FILTER\n");
+		else
+			printf("the worker could not load its filter (prctl(PR_SET_SECCOMP) or seccomp() "
+			       "refused).\n    To restore it: " USE_PROFILE "\n");
+		break;
+	case SL_B_NO_NEW_PRIVS:
+		printf("prctl(PR_SET_NO_NEW_PRIVS) was refused.\n    To restore it: " USE_PROFILE "\n");
+		break;
+	default:
+		printf("setrlimit() was refused.\n    To restore it: " USE_PROFILE "\n");
+		break;
+	}
+}
 
 static void on_stopped(void *ctx)
 {
@@ -40,6 +191,14 @@ static void on_done(void *ctx, struct sl_program *p, struct sl_gen *gen)
 	       dr->gw->gen->cfg->code.heap_bytes >> 20, dr->gw->gen->cfg->code.stack_bytes >> 10);
 	for (unsigned bit = 1; bit < SL_B_ALL; bit <<= 1)
 		printf("  %-13s %s\n", sl_boundary_name(bit), have & bit ? "yes" : "NO");
+	if (have != (unsigned)SL_B_ALL) {
+		printf("\nmissing, and what restores it:\n");
+		if ((have & NS_BOUNDARIES) != NS_BOUNDARIES)
+			why_namespaces();
+		for (unsigned bit = SL_B_RLIMITS; bit < SL_B_ALL; bit <<= 1)
+			if (!(have & bit))
+				why(bit);
+	}
 	if (dr->gw->gen->cfg->code_require & ~have) {
 		printf("\nmissing boundaries required by sluice.codeMode.require: %s\n",
 		       sl_sandbox_describe(dr->gw->gen->cfg->code_require & ~have, buf, sizeof(buf)));
@@ -68,6 +227,7 @@ int sl_cli_doctor(struct sl_gen *gen)
 	struct doctor dr = { 0 };
 	FILE *f;
 	char line[256];
+	bool filtered;
 
 	printf("sluice %s\n\nkernel:\n", SL_VERSION);
 	f = fopen("/proc/sys/kernel/osrelease", "re");
@@ -85,6 +245,15 @@ int sl_cli_doctor(struct sl_gen *gen)
 	printf("  user namespaces allowed: %s", f && fgets(line, sizeof(line), f) ? line : "unknown\n");
 	if (f)
 		fclose(f);
+	/* What the process itself runs under: in a container, the runtime's
+	 * seccomp profile (mode 2) and capabilities. */
+	filtered = strcmp(status_field("Seccomp", line, sizeof(line)), "2") == 0;
+	printf("\nthis process:\n  seccomp       %s",
+	       filtered ? "filtered" : strcmp(line, "0") == 0 ? "none" : line[0] ? line : "unknown");
+	if (filtered && status_field("Seccomp_filters", line, sizeof(line))[0])
+		printf(" (%s filter%s)", line, strcmp(line, "1") ? "s" : "");
+	printf("\n  capabilities  %s\n",
+	       strcmp(status_field("CapEff", line, sizeof(line)), "0000000000000000") == 0 ? "none" : line);
 	printf("\n");
 	fflush(stdout);
 
