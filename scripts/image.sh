@@ -55,15 +55,21 @@ mirrors() {
 	printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s bookworm-security main\n' "$m" "$m" "$s"
 }
 
-# The packages owning the libraries build/sluice loads.
+# The packages owning the libraries build/sluice loads: each library's path
+# as ldd gives it, resolved, and with and without /usr (merged /usr: dpkg
+# knows one of them), asked of dpkg in one call.
 lib_packages() {
-	local lib p c
-	ldd build/sluice | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | while read -r lib; do
-		for c in "$lib" "$(realpath "$lib")" "${lib#/usr}" "/usr$lib" "$(realpath "$lib" | sed 's|^/usr||')"; do
-			p=$(dpkg-query -S "$c" 2>/dev/null | head -n1 | cut -d: -f1) && [ -n "$p" ] && break
-		done
-		[ -n "$p" ] || die "no Debian package holds $lib (ldd build/sluice)"
-		echo "$p"
+	local libs lib r owners
+	libs=$(ldd build/sluice | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
+	owners=$(for lib in $libs; do
+		r=$(realpath "$lib")
+		printf '%s\n' "$lib" "$r" "${lib#/usr}" "/usr$lib" "${r#/usr}"
+	done | sort -u | xargs dpkg-query -S 2>/dev/null || true)
+	for lib in $libs; do
+		r=$(realpath "$lib")
+		printf '%s\n' "$owners" | awk -F': ' -v a="$lib" -v b="$r" -v c="${lib#/usr}" -v d="/usr$lib" -v e="${r#/usr}" \
+			'$2 == a || $2 == b || $2 == c || $2 == d || $2 == e {sub(/:.*/, "", $1); print $1; found = 1; exit}
+			END {exit !found}' || die "no Debian package holds $lib (ldd build/sluice)"
 	done | sort -u
 }
 
