@@ -74,24 +74,41 @@ static const char *status_field(const char *key, char *buf, size_t n)
 }
 
 /* clone() as the zygote's launcher makes it, in a child that exits at once:
- * 0, or the errno that refused it. */
+ * 0, the errno that refused it, or minus the signal that killed the caller
+ * (a profile whose action is to kill). The call is made in a forked
+ * process, so that such a profile kills that process and not doctor. */
 static int probe_clone(unsigned long flags)
 {
-	long p = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
-	int e = errno;
+	int st;
+	pid_t pid = fork();
 
-	if (p == 0)
-		_exit(0);
-	if (p < 0)
-		return e;
-	waitpid((pid_t)p, NULL, 0);
-	return 0;
+	if (pid == 0) {
+		long p = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+		int e = p < 0 ? errno : 0;
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid((pid_t)p, NULL, 0);
+		_exit(e & 0xff);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return errno ? errno : ECHILD;
+	return WIFSIGNALED(st) ? -WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+static const char *refusal(int e, char *buf, size_t n)
+{
+	if (e < 0)
+		snprintf(buf, n, "the process is killed by signal %d", -e);
+	else
+		snprintf(buf, n, "%s", strerror(e));
+	return buf;
 }
 
 /* Why the namespaces are missing, and what restores them. */
 static void why_namespaces(void)
 {
-	char a[64], b[64];
+	char a[64], b[64], r[80];
 	int e = probe_clone(SANDBOX_NS);
 
 	printf("  userns pidns netns ipcns mountns: ");
@@ -106,10 +123,11 @@ static void why_namespaces(void)
 	if (probe_clone(SANDBOX_NS | CLONE_FS) != EINVAL) {
 		printf("a seccomp profile (the container runtime's default) refuses clone() with "
 		       "CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWNS (%s).\n"
-		       "    To restore them: " USE_PROFILE ".\n", strerror(e));
+		       "    To restore them: " USE_PROFILE ".\n", refusal(e, r, sizeof(r)));
 		return;
 	}
-	printf("the kernel refuses clone() with CLONE_NEWUSER (%s).\n    To restore them: ", strerror(e));
+	printf("the kernel refuses clone() with CLONE_NEWUSER (%s).\n    To restore them: ",
+	       refusal(e, r, sizeof(r)));
 	if (strcmp(proc_line("/proc/sys/user/max_user_namespaces", a, sizeof(a)), "0") == 0 || e == ENOSPC)
 		printf("raise the host's user.max_user_namespaces (now %s), e.g. sysctl -w "
 		       "user.max_user_namespaces=15000\n", a[0] ? a : "unknown");
