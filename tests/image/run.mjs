@@ -12,8 +12,10 @@
 //    run in that namespace (nsenter --net), lists the tools, calls one of
 //    the catalog test server bound into the container, and runs an
 //    execute_code program that calls it;
+//    Without SLUICE_BEARER_TOKEN the image's command refuses to serve.
 // 2. with Docker's default profile (as Debian 12 ships it): doctor names the
-//    namespaces missing and the profile that restores them; with
+//    namespaces missing and the profile that restores them (and, under that
+//    profile without its Landlock calls, names those); with
 //    codeMode.require naming them, execute_code answers at once with an
 //    error naming the missing boundaries.
 //
@@ -63,7 +65,7 @@ const rootfs = path.join(bundle, 'rootfs');
 // {runAsNonRoot, readOnlyRootFilesystem, allowPrivilegeEscalation: false,
 // capabilities: {drop: [ALL]}, seccompProfile}. No cgroup settings and no
 // rlimits: crun runs without a cgroup manager here (below).
-function runtimeConfig({ args, profile, mounts = [] }) {
+function runtimeConfig({ args, profile, mounts = [], token = true }) {
 	const none = [];
 	return {
 		ociVersion: '1.0.2',
@@ -71,7 +73,7 @@ function runtimeConfig({ args, profile, mounts = [] }) {
 			terminal: false,
 			user: { uid, gid },
 			args,
-			env: ic.Env.concat([`SLUICE_BEARER_TOKEN=${TOKEN}`]),
+			env: token ? ic.Env.concat([`SLUICE_BEARER_TOKEN=${TOKEN}`]) : ic.Env,
 			cwd: ic.WorkingDir || '/',
 			capabilities: { bounding: none, effective: none, inheritable: none, permitted: none, ambient: none },
 			noNewPrivileges: true,
@@ -252,6 +254,12 @@ try {
 	assert.doesNotMatch(r.stdout, /missing, and what restores it/);
 	note('doctor with deploy/seccomp/sluice.json: ' + BOUNDARIES.filter((b) => got[b]).join(' '));
 
+	// The image's own config without its token: a clear refusal, no gateway.
+	r = await runOnce('gw-notoken', runtimeConfig({ args: [...ic.Entrypoint, ...ic.Cmd], profile: shipped, token: false }));
+	assert.equal(r.code, 2, `the image's command without SLUICE_BEARER_TOKEN: ${r.stderr}`);
+	assert.match(r.stderr, /environment variable SLUICE_BEARER_TOKEN is not set/);
+	note('without SLUICE_BEARER_TOKEN the image refuses to serve: ' + r.stderr.trim().split('\n')[0]);
+
 	let port = freePortInside();
 	const all = { require: NAMESPACES };
 	let cfg = runtimeConfig({
@@ -279,6 +287,17 @@ try {
 	assert.match(r.stdout, /localhostProfile/);
 	note('doctor with the default profile: ' + BOUNDARIES.filter((b) => less[b]).join(' ') + '; for the rest it says:');
 	console.error(r.stdout.slice(r.stdout.indexOf('missing, and what restores it')).trimEnd().replace(/^/gm, '    '));
+
+	// A profile older than Landlock: doctor names the refusal and the profile.
+	if (/landlock ABI +[1-9]/.test(r.stdout)) {
+		const old = structuredClone(dflt);
+		for (const rule of old.syscalls) rule.names = rule.names.filter((n) => !n.startsWith('landlock_'));
+		r = await runOnce('doctor-nolandlock', runtimeConfig({ args: [...ic.Entrypoint, 'doctor'], profile: old }));
+		assert.equal(r.code, 0, `doctor under a profile without Landlock: ${r.stdout}${r.stderr}`);
+		assert.equal(boundaries(r.stdout).landlock, false, 'landlock is missing when the profile refuses it');
+		assert.match(r.stdout, /landlock: landlock_create_ruleset\(\) is refused \(Operation not permitted\)\.\n {4}To restore it: run the container with deploy\/seccomp\/sluice\.json/);
+		note('doctor with a profile without Landlock: names landlock_create_ruleset and deploy/seccomp/sluice.json');
+	}
 
 	port = freePortInside();
 	cfg = runtimeConfig({
