@@ -11,7 +11,7 @@
 //    inside the container's own network namespace, and the MCP SDK client,
 //    run in that namespace (nsenter --net), lists the tools, calls one of
 //    the catalog test server bound into the container, and runs an
-//    execute_code program that calls it;
+//    execute_code program that calls it; its state lands in the volume.
 //    Without SLUICE_BEARER_TOKEN the image's command refuses to serve.
 // 2. with Docker's default profile (as Debian 12 ships it): doctor names the
 //    namespaces missing and the profile that restores them (and, under that
@@ -22,7 +22,7 @@
 // Env: SLUICE_IMAGE (the layout), SLUICE_IMAGE_TAG, DEFAULT_PROFILE, CATALOG.
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { chownSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,7 +65,7 @@ const rootfs = path.join(bundle, 'rootfs');
 // {runAsNonRoot, readOnlyRootFilesystem, allowPrivilegeEscalation: false,
 // capabilities: {drop: [ALL]}, seccompProfile}. No cgroup settings and no
 // rlimits: crun runs without a cgroup manager here (below).
-function runtimeConfig({ args, profile, mounts = [], token = true }) {
+function runtimeConfig({ args, profile, mounts = [], token = true, volume = null }) {
 	const none = [];
 	return {
 		ociVersion: '1.0.2',
@@ -88,10 +88,13 @@ function runtimeConfig({ args, profile, mounts = [], token = true }) {
 			{ destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
 			{ destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
 			{ destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', 'size=65536k'] },
-			// The image's volume, as an emptyDir owned by the pod's fsGroup.
-			...(ic.Volumes ? Object.keys(ic.Volumes) : []).map((d) => ({
-				destination: d, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=0750', `uid=${uid}`, `gid=${gid}`, 'size=65536k'],
-			})),
+			// The image's volume: a directory of the test's (a persistent
+			// volume), else a tmpfs owned by the image's user (an emptyDir).
+			...(ic.Volumes ? Object.keys(ic.Volumes) : []).map((d) =>
+				volume
+					? { destination: d, type: 'bind', source: volume, options: ['rbind', 'rw', 'nosuid', 'nodev'] }
+					: { destination: d, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=0750', `uid=${uid}`, `gid=${gid}`, 'size=65536k'] },
+			),
 			...mounts,
 		],
 		linux: {
@@ -262,10 +265,14 @@ try {
 
 	let port = freePortInside();
 	const all = { require: NAMESPACES };
+	const volume = path.join(work, 'state');
+	mkdirSync(volume, { mode: 0o750 });
+	chownSync(volume, uid, gid);
 	let cfg = runtimeConfig({
 		args: [...ic.Entrypoint, ...ic.Cmd],
 		profile: shipped,
 		mounts: [bind(gatewayConfig(port, all), '/etc/sluice/sluice.json'), bind(catalog, '/opt/catalog')],
+		volume,
 	});
 	let g = await serve('gw-sluice', cfg, port);
 	try {
@@ -275,6 +282,10 @@ try {
 		await stop('gw-sluice', g);
 	}
 	note('gateway stopped by SIGTERM to its pid 1 (crun kill), container deleted');
+	// Its state (tool pins) went to the volume, as the image's user; the root is read-only.
+	const files = execFileSync('find', [volume, '-type', 'f', '-user', String(uid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+	assert.ok(files.length > 0, 'the gateway wrote its state to the volume');
+	note(`state in the volume: ${files.map((f) => path.relative(volume, f)).join(' ')}`);
 
 	// ---- 2. a default profile: no user namespaces -------------------------------------
 	r = await runOnce('doctor-default', runtimeConfig({ args: [...ic.Entrypoint, 'doctor'], profile: dflt }));
