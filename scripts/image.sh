@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The OCI image (docs/CONTAINERS.md).
 #
-#   scripts/image.sh build   make image: build/image, an OCI layout (tag sluice:<version>)
+#   scripts/image.sh build   make image: build/image, an OCI layout (tag <version>: sluice:0.1.0)
 #   scripts/image.sh test    make test-image: the image unpacked and run by crun,
 #                            as Kubernetes would, and driven by the MCP SDK
 #   scripts/image.sh seccomp deploy/seccomp/sluice.json made anew from Debian's
@@ -37,7 +37,7 @@ cache=build/image-cache
 uid=65532
 port=8370
 # Loaded with dlopen when configured, so not in ldd's list (src/event/curl.c, src/auth/jose.c).
-dlopened="libcurl3-gnutls libcjose0"
+dlopened=(libcurl3-gnutls libcjose0)
 # Pulled in only for ca-certificates' maintainer scripts, which never run here.
 unused="openssl debconf perl-base"
 
@@ -80,7 +80,6 @@ fetch_debs() { # $1: the cache directory for this package set
 	rm -rf "$dir" && mkdir -p "$dir"
 	tmp=$(realpath "$dir")
 	note "fetching $(tr '\n' ' ' <"$dir.list")with mmdebstrap"
-	# shellcheck disable=SC2046 # one mirror line per argument
 	mmdebstrap --quiet --mode=root --variant=extract --include="$(paste -sd, "$dir.list")" \
 		--extract-hook="cp \"\$1\"/var/cache/apt/archives/*.deb '$tmp/'" \
 		bookworm /dev/null "${mirror_lines[@]}" >"$dir.log" 2>&1 ||
@@ -114,7 +113,7 @@ build() {
 
 	# The package set names its cache: a new library means a new fetch.
 	mkdir -p "$cache"
-	{ lib_packages; printf '%s\n' $dlopened ca-certificates; } | sort -u >"$cache/next.list"
+	{ lib_packages; printf '%s\n' "${dlopened[@]}" ca-certificates; } | sort -u >"$cache/next.list"
 	key=$( { cat "$cache/next.list"; printf '%s\n' "${mirror_lines[@]}"; } | sha256sum | cut -c1-16)
 	dir="$cache/debs-$key"
 	mv "$cache/next.list" "$dir.list"
