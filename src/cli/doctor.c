@@ -29,11 +29,12 @@
 #define SANDBOX_NS (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS)
 #define NS_BOUNDARIES (SL_B_USERNS | SL_B_PIDNS | SL_B_NETNS | SL_B_IPCNS | SL_B_MNTNS)
 
-#define USE_PROFILE                                                                            \
-	"run the container with deploy/seccomp/sluice.json, Docker's default profile plus one "   \
-	"rule for clone() (Kubernetes: securityContext.seccompProfile: {type: Localhost, localhostProfile: "  \
-	"sluice.json} with the file in the kubelet's seccomp directory, /var/lib/kubelet/seccomp; " \
-	"docker or podman run --security-opt seccomp=sluice.json)"
+#define USE_PROFILE                                                                  \
+	"run the container with deploy/seccomp/sluice.json, Docker's default profile "   \
+	"plus one rule for clone() (Kubernetes: securityContext.seccompProfile: {type: " \
+	"Localhost, localhostProfile: sluice.json} with the file in the kubelet's "      \
+	"seccomp directory, /var/lib/kubelet/seccomp; docker or podman run "             \
+	"--security-opt seccomp=sluice.json)"
 
 struct doctor {
 	struct sl_gateway *gw;
