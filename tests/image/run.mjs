@@ -3,7 +3,7 @@
 // runtime config made here the way Kubernetes' runtime makes one: the
 // image's user, entrypoint, command, environment and working directory;
 // its own pid, network, ipc, uts and mount namespaces; no capability;
-// no_new_privs; a read-only root with tmpfs at /tmp and at the state volume;
+// no_new_privs; a read-only root, writable only at the state volume (no /tmp);
 // /proc paths masked and read-only as containerd does; a seccomp profile.
 //
 // 1. with deploy/seccomp/sluice.json: `sluice doctor` shows every boundary
@@ -87,7 +87,6 @@ function runtimeConfig({ args, profile, mounts = [], token = true, volume = null
 			{ destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
 			{ destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
 			{ destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
-			{ destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', 'size=65536k'] },
 			// The image's volume: a directory of the test's (a persistent
 			// volume), else a tmpfs owned by the image's user (an emptyDir).
 			...(ic.Volumes ? Object.keys(ic.Volumes) : []).map((d) =>
