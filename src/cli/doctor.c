@@ -32,9 +32,10 @@
 #define USE_PROFILE                                                                  \
 	"run the container with deploy/seccomp/sluice.json, Docker's default profile "   \
 	"plus one rule for clone() (Kubernetes: securityContext.seccompProfile: {type: " \
-	"Localhost, localhostProfile: sluice.json} with the file in the kubelet's "      \
-	"seccomp directory, /var/lib/kubelet/seccomp; docker or podman run "             \
-	"--security-opt seccomp=sluice.json)"
+	"Localhost, localhostProfile: profiles/sluice.json} with the file at "           \
+	"/var/lib/kubelet/seccomp/profiles/sluice.json on each node, as "                \
+	"deploy/kubernetes has it; docker or podman run --security-opt "                 \
+	"seccomp=sluice.json)"
 
 struct doctor {
 	struct sl_gateway *gw;
