@@ -211,7 +211,10 @@ default_profile() {
 	f=$dir/default.json
 	if [ ! -f "$f" ]; then
 		mkdir -p "$dir/x"
+		# Lists emptied since the last update (a trimmed machine image): read them again.
 		(cd "$dir" && apt-get download -qq golang-github-docker-docker-dev >/dev/null 2>&1) ||
+			{ apt-get update -qq >/dev/null 2>&1 &&
+				(cd "$dir" && apt-get download -qq golang-github-docker-docker-dev >/dev/null 2>&1); } ||
 			die "apt-get download golang-github-docker-docker-dev failed: the Debian archive must be reachable once"
 		dpkg-deb -x "$dir"/golang-github-docker-docker-dev_*.deb "$dir/x"
 		cp "$dir/x/usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json" "$f"
