@@ -11,7 +11,7 @@
 #   make install PREFIX=/usr/local   the binary, sluice(1) and the bash completion
 #   make deb        build/sluice_<version>_<arch>.deb (dpkg-buildpackage; docs/PACKAGING.md)
 #   make test-deb   build it, lintian, install it into a throw-away root, serve, call a tool
-#   make release    build/release/: the source tarball and the .deb of this commit, SHA256SUMS
+#   make release    build/release/: the source tarball, the .deb and the image of this commit, SHA256SUMS
 #                   (a clean tree only; docs/RELEASES.md)
 #   make image      build/image: an OCI image (Debian 12 libraries, build/sluice), offline and
 #                   reproducibly; prints its digest and size (scripts/image.sh; docs/CONTAINERS.md)

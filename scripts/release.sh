@@ -3,6 +3,9 @@
 #   sluice-<version>.tar.gz    the sources of the commit (git archive) and a COMMIT file,
 #                              so that a build from the tarball reports the same commit
 #   sluice_<version>_<arch>.deb  the Debian package (make deb)
+#   sluice-<version>-oci.tar   the OCI image (make image) as an OCI layout in a tar
+#                              (`skopeo copy oci-archive:...`), its manifest digest in
+#                              sluice-<version>-oci.digest
 #   SHA256SUMS                 the SHA-256 of each
 # From a clean tree only: a release is a commit, not a working tree.
 set -euo pipefail
@@ -33,6 +36,11 @@ gzip -n -9 "$out/$name.tar"
 
 make deb
 cp "build/sluice_${version}_$(dpkg --print-architecture).deb" "$out/"
+
+make image
+tar -c -f "$out/$name-oci.tar" -C build/image --sort=name --mtime="@$epoch" --owner=0 --group=0 \
+	--numeric-owner .
+cp build/image.digest "$out/$name-oci.digest"
 
 (cd "$out" && sha256sum -- * > SHA256SUMS)
 echo "release $version (commit $commit) in $out:"
