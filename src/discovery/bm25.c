@@ -354,7 +354,8 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 		      struct sl_bm25_hit **out)
 {
 	char terms[MAX_QUERY_TERMS * 3][SL_BM25_TOKEN_MAX + 1];
-	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], avg = 0, ndocs = 0;
+	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], avg, ndocs = 0;
+	uint64_t total = 0;
 	size_t origin[MAX_QUERY_TERMS * 3], nt = query_terms(query, terms, weight, origin);
 	size_t nscores = 0, nhits = 0;
 	struct part_score *sc;
@@ -363,11 +364,11 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 	*out = NULL;
 	for (size_t p = 0; p < nparts; p++) {
 		ndocs += (double)parts[p]->n;
-		avg += (double)parts[p]->total / UNIT;
+		total += parts[p]->total; /* whole UNITs: the same sum in any order */
 	}
 	if (ndocs == 0 || nt == 0)
 		return 0;
-	avg = avg > 0 ? avg / ndocs : 1;
+	avg = total > 0 ? (double)total / UNIT / ndocs : 1;
 	/* Document frequencies over every part: the whole catalog's. */
 	for (size_t t = 0; t < nt; t++) {
 		double df = 0;

@@ -141,7 +141,8 @@ struct sl_infer;
 struct sl_infer *sl_infer_new(void);
 void sl_infer_free(struct sl_infer *in);
 /* The inferred result schema of server's tool as JSON text (borrowed
- * until the next call result) and how many results it merges, or NULL. */
+ * until the next call result) and how many results it merges, or NULL
+ * (also for in NULL). */
 const char *sl_infer_get(const struct sl_infer *in, const char *server, const char *tool,
 			 unsigned *samples);
 /* Records a successful result (the upstream's result object) of a tool. */
