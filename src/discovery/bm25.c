@@ -324,22 +324,6 @@ static size_t query_terms(const char *query, char (*terms)[SL_BM25_TOKEN_MAX + 1
 	return nt;
 }
 
-/* One term's share of one document's score, before they are summed. */
-struct part_score {
-	uint32_t part, doc, term;
-	double s;
-};
-
-static int by_doc(const void *a, const void *b)
-{
-	const struct part_score *x = a, *y = b;
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->doc != y->doc)
-		return x->doc < y->doc ? -1 : 1;
-	return x->term < y->term ? -1 : x->term > y->term;
-}
-
 static int by_rank(const void *a, const void *b)
 {
 	const struct sl_bm25_hit *x = a, *y = b;
@@ -355,10 +339,10 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 {
 	char terms[MAX_QUERY_TERMS * 3][SL_BM25_TOKEN_MAX + 1];
 	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], avg, ndocs = 0;
-	uint64_t total = 0;
 	size_t origin[MAX_QUERY_TERMS * 3], nt = query_terms(query, terms, weight, origin);
-	size_t nscores = 0, nhits = 0;
-	struct part_score *sc;
+	size_t nhits = 0, *base;
+	uint64_t total = 0;
+	double *acc;
 	struct sl_bm25_hit *hits;
 
 	*out = NULL;
@@ -369,7 +353,7 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 	if (ndocs == 0 || nt == 0)
 		return 0;
 	avg = total > 0 ? (double)total / UNIT / ndocs : 1;
-	/* Document frequencies over every part: the whole catalog's. */
+	/* Document frequencies over every part: those of all their documents. */
 	for (size_t t = 0; t < nt; t++) {
 		double df = 0;
 		for (size_t p = 0; p < nparts; p++) {
@@ -377,10 +361,15 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 			df += te ? te->n : 0;
 		}
 		idf[t] = df == 0 ? 0 : log(1 + (ndocs - df + 0.5) / (df + 0.5));
-		nscores += (size_t)df;
 	}
-	sc = sl_alloc((nscores + 1) * sizeof(*sc));
-	nscores = 0;
+	/* One score per document of the parts (8 bytes each), summed term by
+	 * term as one pass over the terms would: the same score to the last
+	 * bit whatever the parts. Only the postings of the terms are read. */
+	base = sl_alloc((nparts + 1) * sizeof(*base));
+	for (size_t p = 0; p < nparts; p++)
+		base[p + 1] = base[p] + parts[p]->n;
+	acc = sl_alloc((base[nparts] + 1) * sizeof(*acc));
+	hits = sl_alloc((base[nparts] + 1) * sizeof(*hits));
 	for (size_t t = 0; t < nt; t++) {
 		/* A synonym is worth no more than the word asked for: a rare
 		 * synonym must not outrank the word itself. */
@@ -393,25 +382,23 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 			const struct term *te = term_of(parts[p], terms[t]);
 			for (uint32_t i = 0; te && i < te->n; i++) {
 				double tf = te->v[i].tf / UNIT, len = parts[p]->len[te->v[i].doc] / UNIT;
-				sc[nscores++] = (struct part_score){
-					(uint32_t)p, te->v[i].doc, (uint32_t)t,
-					weight[t] * w * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len / avg)),
-				};
+				size_t g = base[p] + te->v[i].doc;
+				if (acc[g] == 0) /* every share is > 0: a document's first */
+					hits[nhits++] = (struct sl_bm25_hit){ (uint32_t)p, te->v[i].doc, 0 };
+				acc[g] += weight[t] * w * tf * (K1 + 1) /
+					  (tf + K1 * (1 - B + B * len / avg));
 			}
 		}
 	}
-	/* Each document's shares summed in term order, as one pass over the
-	 * terms would (the same score to the last bit). */
-	qsort(sc, nscores, sizeof(*sc), by_doc);
-	hits = sl_alloc((nscores + 1) * sizeof(*hits));
-	for (size_t i = 0; i < nscores; i++) {
-		if (nhits && hits[nhits - 1].part == sc[i].part && hits[nhits - 1].doc == sc[i].doc)
-			hits[nhits - 1].score += sc[i].s;
-		else
-			hits[nhits++] = (struct sl_bm25_hit){ sc[i].part, sc[i].doc, sc[i].s };
-	}
-	free(sc);
+	for (size_t i = 0; i < nhits; i++)
+		hits[i].score = acc[base[hits[i].part] + hits[i].doc];
+	free(acc);
+	free(base);
 	qsort(hits, nhits, sizeof(*hits), by_rank);
+	if (nhits == 0) {
+		free(hits);
+		return 0;
+	}
 	*out = hits;
 	return nhits;
 }

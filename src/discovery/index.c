@@ -3,6 +3,7 @@
  * list, not per search. See docs/internals/DISCOVERY.md, "The index".
  */
 #include "discovery/index.h"
+#include "core/log.h"
 #include "pipeline/gen.h"
 #include "pipeline/metrics.h"
 #include "sandbox/sandbox.h"
@@ -130,6 +131,8 @@ static struct sl_discovery_part *part_build(struct sl_upstream *u, struct sl_met
 			sl_metrics_work(m, SL_METRICS_INDEXED, 1);
 	}
 	sl_map_dispose(&idents);
+	sl_log(SL_LOG_DEBUG, "discovery: indexed the %zu tools of server '%s' (%zu bytes)", p->n,
+	       u->name, sl_bm25_bytes(p->ix));
 	return p;
 }
 
