@@ -334,15 +334,57 @@ static int by_rank(const void *a, const void *b)
 	return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
+/* The worst of the heap h[0..m) at its root (by_rank: the largest). */
+static void sift(struct sl_bm25_hit *h, size_t m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, w = i;
+		if (l < m && by_rank(&h[l], &h[w]) > 0)
+			w = l;
+		if (r < m && by_rank(&h[r], &h[w]) > 0)
+			w = r;
+		if (w == i)
+			return;
+		struct sl_bm25_hit t = h[i];
+		h[i] = h[w];
+		h[w] = t;
+		i = w;
+	}
+}
+
+void sl_bm25_best(struct sl_bm25_hit *hits, size_t n, size_t m)
+{
+	if (m > n)
+		m = n;
+	if (m == 0)
+		return;
+	if (m < n / 4) {
+		/* A heap of the best m so far, its worst at the root: n log m. */
+		for (size_t i = m / 2 + 1; i-- > 0;)
+			sift(hits, m, i);
+		for (size_t i = m; i < n; i++)
+			if (by_rank(&hits[i], &hits[0]) < 0) {
+				struct sl_bm25_hit t = hits[0];
+				hits[0] = hits[i];
+				hits[i] = t;
+				sift(hits, m, 0);
+			}
+	} else {
+		m = n;
+	}
+	qsort(hits, m, sizeof(*hits), by_rank);
+}
+
 size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const char *query,
-		      struct sl_bm25_hit **out)
+		      size_t best, struct sl_bm25_hit **out)
 {
 	char terms[MAX_QUERY_TERMS * 3][SL_BM25_TOKEN_MAX + 1];
-	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], avg, ndocs = 0;
+	double weight[MAX_QUERY_TERMS * 3], idf[MAX_QUERY_TERMS * 3], w[MAX_QUERY_TERMS * 3];
+	double avg, ndocs = 0;
 	size_t origin[MAX_QUERY_TERMS * 3], nt = query_terms(query, terms, weight, origin);
-	size_t nhits = 0, *base;
+	size_t nhits = 0, npost = 0, cap = 16, *base;
 	uint64_t total = 0;
-	double *acc;
+	uint32_t *slot;
 	struct sl_bm25_hit *hits;
 
 	*out = NULL;
@@ -362,43 +404,52 @@ size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const c
 		}
 		idf[t] = df == 0 ? 0 : log(1 + (ndocs - df + 0.5) / (df + 0.5));
 	}
-	/* One score per document of the parts (8 bytes each), summed term by
-	 * term as one pass over the terms would: the same score to the last
-	 * bit whatever the parts. Only the postings of the terms are read. */
-	base = sl_alloc((nparts + 1) * sizeof(*base));
-	for (size_t p = 0; p < nparts; p++)
-		base[p + 1] = base[p] + parts[p]->n;
-	acc = sl_alloc((base[nparts] + 1) * sizeof(*acc));
-	hits = sl_alloc((base[nparts] + 1) * sizeof(*hits));
 	for (size_t t = 0; t < nt; t++) {
 		/* A synonym is worth no more than the word asked for: a rare
 		 * synonym must not outrank the word itself. */
-		double w = idf[t];
-		if (origin[t] != t && idf[origin[t]] > 0 && idf[origin[t]] < w)
-			w = idf[origin[t]];
-		if (w == 0)
-			continue;
-		for (size_t p = 0; p < nparts; p++) {
+		w[t] = idf[t];
+		if (origin[t] != t && idf[origin[t]] > 0 && idf[origin[t]] < w[t])
+			w[t] = idf[origin[t]];
+		for (size_t p = 0; w[t] > 0 && p < nparts; p++) {
+			const struct term *te = term_of(parts[p], terms[t]);
+			npost += te ? te->n : 0;
+		}
+	}
+	if (npost == 0)
+		return 0;
+	/* Each document's score summed term by term, as one pass over the
+	 * terms would (the same score to the last bit whatever the parts), in
+	 * a table sized by the postings read, not by the catalog. */
+	while (cap < 2 * npost)
+		cap *= 2;
+	slot = sl_alloc(cap * sizeof(*slot)); /* index in hits + 1, 0: free */
+	hits = sl_alloc(npost * sizeof(*hits));
+	base = sl_alloc((nparts + 1) * sizeof(*base));
+	for (size_t p = 0; p < nparts; p++)
+		base[p + 1] = base[p] + parts[p]->n;
+	for (size_t t = 0; t < nt; t++) {
+		for (size_t p = 0; w[t] > 0 && p < nparts; p++) {
 			const struct term *te = term_of(parts[p], terms[t]);
 			for (uint32_t i = 0; te && i < te->n; i++) {
 				double tf = te->v[i].tf / UNIT, len = parts[p]->len[te->v[i].doc] / UNIT;
-				size_t g = base[p] + te->v[i].doc;
-				if (acc[g] == 0) /* every share is > 0: a document's first */
-					hits[nhits++] = (struct sl_bm25_hit){ (uint32_t)p, te->v[i].doc, 0 };
-				acc[g] += weight[t] * w * tf * (K1 + 1) /
-					  (tf + K1 * (1 - B + B * len / avg));
+				uint64_t g = base[p] + te->v[i].doc;
+				size_t at = (size_t)(g * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+				struct sl_bm25_hit *h;
+				while (slot[at] && (base[hits[slot[at] - 1].part] + hits[slot[at] - 1].doc) != g)
+					at = (at + 1) & (cap - 1);
+				if (!slot[at]) {
+					hits[nhits] = (struct sl_bm25_hit){ (uint32_t)p, te->v[i].doc, 0 };
+					slot[at] = (uint32_t)++nhits;
+				}
+				h = &hits[slot[at] - 1];
+				h->score += weight[t] * w[t] * tf * (K1 + 1) /
+					    (tf + K1 * (1 - B + B * len / avg));
 			}
 		}
 	}
-	for (size_t i = 0; i < nhits; i++)
-		hits[i].score = acc[base[hits[i].part] + hits[i].doc];
-	free(acc);
+	free(slot);
 	free(base);
-	qsort(hits, nhits, sizeof(*hits), by_rank);
-	if (nhits == 0) {
-		free(hits);
-		return 0;
-	}
+	sl_bm25_best(hits, nhits, best);
 	*out = hits;
 	return nhits;
 }
@@ -407,7 +458,7 @@ void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores)
 {
 	const struct sl_bm25 *parts[1] = { ix };
 	struct sl_bm25_hit *hits;
-	size_t n = sl_bm25_search(parts, 1, query, &hits);
+	size_t n = sl_bm25_search(parts, 1, query, 0, &hits);
 
 	for (size_t d = 0; d < ix->n; d++)
 		scores[d] = 0;

@@ -82,11 +82,15 @@ struct sl_bm25_hit {
 	uint32_t part, doc; /* parts[part]'s document doc */
 	double score;       /* > 0 */
 };
-/* The documents of parts[0..nparts) that match query, best first (ties in
- * order of part, then document), into *hits (caller frees; NULL when
- * none). Touches only the postings of the query's terms. */
+/* The documents of parts[0..nparts) that match query into *hits (caller
+ * frees; NULL when none): the best min(best, n) first, in rank order (by
+ * score, ties in order of part, then document), the others after them in
+ * no order (sl_bm25_best orders more). Reads only the postings of the
+ * query's terms; its memory is 24 bytes per posting read. */
 size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const char *query,
-		      struct sl_bm25_hit **hits);
+		      size_t best, struct sl_bm25_hit **hits);
+/* Moves the best m of hits[0..n) to the front, in rank order (n log m). */
+void sl_bm25_best(struct sl_bm25_hit *hits, size_t n, size_t m);
 
 /* ---- TypeScript from JSON Schema (tsgen.c) -------------------------------- */
 

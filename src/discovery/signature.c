@@ -21,6 +21,7 @@
 
 #define ANSWER_MAX (4u << 20)  /* one answer, whatever the catalog */
 #define SUMMARY_MAX 140        /* bytes of a description in a signature line */
+#define ORDERED_MORE 16        /* hits put in order beyond k, for those hidden */
 
 /* The documents a translation borrows from: kept until the answer is made,
  * because tsgen keys $ref targets by their document's address. */
@@ -292,7 +293,7 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 	struct sl_discovery_part **pp;
 	struct sl_bm25_hit *hits;
 	struct pick *pick;
-	size_t np = 0, nh, npick = 0;
+	size_t np = 0, nh, npick = 0, sorted;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf b;
@@ -313,11 +314,20 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 		pp[np] = p;
 		ix[np++] = p->ix;
 	}
-	nh = sl_bm25_search(ix, np, query, &hits);
+	/* The best few are put in order; more only when hidden tools used
+	 * them up (ORDERED_MORE at a time). */
+	nh = sl_bm25_search(ix, np, query, k + ORDERED_MORE, &hits);
+	sorted = k + ORDERED_MORE < nh ? k + ORDERED_MORE : nh;
 	pick = sl_alloc(((k < nh ? k : nh) + 1) * sizeof(*pick));
 	/* Visibility for the ranked hits in order, until k are shown. */
 	for (size_t i = 0; i < nh && npick < k; i++) {
-		struct sl_discovery_part *p = pp[hits[i].part];
+		struct sl_discovery_part *p;
+		if (i == sorted) {
+			size_t more = nh - i < 4 * ORDERED_MORE ? nh - i : 4 * ORDERED_MORE;
+			sl_bm25_best(hits + i, nh - i, more);
+			sorted = i + more;
+		}
+		p = pp[hits[i].part];
 		const struct sl_entry *e = sl_discovery_entry(v, p, hits[i].doc);
 		const char *name = e ? v->local(v->ctx, e) : NULL;
 		if (!name || !sl_stages_visible(v->gen, v->who, e->up, e->def))

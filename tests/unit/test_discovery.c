@@ -211,7 +211,7 @@ TEST(discovery_bm25_parts_rank_as_one_index_and_as_the_formula)
 	for (size_t q = 0; q < SL_COUNT(queries); q++) {
 		double want[SL_COUNT(docs)], got[SL_COUNT(docs)];
 		struct sl_bm25_hit *hits;
-		size_t nh = sl_bm25_search(parts, 3, queries[q], &hits), matched = 0;
+		size_t nh = sl_bm25_search(parts, 3, queries[q], SIZE_MAX, &hits), matched = 0;
 
 		reference(queries[q], want);
 		sl_bm25_rank(one, queries[q], got);
@@ -231,11 +231,50 @@ TEST(discovery_bm25_parts_rank_as_one_index_and_as_the_formula)
 				      (hits[i - 1].score == hits[i].score &&
 				       first[hits[i - 1].part] + hits[i - 1].doc < d));
 		}
+		/* Only the best 2 asked in order: the same 2 first. */
+		{
+			struct sl_bm25_hit *two;
+			CHECK_INT(sl_bm25_search(parts, 3, queries[q], 2, &two), nh);
+			for (size_t i = 0; i < nh && i < 2; i++)
+				CHECK(two[i].part == hits[i].part && two[i].doc == hits[i].doc &&
+				      two[i].score == hits[i].score);
+			free(two);
+		}
 		free(hits);
 	}
 	sl_bm25_free(one);
 	for (size_t p = 0; p < 3; p++)
 		sl_bm25_free(part[p]);
+}
+
+TEST(discovery_bm25_best_orders_the_first_m)
+{
+	struct sl_bm25_hit all[300], some[300];
+	uint32_t x = 12345;
+
+	for (size_t i = 0; i < SL_COUNT(all); i++) {
+		x = x * 1103515245u + 12345u;
+		/* Few distinct scores: ties are ordered by part, then doc. */
+		all[i] = (struct sl_bm25_hit){ (x >> 8) % 3, (uint32_t)i, (double)((x >> 16) % 40) + 1 };
+	}
+	memcpy(some, all, sizeof(all));
+	sl_bm25_best(all, SL_COUNT(all), SL_COUNT(all));
+	for (size_t m = 1; m <= 40; m += 13) {
+		memcpy(some, all, sizeof(all));
+		/* Shuffled the other way round first. */
+		for (size_t i = 0; i < SL_COUNT(some) / 2; i++) {
+			struct sl_bm25_hit t = some[i];
+			some[i] = some[SL_COUNT(some) - 1 - i];
+			some[SL_COUNT(some) - 1 - i] = t;
+		}
+		sl_bm25_best(some, SL_COUNT(some), m);
+		for (size_t i = 0; i < m; i++)
+			CHECK(some[i].part == all[i].part && some[i].doc == all[i].doc);
+	}
+	for (size_t i = 1; i < SL_COUNT(all); i++)
+		CHECK(all[i - 1].score > all[i].score || (all[i - 1].score == all[i].score &&
+		      (all[i - 1].part < all[i].part ||
+		       (all[i - 1].part == all[i].part && all[i - 1].doc < all[i].doc))));
 }
 
 /* ---- the cache: one server's part rebuilt ------------------------------------ */
