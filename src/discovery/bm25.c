@@ -203,7 +203,6 @@ struct sl_bm25 {
 	uint32_t *len;        /* weighted length of each document, in UNITs */
 	size_t n, ncap;
 	uint64_t total;       /* the sum of the lengths */
-	size_t postings;      /* of all terms, for the memory estimate */
 };
 
 struct sl_bm25 *sl_bm25_new(void)
@@ -240,12 +239,40 @@ size_t sl_bm25_count(const struct sl_bm25 *ix)
 	return ix->n;
 }
 
+/* malloc's own cost of one allocation (glibc: a 16-byte header, sizes
+ * rounded up to 16). */
+static size_t chunk(size_t n)
+{
+	return n ? (n + 8 + 15) / 16 * 16 : 0;
+}
+
 size_t sl_bm25_bytes(const struct sl_bm25 *ix)
 {
-	size_t b = sizeof(*ix) + ix->ncap * sizeof(*ix->len) + ix->cap * sizeof(*ix->term) +
-		   ix->terms.cap * sizeof(struct sl_map_slot) + ix->postings * sizeof(struct posting);
-	/* Each term's key is a copy in the map (at most SL_BM25_TOKEN_MAX + 1). */
-	return b + ix->nterms * 16;
+	size_t b = chunk(sizeof(*ix)) + chunk(ix->ncap * sizeof(*ix->len)) +
+		   chunk(ix->cap * sizeof(*ix->term)) + chunk(ix->terms.cap * sizeof(struct sl_map_slot));
+	for (size_t i = 0; i < ix->nterms; i++)
+		b += chunk(ix->term[i].cap * sizeof(struct posting));
+	/* Each term's key is the map's copy: a token of at most 32 bytes. */
+	return b + ix->nterms * 32;
+}
+
+void sl_bm25_seal(struct sl_bm25 *ix)
+{
+	for (size_t i = 0; i < ix->nterms; i++) {
+		struct term *t = &ix->term[i];
+		if (t->cap > t->n) {
+			t->v = sl_realloc(t->v, t->n * sizeof(*t->v));
+			t->cap = t->n;
+		}
+	}
+	if (ix->ncap > ix->n) {
+		ix->len = sl_realloc(ix->len, (ix->n + 1) * sizeof(*ix->len));
+		ix->ncap = ix->n + 1;
+	}
+	if (ix->cap > ix->nterms) {
+		ix->term = sl_realloc(ix->term, (ix->nterms + 1) * sizeof(*ix->term));
+		ix->cap = ix->nterms + 1;
+	}
 }
 
 void sl_bm25_add(struct sl_bm25 *ix, size_t doc, enum sl_bm25_field f, const char *text)
@@ -272,7 +299,6 @@ void sl_bm25_add(struct sl_bm25 *ix, size_t doc, enum sl_bm25_field f, const cha
 				t->v = sl_realloc(t->v, t->cap * sizeof(*t->v));
 			}
 			t->v[t->n++] = (struct posting){ (uint32_t)doc, 0 };
-			ix->postings++;
 		}
 		t->v[t->n - 1].tf += field_weight[f];
 	}

@@ -74,6 +74,9 @@ void sl_bm25_add(struct sl_bm25 *ix, size_t doc, enum sl_bm25_field f, const cha
  * map slots and term keys). */
 size_t sl_bm25_count(const struct sl_bm25 *ix);
 size_t sl_bm25_bytes(const struct sl_bm25 *ix);
+/* The part is complete: its arrays are cut to what they hold (a part is
+ * kept for as long as its server's list; documents may still be added). */
+void sl_bm25_seal(struct sl_bm25 *ix);
 /* Scores every document of one part for query into scores[ndocs] (0: no
  * match). */
 void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores);

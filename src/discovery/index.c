@@ -131,6 +131,7 @@ static struct sl_discovery_part *part_build(struct sl_upstream *u, struct sl_met
 			sl_metrics_work(m, SL_METRICS_INDEXED, 1);
 	}
 	sl_map_dispose(&idents);
+	sl_bm25_seal(p->ix);
 	sl_log(SL_LOG_DEBUG, "discovery: indexed the %zu tools of server '%s' (%zu bytes)", p->n,
 	       u->name, sl_bm25_bytes(p->ix));
 	return p;
