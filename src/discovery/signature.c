@@ -246,9 +246,10 @@ static char *line_suffix(const struct sl_gen *g, struct sl_ts *ts, struct keep *
 
 /* e's line suffix as kept in its part (made, and kept, if missing or made
  * with fewer inferred results): for the signature detail and a tool the
- * view does not rename. Borrowed from the part. */
+ * view does not rename. Borrowed from the part, or (*made set: a line over
+ * SL_DISCOVERY_LINE_MAX, not kept) the caller's to free. */
 static const char *kept_suffix(const struct sl_discovery_view *v, struct sl_discovery_part *p,
-			       size_t doc, const struct sl_entry *e)
+			       size_t doc, const struct sl_entry *e, char **made)
 {
 	struct sl_discovery_line *l = &p->line[doc];
 	unsigned samples = samples_of(v->gen, e);
@@ -268,10 +269,9 @@ static const char *kept_suffix(const struct sl_discovery_view *v, struct sl_disc
 	sl_ts_free(ts);
 	keep_free(&kept);
 	if (strlen(l->suffix) > SL_DISCOVERY_LINE_MAX) {
-		/* Not kept: handed to the caller, who frees it (see search). */
-		char *s = l->suffix;
+		*made = l->suffix;
 		l->suffix = NULL;
-		return s;
+		return *made;
 	}
 	p->line_bytes += strlen(l->suffix) + 1;
 	return l->suffix;
@@ -321,15 +321,17 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 	pick = sl_alloc(((k < nh ? k : nh) + 1) * sizeof(*pick));
 	/* Visibility for the ranked hits in order, until k are shown. */
 	for (size_t i = 0; i < nh && npick < k; i++) {
-		struct sl_discovery_part *p;
+		struct sl_discovery_part *p = pp[hits[i].part];
+		const struct sl_entry *e;
+		const char *name;
 		if (i == sorted) {
 			size_t more = nh - i < 4 * ORDERED_MORE ? nh - i : 4 * ORDERED_MORE;
 			sl_bm25_best(hits + i, nh - i, more);
 			sorted = i + more;
+			p = pp[hits[i].part];
 		}
-		p = pp[hits[i].part];
-		const struct sl_entry *e = sl_discovery_entry(v, p, hits[i].doc);
-		const char *name = e ? v->local(v->ctx, e) : NULL;
+		e = sl_discovery_entry(v, p, hits[i].doc);
+		name = e ? v->local(v->ctx, e) : NULL;
 		if (!name || !sl_stages_visible(v->gen, v->who, e->up, e->def))
 			continue;
 		pick[npick++] = (struct pick){ p, hits[i].doc, e, name };
@@ -346,14 +348,12 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 		char *made = NULL;
 		const char *suffix;
 		if (detail == SL_DETAIL_SIGNATURE && strcmp(h->name, h->e->name) == 0) {
-			suffix = kept_suffix(v, h->p, h->doc, h->e);
-			if (suffix != h->p->line[h->doc].suffix)
-				made = (char *)suffix;
+			suffix = kept_suffix(v, h->p, h->doc, h->e, &made);
 		} else {
 			/* The full detail declares every type the lines name,
 			 * once, under names unique in the answer; a renamed tool's
-			 * types are named after its new name. Made per answer
-			 * (at most SEARCH k lines). */
+			 * types are named after its new name. Made per answer:
+			 * at most k lines. */
 			suffix = made = line_suffix(v->gen, ts, &kept, h->e, h->name);
 		}
 		sl_code_ident(h->e->up->name, sid);
