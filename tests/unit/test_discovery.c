@@ -5,6 +5,7 @@
 #include "unit.h"
 
 #include "discovery/discovery.h"
+#include "pipeline/call.h"
 #include "pipeline/gen.h"
 #include "pipeline/metrics.h"
 #include "upstream/catalog.h"
@@ -387,6 +388,91 @@ TEST(discovery_cache_rebuilds_only_the_server_whose_list_changed)
 	sl_discovery_cache_free(v.cache);
 	sl_catalog_dispose(&cat);
 	sl_metrics_unref(gen.metrics);
+	yyjson_doc_free(a.doc);
+	yyjson_doc_free(b.doc);
+}
+
+/* A stage that hides every tool of server "hidden". */
+static bool hide_server(void *state, const struct sl_caller *who, const struct sl_upstream *up,
+			yyjson_val *tool)
+{
+	(void)state;
+	(void)who;
+	(void)tool;
+	return strcmp(up->name, "hidden") != 0;
+}
+
+static const struct sl_stage hider = { .name = "hider", .visible = hide_server };
+
+TEST(discovery_search_skips_hidden_hits_past_the_ordered_ones)
+{
+	struct fake_server a = { 0 }, b = { 0 }, *both[2] = { &a, &b };
+	struct sl_upstream *ups[2] = { &a.u, &b.u };
+	const struct sl_stage *const stages[1] = { &hider };
+	struct sl_stage_slot *slots[1] = { NULL };
+	struct sl_gen gen = { 0 };
+	struct sl_catalog cat;
+	struct sl_discovery_view v;
+	struct sl_buf la, lb;
+	char *text, *msg = NULL;
+	yyjson_val *items_a[64], *items_b[64];
+
+	gen.stages = stages;
+	gen.nstages = 1;
+	gen.slots = slots;
+	a.u.name = "hidden";
+	b.u.name = "shown";
+	/* 60 hidden tools that match best (the word in their names), then
+	 * 10 shown ones that have it in their descriptions only. */
+	sl_buf_init(&la, SIZE_MAX);
+	sl_buf_init(&lb, SIZE_MAX);
+	(void)!sl_buf_appends(&la, "[");
+	(void)!sl_buf_appends(&lb, "[");
+	for (int i = 0; i < 60; i++)
+		(void)!sl_buf_printf(&la, "%s{\"name\":\"merge_branch_%d\",\"description\":\"Merge.\"}",
+				     i ? "," : "", i);
+	for (int i = 0; i < 10; i++)
+		(void)!sl_buf_printf(&lb, "%s{\"name\":\"tool_%d\",\"description\":\"Can merge%s.\"}",
+				     i ? "," : "", i, i == 7 ? " and merge" : "");
+	(void)!sl_buf_appends(&la, "]");
+	(void)!sl_buf_appends(&lb, "]");
+	a.doc = yyjson_read(la.data, la.len, 0);
+	b.doc = yyjson_read(lb.data, lb.len, 0);
+	CHECK(a.doc && b.doc);
+	for (size_t i = 0; i < 60; i++)
+		items_a[i] = yyjson_arr_get(yyjson_doc_get_root(a.doc), i);
+	for (size_t i = 0; i < 10; i++)
+		items_b[i] = yyjson_arr_get(yyjson_doc_get_root(b.doc), i);
+	a.u.tools = (struct sl_item_list){ .items = items_a, .n = 60, .version = 7 };
+	b.u.tools = (struct sl_item_list){ .items = items_b, .n = 10, .version = 8 };
+	sl_catalog_init(&cat);
+	(void)sl_catalog_rebuild(&cat, ups, 2);
+	v = (struct sl_discovery_view){ .cat = &cat, .cache = sl_discovery_cache_new(), .gen = &gen,
+					.local = own_name, .server = server_named, .shows = shows_all,
+					.ctx = both };
+
+	/* The best visible ones, in rank order: tool_7 (the word twice),
+	 * then the others in list order (equal scores). */
+	text = sl_discovery_search(&v, "merge", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(!strstr(text, "hidden") && !strstr(text, "merge_branch"));
+		CHECK(strncmp(text, "tools.shown.tool_7(", 19) == 0);
+		CHECK(strstr(text, "\ntools.shown.tool_0(") && strstr(text, "\ntools.shown.tool_3(") &&
+		      !strstr(text, "tool_4("));
+		CHECK(strstr(text, "tool_0(") < strstr(text, "tool_1(") &&
+		      strstr(text, "tool_2(") < strstr(text, "tool_3("));
+	}
+	free(text);
+	/* Only hidden tools match: nothing, said as for no match at all. */
+	text = sl_discovery_search(&v, "branch", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK_STR(text, "no tools match");
+	free(text);
+
+	sl_discovery_cache_free(v.cache);
+	sl_catalog_dispose(&cat);
+	sl_buf_dispose(&la);
+	sl_buf_dispose(&lb);
 	yyjson_doc_free(a.doc);
 	yyjson_doc_free(b.doc);
 }
