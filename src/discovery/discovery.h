@@ -3,7 +3,11 @@
  * model can write a program against it at once.
  *
  *   bm25.c       tokens (camelCase, snake_case and kebab-case split, light
- *                stemming, a few synonyms) and BM25F ranking of the catalog
+ *                stemming, a few synonyms) and BM25F ranking over inverted
+ *                indexes, one part per server, merged at query time
+ *   index.c      the gateway's discovery cache: each server's part of the
+ *                index and its signature lines, kept per (server, list
+ *                version), and describe_tools modules (bounded)
  *   tsgen.c      JSON Schema -> TypeScript (pure: no gateway state)
  *   infer.c      result types inferred from a tool's first successful results,
  *                for tools without outputSchema (the "discovery" stage)
@@ -15,7 +19,9 @@
  * API:
  *   n = sl_bm25_tokens("listPullRequests", toks, 32);   "list" "pull" "request"
  *   struct sl_bm25 *ix = sl_bm25_new();  sl_bm25_add(ix, doc, field, text) ...
- *   sl_bm25_rank(ix, "open prs", scores);
+ *   sl_bm25_rank(ix, "open prs", scores);                one part, every score
+ *   n = sl_bm25_search(parts, nparts, "open prs", &hits); ranked, across parts
+ *   cache = sl_discovery_cache_new();  view.cache = cache;  ...  sl_discovery_cache_free(cache);
  *   ts = sl_ts_new(pretty);  t = sl_ts_type(ts, root, schema, "Name", NULL);
  *   sl_ts_decls(ts, &buf, export);  sl_ts_free(ts);
  *   text = sl_ts_from_json(bytes, len, &n);              the fuzzing entry point
@@ -52,15 +58,42 @@ size_t sl_bm25_tokens(const char *text, char (*out)[SL_BM25_TOKEN_MAX + 1], size
 /* The light stemmer alone, in place. */
 void sl_bm25_stem(char *word);
 
+/* One part of an inverted index: documents 0..n-1 (added in order), and
+ * for each term the documents that have it with its weighted frequency.
+ * A search merges parts: document frequencies and the average length are
+ * those of all the parts it is given. */
 struct sl_bm25;
 struct sl_bm25 *sl_bm25_new(void);
 void sl_bm25_free(struct sl_bm25 *ix);
-/* Returns the new document's index (0, 1, ...). */
+/* Returns the new document's index (0, 1, ...). Documents are added one
+ * after the other: text goes to the last one. */
 size_t sl_bm25_doc(struct sl_bm25 *ix);
-/* Adds text (NULL: nothing) to a field of document doc. */
+/* Adds text (NULL: nothing) to a field of document doc (the last one). */
 void sl_bm25_add(struct sl_bm25 *ix, size_t doc, enum sl_bm25_field f, const char *text);
-/* Scores every document for query into scores[ndocs] (0: no match). */
+/* How many documents; the bytes the part holds (an estimate: its arrays,
+ * map slots and term keys). */
+size_t sl_bm25_count(const struct sl_bm25 *ix);
+size_t sl_bm25_bytes(const struct sl_bm25 *ix);
+/* The part is complete: its arrays are cut to what they hold (a part is
+ * kept for as long as its server's list; documents may still be added). */
+void sl_bm25_seal(struct sl_bm25 *ix);
+/* Scores every document of one part for query into scores[ndocs] (0: no
+ * match). */
 void sl_bm25_rank(struct sl_bm25 *ix, const char *query, double *scores);
+
+struct sl_bm25_hit {
+	uint32_t part, doc; /* parts[part]'s document doc */
+	double score;       /* > 0 */
+};
+/* The documents of parts[0..nparts) that match query into *hits (caller
+ * frees; NULL when none): the best min(best, n) first, in rank order (by
+ * score, ties in order of part, then document), the others after them in
+ * no order (sl_bm25_best orders more). Reads only the postings of the
+ * query's terms; its memory is 24 bytes per posting read. */
+size_t sl_bm25_search(const struct sl_bm25 *const *parts, size_t nparts, const char *query,
+		      size_t best, struct sl_bm25_hit **hits);
+/* Moves the best m of hits[0..n) to the front, in rank order (n log m). */
+void sl_bm25_best(struct sl_bm25_hit *hits, size_t n, size_t m);
 
 /* ---- TypeScript from JSON Schema (tsgen.c) -------------------------------- */
 
@@ -115,7 +148,8 @@ struct sl_infer;
 struct sl_infer *sl_infer_new(void);
 void sl_infer_free(struct sl_infer *in);
 /* The inferred result schema of server's tool as JSON text (borrowed
- * until the next call result) and how many results it merges, or NULL. */
+ * until the next call result) and how many results it merges, or NULL
+ * (also for in NULL). */
 const char *sl_infer_get(const struct sl_infer *in, const char *server, const char *tool,
 			 unsigned *samples);
 /* Records a successful result (the upstream's result object) of a tool. */
@@ -126,11 +160,28 @@ void sl_infer_record(struct sl_infer *in, const char *server, const char *tool,
 
 enum sl_detail { SL_DETAIL_SIGNATURE, SL_DETAIL_FULL };
 
+/* What search_tools and describe_tools keep between requests, for one
+ * catalog (the gateway's): each server's part of the index and its
+ * signature lines, made when that server's list changes (keyed on the
+ * server and its list's version) and dropped with the server (a line of
+ * more than SL_DISCOVERY_LINE_MAX bytes is not kept), and the
+ * last SL_DISCOVERY_MODULES_MAX describe_tools modules (at most
+ * SL_DISCOVERY_MODULES_BYTES). Not thread-safe: the gateway's loop. */
+#define SL_DISCOVERY_LINE_MAX (8u << 10) /* a longer search line is made per answer */
+#define SL_DISCOVERY_MODULES_MAX 64
+#define SL_DISCOVERY_MODULES_BYTES (16u << 20)
+struct sl_discovery_cache;
+struct sl_discovery_cache *sl_discovery_cache_new(void);
+void sl_discovery_cache_free(struct sl_discovery_cache *c);
+/* The bytes the index parts and kept lines hold (for the memory notes). */
+size_t sl_discovery_cache_bytes(const struct sl_discovery_cache *c);
+
 /* What one caller sees of the catalog, handed down by whoever owns the
  * caller's view (the gateway's router): discovery knows no session,
  * profile or view, only these. All borrowed for the call. */
 struct sl_discovery_view {
 	const struct sl_catalog *cat;   /* the merged catalog */
+	struct sl_discovery_cache *cache; /* cat's (the gateway's), updated as needed */
 	const struct sl_gen *gen;       /* its stages hide and present tools */
 	const struct sl_caller *who;    /* whose view (NULL: anonymous) */
 	/* e's name within its server in the view, or NULL when the view does
@@ -139,12 +190,24 @@ struct sl_discovery_view {
 	/* The server name names in the view (its configured name or its
 	 * identifier), or NULL: unknown there. */
 	struct sl_upstream *(*server)(const void *ctx, const char *name);
-	const void *ctx;                /* the owner's view, for local and server */
+	/* Whether the view shows server u at all. */
+	bool (*shows)(const void *ctx, const struct sl_upstream *u);
+	/* The view renames some tools: local may differ from a tool's own
+	 * name (else it is the own name or NULL). */
+	bool renames;
+	const void *ctx;                /* the owner's view, for local, server and shows */
 };
+
+/* The catalog tools of server u in catalog order, for one server's
+ * listing without a scan of the catalog: *at starts at 0; NULL after the
+ * last. The view is not applied (the caller asks local and visible). */
+const struct sl_entry *sl_discovery_next(const struct sl_discovery_view *v,
+					 const struct sl_upstream *u, size_t *at);
 
 /* search_tools: the answer text for query (k hits, only server's tools when
  * server is not NULL), or NULL with *msg (caller frees) set when the
- * arguments are wrong. Hidden tools (policy, pinning) never appear. */
+ * arguments are wrong. Hidden tools (policy, pinning) never appear: the
+ * ranked hits are checked in order until k are visible. */
 char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, size_t k,
 			  const char *server, enum sl_detail detail, char **msg);
 /* describe_tools: one .d.ts module for server's tools (all visible ones,

@@ -199,8 +199,12 @@ static char *key_of(const char *server, const char *tool)
 const char *sl_infer_get(const struct sl_infer *in, const char *server, const char *tool,
 			 unsigned *samples)
 {
-	char *key = key_of(server, tool);
-	struct rec *r = sl_map_get(&in->recs, key);
+	char *key;
+	struct rec *r;
+	if (!in) /* no discovery stage in the table: nothing learnt */
+		return NULL;
+	key = key_of(server, tool);
+	r = sl_map_get(&in->recs, key);
 	free(key);
 	if (!r || !r->json)
 		return NULL;

@@ -7,8 +7,9 @@
  * outputSchema's (it describes structuredContent), else a type inferred
  * from the tool's first results, else unknown.
  */
-#include "discovery/discovery.h"
+#include "discovery/index.h"
 #include "pipeline/call.h"
+#include "pipeline/metrics.h"
 #include "sandbox/sandbox.h"
 #include "upstream/catalog.h"
 #include "upstream/upstream.h"
@@ -20,6 +21,7 @@
 
 #define ANSWER_MAX (4u << 20)  /* one answer, whatever the catalog */
 #define SUMMARY_MAX 140        /* bytes of a description in a signature line */
+#define ORDERED_MORE 16        /* hits put in order beyond k, for those hidden */
 
 /* The documents a translation borrows from: kept until the answer is made,
  * because tsgen keys $ref targets by their document's address. */
@@ -90,27 +92,32 @@ static char *item_base(const char *tool)
 	return s;
 }
 
-/* How a program names e (name: its name in view v): tools.<server>.<ident>,
- * or tools.<server>["raw"] when another tool of the server in v has the
- * same identifier (programs are refused the ambiguous one). member: the
- * form for a .d.ts member. */
-static char *call_name(const struct sl_discovery_view *v, const struct sl_entry *e,
-		       const char *name, bool member)
+/* How a program names e (name: its name in view v; document doc of its
+ * server's part p): tools.<server>.<ident>, or tools.<server>["raw"] when
+ * another tool of the server in v has the same identifier (programs are
+ * refused the ambiguous one). member: the form for a .d.ts member. Without
+ * renames, a tool whose identifier no other tool of its list has is
+ * known at once (the part's shared_ident); else the server's tools in the
+ * view are compared. */
+static char *call_name(const struct sl_discovery_view *v, const struct sl_discovery_part *p,
+		       size_t doc, const char *name, bool member)
 {
-	const struct sl_catalog *cat = v->cat;
 	char *id = ident(name);
 	struct sl_buf b;
-	int same = 0;
+	int same = 1;
 
-	for (size_t i = 0; i < cat->tools.n; i++) {
-		const struct sl_entry *o = &cat->tools.v[i];
-		const char *oname = o->up == e->up ? v->local(v->ctx, o) : NULL;
-		char *oid;
-		if (!oname)
-			continue;
-		oid = ident(oname);
-		same += strcmp(oid, id) == 0;
-		free(oid);
+	if (p && (v->renames || p->shared_ident[doc])) {
+		same = 0;
+		for (size_t j = 0; j < p->n; j++) {
+			const struct sl_entry *o = sl_discovery_entry(v, p, j);
+			const char *oname = o ? v->local(v->ctx, o) : NULL;
+			char *oid;
+			if (!oname)
+				continue;
+			oid = ident(oname);
+			same += strcmp(oid, id) == 0;
+			free(oid);
+		}
 	}
 	if (same <= 1) {
 		char *dotted;
@@ -145,6 +152,8 @@ static void signature(const struct sl_gen *g, struct sl_ts *ts, struct keep *k,
 	char *tid = ident(name), *rname = sl_printf("%s_result", tid), *iname = item_base(tid);
 	char *aname = named ? sl_printf("%s_args", tid) : NULL;
 
+	if (g && g->metrics)
+		sl_metrics_work(g->metrics, SL_METRICS_SIGNATURE, 1);
 	memset(sig, 0, sizeof(*sig));
 	sig->args = in ? sl_ts_type(ts, in, in, aname, NULL) : NULL;
 	if (!sig->args)
@@ -206,42 +215,85 @@ static int summary(struct sl_buf *b, yyjson_val *def)
 	return rc;
 }
 
-struct hit {
-	size_t entry;
-	double score;
-};
-
-static int by_score(const void *a, const void *b)
+/* The results e's inferred type merges (0: none): a kept line or module
+ * made with fewer is made again. */
+static unsigned samples_of(const struct sl_gen *g, const struct sl_entry *e)
 {
-	const struct hit *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
+	unsigned samples = 0;
+	if (!sl_infer_get(sl_gen_state(g, &sl_stage_discovery), e->up->name, e->name, &samples))
+		return 0;
+	return samples;
 }
 
-static void index_tool(struct sl_bm25 *ix, size_t doc, const struct sl_entry *e, const char *name)
+/* What follows "tools.<server><.tool>" on e's search line (name: its name
+ * in the view): "(args: A): Promise<R>  // summary\n". */
+static char *line_suffix(const struct sl_gen *g, struct sl_ts *ts, struct keep *k,
+			 const struct sl_entry *e, const char *name)
 {
-	yyjson_val *props = sl_json_obj(sl_json_obj(e->def, "inputSchema"), "properties"), *k, *v;
-	size_t i, n;
-	sl_bm25_add(ix, doc, SL_BM25_SERVER, e->up->name);
-	sl_bm25_add(ix, doc, SL_BM25_NAME, name);
-	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "description"));
-	sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sl_json_str(e->def, "title"));
-	sl_json_obj_foreach(props, i, n, k, v) {
-		sl_bm25_add(ix, doc, SL_BM25_PARAM, yyjson_get_str(k));
-		sl_bm25_add(ix, doc, SL_BM25_PARAM_DESC, sl_json_str(v, "description"));
+	yyjson_val *def = clean_def(g, k, e);
+	struct sl_buf b;
+	struct sig sig;
+
+	signature(g, ts, k, e, name, def, false, &sig);
+	sl_buf_init(&b, ANSWER_MAX);
+	(void)!sl_buf_printf(&b, "(args: %s): Promise<%s>%s  // ", sig.args, sig.result,
+			     sig.inferred ? " /* inferred */" : "");
+	(void)!summary(&b, def);
+	(void)!sl_buf_appends(&b, "\n");
+	sig_dispose(&sig);
+	return sl_buf_take(&b, NULL);
+}
+
+/* e's line suffix as kept in its part (made, and kept, if missing or made
+ * with fewer inferred results): for the signature detail and a tool the
+ * view does not rename. Borrowed from the part, or (*made set: a line over
+ * SL_DISCOVERY_LINE_MAX, not kept) the caller's to free. */
+static const char *kept_suffix(const struct sl_discovery_view *v, struct sl_discovery_part *p,
+			       size_t doc, const struct sl_entry *e, char **made)
+{
+	struct sl_discovery_line *l = &p->line[doc];
+	unsigned samples = samples_of(v->gen, e);
+	struct keep kept = { 0 };
+	struct sl_ts *ts;
+
+	if (l->suffix && l->samples == samples)
+		return l->suffix;
+	if (l->suffix)
+		p->line_bytes -= strlen(l->suffix) + 1;
+	free(l->suffix);
+	/* Its own declarations: names are unique within the line, and the
+	 * signature detail shows none of them. */
+	ts = sl_ts_new(true);
+	l->suffix = line_suffix(v->gen, ts, &kept, e, e->name);
+	l->samples = samples;
+	sl_ts_free(ts);
+	keep_free(&kept);
+	if (strlen(l->suffix) > SL_DISCOVERY_LINE_MAX) {
+		*made = l->suffix;
+		l->suffix = NULL;
+		return *made;
 	}
+	p->line_bytes += strlen(l->suffix) + 1;
+	return l->suffix;
 }
+
+struct pick {
+	struct sl_discovery_part *p;
+	size_t doc;
+	const struct sl_entry *e;
+	const char *name;
+};
 
 char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, size_t k,
 			  const char *server, enum sl_detail detail, char **msg)
 {
-	const struct sl_catalog *cat = v->cat;
+	struct sl_discovery_cache *c = v->cache;
 	struct sl_upstream *only = NULL;
-	struct sl_bm25 *ix;
-	struct hit *hits;
-	size_t *entry, nhits = 0, ndocs = 0;
-	double *scores;
+	const struct sl_bm25 **ix;
+	struct sl_discovery_part **pp;
+	struct sl_bm25_hit *hits;
+	struct pick *pick;
+	size_t np = 0, nh, npick = 0, sorted;
 	struct sl_ts *ts;
 	struct keep kept = { 0 };
 	struct sl_buf b;
@@ -250,46 +302,66 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 		*msg = sl_printf("unknown server '%.100s'", server);
 		return NULL;
 	}
-	ix = sl_bm25_new();
-	entry = sl_alloc((cat->tools.n + 1) * sizeof(*entry));
-	for (size_t i = 0; i < cat->tools.n; i++) {
-		const struct sl_entry *e = &cat->tools.v[i];
-		const char *name = v->local(v->ctx, e);
-		if (!name || (only && e->up != only) || !sl_stages_visible(v->gen, v->who, e->up, e->def))
+	sl_discovery_sync(v);
+	ix = sl_alloc((c->norder + 1) * sizeof(*ix));
+	pp = sl_alloc((c->norder + 1) * sizeof(*pp));
+	/* Frequencies and lengths are those of the servers searched, all of
+	 * their tools (DISCOVERY.md: what is hidden weighs in, never shows). */
+	for (size_t i = 0; i < c->norder; i++) {
+		struct sl_discovery_part *p = c->order[i];
+		if (only ? p->up != only : !v->shows(v->ctx, p->up))
 			continue;
-		size_t doc = sl_bm25_doc(ix);
-		entry[doc] = i;
-		index_tool(ix, doc, e, name);
-		ndocs = doc + 1;
+		pp[np] = p;
+		ix[np++] = p->ix;
 	}
-	scores = sl_alloc((cat->tools.n + 1) * sizeof(*scores));
-	hits = sl_alloc((cat->tools.n + 1) * sizeof(*hits));
-	sl_bm25_rank(ix, query, scores);
-	for (size_t d = 0; d < ndocs; d++)
-		if (scores[d] > 0)
-			hits[nhits++] = (struct hit){ entry[d], scores[d] };
-	qsort(hits, nhits, sizeof(*hits), by_score);
-	if (nhits > k)
-		nhits = k;
+	/* The best few are put in order; more only when hidden tools used
+	 * them up (ORDERED_MORE at a time). */
+	nh = sl_bm25_search(ix, np, query, k + ORDERED_MORE, &hits);
+	sorted = k + ORDERED_MORE < nh ? k + ORDERED_MORE : nh;
+	pick = sl_alloc(((k < nh ? k : nh) + 1) * sizeof(*pick));
+	/* Visibility for the ranked hits in order, until k are shown. */
+	for (size_t i = 0; i < nh && npick < k; i++) {
+		struct sl_discovery_part *p = pp[hits[i].part];
+		const struct sl_entry *e;
+		const char *name;
+		if (i == sorted) {
+			size_t more = nh - i < 4 * ORDERED_MORE ? nh - i : 4 * ORDERED_MORE;
+			sl_bm25_best(hits + i, nh - i, more);
+			sorted = i + more;
+			p = pp[hits[i].part];
+		}
+		e = sl_discovery_entry(v, p, hits[i].doc);
+		name = e ? v->local(v->ctx, e) : NULL;
+		if (!name || !sl_stages_visible(v->gen, v->who, e->up, e->def))
+			continue;
+		pick[npick++] = (struct pick){ p, hits[i].doc, e, name };
+	}
+	free(hits);
+	free(ix);
+	free(pp);
 
 	ts = sl_ts_new(true);
 	sl_buf_init(&b, ANSWER_MAX);
-	for (size_t i = 0; i < nhits; i++) {
-		const struct sl_entry *e = &cat->tools.v[hits[i].entry];
-		const char *name = v->local(v->ctx, e);
-		yyjson_val *def = clean_def(v->gen, &kept, e);
-		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(v, e, name, false);
-		struct sig sig;
-		signature(v->gen, ts, &kept, e, name, def, false, &sig);
-		sl_code_ident(e->up->name, sid);
-		(void)!sl_buf_printf(&b, "tools.%s%s(args: %s): Promise<%s>%s  // ", sid, tid, sig.args,
-				     sig.result, sig.inferred ? " /* inferred */" : "");
-		(void)!summary(&b, def);
-		(void)!sl_buf_appends(&b, "\n");
-		sig_dispose(&sig);
+	for (size_t i = 0; i < npick; i++) {
+		const struct pick *h = &pick[i];
+		char sid[SL_SERVER_NAME_MAX + 2], *tid = call_name(v, h->p, h->doc, h->name, false);
+		char *made = NULL;
+		const char *suffix;
+		if (detail == SL_DETAIL_SIGNATURE && strcmp(h->name, h->e->name) == 0) {
+			suffix = kept_suffix(v, h->p, h->doc, h->e, &made);
+		} else {
+			/* The full detail declares every type the lines name,
+			 * once, under names unique in the answer; a renamed tool's
+			 * types are named after its new name. Made per answer:
+			 * at most k lines. */
+			suffix = made = line_suffix(v->gen, ts, &kept, h->e, h->name);
+		}
+		sl_code_ident(h->e->up->name, sid);
+		(void)!sl_buf_printf(&b, "tools.%s%s%s", sid, tid, suffix);
+		free(made);
 		free(tid);
 	}
-	if (detail == SL_DETAIL_FULL && nhits) {
+	if (detail == SL_DETAIL_FULL && npick) {
 		size_t before = b.len;
 		(void)!sl_buf_appends(&b, "\n");
 		(void)!sl_ts_decls(ts, &b, false);
@@ -298,11 +370,8 @@ char *sl_discovery_search(const struct sl_discovery_view *v, const char *query, 
 	}
 	sl_ts_free(ts);
 	keep_free(&kept);
-	sl_bm25_free(ix);
-	free(entry);
-	free(scores);
-	free(hits);
-	if (nhits == 0) {
+	free(pick);
+	if (npick == 0) {
 		sl_buf_dispose(&b);
 		return sl_strdup("no tools match");
 	}
@@ -342,21 +411,21 @@ size_t sl_discovery_distance(const char *asked, const char *known)
 	return d > 0 && d <= 2 && d * 3 <= la ? d : SIZE_MAX;
 }
 
-/* The visible tool of u whose name is closest to asked and close enough
- * (sl_discovery_distance), or NULL; borrowed like v->local's answers. */
-static const char *closest(const struct sl_discovery_view *v, struct sl_upstream *u,
+/* The visible tool of part p whose name is closest to asked and close
+ * enough (sl_discovery_distance), or NULL; borrowed like v->local's
+ * answers. */
+static const char *closest(const struct sl_discovery_view *v, const struct sl_discovery_part *p,
 			   const char *asked)
 {
 	const char *best = NULL;
 	size_t best_d = SIZE_MAX;
-	for (size_t i = 0; i < v->cat->tools.n; i++) {
-		const struct sl_entry *e = &v->cat->tools.v[i];
-		const char *name = e->up == u ? v->local(v->ctx, e) : NULL;
+	for (size_t j = 0; p && j < p->n; j++) {
+		const struct sl_entry *e = sl_discovery_entry(v, p, j);
+		const char *name = e ? v->local(v->ctx, e) : NULL;
 		size_t d = name ? sl_discovery_distance(asked, name) : SIZE_MAX;
-		if (d == SIZE_MAX || !sl_stages_visible(v->gen, v->who, u, e->def))
+		if (d == SIZE_MAX || d >= best_d || !sl_stages_visible(v->gen, v->who, e->up, e->def))
 			continue;
-		if (d < best_d)
-			best = name, best_d = d;
+		best = name, best_d = d;
 	}
 	return best;
 }
@@ -373,40 +442,25 @@ static bool wanted(const char *name, const char **names, size_t n, bool *found)
 	return yes;
 }
 
-char *sl_discovery_describe(const struct sl_discovery_view *v, const char *server,
-			    const char **names, size_t n, char **msg)
+/* The module's declarations and tools object for the documents inc[0..n)
+ * of p (visible and wanted, in list order). */
+static char *module_body(const struct sl_discovery_view *v, struct sl_discovery_part *p,
+			 const size_t *inc, size_t n, const char *sid)
 {
-	const struct sl_catalog *cat = v->cat;
-	struct sl_upstream *u;
-	struct sl_ts *ts;
+	struct sl_ts *ts = sl_ts_new(true);
 	struct keep kept = { 0 };
 	struct sl_buf members, b;
-	bool *found;
-	size_t count = 0;
-	char sid[SL_SERVER_NAME_MAX + 2];
 
-	u = server ? v->server(v->ctx, server) : NULL;
-	if (!u) {
-		*msg = sl_printf("unknown server '%.100s'", server ? server : "");
-		return NULL;
-	}
-	sl_code_ident(u->name, sid);
-	found = sl_alloc(n + 1);
-	ts = sl_ts_new(true);
 	sl_buf_init(&members, ANSWER_MAX);
-	for (size_t i = 0; i < cat->tools.n; i++) {
-		const struct sl_entry *e = &cat->tools.v[i];
-		const char *name = e->up == u ? v->local(v->ctx, e) : NULL;
-		yyjson_val *def;
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_entry *e = sl_discovery_entry(v, p, inc[i]);
+		const char *name = v->local(v->ctx, e);
+		yyjson_val *def = clean_def(v->gen, &kept, e);
 		struct sig sig;
 		char *tid, *doc;
 		bool unseen;
-		if (!name || !sl_stages_visible(v->gen, v->who, u, e->def) ||
-		    !wanted(name, names, n, found))
-			continue;
-		def = clean_def(v->gen, &kept, e);
 		signature(v->gen, ts, &kept, e, name, def, true, &sig);
-		tid = call_name(v, e, name, true);
+		tid = call_name(v, p, inc[i], name, true);
 		doc = sl_ts_doc(sl_json_str(def, "description") ? sl_json_str(def, "description") :
 				sl_json_str(def, "title"));
 		/* No outputSchema and no result seen yet: say when it will be known. */
@@ -426,7 +480,55 @@ char *sl_discovery_describe(const struct sl_discovery_view *v, const char *serve
 		free(doc);
 		free(tid);
 		sig_dispose(&sig);
-		count++;
+	}
+	sl_buf_init(&b, ANSWER_MAX);
+	(void)!sl_ts_decls(ts, &b, true);
+	(void)!sl_buf_printf(&b, "export declare const tools: {\n  %s: {\n", sid);
+	(void)!sl_buf_append(&b, members.data ? members.data : "", members.len);
+	(void)!sl_buf_appends(&b, "  };\n};\n");
+	sl_buf_dispose(&members);
+	sl_ts_free(ts);
+	keep_free(&kept);
+	return sl_buf_take(&b, NULL);
+}
+
+char *sl_discovery_describe(const struct sl_discovery_view *v, const char *server,
+			    const char **names, size_t n, char **msg)
+{
+	struct sl_discovery_part *p;
+	struct sl_upstream *u;
+	struct sl_lru_entry *le;
+	struct sl_buf key, b;
+	const char *body;
+	char *made = NULL;
+	size_t count = 0, *inc;
+	bool *found;
+	char sid[SL_SERVER_NAME_MAX + 2];
+
+	u = server ? v->server(v->ctx, server) : NULL;
+	if (!u) {
+		*msg = sl_printf("unknown server '%.100s'", server ? server : "");
+		return NULL;
+	}
+	sl_code_ident(u->name, sid);
+	sl_discovery_sync(v);
+	p = sl_discovery_part(v, u);
+	found = sl_alloc(n + 1);
+	inc = sl_alloc(((p ? p->n : 0) + 1) * sizeof(*inc));
+	/* The module is made once for what it depends on: the server's list,
+	 * which of its tools are in it under which names, and how many
+	 * results each inferred type merges. */
+	sl_buf_init(&key, SIZE_MAX);
+	(void)!sl_buf_printf(&key, "%s\x1f%llu", u->name,
+			     (unsigned long long)(p ? p->version : 0));
+	for (size_t j = 0; p && j < p->n; j++) {
+		const struct sl_entry *e = sl_discovery_entry(v, p, j);
+		const char *name = e ? v->local(v->ctx, e) : NULL;
+		if (!name || !sl_stages_visible(v->gen, v->who, u, e->def) ||
+		    !wanted(name, names, n, found))
+			continue;
+		inc[count++] = j;
+		(void)!sl_buf_printf(&key, "\x1e%zu\x1f%s\x1f%u", j, name, samples_of(v->gen, e));
 	}
 	sl_buf_init(&b, ANSWER_MAX);
 	(void)!sl_buf_printf(&b, "// %zu tool%s of server \"%s\", called in programs as "
@@ -435,36 +537,42 @@ char *sl_discovery_describe(const struct sl_discovery_view *v, const char *serve
 	 * described (one typo does not cost the model the whole answer). */
 	for (size_t i = 0; i < n; i++)
 		if (!found[i]) {
-			const char *near = closest(v, u, names[i]);
+			const char *near = closest(v, p, names[i]);
 			char *line = sl_printf("server '%s' has no tool '%.100s' (or it is hidden)%s%s%s",
 					       u->name, names[i], near ? "; did you mean '" : "",
 					       near ? near : "", near ? "'?" : "");
-			for (char *p = line; *p; p++) { /* stays one comment line */
-				size_t brk = sl_ts_break(p);
+			for (char *q = line; *q; q++) { /* stays one comment line */
+				size_t brk = sl_ts_break(q);
 				if (brk)
-					memset(p, '?', brk), p += brk - 1;
-				else if ((unsigned char)*p < ' ' || *p == 0x7f)
-					*p = '?';
+					memset(q, '?', brk), q += brk - 1;
+				else if ((unsigned char)*q < ' ' || *q == 0x7f)
+					*q = '?';
 			}
 			if (count == 0) {
 				*msg = line;
 				sl_buf_dispose(&b);
-				sl_buf_dispose(&members);
-				sl_ts_free(ts);
-				keep_free(&kept);
+				sl_buf_dispose(&key);
+				free(inc);
 				free(found);
 				return NULL;
 			}
 			(void)!sl_buf_printf(&b, "// %s\n", line);
 			free(line);
 		}
-	(void)!sl_ts_decls(ts, &b, true);
-	(void)!sl_buf_printf(&b, "export declare const tools: {\n  %s: {\n", sid);
-	(void)!sl_buf_append(&b, members.data ? members.data : "", members.len);
-	(void)!sl_buf_appends(&b, "  };\n};\n");
-	sl_buf_dispose(&members);
-	sl_ts_free(ts);
-	keep_free(&kept);
+	if ((le = sl_lru_get(&v->cache->modules, key.data, 0))) {
+		sl_lru_touch(&v->cache->modules, le);
+		body = sl_lru_item(le, struct sl_discovery_module, e)->text;
+	} else {
+		struct sl_discovery_module *m = sl_alloc(sizeof(*m));
+		body = made = module_body(v, p, inc, count, sid);
+		m->text = sl_strdup(made);
+		/* Too large for the cache alone: refused (and freed). */
+		(void)sl_lru_put(&v->cache->modules, key.data, &m->e, strlen(made) + key.len, 0);
+	}
+	(void)!sl_buf_appends(&b, body);
+	free(made);
+	sl_buf_dispose(&key);
+	free(inc);
 	free(found);
 	return sl_buf_take(&b, NULL);
 }

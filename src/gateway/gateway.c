@@ -1,6 +1,7 @@
 /* The gateway aggregate: upstreams, catalog and sessions; see gateway.h. */
 #include "gateway/gateway.h"
 #include "auth/caller.h"
+#include "discovery/discovery.h"
 #include "gateway/codemode.h"
 #include "gateway/kept.h"
 #include "gateway/router.h"
@@ -84,6 +85,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
+	gw->discovery = sl_discovery_cache_new();
 	sl_map_init(&gw->tasks);
 	sl_map_init(&gw->task_ups);
 	sl_map_init(&gw->parks);
@@ -160,6 +162,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
+	sl_discovery_cache_free(gw->discovery);
 	while ((n = sl_list_first(&gw->waiters))) {
 		sl_list_remove(n);
 		free(sl_list_entry(n, struct sl_waiter, link));

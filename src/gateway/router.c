@@ -163,11 +163,18 @@ static struct sl_upstream *view_server(const void *ctx, const char *name)
 	return sl_codemode_server(ctx, name);
 }
 
+static bool view_shows(const void *ctx, const struct sl_upstream *u)
+{
+	return sl_view_server(ctx, u);
+}
+
 /* What discovery sees of the catalog: v's (borrowed for the answer). */
 static void discovery_view(const struct sl_view *v, struct sl_discovery_view *dv)
 {
-	*dv = (struct sl_discovery_view){ .cat = &v->gw->catalog, .gen = v->gw->gen, .who = v->who,
-					  .local = view_local, .server = view_server, .ctx = v };
+	*dv = (struct sl_discovery_view){ .cat = &v->gw->catalog, .cache = v->gw->discovery,
+					  .gen = v->gw->gen, .who = v->who, .local = view_local,
+					  .server = view_server, .shows = view_shows,
+					  .renames = v->profile && v->profile->nrename > 0, .ctx = v };
 }
 
 static void search(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
@@ -258,22 +265,22 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 	struct sl_gateway *gw = s->gw;
 	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
 	yyjson_mut_val *arr = yyjson_mut_arr(d);
+	struct sl_discovery_view dv;
 	struct sl_view v;
 
 	sl_view_of(gw, m->who, &v);
+	discovery_view(&v, &dv);
 	for (size_t i = 0; i < gw->nups; i++) {
 		struct sl_upstream *u = gw->ups[i];
+		const struct sl_entry *e;
 		yyjson_mut_val *o;
-		size_t ntools = 0;
+		size_t ntools = 0, at = 0;
 		if (!sl_view_server(&v, u))
 			continue;
 		/* The tools list_tools shows this session: in its profile, and
 		 * not hidden from its caller; not the server's count. */
-		for (size_t j = 0; j < gw->catalog.tools.n; j++) {
-			const struct sl_entry *e = &gw->catalog.tools.v[j];
-			ntools += e->up == u && sl_view_local(&v, e) &&
-				  sl_stages_visible(gw->gen, m->who, u, e->def);
-		}
+		while ((e = sl_discovery_next(&dv, u, &at)))
+			ntools += sl_view_local(&v, e) && sl_stages_visible(gw->gen, m->who, u, e->def);
 		o = yyjson_mut_obj(d);
 		yyjson_mut_obj_add_strcpy(d, o, "name", u->name);
 		yyjson_mut_obj_add_str(d, o, "status", sl_upstream_state_name(u->state));
@@ -291,12 +298,14 @@ static void list_servers(struct sl_session *s, struct sl_msg *m, bool modern)
 
 static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_val *args)
 {
-	struct sl_catalog *cat = &s->gw->catalog;
 	const char *server = sl_json_str(args, "server");
 	struct sl_upstream *u = server ? sl_gateway_upstream(s->gw, server) : NULL;
+	const struct sl_entry *e;
+	struct sl_discovery_view dv;
 	yyjson_mut_doc *d;
 	yyjson_mut_val *arr;
 	struct sl_view v;
+	size_t at = 0;
 	char msg[300];
 
 	sl_view_of(s->gw, m->who, &v);
@@ -310,9 +319,11 @@ static void list_tools(struct sl_session *s, struct sl_msg *m, bool modern, yyjs
 	}
 	d = yyjson_mut_doc_new(NULL);
 	arr = yyjson_mut_arr(d);
-	for (size_t i = 0; i < cat->tools.n; i++) {
-		const struct sl_entry *e = &cat->tools.v[i];
-		const char *name = e->up == u ? sl_view_local(&v, e) : NULL;
+	/* The server's own tools (the discovery index knows them by server),
+	 * not a scan of the catalog. */
+	discovery_view(&v, &dv);
+	while ((e = sl_discovery_next(&dv, u, &at))) {
+		const char *name = sl_view_local(&v, e);
 		if (name && sl_stages_visible(s->gw->gen, m->who, u, e->def))
 			yyjson_mut_arr_append(arr, tool_summary(s->gw->gen, d, e, name, true));
 	}

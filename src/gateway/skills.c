@@ -2,6 +2,7 @@
 #include "gateway/skills.h"
 #include "auth/caller.h"
 #include "core/buf.h"
+#include "core/log.h"
 #include "core/lru.h"
 #include "stages/pinning.h"
 
@@ -438,9 +439,13 @@ static struct sl_lru *seen_map(void)
 	return &seen;
 }
 
-/* dir's answer (NULL: every one) is read again at the next ask. */
+static void forget_read(void);
+
+/* dir's answer (NULL: every one) is read again at the next ask, and so is
+ * every shelf sl_skills_read keeps (a write in this process shows at once). */
 static void forget_seen(const char *dir)
 {
+	forget_read();
 	if (!dir) {
 		sl_lru_dispose(seen_map());
 		seen_ready = false;
@@ -495,6 +500,84 @@ bool sl_skills_exist(const char *dir)
 		(void)sl_lru_put(&seen, dir, &kept->e, 0, 0);
 	}
 	return any;
+}
+
+/*
+ * What sl_skills_read found on each of the last SL_SKILLS_SEEN_MAX shelves:
+ * every search_tools, describe_tools and skills listing asks, and reading a
+ * shelf is a directory read and a file read per skill. A shelf is read
+ * again once SL_SKILLS_RECHECK_MS have passed since it was read (a change
+ * by another process, such as `sluice skills approve` or a file edited by
+ * hand, shows within that), and at once after this process's
+ * sl_skill_write, sl_skill_remove or sl_skill_pin (forget_seen).
+ */
+struct kept_shelf {
+	struct sl_lru_entry e;  /* keyed by "<dir>\x1f<pins>" */
+	struct sl_skills_read r;
+};
+static struct sl_lru shelves;
+static bool shelves_ready;
+
+static void shelf_free(struct sl_lru_entry *e, void *arg)
+{
+	struct kept_shelf *k = sl_lru_item(e, struct kept_shelf, e);
+	(void)arg;
+	sl_skills_names_free(k->r.names, k->r.nnames);
+	for (size_t i = 0; i < k->r.napproved; i++)
+		sl_skill_dispose(&k->r.approved[i]);
+	free(k->r.approved);
+	free(k);
+}
+
+static void forget_read(void)
+{
+	if (shelves_ready)
+		sl_lru_dispose(&shelves);
+	shelves_ready = false;
+}
+
+const struct sl_skills_read *sl_skills_read(const struct sl_skill_shelf *sh)
+{
+	char *key = sl_printf("%s\x1f%s", sh->dir ? sh->dir : "", sh->pins ? sh->pins : "");
+	uint64_t now = sl_now_ms();
+	struct sl_lru_entry *e;
+	struct kept_shelf *k;
+	struct sl_err err = { 0 };
+	bool more;
+
+	if (!shelves_ready) {
+		sl_lru_init(&shelves, SL_SKILLS_SEEN_MAX, 0, shelf_free, NULL);
+		shelves_ready = true;
+	}
+	if ((e = sl_lru_get(&shelves, key, now))) {
+		sl_lru_touch(&shelves, e);
+		free(key);
+		return &sl_lru_item(e, struct kept_shelf, e)->r;
+	}
+	k = sl_alloc(sizeof(*k));
+	if (sl_skills_names(sh->dir, &k->r.names, &k->r.nnames, &more, &err) < 0) {
+		sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
+		k->r.names = NULL;
+		k->r.nnames = 0;
+	}
+	k->r.approved = sl_alloc((k->r.nnames + 1) * sizeof(*k->r.approved));
+	for (size_t i = 0; i < k->r.nnames; i++) {
+		struct sl_skill *sk = &k->r.approved[k->r.napproved];
+		/* Bad or changed files are left out quietly here (a listing
+		 * happens often); calling one logs why. */
+		if (sl_skill_read(sh->dir, k->r.names[i], sk, &err) < 0) {
+			sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
+			continue;
+		}
+		if (!sl_skill_approved(sh->pins, sk)) {
+			sl_skill_dispose(sk);
+			continue;
+		}
+		k->r.napproved++;
+	}
+	(void)sl_lru_put(&shelves, key, &k->e, 0, now + SL_SKILLS_RECHECK_MS);
+	free(key);
+	return &k->r;
 }
 
 void sl_skills_names_free(char **names, size_t n)

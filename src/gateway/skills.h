@@ -159,6 +159,24 @@ void sl_skills_names_free(char **names, size_t n);
 #define SL_SKILLS_SEEN_MAX 64
 bool sl_skills_exist(const char *dir);
 
+/* A shelf as sl_skills_read found it: every skill file's name (sorted, at
+ * most SL_SKILLS_MAX) and the skills among them that are readable and
+ * approved (in name order). */
+struct sl_skills_read {
+	char **names;
+	size_t nnames;
+	struct sl_skill *approved;
+	size_t napproved;
+};
+/* sh's skills, read at most once per SL_SKILLS_RECHECK_MS for each of the
+ * last SL_SKILLS_SEEN_MAX shelves asked (another process's change shows
+ * within that), and at once after this process's sl_skill_write,
+ * sl_skill_remove or sl_skill_pin. Borrowed: valid until one of those, or
+ * until SL_SKILLS_SEEN_MAX other shelves were read. Not thread-safe: the
+ * gateway's loop calls it. Never NULL (no directory: an empty shelf). */
+#define SL_SKILLS_RECHECK_MS 1000
+const struct sl_skills_read *sl_skills_read(const struct sl_skill_shelf *sh);
+
 enum sl_skill_status {
 	SL_SKILL_APPROVED, /* its pin is its current hash: it may run */
 	SL_SKILL_CHANGED,  /* pinned, and the file differs: hidden */

@@ -37,72 +37,51 @@
 
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(((const struct sl_skill *)a)->name, ((const struct sl_skill *)b)->name);
+	return strcmp((*(const struct sl_skill *const *)a)->name,
+		      (*(const struct sl_skill *const *)b)->name);
 }
 
 /* Appends to v (room for SL_SKILLS_MAX more) the skills of owner's shelf
  * (NULL: the operator's) that v's caller may run now (readable, approved,
- * not denied), leaving out the names in skip[0..nskip) (the caller's own
- * files, which decide for their names). Files that are bad or changed are
- * left out quietly here (a listing happens often); calling one logs why.
- * The shelf's names go to *names (free them). */
-static void load_shelf(const struct sl_view *vw, const char *owner, char **skip, size_t nskip,
-		       struct sl_skill *v, size_t *n, char ***names, size_t *k)
+ * not denied), leaving out the names in skip (the caller's own files,
+ * which decide for their names). Returns the shelf as read (borrowed). */
+static const struct sl_skills_read *load_shelf(const struct sl_view *vw, const char *owner,
+					       const struct sl_skills_read *skip,
+					       const struct sl_skill **v, size_t *n)
 {
 	struct sl_skill_shelf sh;
-	struct sl_err err = { 0 };
-	bool more;
+	const struct sl_skills_read *r;
 
 	sl_skills_shelf(owner, &sh);
-	if (sl_skills_names(sh.dir, names, k, &more, &err) < 0) {
-		sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
-		*k = 0;
-		*names = NULL;
-	}
-	for (size_t i = 0; i < *k; i++) {
-		const char *name = (*names)[i];
-		bool shadowed = false;
-		for (size_t j = 0; j < nskip && !shadowed; j++)
-			shadowed = strcmp(skip[j], name) == 0;
-		if (shadowed || sl_codemode_skill_denied(vw->gw, vw->who, name))
-			continue;
-		if (sl_skill_read(sh.dir, name, &v[*n], &err) < 0) {
-			sl_log(SL_LOG_DEBUG, "skills: %s", err.msg);
-			continue;
-		}
-		if (!sl_skill_approved(sh.pins, &v[*n])) {
-			sl_skill_dispose(&v[*n]);
-			continue;
-		}
-		(*n)++;
-	}
+	r = sl_skills_read(&sh);
 	sl_skills_shelf_dispose(&sh);
+	for (size_t i = 0; i < r->napproved; i++) {
+		const char *name = r->approved[i].name;
+		bool shadowed = false;
+		for (size_t j = 0; skip && j < skip->nnames && !shadowed; j++)
+			shadowed = strcmp(skip->names[j], name) == 0;
+		if (!shadowed && !sl_codemode_skill_denied(vw->gw, vw->who, name))
+			v[(*n)++] = &r->approved[i];
+	}
+	return r;
 }
 
 /* The skills v's caller may run now: its own, then the operator's that it
  * has no file of the same name of, sorted by name, at most twice
- * SL_SKILLS_MAX. */
-static struct sl_skill *load_visible(const struct sl_view *vw, size_t *n)
+ * SL_SKILLS_MAX; borrowed from the shelves as read (sl_skills_read) until
+ * the caller returns. Free the array. */
+static const struct sl_skill **load_visible(const struct sl_view *vw, size_t *n)
 {
-	char owner[SL_SHA256_HEX], **own = NULL, **pub;
-	struct sl_skill *v = sl_alloc(2 * SL_SKILLS_MAX * sizeof(*v));
-	size_t nown = 0, npub;
+	const struct sl_skill **v = sl_alloc(2 * SL_SKILLS_MAX * sizeof(*v));
+	const struct sl_skills_read *own = NULL;
+	char owner[SL_SHA256_HEX];
 
 	*n = 0;
 	if (sl_skills_owner(vw->who, owner))
-		load_shelf(vw, owner, NULL, 0, v, n, &own, &nown);
-	load_shelf(vw, NULL, own, nown, v, n, &pub, &npub);
-	sl_skills_names_free(own, nown);
-	sl_skills_names_free(pub, npub);
+		own = load_shelf(vw, owner, NULL, v, n);
+	(void)load_shelf(vw, NULL, own, v, n);
 	qsort(v, *n, sizeof(*v), by_name);
 	return v;
-}
-
-static void free_visible(struct sl_skill *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sl_skill_dispose(&v[i]);
-	free(v);
 }
 
 /* ---- tools/list --------------------------------------------------------------- */
@@ -168,7 +147,7 @@ static char *save_refusal(const struct sl_view *v)
 void sl_skills_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
 {
 	char *refused = save_refusal(v);
-	struct sl_skill *sk;
+	const struct sl_skill **sk;
 	size_t n;
 
 	if (!refused) {
@@ -181,8 +160,8 @@ void sl_skills_list(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *
 		return; /* router and code mode: search_tools finds them */
 	sk = load_visible(v, &n);
 	for (size_t i = 0; i < n; i++)
-		yyjson_mut_arr_append(arr, skill_def(d, &sk[i]));
-	free_visible(sk, n);
+		yyjson_mut_arr_append(arr, skill_def(d, sk[i]));
+	free(sk);
 }
 
 bool sl_skills_handles(const struct sl_view *v, const char *name)
@@ -749,7 +728,7 @@ static void first_line(struct sl_buf *b, const char *desc)
 char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 {
 	struct sl_bm25 *ix = sl_bm25_new();
-	struct sl_skill *sk;
+	const struct sl_skill **sk;
 	struct hit *hits;
 	double *scores;
 	size_t n, nhits = 0;
@@ -760,8 +739,8 @@ char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 	for (size_t i = 0; i < n; i++) {
 		size_t doc = sl_bm25_doc(ix);
 		sl_bm25_add(ix, doc, SL_BM25_SERVER, SL_SKILLS_SERVER);
-		sl_bm25_add(ix, doc, SL_BM25_NAME, sk[i].name);
-		sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sk[i].description);
+		sl_bm25_add(ix, doc, SL_BM25_NAME, sk[i]->name);
+		sl_bm25_add(ix, doc, SL_BM25_DESCRIPTION, sk[i]->description);
 	}
 	scores = sl_alloc((n + 1) * sizeof(*scores));
 	hits = sl_alloc((n + 1) * sizeof(*hits));
@@ -776,7 +755,7 @@ char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 	ts = sl_ts_new(false);
 	sl_buf_init(&b, SKILLS_ANSWER_MAX);
 	for (size_t i = 0; i < nhits; i++) {
-		const struct sl_skill *s = &sk[hits[i].i];
+		const struct sl_skill *s = sk[hits[i].i];
 		char *t = args_type(ts, s, NULL);
 		(void)!sl_buf_printf(&b, "tools.%s.%s(args: %s): Promise<unknown>  // skill: ",
 				     SL_SKILLS_SERVER, s->name, t);
@@ -788,7 +767,7 @@ char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 	sl_bm25_free(ix);
 	free(scores);
 	free(hits);
-	free_visible(sk, n);
+	free(sk);
 	if (nhits == 0) {
 		sl_buf_dispose(&b);
 		return NULL;
@@ -798,7 +777,7 @@ char *sl_skills_search(const struct sl_view *v, const char *query, size_t k)
 
 char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, char **msg)
 {
-	struct sl_skill *sk;
+	const struct sl_skill **sk;
 	struct sl_ts *ts = sl_ts_new(true);
 	struct sl_buf members, b;
 	size_t count = 0, nsk;
@@ -807,11 +786,11 @@ char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, 
 	for (size_t j = 0; j < n; j++) {
 		bool found = false;
 		for (size_t i = 0; i < nsk && !found; i++)
-			found = strcmp(sk[i].name, names[j]) == 0;
+			found = strcmp(sk[i]->name, names[j]) == 0;
 		if (!found) {
 			*msg = sl_printf("there is no skill '%.100s' (or it is hidden)", names[j]);
 			sl_ts_free(ts);
-			free_visible(sk, nsk);
+			free(sk);
 			return NULL;
 		}
 	}
@@ -820,15 +799,15 @@ char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, 
 		bool want = n == 0;
 		char *aname, *t, *doc;
 		for (size_t j = 0; j < n; j++)
-			want = want || strcmp(sk[i].name, names[j]) == 0;
+			want = want || strcmp(sk[i]->name, names[j]) == 0;
 		if (!want)
 			continue;
-		aname = sl_printf("%s_args", sk[i].name);
-		t = args_type(ts, &sk[i], aname);
-		doc = sl_ts_doc(sk[i].description);
+		aname = sl_printf("%s_args", sk[i]->name);
+		t = args_type(ts, sk[i], aname);
+		doc = sl_ts_doc(sk[i]->description);
 		if (doc)
 			(void)!sl_buf_printf(&members, "    /** %s */\n", doc);
-		(void)!sl_buf_printf(&members, "    %s(args: %s): Promise<unknown>;\n", sk[i].name, t);
+		(void)!sl_buf_printf(&members, "    %s(args: %s): Promise<unknown>;\n", sk[i]->name, t);
 		free(doc);
 		free(t);
 		free(aname);
@@ -843,6 +822,6 @@ char *sl_skills_describe(const struct sl_view *v, const char **names, size_t n, 
 	(void)!sl_buf_appends(&b, "  };\n};\n");
 	sl_buf_dispose(&members);
 	sl_ts_free(ts);
-	free_visible(sk, nsk);
+	free(sk);
 	return sl_buf_take(&b, NULL);
 }

@@ -245,8 +245,11 @@ describe('pins and the CLI', () => {
 		const r = await execCode(pass.client, `return await tools.skills.echo_twice({ word: 'z' })`);
 		assert.match(r.text, /there is no skill 'echo_twice'/);
 		await assert.rejects(pass.client.callTool({ name: 'skills__echo_twice', arguments: {} }), /Unknown tool/);
-		const s = await code.client.callTool({ name: 'search_tools', arguments: { query: 'echo word twice' } });
-		assert.doesNotMatch(textOf(s), /tools\.skills\.echo_twice/);
+		// The code gateway is another process: it reads a shelf again at most
+		// once a second (gateway/skills.h, SL_SKILLS_RECHECK_MS).
+		await eventually(async () => !/tools\.skills\.echo_twice/.test(
+			textOf(await code.client.callTool({ name: 'search_tools', arguments: { query: 'echo word twice' } }))),
+			5000, 100, 'the changed skill hidden from search');
 		assert.match(pass.stderr(), /differs from what was approved: it is hidden until `sluice skills approve echo_twice`/);
 		const list = await runSluice(['skills', 'list'], 10000, ENV);
 		assert.equal(list.code, 0, list.stderr);
@@ -270,8 +273,11 @@ describe('pins and the CLI', () => {
 		assert.match(list.stdout, /dropped\s+unpinned/);
 		assert.match(list.stdout, /broken\s+bad\s+-\s+.*not a JSON object/);
 		assert.match(list.stdout, /huge\s+bad\s+-\s+.*over the limit/);
-		const names = (await pass.client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('skills__'));
-		assert.deepEqual(names.sort(), ['skills__again', 'skills__echo_twice']);
+		// The approval before was another process's (the CLI): listed within a
+		// second (SL_SKILLS_RECHECK_MS).
+		const names = async () => (await pass.client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('skills__')).sort();
+		await eventually(async () => (await names()).includes('skills__echo_twice'), 5000, 100, 'the approved skill listed');
+		assert.deepEqual(await names(), ['skills__again', 'skills__echo_twice']);
 	});
 
 	test('show escapes control characters; rm removes the file and its pin', async () => {

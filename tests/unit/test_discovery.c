@@ -1,10 +1,16 @@
-/* Unit tests of src/discovery/: tokens, stemming, BM25F ranking, the JSON
- * Schema -> TypeScript generator (with the corpus in tests/fixtures/schemas)
- * and result type inference. */
+/* Unit tests of src/discovery/: tokens, stemming, BM25F ranking (the
+ * inverted index's parts against the textbook formula, and the cache that
+ * rebuilds one server's part), the JSON Schema -> TypeScript generator
+ * (with the corpus in tests/fixtures/schemas) and result type inference. */
 #include "unit.h"
 
 #include "discovery/discovery.h"
+#include "pipeline/call.h"
+#include "pipeline/gen.h"
+#include "pipeline/metrics.h"
+#include "upstream/catalog.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -98,6 +104,377 @@ TEST(discovery_bm25_ranks_by_field_weight_and_synonyms)
 	sl_bm25_rank(ix, "", s);
 	CHECK(s[0] == 0);
 	sl_bm25_free(ix);
+}
+
+/* ---- the inverted index against the formula ------------------------------- */
+
+/* Tools as the index reads them: name, description, then parameter names
+ * and descriptions (the search_tools fields; the server is the part). */
+static const struct {
+	const char *server, *name, *desc, *params[2][2];
+} docs[] = {
+	{ "github", "list_pull_requests", "List the pull requests of a repository.",
+	  { { "state", "Open, closed or all." }, { "repo", "The repository name." } } },
+	{ "github", "merge_pull_request", "Merge an open pull request into its base branch.",
+	  { { "merge_method", "How to merge." }, { "pull_number", "The PR number." } } },
+	{ "github", "create_issue", "Open a new issue in a repository.",
+	  { { "title", "The issue's title." }, { "body", "Text of the issue." } } },
+	{ "jira", "create_ticket", "Create a ticket in a project.",
+	  { { "project", "The project key." }, { "summary", "One line about the ticket." } } },
+	{ "jira", "add_comment", "Add a comment to an issue or a ticket.",
+	  { { "ticket", "The ticket to comment on." }, { "text", "The comment." } } },
+	{ "jira", "search_issues", "Search issues with JQL.",
+	  { { "jql", "A JQL query." }, { NULL, NULL } } },
+	{ "slack", "post_message", "Post a message to a channel.",
+	  { { "channel", "The channel id." }, { "text", "The message text; merge requests welcome." } } },
+	{ "slack", "list_channels", "List the channels of the workspace.", { { NULL, NULL } } },
+};
+
+static void add_doc(struct sl_bm25 *ix, size_t i)
+{
+	size_t d = sl_bm25_doc(ix);
+	sl_bm25_add(ix, d, SL_BM25_SERVER, docs[i].server);
+	sl_bm25_add(ix, d, SL_BM25_NAME, docs[i].name);
+	sl_bm25_add(ix, d, SL_BM25_DESCRIPTION, docs[i].desc);
+	for (size_t p = 0; p < 2 && docs[i].params[p][0]; p++) {
+		sl_bm25_add(ix, d, SL_BM25_PARAM, docs[i].params[p][0]);
+		sl_bm25_add(ix, d, SL_BM25_PARAM_DESC, docs[i].params[p][1]);
+	}
+}
+
+/* The weighted count of term in text, and how many tokens text has. */
+static double count_in(const char *text, const char *term, double w, double *len)
+{
+	char t[64][SL_BM25_TOKEN_MAX + 1];
+	size_t n = sl_bm25_tokens(text, t, 64);
+	double c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += strcmp(t[i], term) == 0;
+	*len += w * (double)n;
+	return w * c;
+}
+
+/* BM25F as DISCOVERY.md writes it (k1 1.2, b 0.75, the field weights),
+ * one document at a time, for the words of query (no synonyms: each
+ * query word must be its own token). */
+static void reference(const char *query, double *scores)
+{
+	char q[8][SL_BM25_TOKEN_MAX + 1];
+	size_t nq = sl_bm25_tokens(query, q, 8), n = SL_COUNT(docs);
+	double tf[SL_COUNT(docs)][8], len[SL_COUNT(docs)], avg = 0;
+
+	for (size_t d = 0; d < n; d++) {
+		len[d] = 0;
+		for (size_t t = 0; t < nq; t++) {
+			double l = 0, *lp = t == 0 ? &len[d] : &l;
+			tf[d][t] = count_in(docs[d].server, q[t], 1.5, lp) + count_in(docs[d].name, q[t], 3, lp) +
+				   count_in(docs[d].desc, q[t], 1, lp);
+			for (size_t p = 0; p < 2 && docs[d].params[p][0]; p++)
+				tf[d][t] += count_in(docs[d].params[p][0], q[t], 0.75, lp) +
+					    count_in(docs[d].params[p][1], q[t], 0.4, lp);
+		}
+		avg += len[d];
+	}
+	avg /= (double)n;
+	for (size_t d = 0; d < n; d++)
+		scores[d] = 0;
+	for (size_t t = 0; t < nq; t++) {
+		double df = 0, idf;
+		for (size_t d = 0; d < n; d++)
+			df += tf[d][t] > 0;
+		idf = log(1 + ((double)n - df + 0.5) / (df + 0.5));
+		for (size_t d = 0; d < n; d++)
+			if (tf[d][t] > 0)
+				scores[d] += idf * tf[d][t] * 2.2 / (tf[d][t] + 1.2 * (0.25 + 0.75 * len[d] / avg));
+	}
+}
+
+TEST(discovery_bm25_parts_rank_as_one_index_and_as_the_formula)
+{
+	static const char *const queries[] = {
+		"merge pull request", "comment on a project", "list channels", "repository title body",
+		"message text", "project summary", "nothing here", "open pull request of the repo",
+	};
+	struct sl_bm25 *one = sl_bm25_new(), *part[3];
+	const struct sl_bm25 *parts[3];
+	size_t first[3] = { 0, 3, 6 }, n = SL_COUNT(docs);
+
+	for (size_t i = 0; i < n; i++)
+		add_doc(one, i);
+	for (size_t p = 0; p < 3; p++) {
+		part[p] = sl_bm25_new();
+		for (size_t i = first[p]; i < (p == 2 ? n : first[p + 1]); i++)
+			add_doc(part[p], i);
+		parts[p] = part[p];
+	}
+	CHECK_INT(sl_bm25_count(part[2]), 2);
+	CHECK(sl_bm25_bytes(one) > 0);
+	for (size_t q = 0; q < SL_COUNT(queries); q++) {
+		double want[SL_COUNT(docs)], got[SL_COUNT(docs)];
+		struct sl_bm25_hit *hits;
+		size_t nh = sl_bm25_search(parts, 3, queries[q], SIZE_MAX, &hits), matched = 0;
+
+		reference(queries[q], want);
+		sl_bm25_rank(one, queries[q], got);
+		for (size_t d = 0; d < n; d++) {
+			if (fabs(got[d] - want[d]) > 1e-9)
+				fprintf(stderr, "%s: doc %zu scores %g, want %g\n", queries[q], d, got[d], want[d]);
+			CHECK(fabs(got[d] - want[d]) <= 1e-9);
+			matched += want[d] > 0;
+		}
+		/* Three parts: the same documents, scores and order as one. */
+		CHECK_INT(nh, matched);
+		for (size_t i = 0; i < nh; i++) {
+			size_t d = first[hits[i].part] + hits[i].doc;
+			CHECK(hits[i].score == got[d]);
+			if (i > 0)
+				CHECK(hits[i - 1].score > hits[i].score ||
+				      (hits[i - 1].score == hits[i].score &&
+				       first[hits[i - 1].part] + hits[i - 1].doc < d));
+		}
+		/* Only the best 2 asked in order: the same 2 first. */
+		{
+			struct sl_bm25_hit *two;
+			CHECK_INT(sl_bm25_search(parts, 3, queries[q], 2, &two), nh);
+			for (size_t i = 0; i < nh && i < 2; i++)
+				CHECK(two[i].part == hits[i].part && two[i].doc == hits[i].doc &&
+				      two[i].score == hits[i].score);
+			free(two);
+		}
+		free(hits);
+	}
+	sl_bm25_free(one);
+	for (size_t p = 0; p < 3; p++)
+		sl_bm25_free(part[p]);
+}
+
+TEST(discovery_bm25_best_orders_the_first_m)
+{
+	struct sl_bm25_hit all[300], some[300];
+	uint32_t x = 12345;
+
+	for (size_t i = 0; i < SL_COUNT(all); i++) {
+		x = x * 1103515245u + 12345u;
+		/* Few distinct scores: ties are ordered by part, then doc. */
+		all[i] = (struct sl_bm25_hit){ (x >> 8) % 3, (uint32_t)i, (double)((x >> 16) % 40) + 1 };
+	}
+	memcpy(some, all, sizeof(all));
+	sl_bm25_best(all, SL_COUNT(all), SL_COUNT(all));
+	for (size_t m = 1; m <= 40; m += 13) {
+		memcpy(some, all, sizeof(all));
+		/* Shuffled the other way round first. */
+		for (size_t i = 0; i < SL_COUNT(some) / 2; i++) {
+			struct sl_bm25_hit t = some[i];
+			some[i] = some[SL_COUNT(some) - 1 - i];
+			some[SL_COUNT(some) - 1 - i] = t;
+		}
+		sl_bm25_best(some, SL_COUNT(some), m);
+		for (size_t i = 0; i < m; i++)
+			CHECK(some[i].part == all[i].part && some[i].doc == all[i].doc);
+	}
+	for (size_t i = 1; i < SL_COUNT(all); i++)
+		CHECK(all[i - 1].score > all[i].score || (all[i - 1].score == all[i].score &&
+		      (all[i - 1].part < all[i].part ||
+		       (all[i - 1].part == all[i].part && all[i - 1].doc < all[i].doc))));
+}
+
+/* ---- the cache: one server's part rebuilt ------------------------------------ */
+
+struct fake_server {
+	struct sl_upstream u;
+	yyjson_doc *doc;
+	yyjson_val *items[8];
+};
+
+static void fake_list(struct fake_server *f, const char *json, uint64_t version)
+{
+	yyjson_val *it;
+	size_t i, n;
+	yyjson_doc_free(f->doc);
+	f->doc = yyjson_read(json, strlen(json), 0);
+	CHECK(f->doc != NULL);
+	f->u.tools.n = 0;
+	yyjson_arr_foreach(yyjson_doc_get_root(f->doc), i, n, it)
+		if (i < SL_COUNT(f->items))
+			f->items[f->u.tools.n++] = it;
+	f->u.tools.items = f->items;
+	f->u.tools.version = version;
+}
+
+static const char *own_name(const void *ctx, const struct sl_entry *e)
+{
+	(void)ctx;
+	return e->name;
+}
+
+static struct sl_upstream *server_named(const void *ctx, const char *name)
+{
+	struct fake_server *const *f = ctx;
+	for (size_t i = 0; i < 2; i++)
+		if (strcmp(f[i]->u.name, name) == 0)
+			return &f[i]->u;
+	return NULL;
+}
+
+static bool shows_all(const void *ctx, const struct sl_upstream *u)
+{
+	(void)ctx;
+	(void)u;
+	return true;
+}
+
+TEST(discovery_cache_rebuilds_only_the_server_whose_list_changed)
+{
+	struct fake_server a = { 0 }, b = { 0 }, *both[2] = { &a, &b };
+	struct sl_upstream *ups[2] = { &a.u, &b.u };
+	struct sl_gen gen = { 0 };
+	struct sl_catalog cat;
+	struct sl_discovery_view v;
+	char *text, *msg = NULL;
+	uint64_t *indexed;
+
+	gen.metrics = sl_metrics_new(100);
+	indexed = &gen.metrics->work[SL_METRICS_INDEXED];
+	a.u.name = "github";
+	b.u.name = "jira";
+	fake_list(&a, "[{\"name\":\"create_issue\",\"description\":\"Open an issue.\"},"
+		  "{\"name\":\"list_commits\",\"description\":\"Commits of a branch.\"}]", 1);
+	fake_list(&b, "[{\"name\":\"create_ticket\",\"description\":\"Create a ticket.\"},"
+		  "{\"name\":\"add_comment\"},{\"name\":\"add_comment\",\"description\":\"a twin\"}]", 2);
+	sl_catalog_init(&cat);
+	(void)sl_catalog_rebuild(&cat, ups, 2);
+	v = (struct sl_discovery_view){ .cat = &cat, .cache = sl_discovery_cache_new(), .gen = &gen,
+					.local = own_name, .server = server_named, .shows = shows_all,
+					.ctx = both };
+
+	text = sl_discovery_search(&v, "ticket", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text && strncmp(text, "tools.jira.create_ticket(", 25) == 0);
+	CHECK(text && strstr(text, "tools.github.create_issue(")); /* ticket ~ issue */
+	free(text);
+	CHECK_INT(*indexed, 5); /* every tool of both lists, the twin too */
+	CHECK_INT(gen.metrics->work[SL_METRICS_SIGNATURE], 2);
+	/* The same catalog: nothing indexed or signed again. */
+	free(sl_discovery_search(&v, "ticket", 5, NULL, SL_DETAIL_SIGNATURE, &msg));
+	free(sl_discovery_search(&v, "comment", 5, "jira", SL_DETAIL_SIGNATURE, &msg));
+	CHECK_INT(*indexed, 5);
+	/* The twin is not in the catalog: one add_comment line. */
+	text = sl_discovery_search(&v, "comment", 5, "jira", SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text && strstr(text, "add_comment") && !strstr(strstr(text, "add_comment") + 1, "add_comment"));
+	free(text);
+	CHECK_INT(gen.metrics->work[SL_METRICS_SIGNATURE], 3);
+
+	/* github's list changes: its part alone is made again. */
+	fake_list(&a, "[{\"name\":\"create_issue\",\"description\":\"Open an issue.\"},"
+		  "{\"name\":\"list_commits\",\"description\":\"Commits of a branch.\"},"
+		  "{\"name\":\"merge_pull_request\",\"description\":\"Merge a PR.\"}]", 3);
+	(void)sl_catalog_rebuild(&cat, ups, 2);
+	text = sl_discovery_search(&v, "merge pr", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text && strncmp(text, "tools.github.merge_pull_request(", 32) == 0);
+	free(text);
+	CHECK_INT(*indexed, 5 + 3);
+	/* jira's lines were kept: its create_ticket is not signed again. */
+	free(sl_discovery_search(&v, "ticket", 1, NULL, SL_DETAIL_SIGNATURE, &msg));
+	CHECK_INT(gen.metrics->work[SL_METRICS_SIGNATURE], 4);
+
+	/* A server gone from the catalog: its part is dropped, its tools
+	 * no longer found, and the rest not indexed again. */
+	(void)sl_catalog_rebuild(&cat, ups, 1);
+	text = sl_discovery_search(&v, "ticket", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text && !strstr(text, "jira"));
+	free(text);
+	CHECK_INT(*indexed, 8);
+	CHECK(sl_discovery_cache_bytes(v.cache) > 0);
+
+	sl_discovery_cache_free(v.cache);
+	sl_catalog_dispose(&cat);
+	sl_metrics_unref(gen.metrics);
+	yyjson_doc_free(a.doc);
+	yyjson_doc_free(b.doc);
+}
+
+/* A stage that hides every tool of server "hidden". */
+static bool hide_server(void *state, const struct sl_caller *who, const struct sl_upstream *up,
+			yyjson_val *tool)
+{
+	(void)state;
+	(void)who;
+	(void)tool;
+	return strcmp(up->name, "hidden") != 0;
+}
+
+static const struct sl_stage hider = { .name = "hider", .visible = hide_server };
+
+TEST(discovery_search_skips_hidden_hits_past_the_ordered_ones)
+{
+	struct fake_server a = { 0 }, b = { 0 }, *both[2] = { &a, &b };
+	struct sl_upstream *ups[2] = { &a.u, &b.u };
+	const struct sl_stage *const stages[1] = { &hider };
+	struct sl_stage_slot *slots[1] = { NULL };
+	struct sl_gen gen = { 0 };
+	struct sl_catalog cat;
+	struct sl_discovery_view v;
+	struct sl_buf la, lb;
+	char *text, *msg = NULL;
+	yyjson_val *items_a[64], *items_b[64];
+
+	gen.stages = stages;
+	gen.nstages = 1;
+	gen.slots = slots;
+	a.u.name = "hidden";
+	b.u.name = "shown";
+	/* 60 hidden tools that match best (the word in their names), then
+	 * 10 shown ones that have it in their descriptions only. */
+	sl_buf_init(&la, SIZE_MAX);
+	sl_buf_init(&lb, SIZE_MAX);
+	(void)!sl_buf_appends(&la, "[");
+	(void)!sl_buf_appends(&lb, "[");
+	for (int i = 0; i < 60; i++)
+		(void)!sl_buf_printf(&la, "%s{\"name\":\"merge_branch_%d\",\"description\":\"Merge.\"}",
+				     i ? "," : "", i);
+	for (int i = 0; i < 10; i++)
+		(void)!sl_buf_printf(&lb, "%s{\"name\":\"tool_%d\",\"description\":\"Can merge%s.\"}",
+				     i ? "," : "", i, i == 7 ? " and merge" : "");
+	(void)!sl_buf_appends(&la, "]");
+	(void)!sl_buf_appends(&lb, "]");
+	a.doc = yyjson_read(la.data, la.len, 0);
+	b.doc = yyjson_read(lb.data, lb.len, 0);
+	CHECK(a.doc && b.doc);
+	for (size_t i = 0; i < 60; i++)
+		items_a[i] = yyjson_arr_get(yyjson_doc_get_root(a.doc), i);
+	for (size_t i = 0; i < 10; i++)
+		items_b[i] = yyjson_arr_get(yyjson_doc_get_root(b.doc), i);
+	a.u.tools = (struct sl_item_list){ .items = items_a, .n = 60, .version = 7 };
+	b.u.tools = (struct sl_item_list){ .items = items_b, .n = 10, .version = 8 };
+	sl_catalog_init(&cat);
+	(void)sl_catalog_rebuild(&cat, ups, 2);
+	v = (struct sl_discovery_view){ .cat = &cat, .cache = sl_discovery_cache_new(), .gen = &gen,
+					.local = own_name, .server = server_named, .shows = shows_all,
+					.ctx = both };
+
+	/* The best visible ones, in rank order: tool_7 (the word twice),
+	 * then the others in list order (equal scores). */
+	text = sl_discovery_search(&v, "merge", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(!strstr(text, "hidden") && !strstr(text, "merge_branch"));
+		CHECK(strncmp(text, "tools.shown.tool_7(", 19) == 0);
+		CHECK(strstr(text, "\ntools.shown.tool_0(") && strstr(text, "\ntools.shown.tool_3(") &&
+		      !strstr(text, "tool_4("));
+		CHECK(strstr(text, "tool_0(") < strstr(text, "tool_1(") &&
+		      strstr(text, "tool_2(") < strstr(text, "tool_3("));
+	}
+	free(text);
+	/* Only hidden tools match: nothing, said as for no match at all. */
+	text = sl_discovery_search(&v, "branch", 5, NULL, SL_DETAIL_SIGNATURE, &msg);
+	CHECK_STR(text, "no tools match");
+	free(text);
+
+	sl_discovery_cache_free(v.cache);
+	sl_catalog_dispose(&cat);
+	sl_buf_dispose(&la);
+	sl_buf_dispose(&lb);
+	yyjson_doc_free(a.doc);
+	yyjson_doc_free(b.doc);
 }
 
 /* ---- TypeScript ------------------------------------------------------------- */

@@ -337,6 +337,54 @@ TEST(skills_exist_is_kept_until_the_directory_changes)
 	}
 }
 
+TEST(skills_read_is_kept_a_second_and_forgotten_by_own_writes)
+{
+	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
+	struct sl_skill_shelf sh = { 0 };
+	const struct sl_skills_read *r;
+	struct sl_skill sk;
+	struct sl_err err;
+	uint64_t t0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	sh.dir = dir;
+	sh.pins = sl_printf("%s/state/pins.json", dir);
+	r = sl_skills_read(&sh);
+	CHECK_INT(r->nnames, 0);
+	CHECK_INT(r->napproved, 0);
+	/* Saved in this process: read again at once. */
+	CHECK_INT(sl_skill_make("alpha", "a", "return 1", 8, NULL, &sk, &err), SL_OK);
+	CHECK_INT(sl_skill_save(&sh, &sk, &err), SL_OK);
+	t0 = sl_now_ms();
+	r = sl_skills_read(&sh);
+	CHECK_INT(r->nnames, 1);
+	CHECK_INT(r->napproved, 1);
+	CHECK_STR(r->approved[0].name, "alpha");
+	/* A file put there by another process: not seen within the second
+	 * (the shelf is not read again), seen after it. */
+	put_file(dir, "beta.json", "{}", 2);
+	r = sl_skills_read(&sh);
+	if (sl_now_ms() - t0 < SL_SKILLS_RECHECK_MS)
+		CHECK_INT(r->nnames, 1);
+	while (sl_now_ms() - t0 <= SL_SKILLS_RECHECK_MS)
+		usleep(20000);
+	r = sl_skills_read(&sh);
+	CHECK_INT(r->nnames, 2);
+	CHECK_INT(r->napproved, 1); /* beta is unpinned (and malformed) */
+	/* This process's removal: at once. */
+	CHECK_INT(sl_skill_remove(dir, "alpha", &err), SL_OK);
+	r = sl_skills_read(&sh);
+	CHECK_INT(r->nnames, 1);
+	CHECK_INT(r->napproved, 0);
+	sl_skill_dispose(&sk);
+	free(sh.pins);
+	{
+		char *cmd = sl_printf("rm -rf '%s'", dir);
+		CHECK_INT(system(cmd), 0);
+		free(cmd);
+	}
+}
+
 TEST(skills_exist_keeps_the_last_directories_asked)
 {
 	char dir[] = "/tmp/sluice-unit-skills-XXXXXX";
