@@ -32,6 +32,7 @@ struct sl_sandbox;
 struct sl_weblogin;
 struct sl_redis;
 struct sl_fleet;
+struct sl_listing;
 
 typedef void (*sl_gateway_fn)(void *ctx);
 
@@ -79,6 +80,9 @@ struct sl_gateway {
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
+	/* What tools/list answers from (gateway/listing.h): presented
+	 * definitions and rendered listings, per catalog change. */
+	struct sl_listing *listing;
 	struct sl_list sessions;       /* struct sl_session, newest first */
 	/* Client requests in flight (struct sl_pending), all sessions, both
 	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
