@@ -186,6 +186,9 @@ static struct part *part_of(struct sl_listing *l, const struct sl_upstream *u)
 	if (p && p->version == u->tools.version && p->unprefixed == unprefixed(u) &&
 	    p->n == u->tools.n)
 		return p;
+	/* A rendered listing compares its tools' slots by address: none may
+	 * outlive the slots it was made from. */
+	drop_rendered(l);
 	if (p) {
 		part_dispose(p);
 	} else {
