@@ -32,6 +32,7 @@ const SERVERS = {
 	s03: generated('s03', 60),
 	github: { command: CATALOG, args: ['--backend', 'github', '--tools', '200'] },
 };
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const bearer = (t) => ({ Authorization: `Bearer ${t.token}` });
 
 async function work(gw) {
@@ -146,6 +147,15 @@ describe('tools/list at scale', () => {
 			assert.equal(new Set(all).size, all.length, 'no tool twice');
 			assert.deepEqual(all, whole, `${who}: the same tools as one unpaged listing`);
 		}
+		// A 2026-07-28 request (no session): the same first page, sealed for its era.
+		const modern = await httpRequest({ host: '127.0.0.1', port: paged.port, path: '/mcp', method: 'POST',
+			headers: { ...bearer(TOKENS[0]), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+			{ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: META } });
+		assert.equal(modern.status, 200, modern.text);
+		assert.equal(modern.json.result.resultType, 'complete');
+		assert.equal(modern.json.result.cacheScope, 'private');
+		assert.deepEqual(names(modern.json.result.tools), names((await pagedAs.alice.listTools()).tools));
+		assert.equal(typeof modern.json.result.nextCursor, 'string');
 	});
 
 	test('a bad, tampered, foreign or stale cursor gets -32602', async () => {
@@ -168,8 +178,7 @@ describe('tools/list at scale', () => {
 		// A cursor is not a string: -32602 too, and the gateway still answers.
 		const raw = await httpRequest({ host: '127.0.0.1', port: paged.port, path: '/mcp', method: 'POST',
 			headers: { ...bearer(TOKENS[0]), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
-			{ jsonrpc: '2.0', id: 7, method: 'tools/list', params: { cursor: 12, _meta: {
-				'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+			{ jsonrpc: '2.0', id: 7, method: 'tools/list', params: { cursor: 12, _meta: META } });
 		assert.equal(raw.json?.error?.code, -32602, raw.text);
 		// The cursor still works for its own caller...
 		const second = await pagedAs.alice.listTools({ cursor });
