@@ -9,6 +9,7 @@
 // 200 tools (its add_tool announces tools/list_changed).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 import { CATALOG, closeAll, eventually, httpClient, httpRequest, startHttp, textOf } from './helpers.mjs';
 
@@ -189,5 +190,22 @@ describe('tools/list at scale', () => {
 		await eventually(async () => (await allPages(pagedAs.alice)).some((p) => names(p.tools).includes('github__late_one')),
 			10000, 50, 'the new tool listed');
 		await refuses(pagedAs.alice, cursor, 'stale');
+	});
+
+	test('a reload that changes who sees what renders anew, and presents nothing again', async () => {
+		const before = await work(gw);
+		assert.ok(!names((await as.bob.listTools()).tools).includes('github__merge_pull_request'));
+		// The policy now lets everyone merge; pinning's section is unchanged.
+		const cfg = JSON.parse(readFileSync(gw.configPath, 'utf8'));
+		cfg.sluice.policy = { rules: [] };
+		writeFileSync(gw.configPath, JSON.stringify(cfg));
+		gw.proc.kill('SIGHUP');
+		await eventually(async () => names((await as.bob.listTools()).tools).includes('github__merge_pull_request'),
+			10000, 100, 'bob sees merges after the reload');
+		const bob = names((await as.bob.listTools()).tools), alice = names((await as.alice.listTools()).tools);
+		assert.deepEqual(bob, alice, 'one policy for both: the same tools');
+		const after = await work(gw);
+		assert.equal(after.presented, before.presented, 'the definitions were kept across the reload');
+		assert.ok(after.listing > before.listing, 'the listings were rendered anew');
 	});
 });
