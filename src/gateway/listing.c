@@ -263,20 +263,28 @@ static struct shown *slot(struct sl_listing *l, struct walk *w, const struct sl_
 	return NULL;
 }
 
+/* One 64-bit word into a running digest (a multiply and a rotate: the
+ * lookup key of a listing is made on every request). */
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x * 0x9e3779b97f4a7c15ull;
+	return (h << 27 | h >> 37) * 0xff51afd7ed558ccdull;
+}
+
 /* The catalog tools the view shows its caller, in catalog order (*n of
- * them, presented), and the digest of what a listing of them holds. */
+ * them, presented), and the key a listing of them is kept under: what
+ * they are (entry, name and slot, by address: the store is emptied
+ * whenever one of them could change), the profile and the version. */
 static struct pick *collect(struct sl_listing *l, struct sl_session *s, const struct sl_view *v,
-			    const struct sl_caller *who, const char *era, size_t *n, uint64_t *hash)
+			    const struct sl_caller *who, const char *era, size_t *n, uint64_t *key)
 {
 	const struct sl_gateway *gw = s->gw;
 	const struct sl_entries *tools = &gw->catalog.tools;
 	struct pick *picks = sl_alloc((tools->n ? tools->n : 1) * sizeof(*picks));
 	struct walk w = { 0 };
-	uint64_t h = sl_hash64(era, strlen(era) + 1, 0);
+	uint64_t h = mix(sl_hash64(era, strlen(era), 0), (uintptr_t)v->profile);
 	size_t k = 0;
 
-	if (v->profile)
-		h = sl_hash64(v->profile->name, strlen(v->profile->name) + 1, h);
 	for (size_t i = 0; i < tools->n; i++) {
 		const struct sl_entry *e = &tools->v[i];
 		const char *name = sl_view_exposed(v, e);
@@ -292,11 +300,10 @@ static struct pick *collect(struct sl_listing *l, struct sl_session *s, const st
 		if (!sh->json || (sh->stamp && sh->stamp != l->stamp))
 			present(l, s, w.part, e, sh);
 		picks[k++] = (struct pick){ e, name, sh };
-		h = sl_hash64(name, strlen(name) + 1, h);
-		h = sl_hash64(&sh->hash, sizeof(sh->hash), h);
+		h = mix(mix(mix(h, (uintptr_t)e), (uintptr_t)name), (uintptr_t)sh);
 	}
 	*n = k;
-	*hash = h;
+	*key = h;
 	return picks;
 }
 
@@ -392,15 +399,17 @@ static void render_tool(struct sl_buf *b, const struct pick *p, bool marked, con
 	yyjson_mut_doc_free(d);
 }
 
-static struct rendered *render(struct sl_listing *l, struct sl_metrics *metrics,
-			       const struct sl_view *v, const char *era, struct pick *picks,
-			       size_t n, uint64_t hash)
+static struct rendered *render(struct sl_metrics *metrics, const struct sl_view *v,
+			       const char *era, struct pick *picks, size_t n)
 {
 	struct rendered *r = sl_alloc(sizeof(*r));
 	struct sl_buf b;
-	uint64_t id = hash;
+	/* The id cursors carry: of the content alone (the same on every
+	 * replica that would write the same bytes), never of addresses. */
+	uint64_t id = sl_hash64(era, strlen(era) + 1, 0);
 
-	(void)l;
+	if (v->profile)
+		id = sl_hash64(v->profile->name, strlen(v->profile->name) + 1, id);
 	sl_buf_init(&b, SIZE_MAX);
 	r->profile = v->profile;
 	snprintf(r->era, sizeof(r->era), "%s", era);
@@ -410,8 +419,9 @@ static struct rendered *render(struct sl_listing *l, struct sl_metrics *metrics,
 	for (size_t i = 0; i < n; i++) {
 		bool marked = sl_view_always_load(v, picks[i].name);
 		r->at[i] = b.len;
-		if (marked)
-			id = sl_hash64(&i, sizeof(i), id);
+		id = sl_hash64(picks[i].name, strlen(picks[i].name) + 1, id);
+		id = sl_hash64(&picks[i].sh->hash, sizeof(picks[i].sh->hash), id);
+		id = sl_hash64(&marked, sizeof(marked), id);
 		render_tool(&b, &picks[i], marked, era);
 		if (i + 1 < n)
 			put(&b, ",", 1);
@@ -439,14 +449,14 @@ static bool same_view(const struct rendered *r, const struct sl_view *v, const c
  * it fits; else *own is set and the caller frees it). Takes picks. */
 static struct rendered *listing_of(struct sl_listing *l, struct sl_metrics *metrics,
 				   const struct sl_view *v, const char *era, struct pick *picks,
-				   size_t n, uint64_t hash, bool *own)
+				   size_t n, uint64_t key_hash, bool *own)
 {
 	char key[17];
 	struct sl_lru_entry *e;
 	struct rendered *r;
 
 	*own = false;
-	snprintf(key, sizeof(key), "%016llx", (unsigned long long)hash);
+	snprintf(key, sizeof(key), "%016llx", (unsigned long long)key_hash);
 	if ((e = sl_lru_get(&l->cache, key, 0))) {
 		r = sl_lru_item(e, struct rendered, link);
 		if (same_view(r, v, era, picks, n)) {
@@ -455,7 +465,7 @@ static struct rendered *listing_of(struct sl_listing *l, struct sl_metrics *metr
 			return r;
 		}
 	}
-	r = render(l, metrics, v, era, picks, n, hash);
+	r = render(metrics, v, era, picks, n);
 	{
 		size_t bytes = sizeof(*r) + r->len + (n + 1) * (sizeof(*r->at) + sizeof(*r->picks));
 		if (bytes > l->cache.max_bytes)
