@@ -137,6 +137,34 @@ describe('tools/list at scale', () => {
 		assert.ok(after.listing - before.listing >= 2, 'alice\'s and bob\'s listings rendered anew');
 	});
 
+	test('an older client gets its own listing, without the fields its version lacks', async () => {
+		const post = (headers, body) => httpRequest({ host: '127.0.0.1', port: gw.port, path: '/mcp', method: 'POST',
+			headers: { ...bearer(TOKENS[0]), ...headers } }, body);
+		const init = await post({}, { jsonrpc: '2.0', id: 1, method: 'initialize',
+			params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+		assert.equal(init.status, 200, init.text);
+		assert.equal(init.json.result.protocolVersion, '2025-03-26');
+		const session = { 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': '2025-03-26' };
+		assert.equal((await post(session, { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+		const current = (await as.alice.listTools()).tools;
+		assert.ok(current.some((t) => t.title || t.outputSchema), 'a 2025-11-25 client sees titles and output schemas');
+		assert.ok(current.some((t) => t.name === 'github__echo'));
+		const before = await work(gw);
+		for (let i = 0; i < 2; i++) {
+			const old = await post(session, { jsonrpc: '2.0', id: 2 + i, method: 'tools/list', params: {} });
+			assert.equal(old.status, 200, old.text);
+			const tools = old.json.result.tools;
+			assert.deepEqual(names(tools), names(current), 'the same tools');
+			for (const t of tools)
+				assert.ok(!('title' in t) && !('outputSchema' in t) && !('icons' in t), JSON.stringify(t));
+			assert.deepEqual(tools.find((t) => t.name === 'github__echo')?.inputSchema,
+				current.find((t) => t.name === 'github__echo')?.inputSchema);
+		}
+		const after = await work(gw);
+		assert.equal(after.listing - before.listing, 1, 'one listing for the older version, then kept');
+		assert.deepEqual((await as.alice.listTools()).tools, current, 'the current client\'s listing is unchanged');
+	});
+
 	test('pages: every tool exactly once, in the unpaged order', async () => {
 		for (const who of ['alice', 'bob']) {
 			const pages = await allPages(pagedAs[who]);
