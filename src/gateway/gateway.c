@@ -85,10 +85,10 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	for (size_t i = 0; i < gw->nups; i++)
 		gw->ups[i] = sl_upstream_new(loop, &cfg->servers[i], cfg, &up_ops, gw);
 	sl_catalog_init(&gw->catalog);
-	gw->listing = sl_listing_new();
 	sl_map_init(&gw->tasks);
 	sl_map_init(&gw->task_ups);
 	sl_map_init(&gw->parks);
+	gw->listing = sl_listing_new();
 	gw->catalog.reserved = sl_router_reserved;
 	sl_handles_init(&gw->handles);
 	uv_timer_init(loop, &gw->timer);
@@ -158,11 +158,11 @@ void sl_gateway_free(struct sl_gateway *gw)
 	free(gw->retire_by);
 	yyjson_doc_free(gw->caps);
 	sl_tasks_dispose(gw);
+	sl_listing_free(gw->listing);
 	sl_weblogin_free(gw->weblogin);
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
 	sl_catalog_dispose(&gw->catalog);
-	sl_listing_free(gw->listing);
 	while ((n = sl_list_first(&gw->waiters))) {
 		sl_list_remove(n);
 		free(sl_list_entry(n, struct sl_waiter, link));

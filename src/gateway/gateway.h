@@ -27,12 +27,12 @@
 
 #include <uv.h>
 
+struct sl_listing;
 struct sl_session;
 struct sl_sandbox;
 struct sl_weblogin;
 struct sl_redis;
 struct sl_fleet;
-struct sl_listing;
 
 typedef void (*sl_gateway_fn)(void *ctx);
 
@@ -80,9 +80,6 @@ struct sl_gateway {
 	struct sl_upstream **ups;
 	size_t nups;
 	struct sl_catalog catalog;
-	/* What tools/list answers from (gateway/listing.h): presented
-	 * definitions and rendered listings, per catalog change. */
-	struct sl_listing *listing;
 	struct sl_list sessions;       /* struct sl_session, newest first */
 	/* Client requests in flight (struct sl_pending), all sessions, both
 	 * eras: at most sluice.limits.maxRequestsInFlight (session.c). */
@@ -101,6 +98,9 @@ struct sl_gateway {
 	bool stopping;
 	uint64_t resources_hash;
 	uint64_t prompts_hash;
+	/* What tools/list answers from (gateway/listing.h): presented
+	 * definitions and rendered listings, per catalog change. */
+	struct sl_listing *listing;
 	uv_timer_t timer;          /* startup deadline, then stop polling */
 	uv_timer_t wake;           /* runs waiters from the loop */
 	struct sl_handles handles; /* the timers */
