@@ -220,6 +220,25 @@ describe('tools/list at scale', () => {
 		await refuses(pagedAs.alice, cursor, 'stale');
 	});
 
+	test('a listing over maxListingBytes is rendered for each request and never kept', async () => {
+		// 2,000 generated tools write about 1.5 MiB: over the smallest bound (1 MiB).
+		const tight = await startHttp({ servers: { big: generated('big', 2000) }, sluice: { limits: { maxListingBytes: 1048576 } } });
+		try {
+			const client = (await httpClient(tight.url)).client;
+			const big = (r) => r.tools.filter((t) => t.name.startsWith('big__')).length;
+			await eventually(async () => big(await client.listTools()) === 2000, 20000, 100, 'the big server listed');
+			const before = await work(tight);
+			const a = await client.listTools(), b = await client.listTools();
+			assert.equal(big(a), 2000);
+			assert.deepEqual(b, a);
+			const after = await work(tight);
+			assert.equal(after.listing - before.listing, 2, 'rendered for each request');
+			assert.equal(after.presented, before.presented, 'the definitions are kept all the same');
+		} finally {
+			await tight.close();
+		}
+	});
+
 	test('a reload that changes who sees what renders anew, and presents nothing again', async () => {
 		const before = await work(gw);
 		assert.ok(!names((await as.bob.listTools()).tools).includes('github__merge_pull_request'));
