@@ -315,6 +315,20 @@ static const struct sl_conf_key limits_keys[] = {
 	  .doc = "Distinct (server, tool) pairs `sluice_tool_calls_total` counts apart (`/metrics`, "
 		 "docs/METRICS.md); a tool first called past the bound counts under `tool=\"_other\"`. "
 		 "A reload's new value waits for a restart." },
+	{ "toolsPageSize", SL_CONF_UINT, LIM(tools_page_size), .min = 0, .max = 100000, .dflt = 0,
+	  .doc = "Tools in one `tools/list` answer: with more to list, the answer carries "
+		 "`nextCursor` (MCP pagination), an opaque cursor bound to that caller's listing; a "
+		 "cursor from a listing that has changed since, or one sluice did not issue, gets "
+		 "JSON-RPC error -32602 (list again without a cursor). `0`: every tool in one answer." },
+	{ "maxListings", SL_CONF_UINT, LIM(max_listings), .min = 1, .max = 100000, .dflt = 64,
+	  .doc = "Rendered `tools/list` listings kept for reuse, one per view (profile, the "
+		 "tools its caller may see, the client's protocol version); the least recently "
+		 "used goes first. All are dropped when the catalog or the config changes "
+		 "(docs/internals/LISTING.md)." },
+	{ "maxListingBytes", SL_CONF_UINT, LIM(max_listing_bytes), .min = 1u << 20,
+	  .max = 1ull << 40, .dflt = 64u << 20,
+	  .doc = "What those listings hold together; a listing larger than this alone is "
+		 "rendered for each request and not kept." },
 };
 #undef LIM
 

@@ -253,6 +253,10 @@ struct sl_limits {
 	uint32_t max_listens_per_session; /* per stdio client, per HTTP credential (16) */
 	uint32_t max_listen_uris;       /* resourceSubscriptions in one listen (64) */
 	uint32_t max_metric_series;     /* (server, tool) pairs the call counter keeps (1000) */
+	/* tools/list (gateway/listing.c): */
+	uint32_t tools_page_size;       /* tools in one answer; 0: all in one (0) */
+	uint32_t max_listings;          /* rendered listings kept, all views (64) */
+	size_t max_listing_bytes;       /* what they hold together (64 MiB) */
 };
 
 /* sluice.profiles.<name>: a virtual server at /mcp/<name> (docs/PROFILES.md):

@@ -9,6 +9,7 @@
 #include "gateway/replay.h"
 #include "shared/once.h"
 #include "gateway/kept.h"
+#include "gateway/listing.h"
 #include "gateway/router.h"
 #include "gateway/skills.h"
 #include "gateway/view.h"
@@ -230,67 +231,11 @@ static void offer_pins(struct sl_gateway *gw, struct sl_session *s, const struct
 			sl_pinning_offer(pg, &ask, who, gw->ups[i]);
 }
 
-/* Claude Code's convention (its tool search): a tool whose _meta has
- * "anthropic/alwaysLoad": true is loaded at once, never deferred behind the
- * client's own search, so code mode is not hidden behind a second one. An
- * upstream's own _meta is kept beside it. */
-static void mark_always_load(const struct sl_view *v, yyjson_mut_doc *d, yyjson_mut_val *arr)
-{
-	yyjson_mut_val *t, *meta;
-	size_t i, max;
-
-	yyjson_mut_arr_foreach(arr, i, max, t) {
-		const char *name = yyjson_mut_get_str(yyjson_mut_obj_get(t, "name"));
-		if (!name || !sl_view_always_load(v, name))
-			continue;
-		meta = yyjson_mut_obj_get(t, "_meta");
-		if (!yyjson_mut_is_obj(meta)) {
-			yyjson_mut_obj_remove_key(t, "_meta");
-			meta = yyjson_mut_obj(d);
-			yyjson_mut_obj_add_val(d, t, "_meta", meta);
-		}
-		yyjson_mut_obj_remove_key(meta, SL_MCP_META_ALWAYS_LOAD);
-		yyjson_mut_obj_add_true(d, meta, SL_MCP_META_ALWAYS_LOAD);
-	}
-}
-
 void sl_calls_tools_list(struct sl_session *s, struct sl_msg *m, bool modern)
 {
-	struct sl_gateway *gw = s->gw;
-	yyjson_mut_val *r, *arr;
-	yyjson_mut_doc *d = sl_session_doc(&r);
-	struct sl_view v;
-
-	sl_view_of(gw, m->who, &v);
-	arr = yyjson_mut_arr(d);
-	if (v.exposure != SL_EXPOSE_ROUTER && v.exposure != SL_EXPOSE_CODE) {
-		for (size_t i = 0; i < gw->catalog.tools.n; i++) {
-			const struct sl_entry *e = &gw->catalog.tools.v[i];
-			const char *name = sl_view_exposed(&v, e);
-			yyjson_mut_val *t;
-			/* MCP Apps: a View's own tool is not the model's. */
-			if (!name || sl_mcp_tool_app_only(e->def) ||
-			    !sl_stages_visible(s->gw->gen, m->who, e->up, e->def))
-				continue;
-			t = yyjson_val_mut_copy(d, e->def);
-			sl_stages_present(s->gw->gen, d, t);
-			sl_forward_namespace_tool(s, d, t, e->up);
-			yyjson_mut_obj_remove_key(t, "name");
-			yyjson_mut_obj_add_strcpy(d, t, "name", name);
-			yyjson_mut_arr_append(arr, t);
-		}
-	}
-	if (!v.gone)
-		sl_router_list(&v, d, arr);
-	if (v.code) {
-		yyjson_mut_arr_append(arr, sl_codemode_definition(&v, d));
-		sl_skills_list(&v, d, arr);
-	}
-	mark_always_load(&v, d, arr);
-	yyjson_mut_obj_add_val(d, r, "tools", arr);
-	sl_session_answer(s, m, modern, true, d, r);
+	sl_listing_answer(s, m, modern);
 	/* After the answer: a client asked about held-back tools has its list. */
-	offer_pins(gw, s, m->who);
+	offer_pins(s->gw, s, m->who);
 }
 
 /* ---- pipeline calls --------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include "discovery/discovery.h"
 #include "gateway/codemode.h"
 #include "gateway/kept.h"
+#include "gateway/listing.h"
 #include "gateway/router.h"
 #include "gateway/session_int.h"
 #include "gateway/view.h"
@@ -89,6 +90,7 @@ struct sl_gateway *sl_gateway_new(uv_loop_t *loop, struct sl_gen *gen)
 	sl_map_init(&gw->tasks);
 	sl_map_init(&gw->task_ups);
 	sl_map_init(&gw->parks);
+	gw->listing = sl_listing_new();
 	gw->catalog.reserved = sl_router_reserved;
 	sl_handles_init(&gw->handles);
 	uv_timer_init(loop, &gw->timer);
@@ -158,6 +160,7 @@ void sl_gateway_free(struct sl_gateway *gw)
 	free(gw->retire_by);
 	yyjson_doc_free(gw->caps);
 	sl_tasks_dispose(gw);
+	sl_listing_free(gw->listing);
 	sl_weblogin_free(gw->weblogin);
 	sl_park_stop_all(gw);
 	sl_map_dispose(&gw->parks);
@@ -344,6 +347,9 @@ static void broadcast_changes(struct sl_gateway *gw, bool tools_maybe, bool expo
 	uint64_t rh = lists_hash(gw, false), ph = lists_hash(gw, true);
 	bool resources = rh != gw->resources_hash, prompts = ph != gw->prompts_hash;
 	struct sl_list *n, *next;
+
+	/* The entries were made anew: no rendered listing names them. */
+	sl_listing_catalog_changed(gw->listing);
 
 	gw->resources_hash = rh;
 	gw->prompts_hash = ph;
@@ -780,6 +786,7 @@ int sl_gateway_reload(struct sl_gateway *gw, struct sl_gen *next, struct sl_err 
 	exposure = cfg->exposure != old->exposure || section_changed(old, cfg, "profiles", NULL);
 	/* From here on new calls take the new stages; the old generation
 	 * stays with the calls and programs that hold it. */
+	sl_listing_reload(gw->listing, gw->gen, next);
 	sl_gen_unref(gw->gen);
 	gw->gen = sl_gen_ref(next);
 	sl_pinning_share(sl_gen_state(gw->gen, &sl_stage_pinning));

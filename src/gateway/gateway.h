@@ -27,6 +27,7 @@
 
 #include <uv.h>
 
+struct sl_listing;
 struct sl_session;
 struct sl_sandbox;
 struct sl_weblogin;
@@ -101,6 +102,9 @@ struct sl_gateway {
 	bool stopping;
 	uint64_t resources_hash;
 	uint64_t prompts_hash;
+	/* What tools/list answers from (gateway/listing.h): presented
+	 * definitions and rendered listings, per catalog change. */
+	struct sl_listing *listing;
 	uv_timer_t timer;          /* startup deadline, then stop polling */
 	uv_timer_t wake;           /* runs waiters from the loop */
 	struct sl_handles handles; /* the timers */
