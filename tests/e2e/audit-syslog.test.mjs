@@ -206,7 +206,7 @@ describe('audit to syslog (RFC 5424)', () => {
 
 	for (const proto of ['udp', 'tcp']) {
 		test(`${proto}: a call's record arrives as one record, its JSON unchanged; hostile tool names stay one record each`, async () => {
-			const gw = await gateway({ syslog: { url: `${proto}://127.0.0.1:${proto === 'udp' ? rs.udp : rs.tcp}`, hostname: 'gw-e2e', facility: 'local3' } });
+			const gw = await gateway({ syslog: { url: `${proto}://127.0.0.1:${proto === 'udp' ? rs.udp : rs.tcp}`, hostname: 'gw e2e\n\u00e9x', facility: 'local3' } });
 			const r = await gw.client.callTool({ name: 'github__echo', arguments: { m: 'line\nbreak\u0000\u001b[2J' } });
 			assert.ok(!r.isError);
 			const tools = (await gw.client.listTools()).tools;
@@ -226,7 +226,7 @@ describe('audit to syslog (RFC 5424)', () => {
 				assert.equal(rec.msgid, 'call');
 				assert.equal(rec.app, 'sluice');
 				assert.equal(rec.procid, String(gw.pid()));
-				assert.equal(rec.host, 'gw-e2e');
+				assert.equal(rec.host, 'gw_e2e___x', 'header fields: printable ASCII only (é is two bytes)');
 				assert.equal(rec.pri, String(19 * 8 + 6), 'local3.info');
 			}
 			// One record per call, none forged: every hostile name came back whole.
@@ -293,6 +293,25 @@ describe('audit to syslog (RFC 5424)', () => {
 	});
 });
 
+describe('a reload keeps the audit sinks', () => {
+	test('a changed sluice.audit waits for a restart: the file and the queue stay', async () => {
+		const dir = tmp('sluice-audit-');
+		const nobody = await freePort();
+		const audit = { file: auditFile(dir), syslog: { url: `tcp://127.0.0.1:${nobody}` } };
+		const gw = await gateway(audit);
+		await gw.client.callTool({ name: 'github__echo', arguments: { n: 1 } });
+		const cfg = JSON.parse(fs.readFileSync(gw.configPath, 'utf8'));
+		cfg.sluice.audit = { ...audit, file: path.join(dir, 'other.jsonl') };
+		fs.writeFileSync(gw.configPath, JSON.stringify(cfg));
+		process.kill(gw.pid(), 'SIGHUP');
+		await eventually(() => /config reload: sluice\.audit changed; that takes effect at restart/.test(gw.stderr()), 10000, 50, 'the reload');
+		await gw.client.callTool({ name: 'github__echo', arguments: { n: 2 } });
+		assert.equal(callIds(auditFile(dir)).length, 2, 'both calls in the file opened at start');
+		assert.ok(!fs.existsSync(path.join(dir, 'other.jsonl')));
+		await gw.close();
+	});
+});
+
 describe('audit to syslog over TLS (RFC 5425)', () => {
 	let rs, certs, other;
 	before(async () => {
@@ -318,6 +337,23 @@ describe('audit to syslog over TLS (RFC 5425)', () => {
 		assert.equal(badIds.length, 1);
 		assert.ok(!rs.audit().some((x) => x.procid === String(bad.pid())), 'nothing reached the collector');
 		await Promise.all([gw.close(), bad.close()]);
+	});
+
+	test('tls: the collector stopped and started again loses no record', async () => {
+		const gw = await gateway({ syslog: { url: `tls://127.0.0.1:${rs.tcp}`, caFile: certs.ca, reconnectMaxMs: 300 } });
+		await gw.client.callTool({ name: 'github__echo', arguments: { n: 0 } });
+		await arrived(rs, gw.pid(), callIds(gw.audit), 'the first record over TLS');
+		await rs.stop();
+		for (let n = 1; n <= 3; n++) await gw.client.callTool({ name: 'github__echo', arguments: { n } });
+		await eventually(() => /audit: syslog tls:.*records wait in the queue/.test(gw.stderr()), 5000, 50, 'the outage noticed');
+		await rs.start();
+		const ids = callIds(gw.audit);
+		assert.equal(ids.length, 4);
+		const got = await arrived(rs, gw.pid(), ids, 'every record after the restart');
+		const file = fileLines(gw.audit);
+		for (const rec of got) assert.ok(file.includes(rec.msg));
+		assert.equal(rs.audit().filter((x) => x.procid === String(gw.pid())).length, 4, 'each record once');
+		await gw.close();
 	});
 
 	test('a config error: a CA file that holds no certificate stops sluice with a message', async () => {
