@@ -18,7 +18,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { catalog, closeAll, connect, eventually, freePort, httpClient, httpRequest, startHttp, tinyServer, toolsWhen, withTimeout } from './helpers.mjs';
+import { catalog, closeAll, connect, eventually, freePort, httpClient, httpRequest, runSluice, startHttp, tinyServer, toolsWhen, withTimeout, writeConfig } from './helpers.mjs';
 
 const RSYSLOGD = process.env.RSYSLOGD ?? '/usr/sbin/rsyslogd';
 const dirs = [];
@@ -272,6 +272,41 @@ describe('audit to syslog (RFC 5424)', () => {
 		assert.match(gw.stderr(), /audit: syslog tcp:\/\/127\.0\.0\.1:\d+: .*records wait in the queue/);
 		assert.match(gw.stderr(), /connected again/);
 		await gw.close();
+	});
+
+	test('sluice exec sends what is queued before it exits, to syslog and OTLP', async () => {
+		const dir = tmp('sluice-audit-');
+		const bodies = [];
+		const server = http.createServer((req, res) => {
+			let body = '';
+			req.on('data', (b) => (body += b));
+			req.on('end', () => {
+				bodies.push(JSON.parse(body));
+				res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+			});
+		});
+		await new Promise((r) => server.listen(0, '127.0.0.1', r));
+		try {
+			const cfg = writeConfig({ github: catalog('github') }, {
+				audit: {
+					file: auditFile(dir),
+					syslog: { url: `tcp://127.0.0.1:${rs.tcp}` },
+					otlp: { endpoint: `http://127.0.0.1:${server.address().port}`, intervalMs: 600000 },
+				},
+			});
+			const r = await runSluice(['exec', '--config', cfg, `await tools.github.echo({ exec: 1 }); return 'x'`]);
+			assert.equal(r.code, 0, r.stderr);
+			const file = fileLines(auditFile(dir));
+			assert.deepEqual(file.map((l) => JSON.parse(l).type), ['call', 'program']);
+			// Sent before the process ended: no wait needed for OTLP, whose
+			// interval is ten minutes; rsyslog may take a moment to write.
+			const otlp = bodies.flatMap((b) => b.resourceLogs[0].scopeLogs[0].logRecords).map((x) => x.body.stringValue);
+			assert.deepEqual(otlp, file);
+			await eventually(() => file.every((l) => rs.records().some((x) => x.msg === l)), 10000, 50, 'both records at rsyslog');
+			assert.ok(rs.records().some((x) => x.msgid === 'program' && file[1] === x.msg));
+		} finally {
+			server.close();
+		}
 	});
 
 	test('a full queue: the record stays in the file and counts as dropped', async () => {
