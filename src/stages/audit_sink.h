@@ -60,6 +60,7 @@ void audit_queue_dispose(struct audit_queue *q);
 struct audit_syslog_conf {
 	char *url;            /* udp://, tcp:// or tls:// host[:port]; NULL: no syslog */
 	char *ca_file;        /* tls: the CA bundle; NULL: the system's trust store */
+	char *cert_file, *key_file; /* tls: sluice's own certificate and key (both or neither) */
 	char *server_name;    /* tls: the name the certificate must carry; NULL: the URL's host */
 	char *hostname;       /* the HOSTNAME field; NULL: gethostname() */
 	int facility;

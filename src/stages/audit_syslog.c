@@ -149,6 +149,12 @@ static const struct sl_conf_key syslog_keys[] = {
 	{ "caFile", SL_CONF_STRING, SC(ca_file), .min = 1, .shape = "a path to PEM certificates",
 	  .dflt_doc = "the system's trust store",
 	  .doc = "tls: the CA certificates the collector's certificate must chain to." },
+	{ "certFile", SL_CONF_STRING, SC(cert_file), .min = 1, .shape = "a path to a PEM certificate chain",
+	  .dflt_doc = "none",
+	  .doc = "tls: the certificate sluice presents, for a collector that asks for one (with "
+		 "keyFile)." },
+	{ "keyFile", SL_CONF_STRING, SC(key_file), .min = 1, .shape = "a path to a PEM private key",
+	  .dflt_doc = "none", .doc = "tls: the unencrypted private key of certFile." },
 	{ "serverName", SL_CONF_STRING, SC(server_name), .min = 1, .dflt_doc = "the URL's host",
 	  .doc = "tls: the name (or IP address) the collector's certificate must carry." },
 	{ "facility", SL_CONF_ENUM, SC(facility), .names = facilities, .dflt = 10,
@@ -183,6 +189,8 @@ void audit_syslog_conf_dispose(struct audit_syslog_conf *c)
 {
 	free(c->url);
 	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
 	free(c->server_name);
 	free(c->hostname);
 	*c = (struct audit_syslog_conf){ 0 };
@@ -572,9 +580,19 @@ int audit_syslog_new(struct audit_syslog_conf *c, struct audit_syslog **out, str
 
 	if (!parse_url(c->url, &S->kind, &S->host, &S->port)) {
 		sl_err_set(err, "sluice.audit.syslog.url: cannot parse %s", c->url);
-		free(S);
-		audit_syslog_conf_dispose(c);
-		return SL_ERR_INVALID;
+		goto fail;
+	}
+	/* TLS settings on a plain URL would promise what is not done. */
+	if (S->kind != K_TLS && (c->ca_file || c->cert_file || c->key_file || c->server_name)) {
+		sl_err_set(err, "sluice.audit.syslog.%s: only for a tls:// url",
+			   c->ca_file ? "caFile" : c->cert_file ? "certFile" : c->key_file ? "keyFile"
+									  : "serverName");
+		goto fail;
+	}
+	if (!c->cert_file != !c->key_file) {
+		sl_err_set(err, "sluice.audit.syslog.%s: certFile and keyFile go together",
+			   c->cert_file ? "keyFile" : "certFile");
+		goto fail;
 	}
 	if (S->kind == K_TLS) {
 		if ((g = gnutls_certificate_allocate_credentials(&S->cred)) < 0 ||
@@ -587,13 +605,14 @@ int audit_syslog_new(struct audit_syslog_conf *c, struct audit_syslog **out, str
 			else
 				sl_err_set(err, "sluice.audit.syslog: no system trust store (%s); set "
 					   "caFile", g < 0 ? gnutls_strerror(g) : "empty");
-			if (S->cred)
-				gnutls_certificate_free_credentials(S->cred);
-			free(S->host);
-			free(S->port);
-			free(S);
-			audit_syslog_conf_dispose(c);
-			return SL_ERR_INVALID;
+			goto fail;
+		}
+		if (c->cert_file &&
+		    (g = gnutls_certificate_set_x509_key_file(S->cred, c->cert_file, c->key_file,
+							      GNUTLS_X509_FMT_PEM)) < 0) {
+			sl_err_set(err, "sluice.audit.syslog.certFile: %s with keyFile %s: %s",
+				   c->cert_file, c->key_file, gnutls_strerror(g));
+			goto fail;
 		}
 	}
 	S->loop = uv_default_loop();
@@ -604,6 +623,8 @@ int audit_syslog_new(struct audit_syslog_conf *c, struct audit_syslog **out, str
 	else if (gethostname(host, sizeof(host)) == 0)
 		S->hostname = sl_strndup(host, strnlen(host, sizeof(host)));
 	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
 	*c = (struct audit_syslog_conf){ .facility = c->facility, .max_records = c->max_records,
 		.max_bytes = c->max_bytes, .timeout_ms = c->timeout_ms,
 		.reconnect_max_ms = c->reconnect_max_ms };
@@ -623,6 +644,14 @@ int audit_syslog_new(struct audit_syslog_conf *c, struct audit_syslog **out, str
 	sl_log(SL_LOG_INFO, "audit: a copy of every record to syslog %s", S->url);
 	*out = S;
 	return SL_OK;
+fail:
+	if (S->cred)
+		gnutls_certificate_free_credentials(S->cred);
+	free(S->host);
+	free(S->port);
+	free(S);
+	audit_syslog_conf_dispose(c);
+	return SL_ERR_INVALID;
 }
 
 static void on_deadline(uv_timer_t *t)

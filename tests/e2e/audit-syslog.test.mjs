@@ -59,6 +59,16 @@ function makeCerts(dir, prefix) {
 	return { ca: path.join(dir, `${prefix}-ca.pem`), cert: path.join(dir, `${prefix}-cert.pem`), key: path.join(dir, `${prefix}-key.pem`) };
 }
 
+// A client certificate the CA of prefix signed (prefix-client.pem, prefix-client.key).
+function makeClient(dir, prefix) {
+	openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${prefix}-client.key`);
+	fs.writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+	openssl(dir, 'req', '-new', '-key', `${prefix}-client.key`, '-out', `${prefix}-client.csr`, '-subj', '/CN=sluice');
+	openssl(dir, 'x509', '-req', '-in', `${prefix}-client.csr`, '-CA', `${prefix}-ca.pem`, '-CAkey', `${prefix}-ca.key`,
+		'-set_serial', '0x5a2', '-days', '1', '-extfile', 'client.ext', '-out', `${prefix}-client.pem`);
+	return { cert: path.join(dir, `${prefix}-client.pem`), key: path.join(dir, `${prefix}-client.key`) };
+}
+
 // Each received message is one line of the output file: MSGID APP-NAME
 // PROCID HOSTNAME PRI then the MSG, which runs to the end of the line.
 const TEMPLATE = 'template(name="rec" type="list") { property(name="msgid") constant(value=" ") ' +
@@ -67,9 +77,10 @@ const TEMPLATE = 'template(name="rec" type="list") { property(name="msgid") cons
 	'property(name="msg") constant(value="\\n") }';
 
 // An rsyslogd on 127.0.0.1 in its own dir: UDP and TCP inputs, or one TLS
-// input (tls: { ca, cert, key }). start() again after stop() listens on the
+// input (tls: { ca, cert, key }, authMode: anon, or x509/certvalid to ask
+// for a client certificate). start() again after stop() listens on the
 // same ports and appends to the same file.
-async function rsyslog({ tls } = {}) {
+async function rsyslog({ tls, authMode = 'anon' } = {}) {
 	const dir = tmp('sluice-rsyslog-');
 	const udp = await freePort();
 	const tcp = await freePort();
@@ -79,7 +90,7 @@ async function rsyslog({ tls } = {}) {
 		(tls ? ` defaultNetstreamDriver="gtls" defaultNetstreamDriverCAFile="${tls.ca}" ` +
 			`defaultNetstreamDriverCertFile="${tls.cert}" defaultNetstreamDriverKeyFile="${tls.key}"` : '') + ')'];
 	if (tls) {
-		lines.push('module(load="imtcp" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon")');
+		lines.push(`module(load="imtcp" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="${authMode}")`);
 	} else {
 		lines.push('module(load="imudp")', 'module(load="imtcp")');
 		lines.push(`input(type="imudp" address="127.0.0.1" port="${udp}")`);
@@ -391,6 +402,24 @@ describe('audit to syslog over TLS (RFC 5425)', () => {
 		await gw.close();
 	});
 
+	test('a collector that asks for a client certificate: sluice presents certFile; without it, refused', async () => {
+		const client = makeClient(path.dirname(certs.ca), 'good');
+		const mtls = await rsyslog({ tls: certs, authMode: 'x509/certvalid' });
+		try {
+			const gw = await gateway({ syslog: { url: `tls://127.0.0.1:${mtls.tcp}`, caFile: certs.ca, certFile: client.cert, keyFile: client.key } });
+			await gw.client.callTool({ name: 'github__echo', arguments: { mtls: 1 } });
+			const [rec] = await arrived(mtls, gw.pid(), callIds(gw.audit), 'the record over mutual TLS');
+			assert.ok(fileLines(gw.audit).includes(rec.msg));
+			const anon = await gateway({ syslog: { url: `tls://127.0.0.1:${mtls.tcp}`, caFile: certs.ca, timeoutMs: 1000 } });
+			await anon.client.callTool({ name: 'github__echo', arguments: { mtls: 0 } });
+			await eventually(() => /audit: syslog tls:\/\/127\.0\.0\.1:\d+: .*records wait in the queue/.test(anon.stderr()), 10000, 50, 'the refusal');
+			assert.ok(!mtls.audit().some((x) => x.procid === String(anon.pid())), 'nothing accepted without a certificate');
+			await Promise.all([gw.close(), anon.close()]);
+		} finally {
+			await mtls.stop();
+		}
+	});
+
 	test('a config error: a CA file that holds no certificate stops sluice with a message', async () => {
 		const dir = tmp('sluice-audit-');
 		fs.writeFileSync(path.join(dir, 'empty.pem'), 'not a certificate\n');
@@ -401,6 +430,14 @@ describe('audit to syslog over TLS (RFC 5425)', () => {
 		await assert.rejects(
 			connect({ servers: {}, sluice: { audit: { file: auditFile(dir), syslog: { url: 'http://127.0.0.1:514' } } } }),
 			/sluice\.audit\.syslog\.url: must be a udp:\/\/, tcp:\/\/ or tls:\/\/ URL/,
+		);
+		await assert.rejects(
+			connect({ servers: {}, sluice: { audit: { file: auditFile(dir), syslog: { url: 'tcp://127.0.0.1:514', caFile: certs.ca } } } }),
+			/sluice\.audit\.syslog\.caFile: only for a tls:\/\/ url/,
+		);
+		await assert.rejects(
+			connect({ servers: {}, sluice: { audit: { file: auditFile(dir), syslog: { url: 'tls://127.0.0.1:6514', certFile: certs.cert } } } }),
+			/sluice\.audit\.syslog\.keyFile: certFile and keyFile go together/,
 		);
 	});
 });
