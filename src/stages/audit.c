@@ -12,6 +12,10 @@
  * the state directory, never stderr: stderr also carries log lines and
  * `sluice exec`'s failures, text a peer partly writes, and nothing read
  * from a stream that mixes the two can be told to be an audit line.
+ *
+ * The file is the record of truth: every line is written there first, and
+ * a copy then goes to each configured collector's queue (syslog, OTLP
+ * logs: audit_sink.h), which sends it without ever making a call wait.
  */
 #include "stages/audit.h"
 #include "stages/audit_sink.h"
