@@ -335,7 +335,11 @@ describe('audit to syslog (RFC 5424)', () => {
 		assert.equal(m.queued, 2);
 		assert.equal(m.dropped, 3);
 		assert.equal(m.sent, 0);
+		// At exit it tries once more, within timeoutMs, and says what only the file holds.
+		const t0 = Date.now();
 		await gw.close();
+		assert.ok(Date.now() - t0 < 4000, 'the exit is bounded');
+		assert.match(gw.stderr(), /audit: syslog tcp:\/\/127\.0\.0\.1:\d+: 2 records not sent at exit \(the audit file has them\)/);
 	});
 });
 
@@ -417,6 +421,24 @@ describe('audit to syslog over TLS (RFC 5425)', () => {
 			await Promise.all([gw.close(), anon.close()]);
 		} finally {
 			await mtls.stop();
+		}
+	});
+
+	test('a collector that accepts and never answers the handshake holds no call', async () => {
+		const held = [];
+		const tarpit = net.createServer((sock) => held.push(sock));
+		await new Promise((r) => tarpit.listen(0, '127.0.0.1', r));
+		try {
+			const gw = await gateway({ syslog: { url: `tls://127.0.0.1:${tarpit.address().port}`, caFile: certs.ca, timeoutMs: 300 } });
+			const t0 = Date.now();
+			for (let n = 0; n < 3; n++) await gw.client.callTool({ name: 'github__echo', arguments: { n } });
+			assert.ok(Date.now() - t0 < 3000, 'calls answer while the collector stalls');
+			await eventually(() => /audit: syslog tls:\/\/127\.0\.0\.1:\d+: timed out; records wait in the queue/.test(gw.stderr()), 5000, 50, 'the timeout');
+			assert.equal(callIds(gw.audit).length, 3);
+			await gw.close();
+		} finally {
+			for (const s of held) s.destroy();
+			tarpit.close();
 		}
 	});
 
