@@ -13,6 +13,7 @@
  * batch but whose answer was lost gets it twice).
  */
 #include "stages/audit_sink.h"
+#include "stages/telemetry.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "event/fetch.h"
@@ -39,22 +40,9 @@ struct audit_otlp {
 
 /* ---- config ------------------------------------------------------------------------- */
 
-static int parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			  void *target)
-{
-	const char *u = yyjson_get_str(v);
-	char **field = sl_conf_field(target, k);
-
-	if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
-		return sl_conf_bad(cx, k);
-	free(*field);
-	*field = sl_strdup(u);
-	return SL_OK;
-}
-
 #define OC(field) SL_CONF_AT(struct audit_otlp_conf, field)
 static const struct sl_conf_key otlp_keys[] = {
-	{ "endpoint", SL_CONF_CUSTOM, OC(endpoint), .parse = parse_endpoint,
+	{ "endpoint", SL_CONF_CUSTOM, OC(endpoint), .parse = sl_telemetry_parse_endpoint,
 	  .shape = "an http:// or https:// URL (the OTLP/HTTP base, e.g. http://127.0.0.1:4318)",
 	  .doc = "Set, every record also goes as an OpenTelemetry log record (its JSON the "
 		 "body) to `<endpoint>/v1/logs`." },
