@@ -101,13 +101,17 @@ async function rsyslog({ tls, authMode = 'anon' } = {}) {
 	const r = { dir, udp, tcp, out, proc: null, log: '' };
 	r.start = async () => {
 		const proc = spawn(RSYSLOGD, ['-n', '-f', conf, '-i', path.join(dir, 'rsyslogd.pid')], { stdio: ['ignore', 'pipe', 'pipe'] });
+		proc.on('error', (e) => (r.log += `cannot run ${RSYSLOGD} (scripts/setup.sh installs Debian's rsyslog): ${e.message}`));
 		proc.stdout.on('data', (b) => (r.log += b));
 		proc.stderr.on('data', (b) => (r.log += b));
 		r.proc = proc;
-		r.exited = new Promise((resolve) => proc.once('exit', resolve));
+		r.exited = new Promise((resolve) => {
+			proc.once('exit', resolve);
+			proc.once('error', resolve);
+		});
 		// Listening once a TCP connection is accepted (bounded).
 		await eventually(() => new Promise((resolve) => {
-			if (proc.exitCode !== null) throw new Error(`rsyslogd exited: ${r.log}`);
+			if (proc.exitCode !== null || r.log.startsWith('cannot run')) throw new Error(`rsyslogd exited: ${r.log}`);
 			const s = net.connect(tcp, '127.0.0.1', () => { s.destroy(); resolve(true); });
 			s.on('error', () => resolve(false));
 		}), 10000, 50, `rsyslogd listening on ${tcp}`);
