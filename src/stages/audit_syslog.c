@@ -254,16 +254,23 @@ static void on_timer(uv_timer_t *t)
 
 static void watch(struct audit_syslog *S, int events);
 
+/* Connected: the backoff and the outage end only once a record went out,
+ * so a collector that accepts and closes at once is retried ever later
+ * and warned about once. */
 static void ready(struct audit_syslog *S)
 {
 	uv_timer_stop(&S->timer);
 	S->state = ST_READY;
+	pump(S);
+}
+
+static void progress(struct audit_syslog *S)
+{
 	S->backoff_ms = BACKOFF_FIRST_MS;
 	if (S->warned)
-		sl_log(SL_LOG_INFO, "audit: syslog %s: connected again; sending %zu queued records",
+		sl_log(SL_LOG_INFO, "audit: syslog %s: connected again; %zu queued records go out",
 		       S->url, S->q.n);
 	S->warned = false;
-	pump(S);
 }
 
 static void handshake(struct audit_syslog *S)
@@ -512,6 +519,7 @@ static void pump(struct audit_syslog *S)
 		S->off += (size_t)w;
 		if (S->off == r->len) {
 			S->off = 0;
+			progress(S);
 			audit_queue_take(&S->q, true);
 		}
 	}
