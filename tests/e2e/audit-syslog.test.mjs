@@ -330,7 +330,7 @@ describe('audit to syslog (RFC 5424)', () => {
 		const nobody = await freePort();
 		const gw = await startHttp({
 			servers: { github: catalog('github') },
-			sluice: { exposure: 'passthrough', audit: { file: auditFile(dir), syslog: { url: `tcp://127.0.0.1:${nobody}`, maxQueueRecords: 2 } } },
+			sluice: { exposure: 'passthrough', audit: { file: auditFile(dir), syslog: { url: `tcp://127.0.0.1:${nobody}`, maxQueueRecords: 2, timeoutMs: 500 } } },
 		});
 		const { client } = await httpClient(gw.url);
 		await eventually(async () => (await client.listTools()).tools.some((t) => t.name === 'github__echo'), 10000, 100, 'tools');
@@ -340,10 +340,9 @@ describe('audit to syslog (RFC 5424)', () => {
 		assert.equal(m.queued, 2);
 		assert.equal(m.dropped, 3);
 		assert.equal(m.sent, 0);
-		// At exit it tries once more, within timeoutMs, and says what only the file holds.
-		const t0 = Date.now();
+		// At exit it tries once more, within timeoutMs, and says what only the
+		// file holds (before the SIGKILL that close() sends after 3 s).
 		await gw.close();
-		assert.ok(Date.now() - t0 < 4000, 'the exit is bounded');
 		assert.match(gw.stderr(), /audit: syslog tcp:\/\/127\.0\.0\.1:\d+: 2 records not sent at exit \(the audit file has them\)/);
 	});
 });
