@@ -129,8 +129,8 @@ async function rsyslog({ tls, authMode = 'anon' } = {}) {
 			}
 		}
 	};
-	r.stop = async () => {
-		r.proc.kill('SIGTERM');
+	r.stop = async (signal = 'SIGTERM') => {
+		r.proc.kill(signal);
 		await withTimeout(r.exited, 10000, 'rsyslogd to exit');
 	};
 	// The records written so far: { msgid, app, procid, host, pri, msg }.
@@ -265,7 +265,7 @@ describe('audit to syslog (RFC 5424)', () => {
 		await client.callTool({ name: 'github__echo', arguments: { n: 0 } });
 		await arrived(rs, gw.pid, callIds(auditFile(dir)), 'the first record');
 
-		await rs.stop();
+		await rs.stop('SIGKILL');
 		for (let n = 1; n <= 5; n++) await client.callTool({ name: 'github__echo', arguments: { n } });
 		const m = await eventually(async () => {
 			const m = await metrics(gw);
