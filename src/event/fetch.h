@@ -5,8 +5,9 @@
  * it does not trust to be small or quick: an authorization server's
  * metadata and keys, a token introspection answer (src/auth/), and the
  * requests of sluice's own OAuth client: discovery, registration, token
- * and revocation requests (src/oauth/); and the telemetry stage's OTLP
- * exports, JSON POSTs (src/stages/telemetry.c).
+ * and revocation requests (src/oauth/); and the OTLP exports, JSON POSTs,
+ * of the telemetry stage and of the audit stage's logs sink
+ * (src/stages/telemetry.c, src/stages/audit_otlp.c).
  *
  * libcurl is loaded on first use (event/curl.h); its multi interface runs on
  * the libuv loop through the same socket and timer glue as remote

@@ -10,7 +10,7 @@
  * generation away with that stage's message. A generation built from a
  * previous one shares, by reference, the state of every stage whose
  * section is unchanged (a cache keeps its entries, pinning its store); a
- * restart_only stage (telemetry) keeps its old state even when its section
+ * restart_only stage (telemetry, audit) keeps its old state even when its section
  * changed, and the generation records its name to be logged.
  *
  * The services the process shares (nginx's cycle, handed to init_module):

@@ -244,6 +244,11 @@ void sl_metrics_guard(struct sl_metrics *m, enum sl_metrics_where where, bool wi
 	m->moved++;
 }
 
+static const char *const sink_names[SL_METRICS_NSINK] = {
+	[SL_METRICS_SYSLOG] = "syslog",
+	[SL_METRICS_OTLP] = "otlp",
+};
+
 static const char *const work_names[SL_METRICS_NWORK] = {
 	[SL_METRICS_PIN_HASH] = "pin_hash",
 	[SL_METRICS_PRESENTED] = "presented",
@@ -429,4 +434,19 @@ void sl_metrics_render(const struct sl_metrics *m, struct sl_buf *b)
 	for (int k = 0; k < SL_METRICS_NWORK; k++)
 		PUT(b, "sluice_catalog_work_total{kind=\"%s\"} %llu\n", work_names[k],
 		    (unsigned long long)m->work[k]);
+
+	family(b, "sluice_audit_records_total", "counter",
+	       "Audit records per network sink: sent, or dropped because its queue was full "
+	       "(the audit file holds every record).");
+	for (int k = 0; k < SL_METRICS_NSINK; k++) {
+		PUT(b, "sluice_audit_records_total{sink=\"%s\",result=\"sent\"} %llu\n",
+		    sink_names[k], (unsigned long long)m->audit_sent[k]);
+		PUT(b, "sluice_audit_records_total{sink=\"%s\",result=\"dropped\"} %llu\n",
+		    sink_names[k], (unsigned long long)m->audit_dropped[k]);
+	}
+	family(b, "sluice_audit_queued_records", "gauge",
+	       "Audit records waiting for a network sink's collector.");
+	for (int k = 0; k < SL_METRICS_NSINK; k++)
+		PUT(b, "sluice_audit_queued_records{sink=\"%s\"} %llu\n", sink_names[k],
+		    (unsigned long long)m->audit_queued[k]);
 }

@@ -26,6 +26,7 @@
  *   sl_metrics_program(m, o);           a finished program (its output hook)
  *   sl_metrics_redacted(m, where, n);   sl_metrics_guard(m, where, withheld);
  *   sl_metrics_work(m, kind, n);        work on tool definitions (by catalog change)
+ *   m->audit_sent[sink]++ ...           the audit sinks count in place (audit_sink.c)
  *   sl_metrics_render(m, &buf);         the families, Prometheus text format 0.0.4
  */
 #ifndef SL_PIPELINE_METRICS_H
@@ -71,6 +72,13 @@ enum sl_metrics_work {
 	SL_METRICS_NWORK,
 };
 
+/* The audit stage's network sinks (stages/audit_sink.h). */
+enum sl_metrics_sink {
+	SL_METRICS_SYSLOG,
+	SL_METRICS_OTLP,
+	SL_METRICS_NSINK,
+};
+
 /* A histogram: counts per bucket (not cumulative), the last past every
  * bound, and the sum of the observations in seconds. */
 struct sl_metrics_hist {
@@ -103,6 +111,10 @@ struct sl_metrics {
 	uint64_t redactions[SL_METRICS_NWHERE];
 	uint64_t guard[SL_METRICS_NWHERE][2]; /* [where][withheld] */
 	uint64_t work[SL_METRICS_NWORK];
+	/* Audit records per sink: sent whole, dropped (the queue was full:
+	 * the audit file alone holds them), and waiting now (a gauge). */
+	uint64_t audit_sent[SL_METRICS_NSINK], audit_dropped[SL_METRICS_NSINK];
+	uint64_t audit_queued[SL_METRICS_NSINK];
 	uint64_t moved;                /* grows with every count (the OTLP export's "dirty") */
 };
 

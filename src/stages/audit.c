@@ -12,8 +12,13 @@
  * the state directory, never stderr: stderr also carries log lines and
  * `sluice exec`'s failures, text a peer partly writes, and nothing read
  * from a stream that mixes the two can be told to be an audit line.
+ *
+ * The file is the record of truth: every line is written there first, and
+ * a copy then goes to each configured collector's queue (syslog, OTLP
+ * logs: audit_sink.h), which sends it without ever making a call wait.
  */
 #include "stages/audit.h"
+#include "stages/audit_sink.h"
 #include "config/conf.h"
 #include "core/digest.h"
 #include "core/log.h"
@@ -33,13 +38,16 @@ struct audit {
 	int fd;
 	bool regular;           /* a regular file (not a pipe, a device): a partial line can be cut */
 	char *file;             /* its path: the admin page reads the tail there */
+	/* Copies to collectors (audit_sink.h), NULL when not configured. */
+	struct audit_syslog *syslog;
+	struct audit_otlp *otlp;
 };
 
 
 /* ---- the lines ------------------------------------------------------------------ */
 
 /* RFC 3339, UTC, milliseconds: 2026-11-30T06:17:41.123Z */
-static void stamp(const struct timespec *now, char out[40])
+void audit_stamp(const struct timespec *now, char out[40])
 {
 	struct tm tm;
 	time_t t = now->tv_sec;
@@ -65,7 +73,7 @@ static yyjson_mut_val *line_start(yyjson_mut_doc *d, const char *type, const str
 	char ts[40];
 	yyjson_mut_val *o = yyjson_mut_obj(d);
 
-	stamp(now, ts);
+	audit_stamp(now, ts);
 	yyjson_mut_doc_set_root(d, o);
 	yyjson_mut_obj_add_str(d, o, "type", type);
 	yyjson_mut_obj_add_strcpy(d, o, "time", ts);
@@ -217,7 +225,10 @@ char *sl_audit_admin_line(const char *action, const char *server, const char *to
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-static void emit(const struct audit *A, char *line, size_t len)
+/* The file first, the record of truth; then a copy to each collector's
+ * queue (type names the record for syslog's MSGID). */
+static void emit(const struct audit *A, struct sl_metrics *m, const char *type,
+		 const struct timespec *ts, char *line, size_t len)
 {
 	size_t off = 0;
 
@@ -241,6 +252,10 @@ static void emit(const struct audit *A, char *line, size_t len)
 		}
 		off += (size_t)w;
 	}
+	if (A->syslog)
+		audit_syslog_put(A->syslog, m, type, ts, line, len);
+	if (A->otlp)
+		audit_otlp_put(A->otlp, m, type, ts, line, len);
 	free(line);
 }
 
@@ -259,7 +274,7 @@ static void audit_output(void *state, struct sl_output *o)
 	now_real(&ts);
 	line = sl_audit_program_line(o->program, o->session_id, o->who, o->outcome, o->calls,
 				     o->duration_ms, o->output_bytes, &ts, &len);
-	emit(state, line, len);
+	emit(state, o->metrics, "program", &ts, line, len);
 }
 
 static void audit_finish(void *state, struct sl_call *c)
@@ -277,7 +292,7 @@ static void audit_finish(void *state, struct sl_call *c)
 		return;
 	now_real(&ts);
 	line = sl_audit_call_line(c, &ts, &len);
-	emit(state, line, len);
+	emit(state, c->gen->metrics, "call", &ts, line, len);
 }
 
 void sl_audit_admin(const struct sl_gen *gen, const char *action, const char *server,
@@ -295,7 +310,7 @@ void sl_audit_admin(const struct sl_gen *gen, const char *action, const char *se
 		return;
 	now_real(&ts);
 	line = sl_audit_admin_line(action, server, tool, peer, outcome, detail, &ts, &len);
-	emit(A, line, len);
+	emit(A, gen->metrics, "admin", &ts, line, len);
 }
 
 void sl_audit_skill(const struct sl_gen *gen, uint64_t run_id, uint64_t parent_id,
@@ -313,7 +328,7 @@ void sl_audit_skill(const struct sl_gen *gen, uint64_t run_id, uint64_t parent_i
 	now_real(&ts);
 	line = sl_audit_skill_line(run_id, parent_id, session_id, who, skill, owner, outcome, calls,
 				   duration_ms, output_bytes, &ts, &len);
-	emit(A, line, len);
+	emit(A, gen->metrics, "skill", &ts, line, len);
 }
 
 int sl_audit_tail(const struct sl_gen *gen, size_t max_lines, size_t max_bytes,
@@ -387,6 +402,9 @@ out:
 static void audit_fini(void *state)
 {
 	struct audit *A = state;
+	/* At exit (a restart_only stage): the copies get what is queued. */
+	audit_syslog_free(A->syslog);
+	audit_otlp_free(A->otlp);
 	close(A->fd);
 	free(A->file);
 	free(A);
@@ -397,6 +415,8 @@ static void audit_fini(void *state)
 struct audit_conf {
 	bool enabled;
 	char *file;
+	struct audit_syslog_conf syslog;
+	struct audit_otlp_conf otlp;
 };
 
 #define AC(field) SL_CONF_AT(struct audit_conf, field)
@@ -405,14 +425,20 @@ static const struct sl_conf_key audit_keys[] = {
 	{ "file", SL_CONF_STRING, AC(file), .min = 1, .shape = "a non-empty path",
 	  .dflt_doc = "`$XDG_STATE_HOME/sluice/audit.jsonl`, else `~/.local/state/sluice/audit.jsonl`",
 	  .doc = "Opened at start in append mode (created `0600`); one that cannot be opened "
-		 "stops sluice. Never stderr by default, where log lines are." },
+		 "stops sluice. Never stderr by default, where log lines are. Every record is "
+		 "written here, whatever happens to the copies sent to collectors." },
+	{ "syslog", SL_CONF_OBJECT, AC(syslog), .sub = &audit_syslog_section,
+	  .doc = "A copy of every record to a syslog collector (`sluice.audit.syslog`)." },
+	{ "otlp", SL_CONF_OBJECT, AC(otlp), .sub = &audit_otlp_section,
+	  .doc = "A copy of every record as OpenTelemetry logs (`sluice.audit.otlp`)." },
 };
 #undef AC
 
 static const struct sl_conf_section audit_conf = {
 	"sluice.audit",
-	"The audit log: one JSON line per call and per program, never a value "
-	"(docs/stages/audit.md).",
+	"The audit log: one JSON line per call and per program, never a value, in a file and, "
+	"as copies, to syslog and OpenTelemetry collectors (docs/stages/audit.md). A change "
+	"takes effect at the next start.",
 	audit_keys, SL_COUNT(audit_keys), SL_CONF_STRICT, NULL,
 };
 
@@ -455,9 +481,16 @@ static int audit_init(const struct sl_config *cfg, const struct sl_services *svc
 	A->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	A->file = ac.file;
 	ac.file = NULL;
+	if ((ac.syslog.url && (rc = audit_syslog_new(&ac.syslog, &A->syslog, err)) < 0) ||
+	    (ac.otlp.endpoint && (rc = audit_otlp_new(&ac.otlp, &A->otlp, err)) < 0)) {
+		audit_fini(A);
+		goto out;
+	}
 	*state = A;
 out:
 	free(ac.file);
+	audit_syslog_conf_dispose(&ac.syslog);
+	audit_otlp_conf_dispose(&ac.otlp);
 	return rc;
 }
 
@@ -468,4 +501,7 @@ const struct sl_stage sl_stage_audit = {
 	.fini = audit_fini,
 	.finish = audit_finish,
 	.output = audit_output,
+	/* Its fini sends what the collectors' queues hold by running the loop;
+	 * a reload must not throw the queues away. */
+	.restart_only = true,
 };

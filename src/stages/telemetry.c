@@ -626,8 +626,8 @@ struct telemetry_conf {
 	uint64_t interval_ms, timeout_ms, max_queue;
 };
 
-static int parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
-			  void *target)
+int sl_telemetry_parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+				void *target)
 {
 	const char *u = yyjson_get_str(v);
 	char **field = sl_conf_field(target, k);
@@ -641,7 +641,7 @@ static int parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, y
 
 #define TC(field) SL_CONF_AT(struct telemetry_conf, field)
 static const struct sl_conf_key telemetry_keys[] = {
-	{ "endpoint", SL_CONF_CUSTOM, TC(endpoint), .parse = parse_endpoint,
+	{ "endpoint", SL_CONF_CUSTOM, TC(endpoint), .parse = sl_telemetry_parse_endpoint,
 	  .shape = "an http:// or https:// URL (the OTLP/HTTP base, e.g. http://127.0.0.1:4318)",
 	  .doc = "Set, spans and metrics are POSTed to `<endpoint>/v1/traces` and "
 		 "`<endpoint>/v1/metrics`." },

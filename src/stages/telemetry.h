@@ -15,6 +15,7 @@
 #ifndef SL_STAGES_TELEMETRY_H
 #define SL_STAGES_TELEMETRY_H
 
+#include "config/conf.h"
 #include "pipeline/call.h"
 
 /* The stage's state (none without an endpoint). A program's span and
@@ -26,5 +27,9 @@ struct sl_telemetry;
 void sl_telemetry_trace_id(const struct sl_telemetry *t, uint64_t program_id, char out[33]);
 void sl_telemetry_program_span_id(uint64_t program_id, char out[17]);
 void sl_telemetry_call_span_id(uint64_t call_id, char out[17]);
+/* The config parser of an OTLP/HTTP base URL (http:// or https://), into a
+ * char * field; the audit stage's OTLP logs sink uses it too. */
+int sl_telemetry_parse_endpoint(struct sl_conf_ctx *cx, const struct sl_conf_key *k, yyjson_val *v,
+				void *target) SL_MUST_USE;
 
 #endif

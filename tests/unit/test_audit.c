@@ -7,6 +7,13 @@
 #include "core/json.h"
 #include "pipeline/call.h"
 #include "stages/audit.h"
+#include "stages/audit_sink.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <uv.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,4 +310,158 @@ TEST(audit_default_file_in_state_dir)
 	free(file);
 	free(xdg);
 	free(home);
+}
+
+/* ---- the network sinks (stages/audit_sink.h) --------------------------------------- */
+
+/* Bounded by records and by bytes; what does not fit counts as dropped,
+ * what is taken off as sent or dropped, and the gauge follows. */
+TEST(audit_queue_bounds_and_counts)
+{
+	struct sl_metrics *m = sl_metrics_new(10);
+	struct audit_queue q;
+
+	audit_queue_init(&q, SL_METRICS_SYSLOG, 2, 10);
+	CHECK(audit_queue_put(&q, m, "abcd", 4));
+	CHECK(audit_queue_put(&q, m, "efgh", 4));
+	CHECK(!audit_queue_put(&q, m, "x", 1));          /* 2 records */
+	CHECK_INT(m->audit_queued[SL_METRICS_SYSLOG], 2);
+	CHECK_INT(m->audit_dropped[SL_METRICS_SYSLOG], 1);
+	CHECK(memcmp(audit_queue_head(&q)->data, "abcd", 4) == 0);
+	audit_queue_take(&q, true);
+	CHECK(!audit_queue_put(&q, m, "1234567", 7));    /* 4 + 7 bytes > 10 */
+	CHECK(audit_queue_put(&q, m, "123456", 6));      /* exactly 10 */
+	CHECK_INT(q.bytes, 10);
+	audit_queue_take(&q, false);
+	CHECK(memcmp(audit_queue_head(&q)->data, "123456", 6) == 0);
+	CHECK_INT(m->audit_sent[SL_METRICS_SYSLOG], 1);
+	CHECK_INT(m->audit_dropped[SL_METRICS_SYSLOG], 3);
+	CHECK_INT(m->audit_queued[SL_METRICS_SYSLOG], 1);
+	CHECK_INT(m->audit_sent[SL_METRICS_OTLP] + m->audit_dropped[SL_METRICS_OTLP], 0);
+	audit_queue_dispose(&q);
+	CHECK_INT(q.n, 0);
+	sl_metrics_unref(m);
+}
+
+static void on_keepalive(uv_timer_t *t)
+{
+}
+
+/* Runs the loop until fd is readable (bounded: 500 turns of at most 10 ms).
+ * The sinks' handles are unreferenced (they never keep sluice running), so
+ * a referenced timer keeps the loop turning, as a gateway's listeners do. */
+static bool loop_until_readable(int fd)
+{
+	uv_timer_t keep;
+	bool ready = false;
+
+	uv_timer_init(uv_default_loop(), &keep);
+	uv_timer_start(&keep, on_keepalive, 10000, 0);
+	for (int i = 0; i < 500 && !ready; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+		ready = poll(&p, 1, 10) > 0;
+	}
+	uv_close((uv_handle_t *)&keep, NULL);
+	uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+	return ready;
+}
+
+/* One call through a stage whose syslog copy goes to url (the test's own
+ * socket): the file's line, and what the socket got (into got). */
+static void syslog_one(const char *url, int listen_fd, bool stream, char *got, size_t cap,
+		       char *line, size_t line_cap)
+{
+	char dir[] = "/tmp/sluice-audit-XXXXXX", path[128], *cfg;
+	struct sl_err err = { 0 };
+	struct sl_call *c = call_with("{\"k\":\"v\"}", SL_ORIGIN_DIRECT);
+	void *st = NULL;
+	yyjson_doc *s;
+	FILE *f;
+	ssize_t n = 0;
+	size_t ln;
+	int fd = listen_fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	cfg = sl_printf("{\"file\":\"%s\",\"syslog\":{\"url\":\"%s\",\"facility\":\"local0\","
+			"\"hostname\":\"h \\u0007x\"}}", path, url);
+	s = section(cfg);
+	CHECK(sl_stage_audit.init(NULL, NULL, yyjson_doc_get_root(s), &st, &err) == 0);
+	c->outcome = SL_OUTCOME_OK;
+	sl_stage_audit.finish(st, c);
+	CHECK(loop_until_readable(listen_fd));
+	if (stream)
+		fd = accept(listen_fd, NULL, NULL);
+	CHECK(fd >= 0);
+	if (fd >= 0 && (!stream || loop_until_readable(fd)))
+		n = recv(fd, got, cap - 1, MSG_DONTWAIT);
+	got[n > 0 ? n : 0] = '\0';
+	if (stream && fd >= 0)
+		close(fd);
+	sl_stage_audit.fini(st);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	ln = f ? fread(line, 1, line_cap - 1, f) : 0;
+	line[ln] = '\0';
+	if (f)
+		fclose(f);
+	yyjson_doc_free(s);
+	free(cfg);
+	unlink(path);
+	rmdir(dir);
+	sl_call_free(c);
+}
+
+static int loopback_socket(int type, int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(type == SOCK_DGRAM || listen(fd, 4) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&a, &l) == 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* RFC 5424 over UDP: one datagram, <PRI>1 TIME HOST APP PROCID MSGID - MSG,
+ * the header's HOSTNAME cut to printable ASCII, the MSG the file's line. */
+TEST(audit_syslog_udp_message)
+{
+	char got[8192], line[8192], url[64], head[128];
+	int port, fd = loopback_socket(SOCK_DGRAM, &port);
+	const char *msg;
+
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%d", port);
+	syslog_one(url, fd, false, got, sizeof(got), line, sizeof(line));
+	close(fd);
+	CHECK(strncmp(got, "<134>1 ", 7) == 0);         /* local0 (16) * 8 + informational (6) */
+	snprintf(head, sizeof(head), " h__x sluice %d call - {", (int)getpid());
+	CHECK(strstr(got, head) != NULL);
+	msg = strstr(got, " call - ");
+	CHECK(msg != NULL);
+	/* The record's time is the header's TIMESTAMP. */
+	CHECK(strncmp(got + 7, strstr(line, "\"time\":\"") + 8, 24) == 0);
+	CHECK(msg && strlen(line) > 0 && strlen(msg + 8) == strlen(line) - 1 &&
+	      strncmp(msg + 8, line, strlen(line) - 1) == 0);
+}
+
+/* Over TCP: RFC 6587 octet counting, "LEN SP MSG" with LEN the MSG's bytes. */
+TEST(audit_syslog_tcp_octet_counting)
+{
+	char got[8192], line[8192], url[64], *sp;
+	int port, fd = loopback_socket(SOCK_STREAM, &port);
+	unsigned long len;
+
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	syslog_one(url, fd, true, got, sizeof(got), line, sizeof(line));
+	close(fd);
+	len = strtoul(got, &sp, 10);
+	CHECK(*sp == ' ');
+	CHECK_INT(len, strlen(sp + 1));
+	CHECK(strncmp(sp + 1, "<134>1 ", 7) == 0);
+	CHECK(strlen(sp + 1) > strlen(line));
+	CHECK(strncmp(sp + 1 + strlen(sp + 1) - (strlen(line) - 1), line, strlen(line) - 1) == 0);
 }
