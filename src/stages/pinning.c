@@ -1089,10 +1089,12 @@ static void judge_all(struct sl_pinning *pg, struct table *t)
 	if (!first) {
 		yyjson_obj_iter_init(sv, &it);
 		while ((k = yyjson_obj_iter_next(&it))) {
-			size_t i = (uintptr_t)sl_map_get(&t->by_name, yyjson_get_str(k));
+			const char *name = yyjson_get_str(k);
+			size_t i = (uintptr_t)sl_map_get(&t->by_name, name);
 			struct tool_pin *tp = i ? &t->v[i - 1] : NULL;
-			/* The first of a name wins, as yyjson_obj_get would pick. */
-			if (!tp || tp->pin)
+			/* The first of a name wins, as yyjson_obj_get would pick;
+			 * a key holding a NUL is no tool's name. */
+			if (!tp || tp->pin || strlen(name) != yyjson_get_len(k))
 				continue;
 			tp->pin = yyjson_obj_iter_get_val(k);
 			tp->st = entry_status(tp->pin, t->up->tools.items[i - 1], tp->hex, &tp->legacy);
