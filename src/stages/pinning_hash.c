@@ -17,9 +17,13 @@
 
 /* ---- hidden characters --------------------------------------------------- */
 
-/* The length of the invisible character at p (UTF-8), or 0. */
+/* The length of the invisible character at p (UTF-8), or 0. Every one
+ * starts with a byte of 0xC2 or more: ASCII (most of every definition a
+ * listing cleans) is one comparison a byte. */
 static size_t invisible_at(const unsigned char *p, size_t n)
 {
+	if (p[0] < 0xC2)
+		return 0;
 	if (n >= 2 && p[0] == 0xC2 && p[1] == 0xAD) /* U+00AD soft hyphen */
 		return 2;
 	if (n >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
