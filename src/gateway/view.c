@@ -61,20 +61,29 @@ bool sl_view_server(const struct sl_view *v, const struct sl_upstream *u)
 	return server_named(v, u->name);
 }
 
-/* The profile's servers and tools globs, names aside. */
+/* The profile's servers and tools globs, names aside. Asked for every
+ * tool of a listing: "server.tool" is made on the stack when it fits. */
 static bool shows(const struct sl_view *v, const char *server, const char *tool)
 {
+	size_t ns, nt;
 	bool hit = false;
-	char *full;
+	char buf[256], *full = buf;
 
 	if (!server_named(v, server))
 		return false;
 	if (!v->profile || !v->profile->tools)
 		return true;
-	full = sl_printf("%s.%s", server, tool);
+	ns = strlen(server);
+	nt = strlen(tool);
+	if (ns + nt + 2 > sizeof(buf))
+		full = sl_alloc(ns + nt + 2);
+	memcpy(full, server, ns);
+	full[ns] = '.';
+	memcpy(full + ns + 1, tool, nt + 1);
 	for (size_t i = 0; v->profile->tools[i] && !hit; i++)
 		hit = sl_glob_match(v->profile->tools[i], full);
-	free(full);
+	if (full != buf)
+		free(full);
 	return hit;
 }
 
@@ -146,14 +155,25 @@ const char *sl_view_local(const struct sl_view *v, const struct sl_entry *e)
 	return r ? r : e->name;
 }
 
-/* The catalog tool a rename's key names, or NULL. */
+/* The catalog tool a rename's key names, or NULL: looked up at each of the
+ * key's dots (a server's or a tool's name may hold one); of several
+ * readings, the first in the catalog, as a scan of it would find. */
 static const struct sl_entry *by_key(const struct sl_view *v, const char *key)
 {
 	const struct sl_catalog *c = &v->gw->catalog;
-	for (size_t i = 0; i < c->tools.n; i++)
-		if (key_is(key, c->tools.v[i].up->name, c->tools.v[i].name))
-			return &c->tools.v[i];
-	return NULL;
+	const struct sl_entry *hit = NULL;
+	char *server = sl_strdup(key);
+
+	for (char *dot = strchr(server, '.'); dot; dot = strchr(dot + 1, '.')) {
+		const struct sl_entry *e;
+		*dot = '\0';
+		e = sl_catalog_find(c, server, dot + 1);
+		*dot = '.';
+		if (e && (!hit || e < hit))
+			hit = e;
+	}
+	free(server);
+	return hit;
 }
 
 /* The tool whose applied rename is name (of server u only, if not NULL). */

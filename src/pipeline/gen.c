@@ -99,6 +99,7 @@ int sl_gen_new(const struct sl_config *cfg, const struct sl_gen *prev,
 		derive_key(g, cfg);
 		g->metrics = sl_metrics_new(cfg->limits.max_metric_series);
 		g->services = sl_alloc(sizeof(*g->services));
+		g->services->metrics = g->metrics;
 	}
 	g->cfg = sl_config_ref(cfg);
 	g->stages = stages;

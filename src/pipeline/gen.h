@@ -66,6 +66,10 @@ struct sl_services {
 	 * effect is claimed here, and in redis when set, before it is
 	 * honoured; NULL: no gateway, nothing is ever approved by a state. */
 	struct sl_once *once;
+	/* The process's counters (the generations' metrics, borrowed: they
+	 * live as long as these services), for work a stage does outside a
+	 * call (pinning's hashes); NULL without a generation. */
+	struct sl_metrics *metrics;
 };
 
 /* Tells the observer that which tools clients may see changed (svc, or

@@ -316,6 +316,8 @@ struct sl_guard {
 	pcre2_match_data *md;     /* scratch for pcre2_match (the loop's thread only) */
 	pcre2_match_context *mctx;
 	struct sl_map warned;     /* tool descriptions already logged */
+	struct sl_map scored;     /* server name -> the version of its tool list whose
+				   * descriptions were all scored (one per server name) */
 };
 
 /* ---- patterns -------------------------------------------------------------- */
@@ -360,6 +362,7 @@ static void guard_free(struct sl_guard *g)
 	pcre2_match_data_free(g->md);
 	pcre2_match_context_free(g->mctx);
 	sl_map_dispose(&g->warned);
+	sl_map_dispose(&g->scored);
 	free(g);
 }
 
@@ -372,6 +375,7 @@ static struct sl_guard *guard_new(void)
 
 	g->threshold = THRESHOLD_DEFAULT; /* a custom key: sl_conf_defaults leaves it */
 	sl_map_init(&g->warned);
+	sl_map_init(&g->scored);
 	g->md = pcre2_match_data_create(1, NULL);
 	g->mctx = pcre2_match_context_create(NULL);
 	if (!g->md || !g->mctx)
@@ -1207,29 +1211,50 @@ static enum sl_stage_rc guard_response(void *state, struct sl_call *c)
 	return SL_STAGE_NEXT;
 }
 
-/* Tool descriptions are scored when listed; a suspicious one is logged
- * once (per server, tool and description), never hidden: hiding is the
- * policy's and pinning's business. */
-static bool guard_visible(void *state, const struct sl_caller *who,
-			   const struct sl_upstream *up, yyjson_val *tool)
+/* Scores tool's description, once per (server, tool, description). */
+static void score_description(struct sl_guard *g, const struct sl_upstream *up, yyjson_val *tool)
 {
-	struct sl_guard *g = state;
 	yyjson_val *d = yyjson_obj_get(tool, "description");
 	const char *name = sl_json_str(tool, "name");
 	char key[320], why[WHY_MAX];
 	int score;
 
-	if (!sl_guard_enabled(g) || !g->descriptions || !yyjson_is_str(d) || !name)
-		return true;
+	if (!yyjson_is_str(d) || !name)
+		return;
 	snprintf(key, sizeof(key), "%.64s\x1f%.200s\x1f%016llx", up->name, name,
 		 (unsigned long long)sl_hash64(yyjson_get_str(d), yyjson_get_len(d), 0));
 	if (sl_map_get(&g->warned, key))
-		return true;
+		return;
 	score = sl_guard_explain(g, yyjson_get_str(d), yyjson_get_len(d), why, sizeof(why));
 	sl_map_put(&g->warned, key, (void *)1);
 	if (score >= g->threshold)
 		sl_log(SL_LOG_WARN, "guard: the description of tool %s.%s looks like instructions to "
 		       "the model (score %d: %s)", up->name, name, score, why);
+}
+
+/* Tool descriptions are scored when listed; a suspicious one is logged
+ * once (per server, tool and description), never hidden: hiding is the
+ * policy's and pinning's business. A server's whole list is scored when
+ * one of its tools is first asked about, once per list (struct
+ * sl_item_list's version): a listing then costs one lookup per tool. A list
+ * without a version (an upstream made by hand) is scored tool by tool. */
+static bool guard_visible(void *state, const struct sl_caller *who,
+			   const struct sl_upstream *up, yyjson_val *tool)
+{
+	struct sl_guard *g = state;
+	uint64_t v = up->tools.version;
+
+	if (!sl_guard_enabled(g) || !g->descriptions)
+		return true;
+	if (!v) {
+		score_description(g, up, tool);
+		return true;
+	}
+	if ((uint64_t)(uintptr_t)sl_map_get(&g->scored, up->name) == v)
+		return true;
+	for (size_t i = 0; i < up->tools.n; i++)
+		score_description(g, up, up->tools.items[i]);
+	sl_map_put(&g->scored, up->name, (void *)(uintptr_t)v);
 	return true;
 }
 

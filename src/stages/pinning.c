@@ -23,7 +23,9 @@
 #include "core/escape.h"
 #include "core/list.h"
 #include "core/log.h"
+#include "core/lru.h"
 #include "core/map.h"
+#include "pipeline/metrics.h"
 #include "shared/pins.h"
 #include "upstream/upstream.h"
 
@@ -43,10 +45,6 @@
 /* What a pin's hash covers: 2, the whole definition, every string cleaned
  * (keys included). A pin without "scheme" is of scheme 1 (six fields). */
 #define PIN_SCHEME 2
-/* Deeper than any real schema; beyond it objects keep their order (still
- * deterministic) and strings are not cleaned, so a hostile definition cannot
- * exhaust the stack. */
-#define MAX_DEPTH 128
 #define MAX_PINS_FILE (256u << 20)
 
 enum mode { MODE_OFF, MODE_WARN, MODE_BLOCK };
@@ -68,6 +66,8 @@ struct sl_pins {
 	sl_pins_change_fn *observer; /* hears every pin this store changes */
 	void *observer_ctx;
 	bool quiet;             /* applying a change another replica made: not told again */
+	uint64_t serial;        /* moves with every change of doc: what was judged against
+				 * an older doc is judged again (the tables below) */
 };
 
 /* What the stage last told a person about one server's held-back tools
@@ -95,189 +95,10 @@ struct sl_pinning {
 					* the gateway's ear for tools/list_changed after a
 					* client trusted a change */
 	bool write_failing;     /* warned that pins cannot be saved */
+	struct sl_lru tables;   /* server name -> struct table, at most TABLES_MAX */
+	const uv_loop_t *looked_loop; /* the loop turn (its clock) the pins file was */
+	uint64_t looked_at;           /* last looked at in */
 };
-
-/* ---- hidden characters --------------------------------------------------- */
-
-/* The length of the invisible character at p (UTF-8), or 0. */
-static size_t invisible_at(const unsigned char *p, size_t n)
-{
-	if (n >= 2 && p[0] == 0xC2 && p[1] == 0xAD) /* U+00AD soft hyphen */
-		return 2;
-	if (n >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
-	    ((p[2] >= 0x8B && p[2] <= 0x8F) || (p[2] >= 0xAA && p[2] <= 0xAE)))
-		return 3; /* U+200B-U+200F, U+202A-U+202E */
-	if (n >= 3 && p[0] == 0xE2 && p[1] == 0x81 &&
-	    ((p[2] >= 0xA0 && p[2] <= 0xA4) || (p[2] >= 0xA6 && p[2] <= 0xA9)))
-		return 3; /* U+2060-U+2064, U+2066-U+2069 */
-	if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
-		return 3; /* U+FEFF */
-	if (n >= 4 && p[0] == 0xF3 && p[1] == 0xA0 && (p[2] == 0x80 || p[2] == 0x81) &&
-	    p[3] >= 0x80 && p[3] <= 0xBF)
-		return 4; /* U+E0000-U+E007F, the tag block */
-	return 0;
-}
-
-size_t sl_pinning_strip(char *s, size_t len)
-{
-	unsigned char *p = (unsigned char *)s;
-	size_t r = 0, w = 0;
-	while (r < len) {
-		size_t k = invisible_at(p + r, len - r);
-		if (k) {
-			r += k;
-			continue;
-		}
-		p[w++] = p[r++];
-	}
-	if (w < len)
-		p[w] = '\0';
-	return w;
-}
-
-static void clean_str(yyjson_mut_doc *d, yyjson_mut_val *v)
-{
-	const char *s = yyjson_mut_get_str(v);
-	size_t n = yyjson_mut_get_len(v), k;
-	char *copy;
-	yyjson_mut_val *nv;
-
-	if (!s)
-		return;
-	for (k = 0; k < n; k++)
-		if (invisible_at((const unsigned char *)s + k, n - k))
-			break;
-	if (k == n)
-		return;
-	copy = sl_strndup(s, n);
-	n = sl_pinning_strip(copy, n);
-	nv = yyjson_mut_strncpy(d, copy, n);
-	free(copy);
-	if (nv)
-		yyjson_mut_set_strn(v, yyjson_mut_get_str(nv), n);
-}
-
-/* Every string under v, keys included: an enum value, a default, a
- * property's name or an icon's URL reaches the client as much as a
- * description does. */
-static void clean_all(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
-{
-	if (depth > MAX_DEPTH)
-		return;
-	if (yyjson_mut_is_str(v)) {
-		clean_str(d, v);
-	} else if (yyjson_mut_is_obj(v)) {
-		yyjson_mut_obj_iter it = yyjson_mut_obj_iter_with(v);
-		yyjson_mut_val *k;
-		while ((k = yyjson_mut_obj_iter_next(&it))) {
-			clean_str(d, k);
-			clean_all(d, yyjson_mut_obj_iter_get_val(k), depth + 1);
-		}
-	} else if (yyjson_mut_is_arr(v)) {
-		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
-		yyjson_mut_val *x;
-		while ((x = yyjson_mut_arr_iter_next(&it)))
-			clean_all(d, x, depth + 1);
-	}
-}
-
-void sl_pinning_clean(yyjson_mut_doc *d, yyjson_mut_val *tool)
-{
-	clean_all(d, tool, 0);
-}
-
-/* ---- scheme 1, for pins written before scheme 2 ---------------------------------
- *
- * Scheme 1 hashed six fields, cleaned of hidden characters in titles and
- * descriptions only. A pin without "scheme" is one: it is compared this
- * way once, and re-pinned under scheme 2 when it still matches. */
-
-static void clean_key_v1(yyjson_mut_doc *d, yyjson_mut_val *obj, const char *key)
-{
-	yyjson_mut_val *v = yyjson_mut_obj_get(obj, key);
-	if (yyjson_mut_is_str(v))
-		clean_str(d, v);
-}
-
-static void clean_schema_v1(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
-{
-	if (depth > MAX_DEPTH)
-		return;
-	if (yyjson_mut_is_obj(v)) {
-		yyjson_mut_obj_iter it = yyjson_mut_obj_iter_with(v);
-		yyjson_mut_val *k;
-		while ((k = yyjson_mut_obj_iter_next(&it))) {
-			yyjson_mut_val *x = yyjson_mut_obj_iter_get_val(k);
-			if (yyjson_mut_is_str(x) && (yyjson_mut_equals_str(k, "title") ||
-						     yyjson_mut_equals_str(k, "description")))
-				clean_str(d, x);
-			else
-				clean_schema_v1(d, x, depth + 1);
-		}
-	} else if (yyjson_mut_is_arr(v)) {
-		yyjson_mut_arr_iter it = yyjson_mut_arr_iter_with(v);
-		yyjson_mut_val *x;
-		while ((x = yyjson_mut_arr_iter_next(&it)))
-			clean_schema_v1(d, x, depth + 1);
-	}
-}
-
-static const char *const pinned_fields_v1[] = {
-	"name", "title", "description", "inputSchema", "outputSchema", "annotations",
-};
-
-static void hash_v1(yyjson_val *def, char hex[SL_PIN_HEX])
-{
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	yyjson_mut_val *o;
-	size_t len;
-	char *s;
-
-	if (!d)
-		sl_oom();
-	o = yyjson_mut_obj(d);
-	for (size_t i = 0; i < SL_COUNT(pinned_fields_v1); i++) {
-		yyjson_val *v = yyjson_obj_get(def, pinned_fields_v1[i]);
-		if (v)
-			yyjson_mut_obj_add_val(d, o, pinned_fields_v1[i], yyjson_val_mut_copy(d, v));
-	}
-	clean_key_v1(d, o, "title");
-	clean_key_v1(d, o, "description");
-	if (yyjson_mut_is_obj(yyjson_mut_obj_get(o, "annotations")))
-		clean_key_v1(d, yyjson_mut_obj_get(o, "annotations"), "title");
-	clean_schema_v1(d, yyjson_mut_obj_get(o, "inputSchema"), 0);
-	clean_schema_v1(d, yyjson_mut_obj_get(o, "outputSchema"), 0);
-	s = sl_json_canonical(o, &len);
-	sl_sha256_hex(s, len, hex);
-	free(s);
-	yyjson_mut_doc_free(d);
-}
-
-/* ---- the hash ------------------------------------------------------------ */
-
-yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def)
-{
-	yyjson_mut_val *o = yyjson_val_mut_copy(d, def);
-	sl_pinning_clean(d, o);
-	return o;
-}
-
-void sl_pinning_hash(yyjson_val *def, char hex[SL_PIN_HEX], char **canon)
-{
-	yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
-	size_t len;
-	char *s;
-
-	if (!d)
-		sl_oom();
-	s = sl_json_canonical(sl_pinning_subject(d, def), &len);
-	sl_sha256_hex(s, len, hex);
-	if (canon)
-		*canon = s;
-	else
-		free(s);
-	yyjson_mut_doc_free(d);
-}
 
 /* ---- the store ---------------------------------------------------------------- */
 
@@ -401,6 +222,7 @@ static void refresh(struct sl_pins *s)
 	yyjson_doc_free(s->doc);
 	s->doc = doc;
 	s->id = now;
+	s->serial++;
 }
 
 typedef void (*update_fn)(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx);
@@ -449,6 +271,7 @@ static void set_doc(struct sl_pins *s, yyjson_doc *next)
 {
 	yyjson_doc *old = s->doc;
 	s->doc = next;
+	s->serial++;
 	if (s->observer && !s->quiet)
 		tell(s, old ? yyjson_obj_get(yyjson_doc_get_root(old), "servers") : NULL,
 		     sl_pinning_servers(s));
@@ -556,28 +379,21 @@ const char *sl_pinning_file(const struct sl_pins *pins)
 	return pins->file;
 }
 
-/* The status of def against its pin; *legacy: the pin is of scheme 1 and
- * still matches (it is to be re-pinned under the current scheme). */
-static enum sl_pin_status status_of(const struct sl_pins *pins, const char *server,
-				    yyjson_val *def, const char *hex, yyjson_val **pin, bool *legacy)
+/* The status of def (whose pin is hex) against entry, its stored pin
+ * (NULL: none, on a server that has pins); *legacy: the pin is of scheme 1
+ * and still matches (it is to be re-pinned under the current scheme). */
+static enum sl_pin_status entry_status(yyjson_val *entry, yyjson_val *def, const char *hex,
+				       bool *legacy)
 {
-	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pins), server), *entry, *scheme;
-	const char *name = sl_json_str(def, "name");
+	yyjson_val *scheme;
 	char old[SL_PIN_HEX];
 
 	*legacy = false;
-	if (pin)
-		*pin = NULL;
-	if (!yyjson_is_obj(sv) || yyjson_obj_size(sv) == 0)
-		return SL_PIN_FIRST;
-	entry = name ? yyjson_obj_get(sv, name) : NULL;
 	if (!entry)
 		return SL_PIN_NEW;
-	if (pin)
-		*pin = entry;
 	scheme = yyjson_obj_get(entry, "scheme");
 	if (!scheme) {
-		hash_v1(def, old);
+		sl_pinning_hash_v1(def, old);
 		*legacy = strcmp(sl_json_str(entry, "sha256"), old) == 0;
 		return *legacy ? SL_PIN_OK : SL_PIN_CHANGED;
 	}
@@ -585,6 +401,25 @@ static enum sl_pin_status status_of(const struct sl_pins *pins, const char *serv
 	if (!yyjson_is_int(scheme) || yyjson_get_sint(scheme) != PIN_SCHEME)
 		return SL_PIN_CHANGED;
 	return strcmp(sl_json_str(entry, "sha256"), hex) == 0 ? SL_PIN_OK : SL_PIN_CHANGED;
+}
+
+/* The status of def (whose pin is hex) among server's pins; *pin (if not
+ * NULL) gets its stored entry or NULL. */
+static enum sl_pin_status status_of(const struct sl_pins *pins, const char *server,
+				    yyjson_val *def, const char *hex, yyjson_val **pin, bool *legacy)
+{
+	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pins), server), *entry;
+	const char *name = sl_json_str(def, "name");
+
+	*legacy = false;
+	if (pin)
+		*pin = NULL;
+	if (!yyjson_is_obj(sv) || yyjson_obj_size(sv) == 0)
+		return SL_PIN_FIRST;
+	entry = name ? yyjson_obj_get(sv, name) : NULL;
+	if (pin)
+		*pin = entry;
+	return entry_status(entry, def, hex, legacy);
 }
 
 const char *sl_pin_status_name(enum sl_pin_status st)
@@ -614,6 +449,7 @@ enum sl_pin_status sl_pinning_check(const struct sl_pins *pins, const char *serv
 struct approve_ctx {
 	const char *server;
 	yyjson_val *const *defs;
+	const char (*hex)[SL_PIN_HEX]; /* their pins, known already; NULL: hashed here */
 	size_t n;
 	bool automatic; /* pinned without a person: first sight, a new tool let through */
 };
@@ -639,7 +475,10 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 		char hex[SL_PIN_HEX];
 		if (!name)
 			continue;
-		sl_pinning_hash(a->defs[i], hex, NULL);
+		if (a->hex)
+			memcpy(hex, a->hex[i], SL_PIN_HEX);
+		else
+			sl_pinning_hash(a->defs[i], hex, NULL);
 		subject = sl_pinning_subject(d, a->defs[i]);
 		sl_json_sort_keys(subject); /* stored with sorted keys */
 		entry = yyjson_mut_obj(d);
@@ -659,16 +498,16 @@ static void apply_approve(yyjson_mut_doc *d, yyjson_mut_val *servers, void *ctx)
 int sl_pinning_approve(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
 		       size_t n, struct sl_err *err)
 {
-	struct approve_ctx a = { server, defs, n, false };
+	struct approve_ctx a = { server, defs, NULL, n, false };
 	return update(pins, apply_approve, &a, false, err);
 }
 
 /* What the stage pins by itself: first sight, a new tool sluice.pinning.new
- * lets through, a re-pin under the current scheme. */
+ * lets through, a re-pin under the current scheme; hex[i] is defs[i]'s pin. */
 static int pin_automatic(struct sl_pins *pins, const char *server, yyjson_val *const *defs,
-			 size_t n, struct sl_err *err)
+			 const char (*hex)[SL_PIN_HEX], size_t n, struct sl_err *err)
 {
-	struct approve_ctx a = { server, defs, n, true };
+	struct approve_ctx a = { server, defs, hex, n, true };
 	return update(pins, apply_approve, &a, false, err);
 }
 
@@ -1140,6 +979,7 @@ static int store_open(char *dir, bool tolerant, struct sl_pins **out, struct sl_
 	s->file = dir ? sl_printf("%s/%s", dir, PINS_FILE) : NULL;
 	s->doc = doc;
 	s->id = id;
+	s->serial = 1;
 	*out = s;
 	return SL_OK;
 }
@@ -1167,6 +1007,155 @@ void sl_pinning_close(struct sl_pins *pins)
 	free(pins);
 }
 
+/* ---- the table: each definition hashed once per list ----------------------------
+ *
+ * A listing, a search or a call asks about every tool it shows, and the
+ * answers change only when a server's list or the pins change. So a
+ * server's definitions are hashed once per list (struct sl_item_list's
+ * version, never reused) and judged against its pins once per pins
+ * document (the store's serial: this store's writes, a file another
+ * process wrote, a replica's pin), into an array parallel to the list with
+ * a map by name; a request only reads. An upstream whose list has no
+ * version (made by hand, as unit tests do) is hashed at every ask. Memory:
+ * docs/stages/pinning.md, "Cost". */
+
+#define TABLES_MAX 4096 /* servers whose tables are kept; the least recently made goes */
+
+struct tool_pin {
+	char hex[SL_PIN_HEX];   /* the definition's pin; "" for a tool without a name */
+	enum sl_pin_status st;  /* against the pins of the table's serial */
+	bool legacy;            /* its pin is of scheme 1 and still matches */
+	yyjson_val *pin;        /* its stored entry (borrowed from that document), or NULL */
+};
+
+struct table {
+	struct sl_lru_entry e;  /* in pg->tables, under the server's name */
+	const struct sl_upstream *up;
+	uint64_t version;       /* of up->tools, which it was made from */
+	char *key;              /* up's identity key */
+	struct tool_pin *v;     /* v[i] is up->tools.items[i]'s */
+	size_t n;
+	struct sl_map by_name;  /* tool name -> index + 1 (the first of a name) */
+	uint64_t serial;        /* of the pins the statuses are of */
+	bool reviewed;          /* review is of that serial */
+	struct sl_pin_review review;
+};
+
+static void table_free(struct sl_lru_entry *e, void *arg)
+{
+	struct table *t = sl_lru_item(e, struct table, e);
+
+	(void)arg;
+	free(t->key);
+	free(t->v);
+	sl_map_dispose(&t->by_name);
+	free(t);
+}
+
+static struct sl_metrics *metrics_of(const struct sl_pinning *pg)
+{
+	return pg->svc ? pg->svc->metrics : NULL;
+}
+
+/* Looks at the pins file at most once per turn of up's loop (its clock is
+ * read at each turn's start): a listing asks about thousands of tools in
+ * one turn, and a file `sluice pins approve` wrote is still seen by the
+ * next request, which comes in a later turn. */
+static void look(struct sl_pinning *pg, const struct sl_upstream *up)
+{
+	if (up->loop) {
+		uint64_t now = uv_now(up->loop);
+		if (pg->looked_loop == up->loop && pg->looked_at == now)
+			return;
+		pg->looked_loop = up->loop;
+		pg->looked_at = now;
+	}
+	refresh(pg->pins);
+}
+
+/* Judges every tool of t against the pins: one pass over the server's
+ * pins (looking each tool up in them would scan them once per tool). */
+static void judge_all(struct sl_pinning *pg, struct table *t)
+{
+	yyjson_val *sv = yyjson_obj_get(sl_pinning_servers(pg->pins), t->key), *k;
+	bool first = !yyjson_is_obj(sv) || yyjson_obj_size(sv) == 0;
+	yyjson_obj_iter it;
+
+	for (size_t i = 0; i < t->n; i++) {
+		t->v[i].st = first ? SL_PIN_FIRST : SL_PIN_NEW;
+		t->v[i].legacy = false;
+		t->v[i].pin = NULL;
+	}
+	if (!first) {
+		yyjson_obj_iter_init(sv, &it);
+		while ((k = yyjson_obj_iter_next(&it))) {
+			const char *name = yyjson_get_str(k);
+			size_t i = (uintptr_t)sl_map_get(&t->by_name, name);
+			struct tool_pin *tp = i ? &t->v[i - 1] : NULL;
+			/* The first of a name wins, as yyjson_obj_get would pick;
+			 * a key holding a NUL is no tool's name. */
+			if (!tp || tp->pin || strlen(name) != yyjson_get_len(k))
+				continue;
+			tp->pin = yyjson_obj_iter_get_val(k);
+			tp->st = entry_status(tp->pin, t->up->tools.items[i - 1], tp->hex, &tp->legacy);
+		}
+	}
+	t->serial = pg->pins->serial;
+	t->reviewed = false;
+}
+
+/* up's table, made (its list is new) or judged again (the pins changed)
+ * as needed. Borrowed until the next call here. */
+static struct table *table_of(struct sl_pinning *pg, const struct sl_upstream *up)
+{
+	struct sl_lru_entry *e;
+	struct table *t = NULL;
+	size_t hashed = 0;
+
+	look(pg, up);
+	if ((e = sl_lru_peek(&pg->tables, up->name)))
+		t = sl_lru_item(e, struct table, e);
+	if (!t || t->up != up || t->version != up->tools.version || !up->tools.version) {
+		t = sl_alloc(sizeof(*t));
+		*t = (struct table){ .up = up, .version = up->tools.version, .key = up_key(up),
+				     .n = up->tools.n };
+		t->v = sl_alloc((t->n + 1) * sizeof(*t->v));
+		sl_map_init(&t->by_name);
+		for (size_t i = 0; i < t->n; i++) {
+			const char *name = sl_json_str(up->tools.items[i], "name");
+			t->v[i].hex[0] = '\0';
+			if (!name)
+				continue;
+			sl_pinning_hash(up->tools.items[i], t->v[i].hex, NULL);
+			hashed++;
+			if (!sl_map_get(&t->by_name, name))
+				sl_map_put(&t->by_name, name, (void *)(uintptr_t)(i + 1));
+		}
+		sl_metrics_work(metrics_of(pg), SL_METRICS_PIN_HASH, hashed);
+		(void)sl_lru_put(&pg->tables, up->name, &t->e, sizeof(*t) + t->n * sizeof(*t->v), 0);
+	}
+	if (t->serial != pg->pins->serial)
+		judge_all(pg, t);
+	return t;
+}
+
+/* def's row of t; for a definition not in t's list as the first of its
+ * name, scratch, hashed and judged now. */
+static const struct tool_pin *pin_of(struct sl_pinning *pg, const struct table *t,
+				     yyjson_val *def, struct tool_pin *scratch)
+{
+	const char *name = sl_json_str(def, "name");
+	size_t i = name ? (uintptr_t)sl_map_get(&t->by_name, name) : 0;
+
+	if (i && t->up->tools.items[i - 1] == def)
+		return &t->v[i - 1];
+	sl_pinning_hash(def, scratch->hex, NULL);
+	sl_metrics_work(metrics_of(pg), SL_METRICS_PIN_HASH, 1);
+	scratch->st = status_of(pg->pins, t->key, def, scratch->hex, &scratch->pin,
+				&scratch->legacy);
+	return scratch;
+}
+
 /* ---- the stage ------------------------------------------------------------------- */
 
 static bool warn_once(struct sl_pinning *pg, const char *server, const char *tool,
@@ -1187,64 +1176,46 @@ static void save_failed(struct sl_pinning *pg, const struct sl_err *err)
 	pg->write_failing = true;
 }
 
-/* Pins the tools of up (key: its identity key) whose status is want
- * (FIRST or NEW), in one write. */
-static void pin_all(struct sl_pinning *pg, const struct sl_upstream *up, const char *key,
-		    enum sl_pin_status want)
+/* Pins, in one write, the tools of t's server whose status is want (FIRST
+ * or NEW), or (legacy) whose pin of scheme 1 still matches. */
+static void pin_all(struct sl_pinning *pg, const struct table *t, enum sl_pin_status want,
+		    bool legacy)
 {
+	const struct sl_upstream *up = t->up;
 	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
+	char (*hex)[SL_PIN_HEX] = sl_alloc((up->tools.n + 1) * sizeof(*hex));
 	size_t n = 0;
 	struct sl_err err;
 
 	for (size_t i = 0; i < up->tools.n; i++) {
 		yyjson_val *def = up->tools.items[i];
 		const char *name = sl_json_str(def, "name");
-		if (!name || sl_pinning_check(pg->pins, key, def, NULL) != want)
+		struct tool_pin scratch;
+		const struct tool_pin *tp;
+		if (!name)
 			continue;
-		if (want == SL_PIN_NEW && pg->fresh == MODE_WARN) {
-			char hex[SL_PIN_HEX];
-			sl_pinning_hash(def, hex, NULL);
-			if (warn_once(pg, key, name, hex))
-				sl_log(SL_LOG_WARN, "pinning: server '%s' now offers a new tool '%s'; "
-				       "pinned it (sluice.pinning.new is \"warn\")", up->name, name);
-		}
+		tp = pin_of(pg, t, def, &scratch);
+		if (tp->st != want || tp->legacy != legacy)
+			continue;
+		if (want == SL_PIN_NEW && pg->fresh == MODE_WARN && warn_once(pg, t->key, name, tp->hex))
+			sl_log(SL_LOG_WARN, "pinning: server '%s' now offers a new tool '%s'; "
+			       "pinned it (sluice.pinning.new is \"warn\")", up->name, name);
+		memcpy(hex[n], tp->hex, SL_PIN_HEX);
 		defs[n++] = def;
 	}
 	if (n) {
 		if (want == SL_PIN_FIRST)
 			sl_log(SL_LOG_INFO, "pinning: first sight of server '%s': pinned %zu tools",
 			       up->name, n);
-		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
+		else if (legacy)
+			sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of "
+			       "an earlier sluice still match", n, up->name);
+		if (pin_automatic(pg->pins, t->key, defs, (const char (*)[SL_PIN_HEX])hex, n, &err) < 0)
 			save_failed(pg, &err);
-		else
+		else if (!legacy)
 			pg->write_failing = false;
 	}
-	free(defs);
-}
-
-/* Re-pins, in one write, every tool of up whose pin is of scheme 1 and
- * still matches: pins made before scheme 2 stay trusted once, silently,
- * and a change made after the upgrade is caught under the new scheme. */
-static void migrate(struct sl_pinning *pg, const struct sl_upstream *up, const char *key)
-{
-	yyjson_val **defs = sl_alloc((up->tools.n + 1) * sizeof(*defs));
-	size_t n = 0;
-	struct sl_err err;
-
-	for (size_t i = 0; i < up->tools.n; i++) {
-		char hex[SL_PIN_HEX];
-		bool legacy;
-		sl_pinning_hash(up->tools.items[i], hex, NULL);
-		if (status_of(pg->pins, key, up->tools.items[i], hex, NULL, &legacy) ==
-		    SL_PIN_OK && legacy)
-			defs[n++] = up->tools.items[i];
-	}
-	if (n) {
-		sl_log(SL_LOG_INFO, "pinning: re-pinned %zu tools of server '%s' whose pins of an "
-		       "earlier sluice still match", n, up->name);
-		if (pin_automatic(pg->pins, key, defs, n, &err) < 0)
-			save_failed(pg, &err);
-	}
+	free(hex);
 	free(defs);
 }
 
@@ -1253,62 +1224,50 @@ static void migrate(struct sl_pinning *pg, const struct sl_upstream *up, const c
 static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_val *def,
 		  enum sl_pin_status *st, const char **pinned_at)
 {
-	char hex[SL_PIN_HEX], *key;
-	yyjson_val *pin;
 	const char *name = sl_json_str(def, "name");
-	bool legacy, blocked = false;
+	struct tool_pin scratch;
+	const struct tool_pin *tp;
+	struct table *t;
+	bool blocked = false;
 
 	*pinned_at = NULL;
 	if (!pg || !name)
 		return false;
-	refresh(pg->pins);
-	key = up_key(up);
-	sl_pinning_hash(def, hex, NULL);
-	*st = status_of(pg->pins, key, def, hex, &pin, &legacy);
+	t = table_of(pg, up);
+	tp = pin_of(pg, t, def, &scratch);
+	*st = tp->st;
 	switch (*st) {
 	case SL_PIN_OK:
-		if (legacy)
-			migrate(pg, up, key);
+		if (tp->legacy)
+			pin_all(pg, t, SL_PIN_OK, true);
 		break;
 	case SL_PIN_FIRST:
-		pin_all(pg, up, key, SL_PIN_FIRST);
+		pin_all(pg, t, SL_PIN_FIRST, false);
 		break;
 	case SL_PIN_NEW:
 		if (pg->fresh == MODE_BLOCK)
 			blocked = true;
 		else
-			pin_all(pg, up, key, SL_PIN_NEW);
+			pin_all(pg, t, SL_PIN_NEW, false);
 		break;
 	case SL_PIN_CHANGED:
-		*pinned_at = sl_json_str(pin, "pinnedAt");
+		*pinned_at = sl_json_str(tp->pin, "pinnedAt");
 		if (pg->changed == MODE_BLOCK)
 			blocked = true;
-		else if (pg->changed == MODE_WARN && warn_once(pg, key, name, hex))
+		else if (pg->changed == MODE_WARN && warn_once(pg, t->key, name, tp->hex))
 			sl_log(SL_LOG_WARN, "pinning: the definition of %s.%s changed since it was "
 			       "pinned%s%s; letting it through (sluice.pinning.changed is \"warn\"): "
 			       "`sluice pins diff %s.%s` shows the change", up->name, name,
 			       *pinned_at ? " on " : "", *pinned_at ? *pinned_at : "", up->name, name);
 		break;
 	}
-	free(key);
 	return blocked;
 }
 
 /* ---- held-back tools, per server: the warning and the question ------------------ */
 
-enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream *up,
-				 yyjson_val *def)
+static enum sl_pin_hold hold_of(const struct sl_pinning *pg, enum sl_pin_status st)
 {
-	char hex[SL_PIN_HEX], *key;
-	enum sl_pin_status st;
-	bool legacy;
-
-	if (!pg || !sl_json_str(def, "name"))
-		return SL_PIN_SHOWN;
-	key = up_key(up);
-	sl_pinning_hash(def, hex, NULL);
-	st = status_of(pg->pins, key, def, hex, NULL, &legacy);
-	free(key);
 	if (st == SL_PIN_CHANGED && pg->changed == MODE_BLOCK)
 		return SL_PIN_HELD_CHANGED;
 	if (st == SL_PIN_NEW && pg->fresh == MODE_BLOCK)
@@ -1316,30 +1275,48 @@ enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream
 	return SL_PIN_SHOWN;
 }
 
-static int by_name(const void *a, const void *b)
+enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream *up,
+				 yyjson_val *def)
 {
-	const char *x = sl_json_str(*(yyjson_val *const *)a, "name");
-	const char *y = sl_json_str(*(yyjson_val *const *)b, "name");
-	return strcmp(x, y);
+	struct tool_pin scratch;
+
+	if (!pg || !sl_json_str(def, "name"))
+		return SL_PIN_SHOWN;
+	return hold_of(pg, pin_of(pg, table_of(pg, up), def, &scratch)->st);
 }
 
-void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
-		       struct sl_pin_review *r)
+struct held {
+	yyjson_val *def;
+	const char *name;
+	char hex[SL_PIN_HEX];
+};
+
+static int by_name(const void *a, const void *b)
 {
-	yyjson_val **held = sl_alloc((up->tools.n + 1) * sizeof(*held));
+	return strcmp(((const struct held *)a)->name, ((const struct held *)b)->name);
+}
+
+/* t's held-back set, counted and signed. */
+static void review(struct sl_pinning *pg, const struct table *t, struct sl_pin_review *r)
+{
+	const struct sl_upstream *up = t->up;
+	struct held *held = sl_alloc((up->tools.n + 1) * sizeof(*held));
 	struct sl_buf b;
+	size_t n = 0;
 
 	*r = (struct sl_pin_review){ 0 };
-	if (!pg || up->state != SL_UP_READY) {
-		free(held);
-		return;
-	}
-	refresh(pg->pins);
 	for (size_t i = 0; i < up->tools.n; i++) {
-		enum sl_pin_hold h = sl_pinning_hold(pg, up, up->tools.items[i]);
-		if (h == SL_PIN_SHOWN)
+		struct tool_pin scratch;
+		const struct tool_pin *tp;
+		enum sl_pin_hold h;
+		if (!sl_json_str(up->tools.items[i], "name"))
 			continue;
-		held[r->changed + r->fresh] = up->tools.items[i];
+		tp = pin_of(pg, t, up->tools.items[i], &scratch);
+		if ((h = hold_of(pg, tp->st)) == SL_PIN_SHOWN)
+			continue;
+		held[n].def = up->tools.items[i];
+		held[n].name = sl_json_str(held[n].def, "name");
+		memcpy(held[n++].hex, tp->hex, SL_PIN_HEX);
 		if (h == SL_PIN_HELD_CHANGED)
 			r->changed++;
 		else
@@ -1347,18 +1324,31 @@ void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
 	}
 	/* The change's identity: which tools, as which definitions, whatever
 	 * order the server lists them in. */
-	qsort(held, r->changed + r->fresh, sizeof(*held), by_name);
+	qsort(held, n, sizeof(*held), by_name);
 	sl_buf_init(&b, SIZE_MAX);
-	for (size_t i = 0; i < r->changed + r->fresh; i++) {
-		char hex[SL_PIN_HEX];
-		sl_pinning_hash(held[i], hex, NULL);
-		if (sl_buf_printf(&b, "%s\n%s\n", sl_json_str(held[i], "name"), hex) < 0)
+	for (size_t i = 0; i < n; i++)
+		if (sl_buf_printf(&b, "%s\n%s\n", held[i].name, held[i].hex) < 0)
 			sl_oom();
-	}
-	if (r->changed + r->fresh)
+	if (n)
 		sl_sha256_hex(b.data, b.len, r->sig);
 	sl_buf_dispose(&b);
 	free(held);
+}
+
+void sl_pinning_review(struct sl_pinning *pg, const struct sl_upstream *up,
+		       struct sl_pin_review *r)
+{
+	struct table *t;
+
+	*r = (struct sl_pin_review){ 0 };
+	if (!pg || up->state != SL_UP_READY)
+		return;
+	t = table_of(pg, up);
+	if (!t->reviewed) {
+		review(pg, t, &t->review);
+		t->reviewed = true;
+	}
+	*r = t->review;
 }
 
 static struct change *change_of(struct sl_pinning *pg, const char *key)
@@ -1607,14 +1597,11 @@ static void pinning_present(void *state, yyjson_mut_doc *d, yyjson_mut_val *tool
 	sl_pinning_clean(d, tool);
 }
 
-static yyjson_val *find_def(const struct sl_upstream *up, const char *tool)
+/* up's advertised definition of tool, or NULL. */
+static yyjson_val *find_def(struct sl_pinning *pg, const struct sl_upstream *up, const char *tool)
 {
-	for (size_t i = 0; i < up->tools.n; i++) {
-		const char *name = sl_json_str(up->tools.items[i], "name");
-		if (name && strcmp(name, tool) == 0)
-			return up->tools.items[i];
-	}
-	return NULL;
+	size_t i = (uintptr_t)sl_map_get(&table_of(pg, up)->by_name, tool);
+	return i ? up->tools.items[i - 1] : NULL;
 }
 
 /* ---- asking within a call ------------------------------------------------------
@@ -1729,7 +1716,7 @@ static enum sl_stage_rc ask_in_call(struct sl_pinning *pg, struct sl_call *c, co
 static enum sl_stage_rc pinning_request(void *state, struct sl_call *c)
 {
 	struct sl_pinning *pg = state;
-	yyjson_val *def = find_def(c->up, c->tool);
+	yyjson_val *def = pg ? find_def(pg, c->up, c->tool) : NULL;
 	enum sl_pin_status st = SL_PIN_OK;
 	const char *at, *s = c->up->name, *t = c->tool, *note = "";
 	char when[64];
@@ -1799,6 +1786,7 @@ static int pinning_init(const struct sl_config *cfg, const struct sl_services *s
 	sl_list_init(&pg->asks);
 	sl_map_init(&pg->warned);
 	sl_map_init(&pg->changes);
+	sl_lru_init(&pg->tables, TABLES_MAX, 0, table_free, NULL);
 	*state = pg;
 	return SL_OK;
 }
@@ -1828,6 +1816,7 @@ static void pinning_fini(void *state)
 	sl_map_dispose(&pg->warned);
 	sl_map_each(&pg->changes, free_change, NULL);
 	sl_map_dispose(&pg->changes);
+	sl_lru_dispose(&pg->tables);
 	free(pg->cfg_path);
 	free(pg);
 }

@@ -43,6 +43,10 @@ yyjson_mut_val *sl_pinning_subject(yyjson_mut_doc *d, yyjson_val *def);
 /* SHA-256 (hex) of the canonical subject of def; *canon (if not NULL)
  * receives the canonical JSON, which the caller frees. */
 void sl_pinning_hash(yyjson_val *def, char hex[SL_PIN_HEX], char **canon);
+/* The pin of def under scheme 1 (six fields, titles and descriptions
+ * cleaned), which pins without a "scheme" are of: for the store, which
+ * re-pins those that still match. */
+void sl_pinning_hash_v1(yyjson_val *def, char hex[SL_PIN_HEX]);
 
 
 /* ---- the pin store, for the stage and `sluice pins` ---- */

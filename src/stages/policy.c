@@ -348,8 +348,10 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct s
 				       yyjson_val *annotations, bool skip_annotation_rules,
 				       int *rule)
 {
-	char *full = sl_printf("%s.%s", server, tool);
 	enum sl_policy_action a = p->def;
+	/* Asked for every tool of a listing: "server.tool" is made once, on
+	 * the stack when it fits, and only if a rule matches names. */
+	char buf[256], *full = NULL;
 
 	*rule = -1;
 	for (size_t i = 0; i < p->nrules; i++) {
@@ -357,6 +359,13 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct s
 		if (r->annotation && (skip_annotation_rules || !yyjson_is_obj(annotations) ||
 				      !sl_json_true(annotations, r->annotation)))
 			continue;
+		if (r->match && !full) {
+			size_t ns = strlen(server), nt = strlen(tool);
+			full = ns + nt + 2 > sizeof(buf) ? sl_alloc(ns + nt + 2) : buf;
+			memcpy(full, server, ns);
+			full[ns] = '.';
+			memcpy(full + ns + 1, tool, nt + 1);
+		}
 		if (r->match && !sl_glob_match(r->match, full))
 			continue;
 		if (!sl_policy_rule_for(r, who))
@@ -365,7 +374,8 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct s
 		a = r->action;
 		break;
 	}
-	free(full);
+	if (full != buf)
+		free(full);
 	return a;
 }
 

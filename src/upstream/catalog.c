@@ -12,11 +12,21 @@ void sl_catalog_init(struct sl_catalog *c)
 {
 	memset(c, 0, sizeof(*c));
 	sl_map_init(&c->tools.by_name);
+	sl_map_init(&c->tools.by_server);
 	sl_map_init(&c->prompts.by_name);
+	sl_map_init(&c->prompts.by_server);
 	sl_map_init(&c->uris);
 }
 
 const char sl_catalog_taken;
+
+static void free_own(const char *key, void *own, void *ctx)
+{
+	(void)key;
+	(void)ctx;
+	sl_map_dispose(own);
+	free(own);
+}
 
 static void entries_dispose(struct sl_entries *e)
 {
@@ -27,6 +37,9 @@ static void entries_dispose(struct sl_entries *e)
 	e->n = 0;
 	sl_map_dispose(&e->by_name);
 	sl_map_init(&e->by_name);
+	sl_map_each(&e->by_server, free_own, NULL);
+	sl_map_dispose(&e->by_server);
+	sl_map_init(&e->by_server);
 }
 
 void sl_catalog_dispose(struct sl_catalog *c)
@@ -120,8 +133,8 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 	 * counting how often each occurs. */
 	for (size_t i = 0; i < n; i++) {
 		struct sl_item_list *l = prompts ? &ups[i]->prompts : &ups[i]->tools;
-		struct sl_map own;
-		sl_map_init(&own);
+		struct sl_map *own = sl_alloc(sizeof(*own)), *had;
+		sl_map_init(own);
 		for (size_t j = 0; j < l->n; j++) {
 			struct sl_entry *en = &e->v[k];
 			const char *name = sl_json_str(l->items[j], "name");
@@ -135,12 +148,12 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 			/* Two entries of one server under one name cannot both be
 			 * called: the first is kept, as a client of the server
 			 * itself would most likely see it. */
-			if (sl_map_get(&own, name)) {
+			if (sl_map_get(own, name)) {
 				sl_log(SL_LOG_WARN, "server '%s': %s '%s' listed twice; the first is kept",
 				       ups[i]->name, prompts ? "prompt" : "tool", name);
 				continue;
 			}
-			sl_map_put(&own, name, en);
+			sl_map_put(own, name, en);
 			k++;
 			en->up = ups[i];
 			en->def = l->items[j];
@@ -152,7 +165,10 @@ static void build(struct sl_catalog *c, struct sl_entries *e, struct sl_upstream
 				set_exposed(en, false);
 			count(&seen, en->exposed);
 		}
-		sl_map_dispose(&own);
+		/* Kept: sl_catalog_find looks a (server, name) up here. */
+		if ((had = sl_map_get(&e->by_server, ups[i]->name)))
+			free_own(NULL, had, NULL);
+		sl_map_put(&e->by_server, ups[i]->name, own);
 	}
 	/* Second pass: an unprefixed name that is not unique, or that the
 	 * gateway keeps for itself, takes the prefixed form. */
@@ -273,11 +289,8 @@ const struct sl_entry *sl_catalog_prompt(const struct sl_catalog *c, const char 
 const struct sl_entry *sl_catalog_find(const struct sl_catalog *c, const char *server,
 				       const char *tool)
 {
-	for (size_t i = 0; i < c->tools.n; i++)
-		if (strcmp(c->tools.v[i].up->name, server) == 0 &&
-		    strcmp(c->tools.v[i].name, tool) == 0)
-			return &c->tools.v[i];
-	return NULL;
+	const struct sl_map *own = sl_map_get(&c->tools.by_server, server);
+	return own ? sl_map_get(own, tool) : NULL;
 }
 
 char *sl_catalog_uri(const char *server, const char *uri)

@@ -43,7 +43,8 @@ struct sl_entry {
 struct sl_entries {
 	struct sl_entry *v;
 	size_t n;
-	struct sl_map by_name;
+	struct sl_map by_name;   /* exposed name -> entry */
+	struct sl_map by_server; /* server name -> struct sl_map * (its own name -> entry) */
 };
 
 struct sl_catalog {
@@ -70,7 +71,8 @@ void sl_catalog_dispose(struct sl_catalog *c);
 bool sl_catalog_rebuild(struct sl_catalog *c, struct sl_upstream **ups, size_t n);
 const struct sl_entry *sl_catalog_tool(const struct sl_catalog *c, const char *exposed);
 const struct sl_entry *sl_catalog_prompt(const struct sl_catalog *c, const char *exposed);
-/* The entry for server's own tool name, or NULL. */
+/* The entry for server's own tool name, or NULL. Two lookups, whatever
+ * the catalog's size. */
 const struct sl_entry *sl_catalog_find(const struct sl_catalog *c, const char *server,
 				       const char *tool);
 

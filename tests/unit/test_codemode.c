@@ -19,6 +19,7 @@ struct names {
 	struct sl_entry entries[3];
 	struct sl_gateway gw;
 	struct sl_view v;             /* the whole catalog, or a profile's */
+	struct sl_map own;            /* git-hub's tools by name (sl_catalog_find) */
 };
 
 /* git-hub has get-x and get.x (both tools.git_hub.get_x) and list;
@@ -38,7 +39,18 @@ static void names_init(struct names *n)
 	n->entries[2] = (struct sl_entry){ .up = &n->u1, .name = "list-all" };
 	n->gw.catalog.tools.v = n->entries;
 	n->gw.catalog.tools.n = 3;
+	sl_map_init(&n->own);
+	for (size_t i = 0; i < 3; i++)
+		sl_map_put(&n->own, n->entries[i].name, &n->entries[i]);
+	sl_map_init(&n->gw.catalog.tools.by_server);
+	sl_map_put(&n->gw.catalog.tools.by_server, n1, &n->own);
 	n->v.gw = &n->gw;
+}
+
+static void names_dispose(struct names *n)
+{
+	sl_map_dispose(&n->own);
+	sl_map_dispose(&n->gw.catalog.tools.by_server);
 }
 
 static bool refused(struct names *n, const char *server, const char *tool, const char *want)
@@ -76,6 +88,7 @@ TEST(codemode_resolve_names)
 	CHECK(resolved(&n, "git_hub", "get.x", &n.u1, "get.x"));
 	CHECK(sl_codemode_server(&n.v, "_1password") == &n.u2);
 	CHECK(sl_codemode_server(&n.v, "1password") == &n.u2);
+	names_dispose(&n);
 }
 
 TEST(codemode_resolve_refusals)
@@ -88,6 +101,7 @@ TEST(codemode_resolve_refusals)
 	CHECK(refused(&n, "git-hub", "get_x", "use tools[\"git-hub\"][\"raw-name\"]"));
 	CHECK(refused(&n, "GIT-HUB", "get-x", "unknown server 'GIT-HUB'"));
 	CHECK(sl_codemode_server(&n.v, "GIT-HUB") == NULL);
+	names_dispose(&n);
 }
 
 /* A profile's view (docs/PROFILES.md): only its servers and tools exist,
@@ -124,6 +138,7 @@ TEST(codemode_resolve_in_a_profile)
 	/* A profile a reload removed shows nothing. */
 	n.v.gone = true;
 	CHECK(refused(&n, "git_hub", "everything", "unknown server 'git_hub'"));
+	names_dispose(&n);
 }
 
 /* A tool the policy denies to the program's caller is not there: the same
@@ -176,4 +191,5 @@ TEST(codemode_resolve_hides_denied_tools)
 	sl_caller_unref(dev);
 	yyjson_doc_free(defs);
 	sl_gen_unref(gen);
+	names_dispose(&n);
 }

@@ -4,6 +4,8 @@
 
 #include "config/config.h"
 #include "core/json.h"
+#include "pipeline/gen.h"
+#include "pipeline/metrics.h"
 #include "stages/pinning.h"
 #include "upstream/upstream.h"
 
@@ -490,6 +492,71 @@ TEST(pinning_stage_state_pins_and_hides)
 	yyjson_doc_free(v2);
 	yyjson_doc_free(u);
 	remove_tree(dir);
+	free(dir);
+}
+
+/* A versioned list is hashed once (counted on the services' metrics), not
+ * at each ask; a pins change another store made is judged again without
+ * hashing; a new version of the list is hashed again. */
+TEST(pinning_hashes_once_per_list_version)
+{
+	char *dir = temp_dir();
+	struct sl_config *cfg = config_with_server(dir, ",\"new\":\"block\"", "\"a\"");
+	yyjson_doc *v1 = parse("{\"name\":\"t\",\"description\":\"one\"}");
+	yyjson_doc *v2 = parse("{\"name\":\"t\",\"description\":\"two\"}");
+	yyjson_doc *u = parse("{\"name\":\"u\"}");
+	yyjson_val *first[2] = { yyjson_doc_get_root(v1), yyjson_doc_get_root(u) };
+	yyjson_val *later[2] = { yyjson_doc_get_root(v2), yyjson_doc_get_root(u) };
+	struct sl_services svc = { .metrics = sl_metrics_new(16) };
+	struct sl_upstream up = { 0 };
+	struct sl_pins *other = NULL;
+	uint64_t *hashed = &svc.metrics->work[SL_METRICS_PIN_HASH];
+	void *st = NULL;
+	struct sl_err err;
+	char *key;
+	size_t n;
+
+	CHECK(cfg != NULL);
+	CHECK_INT(sl_stage_pinning.init(cfg, &svc, section_of(cfg), &st, &err), 0);
+	up.name = "s";
+	up.cfg = &cfg->servers[0];
+	up.state = SL_UP_READY;
+	up.tools.items = first;
+	up.tools.n = 2;
+	up.tools.version = 1;
+	/* First sight: both pinned, each hashed once however often asked. */
+	for (int i = 0; i < 3; i++) {
+		CHECK(sl_stage_pinning.visible(st, NULL, &up, first[0]));
+		CHECK(sl_stage_pinning.visible(st, NULL, &up, first[1]));
+	}
+	CHECK(sl_pinning_hold(st, &up, first[1]) == SL_PIN_SHOWN);
+	CHECK_INT(*hashed, 2);
+	/* Another process forgets u's pin: u is new, and held back. */
+	CHECK_INT(sl_pinning_open(cfg, section_of(cfg), false, &other, &err), 0);
+	key = sl_pinning_key(&cfg->servers[0]);
+	CHECK_INT(sl_pinning_forget(other, key, "u", &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK(!sl_stage_pinning.visible(st, NULL, &up, first[1]));
+	CHECK(sl_pinning_hold(st, &up, first[1]) == SL_PIN_HELD_NEW);
+	/* ...and approves it again: shown. Statuses moved, hashes did not. */
+	CHECK_INT(sl_pinning_approve(other, key, &first[1], 1, &err), 0);
+	CHECK(sl_stage_pinning.visible(st, NULL, &up, first[1]));
+	CHECK_INT(*hashed, 2);
+	/* A new list: hashed once more, t's change caught. */
+	up.tools.items = later;
+	up.tools.version = 2;
+	CHECK(!sl_stage_pinning.visible(st, NULL, &up, later[0]));
+	CHECK(sl_stage_pinning.visible(st, NULL, &up, later[1]));
+	CHECK_INT(*hashed, 4);
+	sl_stage_pinning.fini(st);
+	sl_pinning_close(other);
+	sl_metrics_unref(svc.metrics);
+	sl_config_unref(cfg);
+	yyjson_doc_free(v1);
+	yyjson_doc_free(v2);
+	yyjson_doc_free(u);
+	remove_tree(dir);
+	free(key);
 	free(dir);
 }
 
