@@ -76,14 +76,20 @@ bool sl_json_true(yyjson_val *o, const char *key)
 	return yyjson_is_true(yyjson_obj_get(o, key));
 }
 
-/* yyjson ends the text with the newline itself: no second pass over a
- * large answer (a 10,000-tool listing is 7 MiB), no reallocation. */
+/* yyjson ends the text with the newline itself, so a large answer (a
+ * 10,000-tool listing is 7 MiB) is not read again for its length. The
+ * buffer is then cut to the text: yyjson sizes it for the worst case of
+ * escaping (several times a long string), and lines are kept in queues
+ * whose budgets count what they hold. */
 char *sl_json_write_line(yyjson_mut_doc *d, size_t *len)
 {
-	char *s = yyjson_mut_write(d, YYJSON_WRITE_NEWLINE_AT_END, len);
+	size_t n;
+	char *s = yyjson_mut_write(d, YYJSON_WRITE_NEWLINE_AT_END, &n);
 	if (!s)
 		sl_oom();
-	return s;
+	if (len)
+		*len = n;
+	return sl_realloc(s, n + 1);
 }
 
 char *sl_json_write_val(yyjson_val *v, size_t *len)
