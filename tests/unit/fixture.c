@@ -1,9 +1,32 @@
 /* Unit-test fixtures; see fixture.h. */
 #include "fixture.h"
+#include "unit.h"
+#include "core/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+char *t_logged(void (*fn)(void))
+{
+	char path[] = "/tmp/sluice-unit-log-XXXXXX";
+	int fd = mkstemp(path);
+	char *text = calloc(1, 1 << 16);
+	FILE *f;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(sl_log_init(SL_LOG_INFO, path), 0);
+	fn();
+	CHECK_INT(sl_log_init(SL_LOG_INFO, NULL), 0); /* back to stderr */
+	if ((f = fopen(path, "r"))) {
+		(void)!fread(text, 1, (1 << 16) - 1, f);
+		fclose(f);
+	}
+	unlink(path);
+	return text;
+}
 
 struct sl_gen *t_gen(const char *config_json, struct sl_err *err)
 {

@@ -18,4 +18,8 @@ struct sl_gen *t_gen_sluice(const char *sluice_json, struct sl_err *err);
  * a call and drive stages by hand. Shared, never freed. */
 struct sl_gen *t_gen_bare(void);
 
+/* What the log holds after fn logs at info and above: logs go to a fresh
+ * file for fn's run, then back to stderr. The caller frees it. */
+char *t_logged(void (*fn)(void));
+
 #endif

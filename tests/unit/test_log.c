@@ -1,34 +1,12 @@
 /* Unit tests of src/core/log.c: whatever a call site passes, a log line is
  * one line, with peer text escaped. */
 #include "unit.h"
+#include "fixture.h"
 #include "core/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-/* Logs through fn into a fresh file and returns what it holds. */
-static char *logged(void (*fn)(void))
-{
-	char path[] = "/tmp/sluice-unit-log-XXXXXX";
-	int fd = mkstemp(path);
-	char *text = calloc(1, 1 << 16);
-	FILE *f;
-
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK_INT(sl_log_init(SL_LOG_INFO, path), 0);
-	fn();
-	CHECK_INT(sl_log_init(SL_LOG_INFO, NULL), 0); /* back to stderr */
-	f = fopen(path, "r");
-	CHECK(f != NULL);
-	if (f) {
-		CHECK(fread(text, 1, (1 << 16) - 1, f) > 0);
-		fclose(f);
-	}
-	unlink(path);
-	return text;
-}
 
 static void forged(void)
 {
@@ -38,7 +16,7 @@ static void forged(void)
 
 TEST(log_escapes_every_control_character)
 {
-	char *t = logged(forged);
+	char *t = t_logged(forged);
 	CHECK_STR(t, "sluice warn: upstream gh\\nsluice error: fake: boom\\n{\"type\":\"call\","
 		     "\"outcome\":\"ok\"}\\r\\x1b[2K\\x1b]0;t\\x07\\u202e!\n");
 	free(t);
@@ -57,7 +35,7 @@ static void long_message(void)
 
 TEST(log_long_message_is_one_line_and_says_it_was_cut)
 {
-	char *t = logged(long_message);
+	char *t = t_logged(long_message);
 	char *nl = strchr(t, '\n');
 	CHECK(nl != NULL && nl[1] == '\0');
 	CHECK(strstr(t, "\\n") != NULL);
