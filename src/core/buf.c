@@ -91,3 +91,26 @@ char *sl_buf_take(struct sl_buf *b, size_t *len)
 	b->len = b->alloc = 0;
 	return d;
 }
+
+struct sl_blob *sl_blob_new(char *data, size_t len)
+{
+	struct sl_blob *k = sl_alloc(sizeof(*k));
+	k->refs = 1;
+	k->len = len;
+	k->data = data;
+	return k;
+}
+
+struct sl_blob *sl_blob_ref(struct sl_blob *k)
+{
+	k->refs++;
+	return k;
+}
+
+void sl_blob_unref(struct sl_blob *k)
+{
+	if (!k || --k->refs)
+		return;
+	free(k->data);
+	free(k);
+}

@@ -49,8 +49,8 @@ struct rendered {
 	size_t n;
 	struct pick *picks;
 	size_t *at;                     /* n + 1: tool i is bytes[at[i], at[i + 1] - 1) */
-	char *bytes;                    /* the tools, comma-separated */
-	size_t len;
+	struct sl_blob *bytes;          /* the tools, comma-separated; answers being
+					 * written hold references too */
 };
 
 struct sl_listing {
@@ -68,7 +68,7 @@ static void rendered_free(struct rendered *r)
 		return;
 	free(r->picks);
 	free(r->at);
-	free(r->bytes);
+	sl_blob_unref(r->bytes);
 	free(r);
 }
 
@@ -428,7 +428,11 @@ static struct rendered *render(struct sl_metrics *metrics, const struct sl_view 
 	}
 	r->at[n] = b.len + 1;
 	r->id = id;
-	r->bytes = sl_buf_take(&b, &r->len);
+	{
+		size_t len;
+		char *data = sl_buf_take(&b, &len);
+		r->bytes = sl_blob_new(data, len);
+	}
 	sl_metrics_work(metrics, SL_METRICS_LISTING, 1);
 	return r;
 }
@@ -467,7 +471,7 @@ static struct rendered *listing_of(struct sl_listing *l, struct sl_metrics *metr
 	}
 	r = render(metrics, v, era, picks, n);
 	{
-		size_t bytes = sizeof(*r) + r->len + (n + 1) * (sizeof(*r->at) + sizeof(*r->picks));
+		size_t bytes = sizeof(*r) + r->bytes->len + (n + 1) * (sizeof(*r->at) + sizeof(*r->picks));
 		if (bytes > l->cache.max_bytes)
 			*own = true;
 		else
@@ -551,7 +555,8 @@ void sl_listing_answer(struct sl_session *s, struct sl_msg *m, bool modern)
 	struct pick *picks;
 	struct sl_view v;
 	uint64_t hash, id = 0, cid = 0;
-	size_t n = 0, nextra, total, end, from;
+	size_t n = 0, nextra, total, end, from, splice_off = 0, splice_len = 0;
+	struct sl_blob *splice = NULL;
 	bool own = false;
 
 	/* MCP pagination: an invalid cursor is -32602 (Invalid params). */
@@ -605,9 +610,13 @@ void sl_listing_answer(struct sl_session *s, struct sl_msg *m, bool modern)
 	end = page && total - offset > page ? offset + page : total;
 	arr = yyjson_mut_arr(d);
 	if (offset < n) {
+		/* The listing's own bytes go out by reference, not copied into
+		 * the answer (sl_session_answer_spliced). */
 		size_t last = end < n ? end : n;
-		yyjson_mut_arr_append(arr, yyjson_mut_rawn(d, listing->bytes + listing->at[offset],
-							  listing->at[last] - 1 - listing->at[offset]));
+		splice = sl_blob_ref(listing->bytes);
+		splice_off = listing->at[offset];
+		splice_len = listing->at[last] - 1 - listing->at[offset];
+		yyjson_mut_arr_append(arr, yyjson_mut_raw(d, SL_SESSION_SPLICE_MARK));
 	}
 	/* The gateway's own tools of the page (a value lives in one array). */
 	from = offset > n ? offset - n : 0;
@@ -627,7 +636,7 @@ void sl_listing_answer(struct sl_session *s, struct sl_msg *m, bool modern)
 		sl_listing_cursor(gw->gen->key, caller, id, (uint32_t)end, next);
 		yyjson_mut_obj_add_strcpy(d, r, "nextCursor", next);
 	}
-	sl_session_answer(s, m, modern, true, d, r);
+	sl_session_answer_spliced(s, m, modern, true, d, r, splice, splice_off, splice_len);
 out:
 	if (own)
 		rendered_free(listing);

@@ -32,15 +32,49 @@ struct sl_deferred {
 
 /* ---- sending ------------------------------------------------------------ */
 
+void sl_out_join(struct sl_out *o)
+{
+	char *line;
+	size_t n;
+
+	if (!o->splice)
+		return;
+	n = o->len + o->splice_len;
+	line = malloc(n + 1);
+	if (!line)
+		sl_oom();
+	memcpy(line, o->line, o->splice_at);
+	memcpy(line + o->splice_at, o->splice->data + o->splice_off, o->splice_len);
+	memcpy(line + o->splice_at + o->splice_len, o->line + o->splice_at, o->len - o->splice_at);
+	line[n] = '\0';
+	free(o->line);
+	sl_blob_unref(o->splice);
+	o->splice = NULL;
+	o->line = line;
+	o->len = n;
+}
+
 void sl_session_send(struct sl_session *s, struct sl_out *o, yyjson_mut_doc *d)
 {
-	if (s->closing)
+	char *mark;
+
+	if (s->closing) {
+		sl_blob_unref(o->splice);
 		return;
+	}
 	/* The one place a message takes the shape of the client's version
 	 * (docs/internals/SESSIONS.md, "Older versions"). */
 	if (s->era == SL_ERA_LEGACY)
 		sl_mcp_era_map(d, yyjson_mut_doc_get_root(d), s->version);
 	o->line = sl_json_write_line(d, &o->len);
+	if (o->splice) {
+		mark = memchr(o->line, SL_SESSION_SPLICE_MARK[0], o->len);
+		if (!mark)
+			abort(); /* the caller put the mark in d */
+		o->splice_at = (size_t)(mark - o->line);
+		memmove(mark, mark + 1, o->len - o->splice_at);
+		o->len--;
+	}
 	s->io->send(s->io_ctx, o);
 }
 
@@ -78,15 +112,23 @@ void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, boo
 	}
 }
 
-void sl_session_answer(struct sl_session *s, struct sl_msg *m, bool modern, bool cacheable,
-		       yyjson_mut_doc *d, yyjson_mut_val *result)
+void sl_session_answer_spliced(struct sl_session *s, struct sl_msg *m, bool modern,
+			       bool cacheable, yyjson_mut_doc *d, yyjson_mut_val *result,
+			       struct sl_blob *k, size_t off, size_t len)
 {
 	yyjson_mut_val *o;
 	sl_session_seal(d, result, modern, cacheable);
 	o = sl_rpc_envelope(d, yyjson_val_mut_copy(d, m->id), NULL);
 	yyjson_mut_obj_add_val(d, o, "result", result);
-	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = m->id }, d);
+	sl_session_send(s, &(struct sl_out){ .kind = SL_OUT_RESPONSE, .id = m->id, .splice = k,
+					     .splice_off = off, .splice_len = len }, d);
 	yyjson_mut_doc_free(d);
+}
+
+void sl_session_answer(struct sl_session *s, struct sl_msg *m, bool modern, bool cacheable,
+		       yyjson_mut_doc *d, yyjson_mut_val *result)
+{
+	sl_session_answer_spliced(s, m, modern, cacheable, d, result, NULL, 0, 0);
 }
 
 void sl_session_reply(struct sl_session *s, struct sl_msg *m, bool modern, yyjson_mut_doc *d,

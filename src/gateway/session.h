@@ -12,6 +12,7 @@
 #ifndef SL_GATEWAY_SESSION_H
 #define SL_GATEWAY_SESSION_H
 
+#include "core/buf.h"
 #include "core/list.h"
 #include "core/map.h"
 #include "gateway/gateway.h"
@@ -38,11 +39,22 @@ struct sl_out {
 	yyjson_val *sub;
 	char *line;          /* the message, ending in "\n" */
 	size_t len;
+	/* Optional: bytes sent between line[0, splice_at) and the rest of
+	 * line without a copy (a rendered tools/list): the message is those,
+	 * then splice->data[splice_off, + splice_len), then line[splice_at,
+	 * len). The transport owns the reference: it drops it once they are
+	 * written, or first joins them into line (sl_out_join). */
+	struct sl_blob *splice;
+	size_t splice_at, splice_off, splice_len;
 };
 
+/* Makes o one line again (copies the spliced bytes in): for a transport
+ * that keeps or frames whole lines. Nothing when o has no splice. */
+void sl_out_join(struct sl_out *o);
+
 struct sl_session_io {
-	/* Sends one message: takes out->line; id and token are borrowed for
-	 * the call only. */
+	/* Sends one message: takes out->line and out->splice; id and token
+	 * are borrowed for the call only. */
 	void (*send)(void *ctx, struct sl_out *out);
 	/* Optional: what another replica needs to adopt the session changed
 	 * (its resource subscriptions, its logging level): the HTTP transport

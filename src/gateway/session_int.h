@@ -75,12 +75,23 @@ struct sl_pending {
 /* ---- session.c: sending ---- */
 
 /* Sends d as message o describes (o->line is filled here); d stays the
- * caller's. Nothing goes out once the session is closing. */
+ * caller's. With o->splice (a reference, taken), d holds the raw value
+ * SL_SESSION_SPLICE_MARK once, where the spliced bytes go. Nothing goes
+ * out once the session is closing. */
 void sl_session_send(struct sl_session *s, struct sl_out *o, yyjson_mut_doc *d);
+/* One byte that no written JSON holds otherwise (yyjson escapes control
+ * characters in strings), as a raw value: where spliced bytes go. */
+#define SL_SESSION_SPLICE_MARK "\x01"
 /* Sends {"result": result} for m, sealed for the era (cacheable: a list
  * result), and frees d. */
 void sl_session_answer(struct sl_session *s, struct sl_msg *m, bool modern, bool cacheable,
 		       yyjson_mut_doc *d, yyjson_mut_val *result);
+/* The same, with bytes [off, off + len) of k (a reference, taken) in place
+ * of the raw value SL_SESSION_SPLICE_MARK in result, sent without a copy
+ * where the transport can (a rendered tools/list: listing.c). */
+void sl_session_answer_spliced(struct sl_session *s, struct sl_msg *m, bool modern,
+			       bool cacheable, yyjson_mut_doc *d, yyjson_mut_val *result,
+			       struct sl_blob *k, size_t off, size_t len);
 /* Completes result for the era: resultType in 2026-07-28, and ttlMs and
  * cacheScope on cacheable results. */
 void sl_session_seal(yyjson_mut_doc *d, yyjson_mut_val *result, bool modern, bool cacheable);

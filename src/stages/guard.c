@@ -318,6 +318,9 @@ struct sl_guard {
 	struct sl_map warned;     /* tool descriptions already logged */
 	struct sl_map scored;     /* server name -> the version of its tool list whose
 				   * descriptions were all scored (one per server name) */
+	uint64_t scored_last;     /* the version last found there (a listing asks
+				   * about one list's tools in a row; versions are
+				   * never reused) */
 };
 
 /* ---- patterns -------------------------------------------------------------- */
@@ -1250,11 +1253,14 @@ static bool guard_visible(void *state, const struct sl_caller *who,
 		score_description(g, up, tool);
 		return true;
 	}
-	if ((uint64_t)(uintptr_t)sl_map_get(&g->scored, up->name) == v)
+	if (v == g->scored_last || (uint64_t)(uintptr_t)sl_map_get(&g->scored, up->name) == v) {
+		g->scored_last = v;
 		return true;
+	}
 	for (size_t i = 0; i < up->tools.n; i++)
 		score_description(g, up, up->tools.items[i]);
 	sl_map_put(&g->scored, up->name, (void *)(uintptr_t)v);
+	g->scored_last = v;
 	return true;
 }
 

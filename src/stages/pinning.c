@@ -96,6 +96,8 @@ struct sl_pinning {
 					* client trusted a change */
 	bool write_failing;     /* warned that pins cannot be saved */
 	struct sl_lru tables;   /* server name -> struct table, at most TABLES_MAX */
+	struct table *last;     /* the table table_of gave last (a listing asks for
+				 * one server's tools in a row), or NULL */
 	const uv_loop_t *looked_loop; /* the loop turn (its clock) the pins file was */
 	uint64_t looked_at;           /* last looked at in */
 };
@@ -1026,6 +1028,7 @@ struct tool_pin {
 	enum sl_pin_status st;  /* against the pins of the table's serial */
 	bool legacy;            /* its pin is of scheme 1 and still matches */
 	yyjson_val *pin;        /* its stored entry (borrowed from that document), or NULL */
+	bool first;             /* the first of its name in the list (by_name's) */
 };
 
 struct table {
@@ -1036,6 +1039,8 @@ struct table {
 	struct tool_pin *v;     /* v[i] is up->tools.items[i]'s */
 	size_t n;
 	struct sl_map by_name;  /* tool name -> index + 1 (the first of a name) */
+	size_t next;            /* the index after the last row found: a listing
+				 * asks for a list's tools in order */
 	uint64_t serial;        /* of the pins the statuses are of */
 	bool reviewed;          /* review is of that serial */
 	struct sl_pin_review review;
@@ -1044,8 +1049,10 @@ struct table {
 static void table_free(struct sl_lru_entry *e, void *arg)
 {
 	struct table *t = sl_lru_item(e, struct table, e);
+	struct sl_pinning *pg = arg;
 
-	(void)arg;
+	if (pg->last == t)
+		pg->last = NULL;
 	free(t->key);
 	free(t->v);
 	sl_map_dispose(&t->by_name);
@@ -1113,7 +1120,9 @@ static struct table *table_of(struct sl_pinning *pg, const struct sl_upstream *u
 	size_t hashed = 0;
 
 	look(pg, up);
-	if ((e = sl_lru_peek(&pg->tables, up->name)))
+	if (pg->last && pg->last->up == up)
+		t = pg->last;
+	else if ((e = sl_lru_peek(&pg->tables, up->name)))
 		t = sl_lru_item(e, struct table, e);
 	if (!t || t->up != up || t->version != up->tools.version || !up->tools.version) {
 		t = sl_alloc(sizeof(*t));
@@ -1128,27 +1137,40 @@ static struct table *table_of(struct sl_pinning *pg, const struct sl_upstream *u
 				continue;
 			sl_pinning_hash(up->tools.items[i], t->v[i].hex, NULL);
 			hashed++;
-			if (!sl_map_get(&t->by_name, name))
+			if (!sl_map_get(&t->by_name, name)) {
 				sl_map_put(&t->by_name, name, (void *)(uintptr_t)(i + 1));
+				t->v[i].first = true;
+			}
 		}
 		sl_metrics_work(metrics_of(pg), SL_METRICS_PIN_HASH, hashed);
 		(void)sl_lru_put(&pg->tables, up->name, &t->e, sizeof(*t) + t->n * sizeof(*t->v), 0);
 	}
 	if (t->serial != pg->pins->serial)
 		judge_all(pg, t);
+	pg->last = t;
 	return t;
 }
 
 /* def's row of t; for a definition not in t's list as the first of its
- * name, scratch, hashed and judged now. */
-static const struct tool_pin *pin_of(struct sl_pinning *pg, const struct table *t,
+ * name, scratch, hashed and judged now. NULL: def has no name. */
+static const struct tool_pin *pin_of(struct sl_pinning *pg, struct table *t,
 				     yyjson_val *def, struct tool_pin *scratch)
 {
-	const char *name = sl_json_str(def, "name");
-	size_t i = name ? (uintptr_t)sl_map_get(&t->by_name, name) : 0;
+	const char *name;
+	size_t i = t->next;
 
-	if (i && t->up->tools.items[i - 1] == def)
+	/* The row after the last: no lookup, and def itself is not read. */
+	if (i < t->n && t->up->tools.items[i] == def && t->v[i].first) {
+		t->next = i + 1;
+		return &t->v[i];
+	}
+	if (!(name = sl_json_str(def, "name")))
+		return NULL;
+	i = (uintptr_t)sl_map_get(&t->by_name, name);
+	if (i && t->up->tools.items[i - 1] == def) {
+		t->next = i;
 		return &t->v[i - 1];
+	}
 	sl_pinning_hash(def, scratch->hex, NULL);
 	sl_metrics_work(metrics_of(pg), SL_METRICS_PIN_HASH, 1);
 	scratch->st = status_of(pg->pins, t->key, def, scratch->hex, &scratch->pin,
@@ -1178,7 +1200,7 @@ static void save_failed(struct sl_pinning *pg, const struct sl_err *err)
 
 /* Pins, in one write, the tools of t's server whose status is want (FIRST
  * or NEW), or (legacy) whose pin of scheme 1 still matches. */
-static void pin_all(struct sl_pinning *pg, const struct table *t, enum sl_pin_status want,
+static void pin_all(struct sl_pinning *pg, struct table *t, enum sl_pin_status want,
 		    bool legacy)
 {
 	const struct sl_upstream *up = t->up;
@@ -1224,17 +1246,17 @@ static void pin_all(struct sl_pinning *pg, const struct table *t, enum sl_pin_st
 static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_val *def,
 		  enum sl_pin_status *st, const char **pinned_at)
 {
-	const char *name = sl_json_str(def, "name");
 	struct tool_pin scratch;
 	const struct tool_pin *tp;
 	struct table *t;
 	bool blocked = false;
 
 	*pinned_at = NULL;
-	if (!pg || !name)
+	if (!pg)
 		return false;
 	t = table_of(pg, up);
-	tp = pin_of(pg, t, def, &scratch);
+	if (!(tp = pin_of(pg, t, def, &scratch)))
+		return false;
 	*st = tp->st;
 	switch (*st) {
 	case SL_PIN_OK:
@@ -1254,11 +1276,15 @@ static bool judge(struct sl_pinning *pg, const struct sl_upstream *up, yyjson_va
 		*pinned_at = sl_json_str(tp->pin, "pinnedAt");
 		if (pg->changed == MODE_BLOCK)
 			blocked = true;
-		else if (pg->changed == MODE_WARN && warn_once(pg, t->key, name, tp->hex))
-			sl_log(SL_LOG_WARN, "pinning: the definition of %s.%s changed since it was "
-			       "pinned%s%s; letting it through (sluice.pinning.changed is \"warn\"): "
-			       "`sluice pins diff %s.%s` shows the change", up->name, name,
-			       *pinned_at ? " on " : "", *pinned_at ? *pinned_at : "", up->name, name);
+		else if (pg->changed == MODE_WARN) {
+			const char *name = sl_json_str(def, "name");
+			if (warn_once(pg, t->key, name, tp->hex))
+				sl_log(SL_LOG_WARN, "pinning: the definition of %s.%s changed since "
+				       "it was pinned%s%s; letting it through (sluice.pinning.changed "
+				       "is \"warn\"): `sluice pins diff %s.%s` shows the change",
+				       up->name, name, *pinned_at ? " on " : "",
+				       *pinned_at ? *pinned_at : "", up->name, name);
+		}
 		break;
 	}
 	return blocked;
@@ -1279,10 +1305,11 @@ enum sl_pin_hold sl_pinning_hold(struct sl_pinning *pg, const struct sl_upstream
 				 yyjson_val *def)
 {
 	struct tool_pin scratch;
+	const struct tool_pin *tp;
 
-	if (!pg || !sl_json_str(def, "name"))
+	if (!pg || !(tp = pin_of(pg, table_of(pg, up), def, &scratch)))
 		return SL_PIN_SHOWN;
-	return hold_of(pg, pin_of(pg, table_of(pg, up), def, &scratch)->st);
+	return hold_of(pg, tp->st);
 }
 
 struct held {
@@ -1297,7 +1324,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* t's held-back set, counted and signed. */
-static void review(struct sl_pinning *pg, const struct table *t, struct sl_pin_review *r)
+static void review(struct sl_pinning *pg, struct table *t, struct sl_pin_review *r)
 {
 	const struct sl_upstream *up = t->up;
 	struct held *held = sl_alloc((up->tools.n + 1) * sizeof(*held));
@@ -1786,7 +1813,7 @@ static int pinning_init(const struct sl_config *cfg, const struct sl_services *s
 	sl_list_init(&pg->asks);
 	sl_map_init(&pg->warned);
 	sl_map_init(&pg->changes);
-	sl_lru_init(&pg->tables, TABLES_MAX, 0, table_free, NULL);
+	sl_lru_init(&pg->tables, TABLES_MAX, 0, table_free, pg);
 	*state = pg;
 	return SL_OK;
 }

@@ -379,11 +379,28 @@ enum sl_policy_action sl_policy_decide(const struct sl_policy *p, const struct s
 	return a;
 }
 
+/* Whether any decision of p can be a deny: its default, or a rule's. */
+static bool may_deny(const struct sl_policy *p)
+{
+	if (p->def == SL_POLICY_DENY)
+		return true;
+	for (size_t i = 0; i < p->nrules; i++)
+		if (p->rules[i].action == SL_POLICY_DENY)
+			return true;
+	return false;
+}
+
 bool sl_policy_hides(const struct sl_policy *p, const struct sl_caller *who, const char *server,
 		     yyjson_val *tool)
 {
 	int rule;
-	const char *name = sl_json_str(tool, "name");
+	const char *name;
+
+	/* Asked for every tool of a listing: the tool is not even read when
+	 * nothing in p can deny. */
+	if (!may_deny(p))
+		return false;
+	name = sl_json_str(tool, "name");
 	return name && sl_policy_decide(p, who, server, name, sl_json_obj(tool, "annotations"),
 					false, &rule) == SL_POLICY_DENY;
 }

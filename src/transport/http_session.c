@@ -138,6 +138,8 @@ static void send_out(void *ctx, struct sl_out *o)
 	struct stream *target = NULL;
 	char *key = NULL;
 
+	/* Each stream frames and keeps whole lines. */
+	sl_out_join(o);
 	if (hs->ended) {
 		free(o->line);
 		return;

@@ -37,13 +37,17 @@ struct sl_stdio {
 static void send_out(void *ctx, struct sl_out *o)
 {
 	struct sl_stdio *t = ctx;
-	char *line = o->line;
-	size_t len = o->len;
+	char *line;
+	size_t len;
 	if (t->out_stream) {
-		if (sl_write_line((uv_stream_t *)&t->out, line, len) < 0)
+		if (sl_write_spliced((uv_stream_t *)&t->out, o->line, o->len, o->splice_at,
+				     o->splice, o->splice_off, o->splice_len) < 0)
 			sl_log(SL_LOG_DEBUG, "stdout is closed: a message was dropped");
 		return;
 	}
+	sl_out_join(o);
+	line = o->line;
+	len = o->len;
 	for (size_t off = 0; off < len;) {
 		ssize_t n = write(1, line + off, len - off);
 		if (n < 0 && errno == EINTR)

@@ -1,9 +1,12 @@
-/* Unit tests of src/event/handles.c on a real libuv loop. */
+/* Unit tests of src/event/handles.c and write.c on a real libuv loop. */
 #include "unit.h"
 
 #include "event/handles.h"
+#include "event/write.h"
 
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 struct owner {
 	struct sl_handles handles;
@@ -65,4 +68,36 @@ TEST(handles_empty_set_calls_back_at_once)
 	sl_handles_init(&o.handles);
 	sl_handles_close(&o.handles, on_done, &o);
 	CHECK_INT(o.done, 1);
+}
+
+/* A line with a blob's bytes spliced in goes out as one message, in order,
+ * and the write holds its reference until it is written. */
+TEST(write_spliced_sends_three_parts_and_drops_its_reference)
+{
+	uv_loop_t loop;
+	uv_pipe_t out;
+	int fds[2];
+	char *line = sl_strdup("{\"tools\":[]}\n"), *data = sl_strdup("xx{\"a\":1},{\"b\":2}yy");
+	struct sl_blob *k = sl_blob_new(data, strlen(data));
+	char got[64];
+	ssize_t n;
+
+	CHECK_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+	uv_loop_init(&loop);
+	uv_pipe_init(&loop, &out, 0);
+	CHECK_INT(uv_pipe_open(&out, fds[0]), 0);
+	/* At line[10] (inside the brackets), bytes [2, 17) of the blob. */
+	CHECK_INT(sl_write_spliced((uv_stream_t *)&out, line, strlen(line), 10, sl_blob_ref(k), 2,
+				   15), SL_OK);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK_INT(k->refs, 1);
+	n = read(fds[1], got, sizeof(got) - 1);
+	CHECK_INT(n, 28);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK_STR(got, "{\"tools\":[{\"a\":1},{\"b\":2}]}\n");
+	sl_blob_unref(k);
+	uv_close((uv_handle_t *)&out, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	uv_loop_close(&loop);
+	close(fds[1]);
 }

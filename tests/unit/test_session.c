@@ -38,12 +38,33 @@ static void fake_send(void *ctx, struct sl_out *o)
 	s->kind = o->kind;
 	snprintf(s->id, sizeof(s->id), "%s", id ? id : "");
 	s->error = o->error;
+	sl_out_join(o);
 	s->doc = yyjson_read(o->line, o->len, 0);
 	free(id);
 	free(o->line);
 }
 
 static const struct sl_session_io fake_io = { .send = fake_send };
+
+/* A message with spliced bytes becomes the one line they make, and the
+ * reference it held is dropped. */
+TEST(session_out_join_makes_one_line)
+{
+	struct sl_blob *k = sl_blob_new(sl_strdup("[1,2,3]"), 7);
+	struct sl_out o = { .line = sl_strdup("{\"a\":,\"b\":0}\n"), .len = 15,
+			    .splice = sl_blob_ref(k), .splice_at = 5, .splice_off = 1,
+			    .splice_len = 5 };
+
+	sl_out_join(&o);
+	CHECK(o.splice == NULL);
+	CHECK_INT(k->refs, 1);
+	CHECK_INT(o.len, 20);
+	CHECK_STR(o.line, "{\"a\":1,2,3,\"b\":0}\n");
+	sl_out_join(&o); /* nothing spliced: unchanged */
+	CHECK_INT(o.len, 20);
+	free(o.line);
+	sl_blob_unref(k);
+}
 
 struct rig {
 	uv_loop_t loop;
