@@ -4,8 +4,9 @@
 # session on its own keep-alive connection (bench/httpbench.c, libcurl), through
 # sluice and through two other proxies in front of the same stdio upstream:
 # mcp-proxy and supergateway --stateful (npm, pinned in package.json). One
-# server runs at a time. Numbers, not pass/fail. Then sluice itself twice
-# more, as a shared gateway is run: plain HTTP with a static bearer token,
+# server runs at a time, in three rounds (each server's median round counts).
+# Numbers, not pass/fail. Then sluice itself twice more, as a shared gateway
+# is run: plain HTTP with a static bearer token,
 # and HTTPS (sluice.http.tls, a certificate of a CA made here) with an
 # OAuth JWT access token checked against a key set (bench/jwt.mjs stands in
 # for the authorization server).
@@ -61,30 +62,40 @@ wait_ready() {
 	return 1
 }
 
-# bench NAME TOOL URL: runs httpbench against the server started just before.
-declare -A p50 p99 rate
+# bench NAME TOOL URL: runs httpbench against the server started just before;
+# appends "calls/s p50 p99" to NAME's rounds.
+declare -A p50 p99 rate rounds
 bench() {
-	local name=$1 tool=$2 url=$3
+	local name=$1 tool=$2 url=$3 a b c
 	wait_ready "$url"
-	read -r p50["$name"] p99["$name"] rate["$name"] < <("$tmp/httpbench" -u "$url" -c "$clients" -n "$n" -w 100 -t "$tool")
+	read -r a b c < <("$tmp/httpbench" -u "$url" -c "$clients" -n "$n" -w 100 -t "$tool")
+	rounds["$name"]+="$c $a $b"$'\n'
 	stop
 }
 
-port=$(free_port)
-"$SLUICE" serve --http "127.0.0.1:$port" --config "$tmp/sluice.json" > "$tmp/log" 2>&1 &
-pid=$!
-bench sluice github__echo "http://127.0.0.1:$port/mcp"
+# Three rounds, the three servers in turn in each, so that a slower or
+# faster minute of the machine falls on all of them; each server's row is
+# its median round by calls/s.
+for _ in 1 2 3; do
+	port=$(free_port)
+	"$SLUICE" serve --http "127.0.0.1:$port" --config "$tmp/sluice.json" > "$tmp/log" 2>&1 &
+	pid=$!
+	bench sluice github__echo "http://127.0.0.1:$port/mcp"
 
-port=$(free_port)
-"$bin/mcp-proxy" --host 127.0.0.1 --port "$port" --server stream -- "$CATALOG" --backend github > "$tmp/log" 2>&1 &
-pid=$!
-bench mcp-proxy echo "http://127.0.0.1:$port/mcp"
+	port=$(free_port)
+	"$bin/mcp-proxy" --host 127.0.0.1 --port "$port" --server stream -- "$CATALOG" --backend github > "$tmp/log" 2>&1 &
+	pid=$!
+	bench mcp-proxy echo "http://127.0.0.1:$port/mcp"
 
-port=$(free_port)
-"$bin/supergateway" --stdio "$CATALOG --backend github" --outputTransport streamableHttp --stateful \
-	--port "$port" --logLevel none > "$tmp/log" 2>&1 &
-pid=$!
-bench "supergateway --stateful" echo "http://127.0.0.1:$port/mcp"
+	port=$(free_port)
+	"$bin/supergateway" --stdio "$CATALOG --backend github" --outputTransport streamableHttp --stateful \
+		--port "$port" --logLevel none > "$tmp/log" 2>&1 &
+	pid=$!
+	bench "supergateway --stateful" echo "http://127.0.0.1:$port/mcp"
+done
+for s in sluice mcp-proxy "supergateway --stateful"; do
+	read -r rate["$s"] p50["$s"] p99["$s"] < <(printf '%s' "${rounds[$s]}" | sort -n | sed -n 2p)
+done
 
 # sluice as a team's gateway: a static token over HTTP and over HTTPS, then
 # a JWT over HTTPS (the token's first check verifies its signature; later
@@ -141,7 +152,8 @@ bestp50=$(printf '%s\n' "${p50[mcp-proxy]}" "${p50[supergateway --stateful]}" | 
 echo
 echo "small tools/call over Streamable HTTP, $clients concurrent clients (one session and one"
 echo "keep-alive connection each), $n calls per client after 100 warm-up calls, microseconds;"
-echo "every proxy in front of the same stdio upstream ($CATALOG --backend github)."
+echo "every proxy in front of the same stdio upstream ($CATALOG --backend github); three rounds"
+echo "of the three in turn, each row its server's median round by calls/s."
 printf '| %-24s | %8s | %8s | %9s | %-24s | %-18s |\n' server p50 p99 calls/s "calls/s vs fastest other" "p50 vs best other"
 printf '|%s|%s|%s|%s|%s|%s|\n' -------------------------- ---------- ---------- ----------- -------------------------- --------------------
 for s in sluice mcp-proxy "supergateway --stateful"; do

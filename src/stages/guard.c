@@ -25,7 +25,9 @@
 #include "config/conf.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/lru.h"
 #include "core/map.h"
+#include "core/regex.h"
 #include "pipeline/call.h"
 #include "pipeline/metrics.h"
 
@@ -39,6 +41,7 @@
 #define TEXT_JSON_DEPTH_MAX 3 /* JSON inside a string inside JSON ... */
 #define TEXT_JSON_MAX (4u << 20)
 #define B64_MIN 32            /* shorter base64 runs are ids, hashes, keys */
+#define SHORTS_MAX 1024       /* short strings whose outcome is kept (see scan_short) */
 #define B64_TOTAL_MAX (1u << 20)
 #define MATCH_LIMIT 1000000   /* a custom pattern must not hang the loop */
 #define WHY_MAX 160
@@ -296,10 +299,9 @@ static const struct builtin features[F_COUNT] = {
 struct pattern {
 	const char *reason;
 	int weight;
-	pcre2_code *code;
+	struct sl_re re;          /* its code (owned), least length, first bytes: a text
+				   * that cannot match is not tried (core/regex.h) */
 	char *owned;              /* a custom pattern's reason */
-	size_t minlen;            /* PCRE2's lower bound on a match's length (in characters,
-				   * never more than their bytes): a shorter text is not tried */
 };
 
 /* One generation's guard: the settings of its sluice.guard, the built-in
@@ -321,7 +323,23 @@ struct sl_guard {
 	uint64_t scored_last;     /* the version last found there (a listing asks
 				   * about one list's tools in a row; versions are
 				   * never reused) */
+	struct sl_lru *shorts;    /* a string under B64_MIN bytes -> its outcome
+				   * (struct short_scan), at most SHORTS_MAX */
 };
+
+/* What scoring one short string found: the same for every caller, since
+ * no base64 run fits in it (scan_short). */
+struct short_scan {
+	struct sl_lru_entry e;
+	bool feat[F_COUNT];
+	bool hit[];               /* per pattern */
+};
+
+static void short_free(struct sl_lru_entry *e, void *arg)
+{
+	(void)arg;
+	free(sl_lru_item(e, struct short_scan, e));
+}
 
 /* ---- patterns -------------------------------------------------------------- */
 
@@ -338,19 +356,17 @@ static pcre2_code *compile(const char *re, struct sl_err *err)
 		sl_err_set(err, "%s at offset %zu", (const char *)msg, (size_t)off);
 		return NULL;
 	}
-	/* Without JIT (an unsupported CPU) the interpreter still works. */
-	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
 	return code;
 }
 
 static void add_pattern(struct sl_guard *g, const char *reason, int weight, pcre2_code *code,
 			char *owned)
 {
-	uint32_t minlen = 0;
-	if (pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &minlen) != 0)
-		minlen = 0;
 	g->v = sl_realloc(g->v, (g->n + 1) * sizeof(*g->v));
-	g->v[g->n++] = (struct pattern){ reason, weight, code, owned, minlen };
+	g->v[g->n] = (struct pattern){ .reason = reason, .weight = weight, .owned = owned };
+	/* JIT-compiles it; without JIT (an unsupported CPU) the interpreter
+	 * still works. */
+	sl_re_init(&g->v[g->n++].re, code);
 }
 
 static void guard_free(struct sl_guard *g)
@@ -358,7 +374,7 @@ static void guard_free(struct sl_guard *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->n; i++) {
-		pcre2_code_free(g->v[i].code);
+		pcre2_code_free(g->v[i].re.code);
 		free(g->v[i].owned);
 	}
 	free(g->v);
@@ -366,6 +382,8 @@ static void guard_free(struct sl_guard *g)
 	pcre2_match_context_free(g->mctx);
 	sl_map_dispose(&g->warned);
 	sl_map_dispose(&g->scored);
+	sl_lru_dispose(g->shorts);
+	free(g->shorts);
 	free(g);
 }
 
@@ -379,6 +397,8 @@ static struct sl_guard *guard_new(void)
 	g->threshold = THRESHOLD_DEFAULT; /* a custom key: sl_conf_defaults leaves it */
 	sl_map_init(&g->warned);
 	sl_map_init(&g->scored);
+	g->shorts = sl_alloc(sizeof(*g->shorts));
+	sl_lru_init(g->shorts, SHORTS_MAX, 0, short_free, NULL);
 	g->md = pcre2_match_data_create(1, NULL);
 	g->mctx = pcre2_match_context_create(NULL);
 	if (!g->md || !g->mctx)
@@ -848,6 +868,7 @@ struct scan {
 	 * at the end (a listing repeats the same few keys in every row). */
 	struct vec keys;
 	struct sl_map seen;
+	bool unkept;          /* scoring a short string for g->shorts itself */
 };
 
 static void scan_init(struct scan *sc, const struct sl_guard *g)
@@ -883,10 +904,13 @@ static void scan_key(struct scan *sc, yyjson_val *k)
 static void match_all(struct scan *sc, const char *s, size_t n)
 {
 	const struct sl_guard *g = sc->g;
+	struct sl_re_bytes b;
+
+	sl_re_scan(&b, s, n);
 	for (size_t i = 0; i < g->n; i++) {
-		if (sc->hit[i] || n < g->v[i].minlen)
+		if (sc->hit[i] || !sl_re_may_match(&g->v[i].re, &b, n))
 			continue;
-		if (pcre2_match(g->v[i].code, (PCRE2_SPTR)s, n, 0, 0, g->md, g->mctx) >= 0)
+		if (sl_re_match(&g->v[i].re, s, n, 0, g->md, g->mctx) >= 0)
 			sc->hit[i] = true;
 	}
 }
@@ -953,13 +977,15 @@ static void scan_base64(struct scan *sc, const char *s, size_t n, int depth)
 	}
 }
 
+static bool scan_short(struct scan *sc, const char *s, size_t n);
+
 /* One string: fold it, match it (plain and deobfuscated), and score what
  * was hidden in it. depth > 0: a string decoded from another. */
 static void scan_string(struct scan *sc, const char *s, size_t n, int depth)
 {
 	struct vec v0 = { 0 }, hidden = { 0 }, v1 = { 0 }, tmp = { 0 }, v2 = { 0 }, v2c = { 0 };
 
-	if (n == 0)
+	if (n == 0 || (depth == 0 && !sc->unkept && scan_short(sc, s, n)))
 		return;
 	fold(s, n, &v0, &hidden, sc->feat);
 	collapse(v0.p ? v0.p : "", v0.n, &v1);
@@ -980,6 +1006,45 @@ static void scan_string(struct scan *sc, const char *s, size_t n, int depth)
 	vfree(&tmp);
 	vfree(&v2);
 	vfree(&v2c);
+}
+
+/* A string shorter than any base64 run scored as one: what it finds
+ * depends on its bytes alone (not on the budget or on what was found
+ * before), so it is kept per generation, and a call's keys and short
+ * values ("type", "text", ids, states) cost a lookup instead of every
+ * pattern twice. False: not such a string (scored as usual). */
+static bool scan_short(struct scan *sc, const char *s, size_t n)
+{
+	const struct sl_guard *g = sc->g;
+	struct sl_lru_entry *e;
+	struct short_scan *r;
+	char key[B64_MIN];
+
+	if (n >= B64_MIN || memchr(s, 0, n))
+		return false;
+	memcpy(key, s, n);
+	key[n] = '\0';
+	if ((e = sl_lru_get(g->shorts, key, 0))) {
+		sl_lru_touch(g->shorts, e);
+		r = sl_lru_item(e, struct short_scan, e);
+	} else {
+		/* Scored on its own: a pattern already hit in sc is not
+		 * skipped here. */
+		struct scan sub;
+		scan_init(&sub, g);
+		r = sl_alloc(sizeof(*r) + (g->n ? g->n : 1));
+		sub.unkept = true;
+		scan_string(&sub, s, n, 0);
+		memcpy(r->feat, sub.feat, sizeof(r->feat));
+		memcpy(r->hit, sub.hit, g->n);
+		scan_dispose(&sub);
+		(void)sl_lru_put(g->shorts, key, &r->e, sizeof(*r) + g->n + n + 1, 0);
+	}
+	for (size_t i = 0; i < g->n; i++)
+		sc->hit[i] |= r->hit[i];
+	for (size_t i = 0; i < F_COUNT; i++)
+		sc->feat[i] |= r->feat[i];
+	return true;
 }
 
 static void scan_json(struct scan *sc, yyjson_val *v, int depth, int text_depth);

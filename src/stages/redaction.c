@@ -23,6 +23,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "core/regex.h"
 #include "pipeline/call.h"
 #include "pipeline/metrics.h"
 
@@ -168,10 +169,9 @@ static const char *const secret_keys[] = {
 
 struct pattern {
 	char *kind;
-	pcre2_code *re;
-	size_t minlen; /* PCRE2's lower bound on a match's length: a shorter rest of the
-			* text is not tried (most strings of a call are keys and short
-			* values, and a match attempt costs far more than this test) */
+	struct sl_re re; /* its code (owned), least length, first bytes: a rest of the
+			  * text that cannot match is not tried (most strings of a call
+			  * are keys and short values; core/regex.h) */
 };
 
 /* One generation's redaction: its compiled patterns and settings. */
@@ -208,11 +208,13 @@ static int find_hits(const struct sl_redaction *r, const char *in, size_t len, s
 {
 	size_t n = 0, cap = 0;
 	struct hit *h = NULL;
+	struct sl_re_bytes b;
 
+	sl_re_scan(&b, in, len);
 	for (size_t p = 0; p < r->npats; p++) {
 		size_t off = 0;
-		while (off <= len && len - off >= r->pats[p].minlen) {
-			int rc = pcre2_match(r->pats[p].re, (PCRE2_SPTR)in, len, off, 0, r->md, r->mctx);
+		while (off <= len && sl_re_may_match(&r->pats[p].re, &b, len - off)) {
+			int rc = sl_re_match(&r->pats[p].re, in, len, off, r->md, r->mctx);
 			PCRE2_SIZE *ov;
 			if (rc == PCRE2_ERROR_NOMATCH)
 				break;
@@ -534,7 +536,7 @@ static void redaction_free(struct sl_redaction *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->npats; i++) {
-		pcre2_code_free(r->pats[i].re);
+		pcre2_code_free(r->pats[i].re.code);
 		free(r->pats[i].kind);
 	}
 	free(r->pats);
@@ -558,16 +560,11 @@ static int add_pattern(struct sl_redaction *r, const char *kind, const char *re,
 			   (size_t)eo, (char *)msg);
 		return SL_ERR_INVALID;
 	}
-	/* Without JIT (a kernel that forbids executable mappings) PCRE2's
-	 * interpreter runs the same pattern, only slower. */
-	uint32_t minlen = 0;
-	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
-	/* In code units, so in characters for a UTF pattern: never more than
-	 * the bytes they take. */
-	if (pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &minlen) != 0)
-		minlen = 0;
 	r->pats = sl_realloc(r->pats, (r->npats + 1) * sizeof(*r->pats));
-	r->pats[r->npats++] = (struct pattern){ sl_strdup(kind), code, minlen };
+	r->pats[r->npats].kind = sl_strdup(kind);
+	/* JIT-compiles it; without JIT (a kernel that forbids executable
+	 * mappings) PCRE2's interpreter runs the same pattern, only slower. */
+	sl_re_init(&r->pats[r->npats++].re, code);
 	return SL_OK;
 }
 
