@@ -172,6 +172,8 @@ struct pattern {
 	struct sl_re re; /* its code (owned), least length, first bytes: a rest of the
 			  * text that cannot match is not tried (most strings of a call
 			  * are keys and short values; core/regex.h) */
+	size_t rank;     /* its place in the configuration: of two matches at one
+			  * offset, the earlier pattern's wins */
 };
 
 /* One generation's redaction: its compiled patterns and settings. */
@@ -179,7 +181,7 @@ struct sl_redaction {
 	bool ready;                 /* redaction is enabled */
 	bool secret_fields;
 	size_t max_depth;
-	struct pattern *pats;
+	struct pattern *pats;       /* by least match length (then rank) */
 	size_t npats;
 	/* Scratch for pcre2_match (the loop's thread only). */
 	pcre2_match_data *md;
@@ -188,7 +190,7 @@ struct sl_redaction {
 };
 
 struct hit {
-	size_t start, end, pat;
+	size_t start, end, pat, rank;
 };
 
 static int hit_cmp(const void *a, const void *b)
@@ -196,7 +198,15 @@ static int hit_cmp(const void *a, const void *b)
 	const struct hit *x = a, *y = b;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->pat < y->pat ? -1 : x->pat > y->pat;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int by_minlen(const void *a, const void *b)
+{
+	const struct pattern *x = a, *y = b;
+	if (x->re.minlen != y->re.minlen)
+		return x->re.minlen < y->re.minlen ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 /* ---- the engine ---------------------------------------------------------- */
@@ -213,6 +223,8 @@ static int find_hits(const struct sl_redaction *r, const char *in, size_t len, s
 	sl_re_scan(&b, in, len);
 	for (size_t p = 0; p < r->npats; p++) {
 		size_t off = 0;
+		if (len < r->pats[p].re.minlen)
+			break; /* and so is every pattern after it */
 		while (off <= len && sl_re_may_match(&r->pats[p].re, &b, len - off)) {
 			int rc = sl_re_match(&r->pats[p].re, in, len, off, r->md, r->mctx);
 			PCRE2_SIZE *ov;
@@ -235,7 +247,7 @@ static int find_hits(const struct sl_redaction *r, const char *in, size_t len, s
 				cap = cap ? cap * 2 : 16;
 				h = sl_realloc(h, cap * sizeof(*h));
 			}
-			h[n++] = (struct hit){ ov[0], ov[1], p };
+			h[n++] = (struct hit){ ov[0], ov[1], p, r->pats[p].rank };
 			off = ov[1];
 		}
 	}
@@ -562,6 +574,7 @@ static int add_pattern(struct sl_redaction *r, const char *kind, const char *re,
 	}
 	r->pats = sl_realloc(r->pats, (r->npats + 1) * sizeof(*r->pats));
 	r->pats[r->npats].kind = sl_strdup(kind);
+	r->pats[r->npats].rank = r->npats;
 	/* JIT-compiles it; without JIT (a kernel that forbids executable
 	 * mappings) PCRE2's interpreter runs the same pattern, only slower. */
 	sl_re_init(&r->pats[r->npats++].re, code);
@@ -688,6 +701,9 @@ static int load(struct sl_redaction *r, const struct options *o, struct sl_err *
 		if (add_pattern(r, name, re, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, "pattern", err) < 0)
 			return SL_ERR_INVALID;
 	}
+	/* A string shorter than a pattern's least match is shorter than every
+	 * later one's: find_hits stops there. */
+	qsort(r->pats, r->npats, sizeof(*r->pats), by_minlen);
 	r->md = pcre2_match_data_create(1, NULL);
 	r->mctx = pcre2_match_context_create(NULL);
 	r->jstack = pcre2_jit_stack_create(32u << 10, 1u << 20, NULL);
