@@ -117,20 +117,39 @@ static struct sl_metrics_pair *pair_add(struct sl_metrics *m, char *server, char
 	return p;
 }
 
-/* The pair a call of server's tool counts under (see metrics.h, Bounds). A
- * name the server does not advertise (advertised false) never takes a
- * series of its own: callers choose such names, so they would fill the
- * bound and push the real tools into _other. */
-static struct sl_metrics_pair *pair_of(struct sl_metrics *m, const char *server, const char *tool,
-				       bool advertised)
+/* Whether up lists tool: asked once per name that has no series yet. */
+static bool advertised(const struct sl_upstream *up, const char *tool)
 {
-	char *s = cut(server), *t = advertised ? cut(tool) : NULL;
-	struct sl_metrics_pair *p = t ? pair_find(m, s, t) : NULL;
+	if (!up || !tool)
+		return false;
+	for (size_t i = 0; i < up->tools.n; i++) {
+		const char *name = sl_json_str(up->tools.items[i], "name");
+		if (name && strcmp(name, tool) == 0)
+			return true;
+	}
+	return false;
+}
 
-	if (t && !p && m->npairs - m->nother < m->max_series)
+/* The pair a call of up's tool counts under (see metrics.h, Bounds): its
+ * own once it has one. A name the server does not advertise never takes a
+ * series of its own: callers choose such names, so they would fill the
+ * bound and push the real tools into _other. The list is looked at only
+ * for a name without a series, not on every call. */
+static struct sl_metrics_pair *pair_of(struct sl_metrics *m, const char *server, const char *tool,
+				       const struct sl_upstream *up)
+{
+	char *s = cut(server), *t = cut(tool);
+	struct sl_metrics_pair *p = pair_find(m, s, t);
+
+	if (p) {
+		free(s);
+		free(t);
+		return p;
+	}
+	if (m->npairs - m->nother < m->max_series && advertised(up, tool))
 		return pair_add(m, s, t, false);
 	free(t);
-	if (p || (p = pair_find(m, s, OTHER))) {
+	if ((p = pair_find(m, s, OTHER))) {
 		free(s);
 		return p;
 	}
@@ -180,18 +199,6 @@ void sl_metrics_observe(struct sl_metrics_hist *h, double secs)
 }
 
 /* The server's list as the gateway holds it has the tool. */
-static bool advertised(const struct sl_upstream *up, const char *tool)
-{
-	if (!up || !tool)
-		return false;
-	for (size_t i = 0; i < up->tools.n; i++) {
-		const char *name = sl_json_str(up->tools.items[i], "name");
-		if (name && strcmp(name, tool) == 0)
-			return true;
-	}
-	return false;
-}
-
 void sl_metrics_call(struct sl_metrics *m, const struct sl_call *c)
 {
 	const char *server = c->up ? c->up->name : "";
@@ -199,7 +206,7 @@ void sl_metrics_call(struct sl_metrics *m, const struct sl_call *c)
 
 	if (!m)
 		return;
-	pair_of(m, server, c->tool ? c->tool : "", advertised(c->up, c->tool))
+	pair_of(m, server, c->tool ? c->tool : "", c->up)
 		->calls[c->origin][c->outcome]++;
 	sl_metrics_observe(&server_of(m, server)->latency, secs);
 	if (c->cache_hit)
