@@ -4,6 +4,7 @@
  */
 #include "core/lru.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void sl_lru_init(struct sl_lru *l, size_t max_count, size_t max_bytes, sl_lru_free_fn free_fn,
@@ -134,4 +135,27 @@ struct sl_lru_entry *sl_lru_oldest(const struct sl_lru *l)
 {
 	struct sl_list *n = sl_list_first(&l->order);
 	return n ? sl_list_entry(n, struct sl_lru_entry, link) : NULL;
+}
+
+static void set_member_free(struct sl_lru_entry *e, void *arg)
+{
+	(void)arg;
+	free(e);
+}
+
+void sl_lru_init_set(struct sl_lru *l, size_t max_count)
+{
+	sl_lru_init(l, max_count, 0, set_member_free, NULL);
+}
+
+bool sl_lru_set_add(struct sl_lru *l, const char *key)
+{
+	struct sl_lru_entry *e = sl_lru_get(l, key, 0);
+
+	if (e) {
+		sl_lru_touch(l, e);
+		return false;
+	}
+	(void)sl_lru_put(l, key, sl_alloc(sizeof(*e)), 0, 0);
+	return true;
 }

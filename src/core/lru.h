@@ -22,6 +22,9 @@
  *   sl_lru_touch(&l, e);                               now the most recently used
  *   e = sl_lru_peek(&l, "key");                        expired or not, nothing changes
  *   sl_lru_del(&l, "key");  sl_lru_dispose(&l);
+ *
+ * A bounded set of keys (what was already warned about):
+ *   sl_lru_init_set(&l, 4096);  if (sl_lru_set_add(&l, "key")) ...first time
  */
 #ifndef SL_CORE_LRU_H
 #define SL_CORE_LRU_H
@@ -81,5 +84,12 @@ void sl_lru_drop(struct sl_lru *l, struct sl_lru_entry *e);
 size_t sl_lru_expire(struct sl_lru *l, uint64_t now_ms);
 /* The least recently used entry, or NULL. */
 struct sl_lru_entry *sl_lru_oldest(const struct sl_lru *l);
+
+/* l as a set of at most max_count keys, the least recently added (or
+ * found) forgotten first. */
+void sl_lru_init_set(struct sl_lru *l, size_t max_count);
+/* True if key was not in the set (now it is); false if it was (now the
+ * most recent). */
+bool sl_lru_set_add(struct sl_lru *l, const char *key);
 
 #endif

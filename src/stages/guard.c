@@ -42,6 +42,7 @@
 #define TEXT_JSON_MAX (4u << 20)
 #define B64_MIN 32            /* shorter base64 runs are ids, hashes, keys */
 #define SHORTS_MAX 1024       /* short strings whose outcome is kept (see scan_short) */
+#define WARNED_MAX 65536      /* tool descriptions remembered as scored */
 #define B64_TOTAL_MAX (1u << 20)
 #define MATCH_LIMIT 1000000   /* a custom pattern must not hang the loop */
 #define WHY_MAX 160
@@ -317,7 +318,8 @@ struct sl_guard {
 	size_t n;
 	pcre2_match_data *md;     /* scratch for pcre2_match (the loop's thread only) */
 	pcre2_match_context *mctx;
-	struct sl_map warned;     /* tool descriptions already logged */
+	struct sl_lru warned;     /* tool descriptions already scored, at most WARNED_MAX
+				   * (one forgotten is scored, and may be logged, again) */
 	struct sl_map scored;     /* server name -> the version of its tool list whose
 				   * descriptions were all scored (one per server name) */
 	uint64_t scored_last;     /* the version last found there (a listing asks
@@ -380,7 +382,7 @@ static void guard_free(struct sl_guard *g)
 	free(g->v);
 	pcre2_match_data_free(g->md);
 	pcre2_match_context_free(g->mctx);
-	sl_map_dispose(&g->warned);
+	sl_lru_dispose(&g->warned);
 	sl_map_dispose(&g->scored);
 	sl_lru_dispose(g->shorts);
 	free(g->shorts);
@@ -395,7 +397,7 @@ static struct sl_guard *guard_new(void)
 	struct sl_err err;
 
 	g->threshold = THRESHOLD_DEFAULT; /* a custom key: sl_conf_defaults leaves it */
-	sl_map_init(&g->warned);
+	sl_lru_init_set(&g->warned, WARNED_MAX);
 	sl_map_init(&g->scored);
 	g->shorts = sl_alloc(sizeof(*g->shorts));
 	sl_lru_init(g->shorts, SHORTS_MAX, 0, short_free, NULL);
@@ -1291,10 +1293,9 @@ static void score_description(struct sl_guard *g, const struct sl_upstream *up, 
 		return;
 	snprintf(key, sizeof(key), "%.64s\x1f%.200s\x1f%016llx", up->name, name,
 		 (unsigned long long)sl_hash64(yyjson_get_str(d), yyjson_get_len(d), 0));
-	if (sl_map_get(&g->warned, key))
+	if (!sl_lru_set_add(&g->warned, key))
 		return;
 	score = sl_guard_explain(g, yyjson_get_str(d), yyjson_get_len(d), why, sizeof(why));
-	sl_map_put(&g->warned, key, (void *)1);
 	if (score >= g->threshold)
 		sl_log(SL_LOG_WARN, "guard: the description of tool %s.%s looks like instructions to "
 		       "the model (score %d: %s)", up->name, name, score, why);

@@ -46,6 +46,7 @@
  * (keys included). A pin without "scheme" is of scheme 1 (six fields). */
 #define PIN_SCHEME 2
 #define MAX_PINS_FILE (256u << 20)
+#define WARNED_MAX 65536 /* changed definitions remembered as warned about */
 
 enum mode { MODE_OFF, MODE_WARN, MODE_BLOCK };
 
@@ -86,7 +87,8 @@ struct sl_pinning {
 	enum mode changed, fresh;
 	bool ask;               /* askOnChange */
 	char *cfg_path;         /* for the commands the warning names */
-	struct sl_map warned;   /* "server\ntool\nsha" already warned about */
+	struct sl_lru warned;   /* "server\ntool\nsha" already warned about, at most
+				 * WARNED_MAX (one forgotten is warned about again) */
 	struct sl_map changes;  /* server key -> struct change (owned) */
 	struct sl_list asks;    /* elicitations in flight, newest first; detached at fini */
 	struct sl_shared_pins *shared; /* pins across replicas (src/shared/pins.c), once the
@@ -1184,9 +1186,7 @@ static bool warn_once(struct sl_pinning *pg, const char *server, const char *too
 		      const char *hex)
 {
 	char *key = sl_printf("%s\n%s\n%s", server, tool, hex);
-	bool first = sl_map_get(&pg->warned, key) == NULL;
-	if (first)
-		sl_map_put(&pg->warned, key, pg); /* a set: any non-NULL value */
+	bool first = sl_lru_set_add(&pg->warned, key);
 	free(key);
 	return first;
 }
@@ -1811,7 +1811,7 @@ static int pinning_init(const struct sl_config *cfg, const struct sl_services *s
 		       "the operator, with `sluice pins approve` or the admin page");
 	pg->cfg_path = sl_strdup(cfg && cfg->path ? cfg->path : "FILE");
 	sl_list_init(&pg->asks);
-	sl_map_init(&pg->warned);
+	sl_lru_init_set(&pg->warned, WARNED_MAX);
 	sl_map_init(&pg->changes);
 	sl_lru_init(&pg->tables, TABLES_MAX, 0, table_free, pg);
 	*state = pg;
@@ -1840,7 +1840,7 @@ static void pinning_fini(void *state)
 	}
 	sl_shared_pins_detach(pg->shared);
 	sl_pinning_close(pg->pins);
-	sl_map_dispose(&pg->warned);
+	sl_lru_dispose(&pg->warned);
 	sl_map_each(&pg->changes, free_change, NULL);
 	sl_map_dispose(&pg->changes);
 	sl_lru_dispose(&pg->tables);

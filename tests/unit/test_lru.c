@@ -133,3 +133,27 @@ TEST(lru_replace_delete_expire)
 	sl_lru_dispose(&l);
 	CHECK_INT(freed, 2 + 50);
 }
+
+TEST(lru_set_is_bounded_and_says_first_time)
+{
+	struct sl_lru l;
+	char key[16];
+
+	sl_lru_init_set(&l, 3);
+	CHECK(sl_lru_set_add(&l, "a"));
+	CHECK(!sl_lru_set_add(&l, "a"));
+	CHECK(sl_lru_set_add(&l, "b"));
+	CHECK(sl_lru_set_add(&l, "c"));
+	CHECK(!sl_lru_set_add(&l, "a")); /* found: now the most recent */
+	CHECK(sl_lru_set_add(&l, "d"));  /* "b" is forgotten */
+	CHECK_INT(l.count, 3);
+	CHECK(!sl_lru_set_add(&l, "a"));
+	CHECK(sl_lru_set_add(&l, "b"));
+	/* Never more than its bound, however many keys come. */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK(sl_lru_set_add(&l, key));
+	}
+	CHECK_INT(l.count, 3);
+	sl_lru_dispose(&l);
+}
