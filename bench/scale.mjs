@@ -52,33 +52,48 @@ function gateway(config) {
 function peer(command, args) {
 	const p = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 	procs.add(p);
-	let chunks = [], waiting = null, id = 0;
+	// A line's chunks are kept only when the caller wants its text (keep):
+	// a timed listing is counted, not copied, so the client's own copying
+	// of megabytes does not weigh on the gateway's time (nor the writer's).
+	let chunks = [], head = null, len = 0, waiting = null, keep = true, id = 0;
+	const piece = (b) => {
+		if (head === null || head.length < 40)
+			head = head === null ? b.subarray(0, 40) : Buffer.concat([head, b]).subarray(0, 40);
+		len += b.length;
+		if (keep)
+			chunks.push(b);
+	};
 	p.stdout.on('data', (d) => {
 		let at;
 		while ((at = d.indexOf(10)) >= 0) {
-			chunks.push(d.subarray(0, at));
+			piece(d.subarray(0, at));
 			d = d.subarray(at + 1);
-			const line = Buffer.concat(chunks);
+			const line = keep ? Buffer.concat(chunks) : null, n = len, h = head;
 			chunks = [];
-			if (line.subarray(0, 40).toString().includes('"method"'))
+			head = null;
+			len = 0;
+			if (h.toString().includes('"method"'))
 				continue;
 			const w = waiting;
 			waiting = null;
-			w?.(line);
+			w?.({ line, len: n });
 		}
 		if (d.length)
-			chunks.push(d);
+			piece(d);
 	});
-	const request = (method, params) => new Promise((resolve, reject) => {
+	const send = (method, params, kept) => new Promise((resolve, reject) => {
 		if (p.exitCode !== null)
 			return reject(new Error('the gateway exited'));
 		waiting = resolve;
+		keep = kept;
 		p.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }) + '\n');
 	});
-	const timed = async (method, params) => {
+	const request = async (method, params) => (await send(method, params, true)).line;
+	// { us, len } and, with keep, the line.
+	const timed = async (method, params, kept = false) => {
 		const t0 = process.hrtime.bigint();
-		const line = await request(method, params);
-		return { us: Number(process.hrtime.bigint() - t0) / 1000, line };
+		const r = await send(method, params, kept);
+		return { us: Number(process.hrtime.bigint() - t0) / 1000, ...r };
 	};
 	return {
 		pid: p.pid,
@@ -134,10 +149,19 @@ async function size(total) {
 	for (let i = 0; i < reps; i++) {
 		const r = await g.timed('tools/list', {});
 		list.push(r.us);
-		row.bytes = r.line.length;
+		row.bytes = r.len;
 	}
 	row.list = median(list);
 	row.floor = SERIALIZE ? Number(execFileSync(SERIALIZE, ['-n', String(reps), listing]).toString()) : NaN;
+	const tool = first.result.tools.find((t) => t.name.startsWith('s01__')).name;
+	const call = await g.timed('tools/call', { name: tool, arguments: { id: 'x', query: 'q', owner: 'o' } }, true);
+	if (!/"result"/.test(call.line))
+		throw new Error(`tools/call ${tool} failed: ${call.line.subarray(0, 300)}`);
+	row.call = await repeat(500, () => g.timed('tools/call', { name: tool, arguments: {} }));
+	row.rss = rssKiB(g.pid);
+	await g.close();
+	// The writer, with the gateway and its servers gone, as the gateway
+	// ran with nothing else of this bench's running beside it.
 	row.writer = NaN;
 	if (SERIALIZE) {
 		const w = peer(SERIALIZE, ['-s', listing]);
@@ -145,13 +169,6 @@ async function size(total) {
 		row.writer = await repeat(reps, () => w.timed('tools/list', {}));
 		await w.close();
 	}
-	const tool = first.result.tools.find((t) => t.name.startsWith('s01__')).name;
-	const call = await g.timed('tools/call', { name: tool, arguments: { id: 'x', query: 'q', owner: 'o' } });
-	if (!/"result"/.test(call.line))
-		throw new Error(`tools/call ${tool} failed: ${call.line.subarray(0, 300)}`);
-	row.call = await repeat(500, () => g.timed('tools/call', { name: tool, arguments: {} }));
-	row.rss = rssKiB(g.pid);
-	await g.close();
 	// Code mode: search and describe.
 	g = gateway({ mcpServers: servers(n, per), sluice: sluiceConfig({ exposure: 'code' }) });
 	await g.open();
@@ -169,7 +186,7 @@ async function size(total) {
 		await new Promise((res) => setTimeout(res, 200));
 	}
 	const search = { name: 'search_tools', arguments: { query: 'archive the invoices of a customer' } };
-	const hit = JSON.parse((await g.timed('tools/call', search)).line);
+	const hit = JSON.parse((await g.timed('tools/call', search, true)).line);
 	if (!/tools\.s\d\d\./.test(JSON.stringify(hit.result)))
 		throw new Error(`search_tools found nothing: ${JSON.stringify(hit).slice(0, 300)}`);
 	row.search = await repeat(reps * 3, () => g.timed('tools/call', search));
