@@ -46,15 +46,30 @@ struct audit {
 
 /* ---- the lines ------------------------------------------------------------------ */
 
-/* RFC 3339, UTC, milliseconds: 2026-11-30T06:17:41.123Z */
+/* RFC 3339, UTC, milliseconds: 2026-11-30T06:17:41.123Z. The second's
+ * part is formatted once per second (the loop's thread is the only one
+ * that writes audit lines): every call writes a line. */
 void audit_stamp(const struct timespec *now, char out[40])
 {
-	struct tm tm;
-	time_t t = now->tv_sec;
-	size_t n;
-	gmtime_r(&t, &tm);
-	n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + n, 40 - n, ".%03dZ", (int)(now->tv_nsec / 1000000) % 1000);
+	static time_t last = (time_t)-1;
+	static char second[32];
+	static size_t n;
+	int ms = (int)(now->tv_nsec / 1000000) % 1000;
+
+	if (now->tv_sec != last) {
+		struct tm tm;
+		time_t t = now->tv_sec;
+		gmtime_r(&t, &tm);
+		n = strftime(second, sizeof(second), "%Y-%m-%dT%H:%M:%S", &tm);
+		last = now->tv_sec;
+	}
+	memcpy(out, second, n);
+	out[n] = '.';
+	out[n + 1] = (char)('0' + ms / 100);
+	out[n + 2] = (char)('0' + ms / 10 % 10);
+	out[n + 3] = (char)('0' + ms % 10);
+	out[n + 4] = 'Z';
+	out[n + 5] = '\0';
 }
 
 static void add_str_or_null(yyjson_mut_doc *d, yyjson_mut_val *o, const char *key, const char *v)

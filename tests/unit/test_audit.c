@@ -465,3 +465,19 @@ TEST(audit_syslog_tcp_octet_counting)
 	CHECK(strlen(sp + 1) > strlen(line));
 	CHECK(strncmp(sp + 1 + strlen(sp + 1) - (strlen(line) - 1), line, strlen(line) - 1) == 0);
 }
+
+/* The stamp's second is formatted once per second: a later millisecond of
+ * the same second, a new second and an earlier one all come out right. */
+TEST(audit_stamp_each_millisecond_and_second)
+{
+	char out[40];
+
+	audit_stamp(&(struct timespec){ 1764915461, 123456789 }, out);
+	CHECK_STR(out, "2025-12-05T06:17:41.123Z");
+	audit_stamp(&(struct timespec){ 1764915461, 7000000 }, out);
+	CHECK_STR(out, "2025-12-05T06:17:41.007Z");
+	audit_stamp(&(struct timespec){ 1764915462, 999999999 }, out);
+	CHECK_STR(out, "2025-12-05T06:17:42.999Z");
+	audit_stamp(&(struct timespec){ 0, 0 }, out);
+	CHECK_STR(out, "1970-01-01T00:00:00.000Z");
+}
