@@ -51,17 +51,17 @@ static const struct sl_session_io fake_io = { .send = fake_send };
 TEST(session_out_join_makes_one_line)
 {
 	struct sl_blob *k = sl_blob_new(sl_strdup("[1,2,3]"), 7);
-	struct sl_out o = { .line = sl_strdup("{\"a\":,\"b\":0}\n"), .len = 15,
+	struct sl_out o = { .line = sl_strdup("{\"a\":,\"b\":0}\n"), .len = 13,
 			    .splice = sl_blob_ref(k), .splice_at = 5, .splice_off = 1,
 			    .splice_len = 5 };
 
 	sl_out_join(&o);
 	CHECK(o.splice == NULL);
 	CHECK_INT(k->refs, 1);
-	CHECK_INT(o.len, 20);
+	CHECK_INT(o.len, 18);
 	CHECK_STR(o.line, "{\"a\":1,2,3,\"b\":0}\n");
 	sl_out_join(&o); /* nothing spliced: unchanged */
-	CHECK_INT(o.len, 20);
+	CHECK_INT(o.len, 18);
 	free(o.line);
 	sl_blob_unref(k);
 }
