@@ -1,5 +1,6 @@
 /* The TypeScript stripper of code mode; see strip.h. */
 #include "sandbox/strip.h"
+#include "sandbox/heap.h"
 
 #include <quickjs.h>
 
@@ -14,6 +15,7 @@ extern const uint8_t sl_stripper_bc[];
 extern const size_t sl_stripper_bc_len;
 
 struct sl_strip {
+	struct sl_heap *heap;
 	JSRuntime *rt;
 	JSContext *ctx;
 	JSValue fn;
@@ -64,7 +66,13 @@ void sl_strip_free(struct sl_strip *s)
 	}
 	if (s->rt)
 		JS_FreeRuntime(s->rt);
+	sl_heap_free(s->heap);
 	free(s);
+}
+
+void sl_strip_own(struct sl_strip *s)
+{
+	sl_heap_own(s->heap);
 }
 
 static struct sl_strip *load(struct sl_strip *s)
@@ -93,7 +101,11 @@ struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque)
 {
 	struct sl_strip *s = calloc(1, sizeof(*s));
 
-	if (!s || !(s->rt = JS_NewRuntime())) {
+	if (!s)
+		return NULL;
+	s->heap = sl_heap_new();
+	if (!(s->rt = JS_NewRuntime2(sl_heap_functions(), s->heap))) {
+		sl_heap_free(s->heap);
 		free(s);
 		return NULL;
 	}

@@ -34,6 +34,9 @@ struct sl_strip_error {
 struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque);
 /* Only tests free one: a worker exits with its stripper. */
 void sl_strip_free(struct sl_strip *s);
+/* In a worker, before its first transform: the stripper's memory becomes
+ * the worker's own (heap.h). A JavaScript program never pays for it. */
+void sl_strip_own(struct sl_strip *s);
 /* src is len bytes of UTF-8. -1 with err filled: not
  * TypeScript, or out of time or memory (err says which). */
 int sl_strip_run(struct sl_strip *s, const char *src, size_t len, char **out, size_t *out_len,

@@ -10,6 +10,7 @@
  */
 #include "sandbox/worker.h"
 #include "sandbox/frame.h"
+#include "sandbox/heap.h"
 #include "sandbox/runtime.h"
 #include "sandbox/strip.h"
 
@@ -38,6 +39,7 @@ struct pending_call {
 
 struct sl_worker {
 	struct sl_code_limits lim;
+	struct sl_heap *heap;          /* the engine's (heap.h) */
 	JSRuntime *rt;
 	JSContext *ctx;
 	JSValue set_servers;
@@ -106,6 +108,26 @@ static void send_frame(struct sl_worker *w, uint32_t kind, const char *p, size_t
 	write_full(w->fd, p, n);
 }
 
+/* The worker's own buffers (frames, JSON text, the source): from its
+ * engine's heap (heap.h), not malloc's, whose pages are the zygote's: the
+ * first write to each would be a copy on the program's own time. Not
+ * counted against the engine's limit, so that the answer is still built
+ * when the program has exhausted its heap. */
+static struct sl_heap *buffers;
+
+static void *buf_realloc(void *p, size_t n)
+{
+	p = sl_heap_functions()->js_realloc(buffers, p, n);
+	if (!p)
+		die(5);
+	return p;
+}
+
+static void buf_free(void *p)
+{
+	sl_heap_functions()->js_free(buffers, p);
+}
+
 /* Reads one frame of the expected kind; anything else ends the worker. */
 static char *recv_frame(struct sl_worker *w, uint32_t want, uint32_t max, size_t *len)
 {
@@ -116,9 +138,7 @@ static char *recv_frame(struct sl_worker *w, uint32_t want, uint32_t max, size_t
 	read_full(w->fd, h, sizeof(h));
 	if (!sl_frame_parse_header(h, &kind, &n, max) || kind != want)
 		die(4);
-	p = malloc((size_t)n + 1);
-	if (!p)
-		die(5);
+	p = buf_realloc(NULL, (size_t)n + 1);
 	read_full(w->fd, p, n);
 	p[n] = '\0';
 	*len = n;
@@ -138,9 +158,7 @@ static void text_add(struct text *t, const char *s, size_t n)
 		size_t c = t->cap ? t->cap : 256;
 		while (c < t->len + n + 1)
 			c *= 2;
-		t->p = realloc(t->p, c);
-		if (!t->p)
-			die(5);
+		t->p = buf_realloc(t->p, c);
 		t->cap = c;
 	}
 	memcpy(t->p + t->len, s, n);
@@ -206,9 +224,7 @@ static char *utf8(JSContext *ctx, JSValueConst v, size_t max, size_t *len, bool 
 	if (!s)
 		return NULL;
 	keep = n < max ? n : max;
-	p = malloc(keep + 1);
-	if (!p)
-		die(5);
+	p = buf_realloc(NULL, keep + 1);
 	memcpy(p, s, keep);
 	p[keep] = '\0';
 	JS_FreeCString(ctx, s);
@@ -445,8 +461,8 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 						  "runs as JavaScript: f<number>(x) is two comparisons)");
 			}
 		}
-		free(ns);
-		free(ms);
+		buf_free(ns);
+		buf_free(ms);
 		if (ss)
 			JS_FreeCString(ctx, ss);
 		JS_FreeCString(ctx, server);
@@ -460,7 +476,7 @@ static void describe(struct sl_worker *w, JSValue exc, struct text *out)
 	text_cstr(out, "Uncaught ");
 	if (s) {
 		text_add(out, s, n);
-		free(s);
+		buf_free(s);
 	} else {
 		text_cstr(out, "exception");
 	}
@@ -501,7 +517,7 @@ static void error_at(JSContext *ctx, JSValue exc, unsigned long *line, unsigned 
 static void send_call(struct sl_worker *w, struct pending_call *c)
 {
 	send_frame(w, SL_FRAME_CALL, c->frame, c->len);
-	free(c->frame);
+	buf_free(c->frame);
 	c->frame = NULL;
 	c->sent = true;
 	w->inflight++;
@@ -573,9 +589,9 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	} else
 		promise = JS_NewPromiseCapability(ctx, funcs);
 	if (JS_IsException(promise)) {
-		free(server);
-		free(tool);
-		free(args);
+		buf_free(server);
+		buf_free(tool);
+		buf_free(args);
 		return promise;
 	}
 	c = &w->calls[w->ncalls];
@@ -588,7 +604,7 @@ static JSValue js_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
 	text_cstr(&t, ",\"args\":");
 	text_add(&t, args, alen);
 	text_cstr(&t, "}");
-	free(args);
+	buf_free(args);
 	c->server = server;
 	c->tool = tool;
 	c->line = line;
@@ -642,15 +658,13 @@ static JSValue js_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 		w->console_cut = true;
 	}
 	if (!w->console)
-		w->console = malloc(w->lim.max_console + 1);
-	if (!w->console)
-		die(5);
+		w->console = buf_realloc(NULL, w->lim.max_console + 1);
 	memcpy(w->console + w->console_len, s, n);
 	w->console_len += n;
 	if (!w->console_cut)
 		w->console[w->console_len++] = '\n';
 	w->console[w->console_len] = '\0';
-	free(s);
+	buf_free(s);
 	return JS_UNDEFINED;
 }
 
@@ -745,7 +759,8 @@ struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 		return NULL;
 	w->lim = *l;
 	w->calls = calloc(l->max_calls + 1, sizeof(*w->calls));
-	w->rt = JS_NewRuntime();
+	w->heap = buffers = sl_heap_new();
+	w->rt = JS_NewRuntime2(sl_heap_functions(), w->heap);
 	if (!w->calls || !w->rt)
 		return NULL;
 	JS_SetMemoryLimit(w->rt, l->heap_bytes);
@@ -970,6 +985,16 @@ static JSValue strip_error(JSContext *ctx, const struct sl_strip_error *e)
 	return exc;
 }
 
+/* sl_strip_run in this worker, whose stripper's memory is first made its
+ * own (strip.h): not before, so that a JavaScript program never pays for
+ * copying it. */
+static int strip(struct sl_worker *w, struct text *src, char **js, size_t *n,
+		 struct sl_strip_error *err)
+{
+	sl_strip_own(w->strip);
+	return sl_strip_run(w->strip, src->p, src->len, js, n, err);
+}
+
 /* Says, in a JavaScript SyntaxError's message, that the program is
  * TypeScript when the stripper takes it: language "js" was asked for. */
 static void say_typescript(struct sl_worker *w, JSValue exc, struct text *src)
@@ -979,7 +1004,7 @@ static void say_typescript(struct sl_worker *w, JSValue exc, struct text *src)
 	char *js = NULL;
 	size_t n;
 
-	if (!w->strip || sl_strip_run(w->strip, src->p, src->len, &js, &n, &e) < 0 || w->abort_kind)
+	if (!w->strip || strip(w, src, &js, &n, &e) < 0 || w->abort_kind)
 		return;
 	free(js);
 	JSValue m = JS_GetPropertyStr(ctx, exc, "message");
@@ -990,7 +1015,7 @@ static void say_typescript(struct sl_worker *w, JSValue exc, struct text *src)
 		  "send language \"ts\", or none, to run it)");
 	JS_DefinePropertyValueStr(ctx, exc, "message", JS_NewStringLen(ctx, t.p, t.len),
 				  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
-	free(t.p);
+	buf_free(t.p);
 	JS_FreeCString(ctx, ms);
 	JS_FreeValue(ctx, m);
 }
@@ -1009,7 +1034,7 @@ static JSValue run_stripped(struct sl_worker *w, struct text *src, struct sl_str
 					"load in this gateway's sandbox; send JavaScript";
 		finish(w, "error", m, sizeof(m) - 1);
 	}
-	if (sl_strip_run(w->strip, src->p, src->len, &js, &n, err) < 0) {
+	if (strip(w, src, &js, &n, err) < 0) {
 		if (w->abort_kind)
 			fail_with(w, "error", JS_NULL);
 		if (strstr(err->message, "out of memory")) {
@@ -1197,6 +1222,7 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	size_t clen;
 
 	w->fd = fd;
+	sl_heap_own(w->heap);
 	warm_up(w);
 	{
 		char ready[48];
@@ -1208,15 +1234,13 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	w->deadline_ms = mono_ms() + w->lim.timeout_ms;
 	w->cpu_deadline_ns = cpu_ns() + w->lim.cpu_ms * 1000000u;
 	code = start(w, run, len);
-	free(run);
+	buf_free(run);
 	cs = JS_ToCStringLen(ctx, &clen, code);
 	/* The program proper is the code less the gateway's pre and post. */
 	if (!cs || (size_t)w->pre + w->post > clen || clen - w->pre - w->post > w->lim.max_source ||
 	    memchr(cs, '\n', w->pre))
 		die(4);
-	w->source = malloc(clen - w->pre - w->post + 1);
-	if (!w->source)
-		die(4);
+	w->source = buf_realloc(NULL, clen - w->pre - w->post + 1);
 	memcpy(w->source, cs + w->pre, clen - w->pre - w->post);
 	w->source[clen - w->pre - w->post] = '\0';
 	w->lines = 1;
@@ -1271,6 +1295,6 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 		}
 		run = recv_frame(w, SL_FRAME_RESULT, (uint32_t)(w->lim.max_result + 4096), &len);
 		settle(w, run, len);
-		free(run);
+		buf_free(run);
 	}
 }
