@@ -151,6 +151,22 @@ floor() {
 	goal "return 1, back to back" "$js" "fork" "$fork" 1.5
 	goal "TypeScript, back to back" "$ts" "JS b2b" "$js" 1.3
 	echo
+	# What a page a fresh process writes first costs here (docs/internals/SANDBOX.md, "The floor,
+	# sixth pass"): a worker still faults about 45 pages of its own, and this price, against the
+	# fork's own, is what bounds the back-to-back ratio on a machine.
+	echo "A bare fork whose child writes 100 pages first, 300 back to back, and each page's price over"
+	echo "the bare fork ($fork us):"
+	echo
+	printf '| %-44s | %8s | %8s |\n' "100 pages the child writes" p50 "per page"
+	printf '|%s|%s|%s|\n' ---------------------------------------------- ---------: ---------:
+	for m in cow fresh huge; do
+		read -r p50 p99 < <("$tmp/spawnbench" -n 300 -w 100 -m "$m" -f)
+		awk -v m="$m" -v p="$p50" -v f="$fork" 'BEGIN {
+			l = m == "cow" ? "written by the parent (copied on write)" : \
+			    m == "fresh" ? "mapped by the child" : "in one huge page the child maps"
+			printf "| %-44s | %8.1f | %8.1f |\n", l, p, (p - f) / 100 }'
+	done
+	echo
 	FLOOR_US=$js
 	export FLOOR_US INVOKE_US
 }
