@@ -53,6 +53,9 @@
 #define RESUME_MAX 5             /* GETs to resume one answer's stream */
 #define DELETE_TIMEOUT_MS 2000
 #define POST_SLACK_MS 10000      /* beyond the longest call timeout: curl's own deadline */
+/* After the handshake, requests wait at most this long for the GET stream
+ * to be answered (remote_established). */
+#define STREAM_GATE_MS 1000
 #define ERROR_TEXT_MAX 200       /* of an error answer's body, for the message */
 
 enum xfer_kind {
@@ -115,7 +118,9 @@ struct sl_remote {
 	char *session_id;
 	char *version;           /* the handshake's protocol version */
 	char *endpoint;          /* HTTP+SSE: where to POST (NULL until the first event) */
-	struct sl_buf queued;    /* HTTP+SSE: lines sent before the endpoint is known */
+	struct sl_buf queued;    /* HTTP+SSE: lines sent before the endpoint is known;
+				    Streamable HTTP: before the GET stream is answered */
+	uint64_t stream_gate;    /* until when lines wait for the first GET stream (0: they do not) */
 	bool no_get_stream;      /* the server answered the GET with 405 */
 	bool stream_wanted;      /* a GET stream should be open */
 	char last_event_id[256]; /* of the GET stream */
@@ -275,6 +280,17 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	size_t len = size * n, vl;
 	const char *v;
 
+	/* The end of the GET stream's headers: the server holds the stream now,
+	 * so what it sends on its own is not dropped; requests may go. */
+	if (x->kind == X_STREAM && r->stream_gate && len <= 2 && (p[0] == '\r' || p[0] == '\n')) {
+		long status = 0;
+		sl_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+		if (status >= 200 && status < 300) {
+			r->stream_gate = 0;
+			kick_at(r, 0);
+		}
+		return len;
+	}
 	if (!x->www && sl_curl_header(p, len, "www-authenticate", &v, &vl)) {
 		if (vl <= SL_FETCH_HEADER_MAX)
 			x->www = sl_strndup(v, vl);
@@ -861,6 +877,7 @@ static void xfer_done(struct xfer *x, CURLcode rc)
 			answer_lost(x, why[0] ? why : "closed the stream");
 		break;
 	case X_STREAM:
+		r->stream_gate = 0; /* answered or failed: nothing to wait for */
 		if (status == 401 && r->oauth && !r->stopping) {
 			stream_refused(r, x);
 		} else if (status == 405 && !r->sse_transport) {
@@ -1005,7 +1022,9 @@ static void deliver(struct sl_remote *r)
 	}
 	if (r->lost)
 		return;
-	if (r->sse_transport && r->endpoint && r->queued.len)
+	if (r->stream_gate && r->stream_gate <= now)
+		r->stream_gate = 0;
+	if (r->queued.len && (r->sse_transport ? r->endpoint != NULL : !r->stream_gate))
 		flush_queued(r);
 	if (r->stream_due && r->stream_due <= now)
 		open_stream(r);
@@ -1051,6 +1070,8 @@ static void schedule(struct sl_remote *r)
 	}
 	if (r->stream_due)
 		next = r->stream_due;
+	if (r->stream_gate && (!next || r->stream_gate < next))
+		next = r->stream_gate;
 	sl_list_each(n, &r->resumes) {
 		const struct resume *rs = sl_list_entry(n, struct resume, link);
 		if (!next || rs->due < next)
@@ -1078,7 +1099,7 @@ static bool remote_send(struct sl_link *l, char *line, size_t len)
 		free(line);
 		return false;
 	}
-	if (r->sse_transport && !r->endpoint) {
+	if ((r->sse_transport && !r->endpoint) || r->stream_gate) {
 		ok = sl_buf_append(&r->queued, line, len) == SL_OK;
 		free(line);
 		return ok;
@@ -1110,9 +1131,14 @@ static void remote_established(struct sl_link *l, const char *version)
 	if (r->sse_transport || r->no_get_stream || !version || !sl_mcp_legacy_version(version))
 		return;
 	/* The GET stream, for what the server sends on its own: list_changed,
-	 * logging, and requests outside any call. */
+	 * logging, and requests outside any call. Requests wait until the server
+	 * has answered it (at most STREAM_GATE_MS): a server may drop what it
+	 * sends on its own while no GET stream is open (the TypeScript SDK's
+	 * does), and an elicitation a tool asks that way during the first call
+	 * was lost when the call's POST overtook the GET. */
 	r->stream_wanted = true;
 	r->stream_due = sl_now_ms();
+	r->stream_gate = r->stream_due + STREAM_GATE_MS;
 	kick_at(r, 0);
 }
 

@@ -373,6 +373,55 @@ describe('a 2026-07-28 upstream is spoken to in its era', () => {
 
 // ---- failures --------------------------------------------------------------------
 
+// A server that answers its GET stream late (300 ms) and, while handling
+// the first tools/list, says on that stream that its tools changed (a
+// message of its own, with no request it belongs to). The SDK's server drops
+// such a message when no GET stream is open yet.
+function startLateStream() {
+	const seen = { lists: 0 };
+	let t;
+	const srv = http.createServer(async (req, res) => {
+		try {
+			if (req.method === 'GET') await new Promise((r) => setTimeout(r, 300));
+			const body = req.method === 'POST' ? await readBody(req) : undefined;
+			if (!t) {
+				t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+				const s = new Server({ name: 'late-stream', version: '1.0.0' },
+					{ capabilities: { tools: { listChanged: true } } });
+				s.setRequestHandler(ListToolsRequestSchema, async () => {
+					if (++seen.lists === 1) await s.sendToolListChanged();
+					return { tools: TOOLS.slice(0, 1) };
+				});
+				s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+				await s.connect(t);
+			}
+			await t.handleRequest(req, res, body);
+		} catch (e) {
+			if (!res.headersSent) res.writeHead(500).end(String(e));
+		}
+	});
+	return new Promise((resolve) =>
+		srv.listen(0, '127.0.0.1', () =>
+			resolve({
+				url: `http://127.0.0.1:${srv.address().port}/mcp`,
+				seen,
+				close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
+			}),
+		),
+	);
+}
+
+describe('a server speaking on its own right after the handshake', () => {
+	test('requests wait for the GET stream, so what the server says there first is not lost', async () => {
+		const up = await startLateStream();
+		after(() => up.close());
+		const gw = await connect({ servers: { late: { url: up.url } } });
+		await eventually(async () => up.seen.lists >= 2, 5000, 50, 'the tools listed again after list_changed');
+		const { tools } = await gw.client.listTools();
+		assert.ok(tools.some((t) => t.name === 'late__echo' || t.name === 'echo'), tools.map((t) => t.name).join());
+	});
+});
+
 describe('remote failures', () => {
 	test('an unreachable server is reported by name and URL, and the others keep serving', async () => {
 		const up = await startStreamable();
