@@ -51,35 +51,12 @@ async function readBody(req) {
 	return b ? JSON.parse(b) : undefined;
 }
 
-// Streamable HTTP, stateful, as the SDK's examples write it. expire() ends
-// every session as a restarted server would; a POST calling "boom" gets 500.
-function startStreamable() {
-	const sessions = new Map();
-	const seen = { deletes: 0, gets: 0 };
+// An HTTP server on a port of its own running handle(req, res) (a throw is a
+// 500); resolves with its /mcp url, close() and what more holds.
+function serveMcp(handle, more) {
 	const srv = http.createServer(async (req, res) => {
 		try {
-			const sid = req.headers['mcp-session-id'];
-			if (req.method === 'GET') seen.gets++;
-			if (req.method === 'DELETE') seen.deletes++;
-			const body = req.method === 'POST' ? await readBody(req) : undefined;
-			if (body?.method === 'tools/call' && body.params?.name === 'boom') {
-				res.writeHead(500, { 'Content-Type': 'text/plain' }).end('database on fire');
-				return;
-			}
-			let t = sid && sessions.get(sid);
-			if (!t && sid) {
-				res.writeHead(404, { 'Content-Type': 'application/json' });
-				res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
-				return;
-			}
-			if (!t) {
-				t = new StreamableHTTPServerTransport({
-					sessionIdGenerator: () => randomUUID(),
-					onsessioninitialized: (id) => sessions.set(id, t),
-				});
-				await mcpServer().connect(t);
-			}
-			await t.handleRequest(req, res, body);
+			await handle(req, res);
 		} catch (e) {
 			if (!res.headersSent) res.writeHead(500).end(String(e));
 		}
@@ -88,13 +65,42 @@ function startStreamable() {
 		srv.listen(0, '127.0.0.1', () =>
 			resolve({
 				url: `http://127.0.0.1:${srv.address().port}/mcp`,
-				seen,
-				sessions,
-				expire: () => sessions.clear(),
 				close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
+				...more,
 			}),
 		),
 	);
+}
+
+// Streamable HTTP, stateful, as the SDK's examples write it. expire() ends
+// every session as a restarted server would; a POST calling "boom" gets 500.
+function startStreamable() {
+	const sessions = new Map();
+	const seen = { deletes: 0, gets: 0 };
+	return serveMcp(async (req, res) => {
+		const sid = req.headers['mcp-session-id'];
+		if (req.method === 'GET') seen.gets++;
+		if (req.method === 'DELETE') seen.deletes++;
+		const body = req.method === 'POST' ? await readBody(req) : undefined;
+		if (body?.method === 'tools/call' && body.params?.name === 'boom') {
+			res.writeHead(500, { 'Content-Type': 'text/plain' }).end('database on fire');
+			return;
+		}
+		let t = sid && sessions.get(sid);
+		if (!t && sid) {
+			res.writeHead(404, { 'Content-Type': 'application/json' });
+			res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+			return;
+		}
+		if (!t) {
+			t = new StreamableHTTPServerTransport({
+				sessionIdGenerator: () => randomUUID(),
+				onsessioninitialized: (id) => sessions.set(id, t),
+			});
+			await mcpServer().connect(t);
+		}
+		await t.handleRequest(req, res, body);
+	}, { seen, sessions, expire: () => sessions.clear() });
 }
 
 // The 2024-11-05 HTTP+SSE transport: GET /sse, then POST /messages?sessionId=.
@@ -380,35 +386,22 @@ describe('a 2026-07-28 upstream is spoken to in its era', () => {
 function startLateStream() {
 	const seen = { lists: 0 };
 	let t;
-	const srv = http.createServer(async (req, res) => {
-		try {
-			if (req.method === 'GET') await new Promise((r) => setTimeout(r, 300));
-			const body = req.method === 'POST' ? await readBody(req) : undefined;
-			if (!t) {
-				t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
-				const s = new Server({ name: 'late-stream', version: '1.0.0' },
-					{ capabilities: { tools: { listChanged: true } } });
-				s.setRequestHandler(ListToolsRequestSchema, async () => {
-					if (++seen.lists === 1) await s.sendToolListChanged();
-					return { tools: TOOLS.slice(0, 1) };
-				});
-				s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
-				await s.connect(t);
-			}
-			await t.handleRequest(req, res, body);
-		} catch (e) {
-			if (!res.headersSent) res.writeHead(500).end(String(e));
+	return serveMcp(async (req, res) => {
+		if (req.method === 'GET') await new Promise((r) => setTimeout(r, 300));
+		const body = req.method === 'POST' ? await readBody(req) : undefined;
+		if (!t) {
+			t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+			const s = new Server({ name: 'late-stream', version: '1.0.0' },
+				{ capabilities: { tools: { listChanged: true } } });
+			s.setRequestHandler(ListToolsRequestSchema, async () => {
+				if (++seen.lists === 1) await s.sendToolListChanged();
+				return { tools: TOOLS.slice(0, 1) };
+			});
+			s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+			await s.connect(t);
 		}
-	});
-	return new Promise((resolve) =>
-		srv.listen(0, '127.0.0.1', () =>
-			resolve({
-				url: `http://127.0.0.1:${srv.address().port}/mcp`,
-				seen,
-				close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
-			}),
-		),
-	);
+		await t.handleRequest(req, res, body);
+	}, { seen });
 }
 
 describe('a server speaking on its own right after the handshake', () => {
