@@ -64,8 +64,8 @@ struct sl_heap {
 	bool owned;
 };
 
-/* An anonymous mapping of n bytes (a multiple of HUGE) aligned to a huge
- * page, in huge pages where the kernel has them. */
+/* An anonymous mapping of n bytes (a multiple of the page size) aligned to
+ * a huge page, in huge pages where the kernel has them. */
 static char *map_huge(size_t n)
 {
 	char *m = mmap(NULL, n + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
