@@ -76,8 +76,12 @@ TPFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -w $(EXTRA_CFLAGS) \
 SETUP_STAMP := $(TP)/yyjson/.pinned
 
 # The gateway: everything under src/ except main.c forms a library that unit
-# tests link against.
-LIB_SRC  := $(sort $(wildcard src/*/*.c))
+# tests link against, but for the sandbox's own executable (its main, and
+# the object that embeds it, both below).
+SANDBOX_MAIN := src/sandbox/main.c
+IMAGE_SRC := src/sandbox/image.c
+LIB_SRC  := $(filter-out $(SANDBOX_MAIN) $(IMAGE_SRC),$(sort $(wildcard src/*/*.c)))
+IMAGE_O  := $(OBJ)/src/sandbox/image.o
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
 YYJSON_O := $(OBJ)/third_party/yyjson.o
 # The JS engine of code mode: quickjs-ng without its std/os library.
@@ -168,7 +172,23 @@ $(OUT)/libsluice.a: $(LIB_OBJ) $(YYJSON_O) $(QJS_O) $(STRIP_O) $(RT_O) $(COMMIT_
 	@rm -f $@
 	ar rcs $@ $^
 
-$(SLUICE): $(OBJ)/src/main.o $(OUT)/libsluice.a
+# The sandbox's own executable (src/sandbox/image.h): the zygote and its
+# workers, linked statically from the same library with only what they run,
+# position-independent (its address is random like sluice's), stripped, and
+# embedded in sluice. Its segments are 2 MiB aligned like sluice's, for the
+# same reason. Sanitizer builds have none (their runtimes cannot be linked
+# statically): their zygote is sluice itself, the same code.
+ifeq ($(SAN),)
+SANDBOX  := $(OUT)/sluice-sandbox
+$(SANDBOX): $(OBJ)/src/sandbox/main.o $(OUT)/libsluice.a
+	$(CC) -static-pie -s $(LDFLAGS) -o $@ $^ -lseccomp -lnettle -lm
+
+$(IMAGE_O): $(IMAGE_SRC) $(SANDBOX)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSL_SANDBOX_IMAGE='"$(SANDBOX)"' -c $< -o $@
+endif
+
+$(SLUICE): $(OBJ)/src/main.o $(IMAGE_O) $(OUT)/libsluice.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 include tests/servers/catalog/catalog.mk
@@ -244,6 +264,6 @@ test-image: setup image $(CATALOG)
 	@CATALOG=$(abspath $(CATALOG)) bash scripts/image.sh test
 
 clean:
-	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)
+	rm -rf $(OUT)/obj $(OUT)/gen $(OUT)/sluice $(OUT)/sluice-sandbox $(OUT)/libsluice.a $(OUT)/tests $(MAN) $(BASHCOMP)
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -19,6 +19,7 @@ struct sl_wslot {
 struct sl_sandbox {
 	uv_loop_t *loop;
 	struct sl_code_limits lim;
+	int image;                /* the sandbox's executable (sl_zygote_image), or -1 */
 	int ctl;
 	pid_t zygote;
 	uv_poll_t *ctl_poll;      /* one per zygote: a restart makes a new one */

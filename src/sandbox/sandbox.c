@@ -65,7 +65,7 @@ static void on_ctl(uv_poll_t *h, int status, int events);
 /* Starts (or restarts) the zygote. */
 static bool zygote_start(struct sl_sandbox *sb, struct sl_err *err)
 {
-	if (sl_zygote_spawn(&sb->lim, &sb->ctl, &sb->zygote, &sb->ns, err) < 0) {
+	if (sl_zygote_spawn(&sb->lim, sb->image, &sb->ctl, &sb->zygote, &sb->ns, err) < 0) {
 		memcpy(sb->error, err->msg, sizeof(sb->error));
 		return false;
 	}
@@ -153,7 +153,10 @@ struct sl_sandbox *sl_sandbox_new(uv_loop_t *loop, const struct sl_config *cfg, 
 	sl_list_init(&sb->queued);
 	sl_list_init(&sb->waiting);
 	sl_list_init(&sb->running);
+	sb->image = sl_zygote_image();
 	if (!zygote_start(sb, err)) {
+		if (sb->image >= 0)
+			close(sb->image);
 		free(sb);
 		return NULL;
 	}
@@ -176,6 +179,8 @@ void sl_sandbox_free(struct sl_sandbox *sb)
 	if (sb->ctl_open)
 		zygote_lost(sb);
 	sl_map_dispose(&sb->owners); /* empty: each program's end let its owner go */
+	if (sb->image >= 0)
+		close(sb->image);
 	free(sb);
 }
 

@@ -1,13 +1,11 @@
-/* The zygote process and its launcher; see zygote.h. */
+/* The zygote process; see zygote.h (its launcher is launch.c). */
 #include "sandbox/zygote.h"
 #include "sandbox/kernel.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,121 +30,9 @@
 #define MADV_COLLAPSE 25 /* Linux 6.1 */
 #endif
 
-#define CTL_FD 3
+#define CTL_FD SL_ZYGOTE_CTL_FD
 #define HUGE_PAGE (2u << 20)
-#define NLIMITS 11
-
-/* ---- the launcher (in the gateway) --------------------------------------- */
-
-struct launch {
-	int ctl;
-	int flags;
-	uid_t uid;
-	gid_t gid;
-	char **argv;
-};
-
-static void write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, s, strlen(s)) < 0)
-			_exit(126);
-		close(fd);
-	}
-}
-
-/* In the cloned child: only async-signal-safe calls, then exec. */
-static int launch_child(void *arg)
-{
-	struct launch *ln = arg;
-	char map[64];
-	char *envp[] = { NULL };
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (ln->flags & CLONE_NEWUSER) {
-		/* Map our own ids to root inside, nothing else. */
-		write_file("/proc/self/setgroups", "deny");
-		snprintf(map, sizeof(map), "0 %u 1", (unsigned)ln->uid);
-		write_file("/proc/self/uid_map", map);
-		snprintf(map, sizeof(map), "0 %u 1", (unsigned)ln->gid);
-		write_file("/proc/self/gid_map", map);
-	}
-	if (dup2(ln->ctl, CTL_FD) < 0)
-		_exit(127);
-	syscall(SYS_close_range, CTL_FD + 1, ~0u, 0u);
-	/* Not the gateway's stdin and stdout (the MCP client) nor its stderr. */
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-		_exit(127);
-	execve("/proc/self/exe", ln->argv, envp);
-	_exit(127);
-}
-
-int sl_zygote_spawn(const struct sl_code_limits *l, int *ctl, pid_t *pid, unsigned *ns,
-		    struct sl_err *err)
-{
-	static const int tries[] = {
-		CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS,
-		CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS, /* root without userns */
-		0,
-	};
-	unsigned long long vals[NLIMITS] = {
-		l->timeout_ms, l->cpu_ms, l->heap_bytes, l->stack_bytes, l->max_calls,
-		l->max_inflight, l->max_output, l->max_console, l->max_source, l->max_args,
-		l->max_result,
-	};
-	char nums[NLIMITS][24], *argv[NLIMITS + 3];
-	struct launch ln;
-	int sv[2];
-	size_t stack_size = 64u << 10;
-	char *stack;
-	pid_t p = -1;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		sl_err_set(err, "socketpair: %s", strerror(errno));
-		return SL_ERR_IO;
-	}
-	argv[0] = "sluice";
-	argv[1] = "__zygote";
-	for (int i = 0; i < NLIMITS; i++) {
-		snprintf(nums[i], sizeof(nums[i]), "%llu", vals[i]);
-		argv[i + 2] = nums[i];
-	}
-	argv[NLIMITS + 2] = NULL;
-	ln.ctl = sv[1];
-	ln.uid = getuid();
-	ln.gid = getgid();
-	ln.argv = argv;
-	stack = sl_alloc(stack_size);
-	for (size_t i = 0; i < SL_COUNT(tries) && p < 0; i++) {
-		ln.flags = tries[i];
-		p = clone(launch_child, stack + stack_size, tries[i] | SIGCHLD, &ln);
-		if (p > 0) {
-			*ns = 0;
-			if (tries[i] & CLONE_NEWUSER)
-				*ns |= SL_B_USERNS;
-			if (tries[i] & CLONE_NEWPID)
-				*ns |= SL_B_PIDNS;
-			if (tries[i] & CLONE_NEWNET)
-				*ns |= SL_B_NETNS;
-			if (tries[i] & CLONE_NEWIPC)
-				*ns |= SL_B_IPCNS;
-			if (tries[i] & CLONE_NEWNS)
-				*ns |= SL_B_MNTNS;
-		}
-	}
-	free(stack); /* the child has its own copy: no CLONE_VM */
-	close(sv[1]);
-	if (p < 0) {
-		sl_err_set(err, "cannot start the sandbox zygote: %s", strerror(errno));
-		close(sv[0]);
-		return SL_ERR_IO;
-	}
-	*ctl = sv[0];
-	*pid = p;
-	return SL_OK;
-}
+#define NLIMITS SL_ZYGOTE_NLIMITS
 
 /* ---- sluice's code in one huge page ----------------------------------------- */
 
@@ -322,6 +208,7 @@ void sl_zygote_main(int argc, char **argv)
 	 * may still be read, and make it UTC. */
 	setenv("TZ", "UTC0", 1);
 	tzset();
+	prctl(PR_SET_NAME, "sluice-sandbox"); /* not "exe" or "memfd:...", in ps and top */
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	/* The expensive parts, once: every worker is a copy of this engine
 	 * (created, never used) and loads this compiled filter. Measured here:

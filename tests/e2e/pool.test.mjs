@@ -1,7 +1,8 @@
 // The sandbox's pool of prepared workers (docs/internals/SANDBOX.md, "The floor, third
 // pass"): a worker taken by a program is replaced when that program ends, not while it
-// runs, unless the pool would stay empty; and the zygote holds sluice's code in an
-// anonymous huge page that every worker shares.
+// runs, unless the pool would stay empty; the zygote and its workers are the sandbox's own
+// static executable, with nothing of the gateway's libraries; and the zygote holds its code
+// in an anonymous huge page that every worker shares.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -90,23 +91,48 @@ function smaps(pid) {
 	return out;
 }
 
-describe("sluice's code in the zygote", () => {
+// Release builds start the zygote from the sandbox's own executable, embedded in sluice
+// and run from a memfd (src/sandbox/image.h); sanitizer builds from sluice itself.
+const SANITIZED = !!process.env.SAN;
+const IMAGE = /^\/memfd:sluice-sandbox( \(deleted\))?$/;
+const image = (m) => (SANITIZED ? m.path === SLUICE : IMAGE.test(m.path));
+
+describe("the sandbox's code", () => {
+	test('is its own executable: a worker maps no library of the gateway', async () => {
+		const gw = await gateway(1);
+		const z = zygoteOf(gw.pid());
+		for (const pid of [z.zygote.pid, z.workers[0].pid]) {
+			const files = smaps(pid).filter((m) => m.path.startsWith('/'));
+			const paths = [...new Set(files.map((m) => m.path))];
+			assert.ok(files.some(image), `process ${pid} runs ${SANITIZED ? 'sluice' : 'the image'}: ${paths}`);
+			assert.equal(readFileSync(`/proc/${pid}/comm`, 'utf8'), 'sluice-sandbox\n');
+			const libs = files.filter((m) => /\.so[.\d]*$/.test(m.path)).map((m) => m.path);
+			if (SANITIZED) {
+				assert.ok(libs.some((l) => /libgnutls/.test(l)), `a sanitizer build's zygote is sluice: ${libs}`);
+				continue;
+			}
+			// Static: not even the C library is a file of its own; nothing of TLS, HTTP, Redis.
+			assert.deepEqual(libs, [], `process ${pid} maps libraries: ${libs}`);
+			assert.deepEqual(paths.filter((p) => !IMAGE.test(p)), [], `process ${pid} maps only the image`);
+		}
+		await gw.close();
+	});
+
 	test('is one anonymous huge page, shared by the workers, where THP is available', async () => {
 		const gw = await gateway(1);
 		const z = zygoteOf(gw.pid());
 		const thp = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
 		const code = (pid) => smaps(pid).filter((m) => m.perms === 'r-xp');
-		const binary = (m) => m.path === SLUICE;
 		// The gateway runs its code from the file, as any program does.
-		assert.ok(code(gw.pid()).some(binary), 'the gateway maps its code from the file');
+		assert.ok(code(gw.pid()).some((m) => m.path === SLUICE), 'the gateway maps its code from the file');
 		for (const pid of [z.zygote.pid, z.workers[0].pid]) {
 			const mine = code(pid);
 			if (/\[never\]/.test(thp)) {
 				// No huge pages: the code stays as it was (4 KiB copies would make forks dearer).
-				assert.ok(mine.some(binary), `process ${pid} kept its code from the file`);
+				assert.ok(mine.some(image), `process ${pid} kept its code from the file`);
 				continue;
 			}
-			assert.ok(!mine.some(binary), `process ${pid} runs no code from the file: ${JSON.stringify(mine)}`);
+			assert.ok(!mine.some(image), `process ${pid} runs no code from the file: ${JSON.stringify(mine)}`);
 			const huge = mine.filter((m) => m.path === '' && m.kb.Size % 2048 === 0 && m.kb.AnonHugePages === m.kb.Size);
 			assert.equal(huge.length, 1, `process ${pid}: ${JSON.stringify(mine)}`);
 		}

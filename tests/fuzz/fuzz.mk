@@ -21,7 +21,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 ifneq ($(FUZZ),)
 fuzz-build: $(FUZZ_TARGETS:%=$(OUT)/tests/fuzz/fuzz_%)
 
-$(OUT)/tests/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OUT)/libsluice.a
+$(OUT)/tests/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(IMAGE_O) $(OUT)/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 else

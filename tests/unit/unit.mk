@@ -3,6 +3,6 @@ UNIT     := $(OUT)/tests/unit
 UNIT_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(wildcard tests/unit/*.c))
 TEST_BINS += $(UNIT)
 
-$(UNIT): $(UNIT_OBJ) $(OUT)/libsluice.a
+$(UNIT): $(UNIT_OBJ) $(IMAGE_O) $(OUT)/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
