@@ -288,17 +288,16 @@ bool sl_heap_own(struct sl_heap *heap)
 	heap->owned = true;
 	for (size_t i = 0; i < heap->nchunk; i++) {
 		char *c = heap->chunk[i], *mine = map_huge(CHUNK);
-		/* What is in use is copied; the current chunk's rest is faulted
-		 * in now too (a write per huge page), so that the first program
-		 * does not zero a huge page on its own time. */
+		/* What is in use is copied. The current chunk's huge pages past
+		 * it are left to the first write: zeroing one costs about 190 us
+		 * here, which every worker paid for a page most programs never
+		 * reach ("The floor, seventh pass"). */
 		size_t used = c + CHUNK == heap->end ? (size_t)(heap->at - c) : CHUNK;
 		if (!mine) {
 			ok = false;
 			continue;
 		}
 		memcpy(mine, c, used);
-		for (size_t at = used; at < CHUNK; at = (at + HUGE) & ~(HUGE - 1))
-			mine[at] = 0;
 		if (mremap(mine, CHUNK, CHUNK, MREMAP_MAYMOVE | MREMAP_FIXED, c) == MAP_FAILED) {
 			munmap(mine, CHUNK);
 			ok = false;
