@@ -152,8 +152,8 @@ floor() {
 	goal "TypeScript, back to back" "$ts" "JS b2b" "$js" 1.3
 	echo
 	# What a page a fresh process writes first costs here (docs/internals/SANDBOX.md, "The floor,
-	# sixth pass"): a worker still faults about 45 pages of its own, and this price, against the
-	# fork's own, is what bounds the back-to-back ratio on a machine.
+	# sixth pass"): a worker still faults about 20 pages of its own ("seventh pass"), and this
+	# price, against the fork's own, is what bounds the back-to-back ratio on a machine.
 	echo "A bare fork whose child writes 100 pages first, 300 back to back, and each page's price over"
 	echo "the bare fork ($fork us):"
 	echo
