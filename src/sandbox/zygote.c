@@ -34,16 +34,25 @@
 #define HUGE_PAGE (2u << 20)
 #define NLIMITS SL_ZYGOTE_NLIMITS
 
-/* ---- sluice's code in one huge page ----------------------------------------- */
+/* ---- the zygote's code and read-only data in huge pages ------------------- */
 
-static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
+/* The program's code segment and the read-only segment after it, if any:
+ * r[0], r[1] the code's start and end, r[2], r[3] the read-only data's. */
+static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t *r = arg;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_flags & PF_X) {
 			r[0] = info->dlpi_addr + ph->p_vaddr;
 			r[1] = r[0] + ph->p_memsz;
+		} else if (r[0] && !r[2]) {
+			if (!(ph->p_flags & PF_W)) {
+				r[2] = info->dlpi_addr + ph->p_vaddr;
+				r[3] = r[2] + ph->p_memsz;
+			}
 			break;
 		}
 	}
@@ -53,32 +62,31 @@ static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
 /*
  * A worker is a fresh process: each page of code it runs is faulted in
  * again (a fork copies no page-table entries of a file mapping), and on the
- * VMs measured here each page it first touches also costs the hypervisor's
- * own page tables. A private anonymous huge page does neither: a fork
- * copies one entry for each. So sluice's code (linked 2 MiB aligned, see the
- * Makefile) is copied into huge pages (MADV_COLLAPSE, Linux 6.1) and moved over
- * the file's mapping at the same address, before any worker exists. The
- * bytes are the same, mapped read and execute only. Anything short of a
- * huge page (no 2 MiB alignment, THP unavailable, an older kernel, other
- * memory where the copy must go) leaves the code as it was: 4 KiB anonymous
- * pages would make every fork copy hundreds of entries instead (SANDBOX.md,
- * "The floor, second pass"). Measured: docs/internals/SANDBOX.md, "The
- * floor, third pass".
+ * VMs measured here each page it first touches, even to read it, also costs
+ * the hypervisor's own page tables. A private anonymous huge page does
+ * neither: a fork copies one entry for each. So the code, and the
+ * read-only data after it where that fits one huge page (both linked 2 MiB
+ * aligned, see the Makefile), are copied into huge pages (MADV_COLLAPSE,
+ * Linux 6.1) and moved over the file's mapping at the same address, before
+ * any worker exists. The bytes are the same, mapped read and execute (the
+ * code) or read only (the data). Anything short of a huge page (no 2 MiB
+ * alignment, THP unavailable, an older kernel, other memory where the copy
+ * must go) leaves the segment as it was: 4 KiB anonymous pages would make
+ * every fork copy hundreds of entries instead (SANDBOX.md, "The floor,
+ * second pass"). Measured: docs/internals/SANDBOX.md, "The floor, third
+ * pass" (the code) and "seventh pass" (the data).
  */
-static void code_to_huge_page(void)
+static void to_huge_pages(uintptr_t start, uintptr_t stop, int prot)
 {
-	uintptr_t r[2] = { 0, 0 }, start, end, tail;
+	uintptr_t end = (stop + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t tail = (stop + 4095) & ~(uintptr_t)4095;
 	size_t size;
 	char *fresh, *at;
 
-	dl_iterate_phdr(find_code, r);
-	start = r[0];
-	end = (r[1] + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	tail = (r[1] + 4095) & ~(uintptr_t)4095;
 	if (!start || start % HUGE_PAGE)
 		return;
 	size = end - start;
-	/* The rest of the 2 MiB after the code must be free: take it. */
+	/* The rest of the last 2 MiB must be free: take it. */
 	if (tail < end && mmap((void *)tail, end - tail, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)tail)
 		return;
@@ -88,8 +96,8 @@ static void code_to_huge_page(void)
 		goto keep;
 	at = (char *)(((uintptr_t)fresh + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	madvise(at, size, MADV_HUGEPAGE);
-	memcpy(at, (const void *)start, r[1] - start);
-	if (madvise(at, size, MADV_COLLAPSE) != 0 || mprotect(at, size, PROT_READ | PROT_EXEC) != 0) {
+	memcpy(at, (const void *)start, stop - start);
+	if (madvise(at, size, MADV_COLLAPSE) != 0 || mprotect(at, size, prot) != 0) {
 		munmap(fresh, size + HUGE_PAGE);
 		goto keep;
 	}
@@ -103,6 +111,18 @@ static void code_to_huge_page(void)
 keep:
 	if (tail < end)
 		munmap((void *)tail, end - tail);
+}
+
+static void segments_to_huge_pages(void)
+{
+	uintptr_t r[4] = { 0, 0, 0, 0 };
+
+	dl_iterate_phdr(find_segments, r);
+	to_huge_pages(r[0], r[1], PROT_READ | PROT_EXEC);
+	/* At most one huge page of data: sluice's own (the zygote of
+	 * sanitizer builds) is several, more memory than it saves. */
+	if (r[3] - r[2] <= HUGE_PAGE)
+		to_huge_pages(r[2], r[3], PROT_READ);
 }
 
 /* ---- the zygote process ----------------------------------------------------- */
@@ -222,7 +242,7 @@ void sl_zygote_main(int argc, char **argv)
 	 * allocation in every worker did it, writing to chunks all over the
 	 * copied heap (about 5% of a worker's CPU here; SANDBOX.md). */
 	malloc_trim(0);
-	code_to_huge_page();
+	segments_to_huge_pages();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
