@@ -1,8 +1,6 @@
 /* The engines' heap in the sandbox; see heap.h. */
 #include "sandbox/heap.h"
 
-#include "core/common.h"
-
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,10 +56,10 @@ static size_t class_of(size_t n)
 
 struct sl_heap {
 	char *at, *end;           /* the current chunk's unused part */
+	bool owned;
 	void *free[NCLASS];       /* each class's free blocks, linked through their first word */
 	char *chunk[MAX_CHUNKS];  /* every chunk, for sl_heap_own */
 	size_t nchunk;
-	bool owned;
 };
 
 /* An anonymous mapping of n bytes (a multiple of the page size) aligned to
@@ -176,6 +174,14 @@ static size_t heap_usable(const void *p)
 	return (h->cls == OWN ? h->len : class_size(h->cls)) - HEAD;
 }
 
+/* Whether h is the block last cut from the current chunk (chunks may be
+ * adjacent: a block of the one before never counts). */
+static bool on_top(const struct sl_heap *heap, const struct head *h)
+{
+	return h->cls != OWN && (const char *)h >= heap->end - CHUNK &&
+	       (const char *)h + class_size(h->cls) == heap->at;
+}
+
 static void heap_free(struct sl_heap *heap, void *p)
 {
 	struct head *h;
@@ -185,6 +191,8 @@ static void heap_free(struct sl_heap *heap, void *p)
 	h = head_of(p);
 	if (h->cls == OWN)
 		munmap(h, h->len);
+	else if (on_top(heap, h))
+		heap->at = (char *)h; /* cut again by the next block */
 	else
 		push(heap, h->cls, h);
 }
@@ -196,6 +204,18 @@ static void *heap_realloc(struct sl_heap *heap, void *p, size_t n)
 
 	if (p && n <= have)
 		return p;
+	/* An array grown one element at a time grows where it is while
+	 * nothing has been cut after it: the engine's load leaves no trail
+	 * of outgrown blocks behind it ("The floor, eighth pass"). */
+	if (p && n <= CHUNK / 2 - HEAD) {
+		struct head *h = head_of(p);
+		size_t cls = class_of(n + HEAD);
+		if (on_top(heap, h) && (size_t)(heap->end - (char *)h) >= class_size(cls)) {
+			h->cls = cls;
+			heap->at = (char *)h + class_size(cls);
+			return p;
+		}
+	}
 	q = heap_alloc(heap, n);
 	if (q && p) {
 		memcpy(q, p, have);
@@ -265,18 +285,30 @@ const JSMallocFunctions *sl_heap_functions(void)
 	return SL_HEAP_MALLOC ? &libc : &chunks;
 }
 
+/* The heap's own state is at the start of its first chunk, so that a
+ * worker's copy of the chunk holds it too: in malloc's heap it was a page
+ * of the zygote's, copied on the first write in every worker ("The floor,
+ * eighth pass"). */
 struct sl_heap *sl_heap_new(void)
 {
-	return sl_alloc(sizeof(struct sl_heap));
+	char *c = map_huge(CHUNK);
+	struct sl_heap *heap = (struct sl_heap *)c;
+
+	if (!c)
+		return NULL;
+	heap->chunk[heap->nchunk++] = c;
+	heap->at = c + ((sizeof(*heap) + HEAD - 1) & ~(HEAD - 1));
+	heap->end = c + CHUNK;
+	return heap;
 }
 
 void sl_heap_free(struct sl_heap *heap)
 {
 	if (!heap)
 		return;
-	for (size_t i = 0; i < heap->nchunk; i++)
+	/* The first chunk, holding heap, last. */
+	for (size_t i = heap->nchunk; i-- > 0;)
 		munmap(heap->chunk[i], CHUNK);
-	free(heap);
 }
 
 bool sl_heap_own(struct sl_heap *heap)
@@ -285,7 +317,8 @@ bool sl_heap_own(struct sl_heap *heap)
 
 	if (heap->owned)
 		return true;
-	heap->owned = true;
+	/* Nothing is written here before the copies: heap is in the first
+	 * chunk, and a write to the zygote's huge page would split it. */
 	for (size_t i = 0; i < heap->nchunk; i++) {
 		char *c = heap->chunk[i], *mine = map_huge(CHUNK);
 		/* What is in use is copied. The current chunk's huge pages past
@@ -303,5 +336,6 @@ bool sl_heap_own(struct sl_heap *heap)
 			ok = false;
 		}
 	}
+	heap->owned = true;
 	return ok;
 }

@@ -15,9 +15,12 @@
  * The allocator: each block's size is one of 64 classes (16, 32, 48, 64,
  * then four steps to each doubling, up to 2 MiB), at most a quarter more
  * than asked; each class has a free list, and new blocks are cut from the
- * current chunk (4 MiB). Larger blocks are mappings of their own, unmapped
- * when freed. QuickJS keeps objects of up to 512 bytes in arenas of its own,
- * so most requests here are arena pages and large strings and arrays.
+ * current chunk (4 MiB). The block last cut grows where it is when
+ * reallocated, and goes back to the chunk when freed, so that an array
+ * grown one element at a time leaves no trail of outgrown blocks. Larger
+ * blocks are mappings of their own, unmapped when freed. QuickJS keeps
+ * objects of up to 512 bytes in arenas of its own, so most requests here
+ * are arena pages and large strings and arrays.
  *
  * Bounds: the engine's memory limit (JS_SetMemoryLimit) counts the usable
  * sizes returned here, and the worker's address-space limit (kernel.c)
@@ -48,6 +51,8 @@
 
 struct sl_heap;
 
+/* NULL when no chunk can be mapped. Its own state (about 8 KiB) is at the
+ * start of its first chunk. */
 struct sl_heap *sl_heap_new(void);
 /* Unmaps every chunk: after the engine using it is freed. */
 void sl_heap_free(struct sl_heap *h);

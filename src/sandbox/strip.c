@@ -58,6 +58,8 @@ static void warm_up(struct sl_strip *s)
 
 void sl_strip_free(struct sl_strip *s)
 {
+	struct sl_heap *heap;
+
 	if (!s)
 		return;
 	if (s->ctx) {
@@ -66,8 +68,9 @@ void sl_strip_free(struct sl_strip *s)
 	}
 	if (s->rt)
 		JS_FreeRuntime(s->rt);
-	sl_heap_free(s->heap);
-	free(s);
+	heap = s->heap;
+	sl_heap_functions()->js_free(heap, s);
+	sl_heap_free(heap);
 }
 
 void sl_strip_own(struct sl_strip *s)
@@ -99,14 +102,18 @@ static struct sl_strip *load(struct sl_strip *s)
 
 struct sl_strip *sl_strip_load(int (*interrupt)(void *opaque), void *opaque)
 {
-	struct sl_strip *s = calloc(1, sizeof(*s));
+	/* s itself is in its heap, which a worker copies before it strips:
+	 * none of the stripper's state is in the zygote's pages. */
+	struct sl_heap *heap = sl_heap_new();
+	struct sl_strip *s = heap ? sl_heap_functions()->js_calloc(heap, 1, sizeof(*s)) : NULL;
 
-	if (!s)
+	if (!s) {
+		sl_heap_free(heap);
 		return NULL;
-	s->heap = sl_heap_new();
+	}
+	s->heap = heap;
 	if (!(s->rt = JS_NewRuntime2(sl_heap_functions(), s->heap))) {
-		sl_heap_free(s->heap);
-		free(s);
+		sl_strip_free(s);
 		return NULL;
 	}
 	s->interrupt = interrupt;

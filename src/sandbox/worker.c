@@ -752,15 +752,19 @@ static int strip_interrupt(void *opaque)
 
 struct sl_worker *sl_worker_prepare(const struct sl_code_limits *l)
 {
-	struct sl_worker *w = calloc(1, sizeof(*w));
+	/* The worker's own state is in its engine's heap too, which it copies
+	 * before it writes anything: none of it is in the zygote's pages. */
+	struct sl_heap *heap = sl_heap_new();
+	const JSMallocFunctions *f = sl_heap_functions();
+	struct sl_worker *w = heap ? f->js_calloc(heap, 1, sizeof(*w)) : NULL;
 	JSValue fn, args[3];
 
 	if (!w)
 		return NULL;
 	w->lim = *l;
-	w->calls = calloc(l->max_calls + 1, sizeof(*w->calls));
-	w->heap = buffers = sl_heap_new();
-	w->rt = JS_NewRuntime2(sl_heap_functions(), w->heap);
+	w->heap = buffers = heap;
+	w->calls = f->js_calloc(heap, l->max_calls + 1, sizeof(*w->calls));
+	w->rt = JS_NewRuntime2(f, heap);
 	if (!w->calls || !w->rt)
 		return NULL;
 	JS_SetMemoryLimit(w->rt, l->heap_bytes);
@@ -1221,8 +1225,8 @@ void sl_worker_run(struct sl_worker *w, int fd, unsigned boundaries)
 	const char *cs;
 	size_t clen;
 
+	sl_heap_own(w->heap); /* before any write to w, which it holds */
 	w->fd = fd;
-	sl_heap_own(w->heap);
 	warm_up(w);
 	{
 		char ready[48];

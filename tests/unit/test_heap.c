@@ -2,8 +2,9 @@
  * sequence of allocations, frees and reallocations, usable sizes hold what
  * was asked, calloc zeroes reused blocks, and a forked child's own copy of
  * the chunks (sl_heap_own) holds what the parent wrote and serves the
- * child's own allocations. In sanitizer builds the functions are malloc's,
- * and the same checks hold. */
+ * child's own allocations, and the block last cut grows in place and goes
+ * back to the chunk when freed. In sanitizer builds the functions are
+ * malloc's, and the same checks hold. */
 #include "unit.h"
 
 #include "sandbox/heap.h"
@@ -221,4 +222,54 @@ TEST(heap_a_child_owns_its_copy)
 	for (int i = 0; i < N; i++)
 		f->js_free(h, b[i]);
 	sl_heap_free(h);
+}
+
+/* An array grown a little at a time, with nothing allocated after it,
+ * grows where it is and leaves no outgrown blocks behind; the block last
+ * cut, freed, is cut again by the next request of any size. What the
+ * zygote's stripper left as 1.2 MB of free blocks when it loaded. */
+TEST(heap_a_growing_block_grows_in_place)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("  (malloc's heap under ASan: skipped)\n");
+#else
+	const JSMallocFunctions *f = sl_heap_functions();
+	struct sl_heap *h = sl_heap_new();
+	unsigned char *a, *p, *q;
+	size_t n = 1000;
+
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	a = f->js_malloc(h, n);
+	CHECK(a != NULL);
+	memset(a, 7, n);
+	while (n < 600000) {
+		size_t m = n + n / 2;
+		p = f->js_realloc(h, a, m);
+		CHECK(p == a);
+		if (p != a)
+			break;
+		for (size_t i = 0; i < n; i += 997)
+			CHECK(p[i] == 7);
+		memset(p + n, 7, m - n);
+		n = m;
+	}
+	CHECK(f->js_malloc_usable_size(a) >= n);
+	/* Something cut after it: it can no longer grow in place, and moves
+	 * with its bytes. */
+	q = f->js_malloc(h, 100);
+	p = f->js_realloc(h, a, n * 2);
+	CHECK(p != NULL && p != a);
+	if (p)
+		CHECK(p[0] == 7 && p[n - 1] == 7);
+	/* p is now the block last cut: freed, its place serves a block of
+	 * another size, which a free list would not. */
+	f->js_free(h, p);
+	a = f->js_malloc(h, 50000);
+	CHECK(a == p);
+	f->js_free(h, a);
+	f->js_free(h, q);
+	sl_heap_free(h);
+#endif
 }
