@@ -11,16 +11,6 @@
 #include <time.h>
 #include <nettle/sha2.h>
 
-static void to_hex(const uint8_t *md, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[2 * SHA256_DIGEST_SIZE] = '\0';
-}
-
 void sl_sha256_hex(const void *p, size_t n, char out[SL_SHA256_HEX])
 {
 	struct sha256_ctx ctx;
@@ -29,7 +19,7 @@ void sl_sha256_hex(const void *p, size_t n, char out[SL_SHA256_HEX])
 	sha256_init(&ctx);
 	sha256_update(&ctx, n, p);
 	sha256_digest(&ctx, sizeof(md), md);
-	to_hex(md, out);
+	sl_hex(md, SHA256_DIGEST_SIZE, out);
 }
 
 void sl_hmac_sha256(const void *key, size_t klen, const void *p, size_t n, uint8_t out[32])
@@ -57,7 +47,7 @@ void sl_hmac_sha256_hex(const void *key, size_t klen, const void *p, size_t n,
 	hmac_sha256_set_key(&ctx, klen, key);
 	hmac_sha256_update(&ctx, n, p);
 	hmac_sha256_digest(&ctx, sizeof(md), md);
-	to_hex(md, out);
+	sl_hex(md, SHA256_DIGEST_SIZE, out);
 }
 
 static void seal_mac(const void *key, size_t klen, unsigned long long expiry, const char *what,
@@ -210,14 +200,8 @@ enum sl_seal_check sl_seal_open(const void *key, size_t klen, const char *state,
 		free(blob);
 		return SL_SEAL_FORGED;
 	}
-	if (id) {
-		static const char hex[] = "0123456789abcdef";
-		for (size_t i = 0; i < SL_AEAD_NONCE; i++) {
-			id[2 * i] = hex[blob[i] >> 4];
-			id[2 * i + 1] = hex[blob[i] & 15];
-		}
-		id[SL_SEAL_ID_HEX] = '\0';
-	}
+	if (id)
+		sl_hex(blob, SL_AEAD_NONCE, id);
 	ad = sl_printf("%llx\n%s", expiry, what);
 	out = sl_alloc(blen - SL_AEAD_OVERHEAD + 1);
 	private_key(key, klen, k);

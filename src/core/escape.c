@@ -115,6 +115,18 @@ static size_t encode64(const void *p, size_t n, char *out, bool url)
 	return k;
 }
 
+void sl_hex(const void *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
 size_t sl_base64url(const void *p, size_t n, char *out)
 {
 	return encode64(p, n, out, true);

@@ -38,6 +38,10 @@ char *sl_url_encode(const char *s);
  * terminated. Returns the length written. */
 #define SL_BASE64URL_SIZE(n) (((n) + 2) / 3 * 4 + 1)
 size_t sl_base64url(const void *p, size_t n, char *out);
+
+/* Lowercase hexadecimal of p[0..n) into out, which holds 2n + 1 bytes; NUL
+ * terminated. */
+void sl_hex(const void *p, size_t n, char *out);
 /* The bytes of unpadded base64url s[0..n) (padding accepted), malloc'd
  * with a NUL after them, their count in *len; NULL when s is not
  * base64url. */

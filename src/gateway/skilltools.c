@@ -352,8 +352,7 @@ static void ask_mrtr(struct confirm *c)
 	char nonce[SL_SEAL_ID_HEX + 1], *what, *sealed, *state, *msg;
 
 	sl_random(raw, sizeof(raw));
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+	sl_hex(raw, sizeof(raw), nonce);
 	what = state_what(c, nonce);
 	sealed = sl_seal(c->gw->gen->key, sizeof(c->gw->gen->key),
 			 sl_seal_now() + (confirm_timeout(c->gw) + 999) / 1000, what);

@@ -24,6 +24,7 @@
 #include "gateway/session_int.h"
 #include "auth/caller.h"
 #include "core/digest.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "proto/mcp.h"
 
@@ -212,8 +213,7 @@ static char *hex(const char *v)
 {
 	size_t n = strlen(v);
 	char *o = sl_alloc(2 * n + 1);
-	for (size_t i = 0; i < n; i++)
-		snprintf(o + 2 * i, 3, "%02x", (unsigned char)v[i]);
+	sl_hex(v, n, o);
 	return o;
 }
 
@@ -462,8 +462,7 @@ yyjson_mut_val *sl_tasks_created(struct sl_session *s, struct sl_pending *p, str
 	t = sl_alloc(sizeof(*t));
 	sl_random(rnd, sizeof(rnd));
 	memcpy(t->id, "task-", 5);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(t->id + 5 + 2 * i, 3, "%02x", rnd[i]);
+	sl_hex(rnd, sizeof(rnd), t->id + 5);
 	t->s = s;
 	t->up = c->up;
 	t->up_id = sl_strdup(up_id);

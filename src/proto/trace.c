@@ -1,6 +1,7 @@
 /* W3C Trace Context in _meta; see trace.h. */
 #include "proto/trace.h"
 #include "core/common.h"
+#include "core/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,24 +58,15 @@ bool sl_trace_parse(const char *s, size_t n, struct sl_trace *out)
 	return true;
 }
 
-static void hex(const uint8_t *p, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-}
-
 void sl_trace_format(const struct sl_trace *t, char out[SL_TRACEPARENT_LEN + 1])
 {
+	/* Each sl_hex ends in a NUL that the next '-' replaces. */
 	memcpy(out, "00-", 3);
-	hex(t->trace_id, 16, out + 3);
+	sl_hex(t->trace_id, 16, out + 3);
 	out[35] = '-';
-	hex(t->span_id, 8, out + 36);
+	sl_hex(t->span_id, 8, out + 36);
 	out[52] = '-';
-	hex(&t->flags, 1, out + 53);
-	out[SL_TRACEPARENT_LEN] = '\0';
+	sl_hex(&t->flags, 1, out + 53);
 }
 
 static bool ows(char ch)

@@ -1,6 +1,7 @@
 /* Sessions across replicas: sealed ids, the record and its store; see sessions.h. */
 #include "shared/sessions.h"
 #include "core/digest.h"
+#include "core/escape.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "proto/mcp.h"
@@ -26,17 +27,13 @@ static char *id_what(const char *random, size_t rlen, const char *caller)
 
 void sl_session_id_make(const uint8_t key[32], const char *caller, char id[SL_SESSION_ID_MAX])
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char r[RANDOM_HEX / 2];
 	char tag[SL_SEAL_TAG_HEX + 1], *what;
 
 	/* MCP 2025-11-25 transports: a globally unique, cryptographically
 	 * secure session id of visible ASCII. */
 	sl_random(r, sizeof(r));
-	for (size_t i = 0; i < sizeof(r); i++) {
-		id[2 * i] = hex[r[i] >> 4];
-		id[2 * i + 1] = hex[r[i] & 15];
-	}
+	sl_hex(r, sizeof(r), id);
 	what = id_what(id, RANDOM_HEX, caller);
 	sl_seal_tag(key, 32, what, tag);
 	free(what);

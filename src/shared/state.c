@@ -1,5 +1,6 @@
 /* Key names, result ids and the check of values read back; see state.h. */
 #include "shared/state.h"
+#include "core/escape.h"
 #include "core/json.h"
 
 #include <string.h>
@@ -14,16 +15,11 @@ static bool all_hex(const char *s, size_t n)
 
 void sl_shared_result_id(char out[SL_RESULT_ID_SIZE], bool shared)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[SL_RESULT_ID_HEX / 2];
 
 	sl_random(raw, sizeof(raw));
 	out[0] = shared ? 's' : 'r';
-	for (size_t i = 0; i < sizeof(raw); i++) {
-		out[1 + 2 * i] = hex[raw[i] >> 4];
-		out[2 + 2 * i] = hex[raw[i] & 15];
-	}
-	out[SL_RESULT_ID_SIZE - 1] = '\0';
+	sl_hex(raw, sizeof(raw), out + 1);
 }
 
 static bool id_shape(const char *id, char first)

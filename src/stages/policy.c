@@ -864,8 +864,7 @@ static enum sl_stage_rc confirm_mrtr(struct sl_policy_state *ps, struct sl_call 
 	/* MCP 2026-07-28 MRTR: ask through an input_required result. */
 	expiry = sl_seal_now() + (ps->policy.confirm_timeout_ms + 999) / 1000;
 	sl_random(raw, sizeof(raw));
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+	sl_hex(raw, sizeof(raw), nonce);
 	what = state_what(c, nonce);
 	sealed = sl_seal(c->gen->key, sizeof(c->gen->key), expiry, what);
 	state = sl_printf(CONFIRM_PREFIX "%s.%s", nonce, sealed);

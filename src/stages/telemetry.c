@@ -29,6 +29,7 @@
 #include "stages/telemetry.h"
 #include "config/conf.h"
 #include "core/buf.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "auth/caller.h"
 #include "pipeline/metrics.h"
@@ -68,16 +69,6 @@ struct sl_telemetry {
 
 /* ---- ids and times ---------------------------------------------------------- */
 
-static void hex(const uint8_t *p, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static void be64(uint64_t v, uint8_t *out)
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
@@ -95,7 +86,7 @@ static void trace_id(const struct sl_telemetry *T, bool program, uint64_t id, ch
 {
 	uint8_t b[16];
 	trace_bytes(T, program, id, b);
-	hex(b, 16, out);
+	sl_hex(b, 16, out);
 }
 
 void sl_telemetry_trace_id(const struct sl_telemetry *T, uint64_t program_id, char out[33])
@@ -108,14 +99,14 @@ void sl_telemetry_program_span_id(uint64_t program_id, char out[17])
 {
 	uint8_t b[8];
 	be64(program_id | (1ull << 63), b);
-	hex(b, 8, out);
+	sl_hex(b, 8, out);
 }
 
 void sl_telemetry_call_span_id(uint64_t call_id, char out[17])
 {
 	uint8_t b[8];
 	be64(call_id & ~(1ull << 63), b);
-	hex(b, 8, out);
+	sl_hex(b, 8, out);
 }
 
 /* The trace call c's span belongs to: the client's when its request
@@ -139,12 +130,12 @@ static void call_trace(const struct sl_telemetry *T, const struct sl_call *c, ch
 	uint8_t b[16];
 
 	call_trace_bytes(T, c, b);
-	hex(b, 16, trace);
+	sl_hex(b, 16, trace);
 	parent[0] = '\0';
 	if (c->origin == SL_ORIGIN_CODE)
 		sl_telemetry_program_span_id(c->parent, parent);
 	else if (c->trace.parent.valid)
-		hex(c->trace.parent.span_id, 8, parent);
+		sl_hex(c->trace.parent.span_id, 8, parent);
 }
 
 /* Before dispatch: the call's span, which the upstream's request names as
@@ -347,8 +338,8 @@ static void telemetry_output(void *state, struct sl_output *out)
 		sl_oom();
 	/* The client's trace, as the program's calls have it (call_trace). */
 	if (continued) {
-		hex(out->trace->trace_id, 16, trace);
-		hex(out->trace->span_id, 8, parent);
+		sl_hex(out->trace->trace_id, 16, trace);
+		sl_hex(out->trace->span_id, 8, parent);
 	} else
 		sl_telemetry_trace_id(T, out->program, trace);
 	sl_telemetry_program_span_id(out->program, span);

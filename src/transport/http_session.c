@@ -6,6 +6,7 @@
  * replica's session (shared/sessions.h, docs/REPLICAS.md).
  */
 #include "transport/http_int.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 #include "proto/mcp.h"
@@ -231,8 +232,7 @@ struct hsess *http_session_new(struct sl_http *h, bool ephemeral, struct sl_call
 			sl_log(SL_LOG_ERROR, "getrandom failed: no session id can be made");
 			abort();
 		} else {
-			for (int i = 0; i < 16; i++)
-				snprintf(hs->id + 2 * i, 3, "%02x", r[i]);
+			sl_hex(r, 16, hs->id);
 		}
 		sl_map_put(&h->by_id, hs->id, hs);
 		h->nsessions++;

@@ -4,6 +4,7 @@
  * key of another certificate), and says in one line which file is wrong.
  */
 #include "transport/tls.h"
+#include "core/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,8 +78,7 @@ static void describe(struct sl_tls *t)
 	if (gnutls_pcert_export_x509(&t->pcert[0], &crt) < 0)
 		return;
 	if (gnutls_x509_crt_get_serial(crt, serial, &n) == 0)
-		for (size_t i = 0; i < n && 2 * i + 2 < sizeof(t->serial); i++)
-			snprintf(t->serial + 2 * i, 3, "%02x", serial[i]);
+		sl_hex(serial, n < (sizeof(t->serial) - 1) / 2 ? n : (sizeof(t->serial) - 1) / 2, t->serial);
 	until = gnutls_x509_crt_get_expiration_time(crt);
 	since = gnutls_x509_crt_get_activation_time(crt);
 	if (until != (time_t)-1 && gmtime_r(&until, &tm))

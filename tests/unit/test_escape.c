@@ -68,3 +68,16 @@ TEST(escape_html_is_text)
 	ESC_IS("alice\n\x1b[2J\xe2\x80\xae\xff", SL_ESCAPE_HTML, "alice\\n\\x1b[2J\\u202e\\xff");
 	ESC_IS("caf\xc3\xa9 \xe2\x9c\x93", SL_ESCAPE_HTML, "caf\xc3\xa9 \xe2\x9c\x93");
 }
+
+TEST(escape_hex_is_lowercase_and_terminated)
+{
+	static const unsigned char b[] = { 0x00, 0x0f, 0xa5, 0xff, 0x10 };
+	char out[2 * sizeof(b) + 2];
+
+	memset(out, 'x', sizeof(out));
+	sl_hex(b, sizeof(b), out);
+	CHECK_STR(out, "000fa5ff10");
+	CHECK(out[sizeof(out) - 1] == 'x'); /* 2n + 1 bytes written, no more */
+	sl_hex(b, 0, out);
+	CHECK_STR(out, "");
+}
