@@ -38,10 +38,6 @@ char *sl_url_encode(const char *s);
  * terminated. Returns the length written. */
 #define SL_BASE64URL_SIZE(n) (((n) + 2) / 3 * 4 + 1)
 size_t sl_base64url(const void *p, size_t n, char *out);
-
-/* Lowercase hexadecimal of p[0..n) into out, which holds 2n + 1 bytes; NUL
- * terminated. */
-void sl_hex(const void *p, size_t n, char *out);
 /* The bytes of unpadded base64url s[0..n) (padding accepted), malloc'd
  * with a NUL after them, their count in *len; NULL when s is not
  * base64url. */
@@ -53,5 +49,9 @@ size_t sl_base64(const void *p, size_t n, char *out);
 /* The bytes of padded base64 s[0..n), malloc'd with a NUL after them,
  * their count in *len; NULL unless s is exactly that (no whitespace). */
 void *sl_unbase64(const char *s, size_t n, size_t *len);
+
+/* Lowercase hexadecimal of p[0..n) into out, which holds 2n + 1 bytes; NUL
+ * terminated. */
+void sl_hex(const void *p, size_t n, char *out);
 
 #endif

@@ -71,14 +71,14 @@ static void describe(struct sl_tls *t)
 {
 	gnutls_x509_crt_t crt;
 	unsigned char serial[64];
-	size_t n = sizeof(serial);
+	size_t n = sizeof(serial), room = (sizeof(t->serial) - 1) / 2; /* bytes t->serial shows */
 	time_t now = time(NULL), until, since;
 	struct tm tm;
 
 	if (gnutls_pcert_export_x509(&t->pcert[0], &crt) < 0)
 		return;
 	if (gnutls_x509_crt_get_serial(crt, serial, &n) == 0)
-		sl_hex(serial, n < (sizeof(t->serial) - 1) / 2 ? n : (sizeof(t->serial) - 1) / 2, t->serial);
+		sl_hex(serial, n < room ? n : room, t->serial);
 	until = gnutls_x509_crt_get_expiration_time(crt);
 	since = gnutls_x509_crt_get_activation_time(crt);
 	if (until != (time_t)-1 && gmtime_r(&until, &tm))
