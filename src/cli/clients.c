@@ -839,10 +839,18 @@ int sl_client_install_text(enum sl_client_kind k, const char *text, size_t len,
 		yyjson_mut_obj_iter_init(old, &it);
 		while ((pk = yyjson_mut_obj_iter_next(&it))) {
 			pv = yyjson_mut_obj_iter_get_val(pk);
-			if (yyjson_mut_is_obj(pv) && !yyjson_mut_obj_get(pv, "command") &&
-			    !yyjson_mut_obj_get(pv, "url") && strcmp(yyjson_mut_get_str(pk), "sluice"))
-				yyjson_mut_obj_add(servers, yyjson_mut_strncpy(d, yyjson_mut_get_str(pk),
-						   yyjson_mut_get_len(pk)), yyjson_mut_val_mut_copy(d, pv));
+			if (!yyjson_mut_is_obj(pv) || yyjson_mut_obj_get(pv, "command") ||
+			    yyjson_mut_obj_get(pv, "url"))
+				continue;
+			/* An extension's server of that name would be lost. */
+			if (yyjson_mut_equals_str(pk, "sluice")) {
+				sl_err_set(err, "context_servers has an extension's server named "
+					   "\"sluice\": installing would replace it; rename or "
+					   "remove it first");
+				goto out;
+			}
+			yyjson_mut_obj_add(servers, yyjson_mut_strncpy(d, yyjson_mut_get_str(pk),
+					   yyjson_mut_get_len(pk)), yyjson_mut_val_mut_copy(d, pv));
 		}
 	}
 	put(d, root, sl_client_key(k), servers);

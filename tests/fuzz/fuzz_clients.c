@@ -14,7 +14,9 @@
  *   - every entry, alone in a config, is one sluice's own loader takes,
  *     and its identity is canonical (the same on a second call);
  *   - install rewrites every file that parses (HTTP for all clients but
- *     Claude Desktop); where every server was carried over (install
+ *     Claude Desktop), except a Zed file with an extension's server named
+ *     "sluice", which it refuses rather than replace; where every server
+ *     was carried over (install
  *     refuses otherwise), reading the result back gives one server,
  *     "sluice", besides the ones left to the client.
  *
@@ -79,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum sl_client_kind k;
 	const char *text;
 	size_t len, others = 0, refused = 0;
+	bool clash = false;
 	char *out;
 	size_t outlen;
 
@@ -97,13 +100,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < set.n; i++) {
 		others += set.v[i].client_only || set.v[i].project;
 		refused += set.v[i].problem != NULL;
+		clash |= set.v[i].client_only && !strcmp(set.v[i].raw, "sluice");
 	}
 	{
 		struct sl_client_install in = { "/usr/bin/sluice", "/etc/sluice.json",
 						k == SL_CLIENT_CLAUDE_DESKTOP ? NULL :
 						(data[0] / SL_CLIENT_COUNT) % 2 ? "http://h/mcp" : NULL,
 						&set };
-		ASSERT(sl_client_install_text(k, text, len, &in, &out, &outlen, &err) == 0);
+		int rc = sl_client_install_text(k, text, len, &in, &out, &outlen, &err);
+		ASSERT(clash ? rc < 0 && err.msg[0] : rc == 0);
+		if (clash) {
+			sl_client_set_dispose(&set);
+			return 0;
+		}
 	}
 	ASSERT(sl_client_parse(k, "out.json", out, outlen, &cx, &back, &err) == 0);
 	if (refused == 0) {

@@ -320,6 +320,10 @@ TEST(clients_install_rewrite)
 		       "[\"serve\",\"--config\",\"/home/me/s.json\"]},\"e\":{\"settings\":{}}},"
 		       "\"theme\":\"t\"}");
 	free(out);
+	/* An extension's server named "sluice" would be replaced: refused. */
+	CHECK(install(SL_CLIENT_ZED, "{\"context_servers\": {\"sluice\": {\"settings\": {}}}}",
+		      NULL, NULL, &err) == NULL);
+	CHECK(strstr(err.msg, "extension's server named \"sluice\""));
 	CHECK(install(SL_CLIENT_CLAUDE_DESKTOP, "{}", "http://h/mcp", NULL, &err) == NULL);
 	CHECK(strstr(err.msg, "takes no remote server"));
 	CHECK(install(SL_CLIENT_CURSOR, "{\"mcpServers\": ", NULL, NULL, &err) == NULL);
