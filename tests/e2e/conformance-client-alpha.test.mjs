@@ -10,10 +10,12 @@ import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { closeAll } from './helpers.mjs';
-import { KNOWN_CLIENT, cell, clientScenarios, passes, runClientScenario } from './conformance-suite.mjs';
+import { KNOWN_CLIENT, cell, clientScenarios, passes, runClientSuite } from './conformance-suite.mjs';
 
 const KNOWN = KNOWN_CLIENT.alpha;
 const scenarios = await clientScenarios('alpha');
+// One suite run for all of them (runClientSuite), started by the first test.
+let run;
 
 after(closeAll);
 
@@ -23,8 +25,10 @@ describe('conformance 0.2.0-alpha.12 client scenarios: sluice as the client', { 
 		assert.deepEqual(Object.keys(KNOWN).filter((s) => !scenarios.includes(s)), []);
 	});
 	for (const s of scenarios) {
-		test(s, { timeout: 90000 }, async () => {
-			const t = await runClientScenario('alpha', s);
+		test(s, { timeout: 540000 }, async () => {
+			const r = await (run ??= runClientSuite('alpha'));
+			assert.ok(!r.killed, `the suite run was stopped at its bound:\n${r.tail}`);
+			const t = r.results.get(s);
 			console.log(`conformance 0.2.0-alpha.12 client ${s}: ${cell(t)}`);
 			if (KNOWN[s]) {
 				assert.ok(!passes(t), `${s} passes now: remove it from KNOWN_CLIENT`);

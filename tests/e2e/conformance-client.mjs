@@ -15,6 +15,7 @@
 // At most 3 logins: a server that keeps refusing is not chased forever.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -25,6 +26,20 @@ const MAX_LOGINS = 3;
 // The scenarios' Client ID Metadata Document URL (auth/basic-cimd): used by
 // sluice only where the authorization server says it accepts one.
 const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+
+// Run by runClientSuite (conformance-suite.mjs): wait at its gate for a
+// place among the few drivers that run at once, held until this process
+// ends; from then on, the scenario has 60 s.
+if (process.env.CONFORMANCE_GATE) {
+	await new Promise((resolve, reject) => {
+		const s = net.connect(process.env.CONFORMANCE_GATE);
+		s.once('error', reject).once('data', () => resolve(s.unref()));
+	});
+	setTimeout(() => {
+		console.error('driver: the scenario took over 60 s');
+		process.exit(1);
+	}, 60000).unref();
+}
 
 const url = process.argv[process.argv.length - 1];
 // The suite passes a scenario's pre-registered client in this variable.

@@ -5,10 +5,10 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { spawn, execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import os from 'node:os';
-import { mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 import { connect, closeAll, textOf, jsonOf, eventually, writeConfig, catalog, freePort, SLUICE, EVERYTHING, REPO } from './helpers.mjs';
+import { KNOWN_CLIENT, cell, passes, runClientSuite } from './conformance-suite.mjs';
 
 after(closeAll);
 
@@ -477,12 +478,9 @@ describe('conformance suite: sluice as the client of a remote server', { concurr
 	// MCP_CONFORMANCE_CONTEXT, runs `sluice auth login` when sluice says a
 	// login or a wider scope is needed and plays the browser (docs/internals/
 	// HTTP.md has the table; auth/client-credentials-jwt gets a key file,
-	// oauth.privateKeyFile). Not supported, so not run:
-	// auth/cross-app-access-complete-flow (ID-JAG token exchange and the JWT
-	// bearer grant, SEP-990).
-	const node22 = path.join(REPO, 'node_modules', '.bin', 'node');
-	const suite = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-	const driver = `${process.execPath} ${path.join(REPO, 'tests', 'e2e', 'conformance-client.mjs')}`;
+	// oauth.privateKeyFile). Not supported: KNOWN_CLIENT.release
+	// (auth/cross-app-access-complete-flow, the ID-JAG token exchange and the
+	// JWT bearer grant of SEP-990), which must still fail.
 	const scenarios = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults',
 		'auth/metadata-default', 'auth/metadata-var1', 'auth/metadata-var2', 'auth/metadata-var3',
 		'auth/basic-cimd', 'auth/scope-from-www-authenticate', 'auth/scope-from-scopes-supported',
@@ -500,27 +498,30 @@ describe('conformance suite: sluice as the client of a remote server', { concurr
 	const expect = {
 		'auth/scope-retry-limit': { out: /limited retry attempts to 1 \(3 or fewer\)/, stderr: /which its token has: a new login would not help/ },
 	};
+	// One suite run for all of them (runClientSuite, conformance-suite.mjs),
+	// started by the first test.
+	let run;
 	for (const scenario of scenarios) {
-		test(scenario, async () => {
-			const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-conformance-'));
-			after(() => rmSync(dir, { recursive: true, force: true }));
-			const out = await new Promise((resolve) =>
-				execFile(node22, [suite, 'client', '--command', driver, '--scenario', scenario, '--timeout', '30000', '-o', dir],
-					{ cwd: REPO, timeout: 60000, env: { ...process.env, SLUICE: process.env.SLUICE ?? path.join(REPO, 'build', 'sluice') } },
-					(err, stdout, stderr) => resolve({ code: err ? err.code : 0, text: stdout + stderr })),
-			);
-			const m = out.text.match(/Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/);
-			assert.ok(m, `no result line:\n${out.text.slice(-2000)}`);
-			console.log(`conformance client ${scenario}: ${m[1]}/${m[2]} passed, ${m[4]} warnings`);
-			assert.equal(m[3], '0', out.text.slice(-3000));
-			assert.equal(m[1], m[2]);
-			assert.equal(m[4], '0', out.text.slice(-3000));
-			assert.equal(out.code, 0);
+		test(scenario, { timeout: 540000 }, async () => {
+			const r = await (run ??= runClientSuite('release'));
+			assert.ok(!r.killed, `the suite run was stopped at its bound:\n${r.tail}`);
+			const t = r.results.get(scenario);
+			assert.ok(t, `${scenario}: no checks written\n${r.tail}`);
+			console.log(`conformance client ${scenario}: ${cell(t)}`);
+			assert.deepEqual(t.failures, [], t.tail);
+			assert.deepEqual(t.warnings, [], t.tail);
+			assert.ok(t.passed > 0, `${scenario}: no check passed\n${t.tail}`);
 			if (expect[scenario]) {
-				assert.match(out.text, expect[scenario].out);
-				const err = readdirSync(dir, { recursive: true }).find((f) => f.endsWith('stderr.txt'));
-				assert.match(readFileSync(path.join(dir, err), 'utf8'), expect[scenario].stderr);
+				assert.match(t.checks, expect[scenario].out);
+				assert.match(t.stderr, expect[scenario].stderr);
 			}
+		});
+	}
+	for (const scenario of Object.keys(KNOWN_CLIENT.release)) {
+		test(`${scenario} (not supported)`, { timeout: 540000 }, async () => {
+			const t = (await (run ??= runClientSuite('release'))).results.get(scenario);
+			assert.ok(t, `${scenario}: no checks written`);
+			assert.ok(!passes(t), `${scenario} passes now: remove it from KNOWN_CLIENT`);
 		});
 	}
 });
