@@ -17,19 +17,12 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { writeConfig, closeAll, SLUICE } from './helpers.mjs';
 
-const MAX_LOGINS = 3;
-// The scenarios' Client ID Metadata Document URL (auth/basic-cimd): used by
-// sluice only where the authorization server says it accepts one.
-const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
-
-// Run by runClientSuite (conformance-suite.mjs): wait at its gate for a
-// place among the few drivers that run at once, held until this process
-// ends; from then on, the scenario has 60 s.
+// Run by runClientSuite (conformance-suite.mjs), which starts every
+// scenario's driver at once: wait at its gate for a place among the few
+// drivers that run together, held until this process ends, before loading
+// the SDK (most of a driver's start) or starting sluice; from then on, the
+// scenario has 60 s.
 if (process.env.CONFORMANCE_GATE) {
 	await new Promise((resolve, reject) => {
 		const s = net.connect(process.env.CONFORMANCE_GATE);
@@ -40,6 +33,15 @@ if (process.env.CONFORMANCE_GATE) {
 		process.exit(1);
 	}, 60000).unref();
 }
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+const { writeConfig, closeAll, SLUICE } = await import('./helpers.mjs');
+
+const MAX_LOGINS = 3;
+// The scenarios' Client ID Metadata Document URL (auth/basic-cimd): used by
+// sluice only where the authorization server says it accepts one.
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 
 const url = process.argv[process.argv.length - 1];
 // The suite passes a scenario's pre-registered client in this variable.
@@ -56,8 +58,9 @@ if (ctx.private_key_pem) {
 }
 const entry = Object.keys(oauth).length ? { url, oauth } : { url };
 // The handshake's bound is generous: two cores shared by the whole suite
-// can take seconds to start a scenario's server.
-const config = writeConfig({ s: entry }, { logLevel: 'warn', startupTimeoutMs: 10000, oauth: { clientMetadataUrl: CIMD_URL } });
+// (and, under make test SAN=..., a sanitized sluice) can take seconds to
+// answer; the scenarios judge no handshake's time.
+const config = writeConfig({ s: entry }, { logLevel: 'warn', startupTimeoutMs: 30000, oauth: { clientMetadataUrl: CIMD_URL } });
 if (ctx.private_key_pem)
 	writeFileSync(path.join(path.dirname(config), oauth.privateKeyFile), ctx.private_key_pem, { mode: 0o600 });
 // The SDK passes an allowlisted environment: add the test's state directory
